@@ -1,0 +1,133 @@
+"""Family ``card_guessing``: name the next card of a shuffled deck (seed 000).
+
+Parameters: ``deck`` (cards per type), ``feedback`` (``partial`` = yes/no), ``strategy``,
+``tie_break`` (greedy only), ``method`` (``exact``) and the execution knob ``max_states``.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from solvers.card_guessing import partial
+from solvers.registry import (
+    Family,
+    Param,
+    Row,
+    Task,
+    TaskError,
+    as_int,
+    exact_columns,
+    int_list,
+    one_of,
+    register,
+)
+
+VERSION = "1"
+FEEDBACKS = ("partial",)
+STRATEGIES = ("optimal", "greedy")
+TIE_BREAKS = ("lowest", "highest", "uniform")
+DEFAULT_MAX_STATES = 3_000_000
+
+
+def check_deck(value) -> list[int]:
+    """A deck as a list of positive card counts per type."""
+    deck = int_list(value, low=1)
+    if sum(deck) > 200:
+        raise ValueError("decks of more than 200 cards are not supported")
+    return deck
+
+
+def estimated_states(deck: list[int]) -> int:
+    """An estimate of the canonical (c, p) states the exact solver visits for ``deck``.
+
+    Counts the multisets of per-type states (y_i confirmed, p_i "no" heard), types with equal
+    counts being interchangeable, whose cards passed sum(y) + sum(p) stay below N.  It ignores
+    feasibility and the many n per state, so it is an estimate (tests keep it within a small
+    factor of the states really visited).
+    """
+    n = sum(deck)
+    total = [1] + [0] * (n - 1)  # total[w]: multisets over all groups with weight w
+    for c in sorted(set(deck)):
+        m = deck.count(c)
+        weights = [c] + [y + p for y in range(c) for p in range(n - y)]  # exhausted, or (y, p)
+        dp = [[0] * n for _ in range(m + 1)]  # dp[j][w]: multisets of size j, weight w
+        dp[0][0] = 1
+        for wt in weights:
+            for j in range(1, m + 1):
+                row, prev = dp[j], dp[j - 1]
+                for w in range(wt, n):
+                    row[w] += prev[w - wt]
+        group = dp[m]
+        total = [sum(total[i] * group[w - i] for i in range(w + 1)) for w in range(n)]
+    return sum(total)
+
+
+def check_task(task: Task) -> None:
+    """Refuse, before any work, a deck too large for the exact solver."""
+    if task["method"] == "exact":
+        estimate = estimated_states(task["deck"])
+        if estimate > task["max_states"]:
+            raise TaskError(
+                "deck",
+                task["deck"],
+                f"too large for the exact solver: about {estimate:,} states, limit "
+                f"max_states={task['max_states']:,} (raise max_states to try anyway)",
+            )
+
+
+def run(task: Task) -> list[Row]:
+    """One row: the exact expected score, its distribution and the states visited."""
+    deck = task["deck"]
+    if task["strategy"] == "optimal":
+        chooser, symmetric = None, True
+    else:
+        chooser = partial.greedy_chooser(task["tie_break"])
+        symmetric = task["tie_break"] == "uniform"
+    pmf, n_states = partial.score_distribution(deck, chooser, symmetric=symmetric)
+    return [_exact_row(pmf, n_states)]
+
+
+def _exact_row(pmf: list[Fraction], n_states: int) -> Row:
+    mean = sum(k * q for k, q in enumerate(pmf))
+    var = sum(k * k * q for k, q in enumerate(pmf)) - mean * mean
+    return {
+        **exact_columns("expected_score", mean),
+        **exact_columns("score_variance", var),
+        "score_pmf": [float(q) for q in pmf],
+        "n_states": n_states,
+    }
+
+
+FAMILY = register(
+    Family(
+        name="card_guessing",
+        version=VERSION,
+        doc=__doc__,
+        strategies=STRATEGIES,
+        default_strategy="optimal",
+        params=(
+            Param("deck", check_deck, doc="cards per type, e.g. [3, 3, 3]"),
+            Param("feedback", one_of(FEEDBACKS), "partial", "what the player is told"),
+            Param("tie_break", one_of(TIE_BREAKS), "lowest", "greedy ties", ("greedy",)),
+            Param("method", one_of(("exact",)), "exact", "how the score is evaluated"),
+            Param(
+                "max_states",
+                lambda v: as_int(v, low=1),
+                DEFAULT_MAX_STATES,
+                "refuse exact solves estimated to need more states than this",
+                identity=False,
+                dtype="int64",
+            ),
+        ),
+        run=run,
+        check_task=check_task,
+        columns={
+            "expected_score": "float64",
+            "expected_score_exact": "string",
+            "score_variance": "float64",
+            "score_variance_exact": "string",
+            "score_pmf": "list<float64>",
+            "n_states": "int64",
+        },
+    )
+)

@@ -1,0 +1,294 @@
+"""The family registry: every game registers its parameters, strategies and solver here.
+
+A *task* is a plain dict such as ``{"family": "card_guessing", "deck": [3, 3, 3],
+"strategy": "optimal"}``.  :func:`validate` checks it against the family's declared
+parameters and returns the canonical task (defaults filled in, parameters that do not
+apply to the chosen strategy set to ``None``); :func:`solve` runs it and returns rows.
+
+Nothing here knows about Hydra, Dask or files: solvers stay pure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+Task = dict[str, Any]
+Row = dict[str, Any]
+
+REQUIRED = object()  # sentinel: the parameter has no default
+
+
+class TaskError(ValueError):
+    """A task (or a study grid) is invalid; the message names the key and the value."""
+
+    def __init__(self, key: str, value: Any, reason: str):
+        self.key, self.value, self.reason = key, value, reason
+        super().__init__(f"{key}={value!r}: {reason}")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One task parameter: its default, how to check it, and which strategies use it."""
+
+    name: str
+    check: Callable[[Any], Any]  # returns the canonical value or raises ValueError(reason)
+    default: Any = REQUIRED
+    doc: str = ""
+    strategies: tuple[str, ...] | None = None  # None: applies to every strategy
+    identity: bool = True  # False: an execution knob (a size limit...) left out of task ids
+    dtype: str = "string"  # the row column's type (see DTYPES); lists are stored as "3,3,3"
+
+    def applies_to(self, strategy: str | None) -> bool:
+        return self.strategies is None or strategy in self.strategies
+
+
+@dataclass(frozen=True)
+class Family:
+    """A game family: parameters, strategies, and the function that solves a checked task."""
+
+    name: str
+    version: str  # bump when results change: it is part of every task id
+    params: tuple[Param, ...]
+    run: Callable[[Task], list[Row]]
+    strategies: tuple[str, ...] = ()
+    default_strategy: str | None = None
+    check_task: Callable[[Task], None] | None = None  # whole-task checks (size limits...)
+    columns: Mapping[str, str] = field(default_factory=dict)  # result column -> dtype
+    doc: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+
+_FAMILIES: dict[str, Family] = {}
+
+# Column types a row may use; the pipeline maps them to Arrow types.  Every row of a family
+# has exactly the columns of :func:`row_columns`, so every Parquet file of a family shares
+# one schema and plain ``pandas.read_parquet(<results>/family=<name>)`` works.
+DTYPES = ("string", "int64", "float64", "bool", "list<float64>", "list<int64>")
+COMMON_COLUMNS: dict[str, str] = {
+    "task_id": "string",
+    "study": "string",
+    "family": "string",
+    "strategy": "string",
+    "status": "string",
+    "error": "string",
+    "seconds": "float64",
+}
+
+
+def register(family: Family) -> Family:
+    """Add a family to the registry (its name must be new) and return it."""
+    if family.name in _FAMILIES:
+        raise ValueError(f"family {family.name!r} is registered twice")
+    bad = {k: v for k, v in row_columns(family).items() if v not in DTYPES}
+    if bad:
+        raise ValueError(f"family {family.name!r}: unknown column dtypes {bad}; valid: {DTYPES}")
+    _FAMILIES[family.name] = family
+    return family
+
+
+def row_columns(family: Family | str) -> dict[str, str]:
+    """Every column of a family's rows with its dtype: common, parameters, results."""
+    fam = get_family(family) if isinstance(family, str) else family
+    cols = dict(COMMON_COLUMNS)
+    cols.update({p.name: p.dtype for p in fam.params})
+    cols.update(fam.columns)
+    return cols
+
+
+def families() -> tuple[str, ...]:
+    """Names of all registered families, sorted."""
+    return tuple(sorted(_FAMILIES))
+
+
+def get_family(name: Any) -> Family:
+    """The registered family called ``name``; an unknown name lists the valid ones."""
+    if name not in _FAMILIES:
+        raise TaskError("family", name, f"unknown family; valid: {', '.join(families())}")
+    return _FAMILIES[name]
+
+
+def validate(task: Mapping[str, Any]) -> Task:
+    """The canonical form of ``task``: checked values, defaults filled, unused params None."""
+    if not isinstance(task, Mapping):
+        raise TaskError("task", task, "a task is a mapping of parameter names to values")
+    fam = get_family(task.get("family"))
+    strategy = None
+    if fam.strategies:
+        strategy = task.get("strategy", fam.default_strategy)
+        if strategy not in fam.strategies:
+            raise TaskError(
+                "strategy", strategy, f"unknown strategy; valid: {', '.join(fam.strategies)}"
+            )
+    elif task.get("strategy") is not None:
+        raise TaskError("strategy", task["strategy"], f"family {fam.name!r} has no strategies")
+    known = set(fam.param_names) | {"family", "strategy"}
+    unknown = sorted(set(task) - known)
+    if unknown:
+        raise TaskError(
+            unknown[0],
+            task[unknown[0]],
+            f"unknown parameter for family {fam.name!r}; valid: {', '.join(fam.param_names)}",
+        )
+    out: Task = {"family": fam.name, "strategy": strategy}
+    for p in fam.params:
+        if not p.applies_to(strategy):
+            if task.get(p.name) is not None:
+                raise TaskError(
+                    p.name,
+                    task[p.name],
+                    f"does not apply to strategy {strategy!r} (only to {', '.join(p.strategies)})",
+                )
+            out[p.name] = None
+            continue
+        value = task.get(p.name, p.default)
+        if value is REQUIRED:
+            raise TaskError(p.name, None, f"required parameter of family {fam.name!r}")
+        try:
+            out[p.name] = p.check(value)
+        except TaskError:
+            raise
+        except (ValueError, TypeError) as exc:
+            raise TaskError(p.name, value, str(exc)) from None
+    if fam.check_task is not None:
+        fam.check_task(out)
+    return out
+
+
+def param_columns(task: Task) -> Row:
+    """Row columns for a canonical task's parameters (lists become "3,3,3" strings)."""
+    return {k: _column_value(v) for k, v in task.items()}
+
+
+def _column_value(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return ",".join(str(_column_value(v)) for v in value)
+    return value
+
+
+def solve(task: Mapping[str, Any]) -> list[Row]:
+    """Rows of results for one task: every parameter as a column plus the measured values."""
+    checked = validate(task)
+    fam = get_family(checked["family"])
+    start = time.perf_counter()
+    rows = fam.run(checked)
+    seconds = time.perf_counter() - start
+    base = param_columns(checked)
+    blank = dict.fromkeys(fam.columns)
+    out = []
+    for row in rows:
+        extra = set(row) - set(fam.columns)
+        if extra:
+            raise RuntimeError(f"family {fam.name!r} returned undeclared columns {sorted(extra)}")
+        out.append({**base, **blank, **row, "status": "ok", "error": None, "seconds": seconds})
+    return out
+
+
+# ---------------------------------------------------------------- parameter checkers
+
+
+def exact_columns(name: str, value: Fraction | int) -> Row:
+    """Columns ``name`` (float64) and ``name_exact`` ("p/q") for an exact rational value."""
+    q = Fraction(value)
+    return {name: q.numerator / q.denominator, f"{name}_exact": f"{q.numerator}/{q.denominator}"}
+
+
+def as_int(value: Any, *, low: int | None = None, high: int | None = None) -> int:
+    """``value`` as an int within [low, high]; floats with a fractional part are refused."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError("must be an integer")
+    try:
+        f = float(value)
+    except ValueError:
+        raise ValueError("must be an integer") from None
+    if not math.isfinite(f) or f != int(f):
+        raise ValueError("must be an integer")
+    n = int(f)
+    if low is not None and n < low:
+        raise ValueError(f"must be >= {low}")
+    if high is not None and n > high:
+        raise ValueError(f"must be <= {high}")
+    return n
+
+
+def as_float(value: Any, *, low: float | None = None, allow_inf: bool = False) -> float:
+    """``value`` as a float >= low; NaN (and infinity unless allowed) is refused."""
+    if isinstance(value, bool):
+        raise ValueError("must be a number")
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise ValueError("must be a number") from None
+    if math.isnan(f) or (math.isinf(f) and not allow_inf):
+        raise ValueError("must be a finite number")
+    if low is not None and f < low:
+        raise ValueError(f"must be >= {low}")
+    return f
+
+
+def one_of(choices: Sequence[Any]) -> Callable[[Any], Any]:
+    """A checker accepting exactly the listed values."""
+
+    def check(value: Any) -> Any:
+        if value not in choices:
+            raise ValueError(f"must be one of: {', '.join(map(str, choices))}")
+        return value
+
+    return check
+
+
+def int_list(value: Any, *, low: int = 0, min_len: int = 1) -> list[int]:
+    """``value`` as a list of ints >= low, with at least ``min_len`` entries."""
+    if isinstance(value, str):
+        value = [v for v in value.replace(" ", "").split(",") if v]
+    if not isinstance(value, Sequence):
+        raise ValueError("must be a list of integers")
+    out = [as_int(v, low=low) for v in value]
+    if len(out) < min_len:
+        raise ValueError(f"must have at least {min_len} entries")
+    return out
+
+
+# ------------------------------------------------------------------- identity and seeds
+
+
+def identity_params(task: Task) -> Task:
+    """The canonical task without execution knobs: what a result depends on."""
+    fam = get_family(task["family"])
+    knobs = {p.name for p in fam.params if not p.identity}
+    return {k: v for k, v in sorted(task.items()) if k not in knobs}
+
+
+def task_id(task: Task) -> str:
+    """A deterministic id for a canonical task: hash of family, parameters, solver version."""
+    fam = get_family(task["family"])
+    payload = json.dumps(
+        {"version": fam.version, "params": identity_params(task)},
+        sort_keys=True,
+        separators=(",", ":"),
+        default=str,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+def task_rng(task: Task) -> np.random.Generator:
+    """A NumPy generator seeded from the task's id (Monte Carlo is reproducible per task)."""
+    return np.random.default_rng(np.random.SeedSequence(int(task_id(task), 16)))
