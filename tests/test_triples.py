@@ -381,3 +381,29 @@ def test_bad_input_names_key(task, key):
 def test_no_quartet_message_says_so():
     with pytest.raises(TaskError, match="no quartet"):
         validate({"family": "triples", "suits": 4, "k": 4, "n": 1})
+
+
+# -------------------------------------------------------------------------- summary
+
+
+@pytest.mark.slow  # matplotlib draws five figures: ~6 s on the shared machine
+def test_summary_writes_every_section(tmp_path):
+    import pandas as pd
+
+    from pipeline.summaries.triples import summarize
+
+    base = {"family": "triples", "ranks": 6, "suits": 4, "k": 3}
+    tasks = [{**base, "n": n} for n in range(1, 8)]
+    tasks += [{**base, "analysis": "monte_carlo", "n": 2, "games": 500}]
+    tasks += [{**base, "analysis": "hitting_times", "start": s} for s in (1, 3)]
+    tasks += [{**base, "analysis": "distribution", "start": 3, "rounds": 6}]
+    tasks += [{**base, "analysis": "equilibrium"}, {**base, "ranks": 5, "analysis": "equilibrium"}]
+    rows = pd.DataFrame([r for t in tasks for r in solve(t)])
+    text = summarize(rows, tmp_path)
+    for heading in ("against the level n", "Monte Carlo", "first reach", "after j rounds"):
+        assert heading in text
+    assert "Equilibrium" in text
+    pngs = {p.name for p in tmp_path.glob("*.png")}
+    assert {"triples_win.png", "triples_equilibrium.png", "triples_monte_carlo.png"} <= pngs
+    assert len(pngs) == 5
+    assert pd.read_parquet(tmp_path / "triples_win.parquet")["n"].tolist() == list(range(1, 8))
