@@ -150,19 +150,20 @@ def brute_force(ranks: int, suits: int, ties: Ties) -> tuple[Fraction, Fraction]
     """(optimal P(no wrong call), best expected right calls) by plain game-tree search.
 
     Explores every order of the labelled cards with the full rank-count vector as the state,
-    no canonical form and no memo; size limit 8 cards.
+    no canonical form and no memo, counting orders with integers; size limit 8 cards.
     """
     n = ranks * suits
     if n > 8:
         raise ValueError(f"ranks x suits = {n} cards: brute force explores n! orders, limit 8")
 
-    def search(counts: list[int], up: int) -> tuple[Fraction, Fraction]:
+    def search(counts: list[int], up: int) -> tuple[int, int]:
+        """(orders of the rest with no miss, right calls summed over orders), best calls."""
         m = sum(counts)
         if m == 0:
-            return Fraction(1), Fraction(0)
-        best_p = best_gain = Fraction(-1)
+            return 1, 0
+        best_perfect = best_right = -1
         for higher in (True, False):
-            p = gain = Fraction(0)
+            perfect = right_sum = 0
             for r, c in enumerate(counts):
                 if not c:
                     continue
@@ -172,21 +173,21 @@ def brute_force(ranks: int, suits: int, ties: Ties) -> tuple[Fraction, Fraction]
                     right = (r > up) == higher
                     wrong = not right
                 counts[r] -= 1
-                sub_p, sub_gain = search(counts, r)
+                sub_perfect, sub_right = search(counts, r)
                 counts[r] += 1
-                p += Fraction(c, m) * (0 if wrong else sub_p)
-                gain += Fraction(c, m) * (right + sub_gain)
-            best_p, best_gain = max(best_p, p), max(best_gain, gain)
-        return best_p, best_gain
+                perfect += 0 if wrong else c * sub_perfect
+                right_sum += c * (right * math.factorial(m - 1) + sub_right)
+            best_perfect, best_right = max(best_perfect, perfect), max(best_right, right_sum)
+        return best_perfect, best_right
 
-    ps, gains = [], []
+    perfect = right_sum = 0
     for first in range(ranks):
         counts = [suits] * ranks
         counts[first] -= 1
-        p, gain = search(counts, first)
-        ps.append(p)
-        gains.append(gain)
-    return sum(ps, Fraction(0)) / ranks, sum(gains, Fraction(0)) / ranks
+        sub_perfect, sub_right = search(counts, first)
+        perfect += suits * sub_perfect
+        right_sum += suits * sub_right
+    return Fraction(perfect, math.factorial(n)), Fraction(right_sum, math.factorial(n))
 
 
 def majority_by_orders(ranks: int, suits: int, ties: Ties) -> Fraction:
@@ -208,6 +209,9 @@ def majority_by_orders(ranks: int, suits: int, ties: Ties) -> Fraction:
     return Fraction(good, total)
 
 
+CHUNK = 50_000  # games simulated at once (memory: about 40 x CHUNK x ranks bytes)
+
+
 def p_perfect_monte_carlo(
     ranks: int, suits: int, ties: Ties, n_games: int, rng: np.random.Generator
 ) -> tuple[float, float]:
@@ -217,6 +221,20 @@ def p_perfect_monte_carlo(
     make the call right and carries the product of the chances of that, an unbiased estimate
     of the probability with far less variance than plain play (perfect games are rare).
     """
+    weights = np.concatenate(
+        [
+            game_weights(ranks, suits, ties, min(CHUNK, n_games - start), rng)
+            for start in range(0, n_games, CHUNK)
+        ]
+    )
+    se = float(weights.std(ddof=1) / math.sqrt(n_games)) if n_games > 1 else math.nan
+    return float(weights.mean()), se
+
+
+def game_weights(
+    ranks: int, suits: int, ties: Ties, n_games: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Importance weights of ``n_games`` majority-rule games (their mean estimates P)."""
     idx = np.arange(ranks)
     counts = np.full((n_games, ranks), suits, dtype=np.int64)
     up = rng.integers(ranks, size=n_games)
@@ -238,5 +256,4 @@ def p_perfect_monte_carlo(
         pick = (cum > rng.random(n_games)[:, None] * cum[:, -1:]).argmax(1)
         counts[rows, pick] -= 1
         up = pick
-    se = float(weight.std(ddof=1) / math.sqrt(n_games)) if n_games > 1 else math.nan
-    return float(weight.mean()), se
+    return weight
