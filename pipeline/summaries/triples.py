@@ -172,8 +172,7 @@ def distribution_section(rows: pd.DataFrame, out_dir: Path) -> str:
         ax.set_title(f"{deck_label(ranks, suits, k)}, start {start}")
         fig.colorbar(image, ax=ax, label="P(level)")
         _save(fig, out_dir / name)
-        last = grid.columns.max()
-        tail = grid[[last - 1, last]].rename(columns=lambda j: f"after {j} rounds")
+        tail = grid[list(grid.columns[-2:])].rename(columns=lambda j: f"after {j} rounds")
         parts += [f"Deck {deck_label(ranks, suits, k)}, start {start}:", ""]
         parts += [markdown(tail.reset_index()), "", f"![distribution](summary/{name})", ""]
     return "\n".join(parts)
