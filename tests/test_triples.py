@@ -120,6 +120,11 @@ def test_backward_recursion_standard_deck(p_std):
         assert memo <= win.tally_state_count(13, 3)
 
 
+def test_seed_recursion_call_count():
+    """Seed 003, section 3.1: at n = 13 the memoised recursion makes only 1820 calls."""
+    assert win.recursion_calls(13, 3, 13) == 1820
+
+
 def test_law_and_states():
     law, visited = win.quartet_moment_law(*STANDARD)
     assert sum(law) == 1 and law[0] == 0

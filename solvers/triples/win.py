@@ -131,6 +131,25 @@ def win_probability_recursive(ranks: int, suits: int, k: int, n: int) -> tuple[F
     return value(initial_tally(ranks, k)), len(memo)
 
 
+def recursion_calls(ranks: int, k: int, n: int) -> int:
+    """Calls a memoised backward recursion makes at level n: one per distinct next tally.
+
+    The root counts once; a tally already expanded (or already won) returns at once but is
+    still a call; a draw that makes a (k+1)-of-a-kind is a call that returns 0.  Suits do not
+    change which tallies follow which, so they are not a parameter.
+    """
+    expanded: set[Tally] = set()
+
+    def calls(tally: Tally) -> int:
+        if tally[k] >= n or tally in expanded:
+            return 1
+        expanded.add(tally)
+        total = 1 + (tally[k] > 0)  # this call, and the quartet-making draw if possible
+        return total + sum(calls(_draw(tally, i)) for i, c in enumerate(tally[:k]) if c)
+
+    return calls(initial_tally(ranks, k))
+
+
 # ------------------------------------------------------------------- brute force
 
 
