@@ -77,13 +77,8 @@ def check_task(task: Task) -> None:
 
 def run(task: Task) -> list[Row]:
     """One row: the exact expected score, its distribution and the states visited."""
-    deck = task["deck"]
-    if task["strategy"] == "optimal":
-        chooser, symmetric = None, True
-    else:
-        chooser = partial.greedy_chooser(task["tie_break"])
-        symmetric = task["tie_break"] == "uniform"
-    pmf, n_states = partial.score_distribution(deck, chooser, symmetric=symmetric)
+    ev = partial.evaluation(task["strategy"], task["tie_break"] or "lowest")
+    pmf, n_states = partial.score_distribution(ev, task["deck"])
     return [_exact_row(pmf, n_states)]
 
 

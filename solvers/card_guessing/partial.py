@@ -18,9 +18,10 @@ the children's counts (the yes child shifted by one) and the expected score is
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache, lru_cache
 from math import comb, factorial
 
 Deck = tuple[int, ...]  # c_1..c_r, cards per type
@@ -28,6 +29,7 @@ Pairs = tuple[tuple[int, int], ...]  # (c_i, p_i) per type
 State = tuple[int, Pairs]  # (cards still to come, pairs)
 Guess = int  # index of the named type
 Counts = tuple[int, ...]  # D[k]: arrangements on which k more cards are called right
+Picks = tuple[tuple[Guess, int], ...]  # the guesses made in a state, with their yes-counts
 
 
 def initial_state(deck: Sequence[int]) -> State:
@@ -41,21 +43,39 @@ def canonical(state: State) -> State:
     return n, tuple(sorted(pr for pr in pairs if pr[0] > 0))
 
 
-@lru_cache(maxsize=1 << 20)
+_FACT = [factorial(i) for i in range(256)]
+
+
+@cache
+def _rook_block(c: int, p: int) -> tuple[int, ...]:
+    """Rook numbers of a c x p board: ways to put k non-attacking rooks on it."""
+    return tuple(comb(c, k) * comb(p, k) * _FACT[k] for k in range(min(c, p) + 1))
+
+
+@lru_cache(maxsize=1 << 21)
 def _arrangements(pairs: Pairs) -> int:
-    total = sum(c for c, _ in pairs)
-    # rook polynomial of the forbidden board: block i is c_i cards x p_i "no" slots
-    rook = [1]
+    total = 0
+    labels = 1
+    rook = [1]  # rook polynomial of the forbidden board: block i = c_i cards x p_i "no" slots
     for c, p in pairs:
-        block = [comb(c, k) * comb(p, k) * factorial(k) for k in range(min(c, p) + 1)]
-        rook = [
-            sum(rook[j] * block[k - j] for j in range(len(rook)) if 0 <= k - j < len(block))
-            for k in range(len(rook) + len(block) - 1)
-        ]
-    labelled = sum((-1) ** k * factorial(total - k) * r for k, r in enumerate(rook))
-    for c, _ in pairs:
-        labelled //= factorial(c)
-    return labelled
+        total += c
+        labels *= _FACT[c]
+        if p == 0:
+            continue
+        block = _rook_block(c, p)
+        if len(block) == 2:  # one rook at most: the common case, done by hand
+            b1 = block[1]
+            rook = [r + b1 * rp for r, rp in zip([*rook, 0], [0, *rook], strict=True)]
+            continue
+        out = [0] * (len(rook) + len(block) - 1)
+        for j, r in enumerate(rook):
+            for k, b in enumerate(block):
+                out[j + k] += r * b
+        rook = out
+    # inclusion-exclusion over the rooks, then forget the labels of equal cards
+    labelled = sum(_FACT[total - k] * r for k, r in enumerate(rook) if not k & 1)
+    labelled -= sum(_FACT[total - k] * r for k, r in enumerate(rook) if k & 1)
+    return labelled // labels
 
 
 def arrangements(pairs: Pairs) -> int:
@@ -128,53 +148,133 @@ Chooser = Callable[[State, list[int]], list[Guess]]  # -> the tied guesses to av
 
 
 class Evaluation:
-    """Exact score counts of a policy from every reachable state, memoised."""
+    """Exact evaluation of a policy from every reachable state, memoised.
+
+    ``value(state)`` = (N, S, picks): N consistent arrangements, S = sum of the future scores
+    over them (the expected future score is S / N), and the guesses the policy makes there
+    with their yes-counts (several when a uniform tie-break averages over them).
+    ``counts(state)`` = D with D[k] = arrangements scoring k more; it follows the stored
+    picks, so the values are found first.
+    """
 
     def __init__(self, chooser: Chooser | None, *, canonical_states: bool):
         self.chooser = chooser  # None: the optimal policy
         self.canonical_states = canonical_states
-        self.memo: dict[State, tuple[int, Counts | tuple[Fraction, ...]]] = {}
+        self.memo: dict[State, tuple[int, int | Fraction, Picks]] = {}
+        self.memo_counts: dict[State, Counts] = {}
 
-    def counts(self, state: State) -> tuple[int, Counts]:
-        """(N, D): arrangements consistent with ``state`` and their future-score counts."""
-        key = canonical(state) if self.canonical_states else state
-        hit = self.memo.get(key)
+    def yes_child(self, state: State, a: Guess) -> State:
+        """The (canonical, if so memoised) state after "yes" to ``a``."""
+        if not self.canonical_states:
+            return after_yes(state, a)
+        n, pairs = state
+        c, p = pairs[a]
+        return n - 1, _reinsert(pairs, a, (c - 1, p))
+
+    def no_child(self, state: State, a: Guess) -> State:
+        """The (canonical, if so memoised) state after "no" to ``a``."""
+        if not self.canonical_states:
+            return after_no(state, a)
+        n, pairs = state
+        c, p = pairs[a]
+        return n - 1, _reinsert(pairs, a, (c, p + 1))
+
+    def value(self, state: State) -> tuple[int, int | Fraction, Picks]:
+        """(N, S, picks) for ``state`` (see the class docstring)."""
+        hit = self.memo.get(state)
+        if hit is None:
+            hit = self.memo[state] = self._value(state)
+        return hit
+
+    def _value(self, state: State) -> tuple[int, int | Fraction, Picks]:
+        n, pairs = state
+        total = _arrangements(pairs) if self.canonical_states else arrangements(pairs)
+        if n == 0:
+            return total, 0, ()
+        ys = self._yes_counts(state)
+        if self.chooser is None:
+            return (total, *self._best_guess(state, ys, total))
+        picks = tuple((a, ys[a]) for a in self.chooser(state, ys))
+        sums = [self._score_sum(state, a, y, total) for a, y in picks]
+        score_sum = sums[0] if len(sums) == 1 else Fraction(sum(sums), len(sums))
+        return total, score_sum, picks
+
+    def _yes_counts(self, state: State) -> list[int]:
+        if not self.canonical_states:
+            return yes_counts(state)
+        ys: list[int] = []
+        pairs = state[1]
+        for a, pair in enumerate(pairs):  # equal pairs sit together: reuse the last one
+            same = a and pairs[a - 1] == pair
+            ys.append(ys[-1] if same else _arrangements(self.yes_child(state, a)[1]))
+        return ys
+
+    def _score_sum(self, state: State, a: Guess, n_yes: int, total: int) -> int | Fraction:
+        """S when naming ``a``: every yes arrangement scores now, plus both children's S."""
+        score_sum = n_yes
+        if n_yes:
+            score_sum += self.value(self.yes_child(state, a))[1]
+        if total - n_yes:
+            score_sum += self.value(self.no_child(state, a))[1]
+        return score_sum
+
+    def _best_guess(self, state: State, ys: list[int], total: int):
+        """(S, (guess,)) of the optimal guess; ties go to the lowest (canonical) index."""
+        best, best_sum = -1, -1
+        for a, y in enumerate(ys):
+            if y == 0 or (self.canonical_states and a and state[1][a - 1] == state[1][a]):
+                continue  # impossible, or the same as an equal type already tried
+            score_sum = self._score_sum(state, a, y, total)
+            if score_sum > best_sum:
+                best, best_sum = a, score_sum
+        return best_sum, ((best, ys[best]),)
+
+    def guess(self, state: State) -> Guess:
+        """The policy's guess in a labelled ``state`` (the first pick when several tie)."""
+        if not self.canonical_states:
+            return self.value(state)[2][0][0]
+        key = canonical(state)
+        a, _ = self.value(key)[2][0]
+        return state[1].index(key[1][a])  # the lowest type in that (c, p) class
+
+    def counts(self, state: State) -> Counts:
+        """D[k] = consistent arrangements on which the policy scores k more, from ``state``."""
+        hit = self.memo_counts.get(state)
         if hit is not None:
             return hit
-        result = self._counts(key)
-        self.memo[key] = result
-        return result
+        total, _, picks = self.value(state)
+        if not picks:
+            d: Counts = (total,)
+        elif len(picks) == 1:
+            d = self._branch_counts(state, *picks[0], total)
+        else:
+            mixed = [Fraction(0)] * (state[0] + 1)
+            for a, y in picks:
+                for k, v in enumerate(self._branch_counts(state, a, y, total)):
+                    mixed[k] += Fraction(v, len(picks))
+            d = tuple(mixed)
+        self.memo_counts[state] = d
+        return d
 
-    def _counts(self, state: State) -> tuple[int, Counts]:
-        n, pairs = state
-        total = arrangements(pairs)
-        if n == 0:
-            return total, (total,)
-        ys = yes_counts(state)
-        if self.chooser is None:
-            branches = [self._branch(state, a, ys[a], total) for a, y in enumerate(ys) if y > 0]
-            best = max(_score_sum(d) for d in branches)
-            # lowest (canonical) index among the maximisers: a fixed, documented choice
-            return total, next(d for d in branches if _score_sum(d) == best)
-        picks = self.chooser(state, ys)
-        if len(picks) == 1:
-            return total, self._branch(state, picks[0], ys[picks[0]], total)
-        mixed = [Fraction(0)] * (n + 1)
-        for a in picks:
-            for k, v in enumerate(self._branch(state, a, ys[a], total)):
-                mixed[k] += Fraction(v, len(picks))
-        return total, tuple(mixed)
-
-    def _branch(self, state: State, a: Guess, n_yes: int, total: int) -> Counts:
-        """Score counts when naming ``a``: the yes child shifted by one, plus the no child."""
+    def _branch_counts(self, state: State, a: Guess, n_yes: int, total: int) -> Counts:
+        """D when naming ``a``: the yes child's counts shifted by one, plus the no child's."""
         d = [0] * (state[0] + 1)
         if n_yes:
-            for k, v in enumerate(self.counts(after_yes(state, a))[1]):
+            for k, v in enumerate(self.counts(self.yes_child(state, a))):
                 d[k + 1] += v
         if total - n_yes:
-            for k, v in enumerate(self.counts(after_no(state, a))[1]):
+            for k, v in enumerate(self.counts(self.no_child(state, a))):
                 d[k] += v
         return tuple(d)
+
+
+def _reinsert(pairs: Pairs, a: int, new: tuple[int, int]) -> Pairs:
+    """Sorted ``pairs`` with entry ``a`` replaced by ``new`` (dropped if its count is 0)."""
+    rest = pairs[:a] + pairs[a + 1 :]
+    if new[0] == 0:
+        return rest
+    i = bisect_left(rest, new)
+    return rest[:i] + (new,) + rest[i:]
 
 
 def _score_sum(d: Sequence[int | Fraction]) -> int | Fraction:
@@ -200,18 +300,37 @@ def _break_tie(tied: list[Guess], tie_break: str) -> list[Guess]:
     return tied  # "uniform": average over all of them
 
 
-def score_distribution(deck: Sequence[int], chooser: Chooser | None, *, symmetric: bool):
-    """(pmf, n_states): the exact score distribution of a policy on a shuffled ``deck``.
+def evaluation(strategy: str, tie_break: str = "lowest") -> Evaluation:
+    """A fresh Evaluation for a named strategy (``optimal`` or ``greedy``)."""
+    if strategy == "optimal":
+        return Evaluation(None, canonical_states=True)
+    if strategy == "greedy":
+        return Evaluation(greedy_chooser(tie_break), canonical_states=tie_break == "uniform")
+    raise ValueError(f"unknown strategy {strategy!r}")
 
-    ``chooser`` None is the optimal policy.  ``symmetric`` policies (those that never look at
-    type labels) are memoised on canonical states, the others on labelled states.
+
+def score_distribution(ev: Evaluation, deck: Sequence[int]) -> tuple[list[Fraction], int]:
+    """(pmf, n_states): the exact score distribution of ``ev``'s policy on a shuffled ``deck``.
+
+    n_states counts the states whose value was computed.
     """
-    ev = Evaluation(chooser, canonical_states=symmetric)
-    total, d = ev.counts(initial_state(deck))
-    return [Fraction(v) / total for v in d], len(ev.memo)
+    start = _start(ev, deck)
+    total = ev.value(start)[0]
+    n_states = len(ev.memo)
+    return [Fraction(v) / total for v in ev.counts(start)], n_states
+
+
+def expected_score(ev: Evaluation, deck: Sequence[int]) -> tuple[Fraction, int]:
+    """(expected score, n_states) of ``ev``'s policy on a shuffled ``deck``, exactly."""
+    total, score_sum, _ = ev.value(_start(ev, deck))
+    return Fraction(score_sum) / total, len(ev.memo)
+
+
+def _start(ev: Evaluation, deck: Sequence[int]) -> State:
+    start = initial_state(deck)
+    return canonical(start) if ev.canonical_states else start
 
 
 def optimal_value(deck: Sequence[int]) -> tuple[Fraction, int]:
     """(best expected score, states visited) for yes/no feedback on a shuffled ``deck``."""
-    pmf, n_states = score_distribution(deck, None, symmetric=True)
-    return sum(k * q for k, q in enumerate(pmf)), n_states
+    return expected_score(evaluation("optimal"), deck)

@@ -1,0 +1,78 @@
+"""``python -m pipeline [study=NAME] [cluster=local|sync|address] [key=value ...]``.
+
+A thin Hydra entry point around :func:`pipeline.run.run_study`.  Exit status: 0 when every
+task succeeded, 1 when some task failed (their rows say why), 2 for a bad config (nothing
+is written).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig
+
+from pipeline.run import run_study
+from pipeline.study import StudyError
+
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+CHOICE_GROUPS = ("study", "cluster", "paths")
+_failed_tasks: list[int] = []
+
+
+def group_options(group: str) -> list[str]:
+    """Config names available in a conf/ group."""
+    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
+
+
+def check_choices(argv: list[str]) -> None:
+    """Refuse an unknown study/cluster/paths name on the command line, listing valid ones."""
+    for arg in argv:
+        key, sep, value = arg.lstrip("+~").partition("=")
+        if not sep or key not in CHOICE_GROUPS:
+            continue
+        for choice in _sweep_values(value):
+            if choice not in group_options(key):
+                raise StudyError(
+                    f"{key}={choice!r}: unknown {key}; valid: {', '.join(group_options(key))}"
+                )
+
+
+def _sweep_values(value: str) -> list[str]:
+    if value.startswith(("choice(", "range(", "glob(")):
+        return []  # Hydra's sweep functions: let Hydra resolve them
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+@hydra.main(config_path="../conf", config_name="config", version_base="1.3")
+def hydra_main(cfg: DictConfig) -> None:
+    """Run one study (one job of a multirun) from the composed config."""
+    try:
+        report = run_study(cfg)
+    except StudyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    if report.errors:
+        print(
+            f"{report.errors} task(s) failed: see the rows with status 'error' "
+            f"in {report.study_dir / 'results'}",
+            file=sys.stderr,
+        )
+        _failed_tasks.append(report.errors)
+
+
+def main() -> None:
+    """Console entry point: check group choices, run Hydra, exit 1 if any task failed."""
+    try:
+        check_choices(sys.argv[1:])
+    except StudyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    hydra_main()
+    if _failed_tasks:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

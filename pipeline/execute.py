@@ -1,0 +1,165 @@
+"""Dask execution: the cluster backends and the batch function the workers run.
+
+Backends (``cluster.kind``): ``local`` (an embedded LocalCluster of worker processes bound
+to 127.0.0.1), ``sync`` (everything in this process, for debugging) and ``address`` (an
+existing scheduler).  All are used through one :class:`Runner` interface.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import traceback
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.study import PlannedTask, StudyError
+from solvers.registry import Row, get_family, param_columns, solve
+
+CLUSTER_KINDS = ("local", "sync", "address")
+
+
+def run_batch(batch: list[tuple[str, dict]], study: str) -> list[Row]:
+    """Rows for a batch of (task_id, task): results, or one "error" row per failing task."""
+    rows: list[Row] = []
+    for tid, task in batch:
+        try:
+            out = solve(task)
+        except Exception as exc:  # a failing task becomes a row; the study goes on
+            out = [error_row(task, exc)]
+        for row in out:
+            row["task_id"], row["study"] = tid, study
+        rows.extend(out)
+    return rows
+
+
+def error_row(task: dict, exc: BaseException) -> Row:
+    """The row recorded for a task that raised: its parameters and the error message."""
+    fam = get_family(task["family"])
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {tb[-1].filename}:{tb[-1].lineno})" if tb else ""
+    return {
+        **param_columns(task),
+        **dict.fromkeys(fam.columns),
+        "status": "error",
+        "error": f"{type(exc).__name__}: {exc}{where}",
+        "seconds": None,
+    }
+
+
+def batches(tasks: list[PlannedTask], size: int) -> list[list[tuple[str, dict]]]:
+    """The tasks cut into batches of ``size`` (id, task) pairs."""
+    pairs = [(t.task_id, t.task) for t in tasks]
+    return [pairs[i : i + size] for i in range(0, len(pairs), size)]
+
+
+def batch_size(n_tasks: int, n_workers: int, setting: Any, max_batch: int) -> int:
+    """Tasks per batch: the setting, or auto = about four batches per worker."""
+    if setting in (None, "auto"):
+        return max(1, min(max_batch, math.ceil(n_tasks / (4 * max(1, n_workers)))))
+    if isinstance(setting, bool) or not isinstance(setting, int) or setting < 1:
+        raise StudyError(f"run.batch_size={setting!r}: must be a positive integer or auto")
+    return setting
+
+
+@dataclass
+class Runner:
+    """A Dask client (or None for in-process execution) and how many workers it has."""
+
+    client: Any
+    n_workers: int
+    description: str
+
+
+@contextlib.contextmanager
+def open_runner(cluster: Mapping[str, Any]) -> Iterator[Runner]:
+    """A Runner for the cluster config; the embedded cluster is closed on exit."""
+    kind = cluster.get("kind")
+    if kind == "sync":
+        yield Runner(None, 1, "in-process (sync)")
+    elif kind == "local":
+        yield from _local(cluster)
+    elif kind == "address":
+        yield from _address(cluster)
+    else:
+        raise StudyError(f"cluster.kind={kind!r}: unknown; valid: {', '.join(CLUSTER_KINDS)}")
+
+
+def check_cluster(cluster: Mapping[str, Any]) -> None:
+    """Refuse a bad cluster config before any work (names the key and the value)."""
+    kind = cluster.get("kind")
+    if kind not in CLUSTER_KINDS:
+        raise StudyError(f"cluster.kind={kind!r}: unknown; valid: {', '.join(CLUSTER_KINDS)}")
+    if kind == "local":
+        n = cluster.get("n_workers")
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise StudyError(f"cluster.n_workers={n!r}: must be a positive integer or null")
+        t = cluster.get("threads_per_worker", 1)
+        if isinstance(t, bool) or not isinstance(t, int) or t < 1:
+            raise StudyError(f"cluster.threads_per_worker={t!r}: must be a positive integer")
+    if kind == "address":
+        addr = cluster.get("address")
+        if not isinstance(addr, str) or "://" not in addr:
+            raise StudyError(
+                f"cluster.address={addr!r}: give the scheduler address, e.g. tcp://127.0.0.1:8786"
+            )
+
+
+def _local(cluster: Mapping[str, Any]) -> Iterator[Runner]:
+    import os
+
+    from distributed import Client, LocalCluster
+
+    n_workers = cluster.get("n_workers") or os.cpu_count() or 1
+    dashboard = bool(cluster.get("dashboard"))
+    with (
+        LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=cluster.get("threads_per_worker", 1),
+            processes=True,
+            host="127.0.0.1",
+            # the scheduler's HTTP server (dashboard or not) on loopback, at a free port
+            scheduler_kwargs={"dashboard": dashboard, "dashboard_address": "127.0.0.1:0"},
+            memory_limit=cluster.get("memory_limit", "auto"),
+        ) as lc,
+        Client(lc) as client,
+    ):
+        link = f", dashboard {client.dashboard_link}" if dashboard else ""
+        yield Runner(client, n_workers, f"LocalCluster, {n_workers} worker processes{link}")
+
+
+def _address(cluster: Mapping[str, Any]) -> Iterator[Runner]:
+    from distributed import Client
+
+    address = cluster["address"]
+    try:
+        client = Client(address, timeout=cluster.get("timeout", "30s"))
+    except OSError as exc:
+        reason = f"cannot reach the scheduler ({exc})"
+        raise StudyError(f"cluster.address={address!r}: {reason}") from None
+    with client:
+        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+        differences = version_differences(client)
+        if differences:
+            import warnings
+
+            warnings.warn(
+                "package versions differ between this client and the workers: "
+                + "; ".join(differences),
+                stacklevel=2,
+            )
+        yield Runner(client, n_workers, f"scheduler {address}, {n_workers} workers")
+
+
+def version_differences(client: Any) -> list[str]:
+    """Human-readable differences of key package versions between client and workers."""
+    versions = client.get_versions(check=False)
+    mine = versions["client"]["packages"]
+    out = []
+    for worker, info in versions.get("workers", {}).items():
+        theirs = info.get("packages", {})
+        for pkg in ("python", "dask", "distributed", "numpy", "pandas", "msgpack", "cloudpickle"):
+            if pkg in mine and pkg in theirs and mine[pkg] != theirs[pkg]:
+                out.append(f"{pkg}: client {mine[pkg]}, worker {worker} {theirs[pkg]}")
+    return out

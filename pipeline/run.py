@@ -1,0 +1,231 @@
+"""Run a study: check the config, plan tasks, skip stored ones, fan out, store, summarise.
+
+:func:`run_study` is a plain function of a config mapping (what ``python -m pipeline``
+passes after Hydra composed it); tests and notebooks call it directly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any
+
+from pipeline import store
+from pipeline.execute import batch_size, batches, check_cluster, open_runner, run_batch
+from pipeline.study import StudyError, plan
+from solvers.registry import get_family
+
+STAGES = ("all", "run", "summary")
+PACKAGES = ("guesslab", "dask", "distributed", "pyarrow", "pandas", "numpy", "hydra-core")
+
+
+@dataclass
+class StudyReport:
+    """What a run did: counts of tasks and rows, where the study lives."""
+
+    study: str
+    study_dir: Path
+    planned: int = 0
+    skipped: int = 0
+    computed: int = 0
+    errors: int = 0
+    rows_written: int = 0
+    files: list[Path] = field(default_factory=list)
+    summary: Path | None = None
+
+    def line(self) -> str:
+        """One line for the terminal."""
+        return (
+            f"study {self.study}: {self.planned} tasks, {self.skipped} already stored, "
+            f"{self.computed} computed, {self.errors} failed; store {self.study_dir / 'results'}"
+        )
+
+
+def study_dir(cfg: Mapping[str, Any]) -> Path:
+    """The folder of the configured study: <paths.outputs>/<study.name>."""
+    return Path(str(cfg["paths"]["outputs"])).expanduser().resolve() / str(cfg["study"]["name"])
+
+
+def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
+    """Run the configured study end to end and return its report.
+
+    Raises StudyError (naming the config key and value) before anything is written.
+    """
+    cfg = _plain(cfg)
+    _quiet_dask_logs()
+    stage = cfg.get("stage", "all")
+    if stage not in STAGES:
+        raise StudyError(f"stage={stage!r}: unknown; valid: {', '.join(STAGES)}")
+    study = cfg["study"]
+    tasks = plan(study)
+    check_cluster(cfg["cluster"])
+    run_cfg = cfg.get("run", {})
+    recompute = bool(cfg.get("store", {}).get("recompute", False))
+    report = StudyReport(study=study["name"], study_dir=study_dir(cfg), planned=len(tasks))
+    _check_batch_setting(run_cfg)
+    results = report.study_dir / "results"
+    if stage in ("all", "run"):
+        _run_tasks(cfg, tasks, results, recompute, report, log)
+    if stage in ("all", "summary"):
+        from pipeline.summary import write_summary
+
+        report.summary = write_summary(report.study_dir, study)
+        log(f"summary: {report.summary}")
+    return report
+
+
+def _quiet_dask_logs() -> None:
+    """Keep Dask's routine INFO messages (workers starting, closing) off the terminal."""
+    import logging
+
+    for name in ("distributed", "bokeh", "tornado"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _check_batch_setting(run_cfg: Mapping[str, Any]) -> None:
+    batch_size(1, 1, run_cfg.get("batch_size", "auto"), _positive(run_cfg, "max_batch", 64))
+
+
+def _positive(run_cfg: Mapping[str, Any], key: str, default: int) -> int:
+    value = run_cfg.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise StudyError(f"run.{key}={value!r}: must be a positive integer")
+    return value
+
+
+def _run_tasks(cfg, tasks, results: Path, recompute: bool, report: StudyReport, log) -> None:
+    store.remove_temporaries(results)
+    store.compact(results)
+    done = store.stored_status(results)
+    todo = [t for t in tasks if recompute or done.get(t.task_id) != "ok"]
+    report.skipped = len(tasks) - len(todo)
+    log(report.line().split(";")[0].replace(", 0 computed, 0 failed", ""))
+    if not todo:
+        return
+    _save_run_config(cfg, report.study_dir)
+    metadata = run_metadata(cfg)
+    run_cfg = cfg.get("run", {})
+    with open_runner(cfg["cluster"]) as runner:
+        log(f"running {len(todo)} tasks on {runner.description}")
+        size = batch_size(
+            len(todo),
+            runner.n_workers,
+            run_cfg.get("batch_size", "auto"),
+            _positive(run_cfg, "max_batch", 64),
+        )
+        with _progress(len(todo), run_cfg.get("progress", "auto")) as bar:
+            for rows, n_tasks in _results(runner, batches(todo, size), report.study):
+                report.files += store.write_rows(results, rows, metadata)
+                report.rows_written += len(rows)
+                report.computed += n_tasks
+                report.errors += sum(1 for r in rows if r["status"] == "error")
+                bar.update(n_tasks)
+    store.compact(results)
+    log(report.line())
+
+
+def _results(runner, all_batches, study: str):
+    """(rows, number of tasks) per finished batch, in completion order."""
+    if runner.client is None:
+        for batch in all_batches:
+            yield run_batch(batch, study), len(batch)
+        return
+    from distributed import as_completed
+
+    futures = {
+        runner.client.submit(run_batch, batch, study, pure=False): len(batch)
+        for batch in all_batches
+    }
+    for fut in as_completed(futures):
+        yield fut.result(), futures[fut]
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+def _progress(total: int, setting: Any):
+    show = sys.stderr.isatty() if setting == "auto" else bool(setting)
+    if not show:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="task", desc="tasks", dynamic_ncols=True)
+
+
+def _save_run_config(cfg: Mapping[str, Any], where: Path) -> None:
+    """Keep the resolved config of this run under <study>/runs/ (provenance)."""
+    import yaml
+
+    runs = where / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H-%M-%S-%fZ")
+    (runs / f"{stamp}.yaml").write_text(yaml.safe_dump(_plain(cfg), sort_keys=False))
+
+
+def run_metadata(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """What goes into every results file's metadata: config, versions, code, time."""
+    fam = get_family(cfg["study"]["family"])
+    return {
+        "config": _plain(cfg),
+        "packages": package_versions(),
+        "code_version": code_version(),
+        "solver_version": fam.version,
+        "python": sys.version.split()[0],
+        "written_at": dt.datetime.now(dt.UTC).isoformat(),
+    }
+
+
+def package_versions() -> dict[str, str]:
+    """Installed versions of the packages that decide the results."""
+    out = {}
+    for pkg in PACKAGES:
+        try:
+            out[pkg] = importlib_metadata.version(pkg)
+        except importlib_metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def code_version() -> str:
+    """The git commit of the code (with +dirty for local changes), or the package version."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        rev = subprocess.run(
+            ["git", "-C", str(root), "describe", "--always", "--dirty=+dirty", "--abbrev=12"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        return rev or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return package_versions()["guesslab"]
+
+
+def _plain(cfg: Any) -> Any:
+    """A config (OmegaConf or mapping) as plain dicts and lists."""
+    try:
+        from omegaconf import DictConfig, ListConfig, OmegaConf
+
+        if isinstance(cfg, DictConfig | ListConfig):
+            return OmegaConf.to_container(cfg, resolve=True)
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(cfg, Mapping):
+        return {k: _plain(v) for k, v in cfg.items()}
+    if isinstance(cfg, list | tuple):
+        return [_plain(v) for v in cfg]
+    return cfg

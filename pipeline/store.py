@@ -1,0 +1,156 @@
+"""The Parquet store: one file per finished batch, written atomically, one row per task.
+
+Layout: ``<study dir>/results/family=<family>/part-<utc ns>-<random>.parquet``.  Every file
+of a family has the family's full schema (:func:`family_schema`), so a family's folder reads
+with plain ``pandas.read_parquet``; :func:`load_results` reads a whole study.
+
+Files are written under a hidden temporary name and renamed into place, so a reader or a
+killed run never sees half a file.  A task that is run again (an error retried, or
+``store.recompute=true``) gets its new row in a new file; :func:`compact` then drops the
+older rows of the same task ids, file by file and atomically, so one row per task remains.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from solvers.registry import COMMON_COLUMNS, Row, get_family, row_columns
+
+ARROW_TYPES: dict[str, pa.DataType] = {
+    "string": pa.string(),
+    "int64": pa.int64(),
+    "float64": pa.float64(),
+    "bool": pa.bool_(),
+    "list<float64>": pa.list_(pa.float64()),
+    "list<int64>": pa.list_(pa.int64()),
+}
+METADATA_KEY = b"guesslab"
+
+
+def family_schema(family: str) -> pa.Schema:
+    """The Arrow schema of every results file of ``family``."""
+    return pa.schema([(k, ARROW_TYPES[v]) for k, v in row_columns(get_family(family)).items()])
+
+
+def family_dir(results: Path, family: str) -> Path:
+    """The folder of one family's result files."""
+    return results / f"family={family}"
+
+
+def result_files(results: Path) -> list[Path]:
+    """Every finished results file under ``results``, oldest first."""
+    if not results.is_dir():
+        return []
+    return sorted(results.glob("family=*/part-*.parquet"), key=lambda p: p.name)
+
+
+def write_rows(results: Path, rows: Iterable[Row], metadata: Mapping[str, Any]) -> list[Path]:
+    """Write ``rows`` (grouped by family) as new files, atomically; return their paths."""
+    by_family: dict[str, list[Row]] = {}
+    for row in rows:
+        by_family.setdefault(row["family"], []).append(row)
+    meta = json.dumps(dict(metadata), default=str, sort_keys=True).encode()
+    written = []
+    for family, fam_rows in by_family.items():
+        table = pa.Table.from_pylist(fam_rows, schema=family_schema(family))
+        table = table.replace_schema_metadata({METADATA_KEY: meta})
+        written.append(_atomic_write(table, family_dir(results, family)))
+    return written
+
+
+def _atomic_write(table: pa.Table, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
+    tmp = folder / f".{name}.tmp"
+    pq.write_table(table, tmp)
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, folder / name)
+    return folder / name
+
+
+def stored_status(results: Path) -> dict[str, str]:
+    """task_id -> status of the newest stored row of every task in the store."""
+    out: dict[str, str] = {}
+    for path in result_files(results):
+        table = pq.read_table(path, columns=["task_id", "status"])
+        out.update(zip(table["task_id"].to_pylist(), table["status"].to_pylist(), strict=True))
+    return out
+
+
+def compact(results: Path) -> int:
+    """Drop rows superseded by a newer file holding the same task; return how many.
+
+    A task may have several rows (one per target, say); they always come in one file, so
+    the newest file that holds a task keeps all its rows and older files lose theirs.
+    """
+    files = result_files(results)
+    newest: dict[str, Path] = {}
+    ids_per_file: dict[Path, list[str]] = {}
+    for path in files:
+        ids = pq.read_table(path, columns=["task_id"])["task_id"].to_pylist()
+        ids_per_file[path] = ids
+        for tid in ids:
+            newest[tid] = path
+    dropped = 0
+    for path, ids in ids_per_file.items():
+        keep = [newest[tid] == path for tid in ids]
+        if all(keep):
+            continue
+        dropped += keep.count(False)
+        table = pq.read_table(path)
+        kept = table.filter(pa.array(keep))
+        if kept.num_rows == 0:
+            path.unlink()
+            continue
+        tmp = path.with_name(f".{path.name}.tmp")
+        pq.write_table(kept.replace_schema_metadata(table.schema.metadata), tmp)
+        os.replace(tmp, path)
+    return dropped
+
+
+def remove_temporaries(results: Path) -> int:
+    """Delete temporary files a killed run left behind; return how many."""
+    if not results.is_dir():
+        return 0
+    stale = list(results.glob("family=*/.part-*.tmp"))
+    for path in stale:
+        path.unlink()
+    return len(stale)
+
+
+def load_results(path: str | Path, family: str | None = None) -> pd.DataFrame:
+    """All rows of a study's store (a study folder or its results/ folder) as a DataFrame.
+
+    Families have different columns; a column a family lacks is missing (NaN) in its rows.
+    """
+    path = Path(path)
+    results = path / "results" if (path / "results").is_dir() else path
+    frames = []
+    for fam_dir in sorted(results.glob("family=*")):
+        name = fam_dir.name.split("=", 1)[1]
+        if family is not None and name != family:
+            continue
+        files = sorted(fam_dir.glob("part-*.parquet"), key=lambda p: p.name)
+        if files:
+            tables = [pq.read_table(f) for f in files]
+            frames.append(pa.concat_tables(tables, promote_options="permissive").to_pandas())
+    if not frames:
+        return pd.DataFrame(columns=list(row_columns(family) if family else COMMON_COLUMNS))
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def file_metadata(path: str | Path) -> dict[str, Any]:
+    """The guesslab key-value metadata of one results file (config, versions, code)."""
+    meta = pq.read_schema(path).metadata or {}
+    return json.loads(meta.get(METADATA_KEY, b"{}"))
