@@ -286,3 +286,14 @@ def test_summary_writes_plot_and_tables(tmp_path):
     assert "775/4536" in text and "high_low_p_perfect.png" in text
     assert (tmp_path / "high_low_p_perfect.png").stat().st_size > 0
     assert (tmp_path / "high_low_decks.parquet").exists()
+
+
+def test_summary_of_monte_carlo_rows_only(tmp_path):
+    """The store may drop all-null columns (no exact P for Monte Carlo rows)."""
+    from pipeline.summaries import get_summary
+
+    rows = pd.DataFrame(
+        [row(ranks=5, suits=4, method="monte_carlo", strategy="majority", n_games=100)]
+    ).drop(columns=["p_perfect_exact", "n_states", "n"])
+    text = get_summary("high_low")(rows, tmp_path)
+    assert "monte_carlo" in text

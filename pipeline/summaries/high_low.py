@@ -24,7 +24,7 @@ def distinct_table(rows: pd.DataFrame) -> pd.DataFrame:
     rows = rows.sort_values(["n", "rank"]).drop_duplicates("n")
     cols = ["n", "method", "p_perfect", "p_perfect_exact", "log10_p_perfect"]
     cols += ["expected_correct", "n_states"]
-    return rows[cols].reset_index(drop=True)
+    return rows.reindex(columns=cols).reset_index(drop=True)
 
 
 def deck_table(rows: pd.DataFrame) -> pd.DataFrame:
@@ -32,7 +32,8 @@ def deck_table(rows: pd.DataFrame) -> pd.DataFrame:
     cols = ["ranks", "suits", "ties", "strategy", "method", "p_perfect", "p_perfect_se"]
     cols += ["p_perfect_exact", "expected_correct", "expected_correct_exact", "n_states"]
     keys = ["ranks", "suits", "ties", "strategy", "method"]
-    table = rows.sort_values(keys).drop_duplicates(keys)[cols].reset_index(drop=True)
+    table = rows.sort_values(keys).drop_duplicates(keys).reindex(columns=cols)
+    table = table.reset_index(drop=True)
     best = table[(table["strategy"] == "optimal") & (table["method"] == "exact")]
     optimum = best.set_index(["ranks", "suits", "ties"])["p_perfect"]
     table["ratio_to_optimal"] = [
