@@ -54,7 +54,9 @@ def status_line(rows: pd.DataFrame) -> str:
 
 
 def _error_table(errors: pd.DataFrame) -> pd.DataFrame:
-    return errors[["task_id", "strategy", "error"]].head(GENERIC_ROWS)
+    family = errors["family"].iloc[0]
+    cols = ["task_id", "strategy", *parameter_columns(family), "error"]
+    return errors[[c for c in dict.fromkeys(cols) if c in errors]].head(GENERIC_ROWS)
 
 
 def parameter_columns(family: str) -> list[str]:

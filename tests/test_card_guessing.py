@@ -39,7 +39,7 @@ def solver_policy(deck, strategy, tie_break="lowest"):
 
 
 def test_seed_000_figures_for_333():
-    """Seed 000, sections 5.4 and 5.5: greedy 475/112 (ties to the lowest type), optimal 2383/560."""
+    """Seed 000, sections 5.4-5.5: greedy 475/112 (ties to the lowest type), optimal 2383/560."""
     assert exact((3, 3, 3), "optimal")["expected_score_exact"] == "2383/560"
     assert exact((3, 3, 3), "greedy", tie_break="lowest")["expected_score_exact"] == "475/112"
 

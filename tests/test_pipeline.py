@@ -1,0 +1,242 @@
+"""The study runner end to end: configs, grid, Dask, store, resume, summaries, bad input."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from conftest import ROOT
+from hydra import compose, initialize_config_dir
+
+from pipeline import store
+from pipeline.run import run_study
+from pipeline.study import StudyError, plan
+from solvers import Family, Param, register
+from solvers.registry import as_int, families
+
+STUDIES = sorted(p.stem for p in (ROOT / "conf" / "study").glob("*.yaml"))
+
+
+def config(*overrides: str):
+    """The composed config, as `python -m pipeline OVERRIDES` would see it."""
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides))
+
+
+def run(outputs: Path, *overrides: str):
+    cfg = config(f"paths.outputs={outputs}", "run.progress=false", *overrides)
+    return run_study(cfg, log=lambda *_: None)
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env=env,
+        timeout=300,
+    )
+
+
+# ------------------------------------------------------------------------- configs
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_every_study_config_composes_and_plans(name):
+    """Each conf/study/*.yaml composes through Hydra and expands to valid tasks."""
+    cfg = config(f"study={name}")
+    assert cfg.study.name == name
+    tasks = plan(_plain(cfg.study))
+    assert tasks and len({t.task_id for t in tasks}) == len(tasks)
+
+
+def _plain(node):
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(node, resolve=True)
+
+
+def test_default_config_is_the_paper_study_on_a_local_cluster():
+    cfg = config()
+    assert cfg.study.name == "paper" and cfg.cluster.kind == "local"
+    assert cfg.cluster.n_workers == 2 and cfg.cluster.threads_per_worker == 1
+
+
+def test_strategy_axes_multiply_only_their_own_rows():
+    study = _plain(config("study.grid.deck=[[3,3,3],[2,2]]").study)
+    study["strategies"]["greedy"]["tie_break"] = ["lowest", "highest", "uniform"]
+    tasks = plan(study)
+    by_strategy = pd.Series([t.task["strategy"] for t in tasks]).value_counts()
+    assert by_strategy["optimal"] == 2 and by_strategy["greedy"] == 6
+
+
+def test_command_line_overrides_reach_the_grid():
+    cfg = config("study.grid.deck=[[2,2,2,2]]")
+    assert [t.task["deck"] for t in plan(_plain(cfg.study))] == [[2, 2, 2, 2]] * 2
+
+
+# ----------------------------------------------------------------- end to end runs
+
+
+def test_paper_study_on_a_local_cluster_with_two_workers(outputs):
+    report = run(outputs, "cluster=local", "cluster.n_workers=2")
+    assert (report.planned, report.computed, report.errors) == (2, 2, 0)
+    rows = store.load_results(outputs / "paper")
+    got = dict(zip(rows["strategy"], rows["expected_score_exact"], strict=True))
+    assert got == {"optimal": "2383/560", "greedy": "475/112"}
+    assert set(rows["status"]) == {"ok"} and rows["task_id"].is_unique
+    summary = (outputs / "paper" / "summary.md").read_text()
+    assert "2383/560" in summary and "475/112" in summary
+    assert "ratio_to_optimal" in summary
+    assert list((outputs / "paper" / "summary").glob("*.png"))
+    meta = store.file_metadata(store.result_files(outputs / "paper" / "results")[0])
+    assert meta["config"]["study"]["name"] == "paper"
+    assert {"dask", "pyarrow", "guesslab"} <= set(meta["packages"])
+    assert meta["code_version"] and meta["solver_version"] == "1"
+
+
+def test_family_folder_reads_with_plain_pandas_pyarrow_and_duckdb(outputs):
+    run(outputs, "cluster=sync", "study.grid.deck=[[3,3,3],[2,2,2]]")
+    folder = outputs / "paper" / "results" / "family=card_guessing"
+    df = pd.read_parquet(folder)
+    assert len(df) == 4
+    import duckdb
+
+    n = duckdb.sql(f"select count(*) from read_parquet('{folder}/*.parquet')").fetchall()[0][0]
+    assert n == 4
+    assert pq.ParquetDataset(folder).read().num_rows == 4
+
+
+def test_rerun_recomputes_nothing_and_recompute_replaces_rows(outputs):
+    run(outputs, "cluster=sync")
+    files = store.result_files(outputs / "paper" / "results")
+    again = run(outputs, "cluster=sync")
+    assert (again.skipped, again.computed) == (2, 0)
+    assert store.result_files(outputs / "paper" / "results") == files
+    forced = run(outputs, "cluster=sync", "store.recompute=true")
+    assert forced.computed == 2
+    rows = store.load_results(outputs / "paper")
+    assert len(rows) == 2 and rows["task_id"].is_unique
+
+
+def test_resume_after_losing_result_files(outputs):
+    """Run, delete some result files, run again: the rows come back, none twice."""
+    overrides = ("cluster=sync", "study.grid.deck=[[3,3,3],[2,2,2],[2,2],[1,1,1]]", "run.batch_size=1")
+    run(outputs, *overrides)
+    results = outputs / "paper" / "results"
+    files = store.result_files(results)
+    assert len(files) == 8
+    before = store.load_results(results).sort_values("task_id")
+    for path in files[::3]:
+        path.unlink()
+    report = run(outputs, *overrides)
+    assert report.computed == 3 and report.skipped == 5
+    after = store.load_results(results).sort_values("task_id")
+    assert after["task_id"].is_unique and len(after) == 8
+    assert after["expected_score_exact"].tolist() == before["expected_score_exact"].tolist()
+
+
+def test_a_killed_write_leaves_no_broken_file(outputs):
+    run(outputs, "cluster=sync")
+    folder = outputs / "paper" / "results" / "family=card_guessing"
+    (folder / ".part-0-dead.parquet.tmp").write_bytes(b"half a file")
+    assert len(pd.read_parquet(folder)) == 2  # readers skip hidden files
+    run(outputs, "cluster=sync", "study.grid.deck=[[2,2]]")
+    assert not list(folder.glob(".*.tmp"))
+
+
+def _boom(task):
+    if task["n"] == 3:
+        raise ArithmeticError("three is unlucky")
+    return [{"value": float(task["n"])}]
+
+
+if "test_flaky" not in families():
+    register(
+        Family(
+            name="test_flaky",
+            version="1",
+            params=(Param("n", lambda v: as_int(v, low=0), dtype="int64"),),
+            run=_boom,
+            columns={"value": "float64"},
+        )
+    )
+
+
+def test_a_failing_task_becomes_an_error_row_and_is_retried(outputs, tmp_path):
+    study = {"name": "flaky", "family": "test_flaky", "grid": {"n": [1, 2, 3]}}
+    cfg = _plain(config(f"paths.outputs={outputs}", "cluster=sync", "run.progress=false"))
+    cfg["study"] = study
+    report = run_study(cfg, log=lambda *_: None)
+    assert (report.computed, report.errors) == (3, 1)
+    rows = store.load_results(outputs / "flaky").set_index("n")
+    assert rows.loc[3, "status"] == "error" and "three is unlucky" in rows.loc[3, "error"]
+    assert rows.loc[2, "value"] == 2.0
+    summary = (outputs / "flaky" / "summary.md").read_text()
+    assert "three is unlucky" in summary
+    again = run_study(cfg, log=lambda *_: None)
+    assert (again.skipped, again.computed, again.errors) == (2, 1, 1)
+    assert store.load_results(outputs / "flaky")["task_id"].is_unique
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def test_cli_runs_the_default_study(tmp_path):
+    res = cli("cluster=sync", f"paths.outputs={tmp_path}")
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "paper" / "summary.md").exists()
+    assert not (ROOT / "outputs" / "paper" / "hydra").exists()
+
+
+def test_multirun_jobs_share_one_store_and_summary(tmp_path):
+    res = cli(
+        "-m",
+        "study=paper",
+        "study.grid.deck=[[3,3,3]],[[2,2,2]]",
+        "cluster=sync",
+        f"paths.outputs={tmp_path}",
+    )
+    assert res.returncode == 0, res.stderr
+    rows = store.load_results(tmp_path / "paper")
+    assert sorted(rows["deck"].unique()) == ["2,2,2", "3,3,3"] and len(rows) == 4
+    summary = (tmp_path / "paper" / "summary.md").read_text()
+    assert "Deck (2,2,2)" in summary and "Deck (3,3,3)" in summary
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ("study.grid.deck=[[3,-1,3]]", "study.grid.deck=[3, -1, 3]"),
+        ("study.grid.deck=[[3,2.5]]", "study.grid.deck=[3, 2.5]"),
+        ("study.grid.deck=[[]]", "study.grid.deck=[]"),
+        ("study.family=poker", "study.family='poker'"),
+        ("+study.strategies.psychic={}", "study.strategies.psychic"),
+        ("+study.grid.colour=[red]", "study.grid.colour='red'"),
+        ("study.grid.deck=[[13,13,13,13]]", "too large for the exact solver"),
+        ("study=nonexistent", "study='nonexistent': unknown study; valid:"),
+        ("cluster=moon", "cluster='moon': unknown cluster; valid:"),
+        ("cluster=address", "cluster.address"),
+    ],
+)
+def test_bad_input_exits_2_naming_the_key_and_writes_nothing(tmp_path, override, key):
+    res = cli("cluster=sync", f"paths.outputs={tmp_path}", override)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert key in res.stderr
+    assert "Traceback" not in res.stderr
+    assert not tmp_path.exists() or not any(tmp_path.rglob("*.parquet"))
+
+
+def test_bad_values_never_touch_existing_results(outputs):
+    run(outputs, "cluster=sync")
+    files = {p: p.read_bytes() for p in store.result_files(outputs / "paper" / "results")}
+    with pytest.raises(StudyError, match="study.grid.deck"):
+        run(outputs, "cluster=sync", "study.grid.deck=[[0,3]]")
+    assert {p: p.read_bytes() for p in store.result_files(outputs / "paper" / "results")} == files
