@@ -256,6 +256,13 @@ def _from_renyi(renyi: np.ndarray, t: float) -> np.ndarray:
     return -np.expm1(-u * renyi) / u
 
 
+def uniform_entropy(sizes: np.ndarray, t: float, log_base: float = math.e) -> np.ndarray:
+    """H_{r,t} of the uniform distribution on each of ``sizes`` outcomes (any r; 0 for 0)."""
+    _, t, log_base = checked_point(1.0, t, log_base)
+    n = np.maximum(np.asarray(sizes, dtype=float), 1.0)
+    return _from_renyi(np.log(n), t) / math.log(log_base)
+
+
 def from_renyi(renyi: float, t: float) -> float:
     """H_{r,t} in nats from the Renyi entropy R_r (nats) of the same distribution."""
     return float(_from_renyi(np.asarray([renyi], dtype=float), as_degree(t))[0])

@@ -147,6 +147,11 @@ def query_scores(
         return -(counts > 0).sum(axis=1).astype(float)
     if strategy == "expected_size":
         return (_part_sums(labels, n_parts, weights) * counts).sum(axis=1)
+    if strategy == "sharma_mittal" and np.all(weights == weights[0]):
+        # equally likely codes: every part is uniform, and H_{r,t} of a uniform part of n
+        # codes depends on t only; a lookup by part size is exact and fast
+        lookup = entropy.uniform_entropy(np.arange(labels.shape[1] + 1), t)
+        return (counts * lookup[counts]).sum(axis=1)
     if strategy == "sharma_mittal":
         h, mass = entropy.sharma_mittal_grouped(weights, labels, n_parts, r, t)
         return (mass * h).sum(axis=1)

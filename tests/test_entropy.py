@@ -251,3 +251,13 @@ def test_presets_are_points_of_the_plane() -> None:
     assert E.preset("arimoto:inf") == E.preset("bayes_error")
     assert E.preset("renyi:inf") == E.preset("min_entropy")
     assert E.preset("tsallis:0") == E.preset("origin")
+
+
+@pytest.mark.parametrize("t", [0.0, 0.5, 1.0, 1 + 1e-10, 2.0, 7.0])
+def test_uniform_entropy_matches_the_general_function_for_every_order(t) -> None:
+    sizes = np.array([0, 1, 2, 3, 10, 1296])
+    got = E.uniform_entropy(sizes, t, log_base=2)
+    assert got[0] == 0.0 and got[1] == 0.0
+    for n, value in zip(sizes[1:], got[1:], strict=True):
+        for r in [0.0, 0.5, 1.0, 3.0, math.inf]:
+            assert value == pytest.approx(E.sharma_mittal([1 / n] * n, r, t, 2), rel=1e-12)

@@ -264,3 +264,14 @@ def test_feedback_table_is_cached_and_read_only() -> None:
     assert M.feedback_table(3, 3) is M.feedback_table(3, 3)
     assert not M.feedback_table(3, 3).flags.writeable
     assert M.feedback_table(3, 3).dtype == np.uint8
+
+
+@pytest.mark.parametrize(("r", "t"), [(1.0, 1.0), (0.5, 3.0), (math.inf, 2.0), (0.0, 0.0)])
+def test_uniform_lookup_scores_equal_the_general_grouped_scores(r, t) -> None:
+    table = M.feedback_table(3, 3)
+    feasible = np.arange(0, 27, 2)
+    labels = table[:, feasible]
+    weights = np.full(len(feasible), 7.0)
+    fast = M.query_scores(labels, weights, len(M.feedbacks(3)), "sharma_mittal", r, t)
+    h, mass = E.sharma_mittal_grouped(weights, labels, len(M.feedbacks(3)), r, t)
+    np.testing.assert_allclose(fast * 7.0, (mass * h).sum(axis=1), rtol=1e-12, atol=1e-12)
