@@ -275,3 +275,31 @@ def test_uniform_lookup_scores_equal_the_general_grouped_scores(r, t) -> None:
     fast = M.query_scores(labels, weights, len(M.feedbacks(3)), "sharma_mittal", r, t)
     h, mass = E.sharma_mittal_grouped(weights, labels, len(M.feedbacks(3)), r, t)
     np.testing.assert_allclose(fast * 7.0, (mass * h).sum(axis=1), rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------- identities between the strategies
+
+
+def test_uniform_jar_only_the_degree_t_matters_and_meets_the_classics() -> None:
+    """Uniform jar: every part is uniform, so H_{r,t} of a part is ln_t(size) for every r.
+
+    t = 0 scores a part of n codes as n - 1 (expected_size), t = 2 as 1 - 1/n (most_parts).
+    """
+
+    def hist(strategy, r=1.0, t=1.0):
+        return M.guesses_per_code(3, 4, None, strategy, r, t)[0].tolist()
+
+    for t in (0.0, 0.5, 1.0, 2.0, 5.0):
+        base = hist("sharma_mittal", 1.0, t)
+        for r in (0.0, 0.5, 3.0, math.inf):
+            assert hist("sharma_mittal", r, t) == base
+    assert hist("sharma_mittal", 1.0, 0.0) == hist("expected_size")
+    assert hist("sharma_mittal", 1.0, 2.0) == hist("most_parts")
+
+
+def test_origin_entropy_is_expected_size_for_any_jar() -> None:
+    """(r, t) = (0, 0) scores a part by its number of codes minus one, whatever the jar."""
+    jar = [10, 6, 4, 2]
+    a = M.guesses_per_code(3, 4, jar, "sharma_mittal", 0.0, 0.0)[0]
+    b = M.guesses_per_code(3, 4, jar, "expected_size")[0]
+    assert a.tolist() == b.tolist()

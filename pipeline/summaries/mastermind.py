@@ -72,6 +72,8 @@ def result_table(rows: pd.DataFrame) -> pd.DataFrame:
         for s, r, t in zip(table["strategy"], table["entropy_r"], table["entropy_t"], strict=True)
     ]
     table["histogram"] = [",".join(map(str, h)) for h in table["histogram"]]
+    totals = [None if v is None or v != v else int(v) for v in table["total_guesses"]]
+    table["total_guesses"] = pd.Series(totals, index=table.index, dtype=object)
     keep = ["pegs", "colours", "jar", "jar_label", "strategy", "entropy_r", "entropy_t", "label"]
     keep += [*RESULTS, "first_guess", "histogram", "n_codes"]
     return table[[c for c in keep if c in table]]
@@ -127,7 +129,10 @@ def heatmap(grid: pd.DataFrame, ref: pd.DataFrame, title: str, path: Path) -> Pa
             v = values[i, j]
             if np.isfinite(v):
                 weight = "bold" if v <= best + 1e-12 else "normal"
-                ax.text(j, i, f"{v:.3f}", ha="center", va="center", fontsize=7, weight=weight)
+                colour = "white" if image.norm(v) > 0.6 else "black"
+                ax.text(
+                    j, i, f"{v:.3f}", ha="center", va="center", fontsize=7, weight=weight, c=colour
+                )
     refs = ", ".join(
         f"{s} {v:.3f}" for s, v in zip(ref["strategy"], ref["expected_guesses"], strict=True)
     )
