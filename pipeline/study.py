@@ -11,7 +11,15 @@ A study config (conf/study/NAME.yaml) names a family and a grid::
       greedy: {tie_break: [lowest]}
 
 Every axis is a list of values; the tasks are the product of the grid axes times, for each
-strategy, the product of its own axes.
+strategy, the product of its own axes.  A study mixing kinds of task (distinct cards and real
+decks, say) lists several grids, each with its own axes and strategies; ``grid`` then holds
+the axes shared by all of them::
+
+    grids:
+      - grid: {n: [2, 3, 4]}
+        strategies: {optimal: {}}
+      - grid: {ranks: [3, 4], suits: [2, 4]}
+        strategies: {optimal: {}, majority: {}}
 """
 
 from __future__ import annotations
@@ -48,52 +56,76 @@ def plan(study: Mapping[str, Any]) -> list[PlannedTask]:
         family = get_family(study.get("family"))
     except TaskError as exc:
         raise StudyError(f"study.{exc}") from None
-    grid = _mapping(study.get("grid", {}), "study.grid")
-    strategies = study.get("strategies")
-    if strategies is None:
-        per_strategy: dict[str | None, Mapping[str, Any]] = {None: {}}
+    shared = _mapping(study.get("grid") or {}, "study.grid")
+    parts = study.get("grids")
+    if parts is None:
+        parts_found = [("study", {"strategies": study.get("strategies")})]
     else:
-        strategies = _mapping(strategies, "study.strategies")
-        if not strategies:
-            raise StudyError("study.strategies={}: name at least one strategy")
-        per_strategy = {
-            s: _mapping(axes or {}, f"study.strategies.{s}") for s, axes in strategies.items()
-        }
-    for key in grid:
-        if key in ("family", "strategy"):
-            raise StudyError(f"study.grid.{key}: set it with study.{key}, not as a grid axis")
+        if study.get("strategies") is not None:
+            raise StudyError("study.strategies: with study.grids, give strategies in each part")
+        if not isinstance(parts, list | tuple) or not parts:
+            raise StudyError(f"study.grids={parts!r}: must be a non-empty list of grids")
+        parts_found = [
+            (f"study.grids[{i}]", _mapping(part, f"study.grids[{i}]"))
+            for i, part in enumerate(parts)
+        ]
     out: dict[str, PlannedTask] = {}
-    for strategy, axes in per_strategy.items():
-        for key in axes:
-            if key in grid:
-                raise StudyError(
-                    f"study.strategies.{strategy}.{key}: also a shared axis study.grid.{key}"
-                )
-        all_axes = {**{f"study.grid.{k}": v for k, v in grid.items()}}
-        all_axes.update({f"study.strategies.{strategy}.{k}": v for k, v in axes.items()})
-        keys = list(all_axes)
-        values = [_axis(all_axes[k], k) for k in keys]
-        for combo in itertools.product(*values):
-            raw: dict[str, Any] = {"family": family.name}
-            if strategy is not None:
-                raw["strategy"] = strategy
-            raw.update({k.rsplit(".", 1)[1]: v for k, v in zip(keys, combo, strict=True)})
-            try:
-                task = validate(raw)
-            except TaskError as exc:
-                raise StudyError(_config_message(exc, keys, strategy)) from None
+    for prefix, part in parts_found:
+        own = {} if prefix == "study" else _mapping(part.get("grid") or {}, f"{prefix}.grid")
+        axes = {f"study.grid.{k}": v for k, v in shared.items()}
+        for k, v in own.items():
+            if k in shared:
+                raise StudyError(f"{prefix}.grid.{k}: also a shared axis study.grid.{k}")
+            axes[f"{prefix}.grid.{k}"] = v
+        for task in _part_tasks(family.name, axes, part.get("strategies"), prefix):
             tid = task_id(task)
             out.setdefault(tid, PlannedTask(tid, task))
     return list(out.values())
 
 
-def _config_message(exc: TaskError, keys: list[str], strategy: str | None) -> str:
+def _part_tasks(family: str, grid: dict[str, Any], strategies: Any, prefix: str) -> list[Task]:
+    """The validated tasks of one grid: its axes times each strategy's own axes."""
+    for key in grid:
+        if key.rsplit(".", 1)[1] in ("family", "strategy"):
+            raise StudyError(f"{key}: set it with study.family or strategies, not as a grid axis")
+    if strategies is None:
+        per_strategy: dict[str | None, Mapping[str, Any]] = {None: {}}
+    else:
+        strategies = _mapping(strategies, f"{prefix}.strategies")
+        if not strategies:
+            raise StudyError(f"{prefix}.strategies={{}}: name at least one strategy")
+        per_strategy = {
+            s: _mapping(axes or {}, f"{prefix}.strategies.{s}") for s, axes in strategies.items()
+        }
+    tasks = []
+    for strategy, own in per_strategy.items():
+        all_axes = dict(grid)
+        for key, values in own.items():
+            if any(k.rsplit(".", 1)[1] == key for k in grid):
+                raise StudyError(f"{prefix}.strategies.{strategy}.{key}: also a grid axis")
+            all_axes[f"{prefix}.strategies.{strategy}.{key}"] = values
+        keys = list(all_axes)
+        values = [_axis(all_axes[k], k) for k in keys]
+        for combo in itertools.product(*values):
+            raw: dict[str, Any] = {"family": family}
+            if strategy is not None:
+                raw["strategy"] = strategy
+            raw.update({k.rsplit(".", 1)[1]: v for k, v in zip(keys, combo, strict=True)})
+            try:
+                tasks.append(validate(raw))
+            except TaskError as exc:
+                where = f"{prefix}.strategies.{strategy}"
+                raise StudyError(_config_message(exc, keys, where)) from None
+    return tasks
+
+
+def _config_message(exc: TaskError, keys: list[str], strategy: str) -> str:
     """The error with the task key replaced by the config key it came from."""
     for k in keys:
         if k.rsplit(".", 1)[1] == exc.key:
             return f"{k}={exc.value!r}: {exc.reason}"
     if exc.key == "strategy":
-        return f"study.strategies.{strategy}: {exc.reason}"
+        return f"{strategy}: {exc.reason}"
     return f"study.grid.{exc.key}={exc.value!r}: {exc.reason}"
 
 

@@ -29,7 +29,7 @@ def write_summary(study_dir: Path, study: Mapping[str, Any]) -> Path:
         parts += [" ".join(str(study["description"]).split()), ""]
     parts += [status_line(rows), ""]
     for family in sorted(rows["family"].dropna().unique()) if len(rows) else []:
-        fam_rows = rows[rows["family"] == family].dropna(axis=1, how="all")
+        fam_rows = rows[rows["family"] == family]
         ok = fam_rows[fam_rows["status"] == "ok"].reset_index(drop=True)
         fn = get_summary(family) or generic_summary
         parts += [f"## Family `{family}`", "", fn(ok, out_dir).rstrip(), ""]

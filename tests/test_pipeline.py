@@ -77,6 +77,30 @@ def test_strategy_axes_multiply_only_their_own_rows():
     assert by_strategy["optimal"] == 2 and by_strategy["greedy"] == 6
 
 
+def test_a_study_may_list_several_grids_sharing_axes():
+    study = {
+        "name": "mixed",
+        "family": "card_guessing",
+        "grid": {"feedback": ["partial"]},
+        "grids": [
+            {"grid": {"deck": [[3, 3, 3], [2, 2]]}, "strategies": {"optimal": {}}},
+            {"grid": {"deck": [[1, 1, 1]]}, "strategies": {"greedy": {"tie_break": ["highest"]}}},
+        ],
+    }
+    tasks = [t.task for t in plan(study)]
+    assert [(t["strategy"], t["deck"]) for t in tasks] == [
+        ("optimal", [3, 3, 3]),
+        ("optimal", [2, 2]),
+        ("greedy", [1, 1, 1]),
+    ]
+    study["grids"][1]["grid"]["deck"] = [[1, -1]]
+    with pytest.raises(StudyError, match=r"study.grids\[1\].grid.deck=\[1, -1\]"):
+        plan(study)
+    study["grids"][1]["grid"]["feedback"] = ["partial"]
+    with pytest.raises(StudyError, match=r"study.grids\[1\].grid.feedback: also a shared axis"):
+        plan(study)
+
+
 def test_command_line_overrides_reach_the_grid():
     cfg = config("study.grid.deck=[[2,2,2,2]]")
     assert [t.task["deck"] for t in plan(_plain(cfg.study))] == [[2, 2, 2, 2]] * 2
@@ -128,7 +152,11 @@ def test_rerun_recomputes_nothing_and_recompute_replaces_rows(outputs):
 
 def test_resume_after_losing_result_files(outputs):
     """Run, delete some result files, run again: the rows come back, none twice."""
-    overrides = ("cluster=sync", "study.grid.deck=[[3,3,3],[2,2,2],[2,2],[1,1,1]]", "run.batch_size=1")
+    overrides = (
+        "cluster=sync",
+        "study.grid.deck=[[3,3,3],[2,2,2],[2,2],[1,1,1]]",
+        "run.batch_size=1",
+    )
     run(outputs, *overrides)
     results = outputs / "paper" / "results"
     files = store.result_files(results)
