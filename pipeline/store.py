@@ -47,8 +47,9 @@ def family_dir(results: Path, family: str) -> Path:
     return results / f"family={family}"
 
 
-def result_files(results: Path) -> list[Path]:
+def result_files(results: str | Path) -> list[Path]:
     """Every finished results file under ``results``, oldest first."""
+    results = Path(results)
     if not results.is_dir():
         return []
     return sorted(results.glob("family=*/part-*.parquet"), key=lambda p: p.name)

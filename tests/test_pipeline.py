@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT
-from hydra import compose, initialize_config_dir
+from tests_support import compose_config
 
 from pipeline import store
 from pipeline.run import run_study
@@ -22,10 +22,7 @@ from solvers.registry import as_int, families
 STUDIES = sorted(p.stem for p in (ROOT / "conf" / "study").glob("*.yaml"))
 
 
-def config(*overrides: str):
-    """The composed config, as `python -m pipeline OVERRIDES` would see it."""
-    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        return compose(config_name="config", overrides=list(overrides))
+config = compose_config
 
 
 def run(outputs: Path, *overrides: str):
