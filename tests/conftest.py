@@ -6,6 +6,12 @@ import itertools
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# property tests draw the same examples on every run (CI stays reproducible), with no
+# per-example deadline (the machine may be busy)
+settings.register_profile("guesslab", derandomize=True, deadline=None)
+settings.load_profile("guesslab")
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -11,7 +13,7 @@ from conftest import ROOT
 
 @pytest.mark.parametrize("command", [["check"], ["format", "--check"]])
 def test_ruff_is_clean(command):
-    ruff = shutil.which("ruff")
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
     if ruff is None:
         pytest.skip("ruff is not installed (pip install -e '.[test]')")
     res = subprocess.run([ruff, *command, "."], cwd=ROOT, capture_output=True, text=True)
