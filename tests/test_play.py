@@ -1,0 +1,430 @@
+"""The terminal game ``python -m pipeline.play`` (issue 10; seed 000 = Gural, Simper, So 2019).
+
+Pure rendering and parsing functions are tested directly; whole games are driven as a person
+would, through a pseudo-terminal (pexpect) and through a pipe (plain text).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from fractions import Fraction
+from io import StringIO
+
+import pytest
+from conftest import ROOT
+
+from pipeline import play
+from solvers.card_guessing import partial
+
+F = Fraction
+JQK = ["J", "Q", "K"]
+
+
+def state_after(deck, steps):
+    """The (c, p) state after (guess, yes) steps from a fresh ``deck``."""
+    state = partial.initial_state(deck)
+    for guess, yes in steps:
+        state = play.after(state, guess, yes)
+    return state
+
+
+# ------------------------------------------------------------------ seed figures
+
+
+def test_one_no_splits_the_belief_as_in_figure_4():
+    """Seed 000 section 7, Fig. 4: J right gives (2,3,3) for sure; then a wrong Q splits it
+    into (1,3,3) (J was the card) and (2,3,2) (K was), (1,3,3) being the less likely."""
+    assert play.belief_bars(partial.composition_posterior(state_after((3, 3, 3), [(0, 1)]))) == [
+        ("(2,3,3)", F(1), "top")
+    ]
+    state = state_after((3, 3, 3), [(0, True), (1, False)])
+    bars = play.belief_bars(partial.composition_posterior(state))
+    assert bars == [("(2,3,2)", F(3, 5), "top"), ("(1,3,3)", F(2, 5), "rest")]
+
+
+def test_section_2_3_example_belief_chances_and_guess():
+    """Seed 000 section 2.3: on (3,3,3) after a yes, b no x3, b yes, b yes the remaining three
+    cards are (0,1,2) 3/10, (1,1,1) 3/5, (2,1,0) 1/10; c is likeliest (2/5) yet the optimal
+    guess is b (chance 1/3)."""
+    a, b, c = 0, 1, 2
+    steps = [(a, True), (b, False), (b, False), (b, False), (b, True), (b, True)]
+    state = state_after((3, 3, 3), steps)
+    lines = play.belief_lines(state, JQK)
+    assert lines[0] == "Computer's belief about the 3 cards still to come (J,Q,K):"
+    assert [line.split()[0] for line in lines[1:]] == ["(1,1,1)", "(0,1,2)", "(2,1,0)"]
+    assert [line.split()[-2:] for line in lines[1:]] == [
+        ["60.0%", "3/5"],
+        ["30.0%", "3/10"],
+        ["10.0%", "1/10"],
+    ]
+    setup = play.make_setup((3, 3, 3), JQK, "optimal", {})
+    probs, guess = play.computer_step(setup.player, state)
+    assert probs[c] == F(2, 5) and probs[b] == F(1, 3) and guess == b
+    note = " ".join(play.guess_note(probs, JQK, guess, "optimal"))
+    assert "K is likelier at 40.0%" in note and "naming Q scores more" in note
+
+
+def test_final_screen_gives_the_exact_expectations():
+    """Seed 000 (and issue 2): (3,3,3) optimal 2383/560, greedy (lowest tie-break) 475/112."""
+    setup = play.make_setup((3, 3, 3), JQK, "greedy", {})
+    assert (setup.optimal, setup.own) == (F(2383, 560), F(475, 112))
+    text = "\n".join(play.expectation_lines(setup.deck, "greedy", setup.optimal, setup.own))
+    assert "4.255" in text and "exactly 2383/560" in text and "exactly 475/112" in text
+
+
+# ------------------------------------------------------------------ pure rendering
+
+
+def test_belief_bars_fold_the_rest_into_other():
+    no_to_each = [(0, False), (1, False), (2, False), (0, False)]
+    belief = partial.composition_posterior(state_after((3, 3, 3), no_to_each))
+    assert len(belief) > 6
+    bars = play.belief_bars(belief, rows=4)
+    assert len(bars) == 4 and bars[-1][0] == f"other ({len(belief) - 3})"
+    assert sum(p for _, p, _ in bars) == 1
+    shown = [p for _, p, _ in bars[:-1]]
+    assert shown == sorted(shown, reverse=True) and shown[-1] >= max(
+        p for c, p in belief.items() if play.composition_label(c) not in {b[0] for b in bars}
+    )
+    # exactly ``rows`` compositions: all shown, nothing folded
+    assert [b[2] for b in play.belief_bars(dict(list(belief.items())[:4]), rows=4)][-1] != "other"
+
+
+def test_bar_chart_scales_to_probability_one_and_fits_80_columns():
+    bars = [
+        ("(1,1,1)", F(1), "top"),
+        ("(0,1,2)", F(1, 2), "rest"),
+        ("other (3)", F(1, 10**6), "other"),
+    ]
+    for style in (play.Style(False), play.Style(True)):
+        lines = play.bar_chart(bars, style)
+        plain = [play.visible(line) for line in lines]
+        assert all(len(line) <= 80 for line in plain)
+        full, half, tiny = (line.count("#") for line in plain)
+        assert full > 40 and abs(half - full / 2) <= 1 and tiny == 1  # possible != impossible
+    assert "\x1b[" in play.bar_chart(bars, play.Style(True))[0]
+    assert "\x1b[" not in "".join(play.bar_chart(bars, play.Style(False)))
+
+
+def test_wide_decks_still_fit_80_columns():
+    deck = (1,) * 13
+    names = play.default_names(13)
+    state = state_after(deck, [(0, False), (1, False)])
+    probs = partial.next_card_probabilities(state)
+    lines = [
+        *play.belief_lines(state, names),
+        *play.chances_lines(probs, names, 2, play.Style(True)),
+        *play.history_lines(names, [(a % 13, a % 2 == 0) for a in range(40)]),
+        play.rule("Card 13 of 13", play.Style(True)),
+    ]
+    assert len(lines) > 4 and all(len(play.visible(line)) <= 80 for line in lines)
+    long_label = play.bar_chart([("(" + ",".join("10" for _ in range(20)) + ")", F(1), "top")])
+    assert len(long_label[0]) <= 80 and "~" in long_label[0]
+
+
+def test_chances_mark_the_guess():
+    line = play.chances_lines([F(1, 5), F(1, 3), F(7, 15)], JQK, 1)[0]
+    assert line == "Chances for the next card: J 20.0%  [Q 33.3%]  K 46.7%"
+
+
+def test_numbers_and_labels():
+    assert play.percent(F(1, 3)) == "33.3%"
+    assert [play.fraction_text(p) for p in (F(3, 10), F(1), F(0))] == ["3/10", "1", "0"]
+    assert play.fraction_text(F(1, 123456789012)) == ""
+    assert play.composition_label((2, 3, 2)) == "(2,3,2)"
+    assert play.rule("Card 1 of 9") == "--- Card 1 of 9 " + "-" * 64
+    assert play.score_line([("you", 1), ("computer", 2)], 3, 9) == (
+        "Score after 3 of 9 cards: you 1, computer 2"
+    )
+    assert play.history_lines(JQK, [(0, True), (1, False)]) == ["  Your guesses so far: J+  Q-"]
+
+
+@pytest.mark.parametrize(
+    ("choice", "tty", "env", "want"),
+    [
+        ("auto", True, {"TERM": "xterm"}, True),
+        ("auto", False, {"TERM": "xterm"}, False),
+        ("auto", True, {"TERM": "xterm", "NO_COLOR": "1"}, False),
+        ("auto", True, {"TERM": "xterm", "NO_COLOR": ""}, True),
+        ("auto", True, {"TERM": "dumb"}, False),
+        ("always", False, {"NO_COLOR": "1"}, True),
+        ("never", True, {"TERM": "xterm"}, False),
+    ],
+)
+def test_color_only_on_a_capable_terminal(choice, tty, env, want):
+    assert play.color_wanted(choice, tty, env) is want
+
+
+# ------------------------------------------------------------------ input
+
+
+def test_parse_guess():
+    assert [play.parse_guess(t, JQK) for t in ("J", " q ", "k", "1", "3")] == [0, 1, 2, 0, 2]
+    with pytest.raises(play.InputError, match=r"Unknown card 'A': type one of J, Q, K"):
+        play.parse_guess("A", JQK)
+    with pytest.raises(play.InputError, match="Type a card name"):
+        play.parse_guess("", JQK)
+    with pytest.raises(play.InputError, match="Unknown card '4'"):
+        play.parse_guess("4", JQK)
+    with pytest.raises(play.Quit):
+        play.parse_guess("QUIT", JQK)
+
+
+def test_parse_answer():
+    assert [play.parse_answer(t) for t in ("y", "YES", "n", "No", "undo")] == [
+        True,
+        True,
+        False,
+        False,
+        "undo",
+    ]
+    with pytest.raises(play.InputError, match="Please answer y or n"):
+        play.parse_answer("maybe")
+    with pytest.raises(play.Quit):
+        play.parse_answer("exit")
+
+
+def test_contradictions_are_explained():
+    probs = [F(0), F(1, 2), F(1, 2)]
+    assert "no J can be next (chance 0)" in play.contradiction(probs, 0, True, JQK)
+    assert play.contradiction(probs, 0, False, JQK) is None
+    assert play.contradiction(probs, 1, True, JQK) is None
+    certain = [F(0), F(1), F(0)]
+    assert "must be a Q" in play.contradiction(certain, 1, False, JQK)
+    with pytest.raises(play.InputError, match="must be a Q"):
+        play._answer("n", certain, 1, JQK)
+
+
+def test_names():
+    assert play.default_names(3) == JQK
+    assert play.default_names(5) == ["A", "B", "C", "D", "E"]
+    assert play.default_names(30)[-1] == "T30"
+    assert play.parse_names("Jack, Queen,King", 3) == ["Jack", "Queen", "King"]
+    for text, why in [
+        ("J,Q", "2 names given for a deck of 3 types"),
+        ("J,j,K", "must differ"),
+        ("J,undo,K", "reserved"),
+        ("J,2,K", "reserved"),
+        ("J,,K", "1 to 8 characters"),
+    ]:
+        with pytest.raises(ValueError, match=why):
+            play.parse_names(text, 3)
+
+
+# ------------------------------------------------------------------ games, scripted
+
+
+def scripted(lines):
+    """A plain Console reading ``lines`` in turn (EOFError after the last) and its output."""
+    feed, out = iter(lines), StringIO()
+
+    def read(prompt):
+        out.write(prompt)
+        try:
+            return next(feed)
+        except StopIteration:
+            raise EOFError from None
+
+    return play.Console(out=out, read=read), out
+
+
+def brute_belief(deck, guesses, answers):
+    """Composition of the unseen cards over every deck order consistent with the answers."""
+    cards = [a for a, c in enumerate(deck) for _ in range(c)]
+    seen = Counter()
+    for order in set(itertools.permutations(cards)):
+        if all((order[i] == g) == y for i, (g, y) in enumerate(zip(guesses, answers, strict=True))):
+            rest = order[len(guesses) :]
+            seen[tuple(rest.count(a) for a in range(len(deck)))] += 1
+    total = sum(seen.values())
+    return {c: F(k, total) for c, k in seen.items()}
+
+
+@pytest.mark.parametrize("strategy", ["optimal", "greedy"])
+def test_human_game_scores_and_beliefs_match_brute_force(strategy):
+    deck, seed = (2, 2, 1), 3
+    setup = play.make_setup(deck, JQK, strategy, {})
+    order = play.shuffled_order(deck, seed)
+    assert sorted(order) == [0, 0, 1, 1, 2] and order == play.shuffled_order(deck, seed)
+    mine = ["J", "Q", "K", "Q", "J"]
+    console, out = scripted(mine)
+    you, cpu = play.play_human(setup, order, console)
+    assert you == sum(JQK.index(m) == c for m, c in zip(mine, order, strict=True))
+    # replay the computer's moves and check every belief it showed against enumeration
+    state, guesses, answers = partial.initial_state(deck), [], []
+    text = out.getvalue()
+    for card in order:
+        guess = setup.player.guess(state)
+        guesses.append(guess)
+        answers.append(guess == card)
+        state = play.after(state, guess, guess == card)
+        if state[0]:
+            assert partial.composition_posterior(state) == brute_belief(deck, guesses, answers)
+            for line in play.belief_lines(state, JQK):
+                assert line in text
+    assert cpu == sum(answers)
+    assert f"Computer ({strategy}): {cpu} of 5" in text
+    assert "The deck was: " + "  ".join(JQK[c] for c in order) in text
+
+
+def test_computer_game_undo_and_contradiction():
+    console, out = scripted(["n", "undo", "y", "maybe", "n", "n", "y"])
+    cpu = play.play_computer(play.make_setup((1, 1, 1), JQK, "optimal", {}), console)
+    text = out.getvalue()
+    assert "Took back the answer for card 1." in text
+    assert "That can't be right" in text and "Please answer y or n" in text
+    assert cpu == 2 and "Computer (optimal): 2 of 3" in text
+
+
+def test_eof_mid_game_raises_for_main_to_handle():
+    console, _ = scripted(["J"])
+    with pytest.raises(EOFError):
+        play.play_human(play.make_setup((3, 3, 3), JQK, "optimal", {}), [0] * 9, console)
+
+
+# ------------------------------------------------------------------ bad options
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["3,x"], "deck '3,x': must be an integer"),
+        (["3,0"], "deck '3,0': must be >= 1"),
+        (["--names", "J,Q"], "--names 'J,Q': 2 names given for a deck of 3 types"),
+        (["--strategy", "magic"], "invalid choice: 'magic'"),
+        (["--strategy", "greedy", "--param", "tie_break=sideways"], "tie_break"),
+        (["--param", "tie_break=lowest"], "does not apply to strategy 'optimal'"),
+        (["--param", "colour=red"], "colour"),
+        (["--param", "oops"], "expected KEY=VALUE"),
+        (["--mode", "robot"], "invalid choice: 'robot'"),
+        (["6,6,6,6,6"], "too large for the exact solver"),
+    ],
+)
+def test_bad_options_are_usage_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        play.main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ as a person would
+
+PLAY = [sys.executable, "-m", "pipeline.play"]
+
+
+def run_piped(args, text):
+    """Run the game with stdin and stdout as pipes; (exit status, stdout, stderr)."""
+    env = {**os.environ, "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    res = subprocess.run(
+        [*PLAY, *args], input=text, capture_output=True, text=True, cwd=ROOT, env=env, timeout=60
+    )
+    return res.returncode, res.stdout, res.stderr
+
+
+def test_piped_output_is_plain_text_with_the_answers_echoed():
+    code, out, err = run_piped(["--seed", "5"], "Z\nJ\nQ\nK\nJ\nQ\nK\nJ\nQ\nK\n")
+    assert code == 0 and err == ""
+    assert "\x1b" not in out
+    assert "Your guess for card 1 [J/Q/K]: Z\nUnknown card 'Z'" in out
+    assert "Score after 9 of 9 cards: you " in out and "exactly 2383/560." in out
+    assert all(len(line) <= 80 for line in out.splitlines())
+
+
+def test_piped_color_always_and_input_ending_early():
+    code, out, _ = run_piped(["--color", "always", "--mode", "computer"], "y\n")
+    assert code == 0 and "\x1b[" in out and out.rstrip().endswith("Input ended. Bye.")
+
+
+try:
+    import pexpect
+except ImportError:  # the pure and piped tests above still run
+    pexpect = None
+
+needs_pexpect = pytest.mark.skipif(pexpect is None, reason="pexpect is not installed")
+
+
+def spawn(args, env_extra=None):
+    """The game on an 80x24 pseudo-terminal, as a person sees it."""
+    env = {**os.environ, "TERM": "xterm", **(env_extra or {})}
+    if not env_extra or "NO_COLOR" not in env_extra:
+        env.pop("NO_COLOR", None)
+    return pexpect.spawn(
+        PLAY[0], [*PLAY[1:], *args], cwd=str(ROOT), env=env, dimensions=(24, 80),
+        encoding="utf-8", timeout=30,
+    )  # fmt: skip
+
+
+def screen_lines(text):
+    """What the terminal shows, line by line, without colour codes."""
+    return [play.visible(line) for line in text.replace("\r", "").split("\n")]
+
+
+@needs_pexpect
+def test_terminal_human_game_with_colour_bad_card_and_a_perfect_score():
+    seed = 11
+    order = play.shuffled_order((3, 3, 3), seed)
+    child = spawn(["--seed", str(seed)])
+    child.expect_exact("Your guess for card 1")
+    child.sendline("Ace")
+    child.expect("Unknown card 'Ace': type one of J, Q, K")
+    child.expect_exact("Your guess for card 1")  # asked again
+    for k, card in enumerate(order, 1):
+        if k > 1:
+            child.expect_exact(f"Your guess for card {k}")
+        child.sendline(JQK[card].lower())  # the person somehow knows the deck
+        child.expect(r"Score after (\d) of 9 cards: you (\d), computer (\d)")
+        assert child.match.group(2) == str(k)
+        if k == 2:
+            shown = child.before
+    child.expect(pexpect.EOF)
+    tail = child.before
+    child.close()
+    assert child.exitstatus == 0
+    assert "\x1b[" in shown  # coloured on a terminal
+    belief = [line for line in screen_lines(shown) if line.startswith("  (")]
+    assert belief and all("#" in line and "%" in line for line in belief)
+    lines = screen_lines(tail)
+    assert "You:                9 of 9" in lines
+    assert any(re.fullmatch(r"Computer \(optimal\): \d of 9", line) for line in lines)
+    assert "exactly 2383/560." in " ".join(lines)
+    assert all(len(line) <= 80 for line in lines + screen_lines(shown))
+
+
+@needs_pexpect
+def test_terminal_computer_game_refuses_an_impossible_no():
+    """Deck J, Q: a "no" to J means card 1 was the Q, so card 2 must be the J."""
+    child = spawn(["1,1", "--mode", "computer"], {"NO_COLOR": "1"})
+    child.expect_exact("Is card 1 a J? [y/n]: ")
+    child.sendline("n")
+    child.expect(r"\(1,0\) +#+ +100\.0%")  # one possibility left
+    child.expect_exact("Is card 2 a J? [y/n]: ")
+    child.sendline("n")
+    child.expect_exact("That can't be right: after your earlier answers the next card must")
+    child.expect_exact("Is card 2 a J? [y/n]: ")
+    assert "\x1b[" not in child.before  # NO_COLOR honoured
+    child.sendline("y")
+    child.expect_exact("Computer (optimal): 1 of 2")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0 and "Traceback" not in child.before
+
+
+@pytest.mark.parametrize(
+    ("key", "message", "status"), [("\x04", "Input ended", 0), ("\x03", "Interrupted", 130)]
+)
+@needs_pexpect
+def test_terminal_ctrl_d_and_ctrl_c_exit_cleanly(key, message, status):
+    child = spawn([])
+    child.expect_exact("Your guess for card 1")
+    child.send(key)
+    child.expect_exact(message)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert "Traceback" not in child.before
+    assert child.exitstatus == status
