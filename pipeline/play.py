@@ -67,7 +67,8 @@ def _evaluation_player(task: Mapping[str, Any]) -> Guesser:
     return partial.evaluation(task["strategy"], task.get("tie_break") or "lowest")
 
 
-# strategy name -> the computer player for a validated task; add new strategies here
+# strategy name (one the family registers) -> the computer player for its validated task;
+# a strategy without an entry is played by partial.evaluation(strategy, tie_break)
 PLAYERS: dict[str, PlayerFactory] = {
     "optimal": _evaluation_player,
     "greedy": _evaluation_player,
@@ -273,13 +274,13 @@ def expectation_lines(
     deck: Sequence[int], strategy: str, optimal: Fraction, own: Fraction | None
 ) -> Lines:
     """What the optimal strategy (and the computer's own, if different) expects, exactly."""
-    label = composition_label(deck)
+    n = sum(deck)
     lines = [
-        f"The optimal strategy expects {float(optimal):.3f} right on average on a shuffled "
-        f"{label}: exactly {optimal}."
+        f"On average the optimal strategy gets {float(optimal):.3f} of {n} right "
+        f"(exactly {optimal})."
     ]
     if strategy != "optimal" and own is not None:
-        lines.append(f"The {strategy} strategy expects {float(own):.3f}: exactly {own}.")
+        lines.append(f"The {strategy} strategy gets {float(own):.3f} (exactly {own}).")
     return lines
 
 
@@ -569,8 +570,8 @@ def _answer(text: str, probs: Sequence[Fraction], guess: Guess, names: Sequence[
 
 
 def strategy_names() -> list[str]:
-    """Strategies offered: the family's, plus any with a player here."""
-    return sorted(set(get_family(FAMILY).strategies) | set(PLAYERS))
+    """Strategies offered: those the card_guessing family registers."""
+    return list(get_family(FAMILY).strategies)
 
 
 def player_task(deck: Sequence[int], strategy: str, params: Mapping[str, str]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from conftest import ROOT
 
 from pipeline import play
 from solvers.card_guessing import partial
+from solvers.registry import TaskError
 
 F = Fraction
 JQK = ["J", "Q", "K"]
@@ -74,7 +75,26 @@ def test_final_screen_gives_the_exact_expectations():
     setup = play.make_setup((3, 3, 3), JQK, "greedy", {})
     assert (setup.optimal, setup.own) == (F(2383, 560), F(475, 112))
     text = "\n".join(play.expectation_lines(setup.deck, "greedy", setup.optimal, setup.own))
-    assert "4.255" in text and "exactly 2383/560" in text and "exactly 475/112" in text
+    assert text == (
+        "On average the optimal strategy gets 4.255 of 9 right (exactly 2383/560).\n"
+        "The greedy strategy gets 4.241 (exactly 475/112)."
+    )
+
+
+def test_strategies_come_from_the_family_and_unplayable_ones_say_so(monkeypatch):
+    assert {"optimal", "greedy"} <= set(play.strategy_names())
+    task = {"strategy": "nonesuch", "tie_break": None}
+    with pytest.raises(TaskError, match="nonesuch.*add it to pipeline.play.PLAYERS"):
+        play.make_player(task)
+
+    class AlwaysFirst:
+        def guess(self, state):
+            return 0
+
+    monkeypatch.setitem(play.PLAYERS, "nonesuch", lambda task: AlwaysFirst())
+    player = play.make_player(task)
+    assert play.own_expectation(player, (1, 1)) is None  # not an exact Evaluation
+    assert player.guess(partial.initial_state((1, 1))) == 0
 
 
 # ------------------------------------------------------------------ pure rendering
@@ -332,13 +352,18 @@ def test_piped_output_is_plain_text_with_the_answers_echoed():
     assert code == 0 and err == ""
     assert "\x1b" not in out
     assert "Your guess for card 1 [J/Q/K]: Z\nUnknown card 'Z'" in out
-    assert "Score after 9 of 9 cards: you " in out and "exactly 2383/560." in out
+    assert "Score after 9 of 9 cards: you " in out and "(exactly 2383/560)." in out
     assert all(len(line) <= 80 for line in out.splitlines())
 
 
 def test_piped_color_always_and_input_ending_early():
     code, out, _ = run_piped(["--color", "always", "--mode", "computer"], "y\n")
     assert code == 0 and "\x1b[" in out and out.rstrip().endswith("Input ended. Bye.")
+
+
+def test_quit_stops_cleanly():
+    code, out, err = run_piped(["--mode", "computer"], "y\nQuit\n")
+    assert (code, err) == (0, "") and out.rstrip().endswith("Stopped. Bye.")
 
 
 try:
@@ -392,7 +417,7 @@ def test_terminal_human_game_with_colour_bad_card_and_a_perfect_score():
     lines = screen_lines(tail)
     assert "You:                9 of 9" in lines
     assert any(re.fullmatch(r"Computer \(optimal\): \d of 9", line) for line in lines)
-    assert "exactly 2383/560." in " ".join(lines)
+    assert "(exactly 2383/560)." in " ".join(lines)
     assert all(len(line) <= 80 for line in lines + screen_lines(shown))
 
 
