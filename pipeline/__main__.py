@@ -2,7 +2,7 @@
 
 A thin Hydra entry point around :func:`pipeline.run.run_study`.  Exit status: 0 when every
 task succeeded, 1 when some task failed (their rows say why), 2 for a bad config (nothing
-is written).
+is written) or a store that cannot be written (finished files stay complete).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import hydra
 from omegaconf import DictConfig
 
 from pipeline.run import run_study
+from pipeline.store import StoreError
 from pipeline.study import StudyError
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
@@ -50,7 +51,7 @@ def hydra_main(cfg: DictConfig) -> None:
     """Run one study (one job of a multirun) from the composed config."""
     try:
         report = run_study(cfg)
-    except StudyError as exc:
+    except (StudyError, StoreError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
     if report.errors:

@@ -8,24 +8,33 @@ existing scheduler).  All are used through one :class:`Runner` interface.
 from __future__ import annotations
 
 import contextlib
-import math
+import os
+import pickle
+import select
+import signal
+import time
 import traceback
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from pipeline.study import PlannedTask, StudyError
+from pipeline.study import StudyError
 from solvers.registry import Row, get_family, param_columns, solve
 
 CLUSTER_KINDS = ("local", "sync", "address")
 
 
-def run_batch(batch: list[tuple[str, dict]], study: str) -> list[Row]:
-    """Rows for a batch of (task_id, task): results, or one "error" row per failing task."""
+def run_batch(batch: list[tuple[str, dict]], study: str, timeout: float | None = None) -> list[Row]:
+    """Rows for a batch of (task_id, task): results, or one "error" row per failing task.
+
+    With ``timeout`` (seconds), each task runs in a forked child that is killed when the
+    time is up; the task then gets an error row saying so.
+    """
     rows: list[Row] = []
     for tid, task in batch:
         try:
-            out = solve(task)
+            out = solve(task) if timeout is None else solve_with_timeout(task, timeout)
         except Exception as exc:  # a failing task becomes a row; the study goes on
             out = [error_row(task, exc)]
         for row in out:
@@ -34,11 +43,61 @@ def run_batch(batch: list[tuple[str, dict]], study: str) -> list[Row]:
     return rows
 
 
+class TaskTimeout(Exception):
+    """A task ran past its time limit."""
+
+
+def solve_with_timeout(task: dict, seconds: float) -> list[Row]:
+    """solve(task) in a forked child process, killed after ``seconds``."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: solve, send the pickled outcome, leave without cleanup
+        os.close(read_fd)
+        try:
+            payload = pickle.dumps(("ok", solve(task)))
+        except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
+            payload = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
+        with os.fdopen(write_fd, "wb") as fh:
+            fh.write(payload)
+        os._exit(0)
+    os.close(write_fd)
+    deadline = time.monotonic() + seconds
+    chunks = []
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            ready = select.select([read_fd], [], [], max(0.0, left))[0] if left > 0 else []
+            if not ready:
+                os.kill(pid, signal.SIGKILL)
+                raise TaskTimeout(f"task ran past its time limit run.task_timeout_s={seconds:g}")
+            data = os.read(read_fd, 1 << 20)
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(read_fd)
+        os.waitpid(pid, 0)
+    if not chunks:
+        raise RuntimeError("the task's process ended without a result")
+    status, value = pickle.loads(b"".join(chunks))
+    if status == "error":
+        raise RuntimeError(value)
+    return value
+
+
+def batch_error_row(tid: str, task: dict, study: str, exc: BaseException) -> Row:
+    """The error row of a task whose whole batch was lost (e.g. its worker died)."""
+    row = error_row(task, exc)
+    row["error"] = f"batch lost: {row['error']}"
+    row["task_id"], row["study"] = tid, study
+    return row
+
+
 def error_row(task: dict, exc: BaseException) -> Row:
     """The row recorded for a task that raised: its parameters and the error message."""
     fam = get_family(task["family"])
     tb = traceback.extract_tb(exc.__traceback__)
-    where = f" (at {tb[-1].filename}:{tb[-1].lineno})" if tb else ""
+    where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
     return {
         **param_columns(task),
         **dict.fromkeys(fam.columns),
@@ -48,16 +107,10 @@ def error_row(task: dict, exc: BaseException) -> Row:
     }
 
 
-def batches(tasks: list[PlannedTask], size: int) -> list[list[tuple[str, dict]]]:
-    """The tasks cut into batches of ``size`` (id, task) pairs."""
-    pairs = [(t.task_id, t.task) for t in tasks]
-    return [pairs[i : i + size] for i in range(0, len(pairs), size)]
-
-
-def batch_size(n_tasks: int, n_workers: int, setting: Any, max_batch: int) -> int:
-    """Tasks per batch: the setting, or auto = about four batches per worker."""
+def fixed_batch_size(setting: Any) -> int | None:
+    """The configured tasks per batch, or None for auto (adaptive) batching."""
     if setting in (None, "auto"):
-        return max(1, min(max_batch, math.ceil(n_tasks / (4 * max(1, n_workers)))))
+        return None
     if isinstance(setting, bool) or not isinstance(setting, int) or setting < 1:
         raise StudyError(f"run.batch_size={setting!r}: must be a positive integer or auto")
     return setting

@@ -7,6 +7,7 @@ passes after Hydra composed it); tests and notebooks call it directly.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -16,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import store
-from pipeline.execute import batch_size, batches, check_cluster, open_runner, run_batch
+from pipeline.execute import (
+    batch_error_row,
+    check_cluster,
+    fixed_batch_size,
+    open_runner,
+    run_batch,
+)
 from pipeline.study import StudyError, plan
 from solvers.registry import get_family
 
@@ -88,7 +95,10 @@ def _quiet_dask_logs() -> None:
 
 
 def _check_batch_setting(run_cfg: Mapping[str, Any]) -> None:
-    batch_size(1, 1, run_cfg.get("batch_size", "auto"), _positive(run_cfg, "max_batch", 64))
+    fixed_batch_size(run_cfg.get("batch_size", "auto"))
+    _positive(run_cfg, "max_batch", 1000)
+    _positive(run_cfg, "max_in_flight", 4)
+    _task_timeout(run_cfg)
 
 
 def _positive(run_cfg: Mapping[str, Any], key: str, default: int) -> int:
@@ -99,50 +109,142 @@ def _positive(run_cfg: Mapping[str, Any], key: str, default: int) -> int:
 
 
 def _run_tasks(cfg, tasks, results: Path, recompute: bool, report: StudyReport, log) -> None:
+    _check_writable(cfg, report.study_dir)
     store.remove_temporaries(results)
+    for path, reason in store.quarantine_bad_files(results, report.study_dir / "quarantine"):
+        log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
     store.compact(results)
     done = store.stored_status(results)
     todo = [t for t in tasks if recompute or done.get(t.task_id) != "ok"]
     report.skipped = len(tasks) - len(todo)
-    log(report.line().split(";")[0].replace(", 0 computed, 0 failed", ""))
+    log(f"study {report.study}: {len(tasks)} tasks, {report.skipped} already stored")
     if not todo:
         return
     _save_run_config(cfg, report.study_dir)
     metadata = run_metadata(cfg)
     run_cfg = cfg.get("run", {})
+    timeout = _task_timeout(run_cfg)
     with open_runner(cfg["cluster"]) as runner:
         log(f"running {len(todo)} tasks on {runner.description}")
-        size = batch_size(
-            len(todo),
+        cutter = BatchCutter(
+            todo,
             runner.n_workers,
             run_cfg.get("batch_size", "auto"),
-            _positive(run_cfg, "max_batch", 64),
+            _positive(run_cfg, "max_batch", 1000),
+            float(run_cfg.get("batch_seconds", 0.2)),
         )
+        in_flight = _positive(run_cfg, "max_in_flight", 4) * runner.n_workers
         with _progress(len(todo), run_cfg.get("progress", "auto")) as bar:
-            for rows, n_tasks in _results(runner, batches(todo, size), report.study):
+            for rows, n_tasks in _results(runner, cutter, report.study, timeout, in_flight):
                 report.files += store.write_rows(results, rows, metadata)
                 report.rows_written += len(rows)
                 report.computed += n_tasks
                 report.errors += sum(1 for r in rows if r["status"] == "error")
+                cutter.observe(rows, n_tasks)
                 bar.update(n_tasks)
     store.compact(results)
     log(report.line())
 
 
-def _results(runner, all_batches, study: str):
-    """(rows, number of tasks) per finished batch, in completion order."""
+def _check_writable(cfg: Mapping[str, Any], where: Path) -> None:
+    """Refuse, before any work, an output folder that cannot be written."""
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        probe = where / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise StudyError(
+            f"paths.outputs={cfg['paths']['outputs']!r}: cannot write results under {where} "
+            f"({exc.strerror or exc})"
+        ) from None
+
+
+def _task_timeout(run_cfg: Mapping[str, Any]) -> float | None:
+    value = run_cfg.get("task_timeout_s")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise StudyError(f"run.task_timeout_s={value!r}: must be a positive number of seconds")
+    return float(value)
+
+
+class BatchCutter:
+    """Cuts the task list into batches as they are needed, sized to take ~batch_seconds.
+
+    The first batches hold one task each (one per worker); then the size follows the mean
+    solver time per task seen so far, never more than ``max_batch`` and never so large that
+    the last batches leave workers idle.
+    """
+
+    def __init__(self, tasks, n_workers: int, setting: Any, max_batch: int, seconds: float):
+        self.pairs = [(t.task_id, t.task) for t in tasks]
+        self.n_workers = max(1, n_workers)
+        self.fixed = fixed_batch_size(setting)
+        self.max_batch = max_batch
+        self.seconds = seconds
+        self.pos = 0
+        self.time_seen = 0.0
+        self.tasks_seen = 0
+
+    def observe(self, rows: list[dict], n_tasks: int) -> None:
+        """Learn the time per task from a finished batch's rows."""
+        self.time_seen += sum(r["seconds"] or 0.0 for r in rows)
+        self.tasks_seen += n_tasks
+
+    def size(self) -> int:
+        if self.fixed is not None:
+            return self.fixed
+        if self.tasks_seen == 0:
+            return 1
+        per_task = max(self.time_seen / self.tasks_seen, 1e-6)
+        left = len(self.pairs) - self.pos
+        fair = max(1, left // (2 * self.n_workers))
+        return max(1, min(self.max_batch, int(self.seconds / per_task), fair))
+
+    def next_batch(self) -> list[tuple[str, dict]] | None:
+        if self.pos >= len(self.pairs):
+            return None
+        size = self.size()
+        batch = self.pairs[self.pos : self.pos + size]
+        self.pos += len(batch)
+        return batch
+
+
+def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int):
+    """(rows, number of tasks) per finished batch, in completion order.
+
+    At most ``in_flight`` batches are submitted at a time; a batch whose worker died (or
+    that failed outside the solver) becomes error rows, and the study goes on.
+    """
     if runner.client is None:
-        for batch in all_batches:
-            yield run_batch(batch, study), len(batch)
+        while (batch := cutter.next_batch()) is not None:
+            yield run_batch(batch, study, timeout), len(batch)
         return
     from distributed import as_completed
 
-    futures = {
-        runner.client.submit(run_batch, batch, study, pure=False): len(batch)
-        for batch in all_batches
-    }
-    for fut in as_completed(futures):
-        yield fut.result(), futures[fut]
+    batch_of = {}
+
+    def submit(batch):
+        fut = runner.client.submit(run_batch, batch, study, timeout, pure=False)
+        batch_of[fut] = batch
+        return fut
+
+    first = []
+    while len(first) < in_flight and (batch := cutter.next_batch()) is not None:
+        first.append(submit(batch))
+    pending = as_completed(first)
+    for fut in pending:
+        batch = batch_of.pop(fut)
+        try:
+            rows = fut.result()
+        except Exception as exc:  # the worker died, or the batch could not be run at all
+            rows = [batch_error_row(tid, task, study, exc) for tid, task in batch]
+        fut.release()
+        yield rows, len(batch)
+        nxt = cutter.next_batch()
+        if nxt is not None:
+            pending.add(submit(nxt))
 
 
 class _NoBar:

@@ -69,15 +69,66 @@ def write_rows(results: Path, rows: Iterable[Row], metadata: Mapping[str, Any]) 
     return written
 
 
+class StoreError(OSError):
+    """The store cannot be written (disk full, permissions); nothing partial was left."""
+
+
 def _atomic_write(table: pa.Table, folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
     name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
     tmp = folder / f".{name}.tmp"
-    pq.write_table(table, tmp)
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, folder / name)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, tmp)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, folder / name)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise StoreError(f"cannot write results to {folder}: {exc}") from exc
     return folder / name
+
+
+def bad_file_reason(path: Path) -> str | None:
+    """Why ``path`` is not a readable guesslab results file of its folder's family, or None."""
+    if not path.name.startswith("part-") or path.suffix != ".parquet":
+        return "not named part-*.parquet"
+    family = path.parent.name.partition("=")[2]
+    try:
+        schema = pq.read_schema(path)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is reported, not read
+        return f"unreadable Parquet: {exc}"
+    if METADATA_KEY not in (schema.metadata or {}):
+        return "no guesslab metadata (a foreign file)"
+    try:
+        expected = family_schema(family)
+    except Exception:  # noqa: BLE001
+        return f"unknown family {family!r}"
+    if schema.remove_metadata() != expected:
+        return "schema differs from the family's (written by another version?)"
+    return None
+
+
+def quarantine_bad_files(results: Path, quarantine: Path) -> list[tuple[Path, str]]:
+    """Move every non-results file out of the store into ``quarantine``; (path, reason) each."""
+    if not results.is_dir():
+        return []
+    moved = []
+    for path in sorted(results.glob("family=*/*")):
+        if path.name.startswith(".") or path.is_dir():
+            continue
+        reason = bad_file_reason(path)
+        if reason is None:
+            continue
+        target = quarantine / path.parent.name / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+        moved.append((path, reason))
+    for path in sorted(p for p in results.iterdir() if p.is_file() and not p.name.startswith(".")):
+        target = quarantine / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+        moved.append((path, "not inside a family=<name> folder"))
+    return moved
 
 
 def stored_status(results: Path) -> dict[str, str]:
