@@ -611,8 +611,8 @@ def make_setup(deck: Sequence[int], names: list[str], strategy: str, params: Map
     task = player_task(deck, strategy, params)
     player = make_player(task)
     deck = tuple(task["deck"])
-    optimal = partial.optimal_value(deck)[0]
-    own = optimal if strategy == "optimal" else own_expectation(player, deck)
+    own = own_expectation(player, deck)  # fills the player's memo: its guesses are then free
+    optimal = own if strategy == "optimal" and own is not None else partial.optimal_value(deck)[0]
     return Setup(deck, names, strategy, player, optimal, own)
 
 
