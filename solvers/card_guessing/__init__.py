@@ -1,20 +1,24 @@
 """Family ``card_guessing``: name the next card of a shuffled deck (seed 000).
 
 Parameters: ``deck`` (cards per type), ``feedback`` (``partial`` = yes/no), ``strategy``,
-``tie_break`` (greedy only), ``method`` (``exact``) and the execution knob ``max_states``.
+``tie_break``, ``method`` (``exact`` or ``monte_carlo`` with ``n_games``) and the execution knob
+``max_states``; strategy ``info`` adds ``gamma``, ``entropy`` (a preset) or ``entropy_r`` and
+``entropy_t``, ``log_base``; ``constant_decrement`` adds ``decrement`` (see partial_run.py).
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-from solvers.card_guessing import partial
+from solvers import entropy
+from solvers.card_guessing import partial, partial_run
 from solvers.registry import (
     Family,
     Param,
     Row,
     Task,
     TaskError,
+    as_float,
     as_int,
     exact_columns,
     int_list,
@@ -24,7 +28,7 @@ from solvers.registry import (
 
 VERSION = "1"
 FEEDBACKS = ("partial",)
-STRATEGIES = ("optimal", "greedy")
+STRATEGIES = ("optimal", "greedy", *partial_run.STRATEGIES)
 TIE_BREAKS = ("lowest", "highest", "uniform")
 DEFAULT_MAX_STATES = 3_000_000
 
@@ -64,7 +68,8 @@ def estimated_states(deck: list[int]) -> int:
 
 def check_task(task: Task) -> None:
     """Refuse, before any work, a deck too large for the exact solver."""
-    if task["method"] == "exact":
+    partial_run.check_partial_task(task)
+    if task["method"] == "exact" or task["strategy"] == "optimal":
         estimate = estimated_states(task["deck"])
         if estimate > task["max_states"]:
             raise TaskError(
@@ -77,6 +82,8 @@ def check_task(task: Task) -> None:
 
 def run(task: Task) -> list[Row]:
     """One row: the exact expected score, its distribution and the states visited."""
+    if task["strategy"] in partial_run.STRATEGIES or task["method"] == "monte_carlo":
+        return partial_run.rows(task)
     ev = partial.evaluation(task["strategy"], task["tie_break"] or "lowest")
     pmf, n_states = partial.score_distribution(ev, task["deck"])
     return [_exact_row(pmf, n_states)]
@@ -103,8 +110,58 @@ FAMILY = register(
         params=(
             Param("deck", check_deck, doc="cards per type, e.g. [3, 3, 3]"),
             Param("feedback", one_of(FEEDBACKS), "partial", "what the player is told"),
-            Param("tie_break", one_of(TIE_BREAKS), "lowest", "greedy ties", ("greedy",)),
-            Param("method", one_of(("exact",)), "exact", "how the score is evaluated"),
+            Param(
+                "tie_break",
+                one_of(TIE_BREAKS),
+                "lowest",
+                "ties between equally good types",
+                ("greedy", *partial_run.STRATEGIES),
+            ),
+            Param(
+                "method", one_of(("exact", "monte_carlo")), "exact", "how the score is evaluated"
+            ),
+            Param(
+                "n_games",
+                partial_run.check_n_games,
+                None,
+                "Monte Carlo: shuffled decks played (method=monte_carlo only)",
+                dtype="int64",
+            ),
+            Param(
+                "gamma",
+                partial_run.check_gamma,
+                0.15,
+                "info: entropy weight",
+                ("info",),
+                dtype="float64",
+            ),
+            Param(
+                "entropy",
+                partial_run.check_preset,
+                None,
+                "info: a named Sharma-Mittal member (sets entropy_r, entropy_t)",
+                ("info",),
+            ),
+            Param("entropy_r", entropy.as_order, 1.0, "info: order r", ("info",), dtype="float64"),
+            Param(
+                "entropy_t", entropy.as_degree, 1.0, "info: degree t", ("info",), dtype="float64"
+            ),
+            Param(
+                "log_base",
+                entropy.as_log_base,
+                2.0,
+                "info: entropy unit",
+                ("info",),
+                dtype="float64",
+            ),
+            Param(
+                "decrement",
+                lambda v: as_float(v, low=0.0),
+                0.55,
+                "constant_decrement: estimate lost per 'no'",
+                ("constant_decrement",),
+                dtype="float64",
+            ),
             Param(
                 "max_states",
                 lambda v: as_int(v, low=1),
@@ -123,6 +180,7 @@ FAMILY = register(
             "score_variance_exact": "string",
             "score_pmf": "list<float64>",
             "n_states": "int64",
+            "std_error": "float64",
         },
     )
 )
