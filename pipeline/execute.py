@@ -22,7 +22,7 @@ from typing import Any
 from pipeline.study import StudyError
 from solvers.registry import Row, get_family, param_columns, solve
 
-CLUSTER_KINDS = ("local", "sync", "address")
+CLUSTER_KINDS = ("local", "sync", "address", "slurm")
 
 
 def run_batch(batch: list[tuple[str, dict]], study: str, timeout: float | None = None) -> list[Row]:
@@ -135,6 +135,10 @@ def open_runner(cluster: Mapping[str, Any]) -> Iterator[Runner]:
         yield from _local(cluster)
     elif kind == "address":
         yield from _address(cluster)
+    elif kind == "slurm":
+        from pipeline.slurm import open_slurm
+
+        yield from open_slurm(cluster)
     else:
         raise StudyError(f"cluster.kind={kind!r}: unknown; valid: {', '.join(CLUSTER_KINDS)}")
 
@@ -151,12 +155,77 @@ def check_cluster(cluster: Mapping[str, Any]) -> None:
         t = cluster.get("threads_per_worker", 1)
         if isinstance(t, bool) or not isinstance(t, int) or t < 1:
             raise StudyError(f"cluster.threads_per_worker={t!r}: must be a positive integer")
+    if kind == "slurm":
+        from pipeline.slurm import check_slurm
+
+        check_slurm(cluster)
     if kind == "address":
         addr = cluster.get("address")
-        if not isinstance(addr, str) or "://" not in addr:
+        if not isinstance(addr, str) or addr.partition("://")[0] not in ("tcp", "tls"):
             raise StudyError(
-                f"cluster.address={addr!r}: give the scheduler address, e.g. tcp://127.0.0.1:8786"
+                f"cluster.address={addr!r}: give the scheduler address, e.g. "
+                "tls://HOST:8786 (with cluster.tls.*) or tcp://127.0.0.1:8786"
             )
+        tls_security(cluster)
+
+
+TLS_KEYS = ("ca_file", "cert", "key")
+
+
+def tls_security(cluster: Mapping[str, Any]) -> Any:
+    """Dask Security for cluster.tls (None without TLS); checks the files exist first."""
+    tls = cluster.get("tls") or {}
+    given = {k: tls.get(k) for k in TLS_KEYS if tls.get(k)}
+    address = str(cluster.get("address") or "")
+    wants_tls = address.startswith("tls://") or bool(given)
+    if not wants_tls:
+        return None
+    if address and not address.startswith("tls://"):
+        raise StudyError(
+            f"cluster.address={address!r}: cluster.tls is set, so use a tls:// address"
+        )
+    for key in TLS_KEYS:
+        path = tls.get(key)
+        if not path:
+            raise StudyError(
+                f"cluster.tls.{key}=None: a tls:// cluster needs cluster.tls.ca_file, "
+                "cluster.tls.cert and cluster.tls.key (make them with python -m pipeline.certs DIR)"
+            )
+        if not Path(path).expanduser().is_file():
+            raise StudyError(f"cluster.tls.{key}={path!r}: no such file")
+    from distributed.security import Security
+
+    return Security(
+        tls_ca_file=str(Path(tls["ca_file"]).expanduser()),
+        tls_client_cert=str(Path(tls["cert"]).expanduser()),
+        tls_client_key=str(Path(tls["key"]).expanduser()),
+        require_encryption=True,
+    )
+
+
+def exposure_warning(cluster: Mapping[str, Any]) -> str | None:
+    """A warning when plain tcp:// goes to a scheduler that is not on this machine."""
+    address = str(cluster.get("address") or "") if cluster.get("kind") == "address" else ""
+    if not address.startswith("tcp://"):
+        return None
+    host = address[len("tcp://") :].rsplit(":", 1)[0].strip("[]")
+    if host in ("localhost", "") or _is_loopback(host):
+        return None
+    return (
+        f"cluster.address={address!r} is plain tcp:// to another machine: anyone who can "
+        "reach that scheduler can run code as you, and results travel unencrypted. Use "
+        "TLS: make certificates with `python -m pipeline.certs DIR`, start the scheduler and "
+        "workers with them, and run with cluster.address=tls://... and cluster.tls.*"
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _local(cluster: Mapping[str, Any]) -> Iterator[Runner]:
@@ -186,10 +255,16 @@ def _address(cluster: Mapping[str, Any]) -> Iterator[Runner]:
     from distributed import Client
 
     address = cluster["address"]
+    security = tls_security(cluster)
     try:
-        client = Client(address, timeout=cluster.get("timeout", "30s"))
-    except OSError as exc:
-        reason = f"cannot reach the scheduler ({exc})"
+        client = Client(address, timeout=cluster.get("timeout", "30s"), security=security)
+    except (OSError, TimeoutError, ValueError) as exc:
+        hint = (
+            "is the scheduler running, and do cluster.tls.* come from the cluster's CA?"
+            if security
+            else "is the scheduler running (dask scheduler), and is the address right?"
+        )
+        reason = f"cannot connect to the scheduler ({type(exc).__name__}: {exc}); {hint}"
         raise StudyError(f"cluster.address={address!r}: {reason}") from None
     with client:
         n_workers = max(1, len(client.scheduler_info().get("workers", {})))

@@ -20,6 +20,7 @@ from pipeline import store
 from pipeline.execute import (
     batch_error_row,
     check_cluster,
+    exposure_warning,
     fixed_batch_size,
     open_runner,
     run_batch,
@@ -71,6 +72,9 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     study = cfg["study"]
     tasks = plan(study)
     check_cluster(cfg["cluster"])
+    warning = exposure_warning(cfg["cluster"])
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
     run_cfg = cfg.get("run", {})
     recompute = bool(cfg.get("store", {}).get("recompute", False))
     report = StudyReport(study=study["name"], study_dir=study_dir(cfg), planned=len(tasks))

@@ -1,0 +1,258 @@
+"""Security: loopback-only local clusters, TLS clusters, warnings, nothing secret stored."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import ROOT
+from omegaconf import OmegaConf
+from tests_support import compose_config
+
+from pipeline import store
+from pipeline.certs import write_cluster_certs
+from pipeline.execute import exposure_warning, open_runner
+from pipeline.run import run_study
+from pipeline.study import StudyError
+
+DASK = str(Path(sys.executable).parent / "dask")
+
+
+def _listening(pids: set[int]) -> list[tuple[str, int]]:
+    out = []
+    for conn in psutil.net_connections(kind="inet"):
+        if conn.status == psutil.CONN_LISTEN and conn.pid in pids:
+            out.append((conn.laddr.ip, conn.laddr.port))
+    return out
+
+
+def test_the_embedded_local_cluster_listens_on_loopback_only():
+    cluster = {"kind": "local", "n_workers": 2, "threads_per_worker": 1, "dashboard": True}
+    with open_runner(cluster) as runner:
+        me = psutil.Process()
+        pids = {me.pid} | {p.pid for p in me.children(recursive=True)}
+        sockets = _listening(pids)
+        worker_pids = set(runner.client.run(os.getpid).values())
+        assert worker_pids <= pids
+        assert runner.client.scheduler.address.startswith("tcp://127.0.0.1:")
+        assert runner.client.dashboard_link.startswith("http://127.0.0.1:")
+    assert len(sockets) >= 4  # scheduler, its HTTP server, two workers (and nannies)
+    assert {ip for ip, _ in sockets} == {"127.0.0.1"}, sockets
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def tls_cluster(tmp_path_factory):
+    """A TLS scheduler and two TLS workers on 127.0.0.1, as subprocesses."""
+    certs = write_cluster_certs(tmp_path_factory.mktemp("certs"), ["127.0.0.1", "localhost"])
+    port = _free_port()
+    address = f"tls://127.0.0.1:{port}"
+    tls = ["--tls-ca-file", str(certs["ca"])]
+    procs = [
+        subprocess.Popen(
+            [
+                DASK,
+                "scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--protocol",
+                "tls",
+                "--dashboard-address",
+                "127.0.0.1:0",
+                *tls,
+                "--tls-cert",
+                str(certs["scheduler"]),
+                "--tls-key",
+                str(certs["scheduler_key"]),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
+    for _ in range(2):
+        procs.append(
+            subprocess.Popen(
+                [
+                    DASK,
+                    "worker",
+                    address,
+                    "--nthreads",
+                    "1",
+                    "--host",
+                    "127.0.0.1",
+                    "--no-dashboard",
+                    *tls,
+                    "--tls-cert",
+                    str(certs["worker"]),
+                    "--tls-key",
+                    str(certs["worker_key"]),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+    _wait_for_workers(address, certs, 2)
+    yield address, certs
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.wait(timeout=30)
+
+
+def _wait_for_workers(address, certs, n):
+    from distributed import Client
+    from distributed.security import Security
+
+    sec = Security(
+        tls_ca_file=str(certs["ca"]),
+        tls_client_cert=str(certs["client"]),
+        tls_client_key=str(certs["client_key"]),
+        require_encryption=True,
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with Client(address, security=sec, timeout="5s") as client:
+                client.wait_for_workers(n, timeout=30)
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def _tls_overrides(address, certs, role="client"):
+    return [
+        "cluster=address",
+        f"cluster.address={address}",
+        f"cluster.tls.ca_file={certs['ca']}",
+        f"cluster.tls.cert={certs[role]}",
+        f"cluster.tls.key={certs[f'{role}_key']}",
+        "cluster.timeout=5s",
+    ]
+
+
+@pytest.mark.slow
+def test_a_study_runs_on_a_tls_cluster_and_stores_no_secret(tls_cluster, tmp_path):
+    address, certs = tls_cluster
+    cfg = compose_config(
+        f"paths.outputs={tmp_path}", "run.progress=false", *_tls_overrides(address, certs)
+    )
+    report = run_study(cfg, log=lambda *_: None)
+    assert (report.computed, report.errors) == (2, 0)
+    rows = store.load_results(tmp_path / "paper")
+    assert sorted(rows["expected_score_exact"]) == ["2383/560", "475/112"]
+    secrets = [Path(certs[k]).read_bytes().strip() for k in ("client_key", "ca_key")]
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert b"PRIVATE KEY" not in data, path
+            assert not any(s in data for s in secrets), path
+            assert path.stat().st_mode & 0o777 == 0o666 & ~_umask(), path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@pytest.mark.slow
+def test_a_certificate_from_another_ca_is_refused_with_exit_2(tls_cluster, tmp_path):
+    address, _ = tls_cluster
+    strangers = write_cluster_certs(tmp_path / "other-ca", ["127.0.0.1"])
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            f"paths.outputs={tmp_path / 'out'}",
+            *_tls_overrides(address, strangers),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert res.returncode == 2, res.stderr
+    assert "cluster.address" in res.stderr and "cannot connect" in res.stderr
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*.parquet"))
+
+
+@pytest.mark.slow
+def test_a_client_without_a_certificate_is_refused(tls_cluster):
+    import ssl
+
+    address, certs = tls_cluster
+    host, port = address[len("tls://") :].rsplit(":", 1)
+    ctx = ssl.create_default_context(cafile=str(certs["ca"]))  # trusts the CA, shows no cert
+    with (
+        socket.create_connection((host, int(port)), timeout=10) as raw,
+        pytest.raises((ssl.SSLError, ConnectionError)),
+        ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls,
+    ):
+        tls.sendall(b"hello")
+        if tls.recv(1) == b"":  # TLS 1.3 reports the refusal on the first read
+            raise ConnectionError("closed by the scheduler")
+    cfg = OmegaConf.to_container(compose_config("cluster=address", f"cluster.address={address}"))
+    with pytest.raises(StudyError, match="cluster.tls.ca_file=None: a tls:// cluster needs"):
+        run_study(cfg, log=lambda *_: None)
+
+
+def test_tls_settings_are_checked_before_any_work(tmp_path):
+    base = ["cluster=address", "cluster.address=tls://127.0.0.1:1"]
+    cfg = compose_config(
+        *base,
+        "cluster.tls.ca_file=/nonexistent/ca.pem",
+        "cluster.tls.cert=/x",
+        "cluster.tls.key=/y",
+        f"paths.outputs={tmp_path}",
+    )
+    with pytest.raises(StudyError, match=r"cluster.tls.ca_file='/nonexistent/ca.pem': no such"):
+        run_study(cfg, log=lambda *_: None)
+    certs = write_cluster_certs(tmp_path / "c", ["127.0.0.1"])
+    cfg = compose_config(
+        "cluster=address",
+        "cluster.address=tcp://127.0.0.1:1",
+        f"cluster.tls.ca_file={certs['ca']}",
+        f"paths.outputs={tmp_path}",
+    )
+    with pytest.raises(StudyError, match="use a tls:// address"):
+        run_study(cfg, log=lambda *_: None)
+    assert not (tmp_path / "paper").exists()
+
+
+def test_plain_tcp_to_another_machine_warns_and_names_tls():
+    far = exposure_warning({"kind": "address", "address": "tcp://10.1.2.3:8786"})
+    assert far and "run code as you" in far and "tls://" in far and "pipeline.certs" in far
+    assert exposure_warning({"kind": "address", "address": "tcp://127.0.0.1:8786"}) is None
+    assert exposure_warning({"kind": "address", "address": "tcp://localhost:8786"}) is None
+    assert exposure_warning({"kind": "address", "address": "tls://10.1.2.3:8786"}) is None
+
+
+def test_certs_command_writes_private_keys_readable_by_the_owner_only(tmp_path):
+    res = subprocess.run(
+        [sys.executable, "-m", "pipeline.certs", str(tmp_path), "--host", "node1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert res.returncode == 0, res.stderr
+    keys = sorted(p.name for p in tmp_path.glob("*-key.pem"))
+    assert keys == ["ca-key.pem", "client-key.pem", "scheduler-key.pem", "worker-key.pem"]
+    assert all((tmp_path / k).stat().st_mode & 0o777 == 0o600 for k in keys)
+    assert "cluster.tls.cert=" in res.stdout
