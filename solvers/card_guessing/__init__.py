@@ -1,6 +1,7 @@
 """Family ``card_guessing``: name the next card of a shuffled deck (seed 000).
 
-Parameters: ``deck`` (cards per type), ``feedback`` (``partial`` = yes/no), ``strategy``,
+Parameters: ``deck`` (cards per type), ``feedback`` (``partial`` = yes/no, ``complete``, ``none``;
+see feedback_models.py, with strategy ``sequence`` and its ``sequence``), ``strategy``,
 ``tie_break``, ``method`` (``exact`` or ``monte_carlo`` with ``n_games``) and the execution knob
 ``max_states``; strategy ``info`` adds ``gamma``, ``entropy`` (a preset) or ``entropy_r`` and
 ``entropy_t``, ``log_base``; ``constant_decrement`` adds ``decrement`` (see partial_run.py).
@@ -11,7 +12,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from solvers import entropy
-from solvers.card_guessing import partial, partial_run
+from solvers.card_guessing import feedback_models, partial, partial_run
 from solvers.registry import (
     Family,
     Param,
@@ -27,8 +28,8 @@ from solvers.registry import (
 )
 
 VERSION = "1"
-FEEDBACKS = ("partial",)
-STRATEGIES = ("optimal", "greedy", *partial_run.STRATEGIES)
+FEEDBACKS = ("partial", "complete", "none")
+STRATEGIES = ("optimal", "greedy", *partial_run.STRATEGIES, "sequence")
 TIE_BREAKS = ("lowest", "highest", "uniform")
 DEFAULT_MAX_STATES = 3_000_000
 
@@ -69,6 +70,8 @@ def estimated_states(deck: list[int]) -> int:
 def check_task(task: Task) -> None:
     """Refuse, before any work, a deck too large for the exact solver."""
     partial_run.check_partial_task(task)
+    if task["feedback"] != "partial" or task["strategy"] == "sequence":
+        return feedback_models.check_task(task)  # complete / none feedback, fixed sequences
     if task["method"] == "exact" or task["strategy"] == "optimal":
         estimate = estimated_states(task["deck"])
         if estimate > task["max_states"]:
@@ -82,6 +85,8 @@ def check_task(task: Task) -> None:
 
 def run(task: Task) -> list[Row]:
     """One row: the exact expected score, its distribution and the states visited."""
+    if task["feedback"] != "partial":
+        return feedback_models.rows(task)
     if task["strategy"] in partial_run.STRATEGIES or task["method"] == "monte_carlo":
         return partial_run.rows(task)
     ev = partial.evaluation(task["strategy"], task["tie_break"] or "lowest")
@@ -110,6 +115,13 @@ FAMILY = register(
         params=(
             Param("deck", check_deck, doc="cards per type, e.g. [3, 3, 3]"),
             Param("feedback", one_of(FEEDBACKS), "partial", "what the player is told"),
+            Param(
+                "sequence",
+                feedback_models.check_sequence,
+                "constant",
+                "feedback none: type indices named in turn, or constant, cycle, blocks",
+                ("sequence",),
+            ),
             Param(
                 "tie_break",
                 one_of(TIE_BREAKS),
@@ -181,6 +193,7 @@ FAMILY = register(
             "score_pmf": "list<float64>",
             "n_states": "int64",
             "std_error": "float64",
+            **feedback_models.COLUMNS,
         },
     )
 )
