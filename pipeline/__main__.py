@@ -13,6 +13,7 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
+from pipeline.launchers import check_launcher
 from pipeline.run import run_study
 from pipeline.store import StoreError
 from pipeline.study import StudyError
@@ -67,6 +68,7 @@ def main() -> None:
     """Console entry point: check group choices, run Hydra, exit 1 if any task failed."""
     try:
         check_choices(sys.argv[1:])
+        check_launcher(sys.argv[1:])
     except StudyError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -16,7 +16,7 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
-from pipeline import store
+from pipeline import locking, store
 from pipeline.execute import (
     batch_error_row,
     check_cluster,
@@ -85,7 +85,8 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     if stage in ("all", "summary"):
         from pipeline.summary import write_summary
 
-        report.summary = write_summary(report.study_dir, study)
+        with locking.study_lock(report.study_dir):  # parallel jobs: the last sees all rows
+            report.summary = write_summary(report.study_dir, study)
         log(f"summary: {report.summary}")
     return report
 
@@ -114,21 +115,33 @@ def _positive(run_cfg: Mapping[str, Any], key: str, default: int) -> int:
 
 def _run_tasks(cfg, tasks, results: Path, recompute: bool, report: StudyReport, log) -> None:
     _check_writable(cfg, report.study_dir)
-    store.remove_temporaries(results)
-    for path, reason in store.quarantine_bad_files(results, report.study_dir / "quarantine"):
+    # other jobs of a parallel multirun may share this store: temporaries are deleted only
+    # when no other job is computing, and upkeep and summaries take turns
+    with locking.running(report.study_dir, lambda: store.remove_temporaries(results)):
+        with locking.study_lock(report.study_dir):
+            done = _tidy_store(results, report.study_dir, log)
+        _run_todo(cfg, tasks, results, recompute, report, log, done)
+
+
+def _tidy_store(results: Path, where: Path, log) -> dict[str, str]:
+    """Quarantine foreign files, compact; task_id -> stored status."""
+    for path, reason in store.quarantine_bad_files(results, where / "quarantine"):
         log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
     store.compact(results)
-    done = store.stored_status(results)
+    return store.stored_status(results)
+
+
+def _run_todo(cfg, tasks, results, recompute, report: StudyReport, log, done) -> None:
     todo = [t for t in tasks if recompute or done.get(t.task_id) != "ok"]
     report.skipped = len(tasks) - len(todo)
     log(f"study {report.study}: {len(tasks)} tasks, {report.skipped} already stored")
     if not todo:
         return
-    _save_run_config(cfg, report.study_dir)
     metadata = run_metadata(cfg)
     run_cfg = cfg.get("run", {})
     timeout = _task_timeout(run_cfg)
     with open_runner(cfg["cluster"]) as runner:
+        _save_run_config(cfg, report.study_dir)  # only once the cluster answered
         log(f"running {len(todo)} tasks on {runner.description}")
         cutter = BatchCutter(
             todo,
@@ -146,7 +159,8 @@ def _run_tasks(cfg, tasks, results: Path, recompute: bool, report: StudyReport, 
                 report.errors += sum(1 for r in rows if r["status"] == "error")
                 cutter.observe(rows, n_tasks)
                 bar.update(n_tasks)
-    store.compact(results)
+    with locking.study_lock(report.study_dir):
+        store.compact(results)
     log(report.line())
 
 

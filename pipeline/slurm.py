@@ -1,0 +1,135 @@
+"""The ``slurm`` cluster backend: Dask workers as Slurm jobs through dask-jobqueue.
+
+Each job runs one worker process with ``cores`` threads.  Workers retire gracefully after
+``lifetime`` (give or take ``lifetime_stagger``), before the job's ``walltime``; adaptive
+scaling between ``minimum_jobs`` and ``maximum_jobs`` replaces them, so the walltime never
+cuts a batch short.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pipeline.study import StudyError
+
+Seconds = float
+SETUP_HINT = "scripts/slurm_setup.sh sets up a single-node Slurm on this machine"
+
+
+def walltime_seconds(walltime: Any) -> Seconds:
+    """Seconds in a Slurm walltime "[D-]HH:MM:SS" (or "MM:SS"); raises ValueError."""
+    text = str(walltime)
+    days, _, clock = text.rpartition("-")
+    parts = [int(p) for p in clock.split(":")]
+    if not 1 <= len(parts) <= 3 or any(p < 0 for p in parts):
+        raise ValueError(text)
+    while len(parts) < 3:
+        parts.insert(0, 0)
+    hours, minutes, seconds = parts
+    return ((int(days or 0) * 24 + hours) * 60 + minutes) * 60 + seconds
+
+
+def duration_seconds(cluster: Mapping[str, Any], key: str) -> Seconds:
+    """A duration setting ("50m", "90s", 30) in seconds, or StudyError naming the key."""
+    from dask.utils import parse_timedelta
+
+    value = cluster.get(key)
+    try:
+        seconds = parse_timedelta(value, default="seconds")
+    except (TypeError, ValueError, KeyError):
+        seconds = None
+    if seconds is None or seconds < 0:
+        raise StudyError(f"cluster.{key}={value!r}: give a duration such as 50m or 90s")
+    return float(seconds)
+
+
+def check_slurm(cluster: Mapping[str, Any]) -> None:
+    """Refuse a slurm cluster config that cannot work, before any work (names the key)."""
+    if importlib.util.find_spec("dask_jobqueue") is None:
+        raise StudyError(
+            "cluster.kind='slurm' needs dask-jobqueue: pip install 'guesslab[slurm]' "
+            "(or pip install dask-jobqueue)"
+        )
+    if shutil.which("sbatch") is None:
+        raise StudyError(
+            "cluster.kind='slurm': Slurm is not available here (no sbatch on PATH); "
+            f"run on a Slurm login node, start Slurm ({SETUP_HINT}) or use cluster=local"
+        )
+    for key in ("cores", "minimum_jobs", "maximum_jobs"):
+        n = cluster.get(key)
+        if isinstance(n, bool) or not isinstance(n, int) or n < (0 if key == "minimum_jobs" else 1):
+            raise StudyError(f"cluster.{key}={n!r}: must be a positive integer")
+    if cluster["minimum_jobs"] > cluster["maximum_jobs"]:
+        raise StudyError(
+            f"cluster.minimum_jobs={cluster['minimum_jobs']!r}: more than "
+            f"cluster.maximum_jobs={cluster['maximum_jobs']!r}"
+        )
+    try:
+        wall = walltime_seconds(cluster.get("walltime"))
+    except ValueError:
+        raise StudyError(
+            f"cluster.walltime={cluster.get('walltime')!r}: give it as HH:MM:SS"
+        ) from None
+    life = duration_seconds(cluster, "lifetime") + duration_seconds(cluster, "lifetime_stagger")
+    if life >= wall:
+        raise StudyError(
+            f"cluster.lifetime={cluster.get('lifetime')!r}: lifetime + lifetime_stagger must "
+            f"stay under cluster.walltime={cluster.get('walltime')!r}, or the walltime kills "
+            "workers in the middle of a batch"
+        )
+    duration_seconds(cluster, "worker_timeout")
+
+
+def worker_args(cluster: Mapping[str, Any]) -> list[str]:
+    """The dask worker options that retire a worker before its job's walltime."""
+    return [
+        "--lifetime",
+        f"{duration_seconds(cluster, 'lifetime'):g}s",
+        "--lifetime-stagger",
+        f"{duration_seconds(cluster, 'lifetime_stagger'):g}s",
+    ]
+
+
+def slurm_cluster_kwargs(cluster: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments of dask_jobqueue.SLURMCluster for the cluster config."""
+    return {
+        "queue": cluster.get("queue"),
+        "account": cluster.get("account"),
+        "cores": cluster["cores"],
+        "processes": 1,
+        "memory": str(cluster["memory"]),
+        "walltime": str(cluster["walltime"]),
+        "worker_extra_args": worker_args(cluster),
+        "job_extra_directives": list(cluster.get("job_extra_directives") or []),
+        "log_directory": cluster.get("log_directory"),
+        "scheduler_options": {
+            "host": cluster.get("scheduler_host") or "127.0.0.1",
+            "dashboard_address": None,
+        },
+    }
+
+
+def open_slurm(cluster: Mapping[str, Any]) -> Iterator[Any]:
+    """A Runner on an adaptive SLURMCluster; its jobs are cancelled on exit."""
+    from dask_jobqueue import SLURMCluster
+    from distributed import Client
+
+    from pipeline.execute import Runner
+
+    check_slurm(cluster)
+    with SLURMCluster(**slurm_cluster_kwargs(cluster)) as sc, Client(sc) as client:
+        sc.adapt(minimum_jobs=cluster["minimum_jobs"], maximum_jobs=cluster["maximum_jobs"])
+        wait = duration_seconds(cluster, "worker_timeout")
+        try:
+            client.wait_for_workers(1, timeout=wait)
+        except TimeoutError:
+            raise StudyError(
+                f"cluster.worker_timeout={cluster.get('worker_timeout')!r}: no Slurm job "
+                "started a worker in time; see `squeue` and the job logs "
+                f"(cluster.log_directory={cluster.get('log_directory')!r})"
+            ) from None
+        n = cluster["maximum_jobs"]
+        yield Runner(client, n, f"Slurm (dask-jobqueue), {cluster['minimum_jobs']}-{n} jobs")

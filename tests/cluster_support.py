@@ -1,0 +1,75 @@
+"""A real Dask cluster of subprocesses on 127.0.0.1: `dask scheduler` and `dask worker`s."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+DASK_CLI = Path(sys.executable).parent / "dask"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_workers(address: str, n: int, timeout: float = 60) -> None:
+    """Return once the scheduler at ``address`` has ``n`` workers."""
+    from distributed import Client
+
+    with Client(address, timeout=timeout) as client:
+        client.wait_for_workers(n, timeout=timeout)
+
+
+def start_cluster(n_workers: int = 2) -> tuple[str, list[subprocess.Popen]]:
+    """Start `dask scheduler` and ``n_workers`` `dask worker --nthreads 1`; (address, procs)."""
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
+    scheduler = [str(DASK_CLI), "scheduler", "--host", "127.0.0.1", "--port", str(port)]
+    procs = [subprocess.Popen([*scheduler, "--no-dashboard"], **quiet)]
+    for _ in range(n_workers):
+        worker = [str(DASK_CLI), "worker", address, "--nthreads", "1", "--host", "127.0.0.1"]
+        procs.append(subprocess.Popen([*worker, "--no-dashboard"], **quiet))
+    try:
+        wait_for_workers(address, n_workers)
+    except Exception:
+        stop(procs)
+        raise
+    return address, procs
+
+
+def stop(procs: list[subprocess.Popen]) -> None:
+    """Stop the processes this module started (workers first, then the scheduler)."""
+    for proc in reversed(procs):
+        proc.terminate()
+    deadline = time.monotonic() + 20
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def dask_address() -> Iterator[str]:
+    """The address of a scheduler with two single-thread workers, all subprocesses."""
+    if not DASK_CLI.exists():
+        pytest.skip(f"no dask command beside {sys.executable}")
+    address, procs = start_cluster(2)
+    try:
+        yield address
+    finally:
+        stop(procs)

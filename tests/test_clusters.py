@@ -1,0 +1,147 @@
+"""Real clusters: an existing Dask scheduler (cluster=address), and bad cluster input."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import cluster_support
+import pytest
+from cluster_support import free_port
+from conftest import ROOT
+from tests_support import compose_config
+
+from pipeline import store
+from pipeline.run import run_study
+from pipeline.study import StudyError
+
+
+def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`python -m pipeline ARGS` from the repository, captured."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
+    )
+
+
+dask_address = cluster_support.dask_address  # the fixture: a scheduler and two workers
+
+
+def run(outputs: Path, *overrides: str):
+    cfg = compose_config(f"paths.outputs={outputs}", "run.progress=false", *overrides)
+    return run_study(cfg, log=lambda *_: None)
+
+
+def nothing_written(root: Path) -> bool:
+    """No file under root but the study folder's empty lock files (.lock, .running)."""
+    files = [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+    return all(p.name in (".lock", ".running") and p.stat().st_size == 0 for p in files)
+
+
+# ------------------------------------------------------------ an existing scheduler
+
+
+@pytest.mark.slow
+def test_a_study_runs_on_a_scheduler_with_two_worker_processes(dask_address, outputs):
+    report = run(outputs, "cluster=address", f"cluster.address={dask_address}")
+    assert (report.computed, report.errors) == (2, 0)
+    rows = store.load_results(outputs / "paper")
+    assert sorted(rows["expected_score_exact"]) == ["2383/560", "475/112"]
+    assert rows["task_id"].is_unique
+
+
+@pytest.mark.slow
+def test_the_cli_runs_on_the_scheduler(dask_address, tmp_path):
+    res = cli("cluster=address", f"cluster.address={dask_address}", f"paths.outputs={tmp_path}")
+    assert res.returncode == 0, res.stderr
+    assert "scheduler tcp://127.0.0.1" in res.stdout
+    assert (tmp_path / "paper" / "summary.md").exists()
+
+
+@pytest.mark.slow
+def test_version_differences_name_the_package_and_both_versions(dask_address, monkeypatch):
+    from distributed import Client
+
+    real = Client.get_versions
+
+    def older_numpy_on_workers(self, *args, **kwargs):
+        versions = real(self, *args, **kwargs)
+        for info in versions["workers"].values():
+            info["packages"]["numpy"] = "1.0.0"
+        return versions
+
+    monkeypatch.setattr(Client, "get_versions", older_numpy_on_workers)
+    from pipeline.execute import open_runner
+
+    with (
+        pytest.warns(UserWarning, match="package versions differ") as caught,
+        open_runner({"kind": "address", "address": dask_address, "timeout": "10s"}),
+    ):
+        pass
+    message = str(caught[0].message)
+    import numpy
+
+    assert f"numpy: client {numpy.__version__}, worker tcp://127.0.0.1:" in message
+    assert message.count("1.0.0") == 2  # both workers are named
+
+
+# ------------------------------------------------------------------ bad cluster input
+
+
+@pytest.mark.slow
+def test_an_unreachable_scheduler_exits_2_naming_the_key_and_writes_nothing(tmp_path):
+    address = f"tcp://127.0.0.1:{free_port()}"  # nothing listens there
+    res = cli(
+        "cluster=address",
+        f"cluster.address={address}",
+        "cluster.timeout=2s",
+        f"paths.outputs={tmp_path}",
+    )
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert f"cluster.address='{address}'" in res.stderr
+    assert "dask scheduler" in res.stderr  # what to start
+    assert "Traceback" not in res.stderr
+    assert nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:8786", "http://127.0.0.1:8786", "8786"])
+def test_a_malformed_scheduler_address_names_the_key_and_writes_nothing(outputs, address):
+    with pytest.raises(StudyError, match=r"cluster.address=.*tcp://"):
+        run(outputs, "cluster=address", f"cluster.address={address}")
+    assert nothing_written(outputs)
+
+
+@pytest.mark.slow
+def test_slurm_without_sbatch_exits_2_saying_what_to_install(tmp_path):
+    bare_path = str(Path(sys.executable).parent)  # the venv's tools only: no sbatch
+    res = cli("cluster=slurm", f"paths.outputs={tmp_path}", env={"PATH": bare_path})
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "cluster.kind='slurm'" in res.stderr and "no sbatch" in res.stderr
+    assert "slurm_setup.sh" in res.stderr
+    assert nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ("cluster.lifetime=2h", "cluster.lifetime='2h'"),
+        ("cluster.walltime=soon", "cluster.walltime='soon'"),
+        ("cluster.maximum_jobs=0", "cluster.maximum_jobs=0"),
+        ("cluster.minimum_jobs=3", "cluster.minimum_jobs=3"),
+        ("cluster.lifetime_stagger=-1", "cluster.lifetime_stagger=-1"),
+    ],
+)
+def test_bad_slurm_settings_name_the_key(override, key, monkeypatch):
+    import pipeline.slurm
+
+    monkeypatch.setattr(pipeline.slurm.shutil, "which", lambda name: f"/usr/bin/{name}")
+    cfg = compose_config("cluster=slurm", override)
+    with pytest.raises(StudyError, match=key.replace("(", r"\(")):
+        run_study(cfg, log=lambda *_: None)
