@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.plots import bar_chart
+from pipeline.summaries import _card_guessing_info as info_sections
 from pipeline.summaries import summary_for
 
 KEY_COLUMNS = ["strategy", "tie_break", "gamma", "entropy_r", "entropy_t", "decrement", "method"]
@@ -17,7 +18,7 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
     """Markdown: a table per (deck, feedback) and a bar chart of expected scores."""
     if not len(rows):
         return "No successful results."
-    table = score_table(rows)
+    table = score_table(info_sections.compact(rows))
     table.to_parquet(out_dir / "card_guessing_scores.parquet", index=False)
     parts = []
     for (deck, feedback), group in table.groupby(["deck", "feedback"], sort=False):
@@ -41,6 +42,7 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
             f"![deck {deck}](summary/{name})",
             "",
         ]
+    parts += info_sections.sections(rows, out_dir)
     return "\n".join(parts)
 
 

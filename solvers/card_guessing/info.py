@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from fractions import Fraction
+from functools import lru_cache
 
 from solvers import entropy
 from solvers.card_guessing.partial import (
@@ -43,18 +44,25 @@ EntropyFn = Callable[[State], float]  # H of the composition posterior of a stat
 
 
 def posterior_entropy(r: float, t: float, log_base: float) -> EntropyFn:
-    """A memoised H_{r,t} (in units of ``log_base``) of a state's composition posterior."""
-    memo: dict[State, float] = {}
+    """H_{r,t} (in units of ``log_base``) of a state's composition posterior (memoised)."""
 
     def h(state: State) -> float:
-        key = canonical(state)  # relabelling types permutes the posterior: same entropy
-        hit = memo.get(key)
-        if hit is None:
-            probs = [float(q) for q in composition_posterior(key).values()]
-            hit = memo[key] = entropy.sharma_mittal(probs, r, t, log_base, normalize=True)
-        return hit
+        # relabelling types permutes the posterior: the entropy of the canonical state serves
+        return _entropy(canonical(state), r, t, log_base)
 
     return h
+
+
+@lru_cache(maxsize=1 << 18)
+def _entropy(state: State, r: float, t: float, log_base: float) -> float:
+    """H_{r,t} of a canonical state's composition posterior (shared by the tasks of a worker)."""
+    return entropy.sharma_mittal(_posterior_probs(state), r, t, log_base, normalize=True)
+
+
+@lru_cache(maxsize=1 << 16)
+def _posterior_probs(state: State) -> tuple[float, ...]:
+    """The composition posterior of a canonical state as floats (order irrelevant)."""
+    return tuple(float(q) for q in composition_posterior(state).values())
 
 
 def expected_posterior_entropy(state: State, a: Guess, p_yes: Fraction, h: EntropyFn) -> float:
