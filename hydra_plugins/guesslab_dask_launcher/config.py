@@ -10,8 +10,6 @@ class DaskLauncherConf:
     """Options of the dask launcher; the cluster itself is the app's ``cluster`` config."""
 
     _target_: str = "hydra_plugins.guesslab_dask_launcher.dask_launcher.DaskLauncher"
-    # the cluster each job's own tasks run on, inside the worker that runs the job
-    job_cluster: str = "sync"
 
 
 ConfigStore.instance().store(

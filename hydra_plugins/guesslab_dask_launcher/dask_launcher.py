@@ -2,9 +2,9 @@
 
 The cluster is the app's own ``cluster`` config (``cluster=local``, ``address`` or
 ``slurm``; ``sync`` runs the jobs here one after another), opened with guesslab's
-:func:`pipeline.execute.open_runner`.  Each job composes its config with
-``cluster=<job_cluster>`` (``sync`` by default), so its tasks run inside the worker that
-got the job: the jobs, not their tasks, are what the cluster spreads out.
+:func:`pipeline.execute.open_runner`.  Each job runs with ``cluster.kind=sync``, so its
+tasks run inside the worker that got the job: the jobs, not their tasks, are what the
+cluster spreads out.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ def execute_job(
     with open_dict(sweep_config):
         sweep_config.hydra.job.id = f"{sweep_config.hydra.job.name}_{idx}"
         sweep_config.hydra.job.num = idx
+        sweep_config.cluster = {"kind": "sync"}  # the job's tasks run in the job's worker
     HydraConfig.instance().set_config(sweep_config)
     failed = task_function.__globals__.get("_failed_tasks")
     before = len(failed) if isinstance(failed, list) else 0
@@ -64,8 +65,7 @@ def execute_job(
 class DaskLauncher(Launcher):
     """Hydra launcher: every job of the sweep is a task on the configured Dask cluster."""
 
-    def __init__(self, job_cluster: str = "sync") -> None:
-        self.job_cluster = job_cluster
+    def __init__(self) -> None:
         self.config: DictConfig | None = None
         self.task_function: TaskFunction | None = None
         self.hydra_context: HydraContext | None = None
@@ -88,10 +88,7 @@ class DaskLauncher(Launcher):
             logging.getLogger(name).setLevel(logging.WARNING)
         Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
         cluster = OmegaConf.to_container(self.config.cluster, resolve=True)
-        jobs = [
-            (initial_job_idx + i, [*o, f"cluster={self.job_cluster}"])
-            for i, o in enumerate(job_overrides)
-        ]
+        jobs = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
         outcomes = self._run_all(cluster, jobs)
         return self._collect(outcomes)
 
