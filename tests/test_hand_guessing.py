@@ -129,19 +129,31 @@ def test_hand_indices_follow_the_enumeration() -> None:
     assert hand_count(FULL, 4) == 270_725
 
 
-def test_suit_class_minima_cover_every_class() -> None:
-    deck = Deck(3, 3)
-    reps = set(P.suit_class_minima(deck, 2).tolist())
+def test_class_minima_cover_every_class() -> None:
+    deck = Deck(4, 3)
+    reps = set(P.class_minima(deck, 2).tolist())
     hs = hands(deck, 2)
     classes = set()
     for h in hs:
         key = min(
-            tuple(sorted((c // 3) * 3 + perm[c % 3] for c in h))
+            tuple(sorted(r(c // 3) * 3 + perm[c % 3] for c in h))
             for perm in itertools.permutations(range(3))
+            for r in (lambda x: x, lambda x: 3 - x)
         )
         classes.add(key)
         assert hs.index(key) in reps
     assert len(reps) == len(classes)
+
+
+def test_hands_of_a_class_score_alike() -> None:
+    deck = Deck(5, 3)
+    f = T.features(deck, 2)
+    every = np.arange(len(f))
+    score = P.scores(f, every, every, P.Rule())
+    mirrored = [
+        hand_index(deck, [(4 - c // 3) * 3 + (c + 1) % 3 for c in h]) for h in hands(deck, 2)
+    ]
+    np.testing.assert_array_equal(score, score[mirrored])
 
 
 # ------------------------------------------------------------- brute-force cross-check

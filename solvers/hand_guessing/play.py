@@ -13,7 +13,8 @@ candidate) and score it by the partition of the candidates into groups with equa
 Ties (equal integer scores; float scores within a relative 1e-12) go to the candidate with
 the lowest hand index, i.e. the lexicographically smallest sorted card tuple with cards
 ordered by rank, then suit.  A searched first guess uses the same score and tie rule over
-every hand (computed on one hand per suit-permutation class, the class's lowest index).
+every hand (computed on the lowest-index hand of each class under suit permutations and
+rank reversal: all hands of a class score alike, so the overall winner is such a hand).
 
 The evaluation walks the strategy's decision tree from the first guess, keeping only the
 branches that hold a *target* answer (every answer, a contiguous chunk of them, or a random
@@ -101,15 +102,20 @@ def choose(f: T.Features, candidates: np.ndarray, rule: Rule) -> int:
 # ------------------------------------------------------------------------- first guess
 
 
-def suit_class_minima(deck: Deck, cards: int) -> np.ndarray:
-    """Sorted indices of the hands that are the lowest of their suit-permutation class."""
+def class_minima(deck: Deck, cards: int) -> np.ndarray:
+    """Sorted indices of the hands that are the lowest of their symmetry class.
+
+    The symmetries are the permutations of the suits and the reversal of the ranks (which
+    swaps lower and higher ranks): they permute the answers, so they keep every score.
+    """
     f = T.features(deck, cards)
     h = f.hands.astype(np.int64)
     rank, suit = h // deck.suits, h % deck.suits
     low = np.arange(len(h))
-    for perm in itertools.permutations(range(deck.suits)):
-        moved = np.sort(rank * deck.suits + np.asarray(perm)[suit], axis=1)
-        low = np.minimum(low, hand_indices(deck, moved))
+    for r in (rank, deck.ranks - 1 - rank):
+        for perm in itertools.permutations(range(deck.suits)):
+            moved = np.sort(r * deck.suits + np.asarray(perm)[suit], axis=1)
+            low = np.minimum(low, hand_indices(deck, moved))
     return np.flatnonzero(low == np.arange(len(h)))
 
 
@@ -118,7 +124,7 @@ def searched_first_guess(deck: Deck, cards: int, strategy: str, t: float) -> int
     """The best first guess over every hand (cached per process; 4 cards: minutes)."""
     f = T.features(deck, cards)
     rule = Rule(strategy, t)
-    reps = suit_class_minima(deck, cards)
+    reps = class_minima(deck, cards)
     return best(reps, scores(f, reps, np.arange(len(f)), rule), rule)
 
 
