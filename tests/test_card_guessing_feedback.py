@@ -266,3 +266,38 @@ def test_bad_feedback_tasks_name_the_key(task, key):
 def test_bounds_unknown_curve():
     with pytest.raises(ValueError, match="unknown curve"):
         bounds.step_bounds((2, 2), "renyi")
+
+
+# ------------------------------------------------------------------------------ summary
+
+
+def test_feedback_summary_section(tmp_path):
+    """The card_guessing summary adds a feedback comparison table and plot."""
+    import pandas as pd
+
+    from pipeline.summaries.card_guessing import summarize
+
+    rows = [
+        r
+        for deck in ([2, 2], [3, 3, 3])
+        for feedback in ("none", "partial", "complete")
+        for r in solve({"family": "card_guessing", "deck": deck, "feedback": feedback})
+    ]
+    rows += solve({"family": "card_guessing", "deck": [3, 3, 3], "strategy": "greedy"})
+    text = summarize(pd.DataFrame(rows), tmp_path)
+    assert "### Feedback models compared" in text
+    assert (tmp_path / "card_guessing_feedback_models.png").stat().st_size > 1000
+    table = pd.read_parquet(tmp_path / "card_guessing_feedback_models.parquet")
+    line = table[table["deck"] == "3,3,3"].iloc[0]
+    assert line["partial"] == 2383 / 560 and line["partial_strategy"] == "optimal"
+    assert line["none"] == 3 and line["complete"] == 4021 / 840
+    assert f"{line['bound_lower']:.2f}" == "4.70"
+
+
+def test_single_feedback_model_has_no_comparison(tmp_path):
+    import pandas as pd
+
+    from pipeline.summaries import _card_guessing_feedback as feedback_sections
+
+    rows = solve({"family": "card_guessing", "deck": [2, 2], "feedback": "complete"})
+    assert feedback_sections.sections(pd.DataFrame(rows), tmp_path) == []

@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.plots import bar_chart
+from pipeline.summaries import _card_guessing_feedback as feedback_sections
 from pipeline.summaries import _card_guessing_info as info_sections
 from pipeline.summaries import summary_for
 
@@ -43,6 +44,7 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
             "",
         ]
     parts += info_sections.sections(rows, out_dir)
+    parts += feedback_sections.sections(rows, out_dir)
     return "\n".join(parts)
 
 
