@@ -1,0 +1,106 @@
+"""Benchmark of the layered float solver for yes/no card guessing (solvers/card_guessing/fast.py).
+
+    python benchmarks/bench_suits52.py                      # small decks and (8,8,8,8)
+    python benchmarks/bench_suits52.py --deck 13,13,13,13 --json /tmp/suits52.json
+    python benchmarks/bench_suits52.py --workers 1,2 --deck 8,8,8,8   # Dask speed-up
+
+Prints wall time, states, states per second and peak memory (max RSS of this process; run
+under /usr/bin/time -v for the whole-process figure).  Numba compiles (and caches) the kernels
+on the first call; a warm-up on a small deck keeps that out of the timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from solvers.card_guessing import fast  # noqa: E402
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def timed_optimal(deck: list[int], tree_depth: int = 4) -> dict:
+    """One optimal solve of ``deck`` with its time, states and peak memory."""
+    before = peak_rss_mb()
+    start = time.perf_counter()
+    sol = fast.optimal(deck, tree_depth=tree_depth)
+    seconds = time.perf_counter() - start
+    return {
+        "deck": deck,
+        "expected_score": sol.expected_score,
+        "score_variance": sol.score_variance,
+        "n_states": sol.n_states,
+        "largest_layer": max(sol.layer_sizes),
+        "seconds": seconds,
+        "states_per_second": sol.n_states / seconds,
+        "peak_rss_mb": peak_rss_mb(),
+        "rss_growth_bytes_per_state": (peak_rss_mb() - before) * 2**20 / sol.n_states,
+        "decision_tree": fast.decision_tree(sol, deck),
+    }
+
+
+def timed_distributed(deck: list[int], workers: int) -> dict:
+    """One optimal solve on a LocalCluster of ``workers`` single-threaded processes."""
+    from distributed import Client, LocalCluster
+
+    from pipeline import layered
+
+    with (
+        LocalCluster(
+            n_workers=workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        layered.optimal(client, [2, 2, 2], parts=workers)  # warm-up (Numba on the workers)
+        start = time.perf_counter()
+        out = layered.optimal(client, deck, parts=workers)
+        seconds = time.perf_counter() - start
+    return {"workers": workers, "seconds": seconds, "expected_score": out.expected_score}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--deck", help="one deck, e.g. 13,13,13,13 (default: a ladder)")
+    parser.add_argument("--json", help="write the last result here")
+    parser.add_argument("--workers", help="Dask speed-up: worker counts, e.g. 1,2")
+    args = parser.parse_args()
+    fast.optimal([2, 2, 2])  # warm-up: compile the kernels
+    if args.workers:
+        deck = [int(c) for c in (args.deck or "8,8,8,8").split(",")]
+        base = None
+        for w in (int(x) for x in args.workers.split(",")):
+            res = timed_distributed(deck, w)
+            base = base or res["seconds"]
+            print(
+                f"deck {deck} workers {w}: {res['seconds']:.1f} s, speed-up "
+                f"{base / res['seconds']:.2f}, E = {res['expected_score']:.12f}",
+                flush=True,
+            )
+        return
+    decks = [[int(c) for c in args.deck.split(",")]] if args.deck else [[m] * 4 for m in (4, 6, 8)]
+    res: dict = {}
+    for deck in decks:
+        res = timed_optimal(deck)
+        print(
+            f"deck {deck}: E = {res['expected_score']:.12f}  states {res['n_states']:,} "
+            f"(largest layer {res['largest_layer']:,})  {res['seconds']:.1f} s  "
+            f"{res['states_per_second']:,.0f} states/s  peak RSS {res['peak_rss_mb']:.0f} MB  "
+            f"({res['rss_growth_bytes_per_state']:.1f} B/state growth)",
+            flush=True,
+        )
+    print("\n".join(res["decision_tree"]))
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,281 @@
+"""The layered float solver of yes/no card guessing (solvers/card_guessing/fast.py).
+
+Checked against the exact rational solver (partial.py, itself checked by brute force in
+test_card_guessing.py) to 1e-12 relative, on many decks including unequal counts; the
+distributed mode (pipeline/layered.py) against the single-process result.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import subprocess
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from solvers import TaskError, solve
+from solvers.card_guessing import fast, partial
+
+REL = 1e-12
+DECKS = [
+    (1,),
+    (4,),
+    (2, 1),
+    (1, 1, 1),
+    (2, 2),
+    (3, 2, 1),
+    (3, 3, 3),
+    (2, 2, 2, 2),
+    (5, 3, 2, 1),
+    (4, 4, 4),
+    (1, 2, 3, 4),
+    (3, 3, 2, 2),
+    (6, 1),
+    (2, 1, 2, 1, 1),
+    (7, 5),
+]
+
+
+def close(a: float, b: Fraction | float) -> bool:
+    """True if ``a`` agrees with ``b`` to REL relative (absolute near zero)."""
+    return abs(a - float(b)) <= REL * max(1.0, abs(float(b)))
+
+
+def exact_variance(ev: partial.Evaluation, deck) -> Fraction:
+    pmf, _ = partial.score_distribution(ev, deck)
+    mean = sum(k * q for k, q in enumerate(pmf))
+    return sum(k * k * q for k, q in enumerate(pmf)) - mean * mean
+
+
+# ------------------------------------------------------------------- against exact
+
+
+@pytest.mark.parametrize("deck", DECKS, ids=str)
+def test_optimal_matches_exact(deck):
+    ev = partial.evaluation("optimal")
+    value, n_states = partial.expected_score(ev, deck)
+    sol = fast.optimal(deck)
+    assert close(sol.expected_score, value)
+    assert close(sol.score_variance, exact_variance(ev, deck))
+    assert sol.n_states == n_states  # the same reachable canonical states
+
+
+@pytest.mark.parametrize("tie_break", ["lowest", "highest"])
+@pytest.mark.parametrize("deck", DECKS, ids=str)
+def test_greedy_matches_exact(deck, tie_break):
+    ev = partial.evaluation("greedy", tie_break)
+    value, n_states = partial.expected_score(ev, deck)
+    sol = fast.greedy(deck, tie_break)
+    assert close(sol.expected_score, value)
+    assert close(sol.score_variance, exact_variance(ev, deck))
+    assert sol.n_states == n_states  # the labelled states greedy reaches
+
+
+def test_seed_figures():
+    """Seed 000 (Gural, Simper, So 2019), section on (3,3,3): greedy 475/112, lowest ties."""
+    assert close(fast.greedy((3, 3, 3), "lowest").expected_score, Fraction(475, 112))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("deck", [(5, 5, 5), (4, 4, 4, 4), (6, 4, 3, 2), (3, 3, 3, 3, 3)], ids=str)
+def test_larger_decks_match_exact(deck):
+    value, _ = partial.expected_score(partial.evaluation("optimal"), deck)
+    assert close(fast.optimal(deck).expected_score, value)
+    greedy, _ = partial.expected_score(partial.evaluation("greedy", "lowest"), deck)
+    assert close(fast.greedy(deck).expected_score, greedy)
+
+
+# ------------------------------------------------------ counts, keys and feasibility
+
+
+def random_pairs(rng: random.Random, r: int) -> list[tuple[int, int]]:
+    """Random (c, p) for ``r`` types with no more refused slots than cards (as in any state)."""
+    while True:
+        pairs = [(rng.randint(1, 4), rng.randint(0, 6)) for _ in range(r)]
+        if sum(p for _, p in pairs) <= sum(c for c, _ in pairs):
+            return pairs
+
+
+def test_log_counts_match_exact_arrangements():
+    """The refused-slot recursion gives log A for arbitrary (c, p), also A = 0 as -inf."""
+    rng = random.Random(7)
+    lay = fast.layout([4, 4, 4, 4])
+    for _ in range(300):
+        pairs = random_pairs(rng, rng.randint(1, 4))
+        exact = partial.arrangements(tuple(pairs))
+        got = fast.log_counts(pairs, lay)
+        if exact == 0:
+            assert got == -np.inf
+        else:
+            assert abs(got - float(np.log(float(exact)))) <= 1e-13 * max(1.0, abs(got))
+
+
+def test_feasible_means_some_arrangement():
+    rng = random.Random(11)
+    for _ in range(500):
+        pairs = random_pairs(rng, rng.randint(1, 4))
+        cs = np.array([c for c, _ in pairs], np.int64)
+        ps = np.array([p for _, p in pairs], np.int64)
+        assert fast._feasible(cs, ps, len(pairs)) == (partial.arrangements(tuple(pairs)) > 0)
+
+
+def test_keys_round_trip_and_canonical():
+    lay = fast.layout([5, 3, 2, 1])
+    pairs = [(2, 1), (5, 0), (0, 0), (2, 3)]
+    key = fast.encode(pairs, lay)
+    assert fast.decode(key, lay) == ((5, 0), (2, 3), (2, 1), (0, 0))
+    assert fast.encode(list(reversed(pairs)), lay) == key
+    labelled = fast.encode(pairs, lay, canonical=False)
+    assert fast.decode(labelled, lay) == tuple(pairs)
+
+
+def test_partitions_cover_every_key():
+    keys = np.arange(1000, dtype=np.int64) * 7919
+    parts = fast.partition_of(keys, 3)
+    assert set(parts.tolist()) == {0, 1, 2}
+    assert np.array_equal(parts, fast.partition_of(keys, 3))
+
+
+def test_decision_tree_first_move():
+    """(2,2): after a yes the other type is named (it is now the more likely)."""
+    lines = fast.decision_tree(fast.optimal((2, 2)), (2, 2))
+    assert lines[0].startswith("card 1: name A")
+    assert lines[2].strip().startswith("card 2: name B")
+
+
+# ------------------------------------------------------------------- the task contract
+
+
+def float_row(deck, strategy="optimal", **params):
+    (row,) = solve(
+        {"family": "card_guessing", "deck": deck, "strategy": strategy, "method": "float", **params}
+    )
+    return row
+
+
+def test_float_rows():
+    row = float_row([5, 3, 2, 1])
+    exact = solve({"family": "card_guessing", "deck": [5, 3, 2, 1]})[0]
+    assert close(row["expected_score"], Fraction(exact["expected_score_exact"]))
+    assert row["expected_score_exact"] is None and row["score_pmf"] is None
+    assert row["n_states"] == exact["n_states"]
+    assert row["first_moves"].startswith("card 1: name A")
+    greedy = float_row([5, 3, 2, 1], "greedy")
+    assert greedy["first_moves"] is None and greedy["tie_break"] == "lowest"
+
+
+def test_float_ignores_exact_size_limit():
+    row = float_row([3, 3, 3], max_states=10)
+    assert row["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("params", "key"),
+    [
+        ({"strategy": "greedy", "tie_break": "uniform"}, "tie_break"),
+        ({"strategy": "info"}, "strategy"),
+        ({"feedback": "complete"}, "method"),
+        ({"deck": [1] * 16}, "deck"),
+        ({"workers": 0}, "workers"),
+        ({"strategy": "greedy", "workers": 2}, "workers"),
+    ],
+)
+def test_bad_float_tasks(params, key):
+    task = {"family": "card_guessing", "deck": [3, 3], "method": "float", **params}
+    with pytest.raises(TaskError) as err:
+        solve(task)
+    assert err.value.key == key
+
+
+def test_workers_need_the_dask_runner(monkeypatch):
+    monkeypatch.setattr(fast, "_DISTRIBUTED", [])
+    with pytest.raises(TaskError, match="workers=2"):
+        solve({"family": "card_guessing", "deck": [3, 3], "method": "float", "workers": 2})
+
+
+# -------------------------------------------------------------------- distributed mode
+
+
+def same_solution(a: fast.Solution, b: fast.Solution) -> None:
+    assert abs(a.expected_score - b.expected_score) <= REL * b.expected_score
+    assert abs(a.score_variance - b.score_variance) <= REL * max(1.0, b.score_variance)
+    assert a.n_states == b.n_states and a.layer_sizes == b.layer_sizes
+
+
+@pytest.mark.slow
+def test_local_cluster_matches_single_process():
+    from distributed import Client, LocalCluster
+
+    from pipeline import layered
+
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        for deck, parts in [((5, 3, 2, 1), 2), ((3, 3, 3), 3), ((4, 2), 1)]:
+            one = fast.optimal(deck)
+            many = layered.optimal(client, deck, parts)
+            same_solution(many, one)
+            assert fast.decision_tree(many, deck) == fast.decision_tree(one, deck)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_address_cluster_matches_single_process():
+    """A scheduler and two workers started as processes, reached by address."""
+    from distributed import Client
+
+    from pipeline import layered
+
+    dask = str(Path(sys.executable).with_name("dask"))
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    procs = [
+        subprocess.Popen(
+            [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port)]
+            + ["--dashboard-address", ":0", "--no-show"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
+    try:
+        time.sleep(2)
+        for _ in range(2):
+            procs.append(
+                subprocess.Popen(
+                    [dask, "worker", address, "--nthreads", "1", "--host", "127.0.0.1"]
+                    + ["--no-dashboard"],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        with Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=120)
+            deck = (5, 3, 2, 1)
+            same_solution(layered.optimal(client, deck, 2), fast.optimal(deck))
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+        for proc in procs:
+            proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_workers_task_runs_on_a_local_cluster():
+    """A task with workers=2 outside any cluster brings up its own LocalCluster."""
+    import pipeline.layered  # noqa: F401  (installs the runner)
+
+    row = float_row([3, 3, 3], workers=2)
+    assert close(row["expected_score"], partial.optimal_value((3, 3, 3))[0])
