@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from math import comb
 from typing import Any
 
 from solvers.card_guessing import bounds, complete, nofeedback
@@ -86,13 +85,10 @@ def check_sequence_fits(sequence: str | list[int], deck: Sequence[int]) -> None:
 
 
 def estimated_work(task: Task) -> int:
-    """States the exact solve visits (complete), or guess-count vectors x cards (uniform ties)."""
+    """States the exact solve visits (complete feedback), or the number of cards (none)."""
     deck = task["deck"]
     if task["feedback"] == "complete":
         return complete.state_count(deck)
-    if task["strategy"] == "greedy" and task["tie_break"] == "uniform":
-        tied = len(tied_types(deck))
-        return comb(sum(deck) + tied - 1, tied - 1) * sum(deck)
     return sum(deck)
 
 

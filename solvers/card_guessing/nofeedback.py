@@ -88,36 +88,14 @@ def score_distribution(deck: Sequence[int], m: Sequence[int]) -> list[Fraction]:
 def mixed_score_distribution(deck: Sequence[int], tied: Sequence[int]) -> list[Fraction]:
     """The score pmf when every guess is drawn uniformly from the ``tied`` types, independently.
 
-    Averages over the multinomial law of the guess counts (size: compositions of N into
-    len(tied) parts).
+    Whatever the order, K = sum of the tied types' counts positions hold a tied type, and
+    each is named right with chance 1/t independently: the score is Binomial(K, 1/t).
     """
     n, t = sum(deck), len(tied)
-    pmf = [Fraction(0)] * (n + 1)
-    for split in _compositions(n, t):
-        m = [0] * len(deck)
-        for i, k in zip(tied, split, strict=True):
-            m[i] = k
-        weight = Fraction(_multinomial(split), t**n)
-        for k, q in enumerate(score_distribution(deck, m)):
-            pmf[k] += weight * q
-    return pmf
-
-
-def _compositions(n: int, parts: int):
-    if parts == 1:
-        yield (n,)
-        return
-    for k in range(n + 1):
-        for rest in _compositions(n - k, parts - 1):
-            yield (k, *rest)
-
-
-def _multinomial(ks: Sequence[int]) -> int:
-    out, total = 1, 0
-    for k in ks:
-        total += k
-        out *= comb(total, k)
-    return out
+    k_tied = sum(deck[i] for i in tied)
+    p = Fraction(1, t)
+    pmf = [comb(k_tied, k) * p**k * (1 - p) ** (k_tied - k) for k in range(k_tied + 1)]
+    return pmf + [Fraction(0)] * (n - k_tied)
 
 
 def optimal_score(deck: Sequence[int]) -> Fraction:
