@@ -2,9 +2,10 @@
 
 Parameters: ``deck`` (cards per type), ``feedback`` (``partial`` = yes/no, ``complete``, ``none``;
 see feedback_models.py, with strategy ``sequence`` and its ``sequence``), ``strategy``,
-``tie_break``, ``method`` (``exact`` or ``monte_carlo`` with ``n_games``) and the execution knob
-``max_states``; strategy ``info`` adds ``gamma``, ``entropy`` (a preset) or ``entropy_r`` and
-``entropy_t``, ``log_base``; ``constant_decrement`` adds ``decrement`` (see partial_run.py).
+``tie_break``, ``method`` (``exact``, ``monte_carlo`` with ``n_games``, or ``float``: fast.py,
+with the knob ``workers``) and the execution knob ``max_states``; strategy ``info`` adds
+``gamma``, ``entropy`` (a preset) or ``entropy_r`` and ``entropy_t``, ``log_base``;
+``constant_decrement`` adds ``decrement`` (see partial_run.py).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from solvers import entropy
-from solvers.card_guessing import feedback_models, partial, partial_run
+from solvers.card_guessing import fast, feedback_models, partial, partial_run
 from solvers.registry import (
     Family,
     Param,
@@ -72,6 +73,8 @@ def check_task(task: Task) -> None:
     partial_run.check_partial_task(task)
     if task["feedback"] != "partial" or task["strategy"] == "sequence":
         return feedback_models.check_task(task)  # complete / none feedback, fixed sequences
+    if task["method"] == "float":
+        return fast.check_float_task(task)  # the layered float solver (fast.py)
     if task["method"] == "exact" or task["strategy"] == "optimal":
         estimate = estimated_states(task["deck"])
         if estimate > task["max_states"]:
@@ -87,6 +90,8 @@ def run(task: Task) -> list[Row]:
     """One row: the exact expected score, its distribution and the states visited."""
     if task["feedback"] != "partial":
         return feedback_models.rows(task)
+    if task["method"] == "float":
+        return fast.float_rows(task)
     if task["strategy"] in partial_run.STRATEGIES or task["method"] == "monte_carlo":
         return partial_run.rows(task)
     ev = partial.evaluation(task["strategy"], task["tie_break"] or "lowest")
@@ -130,7 +135,10 @@ FAMILY = register(
                 ("greedy", *partial_run.STRATEGIES),
             ),
             Param(
-                "method", one_of(("exact", "monte_carlo")), "exact", "how the score is evaluated"
+                "method",
+                one_of(("exact", "monte_carlo", "float")),
+                "exact",
+                "how the score is evaluated",
             ),
             Param(
                 "n_games",
@@ -175,6 +183,14 @@ FAMILY = register(
                 dtype="float64",
             ),
             Param(
+                "workers",
+                lambda v: as_int(v, low=1),
+                1,
+                "method=float, optimal: Dask workers sharing each layer (1: in this process)",
+                identity=False,
+                dtype="int64",
+            ),
+            Param(
                 "max_states",
                 lambda v: as_int(v, low=1),
                 DEFAULT_MAX_STATES,
@@ -193,6 +209,7 @@ FAMILY = register(
             "score_pmf": "list<float64>",
             "n_states": "int64",
             "std_error": "float64",
+            "first_moves": "string",  # method=float, optimal: the first moves (fast.py)
             **feedback_models.COLUMNS,
         },
     )
