@@ -9,6 +9,7 @@ cuts a batch short.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import shutil
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -60,8 +61,9 @@ def check_slurm(cluster: Mapping[str, Any]) -> None:
         )
     for key in ("cores", "minimum_jobs", "maximum_jobs"):
         n = cluster.get(key)
-        if isinstance(n, bool) or not isinstance(n, int) or n < (0 if key == "minimum_jobs" else 1):
-            raise StudyError(f"cluster.{key}={n!r}: must be a positive integer")
+        low = 0 if key == "minimum_jobs" else 1
+        if isinstance(n, bool) or not isinstance(n, int) or n < low:
+            raise StudyError(f"cluster.{key}={n!r}: must be an integer of at least {low}")
     if cluster["minimum_jobs"] > cluster["maximum_jobs"]:
         raise StudyError(
             f"cluster.minimum_jobs={cluster['minimum_jobs']!r}: more than "
@@ -120,6 +122,8 @@ def open_slurm(cluster: Mapping[str, Any]) -> Iterator[Any]:
     from pipeline.execute import Runner
 
     check_slurm(cluster)
+    for name in ("distributed", "bokeh", "tornado"):  # importing dask_jobqueue reset them
+        logging.getLogger(name).setLevel(logging.WARNING)
     with SLURMCluster(**slurm_cluster_kwargs(cluster)) as sc, Client(sc) as client:
         sc.adapt(minimum_jobs=cluster["minimum_jobs"], maximum_jobs=cluster["maximum_jobs"])
         wait = duration_seconds(cluster, "worker_timeout")
