@@ -301,3 +301,17 @@ def test_single_feedback_model_has_no_comparison(tmp_path):
 
     rows = solve({"family": "card_guessing", "deck": [2, 2], "feedback": "complete"})
     assert feedback_sections.sections(pd.DataFrame(rows), tmp_path) == []
+
+
+@pytest.mark.parametrize("deck", [(13, 13, 13, 13), (4,) * 13, (3, 5, 2), (6, 1)])
+def test_complete_scores_at_least_the_largest_count(deck):
+    """Naming a most frequent type always scores at least max_i c_i, and that is reachable."""
+    pmf, _ = complete.score_distribution(deck)
+    low = min(k for k, q in enumerate(pmf) if q)
+    assert low == max(deck)
+
+
+def test_none_uniform_ties_are_binomial_on_a_full_deck():
+    """Every position holds a tied type and is named right with chance 1/4: Binomial(52, 1/4)."""
+    r = row((13,) * 4, "none", "greedy", tie_break="uniform")
+    assert exact(r) == 13 and Fraction(r["score_variance_exact"]) == Fraction(39, 4)
