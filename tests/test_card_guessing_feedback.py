@@ -106,7 +106,12 @@ def test_state_count_bounds_the_states_and_is_exact_for_equal_counts():
 # --------------------------------------------------------------------------- no feedback
 
 
-@pytest.mark.parametrize("deck", [d for k in range(1, 6) for d in compositions(k)])
+SMALL_NONE = [
+    d for k in range(1, 6) for d in compositions(k) if len(d) ** k * complete.orders(d) <= 40_000
+]
+
+
+@pytest.mark.parametrize("deck", SMALL_NONE)
 def test_none_optimum_is_the_largest_count_over_every_sequence(deck):
     """Brute force over every guess sequence: the best is max_i c_i (always name it)."""
     assert brute_feedback.none_optimum(deck) == max(deck) == exact(row(deck, "none"))
@@ -279,7 +284,7 @@ def test_feedback_summary_section(tmp_path):
 
     rows = [
         r
-        for deck in ([2, 2], [3, 3, 3])
+        for deck in ([3, 3, 3],)
         for feedback in ("none", "partial", "complete")
         for r in solve({"family": "card_guessing", "deck": deck, "feedback": feedback})
     ]
