@@ -335,6 +335,20 @@ def test_the_seed_programs_correct_card_count_explains_its_two_card_rating() -> 
     assert (int((ours.astype(np.int64) ** 2).sum()), int(np.count_nonzero(ours))) == (94156, 38)
 
 
+def test_the_seed_programs_swapped_rating() -> None:
+    """The seed program rates a guess by grouping the candidates on feedback(guess=candidate,
+    answer=rated guess) (Optimalguess.hs in the repository linked from seed 004): lower and
+    higher ranks swap roles.  With that rating and its tie order, opening 6C TD, two-card
+    games take 4773 guesses in all; under the issue's rules 4732."""
+    f = T.features(FULL, 2)
+    first = hand_index(FULL, [FULL.parse("6C"), FULL.parse("TD")])
+    order = P.seed_program_order(f)
+    seed = P.play(f, first, P.Rule(swapped_scoring=True, priority=order))
+    assert int(seed.guesses.sum()) == 4773
+    assert int(P.play(f, first, P.Rule(priority=order)).guesses.sum()) == 4732
+    assert int(P.play(f, first, P.Rule()).guesses.sum()) == 4732
+
+
 @pytest.mark.slow
 def test_the_seed_programs_largest_four_card_group() -> None:
     """Seed 004, section 3: the largest group after the four-card first guess holds 11844

@@ -99,6 +99,18 @@ def choose(f: T.Features, candidates: np.ndarray, rule: Rule) -> int:
     return best(candidates, scores(f, candidates, candidates, rule), rule)
 
 
+def seed_program_order(f: T.Features) -> np.ndarray:
+    """Tie order of the seed's program: its candidate list order (lower value comes first).
+
+    Its hands are subsets of a deck listed suit by suit, and the subsets that leave out the
+    deck's first card come before those that hold it (recursively); its fold keeps the first
+    of equal ratings.  Full 52-card deck only.
+    """
+    h = f.hands.astype(np.int64)
+    position = (h % 4) * 13 + h // 4  # the seed program's card number
+    return np.left_shift(np.int64(1), 51 - position).sum(axis=1)
+
+
 # ------------------------------------------------------------------------- first guess
 
 

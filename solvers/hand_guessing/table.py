@@ -73,7 +73,7 @@ def decode(cards: int, code: int) -> Feedback:
 
 @lru_cache(maxsize=8)
 def features(deck: Deck, cards: int) -> Features:
-    """The features of every hand of ``cards`` cards (cached; 4 cards: ~50 MB, ~2 s)."""
+    """The features of every hand of ``cards`` cards (cached; 4 cards: ~100 MB, ~5 s)."""
     h = np.asarray(hands(deck, cards), dtype=np.int64).reshape(hand_count(deck, cards), cards)
     rank, suit = h // deck.suits, h % deck.suits
     mask = np.bitwise_or.reduce(np.left_shift(np.uint64(1), h.astype(np.uint64)), axis=1)
