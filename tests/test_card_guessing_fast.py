@@ -279,3 +279,29 @@ def test_workers_task_runs_on_a_local_cluster():
 
     row = float_row([3, 3, 3], workers=2)
     assert close(row["expected_score"], partial.optimal_value((3, 3, 3))[0])
+
+
+# ----------------------------------------------------------------------------- summary
+
+
+def test_summary_section(tmp_path):
+    """The suits52 section: gap table, plot, and the first moves of the largest deck."""
+    import pandas as pd
+
+    from pipeline.summaries import suits52
+
+    rows = []
+    for deck in ([2, 2, 2, 2], [3, 3, 3, 3], [3, 3, 3], [5, 3, 2, 1]):
+        rows += float_row(deck, "optimal"), float_row(deck, "greedy")
+    rows.append(solve({"family": "card_guessing", "deck": [3, 3, 3, 3]})[0])  # exact: ignored
+    frame = pd.DataFrame(rows)
+    table = suits52.gap_table(frame)
+    assert table[["r", "m"]].values.tolist() == [[3, 3], [4, 2], [4, 3]]
+    gap = table.set_index(["r", "m"]).loc[(3, 3), "gap"]
+    assert close(
+        gap, Fraction(2383, 560) - Fraction(475, 112)
+    )  # seed 000 (Gural, Simper, So 2019): 2383/560 and 475/112
+    text = "\n".join(suits52.sections(frame, tmp_path))
+    assert "deck (3,3,3,3)" in text and "card 1: name A" in text
+    assert (tmp_path / "card_guessing_suits_gap.png").stat().st_size > 0
+    assert suits52.sections(frame[frame["method"] == "exact"], tmp_path) == []

@@ -9,6 +9,7 @@ import pandas as pd
 from pipeline.plots import bar_chart
 from pipeline.summaries import _card_guessing_feedback as feedback_sections
 from pipeline.summaries import _card_guessing_info as info_sections
+from pipeline.summaries import suits52 as suits_sections
 from pipeline.summaries import summary_for
 
 KEY_COLUMNS = ["strategy", "tie_break", "gamma", "entropy_r", "entropy_t", "decrement", "method"]
@@ -45,6 +46,7 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
         ]
     parts += info_sections.sections(rows, out_dir)
     parts += feedback_sections.sections(rows, out_dir)
+    parts += suits_sections.sections(rows, out_dir)
     return "\n".join(parts)
 
 

@@ -616,10 +616,12 @@ def greedy(deck: Sequence[int], tie_break: str = "lowest", progress: Progress | 
     lay = layout(deck)
     layers = all_layers(lay, True, progress)
     logs = all_log_counts(lay, layers)
-    tables = [hash_table(keys) for keys in layers]
+    tables = {0: hash_table(layers[0])}
     steps = []
     keys = np.array([start_key(lay, False)], np.int64)
     for depth in range(lay.n_cards):
+        tables[depth + 1] = hash_table(layers[depth + 1])
+        tables.pop(depth - 1, None)
         step = _greedy_step(
             keys,
             lay.r,
