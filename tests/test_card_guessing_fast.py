@@ -305,3 +305,27 @@ def test_summary_section(tmp_path):
     assert "deck (3,3,3,3)" in text and "card 1: name A" in text
     assert (tmp_path / "card_guessing_suits_gap.png").stat().st_size > 0
     assert suits52.sections(frame[frame["method"] == "exact"], tmp_path) == []
+
+
+@pytest.mark.slow
+def test_workers_task_inside_a_dask_worker():
+    """As in a study run: the task itself runs on a worker and borrows its cluster."""
+    from distributed import Client, LocalCluster
+
+    def run(task):  # nested: sent to the worker by value
+        import pipeline.layered  # noqa: F401  (what pipeline.execute must import)
+        from solvers import solve as solve_on_worker
+
+        return solve_on_worker(task)
+
+    task = {"family": "card_guessing", "deck": [4, 3, 2], "method": "float", "workers": 2}
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        (row,) = client.submit(run, task).result()
+    assert row["status"] == "ok"
+    assert close(row["expected_score"], partial.optimal_value((4, 3, 2))[0])
+    assert row["n_states"] == fast.optimal((4, 3, 2)).n_states
