@@ -27,7 +27,8 @@ if slurm_answers; then
     exit 0
 fi
 
-if ! command -v slurmctld >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1; then
+if ! command -v slurmctld >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1 ||
+    ! command -v pgrep >/dev/null 2>&1; then
     if ! command -v apt-get >/dev/null 2>&1; then
         log "slurm-wlm and munge are not installed and there is no apt-get to install them"
         exit 3
@@ -35,7 +36,7 @@ if ! command -v slurmctld >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1
     log "installing slurm-wlm and munge with apt-get"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends slurm-wlm munge >/dev/null
+    apt-get install -y -qq --no-install-recommends slurm-wlm munge procps >/dev/null
 fi
 
 HOST=$(hostname -s)
