@@ -291,3 +291,15 @@ def test_rows_carry_the_new_columns():
         1.0,
         2.0,
     )
+
+
+def test_compositions_are_exactly_the_capped_ones():
+    """partial._compositions (pruned so big decks' posteriors stay cheap) lists every capped
+    composition once."""
+    import itertools
+
+    for caps in ([3, 0, 2], [4] * 5, [1, 2, 3], [2, 2]):
+        for n in range(sum(caps) + 2):
+            got = sorted(map(tuple, partial._compositions(n, caps)))
+            ranges = [range(c + 1) for c in caps]
+            assert got == sorted(c for c in itertools.product(*ranges) if sum(c) == n)

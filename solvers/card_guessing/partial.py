@@ -125,12 +125,20 @@ def composition_posterior(state: State) -> dict[Deck, Fraction]:
 
 
 def _compositions(n: int, caps: Sequence[int]):
-    if not caps:
+    """Every list k with 0 <= k_i <= caps_i and sum(k) = n (prefixes that cannot finish are cut)."""
+    room = [0] * (len(caps) + 1)  # room[i]: the most the types from i on can still take
+    for i in range(len(caps) - 1, -1, -1):
+        room[i] = room[i + 1] + caps[i]
+    yield from _fill(n, caps, room, 0)
+
+
+def _fill(n: int, caps: Sequence[int], room: list[int], i: int):
+    if i == len(caps):
         if n == 0:
             yield []
         return
-    for k in range(min(n, caps[0]) + 1):
-        for rest in _compositions(n - k, caps[1:]):
+    for k in range(max(0, n - room[i + 1]), min(n, caps[i]) + 1):
+        for rest in _fill(n - k, caps, room, i + 1):
             yield [k, *rest]
 
 
