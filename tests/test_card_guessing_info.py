@@ -303,3 +303,14 @@ def test_compositions_are_exactly_the_capped_ones():
             got = sorted(map(tuple, partial._compositions(n, caps)))
             ranges = [range(c + 1) for c in caps]
             assert got == sorted(c for c in itertools.product(*ranges) if sum(c) == n)
+
+
+def test_monte_carlo_runs_on_52_card_decks_and_refuses_optimal_there():
+    """Greedy plays full 52-card decks (13 ranks x 4, 4 suits x 13); the optimal policy needs
+    the exact solver, so it is refused there before any work."""
+    for deck in ([4] * 13, [13] * 4):
+        out = row(deck, "greedy", method="monte_carlo", n_games=200)
+        assert 1 <= out["expected_score"] <= 52 and out["std_error"] > 0
+    with pytest.raises(TaskError) as err:
+        row([13] * 4, "optimal", method="monte_carlo", n_games=10)
+    assert err.value.key == "deck"
