@@ -148,7 +148,7 @@ def _run_todo(cfg, tasks, results, recompute, report: StudyReport, log, done) ->
             runner.n_workers,
             run_cfg.get("batch_size", "auto"),
             _positive(run_cfg, "max_batch", 1000),
-            float(run_cfg.get("batch_seconds", 0.2)),
+            float(run_cfg.get("batch_seconds", 1.0)),
         )
         in_flight = _positive(run_cfg, "max_in_flight", 4) * runner.n_workers
         with _progress(len(todo), run_cfg.get("progress", "auto")) as bar:
@@ -229,6 +229,28 @@ class BatchCutter:
         return batch
 
 
+class SealedBatch:
+    """A batch that Dask ships as one object: a plain list would be walked task by task,
+    every parameter of every task, looking for futures (most of the driver's time on a
+    study of small tasks)."""
+
+    __slots__ = ("pairs",)
+
+    def __init__(self, pairs: list[tuple[str, dict]]):
+        self.pairs = pairs
+
+    def __getstate__(self):
+        return self.pairs
+
+    def __setstate__(self, pairs) -> None:
+        self.pairs = pairs
+
+
+def run_sealed_batch(batch: SealedBatch, study: str, timeout=None):
+    """run_batch on a SealedBatch (what the workers run)."""
+    return run_batch(batch.pairs, study, timeout)
+
+
 def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int):
     """(rows, number of tasks) per finished batch, in completion order.
 
@@ -244,7 +266,7 @@ def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int):
     batch_of = {}
 
     def submit(batch):
-        fut = runner.client.submit(run_batch, batch, study, timeout, pure=False)
+        fut = runner.client.submit(run_sealed_batch, SealedBatch(batch), study, timeout, pure=False)
         batch_of[fut] = batch
         return fut
 

@@ -1,0 +1,162 @@
+"""Load: a study of 100,000 small tasks on the 2-worker LocalCluster against a plain loop.
+
+``python benchmarks/bench_load.py [--tasks N] [--sample N] [--summary]``
+
+The study is a dense grid of the card_guessing ``info`` strategy (gamma x Sharma-Mittal
+order r x degree t) on two tiny decks, about a millisecond of solver time per task.  Prints
+the time to plan, the plain-loop time per task (``solvers.solve`` on a sample of the tasks
+in this process), the pipeline's wall time, tasks per second, the driver's peak memory, and
+the overhead per task: CPU seconds (driver and workers together, cluster start-up included)
+beyond the plain loop's CPU time, per task.  CPU time rather than wall time, because the
+machine's two cores may be shared with other work; wall-time numbers are printed too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pipeline.run import run_study  # noqa: E402
+from pipeline.study import plan  # noqa: E402
+from solvers import solve  # noqa: E402
+
+DECKS = [[2, 1], [1, 1, 1]]
+N_WORKERS = 2
+
+
+def load_study(n_tasks: int) -> dict:
+    """The info-strategy grid with about ``n_tasks`` tasks (2 decks x gamma x r x t)."""
+    per_deck = max(1, n_tasks // len(DECKS))
+    n_t = 25
+    n_r = 40 if per_deck >= 25 * 40 else max(1, per_deck // n_t)
+    n_gamma = max(1, per_deck // (n_r * n_t))
+    return {
+        "name": "load",
+        "family": "card_guessing",
+        "description": "Load benchmark: a dense gamma x (r, t) grid of the info strategy.",
+        "grid": {"deck": DECKS, "feedback": ["partial"]},
+        "strategies": {
+            "info": {
+                "gamma": [round((i + 1) / (n_gamma + 1), 6) for i in range(n_gamma)],
+                "entropy_r": [round(0.25 * (i + 1), 6) for i in range(n_r)],
+                "entropy_t": [round(0.1 * (i + 1), 6) for i in range(n_t)],
+            }
+        },
+    }
+
+
+def rss_mib() -> float:
+    """This process's resident memory now, in MiB."""
+    with open(f"/proc/{os.getpid()}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """CPU seconds of this process, and of its finished children (the cluster's workers)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory so far, in MiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def loop_seconds_per_task(tasks, sample: int) -> tuple[float, float]:
+    """(wall, CPU) seconds of solvers.solve per task over an evenly spread sample, here."""
+    step = max(1, len(tasks) // sample) if sample else 1
+    picked = tasks[::step][:sample] if sample else tasks
+    solve(picked[0].task)  # warm-up: imports and compilation are not per-task work
+    start, cpu = time.perf_counter(), time.process_time()
+    for t in picked:
+        solve(t.task)
+    n = len(picked)
+    return (time.perf_counter() - start) / n, (time.process_time() - cpu) / n
+
+
+def pipeline_config(study: dict, outputs: Path, stage: str, *extra: str) -> dict:
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    conf = Path(__file__).resolve().parent.parent / "conf"
+    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+        overrides = [
+            f"paths.outputs={outputs}",
+            "cluster=local",
+            f"cluster.n_workers={N_WORKERS}",
+            "run.progress=false",
+            f"stage={stage}",
+            *extra,
+        ]
+        cfg = OmegaConf.to_container(compose("config", overrides=overrides), resolve=True)
+    cfg["study"] = study
+    return cfg
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=100_000)
+    parser.add_argument("--sample", type=int, default=0, help="plain-loop sample (0: all)")
+    parser.add_argument("--summary", action="store_true", help="also time the summary stage")
+    parser.add_argument("overrides", nargs="*", help="config overrides, e.g. run.batch_seconds=1")
+    args = parser.parse_args()
+
+    study = load_study(args.tasks)
+    start = time.perf_counter()
+    tasks = plan(study)
+    plan_s = time.perf_counter() - start
+    n = len(tasks)
+    print(f"tasks: {n:,} ({', '.join(map(str, (tuple(d) for d in DECKS)))} decks, info grid)")
+    print(f"plan (validate + task ids): {plan_s:.1f} s = {plan_s / n * 1e6:.0f} us/task")
+    per_task, cpu_per_task = loop_seconds_per_task(tasks, args.sample)
+    print(
+        f"plain loop: {per_task * 1e3:.3f} ms/task wall, {cpu_per_task * 1e3:.3f} ms/task CPU "
+        f"over {min(args.sample or n, n):,} tasks"
+    )
+    print(f"  -> the whole study in a plain loop: {cpu_per_task * n:.1f} CPU s on one core")
+    del tasks
+
+    with tempfile.TemporaryDirectory() as tmp:
+        outputs = Path(tmp)
+        rss_before = rss_mib()
+        cfg = pipeline_config(study, outputs, "run", *args.overrides)
+        start, (driver0, workers0) = time.perf_counter(), cpu_seconds()
+        report = run_study(cfg, log=lambda *_: None)
+        wall, (driver, workers) = time.perf_counter() - start, cpu_seconds()
+        driver, workers = driver - driver0, workers - workers0
+        cpu = driver + workers
+        peak = peak_rss_mib()
+        files = len(report.files)
+        print(
+            f"pipeline (LocalCluster, {N_WORKERS} workers, stage=run): {wall:.1f} s wall, "
+            f"{report.computed / wall:,.0f} tasks/s, {report.errors} errors, {files:,} files"
+        )
+        overhead = (cpu - cpu_per_task * n) / n
+        print(
+            f"  CPU: driver {driver:.1f} s + workers {workers:.1f} s = {cpu:.1f} s "
+            f"(plain loop: {cpu_per_task * n:.1f} s)"
+        )
+        print(
+            f"  overhead: {overhead * 1e3:.3f} CPU ms/task "
+            f"({overhead / cpu_per_task:.0%} of the plain loop's CPU time per task)"
+        )
+        print(f"  driver memory: {rss_before:.0f} MiB before, peak {peak:.0f} MiB")
+        if args.summary:
+            start = time.perf_counter()
+            run_study(pipeline_config(study, outputs, "summary"), log=lambda *_: None)
+            print(f"summary stage: {time.perf_counter() - start:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
