@@ -124,3 +124,12 @@ def test_the_slurm_launcher_without_slurm_exits_2_saying_what_to_start(
     code, err = run_main(monkeypatch, capsys, *args)
     assert code == 2
     assert "hydra/launcher=submitit_slurm" in err and "no sbatch" in err
+
+
+@pytest.mark.slow
+def test_dask_launcher_exits_1_when_tasks_of_remote_jobs_failed(tmp_path):
+    timeout = "run.task_timeout_s=0.000001"  # every task runs past its limit: error rows
+    res = sweep(tmp_path, DECKS[:2], timeout, "cluster=local", "hydra/launcher=dask")
+    assert res.returncode == 1, res.stdout + res.stderr
+    rows = store.load_results(tmp_path / "paper")
+    assert len(rows) == 4 and (rows["status"] == "error").all()
