@@ -51,9 +51,11 @@ def start_cluster(n_workers: int = 2) -> tuple[str, list[subprocess.Popen]]:
 
 
 def stop(procs: list[subprocess.Popen]) -> None:
-    """Stop the processes this module started (workers first, then the scheduler)."""
-    for proc in reversed(procs):
-        proc.terminate()
+    """Stop the processes this module started: workers killed at once, the scheduler asked."""
+    scheduler, *workers = procs
+    for proc in workers:
+        proc.kill()
+    scheduler.terminate()
     deadline = time.monotonic() + 20
     for proc in procs:
         try:
