@@ -83,6 +83,7 @@ def check_slurm(cluster: Mapping[str, Any]) -> None:
             "workers in the middle of a batch"
         )
     duration_seconds(cluster, "worker_timeout")
+    slurm_security(cluster)
 
 
 def worker_args(cluster: Mapping[str, Any]) -> list[str]:
@@ -95,9 +96,45 @@ def worker_args(cluster: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def slurm_security(cluster: Mapping[str, Any]) -> Any:
+    """Dask Security for cluster.tls (None without): one certificate for every role.
+
+    The scheduler, the workers (in their Slurm jobs) and this client all use cluster.tls.cert
+    and cluster.tls.key, signed by cluster.tls.ca_file; the files must be readable on the
+    compute nodes (a shared file system).  ``python -m pipeline.certs DIR`` makes them.
+    """
+    from pipeline.execute import TLS_KEYS
+
+    tls = cluster.get("tls") or {}
+    if not any(tls.get(k) for k in TLS_KEYS):
+        return None
+    from pathlib import Path
+
+    for key in TLS_KEYS:
+        path = tls.get(key)
+        if not path or not Path(path).expanduser().is_file():
+            raise StudyError(f"cluster.tls.{key}={path!r}: no such file (TLS needs all three)")
+    from distributed.security import Security
+
+    ca, cert, key = (str(Path(tls[k]).expanduser()) for k in TLS_KEYS)
+    return Security(
+        tls_ca_file=ca,
+        tls_scheduler_cert=cert,
+        tls_scheduler_key=key,
+        tls_worker_cert=cert,
+        tls_worker_key=key,
+        tls_client_cert=cert,
+        tls_client_key=key,
+        require_encryption=True,
+    )
+
+
 def slurm_cluster_kwargs(cluster: Mapping[str, Any]) -> dict[str, Any]:
     """Keyword arguments of dask_jobqueue.SLURMCluster for the cluster config."""
+    security = slurm_security(cluster)
+    tls = {} if security is None else {"security": security, "protocol": "tls://"}
     return {
+        **tls,
         "queue": cluster.get("queue"),
         "account": cluster.get("account"),
         "cores": cluster["cores"],

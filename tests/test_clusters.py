@@ -11,6 +11,7 @@ import cluster_support
 import pytest
 from cluster_support import free_port
 from conftest import ROOT
+from omegaconf import OmegaConf
 from tests_support import compose_config
 
 from pipeline import store
@@ -145,3 +146,30 @@ def test_bad_slurm_settings_name_the_key(override, key, monkeypatch):
     cfg = compose_config("cluster=slurm", override)
     with pytest.raises(StudyError, match=key.replace("(", r"\(")):
         run_study(cfg, log=lambda *_: None)
+
+
+def test_slurm_tls_uses_one_certificate_for_every_role(tmp_path, monkeypatch):
+    import pipeline.slurm
+    from pipeline.certs import write_cluster_certs
+
+    monkeypatch.setattr(pipeline.slurm.shutil, "which", lambda name: f"/usr/bin/{name}")
+    certs = write_cluster_certs(tmp_path / "certs", ["127.0.0.1"])
+    cluster = OmegaConf.to_container(
+        compose_config(
+            "cluster=slurm",
+            f"cluster.tls.ca_file={certs['ca']}",
+            f"cluster.tls.cert={certs['worker']}",
+            f"cluster.tls.key={certs['worker_key']}",
+        ).cluster
+    )
+    kwargs = pipeline.slurm.slurm_cluster_kwargs(cluster)
+    assert kwargs["protocol"] == "tls://"
+    sec = kwargs["security"]
+    assert sec.require_encryption and sec.tls_ca_file == str(certs["ca"])
+    assert sec.tls_worker_cert == sec.tls_scheduler_cert == sec.tls_client_cert
+    assert "security" not in pipeline.slurm.slurm_cluster_kwargs(
+        OmegaConf.to_container(compose_config("cluster=slurm").cluster)
+    )
+    cluster["tls"]["key"] = str(tmp_path / "missing.pem")
+    with pytest.raises(StudyError, match="cluster.tls.key=.*missing.pem.*no such file"):
+        pipeline.slurm.check_slurm(cluster)
