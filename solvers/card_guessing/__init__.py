@@ -11,6 +11,7 @@ with the knob ``workers``) and the execution knob ``max_states``; strategy ``inf
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 
 from solvers import entropy
 from solvers.card_guessing import fast, feedback_models, partial, partial_run
@@ -44,6 +45,12 @@ def check_deck(value) -> list[int]:
 
 
 def estimated_states(deck: list[int]) -> int:
+    """See :func:`_estimated_states` (cached: grids repeat decks across many tasks)."""
+    return _estimated_states(tuple(deck))
+
+
+@lru_cache(maxsize=4096)
+def _estimated_states(deck: tuple[int, ...]) -> int:
     """An estimate of the canonical (c, p) states the exact solver visits for ``deck``.
 
     Counts the multisets of per-type states (y_i confirmed, p_i "no" heard), types with equal
