@@ -1,0 +1,104 @@
+"""Contract tests over every registered family (in the style of OpenSpiel's game tests).
+
+Each family must: solve a small task into rows whose columns are exactly the declared ones
+with the declared types; give the same task id for the same task; refuse unknown
+parameters and strategies listing the valid ones; have a study config and run end to end.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import yaml
+from conftest import ROOT
+
+from solvers import TaskError, families, get_family, solve, validate
+from solvers.registry import row_columns, task_id
+
+# one small, quick task per family (tests may register test-only families: they are skipped)
+EXAMPLES = {
+    "card_guessing": {"deck": [2, 2, 1], "strategy": "greedy"},
+    "hand_guessing": {"cards": 1, "ranks": 4, "suits": 2, "strategy": "min_expected_size"},
+    "high_low": {"n": 6, "strategy": "optimal"},
+    "mastermind": {"pegs": 2, "colours": 3, "strategy": "minimax"},
+    "no_repeat": {"N": 6},
+    "triples": {"ranks": 4, "suits": 4, "k": 2, "n": 2},
+}
+REAL = sorted(f for f in families() if not f.startswith("test_"))
+PY_TYPES = {
+    "string": str,
+    "int64": int,
+    "float64": (float, int),
+    "bool": bool,
+    "list<float64>": list,
+    "list<int64>": list,
+}
+
+
+def test_every_real_family_has_an_example_and_a_study():
+    assert sorted(EXAMPLES) == REAL
+    studied = {
+        yaml.safe_load(p.read_text())["family"] for p in (ROOT / "conf/study").glob("*.yaml")
+    }
+    assert set(REAL) <= studied
+
+
+@pytest.mark.parametrize("family", REAL)
+def test_rows_have_exactly_the_declared_columns_and_types(family):
+    rows = solve({"family": family, **EXAMPLES[family]})
+    assert rows
+    columns = row_columns(family)
+    for row in rows:
+        # the pipeline adds task_id and study; everything else comes from solve()
+        assert set(row) | {"task_id", "study"} == set(columns)
+        assert row["status"] == "ok" and row["error"] is None and row["seconds"] >= 0
+        for name, value in row.items():
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                continue
+            assert isinstance(value, PY_TYPES[columns[name]]), (name, value, columns[name])
+            if columns[name].startswith("list<"):
+                inner = float if "float" in columns[name] else int
+                assert all(isinstance(v, inner | int) for v in value), name
+
+
+@pytest.mark.parametrize("family", REAL)
+def test_task_ids_are_deterministic_and_ignore_execution_knobs(family):
+    task = validate({"family": family, **EXAMPLES[family]})
+    assert task_id(task) == task_id(validate({"family": family, **EXAMPLES[family]}))
+    assert validate(task) == task  # canonical tasks are fixed points
+    knobs = [p for p in get_family(family).params if not p.identity]
+    for p in knobs:
+        changed = dict(task)
+        if isinstance(task[p.name], int) and not isinstance(task[p.name], bool):
+            changed[p.name] = task[p.name] + 1
+            assert task_id(validate(changed)) == task_id(task), p.name
+
+
+@pytest.mark.parametrize("family", REAL)
+def test_unknown_parameters_and_strategies_list_the_valid_ones(family):
+    with pytest.raises(TaskError) as err:
+        solve({"family": family, **EXAMPLES[family], "no_such_parameter": 1})
+    assert err.value.key == "no_such_parameter"
+    for p in get_family(family).params:
+        assert p.name in str(err.value)
+    fam = get_family(family)
+    if fam.strategies:
+        with pytest.raises(TaskError) as err:
+            solve({**EXAMPLES[family], "family": family, "strategy": "no_such_strategy"})
+        assert err.value.key == "strategy"
+        assert all(s in str(err.value) for s in fam.strategies)
+
+
+def test_an_unknown_family_lists_the_valid_ones():
+    with pytest.raises(TaskError) as err:
+        solve({"family": "poker"})
+    assert err.value.key == "family"
+    assert all(f in str(err.value) for f in REAL)
+
+
+@pytest.mark.parametrize("family", REAL)
+def test_every_parameter_is_documented_with_a_known_dtype(family):
+    for p in get_family(family).params:
+        assert p.doc, f"{family}.{p.name} has no doc"
+        assert p.dtype in PY_TYPES
