@@ -39,6 +39,7 @@ from solvers.registry import (
     as_int,
     exact_columns,
     register,
+    sharma_mittal_params,
 )
 
 VERSION = "1"
@@ -315,22 +316,7 @@ FAMILY = register(
                 dtype="int64",
             ),
             Param("jar", check_jar, None, "colour weights, one per colour; absent: uniform"),
-            Param(
-                "entropy_r",
-                entropy.as_order,
-                1.0,
-                "Sharma-Mittal order r (>= 0, inf allowed)",
-                ("sharma_mittal",),
-                dtype="float64",
-            ),
-            Param(
-                "entropy_t",
-                entropy.as_degree,
-                1.0,
-                "Sharma-Mittal degree t (finite, >= 0)",
-                ("sharma_mittal",),
-                dtype="float64",
-            ),
+            *sharma_mittal_params(("sharma_mittal",)),
             Param(
                 "max_codes",
                 lambda v: as_int(v, low=1, high=HARD_MAX_CODES),

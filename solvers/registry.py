@@ -292,3 +292,33 @@ def task_id(task: Task) -> str:
 def task_rng(task: Task) -> np.random.Generator:
     """A NumPy generator seeded from the task's id (Monte Carlo is reproducible per task)."""
     return np.random.default_rng(np.random.SeedSequence(int(task_id(task), 16)))
+
+
+def max_states_param(default: int, doc: str = "refuse exact solves needing more states") -> Param:
+    """The ``max_states`` execution knob: a size limit checked before any work."""
+    return Param(
+        "max_states",
+        lambda v: as_int(v, low=1),
+        default,
+        doc,
+        identity=False,
+        dtype="int64",
+    )
+
+
+def sharma_mittal_params(strategies: tuple[str, ...], r_note: str = "") -> tuple[Param, Param]:
+    """The ``entropy_r`` and ``entropy_t`` parameters of Sharma-Mittal based strategies."""
+    from solvers import entropy
+
+    r_doc = "Sharma-Mittal order r (>= 0, inf allowed)" + (f"; {r_note}" if r_note else "")
+    return (
+        Param("entropy_r", entropy.as_order, 1.0, r_doc, strategies, dtype="float64"),
+        Param(
+            "entropy_t",
+            entropy.as_degree,
+            1.0,
+            "Sharma-Mittal degree t (finite, >= 0)",
+            strategies,
+            dtype="float64",
+        ),
+    )

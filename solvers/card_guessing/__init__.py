@@ -25,8 +25,10 @@ from solvers.registry import (
     as_int,
     exact_columns,
     int_list,
+    max_states_param,
     one_of,
     register,
+    sharma_mittal_params,
 )
 
 VERSION = "1"
@@ -169,10 +171,7 @@ FAMILY = register(
                 "info: a named Sharma-Mittal member (sets entropy_r, entropy_t)",
                 ("info",),
             ),
-            Param("entropy_r", entropy.as_order, 1.0, "info: order r", ("info",), dtype="float64"),
-            Param(
-                "entropy_t", entropy.as_degree, 1.0, "info: degree t", ("info",), dtype="float64"
-            ),
+            *sharma_mittal_params(("info",)),
             Param(
                 "log_base",
                 entropy.as_log_base,
@@ -197,14 +196,7 @@ FAMILY = register(
                 identity=False,
                 dtype="int64",
             ),
-            Param(
-                "max_states",
-                lambda v: as_int(v, low=1),
-                DEFAULT_MAX_STATES,
-                "refuse exact solves estimated to need more states than this",
-                identity=False,
-                dtype="int64",
-            ),
+            max_states_param(DEFAULT_MAX_STATES),
         ),
         run=run,
         check_task=check_task,

@@ -22,7 +22,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from solvers import entropy
 from solvers.hand_guessing import play as P
 from solvers.hand_guessing import table as T
 from solvers.hand_guessing.cards import MAX_CARDS, Deck, card_names, hand_count, hand_index
@@ -35,6 +34,7 @@ from solvers.registry import (
     as_int,
     exact_columns,
     register,
+    sharma_mittal_params,
     task_rng,
 )
 
@@ -165,22 +165,7 @@ FAMILY = register(
                 doc="cards in the hidden hand (1 to 4)",
                 dtype="int64",
             ),
-            Param(
-                "entropy_r",
-                entropy.as_order,
-                1.0,
-                "Sharma-Mittal order r (>= 0, inf allowed); no effect on uniform candidates",
-                ("sharma_mittal",),
-                dtype="float64",
-            ),
-            Param(
-                "entropy_t",
-                entropy.as_degree,
-                1.0,
-                "Sharma-Mittal degree t (finite, >= 0)",
-                ("sharma_mittal",),
-                dtype="float64",
-            ),
+            *sharma_mittal_params(("sharma_mittal",), "no effect on uniform candidates"),
             Param(
                 "first_guess",
                 check_first_guess,
