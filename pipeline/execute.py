@@ -35,7 +35,10 @@ def run_batch(batch: list[tuple[str, dict]], study: str, timeout: float | None =
     rows: list[Row] = []
     for tid, task in batch:
         try:
-            out = solve(task) if timeout is None else solve_with_timeout(task, timeout)
+            if timeout is None:
+                out = solve(task, canonical=True)
+            else:
+                out = solve_with_timeout(task, timeout)
         except Exception as exc:  # a failing task becomes a row; the study goes on
             out = [error_row(task, exc)]
         for row in out:
@@ -55,7 +58,7 @@ def solve_with_timeout(task: dict, seconds: float) -> list[Row]:
     if pid == 0:  # the child: solve, send the pickled outcome, leave without cleanup
         os.close(read_fd)
         try:
-            payload = pickle.dumps(("ok", solve(task)))
+            payload = pickle.dumps(("ok", solve(task, canonical=True)))
         except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
             payload = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
         with os.fdopen(write_fd, "wb") as fh:

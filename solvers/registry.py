@@ -184,9 +184,13 @@ def _column_value(value: Any) -> Any:
     return value
 
 
-def solve(task: Mapping[str, Any]) -> list[Row]:
-    """Rows of results for one task: every parameter as a column plus the measured values."""
-    checked = validate(task)
+def solve(task: Mapping[str, Any], *, canonical: bool = False) -> list[Row]:
+    """Rows of results for one task: every parameter as a column plus the measured values.
+
+    ``canonical=True`` skips validation for a task that :func:`validate` already returned
+    (the pipeline validates the whole grid before it submits anything).
+    """
+    checked = dict(task) if canonical else validate(task)
     fam = get_family(checked["family"])
     start = time.perf_counter()
     rows = fam.run(checked)

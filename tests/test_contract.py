@@ -102,3 +102,12 @@ def test_every_parameter_is_documented_with_a_known_dtype(family):
     for p in get_family(family).params:
         assert p.doc, f"{family}.{p.name} has no doc"
         assert p.dtype in PY_TYPES
+
+
+@pytest.mark.parametrize("family", REAL)
+def test_a_canonical_task_solves_the_same_without_validating_again(family):
+    task = validate({"family": family, **EXAMPLES[family]})
+    strip = ("seconds",)
+    plain = [{k: v for k, v in r.items() if k not in strip} for r in solve(task)]
+    fast = [{k: v for k, v in r.items() if k not in strip} for r in solve(task, canonical=True)]
+    assert plain == fast
