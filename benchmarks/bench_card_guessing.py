@@ -80,6 +80,7 @@ def main() -> None:
     for deck in [(3, 3, 3), (4, 4, 4), (4, 4, 4, 4), (5, 5, 5, 5), (6, 6, 6), (5, 3, 2, 1)]:
         for strategy in ("optimal", "greedy"):
             partial._arrangements.cache_clear()
+            partial._rook_polynomial.cache_clear()
             (v, n), t = timed(partial.expected_score, partial.evaluation(strategy), deck)
             print(f"{str(deck):>14} {strategy:>9} {str(v):>28} {n:>8} {t:>8.3f}")
     decks = [(3, 3, 3)] if args.quick else [(3, 3, 3), (4, 4, 4)]

@@ -52,26 +52,34 @@ def _rook_block(c: int, p: int) -> tuple[int, ...]:
     return tuple(comb(c, k) * comb(p, k) * _FACT[k] for k in range(min(c, p) + 1))
 
 
+@lru_cache(maxsize=1 << 20)
+def _rook_polynomial(pairs: Pairs) -> tuple[int, ...]:
+    """Rook numbers of the forbidden board (block i: c_i cards x p_i "no" slots).
+
+    Built from the polynomial of all pairs but the last, which is shared by many states.
+    """
+    if not pairs:
+        return (1,)
+    rook = _rook_polynomial(pairs[:-1])
+    c, p = pairs[-1]
+    if p == 0:
+        return rook
+    block = _rook_block(c, p)
+    out = [0] * (len(rook) + len(block) - 1)
+    for j, r in enumerate(rook):
+        for k, b in enumerate(block):
+            out[j + k] += r * b
+    return tuple(out)
+
+
 @lru_cache(maxsize=1 << 21)
 def _arrangements(pairs: Pairs) -> int:
     total = 0
     labels = 1
-    rook = [1]  # rook polynomial of the forbidden board: block i = c_i cards x p_i "no" slots
-    for c, p in pairs:
+    for c, _ in pairs:
         total += c
         labels *= _FACT[c]
-        if p == 0:
-            continue
-        block = _rook_block(c, p)
-        if len(block) == 2:  # one rook at most: the common case, done by hand
-            b1 = block[1]
-            rook = [r + b1 * rp for r, rp in zip([*rook, 0], [0, *rook], strict=True)]
-            continue
-        out = [0] * (len(rook) + len(block) - 1)
-        for j, r in enumerate(rook):
-            for k, b in enumerate(block):
-                out[j + k] += r * b
-        rook = out
+    rook = _rook_polynomial(pairs)
     # inclusion-exclusion over the rooks, then forget the labels of equal cards
     labelled = sum(_FACT[total - k] * r for k, r in enumerate(rook) if not k & 1)
     labelled -= sum(_FACT[total - k] * r for k, r in enumerate(rook) if k & 1)
