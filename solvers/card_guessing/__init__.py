@@ -10,7 +10,6 @@ with the knob ``workers``) and the execution knob ``max_states``; strategy ``inf
 
 from __future__ import annotations
 
-from fractions import Fraction
 from functools import lru_cache
 
 from solvers import entropy
@@ -23,7 +22,6 @@ from solvers.registry import (
     TaskError,
     as_float,
     as_int,
-    exact_columns,
     int_list,
     max_states_param,
     one_of,
@@ -105,18 +103,7 @@ def run(task: Task) -> list[Row]:
         return partial_run.rows(task)
     ev = partial.evaluation(task["strategy"], task["tie_break"] or "lowest")
     pmf, n_states = partial.score_distribution(ev, task["deck"])
-    return [_exact_row(pmf, n_states)]
-
-
-def _exact_row(pmf: list[Fraction], n_states: int) -> Row:
-    mean = sum(k * q for k, q in enumerate(pmf))
-    var = sum(k * k * q for k, q in enumerate(pmf)) - mean * mean
-    return {
-        **exact_columns("expected_score", mean),
-        **exact_columns("score_variance", var),
-        "score_pmf": [float(q) for q in pmf],
-        "n_states": n_states,
-    }
+    return [partial_run.exact_row(pmf, n_states)]
 
 
 FAMILY = register(
