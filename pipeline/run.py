@@ -127,8 +127,7 @@ def _tidy_store(results: Path, where: Path, log) -> dict[str, str]:
     """Quarantine foreign files, compact; task_id -> stored status."""
     for path, reason in store.quarantine_bad_files(results, where / "quarantine"):
         log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
-    store.compact(results)
-    return store.stored_status(results)
+    return store.compact(results)
 
 
 def _run_todo(cfg, tasks, results, recompute, report: StudyReport, log, done) -> None:

@@ -131,35 +131,28 @@ def quarantine_bad_files(results: Path, quarantine: Path) -> list[tuple[Path, st
     return moved
 
 
-def stored_status(results: Path) -> dict[str, str]:
-    """task_id -> status of the newest stored row of every task in the store."""
-    out: dict[str, str] = {}
-    for path in result_files(results):
-        table = pq.read_table(path, columns=["task_id", "status"])
-        out.update(zip(table["task_id"].to_pylist(), table["status"].to_pylist(), strict=True))
-    return out
-
-
-def compact(results: Path) -> int:
-    """Drop rows superseded by a newer file holding the same task; return how many.
+def compact(results: Path) -> dict[str, str]:
+    """Drop rows superseded by a newer file holding the same task; task_id -> stored status.
 
     A task may have several rows (one per target, say); they always come in one file, so
-    the newest file that holds a task keeps all its rows and older files lose theirs.
+    the newest file that holds a task keeps all its rows and older files lose theirs.  The
+    store is read once, and the status of every task that remains comes back, so a run
+    knows what to skip without reading the store again.
     """
-    files = result_files(results)
     newest: dict[str, Path] = {}
+    status: dict[str, str] = {}
     ids_per_file: dict[Path, list[str]] = {}
-    for path in files:
-        ids = pq.read_table(path, columns=["task_id"])["task_id"].to_pylist()
+    for path in result_files(results):
+        table = pq.read_table(path, columns=["task_id", "status"])
+        ids = table["task_id"].to_pylist()
         ids_per_file[path] = ids
-        for tid in ids:
+        for tid, st in zip(ids, table["status"].to_pylist(), strict=True):
             newest[tid] = path
-    dropped = 0
+            status[tid] = st
     for path, ids in ids_per_file.items():
         keep = [newest[tid] == path for tid in ids]
         if all(keep):
             continue
-        dropped += keep.count(False)
         table = pq.read_table(path)
         kept = table.filter(pa.array(keep))
         if kept.num_rows == 0:
@@ -168,7 +161,7 @@ def compact(results: Path) -> int:
         tmp = path.with_name(f".{path.name}.tmp")
         pq.write_table(kept.replace_schema_metadata(table.schema.metadata), tmp)
         os.replace(tmp, path)
-    return dropped
+    return status
 
 
 def remove_temporaries(results: Path) -> int:
