@@ -2,35 +2,18 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import cluster_support
 import pytest
 from cluster_support import free_port
-from conftest import ROOT
 from omegaconf import OmegaConf
-from tests_support import compose_config
+from tests_support import cli, compose_config
 
 from pipeline import store
 from pipeline.run import run_study
 from pipeline.study import StudyError
-
-
-def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """`python -m pipeline ARGS` from the repository, captured."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=300,
-    )
-
 
 dask_address = cluster_support.dask_address  # the fixture: a scheduler and two workers
 

@@ -2,31 +2,22 @@
 
 from __future__ import annotations
 
-import os
+import functools
 import subprocess
 import sys
 from pathlib import Path
 
 import cluster_support
 import pytest
-from conftest import ROOT
+import tests_support
 
 from pipeline import store
 
+# these runs start clusters and Slurm jobs: a longer limit than tests_support.cli's
+cli = functools.partial(tests_support.cli, timeout=600)
+
 dask_address = cluster_support.dask_address  # the fixture: a scheduler and two workers
 DECKS = ("[[3,3,3]]", "[[2,2,2]]", "[[2,2]]", "[[3,3]]")
-
-
-def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=600,
-    )
 
 
 def sweep(outputs: Path, decks: tuple[str, ...], *args: str) -> subprocess.CompletedProcess:

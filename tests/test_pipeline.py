@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT
-from tests_support import compose_config
+from tests_support import cli, compose_config
 
 from pipeline import store
 from pipeline.run import run_study
@@ -28,18 +25,6 @@ config = compose_config
 def run(outputs: Path, *overrides: str):
     cfg = config(f"paths.outputs={outputs}", "run.progress=false", *overrides)
     return run_study(cfg, log=lambda *_: None)
-
-
-def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd or ROOT,
-        env=env,
-        timeout=300,
-    )
 
 
 # ------------------------------------------------------------------------- configs

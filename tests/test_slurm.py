@@ -6,19 +6,23 @@ munged, slurmctld and slurmd started directly); the tests skip only where that c
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import tests_support
 from conftest import ROOT
 from tests_support import compose_config
 
 from pipeline import store
 from pipeline.run import run_study
+
+# these runs start clusters and Slurm jobs: a longer limit than tests_support.cli's
+cli = functools.partial(tests_support.cli, timeout=600)
 
 SETUP = ROOT / "scripts" / "slurm_setup.sh"
 CANNOT_RUN = 3  # the script's exit status when this machine cannot host Slurm
@@ -48,18 +52,6 @@ def slurm_overrides(tmp_path: Path) -> list[str]:
         "cluster.lifetime_stagger=1m",
         f"cluster.log_directory={tmp_path / 'slurm-logs'}",
     ]
-
-
-def cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=600,
-    )
 
 
 def test_slurm_jobs_retire_their_workers_before_the_walltime(tmp_path):

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from conftest import ROOT
 from hydra import compose, initialize_config_dir
 
@@ -10,3 +15,18 @@ def compose_config(*overrides: str):
     """The composed config, as `python -m pipeline OVERRIDES` would see it."""
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         return compose(config_name="config", overrides=list(overrides))
+
+
+def cli(
+    *args: str, cwd: Path = ROOT, env: dict | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    """`python -m pipeline ARGS` run as a user would, from ``cwd``, output captured."""
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=full_env,
+        timeout=timeout,
+    )
