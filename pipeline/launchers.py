@@ -67,3 +67,26 @@ def _importable(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False
+
+
+class JobFailed(Exception):
+    """A multirun job that failed: raised by the job, so every Hydra launcher reports it.
+
+    Hydra's launchers catch a job's exception into its JobReturn and the sweeper re-raises
+    the first one in the driver once every job of the batch has run; ``status`` is the exit
+    status the driver passes on (1: failed tasks, 2: a bad config or an unwritable store).
+    The class lives in an importable module so that it unpickles as itself in the driver.
+    """
+
+    def __init__(self, status: int, message: str):
+        super().__init__(status, message)
+        self.status = status
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def is_multirun(argv: Sequence[str]) -> bool:
+    """Whether the command line asks Hydra for a multirun (-m / --multirun)."""
+    return any(arg in ("-m", "--multirun") for arg in argv)

@@ -124,3 +124,26 @@ def test_dask_launcher_exits_1_when_tasks_of_remote_jobs_failed(tmp_path):
     assert res.returncode == 1, res.stdout + res.stderr
     rows = store.load_results(tmp_path / "paper")
     assert len(rows) == 4 and (rows["status"] == "error").all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", ["joblib", "basic"])
+def test_a_multirun_with_failed_tasks_exits_1_after_running_every_job(tmp_path, launcher):
+    """The failure count lives in the job's process (joblib: a loky worker): it must still
+    reach the driver's exit status."""
+    timeout = "run.task_timeout_s=0.000001"  # every task runs past its limit: error rows
+    res = sweep(tmp_path, DECKS[:2], timeout, "cluster=sync", f"hydra/launcher={launcher}")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "task(s) failed" in res.stderr
+    rows = store.load_results(tmp_path / "paper")
+    assert len(rows) == 4 and (rows["status"] == "error").all()  # both jobs ran
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", ["joblib", "basic"])
+def test_a_multirun_with_a_bad_job_config_exits_2_and_runs_the_good_jobs(tmp_path, launcher):
+    res = sweep(tmp_path, ("[[3,-1]]", "[[2,2]]"), "cluster=sync", f"hydra/launcher={launcher}")
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "study.grid.deck=[3, -1]" in res.stderr
+    rows = store.load_results(tmp_path / "paper")
+    assert set(rows["deck"]) == {"2,2"} and (rows["status"] == "ok").all()

@@ -23,8 +23,6 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 log = logging.getLogger(__name__)
 
-JobOutcome = tuple[JobReturn | None, list[int], int]
-
 
 def execute_job(
     idx: int,
@@ -33,8 +31,8 @@ def execute_job(
     config: DictConfig,
     task_function: TaskFunction,
     singleton_state: dict[Any, Any],
-) -> JobOutcome:
-    """(job return, failed-task counts the job recorded, exit code) of one job, run here."""
+) -> JobReturn:
+    """The JobReturn of one job, run here (a failed job's JobFailed is in it, as Hydra does)."""
     from hydra.core.hydra_config import HydraConfig
 
     setup_globals()
@@ -45,21 +43,13 @@ def execute_job(
         sweep_config.hydra.job.num = idx
         sweep_config.cluster = {"kind": "sync"}  # the job's tasks run in the job's worker
     HydraConfig.instance().set_config(sweep_config)
-    failed = task_function.__globals__.get("_failed_tasks")
-    before = len(failed) if isinstance(failed, list) else 0
-    try:
-        ret = run_job(
-            hydra_context=hydra_context,
-            config=sweep_config,
-            task_function=task_function,
-            job_dir_key="hydra.sweep.dir",
-            job_subdir_key="hydra.sweep.subdir",
-        )
-    except SystemExit as exc:  # the app's own exit (2: bad config); reported by the driver
-        code = exc.code if isinstance(exc.code, int) else 1
-        return None, [], code
-    counts = list(failed[before:]) if isinstance(failed, list) else []
-    return ret, counts, 0
+    return run_job(
+        hydra_context=hydra_context,
+        config=sweep_config,
+        task_function=task_function,
+        job_dir_key="hydra.sweep.dir",
+        job_subdir_key="hydra.sweep.subdir",
+    )
 
 
 class DaskLauncher(Launcher):
@@ -89,10 +79,9 @@ class DaskLauncher(Launcher):
         Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
         cluster = OmegaConf.to_container(self.config.cluster, resolve=True)
         jobs = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
-        outcomes = self._run_all(cluster, jobs)
-        return self._collect(outcomes)
+        return self._run_all(cluster, jobs)
 
-    def _run_all(self, cluster: dict, jobs: list[tuple[int, list[str]]]) -> list[JobOutcome]:
+    def _run_all(self, cluster: dict, jobs: list[tuple[int, list[str]]]) -> list[JobReturn]:
         from pipeline.execute import check_cluster, open_runner
         from pipeline.study import StudyError
 
@@ -103,8 +92,8 @@ class DaskLauncher(Launcher):
                 log.info(f"dask launcher: {len(jobs)} jobs on {runner.description}")
                 for idx, overrides in jobs:
                     log.info(f"\t#{idx} : {' '.join(filter_overrides(overrides))}")
-                if runner.client is None:  # here: the jobs record their failures themselves
-                    return [(r, [], c) for r, _, c in (execute_job(i, o, *args) for i, o in jobs)]
+                if runner.client is None:  # cluster=sync: the jobs run here, one by one
+                    return [execute_job(idx, o, *args) for idx, o in jobs]
                 futures = [
                     runner.client.submit(execute_job, idx, o, *args, pure=False) for idx, o in jobs
                 ]
@@ -112,14 +101,3 @@ class DaskLauncher(Launcher):
         except StudyError as exc:
             print(f"error: {exc}", file=sys.stderr)
             sys.exit(2)
-
-    def _collect(self, outcomes: list[JobOutcome]) -> list[JobReturn]:
-        failed = self.task_function.__globals__.get("_failed_tasks")
-        codes = [code for _, _, code in outcomes if code]
-        for _, counts, _ in outcomes:
-            if isinstance(failed, list):
-                failed.extend(counts)  # the app's exit status counts failed tasks of every job
-        if codes:
-            print(f"{len(codes)} job(s) exited with status {max(codes)}", file=sys.stderr)
-            sys.exit(max(codes))
-        return [ret for ret, _, _ in outcomes]
