@@ -76,6 +76,43 @@ def test_greedy_matches_exact(deck, tie_break):
     assert sol.n_states == n_states  # the labelled states greedy reaches
 
 
+PMF_DECKS = [(1,), (2, 2), (3, 2, 1), (3, 3, 3), (5, 3, 2, 1), (1, 2, 3, 4), (2, 1, 2, 1, 1)]
+
+
+def exact_pmf(deck, strategy: str, tie_break: str = "lowest") -> list[float]:
+    """The exact solver's score_pmf (method exact) for ``deck``."""
+    task = {"family": "card_guessing", "deck": list(deck), "strategy": strategy}
+    if strategy == "greedy":
+        task["tie_break"] = tie_break
+    return solve(task)[0]["score_pmf"]
+
+
+def check_pmf(sol: fast.Solution, expected: list[float]) -> None:
+    """``sol``'s pmf equals ``expected`` to REL, sums to 1 and has the solver's mean."""
+    assert len(sol.score_pmf) == len(expected)
+    assert all(close(a, b) for a, b in zip(sol.score_pmf, expected, strict=True))
+    assert close(sum(sol.score_pmf), 1.0)
+    assert close(sum(k * q for k, q in enumerate(sol.score_pmf)), sol.expected_score)
+
+
+@pytest.mark.parametrize("deck", PMF_DECKS, ids=str)
+def test_optimal_pmf_matches_exact(deck):
+    check_pmf(fast.optimal(deck), exact_pmf(deck, "optimal"))
+
+
+@pytest.mark.parametrize("tie_break", ["lowest", "highest"])
+@pytest.mark.parametrize("deck", PMF_DECKS, ids=str)
+def test_greedy_pmf_matches_exact(deck, tie_break):
+    check_pmf(fast.greedy(deck, tie_break), exact_pmf(deck, "greedy", tie_break))
+
+
+def test_pmf_variance_is_the_solvers_variance():
+    sol = fast.optimal((4, 3, 2, 1))
+    mean = sum(k * q for k, q in enumerate(sol.score_pmf))
+    var = sum(k * k * q for k, q in enumerate(sol.score_pmf)) - mean * mean
+    assert close(var, sol.score_variance)
+
+
 def test_seed_figures():
     """Seed 000 (Gural, Simper, So 2019), section on (3,3,3): greedy 475/112, lowest ties."""
     assert close(fast.greedy((3, 3, 3), "lowest").expected_score, Fraction(475, 112))
@@ -162,11 +199,13 @@ def test_float_rows():
     row = float_row([5, 3, 2, 1])
     exact = solve({"family": "card_guessing", "deck": [5, 3, 2, 1]})[0]
     assert close(row["expected_score"], Fraction(exact["expected_score_exact"]))
-    assert row["expected_score_exact"] is None and row["score_pmf"] is None
+    assert row["expected_score_exact"] is None
+    assert all(close(a, b) for a, b in zip(row["score_pmf"], exact["score_pmf"], strict=True))
     assert row["n_states"] == exact["n_states"]
     assert row["first_moves"].startswith("card 1: name A")
     greedy = float_row([5, 3, 2, 1], "greedy")
     assert greedy["first_moves"] is None and greedy["tie_break"] == "lowest"
+    assert close(sum(greedy["score_pmf"]), 1.0)
 
 
 def test_float_ignores_exact_size_limit():

@@ -497,6 +497,74 @@ def layer_values(
     return (logs, vals, sqs), best
 
 
+# ------------------------------------------------------------ the score distribution
+#
+# P(reach s) under a fixed policy is a sum over policy paths of products of A(child)/A(parent);
+# the products telescope to A(s)/A(start), so P(reach s) = paths(s) * A(s) / A(start) where
+# paths(s) counts the policy's paths from the start to s.  Path counts add along the policy's
+# yes and no edges (positive sums, no probabilities needed before the last layer), and the
+# score is fixed by the state: the cards confirmed so far, N minus the sum of c.
+
+
+@njit(cache=True)
+def add_policy_paths(keys, best, paths, r, width, bits_p, nkeys, ntable, npaths):
+    """Add each state's path count to its policy children (yes and no of ``best``) in npaths."""
+    cs = np.empty(r, np.int64)
+    ps = np.empty(r, np.int64)
+    tc = np.empty(r, np.int64)
+    tp = np.empty(r, np.int64)
+    codes = np.empty(r, np.int64)
+    for s in range(keys.size):
+        if paths[s] == 0.0 or best[s] < 0:
+            continue
+        _unpack(keys[s], r, width, bits_p, cs, ps)
+        for yes in (True, False):
+            k = _child(cs, ps, best[s], yes, r, width, bits_p, True, tc, tp, codes)
+            if k != NO_STATE:
+                npaths[find(ntable, nkeys, k)] += paths[s]
+
+
+@njit(cache=True)
+def confirmed(keys: Keys, r: int, width: int, bits_p: int, n_cards: int) -> np.ndarray:
+    """Cards confirmed by a yes (the score so far) in each state: n_cards minus the sum of c."""
+    out = np.empty(keys.size, np.int64)
+    cs = np.empty(r, np.int64)
+    ps = np.empty(r, np.int64)
+    for s in range(keys.size):
+        _unpack(keys[s], r, width, bits_p, cs, ps)
+        out[s] = n_cards - cs.sum()
+    return out
+
+
+def score_mass(
+    keys: Keys, paths: np.ndarray, logs: np.ndarray, log_start: float, lay: Layout
+) -> np.ndarray:
+    """P(final score = k), k = 0..N, from the last layer's path counts and log A (or a part)."""
+    hit = paths > 0
+    prob = np.exp(np.log(paths[hit]) + logs[hit] - log_start)
+    score = confirmed(keys[hit], lay.r, lay.width, lay.bits_p, lay.n_cards)
+    return np.bincount(score, weights=prob, minlength=lay.n_cards + 1)
+
+
+def policy_pmf(lay: Layout, layers: list, bests: list, last_logs: np.ndarray) -> list[float]:
+    """The final score's distribution under the policy ``bests`` (best slot per state, per layer).
+
+    Consumes ``layers`` (deleting each layer once passed) to keep at most two layers' counts.
+    """
+    paths = np.ones(1)
+    for depth in range(lay.n_cards):
+        nxt = layers[depth + 1]
+        npaths = np.zeros(nxt.size)
+        add_policy_paths(
+            layers[depth], bests[depth], paths, lay.r, lay.width, lay.bits_p,
+            nxt, hash_table(nxt), npaths,
+        )  # fmt: skip
+        layers[depth] = None
+        paths = npaths
+    log_start = float(log_factorials(lay.n_cards)[-1] - sum(math.lgamma(c + 1) for c in lay.deck))
+    return score_mass(layers[-1], paths, last_logs, log_start, lay).tolist()
+
+
 # ------------------------------------------------------------------------- drivers
 
 
@@ -509,6 +577,7 @@ class Solution:
     n_states: int
     layer_sizes: list[int]
     first_moves: dict[int, dict[int, tuple[int, float, float]]]  # layer -> key -> (slot, log A, E)
+    score_pmf: list[float] | None = None  # P(score = k), k = 0..N
 
 
 Progress = Callable[[str], None]
@@ -531,19 +600,22 @@ def optimal(deck: Sequence[int], tree_depth: int = 4, progress: Progress | None 
     sizes = [keys.size for keys in layers]
     values: LayerValues | None = None
     first: dict[int, dict[int, tuple[int, float, float]]] = {}
+    bests: list = [None] * len(layers)  # the policy: an int8 slot per state
     for depth in range(lay.n_cards, -1, -1):
         n_left = lay.n_cards - depth
         nxt = layers[depth + 1] if n_left else None
-        values, best = layer_values(layers[depth], lay, nxt, values, n_left)
+        values, bests[depth] = layer_values(layers[depth], lay, nxt, values, n_left)
         if depth < tree_depth:
-            rows = zip(best.tolist(), values[0].tolist(), values[1].tolist(), strict=True)
+            rows = zip(bests[depth].tolist(), values[0].tolist(), values[1].tolist(), strict=True)
             first[depth] = dict(zip(layers[depth].tolist(), rows, strict=True))
+        if depth == lay.n_cards:
+            last_logs = values[0]
         if progress:
             progress(f"values of layer {depth}")
-        del layers[depth + 1 :]  # the layers below are no longer needed
     _, vals, sqs = values
     mean = float(vals[0])
-    return Solution(mean, float(sqs[0]) - mean * mean, sum(sizes), sizes, first)
+    pmf = policy_pmf(lay, layers, bests, last_logs)
+    return Solution(mean, float(sqs[0]) - mean * mean, sum(sizes), sizes, first, pmf)
 
 
 # ----------------------------------------------------------------------- greedy
@@ -619,6 +691,7 @@ def greedy(deck: Sequence[int], tie_break: str = "lowest", progress: Progress | 
     tables = {0: hash_table(layers[0])}
     steps = []
     keys = np.array([start_key(lay, False)], np.int64)
+    reach = np.ones(1)  # P(reach) of each labelled state of the current layer
     for depth in range(lay.n_cards):
         tables[depth + 1] = hash_table(layers[depth + 1])
         tables.pop(depth - 1, None)
@@ -636,9 +709,10 @@ def greedy(deck: Sequence[int], tie_break: str = "lowest", progress: Progress | 
             tie_break == "highest",
         )
         steps.append((keys, *step))
-        children = np.concatenate(step[2:])
-        keys = np.unique(children[children != NO_STATE])
+        keys, reach = labelled_children(step, reach)
     del layers, logs, tables
+    score = confirmed(keys, lay.r, lay.width, lay.bits_p, lay.n_cards)
+    pmf = np.bincount(score, weights=reach, minlength=lay.n_cards + 1).tolist()
     sizes = [s[0].size for s in steps] + [keys.size]
     vals = np.zeros(keys.size)
     sqs = np.zeros(keys.size)
@@ -650,7 +724,18 @@ def greedy(deck: Sequence[int], tie_break: str = "lowest", progress: Progress | 
         vals, sqs = qy * (1 + vy) + qn * vn, qy * (1 + 2 * vy + sy) + qn * sn
         keys = lkeys
     mean = float(vals[0])
-    return Solution(mean, float(sqs[0]) - mean * mean, sum(sizes), sizes, {})
+    return Solution(mean, float(sqs[0]) - mean * mean, sum(sizes), sizes, {}, pmf)
+
+
+def labelled_children(step: tuple, reach: np.ndarray) -> tuple[Keys, np.ndarray]:
+    """(sorted distinct child keys, their P(reach)) after one greedy step from a layer."""
+    qy, qn, ychild, nchild = step
+    children = np.concatenate([ychild, nchild])
+    mass = np.concatenate([reach * qy, reach * qn])
+    hit = children != NO_STATE
+    keys = np.unique(children[hit])
+    where = np.searchsorted(keys, children[hit])
+    return keys, np.bincount(where, weights=mass[hit], minlength=keys.size)
 
 
 # ------------------------------------------------------------------ the first moves
@@ -725,7 +810,7 @@ def check_float_task(task: dict) -> None:
 
 
 def float_rows(task: dict) -> list[dict]:
-    """One row of the float solver: expected score and variance (no exact or pmf columns)."""
+    """One row of the float solver: expected score, variance and score pmf (no exact columns)."""
     deck, workers = task["deck"], task.get("workers") or 1
     if workers > 1:
         sol = _DISTRIBUTED[0](deck, workers)
@@ -739,7 +824,7 @@ def float_rows(task: dict) -> list[dict]:
             "expected_score_exact": None,
             "score_variance": sol.score_variance,
             "score_variance_exact": None,
-            "score_pmf": None,
+            "score_pmf": sol.score_pmf,
             "n_states": sol.n_states,
             "first_moves": "\n".join(decision_tree(sol, deck)) if sol.first_moves else None,
         }
