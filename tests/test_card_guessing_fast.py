@@ -178,6 +178,16 @@ def test_partitions_cover_every_key():
     assert np.array_equal(parts, fast.partition_of(keys, 3))
 
 
+def test_distinct_and_positions():
+    """The hash-set kernels of the distributed mode against NumPy (sorting, searching)."""
+    keys = np.random.default_rng(3).integers(0, 500, 2000).astype(np.int64)
+    uniq = fast.distinct(keys)
+    assert np.array_equal(np.sort(uniq), np.unique(keys))
+    wanted = np.array([uniq[7], uniq[0], 10_000], np.int64)
+    at = fast.positions(fast.hash_table(uniq), uniq, wanted)
+    assert at.tolist() == [7, 0, -1]
+
+
 def test_decision_tree_first_move():
     """(2,2): after a yes the other type is named (it is now the more likely)."""
     lines = fast.decision_tree(fast.optimal((2, 2)), (2, 2))
@@ -244,6 +254,8 @@ def same_solution(a: fast.Solution, b: fast.Solution) -> None:
     assert abs(a.expected_score - b.expected_score) <= REL * b.expected_score
     assert abs(a.score_variance - b.score_variance) <= REL * max(1.0, b.score_variance)
     assert a.n_states == b.n_states and a.layer_sizes == b.layer_sizes
+    assert len(a.score_pmf) == len(b.score_pmf)
+    assert all(abs(x - y) <= REL for x, y in zip(a.score_pmf, b.score_pmf, strict=True))
 
 
 @pytest.mark.slow
@@ -258,7 +270,7 @@ def test_local_cluster_matches_single_process():
         ) as cluster,
         Client(cluster) as client,
     ):
-        for deck, parts in [((5, 3, 2, 1), 2), ((3, 3, 3), 3), ((4, 2), 1)]:
+        for deck, parts in [((5, 3, 2, 1), 2), ((3, 3, 3), 3), ((4, 2), 1), ((1,), 2)]:
             one = fast.optimal(deck)
             many = layered.optimal(client, deck, parts)
             same_solution(many, one)
@@ -318,6 +330,8 @@ def test_workers_task_runs_on_a_local_cluster():
 
     row = float_row([3, 3, 3], workers=2)
     assert close(row["expected_score"], partial.optimal_value((3, 3, 3))[0])
+    expected = exact_pmf((3, 3, 3), "optimal")
+    assert all(close(a, b) for a, b in zip(row["score_pmf"], expected, strict=True))
 
 
 # ----------------------------------------------------------------------------- summary

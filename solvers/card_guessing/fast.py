@@ -256,6 +256,11 @@ def _children_keys(keys, r, width, bits_p, canonical):
     return table[table != -1]
 
 
+def children(keys: Keys, lay: Layout) -> Keys:
+    """Distinct canonical keys (unsorted) of every possible child of ``keys``."""
+    return _children_keys(keys, lay.r, lay.width, lay.bits_p, True)
+
+
 def next_layer(keys: Keys, lay: Layout, canonical: bool = True) -> Keys:
     """Sorted distinct keys of every possible child of ``keys`` (any guess, any answer)."""
     out = np.sort(_children_keys(keys, lay.r, lay.width, lay.bits_p, canonical))
@@ -561,8 +566,69 @@ def policy_pmf(lay: Layout, layers: list, bests: list, last_logs: np.ndarray) ->
         )  # fmt: skip
         layers[depth] = None
         paths = npaths
-    log_start = float(log_factorials(lay.n_cards)[-1] - sum(math.lgamma(c + 1) for c in lay.deck))
-    return score_mass(layers[-1], paths, last_logs, log_start, lay).tolist()
+    return score_mass(layers[-1], paths, last_logs, start_log_count(lay), lay).tolist()
+
+
+def start_log_count(lay: Layout) -> float:
+    """log A of the start: the multinomial coefficient N! / prod(c!)."""
+    logf = log_factorials(lay.n_cards)
+    return float(logf[-1] - sum(logf[c] for c in lay.deck))
+
+
+@njit(cache=True)
+def policy_edges(keys, best, paths, r, width, bits_p):
+    """(child keys, path counts) of the policy's yes and no edges from ``keys`` (2 per state)."""
+    out_keys = np.empty(2 * keys.size, np.int64)
+    out_paths = np.empty(2 * keys.size)
+    cs = np.empty(r, np.int64)
+    ps = np.empty(r, np.int64)
+    tc = np.empty(r, np.int64)
+    tp = np.empty(r, np.int64)
+    codes = np.empty(r, np.int64)
+    m = 0
+    for s in range(keys.size):
+        if paths[s] == 0.0 or best[s] < 0:
+            continue
+        _unpack(keys[s], r, width, bits_p, cs, ps)
+        for yes in (True, False):
+            k = _child(cs, ps, best[s], yes, r, width, bits_p, True, tc, tp, codes)
+            if k != NO_STATE:
+                out_keys[m] = k
+                out_paths[m] = paths[s]
+                m += 1
+    return out_keys[:m], out_paths[:m]
+
+
+@njit(cache=True)
+def add_paths(keys, table, edge_keys, edge_paths, paths):
+    """Add the path counts of edges into ``paths`` (one per key of ``keys``, via its table)."""
+    for e in range(edge_keys.size):
+        paths[find(table, keys, edge_keys[e])] += edge_paths[e]
+
+
+@njit(cache=True)
+def positions(table, keys, wanted):
+    """Position in ``keys`` (via its hash table) of each of ``wanted`` (-1 if absent)."""
+    out = np.empty(wanted.size, np.int64)
+    for i in range(wanted.size):
+        out[i] = find(table, keys, wanted[i])
+    return out
+
+
+@njit(cache=True)
+def distinct(keys: Keys) -> Keys:
+    """The distinct keys of ``keys`` in order of first appearance (a hash set, no sort)."""
+    cap = 16
+    while cap < 2 * keys.size:
+        cap <<= 1
+    table = np.full(cap, -1, np.int64)
+    out = np.empty(keys.size, np.int64)
+    m = 0
+    for k in keys:
+        if _set_insert(table, k):
+            out[m] = k
+            m += 1
+    return out[:m]
 
 
 # ------------------------------------------------------------------------- drivers
