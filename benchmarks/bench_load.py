@@ -151,6 +151,11 @@ def main() -> None:
             f"  overhead: {overhead * 1e3:.3f} CPU ms/task "
             f"({overhead / cpu_per_task:.0%} of the plain loop's CPU time per task)"
         )
+        ideal = cpu_per_task * n / N_WORKERS
+        print(
+            f"  wall: {wall:.1f} s against {ideal:.1f} s for the plain loop split perfectly "
+            f"over {N_WORKERS} cores ({wall / ideal:.2f}x)"
+        )
         print(f"  driver memory: {rss_before:.0f} MiB before, peak {peak:.0f} MiB")
         if args.summary:
             start = time.perf_counter()

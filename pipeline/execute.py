@@ -235,11 +235,16 @@ def _is_loopback(host: str) -> bool:
 def _local(cluster: Mapping[str, Any]) -> Iterator[Runner]:
     import os
 
+    import dask
     from distributed import Client, LocalCluster
 
     n_workers = cluster.get("n_workers") or os.cpu_count() or 1
     dashboard = bool(cluster.get("dashboard"))
+    # the workers' statistical profiler feeds the dashboard and costs ~20% of the solver's
+    # time on small tasks (measured, benchmarks/bench_load.py): on only with the dashboard
+    profile = {"distributed.worker.profile.enabled": dashboard}
     with (
+        dask.config.set(profile),
         LocalCluster(
             n_workers=n_workers,
             threads_per_worker=cluster.get("threads_per_worker", 1),

@@ -136,7 +136,7 @@ def _run_todo(cfg, tasks, results, recompute, report: StudyReport, log, done) ->
     log(f"study {report.study}: {len(tasks)} tasks, {report.skipped} already stored")
     if not todo:
         return
-    metadata = run_metadata(cfg)
+    metadata = store.metadata_bytes(run_metadata(cfg))
     run_cfg = cfg.get("run", {})
     timeout = _task_timeout(run_cfg)
     with open_runner(cfg["cluster"]) as runner:
@@ -151,13 +151,14 @@ def _run_todo(cfg, tasks, results, recompute, report: StudyReport, log, done) ->
         )
         in_flight = _positive(run_cfg, "max_in_flight", 4) * runner.n_workers
         with _progress(len(todo), run_cfg.get("progress", "auto")) as bar:
-            for rows, n_tasks in _results(runner, cutter, report.study, timeout, in_flight):
-                report.files += store.write_rows(results, rows, metadata)
-                report.rows_written += len(rows)
-                report.computed += n_tasks
-                report.errors += sum(1 for r in rows if r["status"] == "error")
-                cutter.observe(rows, n_tasks)
-                bar.update(n_tasks)
+            batches = _results(runner, cutter, report.study, timeout, in_flight, metadata)
+            for done in batches:
+                report.files += store.write_encoded(results, done.files)
+                report.rows_written += done.n_rows
+                report.computed += done.n_tasks
+                report.errors += done.n_errors
+                cutter.observe(done.seconds, done.n_tasks)
+                bar.update(done.n_tasks)
     with locking.study_lock(report.study_dir):
         store.compact(results)
     log(report.line())
@@ -204,9 +205,9 @@ class BatchCutter:
         self.time_seen = 0.0
         self.tasks_seen = 0
 
-    def observe(self, rows: list[dict], n_tasks: int) -> None:
-        """Learn the time per task from a finished batch's rows."""
-        self.time_seen += sum(r["seconds"] or 0.0 for r in rows)
+    def observe(self, seconds: float, n_tasks: int) -> None:
+        """Learn the time per task from a finished batch's solver seconds."""
+        self.time_seen += seconds
         self.tasks_seen += n_tasks
 
     def size(self) -> int:
@@ -245,27 +246,50 @@ class SealedBatch:
         self.pairs = pairs
 
 
-def run_sealed_batch(batch: SealedBatch, study: str, timeout=None):
-    """run_batch on a SealedBatch (what the workers run)."""
-    return run_batch(batch.pairs, study, timeout)
+@dataclass(slots=True)
+class DoneBatch:
+    """A finished batch as the driver needs it: encoded files to store, and counts."""
+
+    files: list[store.EncodedFile]
+    n_tasks: int
+    n_rows: int
+    n_errors: int
+    seconds: float  # solver time of its tasks (batch sizing learns from it)
 
 
-def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int):
-    """(rows, number of tasks) per finished batch, in completion order.
+def done_batch(rows: list[dict], n_tasks: int, metadata: bytes) -> DoneBatch:
+    """A batch's rows encoded as Parquet (where the batch ran), with their counts."""
+    return DoneBatch(
+        files=store.encode_rows(rows, metadata),
+        n_tasks=n_tasks,
+        n_rows=len(rows),
+        n_errors=sum(1 for r in rows if r["status"] == "error"),
+        seconds=sum(r["seconds"] or 0.0 for r in rows),
+    )
+
+
+def run_sealed_batch(batch: SealedBatch, study: str, timeout, metadata: bytes) -> DoneBatch:
+    """What the workers run: the batch's rows, encoded there, so the driver only writes."""
+    return done_batch(run_batch(batch.pairs, study, timeout), len(batch.pairs), metadata)
+
+
+def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int, metadata: bytes):
+    """A DoneBatch per finished batch, in completion order.
 
     At most ``in_flight`` batches are submitted at a time; a batch whose worker died (or
     that failed outside the solver) becomes error rows, and the study goes on.
     """
     if runner.client is None:
         while (batch := cutter.next_batch()) is not None:
-            yield run_batch(batch, study, timeout), len(batch)
+            yield done_batch(run_batch(batch, study, timeout), len(batch), metadata)
         return
     from distributed import as_completed
 
     batch_of = {}
 
     def submit(batch):
-        fut = runner.client.submit(run_sealed_batch, SealedBatch(batch), study, timeout, pure=False)
+        sealed = SealedBatch(batch)
+        fut = runner.client.submit(run_sealed_batch, sealed, study, timeout, metadata, pure=False)
         batch_of[fut] = batch
         return fut
 
@@ -276,11 +300,12 @@ def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int):
     for fut in pending:
         batch = batch_of.pop(fut)
         try:
-            rows = fut.result()
+            done = fut.result()
         except Exception as exc:  # the worker died, or the batch could not be run at all
             rows = [batch_error_row(tid, task, study, exc) for tid, task in batch]
+            done = done_batch(rows, len(batch), metadata)
         fut.release()
-        yield rows, len(batch)
+        yield done
         nxt = cutter.next_batch()
         if nxt is not None:
             pending.add(submit(nxt))

@@ -55,31 +55,55 @@ def result_files(results: str | Path) -> list[Path]:
     return sorted(results.glob("family=*/part-*.parquet"), key=lambda p: p.name)
 
 
+EncodedFile = tuple[str, bytes]  # (family, the bytes of one finished Parquet file)
+
+
 def write_rows(results: Path, rows: Iterable[Row], metadata: Mapping[str, Any]) -> list[Path]:
     """Write ``rows`` (grouped by family) as new files, atomically; return their paths."""
+    return write_encoded(results, encode_rows(rows, metadata_bytes(metadata)))
+
+
+def metadata_bytes(metadata: Mapping[str, Any]) -> bytes:
+    """The run metadata as stored in every file (JSON), encoded once per run."""
+    return json.dumps(dict(metadata), default=str, sort_keys=True).encode()
+
+
+def encode_rows(rows: Iterable[Row], metadata: bytes) -> list[EncodedFile]:
+    """Parquet files (in memory, one per family) holding ``rows`` and the run metadata.
+
+    Workers call this on their own batch, so the driver only writes finished bytes.
+    """
     by_family: dict[str, list[Row]] = {}
     for row in rows:
         by_family.setdefault(row["family"], []).append(row)
-    meta = json.dumps(dict(metadata), default=str, sort_keys=True).encode()
-    written = []
+    out = []
     for family, fam_rows in by_family.items():
-        table = pa.Table.from_pylist(fam_rows, schema=family_schema(family))
-        table = table.replace_schema_metadata({METADATA_KEY: meta})
-        written.append(_atomic_write(table, family_dir(results, family)))
-    return written
+        schema = family_schema(family)
+        columns = {name: [row.get(name) for row in fam_rows] for name in schema.names}
+        table = pa.Table.from_pydict(columns, schema=schema)
+        sink = pa.BufferOutputStream()
+        pq.write_table(table.replace_schema_metadata({METADATA_KEY: metadata}), sink)
+        out.append((family, sink.getvalue().to_pybytes()))
+    return out
+
+
+def write_encoded(results: Path, files: Iterable[EncodedFile]) -> list[Path]:
+    """Store encoded files (see :func:`encode_rows`) atomically; return their paths."""
+    return [_atomic_write(data, family_dir(results, family)) for family, data in files]
 
 
 class StoreError(OSError):
     """The store cannot be written (disk full, permissions); nothing partial was left."""
 
 
-def _atomic_write(table: pa.Table, folder: Path) -> Path:
+def _atomic_write(data: bytes, folder: Path) -> Path:
     name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
     tmp = folder / f".{name}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table, tmp)
-        with open(tmp, "rb") as fh:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, folder / name)
     except OSError as exc:
