@@ -156,3 +156,27 @@ def test_slurm_tls_uses_one_certificate_for_every_role(tmp_path, monkeypatch):
     cluster["tls"]["key"] = str(tmp_path / "missing.pem")
     with pytest.raises(StudyError, match="cluster.tls.key=.*missing.pem.*no such file"):
         pipeline.slurm.check_slurm(cluster)
+
+
+def _profiler_enabled() -> bool:
+    import dask
+
+    return bool(dask.config.get("distributed.worker.profile.enabled"))
+
+
+@pytest.mark.parametrize("dashboard", [False, True])
+def test_local_workers_profile_only_for_the_dashboard(dashboard):
+    """The workers' sampling profiler costs ~20% of small tasks' time (bench_load)."""
+    from pipeline.execute import open_runner
+
+    cluster = {"kind": "local", "n_workers": 1, "dashboard": dashboard}
+    with open_runner(cluster) as runner:
+        assert set(runner.client.run(_profiler_enabled).values()) == {dashboard}
+
+
+def test_slurm_workers_run_without_the_profiler():
+    from pipeline.slurm import slurm_cluster_kwargs
+
+    kwargs = slurm_cluster_kwargs(OmegaConf.to_container(compose_config("cluster=slurm").cluster))
+    prologue = kwargs["job_script_prologue"]
+    assert "export DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False" in prologue
