@@ -4,6 +4,8 @@ Two paths, both playing the *same* policies as the exact solvers:
 
 * :func:`play_games`: any :class:`players.Player` in Python (greedy, info, optimal, the
   playable strategies); decisions are exact (integer arrangement counts, Fractions).
+* :func:`info_scores`: info compiled with Numba (fast_info.py: the composition posterior is
+  carried along each game as a float filter; unsure decisions go to the exact path).
 * :func:`greedy_scores`: greedy compiled with Numba for big decks (52 cards).  The next-card
   probabilities come from a float version of the arrangement count (the rook-polynomial
   inclusion-exclusion of :func:`partial.arrangements`, see :func:`float_yes_weights`) with a
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
+from solvers.card_guessing import fast_info
 from solvers.card_guessing.partial import (
     after_no,
     after_yes,
@@ -98,6 +101,31 @@ def greedy_scores(
                 )
         out[start : start + len(orders)] = scores
     return out, exact_calls
+
+
+def info_scores(
+    deck: Sequence[int],
+    n_games: int,
+    rng: np.random.Generator,
+    gamma: float,
+    r: float = 1.0,
+    t: float = 1.0,
+    log_base: float = 2.0,
+    tie_break: str = "lowest",
+) -> tuple[Scores, fast_info.InfoPlay]:
+    """(scores, play): info on ``n_games`` shuffled decks, Numba fast path (fast_info.py).
+
+    ``play.exact_calls`` counts the decisions the floats could not make safely (taken from
+    the exact Python path, info.py); ``play.largest_support`` the largest composition
+    posterior met.  Decision and entropy caches are shared by every game of the call.
+    """
+    play = fast_info.InfoPlay(deck, gamma, r, t, log_base, tie_break)
+    out = np.empty(n_games, dtype=np.int64)
+    for start in range(0, n_games, CHUNK):
+        orders = shuffled_orders(deck, min(CHUNK, n_games - start), rng)
+        seeds = rng.integers(2**31 - 1, size=len(orders))
+        out[start : start + len(orders)] = play.scores(orders, seeds)
+    return out, play
 
 
 def _exact_greedy(tie_break: str, rng: np.random.Generator):

@@ -3,7 +3,7 @@
 Exact method: ``info`` runs through :class:`partial.Evaluation` (labelled states for the
 lowest/highest tie-breaks, canonical states for uniform); the playable strategies through
 :func:`players.exact_counts` (memo on state and estimates).  Monte Carlo plays shuffled decks
-(:mod:`montecarlo`), seeded from the task id.
+(:mod:`montecarlo`; greedy and info through their compiled paths), seeded from the task id.
 """
 
 from __future__ import annotations
@@ -129,6 +129,17 @@ def _info_args(task: Task) -> tuple[float, float, float, float]:
     return task["gamma"], task["entropy_r"], task["entropy_t"], task["log_base"]
 
 
+def fast_info_fits(deck: list[int]) -> bool:
+    """Whether the compiled info path (fast_info.py) can pack ``deck``'s states."""
+    from solvers.card_guessing import fast_info
+
+    try:
+        fast_info.packing(deck)
+    except ValueError:
+        return False
+    return True
+
+
 def monte_carlo_row(task: Task) -> Row:
     """Mean, standard error, variance and score frequencies over ``n_games`` shuffled decks."""
     from solvers.card_guessing import montecarlo  # imports Numba: only when needed
@@ -137,6 +148,9 @@ def monte_carlo_row(task: Task) -> Row:
     deck, n_games = task["deck"], task["n_games"]
     if task["strategy"] == "greedy":
         scores, _ = montecarlo.greedy_scores(deck, n_games, rng, task["tie_break"] or "lowest")
+    elif task["strategy"] == INFO and fast_info_fits(deck):
+        tie_break = task["tie_break"] or "lowest"
+        scores, _ = montecarlo.info_scores(deck, n_games, rng, *_info_args(task), tie_break)
     else:
         scores = montecarlo.play_games(deck, player(task), n_games, rng)
     return montecarlo.summary(scores, sum(deck))
