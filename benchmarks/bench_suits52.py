@@ -55,8 +55,18 @@ def timed_optimal(deck: list[int], tree_depth: int = 4) -> dict:
     }
 
 
+def process_usage() -> tuple[float, float]:
+    """(CPU seconds, peak RSS in MB) of the calling process so far."""
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime, use.ru_maxrss / 1024
+
+
 def timed_distributed(deck: list[int], workers: int) -> dict:
-    """One optimal solve on a LocalCluster of ``workers`` single-threaded processes."""
+    """One optimal solve on a LocalCluster of ``workers`` single-threaded processes.
+
+    CPU and peak memory are per process: the driver (which also runs the LocalCluster's
+    scheduler) and each worker.
+    """
     from distributed import Client, LocalCluster
 
     from pipeline import layered
@@ -68,10 +78,60 @@ def timed_distributed(deck: list[int], workers: int) -> dict:
         Client(cluster) as client,
     ):
         layered.optimal(client, [2, 2, 2], parts=workers)  # warm-up (Numba on the workers)
+        before = client.run(process_usage)
+        driver = process_usage()[0]
         start = time.perf_counter()
         out = layered.optimal(client, deck, parts=workers)
         seconds = time.perf_counter() - start
-    return {"workers": workers, "seconds": seconds, "expected_score": out.expected_score}
+        after = client.run(process_usage)
+        driver_cpu, driver_rss = process_usage()
+    return {
+        "workers": workers,
+        "seconds": seconds,
+        "expected_score": out.expected_score,
+        "n_states": out.n_states,
+        "driver_cpu": driver_cpu - driver,
+        "driver_peak_mb": driver_rss,
+        "worker_cpu": [after[w][0] - before[w][0] for w in sorted(after)],
+        "worker_peak_mb": [after[w][1] for w in sorted(after)],
+    }
+
+
+def timed_single(deck: list[int]) -> dict:
+    """fast.optimal in this process (what ``workers: 1`` runs): wall and CPU seconds."""
+    cpu = time.process_time()
+    start = time.perf_counter()
+    sol = fast.optimal(deck)
+    return {
+        "seconds": time.perf_counter() - start,
+        "cpu": time.process_time() - cpu,
+        "expected_score": sol.expected_score,
+        "peak_mb": peak_rss_mb(),
+    }
+
+
+def print_speed_up(deck: list[int], counts: list[int]) -> None:
+    """Wall time, CPU and peak memory per process for each worker count, and the speed-up."""
+    one = timed_single(deck)
+    print(
+        f"deck {deck} in this process (workers: 1): {one['seconds']:.1f} s wall, "
+        f"{one['cpu']:.1f} s CPU, peak {one['peak_mb']:.0f} MB, E = {one['expected_score']:.12f}",
+        flush=True,
+    )
+    base = None
+    for w in counts:
+        res = timed_distributed(deck, w)
+        base = base or res["seconds"]
+        cpu = " + ".join(f"{c:.1f}" for c in res["worker_cpu"])
+        mem = ", ".join(f"{m:.0f}" for m in res["worker_peak_mb"])
+        print(
+            f"deck {deck} on {w} Dask worker(s): {res['seconds']:.1f} s wall "
+            f"(speed-up {base / res['seconds']:.2f} over the first count, "
+            f"{one['seconds'] / res['seconds']:.2f} over one process); CPU: workers {cpu} s, "
+            f"driver+scheduler {res['driver_cpu']:.1f} s; peak MB: workers {mem}, driver "
+            f"{res['driver_peak_mb']:.0f}; E = {res['expected_score']:.12f}",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -83,15 +143,7 @@ def main() -> None:
     fast.optimal([2, 2, 2])  # warm-up: compile the kernels
     if args.workers:
         deck = [int(c) for c in (args.deck or "8,8,8,8").split(",")]
-        base = None
-        for w in (int(x) for x in args.workers.split(",")):
-            res = timed_distributed(deck, w)
-            base = base or res["seconds"]
-            print(
-                f"deck {deck} workers {w}: {res['seconds']:.1f} s, speed-up "
-                f"{base / res['seconds']:.2f}, E = {res['expected_score']:.12f}",
-                flush=True,
-            )
+        print_speed_up(deck, [int(x) for x in args.workers.split(",")])
         return
     decks = [[int(c) for c in args.deck.split(",")]] if args.deck else [[m] * 4 for m in (4, 6, 8)]
     res: dict = {}

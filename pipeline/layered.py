@@ -2,21 +2,22 @@
 
 solvers/card_guessing/fast.py holds the kernels (pure NumPy/Numba on arrays of state keys);
 this module only moves arrays.  Every layer (states after L cards) is split into ``parts``
-partitions by a hash of the state key (fast.partition_of), each held on a worker as a future,
-and every task below touches one part (no task sees a whole layer):
+partitions by a hash of the state key (fast.partition_of), each held on a worker as a future;
+part h of every layer is submitted to worker h (modulo the workers; a hint, not a rule), and
+every task below touches one part, never a whole layer:
 
 - forward: part g of layer L computes its children and splits them by owner h (the *piece*
-  (g, h), kept: it is the list of layer-L+1 states part g will ask h about); part h of layer
-  L+1 is the distinct union of the pieces (g, h) over g (a hash set, no sort);
-- backward: the owner of part h of layer L+1 builds one hash table of its part and answers
-  each piece (g, h) with the values of exactly those states; part g then solves its states
-  from its pieces and their answers.  Only the answers (three float64 per asked state) and
-  the pieces travel, worker to worker; the driver never gathers a layer;
+  (g, h), kept: it lists the layer-L+1 states part g will ask h about); part h of layer L+1
+  is the distinct union of the pieces (g, h) over g (a hash set, no sort);
+- backward: the owner of part h of layer L+1 answers each piece (g, h) with the values of
+  exactly those states (one hash table of its part); part g then solves its states from its
+  pieces and their answers.  Only pieces (8 bytes per state asked) and answers (24 bytes)
+  travel, worker to worker; the driver never gathers a layer;
 - score distribution: forward again, part g sends each policy edge (child key, path count)
-  to the child's owner, which adds them up; the last layer's parts return a score histogram.
+  to the child's owner, which adds them up; the last layer's parts return score histograms.
 
-Futures of a layer are dropped as soon as the next step no longer needs them (the policy's
-int8 best slots and the states' keys stay until the score pass).
+Futures of a layer are dropped as soon as no later step needs them (the policy's int8 best
+slots and the states' keys stay until the score pass).
 
 Selection: the family parameter ``workers`` (execution knob, not part of the task id).  With
 ``workers > 1`` and ``method: float``, :func:`solve_for_task` runs the task here: inside a
@@ -57,25 +58,21 @@ def _pieces(keys: np.ndarray, lay: fast.Layout, parts: int) -> list[np.ndarray]:
     return _by_owner(fast.children(keys, lay), parts)
 
 
-def _union(*pieces: np.ndarray) -> np.ndarray:
-    """One partition of the next layer: the distinct keys of every part's piece."""
-    if len(pieces) == 1:
-        return pieces[0]  # already distinct
-    return fast.distinct(np.concatenate(pieces))
+def _union(h: int, *splits: list) -> np.ndarray:
+    """Partition h of the next layer: the distinct keys of every part's piece for h."""
+    if len(splits) == 1:
+        return splits[0][h]  # already distinct
+    return fast.distinct(np.concatenate([split[h] for split in splits]))
 
 
-def _table(keys: np.ndarray) -> np.ndarray:
-    return fast.hash_table(keys)
-
-
-def _answer(keys: np.ndarray, table: np.ndarray, values: tuple, wanted: np.ndarray) -> tuple:
-    """(log A, E, E^2) of the ``wanted`` states of a part (its keys, table, values)."""
-    at = fast.positions(table, keys, wanted)
+def _answer(keys: np.ndarray, values: tuple, split: list, h: int) -> tuple:
+    """(log A, E, E^2) of the states of piece ``split[h]``, from part h (its keys and values)."""
+    at = fast.positions(fast.hash_table(keys), keys, split[h])
     return tuple(v[at] for v in values[:3])
 
 
 def _part_values(
-    keys: np.ndarray, lay: fast.Layout, n_left: int, pieces: list, answers: list
+    keys: np.ndarray, lay: fast.Layout, n_left: int, pieces: list, *answers: tuple
 ) -> tuple:
     """(log A, E, E^2, best) of one part, from its children's values (pieces and answers)."""
     if n_left == 0:
@@ -93,11 +90,12 @@ def _edges(keys: np.ndarray, best: np.ndarray, paths: np.ndarray, lay, parts: in
     return _by_owner(ekeys, parts, epaths)
 
 
-def _paths(keys: np.ndarray, *edges: tuple) -> np.ndarray:
-    """Policy path counts of a part's states: the sum over the edges into them."""
+def _paths(keys: np.ndarray, h: int, *edges: list) -> np.ndarray:
+    """Policy path counts of part h's states: the sum over the edges into them."""
     out = np.zeros(keys.size)
     table = fast.hash_table(keys)
-    for ekeys, epaths in edges:
+    for split in edges:
+        ekeys, epaths = split[h]
         fast.add_paths(keys, table, ekeys, epaths, out)
     return out
 
@@ -106,86 +104,93 @@ def _first_paths(keys: np.ndarray) -> np.ndarray:
     return np.ones(keys.size)  # layer 0: the start, reached by one path
 
 
-def forward(client: Client, lay: fast.Layout, parts: int) -> tuple[list[Parts], list]:
-    """(keys of every layer as parts, pieces[L][g][h] of every layer but the last)."""
-    layers = [[client.submit(_start_part, lay, h, parts) for h in range(parts)]]
-    pieces = []
+class Placement:
+    """Submits the tasks of part h to worker h (modulo the workers): a hint, not a rule."""
+
+    def __init__(self, client: Client, parts: int):
+        self.client = client
+        workers = sorted(client.scheduler_info()["workers"])
+        self.hints = [[workers[h % len(workers)]] if workers else None for h in range(parts)]
+
+    def submit(self, h: int, func, *args):
+        """A future of ``func(*args)``, run where part h lives if that worker is free."""
+        return self.client.submit(func, *args, workers=self.hints[h], allow_other_workers=True)
+
+
+def forward(run: Placement, lay: fast.Layout, parts: int) -> tuple[list[Parts], list[Parts]]:
+    """(keys of every layer as parts, each part's children split by owner, all but the last).
+
+    Part g's split lists the layer-L+1 states it will ask each owner h about (piece (g, h)).
+    """
+    layers = [[run.submit(h, _start_part, lay, h, parts) for h in range(parts)]]
+    splits = []
     for _ in range(lay.n_cards):
-        split = [client.submit(_pieces, part, lay, parts) for part in layers[-1]]
-        pieces.append(
-            [[client.submit(operator.getitem, s, h) for h in range(parts)] for s in split]
+        splits.append(
+            [run.submit(g, _pieces, part, lay, parts) for g, part in enumerate(layers[-1])]
         )
-        layers.append(
-            [client.submit(_union, *[row[h] for row in pieces[-1]]) for h in range(parts)]
-        )
-    return layers, pieces
+        layers.append([run.submit(h, _union, h, *splits[-1]) for h in range(parts)])
+    return layers, splits
 
 
-def backward(client: Client, lay: fast.Layout, layers: list, pieces: list, tree_depth: int):
+def backward(run: Placement, lay: fast.Layout, layers: list, splits: list, tree_depth: int):
     """(values of layer 0 as parts, best slots of every layer, last layer's log A, first moves).
 
-    Consumes ``pieces``.
+    Consumes ``splits``.
     """
     parts = len(layers[0])
     first: dict[int, dict[int, tuple[int, float, float]]] = {}
     bests: list = [None] * len(layers)
-    values = [client.submit(_part_values, part, lay, 0, [], []) for part in layers[-1]]
-    last_logs = [client.submit(operator.getitem, v, 0) for v in values]
+    values = [run.submit(g, _part_values, part, lay, 0, []) for g, part in enumerate(layers[-1])]
+    last_logs = [run.submit(g, operator.getitem, v, 0) for g, v in enumerate(values)]
     for depth in range(lay.n_cards, -1, -1):
         if depth < lay.n_cards:
-            tables = [client.submit(_table, part) for part in layers[depth + 1]]
+            nxt = layers[depth + 1]
             answers = [
-                [
-                    client.submit(_answer, layers[depth + 1][h], tables[h], values[h], row[h])
-                    for h in range(parts)
-                ]
-                for row in pieces[depth]
+                [run.submit(h, _answer, nxt[h], values[h], split, h) for h in range(parts)]
+                for split in splits[depth]
             ]
             values = [
-                client.submit(_part_values, part, lay, lay.n_cards - depth, row, ans)
-                for part, row, ans in zip(layers[depth], pieces[depth], answers, strict=True)
+                run.submit(g, _part_values, part, lay, lay.n_cards - depth, splits[depth][g], *ans)
+                for g, (part, ans) in enumerate(zip(layers[depth], answers, strict=True))
             ]
-            pieces[depth] = tables = answers = None  # release them once used
-        bests[depth] = [client.submit(operator.getitem, v, 3) for v in values]
+            splits[depth] = answers = None  # release them once used
+        bests[depth] = [run.submit(g, operator.getitem, v, 3) for g, v in enumerate(values)]
         if depth < tree_depth:
-            first[depth] = _moves(client.gather(layers[depth]), client.gather(values))
+            first[depth] = _moves(run.client.gather(layers[depth]), run.client.gather(values))
     return values, bests, last_logs, first
 
 
-def score_pmf(client: Client, lay: fast.Layout, layers: list, bests: list, last_logs) -> list:
+def score_pmf(run: Placement, lay: fast.Layout, layers: list, bests: list, last_logs) -> list:
     """P(final score = k) under the policy ``bests``; consumes ``layers`` and ``bests``."""
     parts = len(layers[0])
-    paths = [client.submit(_first_paths, part) for part in layers[0]]
+    paths = [run.submit(g, _first_paths, part) for g, part in enumerate(layers[0])]
     for depth in range(lay.n_cards):
         edges = [
-            client.submit(_edges, k, b, p, lay, parts)
-            for k, b, p in zip(layers[depth], bests[depth], paths, strict=True)
+            run.submit(g, _edges, k, b, p, lay, parts)
+            for g, (k, b, p) in enumerate(zip(layers[depth], bests[depth], paths, strict=True))
         ]
-        paths = [
-            client.submit(_paths, part, *[client.submit(operator.getitem, e, h) for e in edges])
-            for h, part in enumerate(layers[depth + 1])
-        ]
+        paths = [run.submit(h, _paths, part, h, *edges) for h, part in enumerate(layers[depth + 1])]
         layers[depth] = bests[depth] = edges = None
     log_start = fast.start_log_count(lay)
     masses = [
-        client.submit(fast.score_mass, k, p, lg, log_start, lay)
-        for k, p, lg in zip(layers[-1], paths, last_logs, strict=True)
+        run.submit(g, fast.score_mass, k, p, lg, log_start, lay)
+        for g, (k, p, lg) in enumerate(zip(layers[-1], paths, last_logs, strict=True))
     ]
-    return np.sum(client.gather(masses), axis=0).tolist()
+    return np.sum(run.client.gather(masses), axis=0).tolist()
 
 
 def optimal(client: Client, deck: Sequence[int], parts: int, tree_depth: int = 4) -> fast.Solution:
     """fast.optimal(deck) with every layer split into ``parts`` partitions over ``client``."""
     lay = fast.layout(deck)
-    layers, pieces = forward(client, lay, parts)
+    run = Placement(client, parts)
+    layers, splits = forward(run, lay, parts)
     sizes = [sum(client.gather([client.submit(len, p) for p in layer])) for layer in layers]
-    values, bests, last_logs, first = backward(client, lay, layers, pieces, tree_depth)
+    values, bests, last_logs, first = backward(run, lay, layers, splits, tree_depth)
     (result,) = [v for v in client.gather(values) if v[0].size]
     del values
-    pmf = score_pmf(client, lay, layers, bests, last_logs)
+    pmf = score_pmf(run, lay, layers, bests, last_logs)
     mean = float(result[1][0])
-    sol = fast.Solution(mean, float(result[2][0]) - mean * mean, sum(sizes), sizes, first, pmf)
-    return sol
+    return fast.Solution(mean, float(result[2][0]) - mean * mean, sum(sizes), sizes, first, pmf)
 
 
 def _moves(keys: list[np.ndarray], values: list[tuple]) -> dict[int, tuple[int, float, float]]:

@@ -227,7 +227,7 @@ def test_float_ignores_exact_size_limit():
     ("params", "key"),
     [
         ({"strategy": "greedy", "tie_break": "uniform"}, "tie_break"),
-        ({"strategy": "info"}, "strategy"),
+        ({"strategy": "count_tracker"}, "strategy"),  # (info has its own float path)
         ({"feedback": "complete"}, "method"),
         ({"deck": [1] * 16}, "deck"),
         ({"workers": 0}, "workers"),

@@ -36,6 +36,7 @@ Keys = np.ndarray  # int64 state keys of one layer (or part of one)
 LayerValues = tuple[np.ndarray, np.ndarray, np.ndarray]  # log A, E[future], E[future^2]
 
 NO_STATE = -1
+kernel = njit(cache=True, nogil=True)  # nogil: a Dask worker keeps serving its data meanwhile
 TIE_TOLERANCE = 1e-12  # relative: probabilities closer than this count as a greedy tie
 
 
@@ -89,7 +90,7 @@ def start_key(lay: Layout, canonical: bool = True) -> int:
     return encode([(c, 0) for c in lay.deck], lay, canonical)
 
 
-@njit(cache=True)
+@kernel
 def _unpack(key, r, width, bits_p, cs, ps):
     mask = (np.int64(1) << width) - 1
     pmask = (np.int64(1) << bits_p) - 1
@@ -99,7 +100,7 @@ def _unpack(key, r, width, bits_p, cs, ps):
         ps[k] = code & pmask
 
 
-@njit(cache=True)
+@kernel
 def _pack(cs, ps, r, width, bits_p, canonical, codes):
     for k in range(r):
         codes[k] = (cs[k] << bits_p) | ps[k] if cs[k] > 0 else 0
@@ -117,7 +118,7 @@ def _pack(cs, ps, r, width, bits_p, canonical, codes):
     return key
 
 
-@njit(cache=True)
+@kernel
 def _feasible(cs, ps, r):
     """Some arrangement respects every "no": each type's refused slots fit the other cards."""
     total = 0
@@ -129,7 +130,7 @@ def _feasible(cs, ps, r):
     return ok
 
 
-@njit(cache=True)
+@kernel
 def _child(cs, ps, a, yes, r, width, bits_p, canonical, tc, tp, codes):
     """Key of the state after naming ``a`` and hearing yes/no; NO_STATE if impossible."""
     for k in range(r):
@@ -146,7 +147,7 @@ def _child(cs, ps, a, yes, r, width, bits_p, canonical, tc, tp, codes):
     return _pack(tc, tp, r, width, bits_p, canonical, codes)
 
 
-@njit(cache=True)
+@kernel
 def _canonical_of(key, r, width, bits_p, cs, ps, codes):
     _unpack(key, r, width, bits_p, cs, ps)
     return _pack(cs, ps, r, width, bits_p, True, codes)
@@ -161,7 +162,7 @@ def _slot(key, mask):
     return np.int64(h >> np.uint64(24)) & mask
 
 
-@njit(cache=True)
+@kernel
 def hash_table(keys: Keys) -> np.ndarray:
     """An open-addressing table (int32 positions into ``keys``, -1 empty) for :func:`find`."""
     cap = 2
@@ -177,7 +178,7 @@ def hash_table(keys: Keys) -> np.ndarray:
     return table
 
 
-@njit(cache=True)
+@kernel
 def find(table, keys, key):
     """Position of ``key`` in ``keys`` (via its hash table), or -1."""
     mask = table.size - 1
@@ -191,7 +192,7 @@ def find(table, keys, key):
         h = (h + 1) & mask
 
 
-@njit(cache=True)
+@kernel
 def partition_of(keys: Keys, parts: int) -> np.ndarray:
     """The partition (0..parts-1) of each key: a hash, so parts get similar shares."""
     out = np.empty(keys.size, np.int64)
@@ -204,7 +205,7 @@ def partition_of(keys: Keys, parts: int) -> np.ndarray:
 # ------------------------------------------------------------------------ enumeration
 
 
-@njit(cache=True)
+@kernel
 def _set_insert(table, key):
     """Insert ``key`` into an open-addressing set (-1 empty); True if it was new."""
     mask = table.size - 1
@@ -217,7 +218,7 @@ def _set_insert(table, key):
     return True
 
 
-@njit(cache=True)
+@kernel
 def _grown(table):
     bigger = np.full(table.size * 2, -1, np.int64)
     for key in table:
@@ -226,7 +227,7 @@ def _grown(table):
     return bigger
 
 
-@njit(cache=True)
+@kernel
 def _children_keys(keys, r, width, bits_p, canonical):
     """Distinct keys (unsorted) of the children of ``keys`` under every possible guess."""
     cap = 16
@@ -275,7 +276,7 @@ def log_factorials(n: int) -> np.ndarray:
     return np.array([math.log(math.factorial(k)) for k in range(n + 1)])
 
 
-@njit(cache=True)
+@kernel
 def _refused_closure(keys, r, width, bits_p):
     """``keys`` and every canonical key reached from them by refused-slot moves (unsorted)."""
     cap = 16
@@ -312,7 +313,7 @@ def _refused_closure(keys, r, width, bits_p):
     return work[:m]
 
 
-@njit(cache=True)
+@kernel
 def _first_refused(cs, ps, r):
     for i in range(r):
         if cs[i] > 0 and ps[i] > 0:
@@ -320,7 +321,7 @@ def _first_refused(cs, ps, r):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def _refused_child(cs, ps, i, j, r, width, bits_p, tc, tp, codes):
     for k in range(r):
         tc[k] = cs[k]
@@ -334,7 +335,7 @@ def _refused_child(cs, ps, i, j, r, width, bits_p, tc, tp, codes):
     return _pack(tc, tp, r, width, bits_p, True, codes)
 
 
-@njit(cache=True)
+@kernel
 def _refused_child_keys(cs, ps, r, width, bits_p, tc, tp, codes, out, m):
     i = _first_refused(cs, ps, r)
     if i < 0:
@@ -348,7 +349,7 @@ def _refused_child_keys(cs, ps, r, width, bits_p, tc, tp, codes, out, m):
     return m
 
 
-@njit(cache=True)
+@kernel
 def _refused_total(keys, r, width, bits_p):
     out = np.empty(keys.size, np.int64)
     cs = np.empty(r, np.int64)
@@ -362,7 +363,7 @@ def _refused_total(keys, r, width, bits_p):
     return out
 
 
-@njit(cache=True)
+@kernel
 def _closure_log_counts(keys, order, r, width, bits_p, logf):
     """log A for ``keys`` (closed under refused-slot moves), filled in ``order``."""
     table = hash_table(keys)
@@ -427,7 +428,7 @@ def log_counts(pairs: Sequence[tuple[int, int]], lay: Layout) -> float:
 # --------------------------------------------------------------- backward induction
 
 
-@njit(cache=True)
+@kernel
 def _optimal_layer(keys, r, width, bits_p, nkeys, ntable, nlog, nval, nsq, with_values):
     """log A, best value, its second moment and the best slot for each state of a layer."""
     size = keys.size
@@ -511,7 +512,7 @@ def layer_values(
 # score is fixed by the state: the cards confirmed so far, N minus the sum of c.
 
 
-@njit(cache=True)
+@kernel
 def add_policy_paths(keys, best, paths, r, width, bits_p, nkeys, ntable, npaths):
     """Add each state's path count to its policy children (yes and no of ``best``) in npaths."""
     cs = np.empty(r, np.int64)
@@ -529,7 +530,7 @@ def add_policy_paths(keys, best, paths, r, width, bits_p, nkeys, ntable, npaths)
                 npaths[find(ntable, nkeys, k)] += paths[s]
 
 
-@njit(cache=True)
+@kernel
 def confirmed(keys: Keys, r: int, width: int, bits_p: int, n_cards: int) -> np.ndarray:
     """Cards confirmed by a yes (the score so far) in each state: n_cards minus the sum of c."""
     out = np.empty(keys.size, np.int64)
@@ -575,7 +576,7 @@ def start_log_count(lay: Layout) -> float:
     return float(logf[-1] - sum(logf[c] for c in lay.deck))
 
 
-@njit(cache=True)
+@kernel
 def policy_edges(keys, best, paths, r, width, bits_p):
     """(child keys, path counts) of the policy's yes and no edges from ``keys`` (2 per state)."""
     out_keys = np.empty(2 * keys.size, np.int64)
@@ -599,14 +600,14 @@ def policy_edges(keys, best, paths, r, width, bits_p):
     return out_keys[:m], out_paths[:m]
 
 
-@njit(cache=True)
+@kernel
 def add_paths(keys, table, edge_keys, edge_paths, paths):
     """Add the path counts of edges into ``paths`` (one per key of ``keys``, via its table)."""
     for e in range(edge_keys.size):
         paths[find(table, keys, edge_keys[e])] += edge_paths[e]
 
 
-@njit(cache=True)
+@kernel
 def positions(table, keys, wanted):
     """Position in ``keys`` (via its hash table) of each of ``wanted`` (-1 if absent)."""
     out = np.empty(wanted.size, np.int64)
@@ -615,7 +616,7 @@ def positions(table, keys, wanted):
     return out
 
 
-@njit(cache=True)
+@kernel
 def distinct(keys: Keys) -> Keys:
     """The distinct keys of ``keys`` in order of first appearance (a hash set, no sort)."""
     cap = 16
@@ -709,7 +710,7 @@ def all_log_counts(lay: Layout, layers: list) -> list:
     return logs
 
 
-@njit(cache=True)
+@kernel
 def _greedy_step(keys, r, width, bits_p, ckeys, ctable, clog, nkeys, ntable, nlog, highest):
     """For labelled states: the greedy guess's P(yes), P(no) and labelled child keys."""
     size = keys.size
