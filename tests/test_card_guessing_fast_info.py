@@ -197,3 +197,57 @@ def test_a_posterior_beyond_the_support_limit_is_a_clear_error():
 def test_multinomial_helper_sanity():
     """The brute helper's multinomial-free slots: no "no" at all gives a multinomial."""
     assert past_fillings([2, 1, 1], [0, 0, 0], 4) == comb(4, 2) * 2
+
+
+# ------------------------------------------------------------------- method: float
+
+
+FLOAT_CASES = [
+    ({"gamma": 0.15}, [(3, 3, 3), (5, 3, 2, 1), (4, 4, 2), (2, 2, 2, 2), (3, 3, 3, 3)]),
+    ({"gamma": 0.6, "entropy_r": 2, "entropy_t": 0.5, "tie_break": "highest"}, [(4, 4, 4)]),
+    ({"gamma": 0.3, "entropy_r": math.inf, "log_base": math.e}, [(5, 3, 2, 1), (4, 3, 3)]),
+    ({"gamma": 1.0, "entropy": "hartley"}, [(3, 3, 2, 1)]),
+    ({"gamma": 0.0}, [(4, 4, 4), (6, 2, 1)]),
+]
+
+
+@pytest.mark.parametrize(("params", "decks"), FLOAT_CASES, ids=str)
+def test_float_info_equals_the_exact_evaluation(params, decks):
+    """method=float for info: expected score, variance and pmf equal the exact rows (1e-12),
+    and it visits exactly the labelled states of the exact evaluation."""
+    for deck in decks:
+        task = {"family": FAMILY, "deck": list(deck), "strategy": "info", **params}
+        (exact,) = solve(task)
+        (got,) = solve({**task, "method": "float"})
+        assert got["status"] == "ok" and got["expected_score_exact"] is None
+        assert got["expected_score"] == pytest.approx(exact["expected_score"], rel=1e-12)
+        assert got["score_variance"] == pytest.approx(exact["score_variance"], rel=1e-12)
+        assert got["score_pmf"] == pytest.approx(exact["score_pmf"], abs=1e-13)
+        assert got["n_states"] == exact["n_states"]
+
+
+def test_float_info_goes_beyond_the_exact_solver():
+    """(6,6,6,6) in floats (the exact info evaluation is far slower there); a sane value
+    between greedy's and the optimum's neighbourhood, distribution summing to one."""
+    (got,) = solve(
+        {"family": FAMILY, "deck": [6] * 4, "strategy": "info", "gamma": 0.15, "method": "float"}
+    )
+    assert sum(got["score_pmf"]) == pytest.approx(1.0, abs=1e-12)
+    assert 7.5 < got["expected_score"] < 8.0 and got["n_states"] > 10_000
+
+
+@pytest.mark.parametrize(
+    ("params", "key"),
+    [
+        ({"tie_break": "uniform"}, "tie_break"),
+        ({"workers": 2}, "workers"),
+        ({"deck": [1] * 70}, "deck"),
+    ],
+)
+def test_float_info_refuses_what_it_cannot_do(params, key):
+    from solvers import TaskError
+
+    task = {"family": FAMILY, "deck": [3, 3, 3], "strategy": "info", "method": "float"}
+    with pytest.raises(TaskError) as err:
+        solve({**task, **params})
+    assert err.value.key == key

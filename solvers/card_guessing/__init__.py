@@ -3,9 +3,9 @@
 Parameters: ``deck`` (cards per type), ``feedback`` (``partial`` = yes/no, ``complete``, ``none``;
 see feedback_models.py, with strategy ``sequence`` and its ``sequence``), ``strategy``,
 ``tie_break``, ``method`` (``exact``, ``monte_carlo`` with ``n_games``, or ``float``: fast.py,
-with the knob ``workers``) and the execution knob ``max_states``; strategy ``info`` adds
-``gamma``, ``entropy`` (a preset) or ``entropy_r`` and ``entropy_t``, ``log_base``;
-``constant_decrement`` adds ``decrement`` (see partial_run.py).
+info: fast_info.py; with the knob ``workers``) and the execution knob ``max_states``;
+strategy ``info`` adds ``gamma``, ``entropy`` (a preset) or ``entropy_r`` and ``entropy_t``,
+``log_base``; ``constant_decrement`` adds ``decrement`` (see partial_run.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from solvers import entropy
-from solvers.card_guessing import fast, feedback_models, partial, partial_run
+from solvers.card_guessing import fast, fast_info, feedback_models, partial, partial_run
 from solvers.registry import (
     Family,
     Param,
@@ -80,6 +80,8 @@ def check_task(task: Task) -> None:
     partial_run.check_partial_task(task)
     if task["feedback"] != "partial" or task["strategy"] == "sequence":
         return feedback_models.check_task(task)  # complete / none feedback, fixed sequences
+    if task["method"] == "float" and task["strategy"] == "info":
+        return fast_info.check_float_task(task)  # the info policy's tree in floats
     if task["method"] == "float":
         return fast.check_float_task(task)  # the layered float solver (fast.py)
     if task["method"] == "exact" or task["strategy"] == "optimal":
@@ -97,6 +99,8 @@ def run(task: Task) -> list[Row]:
     """One row: the exact expected score, its distribution and the states visited."""
     if task["feedback"] != "partial":
         return feedback_models.rows(task)
+    if task["method"] == "float" and task["strategy"] == "info":
+        return fast_info.float_rows(task)
     if task["method"] == "float":
         return fast.float_rows(task)
     if task["strategy"] in partial_run.STRATEGIES or task["method"] == "monte_carlo":
