@@ -4,6 +4,8 @@ Called from :mod:`pipeline.summaries.card_guessing`; it appears only when the ro
 ``method: float`` results for decks whose types all have the same count.  It shows optimal
 minus greedy against m (a table and a plot, one line per r) and, for the largest deck with
 an optimal row, the optimal first moves as a small decision tree (column ``first_moves``).
+Where the rows hold float ``info`` results (a gamma grid), the table also gives the best
+info score per deck and its gamma.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
         "",
         "`optimal` and `greedy` (ties to the lowest type) from the layered float solver",
         "(agrees with the exact solver to 1e-12 where both run); `gap` = optimal - greedy.",
+        "`best_info`: the best `info` policy (Shannon entropy in bits unless the study says",
+        "otherwise) over the `gammas` values of its gamma grid, at `best_gamma` (float",
+        "evaluation of the policy, fast_info.py; dashed in the plot), where it ran.",
         "",
         markdown_table(table),
         "",
@@ -72,17 +77,52 @@ def gap_table(rows: pd.DataFrame) -> pd.DataFrame:
         how="outer",
     )
     out["gap"] = out["optimal"] - out["greedy"]
+    out = out.merge(best_info(ok), on=["r", "m"], how="outer")
     out.insert(2, "cards", out["r"] * out["m"])
     out["seconds"] = out["seconds"].round(3)
     cols = ["r", "m", "cards", "optimal", "greedy", "gap", "states", "seconds"]
+    if out["best_info"].notna().any():
+        cols[5:5] = ["best_info", "best_gamma", "gammas"]
     return out[cols].sort_values(["r", "m"]).reset_index(drop=True)
+
+
+def best_info(ok: pd.DataFrame) -> pd.DataFrame:
+    """Per (r, m): the best info score over the gamma grid, its gamma (the smallest if tied
+    within 1e-12) and how many gammas ran."""
+    info = ok[ok["strategy"] == "info"]
+    if info.empty or "gamma" not in info:
+        return pd.DataFrame(columns=["r", "m", "best_info", "best_gamma", "gammas"])
+    out = []
+    for (r, m), group in info.groupby(["r", "m"]):
+        top = group["expected_score"].max()
+        best = group[group["expected_score"] >= top - 1e-12 * abs(top)]
+        out.append(
+            {
+                "r": r,
+                "m": m,
+                "best_info": top,
+                "best_gamma": best["gamma"].min(),
+                "gammas": len(group),
+            }
+        )
+    return pd.DataFrame(out)
 
 
 def plot_gap(table: pd.DataFrame, path: Path) -> None:
     """Optimal minus greedy against m, one line per number of types r."""
     fig, ax = plt.subplots(figsize=(6, 4))
     for r, group in table.dropna(subset=["gap"]).groupby("r"):
-        ax.plot(group["m"], group["gap"], marker="o", label=f"r = {r} types")
+        line = ax.plot(group["m"], group["gap"], marker="o", label=f"r = {r} types")[0]
+        if "best_info" in group and group["best_info"].notna().any():
+            info = group.dropna(subset=["best_info"])
+            ax.plot(
+                info["m"],
+                info["best_info"] - info["greedy"],
+                marker="x",
+                linestyle="--",
+                color=line.get_color(),
+                label=f"r = {r}: best info - greedy",
+            )
     ax.set_xlabel("m (cards per type)")
     ax.set_ylabel("optimal - greedy (expected correct guesses)")
     ax.set_title("What optimal play adds to greedy, yes/no feedback")
