@@ -45,6 +45,7 @@ def timed_optimal(deck: list[int], tree_depth: int = 4) -> dict:
         "deck": deck,
         "expected_score": sol.expected_score,
         "score_variance": sol.score_variance,
+        "score_pmf": sol.score_pmf,
         "n_states": sol.n_states,
         "largest_layer": max(sol.layer_sizes),
         "seconds": seconds,
@@ -56,9 +57,15 @@ def timed_optimal(deck: list[int], tree_depth: int = 4) -> dict:
 
 
 def process_usage() -> tuple[float, float]:
-    """(CPU seconds, peak RSS in MB) of the calling process so far."""
+    """(CPU seconds, peak RSS in MB) of the calling process so far.
+
+    The peak is VmHWM of /proc (Linux): unlike ru_maxrss it does not start from the RSS of
+    the parent a Dask worker was forked from.
+    """
     use = resource.getrusage(resource.RUSAGE_SELF)
-    return use.ru_utime + use.ru_stime, use.ru_maxrss / 1024
+    status = Path("/proc/self/status").read_text().splitlines()
+    hwm = next((int(line.split()[1]) for line in status if line.startswith("VmHWM:")), 0)
+    return use.ru_utime + use.ru_stime, (hwm or use.ru_maxrss) / 1024
 
 
 def timed_distributed(deck: list[int], workers: int) -> dict:
@@ -67,16 +74,9 @@ def timed_distributed(deck: list[int], workers: int) -> dict:
     CPU and peak memory are per process: the driver (which also runs the LocalCluster's
     scheduler) and each worker.
     """
-    from distributed import Client, LocalCluster
-
     from pipeline import layered
 
-    with (
-        LocalCluster(
-            n_workers=workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    with layered.local_client(workers) as client:
         layered.optimal(client, [2, 2, 2], parts=workers)  # warm-up (Numba on the workers)
         before = client.run(process_usage)
         driver = process_usage()[0]
@@ -112,6 +112,7 @@ def timed_single(deck: list[int]) -> dict:
 
 def print_speed_up(deck: list[int], counts: list[int]) -> None:
     """Wall time, CPU and peak memory per process for each worker count, and the speed-up."""
+    runs = [timed_distributed(deck, w) for w in counts]  # first: the in-process peak is larger
     one = timed_single(deck)
     print(
         f"deck {deck} in this process (workers: 1): {one['seconds']:.1f} s wall, "
@@ -119,8 +120,7 @@ def print_speed_up(deck: list[int], counts: list[int]) -> None:
         flush=True,
     )
     base = None
-    for w in counts:
-        res = timed_distributed(deck, w)
+    for w, res in zip(counts, runs, strict=True):
         base = base or res["seconds"]
         cpu = " + ".join(f"{c:.1f}" for c in res["worker_cpu"])
         mem = ", ".join(f"{m:.0f}" for m in res["worker_peak_mb"])

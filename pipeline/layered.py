@@ -29,8 +29,10 @@ installs that hook into solvers.card_guessing.fast (solvers never import Dask).
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
+import dask
 import numpy as np
 from distributed import Client, LocalCluster, get_worker, worker_client
 
@@ -184,7 +186,8 @@ def optimal(client: Client, deck: Sequence[int], parts: int, tree_depth: int = 4
     lay = fast.layout(deck)
     run = Placement(client, parts)
     layers, splits = forward(run, lay, parts)
-    sizes = [sum(client.gather([client.submit(len, p) for p in layer])) for layer in layers]
+    lengths = client.gather([[run.submit(h, len, p) for h, p in enumerate(ly)] for ly in layers])
+    sizes = [sum(row) for row in lengths]
     values, bests, last_logs, first = backward(run, lay, layers, splits, tree_depth)
     (result,) = [v for v in client.gather(values) if v[0].size]
     del values
@@ -201,17 +204,28 @@ def _moves(keys: list[np.ndarray], values: list[tuple]) -> dict[int, tuple[int, 
     return out
 
 
+@contextmanager
+def local_client(workers: int) -> Iterator[Client]:
+    """A client of a LocalCluster of ``workers`` single-threaded processes on 127.0.0.1.
+
+    No dashboard, so the workers' statistical profiler (which only feeds it) is off.
+    """
+    with (
+        dask.config.set({"distributed.worker.profile.enabled": False}),
+        LocalCluster(
+            n_workers=workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
 def solve_for_task(deck: Sequence[int], workers: int) -> fast.Solution:
     """The optimal solve of a ``workers > 1`` task: on the running cluster, or a local one."""
     try:
         get_worker()
     except ValueError:  # not inside a Dask worker: bring up a small local cluster
-        with (
-            LocalCluster(
-                n_workers=workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
-            ) as cluster,
-            Client(cluster) as client,
-        ):
+        with local_client(workers) as client:
             return optimal(client, deck, workers)
     with worker_client() as client:
         return optimal(client, deck, workers)
