@@ -73,14 +73,23 @@ def _answer(keys: np.ndarray, values: tuple, split: list, h: int) -> tuple:
     return tuple(v[at] for v in values[:3])
 
 
+def _last_values(keys: np.ndarray, lay: fast.Layout) -> tuple:
+    """(log A, E, E^2, best) of one part of the last layer (no card to come)."""
+    (logs, vals, sqs), best = fast.layer_values(keys, lay, None, None, 0)
+    return logs, vals, sqs, best
+
+
 def _part_values(
-    keys: np.ndarray, lay: fast.Layout, n_left: int, pieces: list, *answers: tuple
+    keys: np.ndarray, lay: fast.Layout, n_left: int, split: list, g: int, own: tuple, *others
 ) -> tuple:
-    """(log A, E, E^2, best) of one part, from its children's values (pieces and answers)."""
-    if n_left == 0:
-        (logs, vals, sqs), best = fast.layer_values(keys, lay, None, None, 0)
-        return logs, vals, sqs, best
-    nkeys = np.concatenate(pieces)
+    """(log A, E, E^2, best) of part g, from its children's values.
+
+    ``split`` holds its pieces; ``own`` = (keys, values) of part g of the next layer, which
+    answers piece g here; ``others`` are the other owners' answers, in order.
+    """
+    answers = list(others)
+    answers.insert(g, _answer(*own, split, g))
+    nkeys = np.concatenate(split)
     nvals = tuple(np.concatenate([a[i] for a in answers]) for i in range(3))
     (logs, vals, sqs), best = fast.layer_values(keys, lay, nkeys, nvals, n_left)
     return logs, vals, sqs, best
@@ -102,8 +111,15 @@ def _paths(keys: np.ndarray, h: int, *edges: list) -> np.ndarray:
     return out
 
 
-def _first_paths(keys: np.ndarray) -> np.ndarray:
-    return np.ones(keys.size)  # layer 0: the start, reached by one path
+def _reach(keys: np.ndarray, best: np.ndarray, h: int, lay, parts: int, *edges: list) -> list:
+    """Part h's policy edges out, split by owner, from its path counts (the edges in)."""
+    paths = _paths(keys, h, *edges) if edges else np.ones(keys.size)  # layer 0: the start
+    return _edges(keys, best, paths, lay, parts)
+
+
+def _score_mass(keys: np.ndarray, logs: np.ndarray, h: int, lay, *edges: list) -> np.ndarray:
+    """P(final score = k) summed over part h of the last layer, from the edges into it."""
+    return fast.score_mass(keys, _paths(keys, h, *edges), logs, fast.start_log_count(lay), lay)
 
 
 class Placement:
@@ -134,28 +150,35 @@ def forward(run: Placement, lay: fast.Layout, parts: int) -> tuple[list[Parts], 
     return layers, splits
 
 
+def others(g: int, parts: int) -> list[int]:
+    """The partitions other than g."""
+    return [h for h in range(parts) if h != g]
+
+
+def _values_of_part(run: Placement, lay, n_left: int, g: int, part, split, nxt: list, values):
+    """Future of part g's values: its own piece answered in place, the others by their owners."""
+    asked = [run.submit(h, _answer, nxt[h], values[h], split, h) for h in others(g, len(nxt))]
+    return run.submit(g, _part_values, part, lay, n_left, split, g, (nxt[g], values[g]), *asked)
+
+
 def backward(run: Placement, lay: fast.Layout, layers: list, splits: list, tree_depth: int):
     """(values of layer 0 as parts, best slots of every layer, last layer's log A, first moves).
 
     Consumes ``splits``.
     """
-    parts = len(layers[0])
     first: dict[int, dict[int, tuple[int, float, float]]] = {}
     bests: list = [None] * len(layers)
-    values = [run.submit(g, _part_values, part, lay, 0, []) for g, part in enumerate(layers[-1])]
+    values = [run.submit(g, _last_values, part, lay) for g, part in enumerate(layers[-1])]
     last_logs = [run.submit(g, operator.getitem, v, 0) for g, v in enumerate(values)]
     for depth in range(lay.n_cards, -1, -1):
         if depth < lay.n_cards:
             nxt = layers[depth + 1]
-            answers = [
-                [run.submit(h, _answer, nxt[h], values[h], split, h) for h in range(parts)]
-                for split in splits[depth]
-            ]
+            n_left = lay.n_cards - depth
             values = [
-                run.submit(g, _part_values, part, lay, lay.n_cards - depth, splits[depth][g], *ans)
-                for g, (part, ans) in enumerate(zip(layers[depth], answers, strict=True))
+                _values_of_part(run, lay, n_left, g, part, split, nxt, values)
+                for g, (part, split) in enumerate(zip(layers[depth], splits[depth], strict=True))
             ]
-            splits[depth] = answers = None  # release them once used
+            splits[depth] = None  # release them once used
         bests[depth] = [run.submit(g, operator.getitem, v, 3) for g, v in enumerate(values)]
         if depth < tree_depth:
             first[depth] = _moves(run.client.gather(layers[depth]), run.client.gather(values))
@@ -165,18 +188,16 @@ def backward(run: Placement, lay: fast.Layout, layers: list, splits: list, tree_
 def score_pmf(run: Placement, lay: fast.Layout, layers: list, bests: list, last_logs) -> list:
     """P(final score = k) under the policy ``bests``; consumes ``layers`` and ``bests``."""
     parts = len(layers[0])
-    paths = [run.submit(g, _first_paths, part) for g, part in enumerate(layers[0])]
+    edges: list = []
     for depth in range(lay.n_cards):
         edges = [
-            run.submit(g, _edges, k, b, p, lay, parts)
-            for g, (k, b, p) in enumerate(zip(layers[depth], bests[depth], paths, strict=True))
+            run.submit(h, _reach, keys, best, h, lay, parts, *edges)
+            for h, (keys, best) in enumerate(zip(layers[depth], bests[depth], strict=True))
         ]
-        paths = [run.submit(h, _paths, part, h, *edges) for h, part in enumerate(layers[depth + 1])]
-        layers[depth] = bests[depth] = edges = None
-    log_start = fast.start_log_count(lay)
+        layers[depth] = bests[depth] = None
     masses = [
-        run.submit(g, fast.score_mass, k, p, lg, log_start, lay)
-        for g, (k, p, lg) in enumerate(zip(layers[-1], paths, last_logs, strict=True))
+        run.submit(h, _score_mass, keys, logs, h, lay, *edges)
+        for h, (keys, logs) in enumerate(zip(layers[-1], last_logs, strict=True))
     ]
     return np.sum(run.client.gather(masses), axis=0).tolist()
 
