@@ -1,10 +1,12 @@
 """Benchmark: info / playable strategies (exact) and the Monte Carlo path of card_guessing.
 
-Prints timings: exact info and playable evaluations on small decks; Monte Carlo greedy on the
-52-card decks (13 ranks x 4 and 4 suits x 13) with the Numba float path; info's Monte Carlo
-on 52 cards (a few games, extrapolated); the no_repeat scan at N = 300.
+Prints timings: exact info and playable evaluations on small decks; Monte Carlo greedy and
+info on the 52-card decks (13 ranks x 4 and 4 suits x 13) with their Numba float paths (info:
+games/s on 4 suits x 13; on 13 ranks x 4 the size of the composition posterior along a game,
+which is what stops it); method float for info on m x 4 decks; with --python-info, info's
+Python path on 52 cards; the no_repeat scan at N = 300.
 
-Run: python benchmarks/bench_card_guessing_info.py [--quick]
+Run: python benchmarks/bench_card_guessing_info.py [--quick] [--python-info]
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import time
 import numpy as np
 
 from solvers import no_repeat, solve
-from solvers.card_guessing import montecarlo, partial, partial_run, players
+from solvers.card_guessing import fast_info, montecarlo, partial, partial_run, players
 from solvers.registry import validate
 
 DECKS_52 = {"13 ranks x 4": [4] * 13, "4 suits x 13": [13] * 4}
@@ -61,6 +63,63 @@ def bench_greedy_mc(quick: bool) -> None:
         print(
             f"{name:13s} mean {scores.mean():.4f} +- {se:.4f}  {sec:6.1f} s  "
             f"({sec / n_games * 1e6:.0f} us/game; {exact_calls:,} decisions made exactly)"
+        )
+
+
+def bench_info_fast_mc(quick: bool) -> None:
+    n_games = 10_000 if quick else 100_000
+    print(f"\n## Monte Carlo info, {n_games:,} games, one core (Numba float filter, fast_info.py)")
+    montecarlo.info_scores([3, 3, 3], 10, np.random.default_rng(0), 0.15)  # compile / load cache
+    for label, (r, t) in (("Shannon bits", (1.0, 1.0)), ("Renyi-2 (r=2, t=1) bits", (2.0, 1.0))):
+        deck = DECKS_52["4 suits x 13"]
+        (scores, play), sec = timed(
+            montecarlo.info_scores, deck, n_games, np.random.default_rng(1), 0.15, r, t, 2.0
+        )
+        se = scores.std(ddof=1) / np.sqrt(n_games)
+        print(
+            f"4 suits x 13, gamma 0.15, {label}: mean {scores.mean():.4f} +- {se:.4f}  "
+            f"{sec:6.1f} s ({n_games / sec:,.0f} games/s); {play.exact_calls} exact decisions, "
+            f"largest posterior {play.largest_support:,} compositions, "
+            f"{len(play.dcache):,} moves and {len(play.hcache):,} entropies cached",
+            flush=True,
+        )
+
+
+def bench_info_rank_deck(quick: bool) -> None:
+    cap = 10 if quick else 60
+    deck = DECKS_52["13 ranks x 4"]
+    print(f"\n## 13 ranks x 4: composition posterior size along a greedy game (stop after {cap} s)")
+    order = montecarlo.shuffled_orders(deck, 1, np.random.default_rng(2))[0].tolist()
+    state, start = partial.initial_state(deck), time.perf_counter()
+    for pos, card in enumerate(order):
+        if pos % 4 == 0:
+            (_, probs), sec = timed(fast_info.float_posterior, state)
+            print(f"after {pos:2d} cards: {probs.size:>11,} compositions ({sec:.2f} s)", flush=True)
+            if time.perf_counter() - start > cap:
+                break
+        c, p = [x for x, _ in state[1]], [y for _, y in state[1]]
+        a = int(np.argmax(montecarlo.float_yes_weights(c, p)[0]))
+        state = (partial.after_yes if a == card else partial.after_no)(state, a)
+    play = fast_info.InfoPlay(deck, 0.15)
+    orders = montecarlo.shuffled_orders(deck, 1, np.random.default_rng(3))
+    try:
+        _, sec = timed(play.scores, orders, np.zeros(1, np.int64))
+        print(f"one info game: {sec:.1f} s")
+    except ValueError as exc:
+        print(f"info Monte Carlo: {exc}")
+
+
+def bench_info_float(quick: bool) -> None:
+    top = 7 if quick else 10
+    print(f"\n## method float, info (gamma 0.15, Shannon bits), m x 4 for m = 1..{top}")
+    fast_info.evaluate([2, 2], 0.15)  # compile / load cache
+    for m in range(1, top + 1):
+        value, sec = timed(fast_info.evaluate, [m] * 4, 0.15)
+        print(
+            f"{m:2d} x 4: {value.expected_score:.9f}  labelled states {value.n_states:>10,}  "
+            f"canonical {value.n_canonical:>8,}  largest posterior {value.largest_support:>5,}  "
+            f"exact decisions {value.exact_calls}  {sec:7.2f} s",
+            flush=True,
         )
 
 
@@ -139,13 +198,20 @@ def bench_no_repeat() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
+    parser.add_argument(
+        "--python-info", action="store_true", help="also time info's Python path on 52 cards"
+    )
     args = parser.parse_args()
     print(f"# card_guessing info / Monte Carlo benchmark ({platform.processor() or 'cpu'})")
     bench_exact(args.quick)
     bench_greedy_mc(args.quick)
+    bench_info_fast_mc(args.quick)
+    bench_info_rank_deck(args.quick)
+    bench_info_float(args.quick)
     bench_float_counts()
     bench_info_small_mc()
-    bench_info_mc(args.quick)
+    if args.python_info:
+        bench_info_mc(args.quick)
     bench_no_repeat()
 
 
