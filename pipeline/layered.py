@@ -9,8 +9,9 @@ every task below touches one part, never a whole layer:
 - forward: part g of layer L computes its children and splits them by owner h (the *piece*
   (g, h), kept: it lists the layer-L+1 states part g will ask h about); part h of layer L+1
   is the distinct union of the pieces (g, h) over g (a hash set, no sort);
-- backward: the owner of part h of layer L+1 answers each piece (g, h) with the values of
-  exactly those states (one hash table of its part); part g then solves its states from its
+- backward: the owner of part h of layer L+1 answers every piece (g, h) with the values of
+  exactly those states, in one task (one hash table of its part per layer, not one per
+  asking part); part g then solves its states from its
   pieces and their answers.  Only pieces (8 bytes per state asked) and answers (24 bytes)
   travel, worker to worker; the driver never gathers a layer;
 - score distribution: forward again, part g sends each policy edge (child key, path count)
@@ -67,10 +68,17 @@ def _union(h: int, *splits: list) -> np.ndarray:
     return fast.distinct(np.concatenate([split[h] for split in splits]))
 
 
-def _answer(keys: np.ndarray, values: tuple, split: list, h: int) -> tuple:
-    """(log A, E, E^2) of the states of piece ``split[h]``, from part h (its keys and values)."""
-    at = fast.positions(fast.hash_table(keys), keys, split[h])
-    return tuple(v[at] for v in values[:3])
+def _answers(keys: np.ndarray, values: tuple, h: int, *splits: list) -> list[tuple]:
+    """(log A, E, E^2) of the states every part asks part h about: one per asking part.
+
+    One hash table of part h serves all of them (``splits[g][h]`` is piece (g, h)).
+    """
+    table = fast.hash_table(keys)
+    out = []
+    for split in splits:
+        at = fast.positions(table, keys, split[h])
+        out.append(tuple(v[at] for v in values[:3]))
+    return out
 
 
 def _last_values(keys: np.ndarray, lay: fast.Layout) -> tuple:
@@ -79,16 +87,11 @@ def _last_values(keys: np.ndarray, lay: fast.Layout) -> tuple:
     return logs, vals, sqs, best
 
 
-def _part_values(
-    keys: np.ndarray, lay: fast.Layout, n_left: int, split: list, g: int, own: tuple, *others
-) -> tuple:
+def _part_values(keys: np.ndarray, lay: fast.Layout, n_left: int, split: list, *answers) -> tuple:
     """(log A, E, E^2, best) of part g, from its children's values.
 
-    ``split`` holds its pieces; ``own`` = (keys, values) of part g of the next layer, which
-    answers piece g here; ``others`` are the other owners' answers, in order.
+    ``split`` holds its pieces; ``answers[h]`` the values of piece (g, h), from part h.
     """
-    answers = list(others)
-    answers.insert(g, _answer(*own, split, g))
     nkeys = np.concatenate(split)
     nvals = tuple(np.concatenate([a[i] for a in answers]) for i in range(3))
     (logs, vals, sqs), best = fast.layer_values(keys, lay, nkeys, nvals, n_left)
@@ -150,15 +153,23 @@ def forward(run: Placement, lay: fast.Layout, parts: int) -> tuple[list[Parts], 
     return layers, splits
 
 
-def others(g: int, parts: int) -> list[int]:
-    """The partitions other than g."""
-    return [h for h in range(parts) if h != g]
-
-
-def _values_of_part(run: Placement, lay, n_left: int, g: int, part, split, nxt: list, values):
-    """Future of part g's values: its own piece answered in place, the others by their owners."""
-    asked = [run.submit(h, _answer, nxt[h], values[h], split, h) for h in others(g, len(nxt))]
-    return run.submit(g, _part_values, part, lay, n_left, split, g, (nxt[g], values[g]), *asked)
+def _layer_values(run: Placement, lay, n_left: int, parts_: list, splits: list, nxt, values):
+    """Futures of every part's values: each owner answers all pieces asked of it in one task
+    (one hash table per part), each answer then travels to the part that asked."""
+    parts = len(parts_)
+    asked = [run.submit(h, _answers, nxt[h], values[h], h, *splits) for h in range(parts)]
+    return [
+        run.submit(
+            g,
+            _part_values,
+            part,
+            lay,
+            n_left,
+            split,
+            *(run.submit(h, operator.getitem, asked[h], g) for h in range(parts)),
+        )
+        for g, (part, split) in enumerate(zip(parts_, splits, strict=True))
+    ]
 
 
 def backward(run: Placement, lay: fast.Layout, layers: list, splits: list, tree_depth: int):
@@ -174,10 +185,7 @@ def backward(run: Placement, lay: fast.Layout, layers: list, splits: list, tree_
         if depth < lay.n_cards:
             nxt = layers[depth + 1]
             n_left = lay.n_cards - depth
-            values = [
-                _values_of_part(run, lay, n_left, g, part, split, nxt, values)
-                for g, (part, split) in enumerate(zip(layers[depth], splits[depth], strict=True))
-            ]
+            values = _layer_values(run, lay, n_left, layers[depth], splits[depth], nxt, values)
             splits[depth] = None  # release them once used
         bests[depth] = [run.submit(g, operator.getitem, v, 3) for g, v in enumerate(values)]
         if depth < tree_depth:

@@ -194,6 +194,26 @@ def test_a_posterior_beyond_the_support_limit_is_a_clear_error():
         play.scores(orders, np.zeros(1, np.int64))
 
 
+def test_info_monte_carlo_on_13_ranks_is_refused_before_it_runs():
+    """13 ranks x 4: exact posteriors can hold 94,309,099 compositions; refused up front,
+    naming the deck, the bound and the limit (the run never starts)."""
+    from solvers import TaskError
+
+    task = {"family": FAMILY, "deck": [4] * 13, "strategy": "info", "method": "monte_carlo"}
+    with pytest.raises(TaskError) as err:
+        solve({**task, "n_games": 10})
+    assert err.value.key == "deck" and "94,309,099" in str(err.value)
+    assert "200,000" in str(err.value)
+
+
+@pytest.mark.parametrize("deck", [(1, 1), (2, 3), (3, 3, 3), (2, 1, 2, 1)])
+def test_largest_posterior_is_the_largest_slice_of_the_composition_box(deck):
+    """Brute force: count the compositions k <= c with each sum n; the bound is the largest."""
+    boxes = itertools.product(*(range(c + 1) for c in deck))
+    sizes = Counter(sum(k) for k in boxes)
+    assert info.largest_posterior(deck) == max(sizes.values())
+
+
 def test_multinomial_helper_sanity():
     """The brute helper's multinomial-free slots: no "no" at all gives a multinomial."""
     assert past_fillings([2, 1, 1], [0, 0, 0], 4) == comb(4, 2) * 2

@@ -52,7 +52,7 @@ ERR_H = 1e-10  # bound on |float H - exact-path H| / (1 + H) (the estimate is be
 ERR_P = 1e-13  # bound on |float P(yes) - exact P(yes)|
 UNSURE = -1
 TOO_BIG = -2  # a game stop: the posterior outgrew the support limit
-MAX_SUPPORT = 200_000  # compositions per posterior (memory: about 8 (r + 2) r bytes each)
+MAX_SUPPORT = info.MAX_POSTERIOR  # compositions per posterior (about 8 (r + 2) r bytes each)
 KEY_WORDS = 4
 KEY_TYPE = types.UniTuple(types.int64, KEY_WORDS)
 

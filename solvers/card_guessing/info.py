@@ -39,6 +39,26 @@ from solvers.card_guessing.partial import (
     composition_posterior,
 )
 
+MAX_POSTERIOR = 200_000  # compositions in one posterior: the compiled path's limit
+
+
+def largest_posterior(deck: tuple[int, ...] | list[int]) -> int:
+    """The most compositions any posterior of ``deck`` can have (a bound, met or not).
+
+    A posterior over the composition k of the n cards still to come lives on
+    {k : 0 <= k_i <= c_i, sum k = n}; its size is at most the largest coefficient of
+    prod_i (1 + x + ... + x^{c_i}).
+    """
+    coeffs = [1]
+    for c in deck:
+        grown = [0] * (len(coeffs) + c)
+        for n, v in enumerate(coeffs):
+            for j in range(c + 1):
+                grown[n + j] += v
+        coeffs = grown
+    return max(coeffs)
+
+
 TIE_TOLERANCE = 1e-9  # scores this close (relative) to the best count as tied
 EntropyFn = Callable[[State], float]  # H of the composition posterior of a state
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from solvers import entropy
 from solvers.card_guessing import partial, players
-from solvers.card_guessing.info import info_chooser
+from solvers.card_guessing.info import MAX_POSTERIOR, info_chooser, largest_posterior
 from solvers.registry import Row, Task, TaskError, as_int, exact_columns, task_rng
 
 INFO = "info"
@@ -69,8 +69,28 @@ def check_partial_task(task: Task) -> None:
         raise TaskError("n_games", None, "required with method=monte_carlo")
     if not monte_carlo and task.get("n_games") is not None:
         raise TaskError("n_games", task["n_games"], "only applies to method=monte_carlo")
+    if monte_carlo and task["strategy"] == INFO:
+        check_info_posterior_size(task["deck"])
     if task["strategy"] in STRATEGIES and task["feedback"] != "partial":
         raise TaskError("strategy", task["strategy"], "only defined for feedback=partial")
+
+
+def check_info_posterior_size(deck: list[int]) -> None:
+    """Refuse info Monte Carlo on decks whose exact composition posteriors can outgrow memory.
+
+    The info move needs the exact posterior over the composition of the cards still to come
+    (never sampled decks).  On 13 ranks x 4 it already holds 5.4 million compositions after 16
+    cards of a greedy game (and up to 10^8 mid-deck), so a move costs seconds; such decks are
+    refused up front rather than failing mid-run.
+    """
+    bound = largest_posterior(deck)
+    if bound > MAX_POSTERIOR:
+        raise TaskError(
+            "deck",
+            deck,
+            f"info needs exact composition posteriors, and on this deck one can hold up to "
+            f"{bound:,} compositions (limit {MAX_POSTERIOR:,}); use greedy, or fewer types",
+        )
 
 
 # ---------------------------------------------------------------------------- the runs
