@@ -5,6 +5,7 @@ Re-run it alone with ``python -m pipeline study=NAME stage=summary``.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -81,11 +82,11 @@ def generic_summary(rows: pd.DataFrame, out_dir: Path) -> str:
 
 
 def markdown_table(df: pd.DataFrame, floatfmt: str = ".10g") -> str:
-    """A GitHub Markdown table of ``df`` (no index)."""
+    """A GitHub Markdown table of ``df`` (no index); missing values are empty cells."""
 
     def cell(v: Any) -> str:
         if isinstance(v, float):
-            return format(v, floatfmt)
+            return "" if math.isnan(v) else format(v, floatfmt)
         return str(v).replace("|", "\\|") if v is not None else ""
 
     header = "| " + " | ".join(map(str, df.columns)) + " |"
