@@ -200,6 +200,51 @@ def _grown(ws, m, need):
     )
 
 
+@njit(cache=True, inline="always")
+def record_answer(c, p, a, yes):
+    """Update the statistic (c, p) in place after naming type ``a``; 1 for a yes, else 0.
+
+    A yes confirms one card of ``a`` (its "no" slots open to every type once none is left);
+    a no counts one more refused slot for ``a``, unless ``a`` is exhausted already.
+    """
+    if yes:
+        c[a] -= 1
+        if c[a] == 0:
+            p[a] = 0
+        return 1
+    if c[a] > 0:
+        p[a] += 1
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _child_row(ws, i, b, ci, mm):
+    """The next level's row of composition index ``ci`` = row i minus one card of type b.
+
+    A new composition gets row ``mm`` (the caller then counts it and clears its weights):
+    its position is recorded (dense table, or open addressing on a hash of ci), its counts
+    copied from row i with one fewer b.
+    """
+    ks, idx, w, kids, kidx, C, pos, slots, dense = ws
+    if dense:
+        h = ci
+    else:
+        mask = pos.size - 1
+        h = np.int64((np.uint64(ci) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & mask
+        while pos[h] != -1 and kidx[pos[h]] != ci:
+            h = (h + 1) & mask
+    j = pos[h]
+    if j != -1:
+        return j
+    pos[h] = mm
+    slots[mm] = h
+    kidx[mm] = ci
+    for t in range(ks.shape[1]):
+        kids[mm, t] = ks[i, t]
+    kids[mm, b] -= 1
+    return mm
+
+
 @njit(cache=True)
 def _next_level(ws, m, strides):
     """Fill the next level: its compositions k' = k - e_b and C[k', b] = P(k) k_b; its size.
@@ -208,31 +253,16 @@ def _next_level(ws, m, strides):
     """
     ks, idx, w, kids, kidx, C, pos, slots, dense = ws
     r = strides.size
-    mask = pos.size - 1
     mm = 0
     for i in range(m):
         for b in range(r):
             kb = ks[i, b]
             if kb == 0:
                 continue
-            ci = idx[i] - strides[b]
-            if dense:
-                h = ci
-            else:
-                h = np.int64((np.uint64(ci) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20))
-                h &= mask
-                while pos[h] != -1 and kidx[pos[h]] != ci:
-                    h = (h + 1) & mask
-            j = pos[h]
-            if j == -1:
-                j = mm
-                pos[h] = j
-                slots[j] = h
-                kidx[j] = ci
+            j = _child_row(ws, i, b, idx[i] - strides[b], mm)
+            if j == mm:
                 for t in range(r):
-                    kids[j, t] = ks[i, t]
                     C[j, t] = 0.0
-                kids[j, b] -= 1
                 mm += 1
             C[j, b] += w[i] * kb
     for j in range(mm):
@@ -266,7 +296,6 @@ def _advance(ws, m, strides, a, yes):
         for j in range(m2):
             w[j] /= total
         return m2
-    mask = pos.size - 1
     acc = C[:, 0]
     mm = 0
     for i in range(m):
@@ -274,23 +303,8 @@ def _advance(ws, m, strides, a, yes):
             kb = ks[i, b]
             if kb == 0 or b == a:
                 continue
-            ci = idx[i] - strides[b]
-            if dense:
-                h = ci
-            else:
-                h = np.int64((np.uint64(ci) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20))
-                h &= mask
-                while pos[h] != -1 and kidx[pos[h]] != ci:
-                    h = (h + 1) & mask
-            j = pos[h]
-            if j == -1:
-                j = mm
-                pos[h] = j
-                slots[j] = h
-                kidx[j] = ci
-                for t in range(r):
-                    kids[j, t] = ks[i, t]
-                kids[j, b] -= 1
+            j = _child_row(ws, i, b, idx[i] - strides[b], mm)
+            if j == mm:
                 acc[j] = 0.0
                 mm += 1
             acc[j] += w[i] * kb
@@ -636,13 +650,7 @@ def _play_games(
             a = _pick(_labelled_mask(cs, ps, bits_p, cmask, codes), tie)
             yes = orders[g, pos] == a
             m = _advance(ws, m, strides, a, yes)
-            if yes:
-                score += 1
-                cs[a] -= 1
-                if cs[a] == 0:
-                    ps[a] = 0
-            elif cs[a] > 0:
-                ps[a] += 1
+            score += record_answer(cs, ps, a, yes)
         scores[g] = score
     return scores, stops, cs_out, ps_out, largest
 

@@ -262,13 +262,7 @@ def _play_from(
             guess = _greedy_guess(c, p, tie, w, err, tied)
             if guess < 0:
                 return score, at
-        if order[at] == guess:
-            score += 1
-            c[guess] -= 1
-            if c[guess] == 0:
-                p[guess] = 0
-        elif c[guess] > 0:
-            p[guess] += 1
+        score += fast_info.record_answer(c, p, guess, order[at] == guess)
     return score, -1
 
 
