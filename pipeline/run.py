@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import pickle
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -230,20 +231,36 @@ class BatchCutter:
 
 
 class SealedBatch:
-    """A batch that Dask ships as one object: a plain list would be walked task by task,
-    every parameter of every task, looking for futures (most of the driver's time on a
-    study of small tasks)."""
+    """A batch that Dask ships as one opaque object.
 
-    __slots__ = ("pairs",)
+    A plain list would be walked task by task, every parameter of every task, looking for
+    futures (most of the driver's time on a study of small tasks); and the tasks travel as
+    one pickled blob that only the worker opens, so the scheduler (which unpickles every
+    submitted task spec) handles bytes, not thousands of task dicts.
+    """
+
+    __slots__ = ("_pairs", "_blob")
 
     def __init__(self, pairs: list[tuple[str, dict]]):
-        self.pairs = pairs
+        self._pairs: list[tuple[str, dict]] | None = pairs
+        self._blob: bytes | None = None
 
-    def __getstate__(self):
-        return self.pairs
+    @property
+    def pairs(self) -> list[tuple[str, dict]]:
+        """The (task_id, task) pairs, unpickled on first use."""
+        if self._pairs is None:
+            self._pairs = pickle.loads(self._blob)
+            self._blob = None
+        return self._pairs
 
-    def __setstate__(self, pairs) -> None:
-        self.pairs = pairs
+    def __getstate__(self) -> bytes:
+        if self._pairs is None:
+            return self._blob
+        return pickle.dumps(self._pairs, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def __setstate__(self, blob: bytes) -> None:
+        self._pairs = None
+        self._blob = blob
 
 
 @dataclass(slots=True)
