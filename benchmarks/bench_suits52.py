@@ -9,12 +9,12 @@ Prints wall time, states, states per second and peak memory (max RSS of this pro
 under /usr/bin/time -v for the whole-process figure).  Numba compiles (and caches) the kernels
 on the first call; a warm-up on a small deck keeps that out of the timings.
 
-Measured 2026-11-22 on the shared 2-core machine (load average 3-7 from other jobs):
-(13,13,13,13) optimal = 15.531637252574, 64,485,032 states (largest layer 6,577,637),
-271 s user + 8 s system CPU (958 s wall at 29% CPU), peak RSS 1.40 GB (about 22 B/state);
-greedy (lowest ties) = 15.414590308243, 9,292,171 labelled states, 264 s CPU, 1.75 GB.
-(8,8,8,8): 1,986,788 states in 9.6 s (about 2e5 states/s).  Dask on (9,9,9,9): 1 worker
-17.6 s, 2 workers 28.3 s (no speed-up: the second core was busy with other jobs).
+Measured 2026-11-22 on the 2-core machine (shared with other tenants: timings move by 30%
+from one minute to the next): (13,13,13,13) optimal = 15.531637252574, 64,485,032 states
+(largest layer 6,577,637), 209.7 s, peak RSS 1.48 GB (about 20 B/state); greedy (lowest ties)
+= 15.414590308243.  (8,8,8,8): 1,986,788 states in 4.2 s.  Dask on (9,9,9,9), best of 3
+interleaved runs: 2 workers 1.10x-1.51x over 1 worker across the session; two independent
+solves at once 1.68x-1.89x over one (--ceiling).
 """
 
 from __future__ import annotations
