@@ -219,6 +219,23 @@ def _set_insert(table, key):
 
 
 @kernel
+def _set_of(keys, room):
+    """(set, distinct, m): an open-addressing set of ``keys`` with room for ``room`` times as
+    many, and the m distinct keys in order of first appearance (a buffer of keys.size)."""
+    cap = 16
+    while cap < room * keys.size:
+        cap <<= 1
+    table = np.full(cap, -1, np.int64)
+    out = np.empty(keys.size, np.int64)
+    m = 0
+    for k in keys:
+        if _set_insert(table, k):
+            out[m] = k
+            m += 1
+    return table, out, m
+
+
+@kernel
 def _grown(table):
     bigger = np.full(table.size * 2, -1, np.int64)
     for key in table:
@@ -279,16 +296,7 @@ def log_factorials(n: int) -> np.ndarray:
 @kernel
 def _refused_closure(keys, r, width, bits_p):
     """``keys`` and every canonical key reached from them by refused-slot moves (unsorted)."""
-    cap = 16
-    while cap < 8 * keys.size:
-        cap <<= 1
-    table = np.full(cap, -1, np.int64)
-    work = np.empty(keys.size, np.int64)
-    m = 0
-    for k in keys:
-        if _set_insert(table, k):
-            work[m] = k
-            m += 1
+    table, work, m = _set_of(keys, 8)
     cs = np.empty(r, np.int64)
     ps = np.empty(r, np.int64)
     tc = np.empty(r, np.int64)
@@ -619,16 +627,7 @@ def positions(table, keys, wanted):
 @kernel
 def distinct(keys: Keys) -> Keys:
     """The distinct keys of ``keys`` in order of first appearance (a hash set, no sort)."""
-    cap = 16
-    while cap < 2 * keys.size:
-        cap <<= 1
-    table = np.full(cap, -1, np.int64)
-    out = np.empty(keys.size, np.int64)
-    m = 0
-    for k in keys:
-        if _set_insert(table, k):
-            out[m] = k
-            m += 1
+    _, out, m = _set_of(keys, 2)
     return out[:m]
 
 
