@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from solvers.registry import Task, TaskError, get_family, task_id, validate
+from solvers.registry import Task, TaskError, get_family, grid_validator, task_id, validate
 
 
 class StudyError(ValueError):
@@ -106,17 +106,29 @@ def _part_tasks(family: str, grid: dict[str, Any], strategies: Any, prefix: str)
             all_axes[f"{prefix}.strategies.{strategy}.{key}"] = values
         keys = list(all_axes)
         values = [_axis(all_axes[k], k) for k in keys]
+        names = [k.rsplit(".", 1)[1] for k in keys]
+        check = None  # validate, once the first task shows the grid's parameters are sound
         for combo in itertools.product(*values):
             raw: dict[str, Any] = {"family": family}
             if strategy is not None:
                 raw["strategy"] = strategy
-            raw.update({k.rsplit(".", 1)[1]: v for k, v in zip(keys, combo, strict=True)})
+            raw.update(zip(names, combo, strict=True))
             try:
-                tasks.append(validate(raw))
+                if check is None:
+                    check = grid_validator(raw, _grid_params(family, names))
+                    tasks.append(validate(raw))
+                else:
+                    tasks.append(check(raw))
             except TaskError as exc:
                 where = f"{prefix}.strategies.{strategy}"
                 raise StudyError(_config_message(exc, keys, where)) from None
     return tasks
+
+
+def _grid_params(family: str, names: list[str]) -> list[str]:
+    """The axes that are parameters of the family, in the family's order (as validate checks)."""
+    order = get_family(family).param_names
+    return [n for n in order if n in names]
 
 
 def _config_message(exc: TaskError, keys: list[str], strategy: str) -> str:

@@ -10,6 +10,7 @@ Nothing here knows about Hydra, Dask or files: solvers stay pure.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -150,27 +151,75 @@ def validate(task: Mapping[str, Any]) -> Task:
         )
     out: Task = {"family": fam.name, "strategy": strategy}
     for p in fam.params:
-        if not p.applies_to(strategy):
-            if task.get(p.name) is not None:
-                raise TaskError(
-                    p.name,
-                    task[p.name],
-                    f"does not apply to strategy {strategy!r} (only to {', '.join(p.strategies)})",
-                )
-            out[p.name] = None
-            continue
-        value = task.get(p.name, p.default)
-        if value is REQUIRED:
-            raise TaskError(p.name, None, f"required parameter of family {fam.name!r}")
-        try:
-            out[p.name] = p.check(value)
-        except TaskError:
-            raise
-        except (ValueError, TypeError) as exc:
-            raise TaskError(p.name, value, str(exc)) from None
+        out[p.name] = param_value(fam, p, strategy, task)
     if fam.check_task is not None:
         fam.check_task(out)
     return out
+
+
+def param_value(fam: Family, p: Param, strategy: str | None, task: Mapping[str, Any]) -> Any:
+    """The canonical value of parameter ``p`` in ``task`` (its default when not given).
+
+    None where ``p`` does not apply to ``strategy`` (and a value given there is refused).
+    """
+    if not p.applies_to(strategy):
+        if task.get(p.name) is not None:
+            raise TaskError(
+                p.name,
+                task[p.name],
+                f"does not apply to strategy {strategy!r} (only to {', '.join(p.strategies)})",
+            )
+        return None
+    value = task.get(p.name, p.default)
+    if value is REQUIRED:
+        raise TaskError(p.name, None, f"required parameter of family {fam.name!r}")
+    try:
+        return p.check(value)
+    except TaskError:
+        raise
+    except (ValueError, TypeError) as exc:
+        raise TaskError(p.name, value, str(exc)) from None
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of the lists in ``value`` (each task gets its own, as validate gives)."""
+    if type(value) is list:
+        return [_fresh(v) if type(v) is list else v for v in value]
+    return value
+
+
+def grid_validator(first: Mapping[str, Any], axes: Sequence[str]) -> Callable[[dict], Task]:
+    """A function equal to :func:`validate` on tasks that differ from ``first`` only in the
+    values of the parameters named in ``axes``, checking each distinct value once.
+
+    ``first`` is validated at once (a TaskError there is what validate would raise).  A grid
+    repeats each axis value across thousands of tasks; only the whole-task checks run for
+    every task.  Values are remembered by identity, so they must stay alive and unchanged
+    while the function is used (a grid's axis lists do).
+    """
+    base = validate(first)
+    fam = get_family(base["family"])
+    strategy = base["strategy"]
+    if fam.check_task is not None:  # the values before the whole-task checks touched them
+        base = {"family": fam.name, "strategy": strategy}
+        for p in fam.params:
+            base[p.name] = param_value(fam, p, strategy, first)
+    params = [fam.param(name) for name in axes]
+    seen: dict[tuple[int, int], Any] = {}
+
+    def checked(raw: dict) -> Task:
+        out = dict(base)
+        for i, p in enumerate(params):
+            value = raw[p.name]
+            key = (i, id(value))
+            if key not in seen:  # the value is kept with it: its id stays its own
+                seen[key] = (value, param_value(fam, p, strategy, {p.name: value}))
+            out[p.name] = _fresh(seen[key][1])
+        if fam.check_task is not None:
+            fam.check_task(out)
+        return out
+
+    return checked
 
 
 def param_columns(task: Task) -> Row:
@@ -276,9 +325,14 @@ def int_list(value: Any, *, low: int = 0, min_len: int = 1) -> list[int]:
 
 def identity_params(task: Task) -> Task:
     """The canonical task without execution knobs: what a result depends on."""
-    fam = get_family(task["family"])
-    knobs = {p.name for p in fam.params if not p.identity}
+    knobs = _knobs(task["family"])
     return {k: v for k, v in sorted(task.items()) if k not in knobs}
+
+
+@functools.cache
+def _knobs(family: str) -> frozenset[str]:
+    """The family's execution knobs: parameters left out of task ids."""
+    return frozenset(p.name for p in get_family(family).params if not p.identity)
 
 
 def task_id(task: Task) -> str:

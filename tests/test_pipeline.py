@@ -39,6 +39,49 @@ def test_every_study_config_composes_and_plans(name):
     assert tasks and len({t.task_id for t in tasks}) == len(tasks)
 
 
+@pytest.mark.parametrize("name", STUDIES)
+def test_planning_checks_each_axis_value_once_with_the_same_result(name, monkeypatch):
+    """plan() checks each axis value once (registry.grid_validator); the tasks, their order
+    and their ids equal those of validating every task in full."""
+    import pipeline.study as study_module
+    from solvers.registry import validate
+
+    study = _plain(config(f"study={name}").study)
+    fast = plan(study)
+    monkeypatch.setattr(study_module, "grid_validator", lambda first, axes: validate)
+    slow = plan(study)
+    assert [t.task_id for t in fast] == [t.task_id for t in slow]
+    assert [t.task for t in fast] == [t.task for t in slow]
+
+
+def test_planning_reports_a_bad_value_deep_in_a_grid_by_its_config_key():
+    """A bad value met after the first task (the checked-once path) still names its key."""
+    study = {
+        "name": "deep",
+        "family": "card_guessing",
+        "grid": {"deck": [[3, 3, 3], [2, 2], [4, 0, 1]], "feedback": ["partial"]},
+        "strategies": {"info": {"gamma": [0.1, 0.2, -0.5]}},
+    }
+    with pytest.raises(StudyError, match=r"study.strategies.info.gamma=-0.5: must be"):
+        plan(study)
+    study["strategies"] = {"greedy": {}}
+    with pytest.raises(StudyError, match=r"study.grid.deck=\[4, 0, 1\]: must be >= 1"):
+        plan(study)
+
+
+def test_a_planned_task_owns_its_lists():
+    """Tasks sharing an axis value get their own copies (mutating one leaves the rest)."""
+    study = {
+        "name": "own",
+        "family": "card_guessing",
+        "grid": {"deck": [[3, 3, 3]], "feedback": ["partial"]},
+        "strategies": {"info": {"gamma": [0.1, 0.2, 0.3]}},
+    }
+    tasks = plan(study)
+    tasks[1].task["deck"].append(9)
+    assert tasks[0].task["deck"] == tasks[2].task["deck"] == [3, 3, 3]
+
+
 def _plain(node):
     from omegaconf import OmegaConf
 
