@@ -153,10 +153,10 @@ def forward(run: Placement, lay: fast.Layout, parts: int) -> tuple[list[Parts], 
     return layers, splits
 
 
-def _layer_values(run: Placement, lay, n_left: int, parts_: list, splits: list, nxt, values):
+def _layer_values(run: Placement, lay, n_left: int, layer: Parts, splits: list, nxt, values):
     """Futures of every part's values: each owner answers all pieces asked of it in one task
     (one hash table per part), each answer then travels to the part that asked."""
-    parts = len(parts_)
+    parts = len(layer)
     asked = [run.submit(h, _answers, nxt[h], values[h], h, *splits) for h in range(parts)]
     return [
         run.submit(
@@ -168,7 +168,7 @@ def _layer_values(run: Placement, lay, n_left: int, parts_: list, splits: list, 
             split,
             *(run.submit(h, operator.getitem, asked[h], g) for h in range(parts)),
         )
-        for g, (part, split) in enumerate(zip(parts_, splits, strict=True))
+        for g, (part, split) in enumerate(zip(layer, splits, strict=True))
     ]
 
 

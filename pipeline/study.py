@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from solvers.registry import Task, TaskError, get_family, grid_validator, task_id, validate
+from solvers.registry import Task, TaskError, get_family, grid_validator, task_id
 
 
 class StudyError(ValueError):
@@ -107,18 +107,15 @@ def _part_tasks(family: str, grid: dict[str, Any], strategies: Any, prefix: str)
         keys = list(all_axes)
         values = [_axis(all_axes[k], k) for k in keys]
         names = [k.rsplit(".", 1)[1] for k in keys]
-        check = None  # validate, once the first task shows the grid's parameters are sound
+        check = None  # validate for this grid, made from its first task
         for combo in itertools.product(*values):
             raw: dict[str, Any] = {"family": family}
             if strategy is not None:
                 raw["strategy"] = strategy
             raw.update(zip(names, combo, strict=True))
             try:
-                if check is None:
-                    check = grid_validator(raw, _grid_params(family, names))
-                    tasks.append(validate(raw))
-                else:
-                    tasks.append(check(raw))
+                check = check or grid_validator(raw, _grid_params(family, names))
+                tasks.append(check(raw))
             except TaskError as exc:
                 where = f"{prefix}.strategies.{strategy}"
                 raise StudyError(_config_message(exc, keys, where)) from None

@@ -129,6 +129,14 @@ def get_family(name: Any) -> Family:
 
 def validate(task: Mapping[str, Any]) -> Task:
     """The canonical form of ``task``: checked values, defaults filled, unused params None."""
+    fam, out = _checked_params(task)
+    if fam.check_task is not None:
+        fam.check_task(out)
+    return out
+
+
+def _checked_params(task: Mapping[str, Any]) -> tuple[Family, Task]:
+    """(family, task with every parameter checked): validate before the whole-task checks."""
     if not isinstance(task, Mapping):
         raise TaskError("task", task, "a task is a mapping of parameter names to values")
     fam = get_family(task.get("family"))
@@ -152,9 +160,7 @@ def validate(task: Mapping[str, Any]) -> Task:
     out: Task = {"family": fam.name, "strategy": strategy}
     for p in fam.params:
         out[p.name] = param_value(fam, p, strategy, task)
-    if fam.check_task is not None:
-        fam.check_task(out)
-    return out
+    return fam, out
 
 
 def param_value(fam: Family, p: Param, strategy: str | None, task: Mapping[str, Any]) -> Any:
@@ -192,18 +198,13 @@ def grid_validator(first: Mapping[str, Any], axes: Sequence[str]) -> Callable[[d
     """A function equal to :func:`validate` on tasks that differ from ``first`` only in the
     values of the parameters named in ``axes``, checking each distinct value once.
 
-    ``first`` is validated at once (a TaskError there is what validate would raise).  A grid
-    repeats each axis value across thousands of tasks; only the whole-task checks run for
-    every task.  Values are remembered by identity, so they must stay alive and unchanged
-    while the function is used (a grid's axis lists do).
+    ``first``'s own parameters are checked at once (a TaskError there is what validate would
+    raise).  A grid repeats each axis value across thousands of tasks; only the whole-task
+    checks run for every task.  Values are remembered by identity, so they must stay alive
+    and unchanged while the function is used (a grid's axis lists do).
     """
-    base = validate(first)
-    fam = get_family(base["family"])
+    fam, base = _checked_params(first)
     strategy = base["strategy"]
-    if fam.check_task is not None:  # the values before the whole-task checks touched them
-        base = {"family": fam.name, "strategy": strategy}
-        for p in fam.params:
-            base[p.name] = param_value(fam, p, strategy, first)
     params = [fam.param(name) for name in axes]
     seen: dict[tuple[int, int], Any] = {}
 
