@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from solvers.registry import Task, TaskError, get_family, grid_validator, task_id
+from solvers.registry import Task, TaskError, get_family, grid_validator
 
 
 class StudyError(ValueError):
@@ -77,14 +77,17 @@ def plan(study: Mapping[str, Any]) -> list[PlannedTask]:
             if k in shared:
                 raise StudyError(f"{prefix}.grid.{k}: also a shared axis study.grid.{k}")
             axes[f"{prefix}.grid.{k}"] = v
-        for task in _part_tasks(family.name, axes, part.get("strategies"), prefix):
-            tid = task_id(task)
-            out.setdefault(tid, PlannedTask(tid, task))
+        for task, tid in _part_tasks(family.name, axes, part.get("strategies"), prefix):
+            if tid not in out:
+                out[tid] = PlannedTask(tid, task)
     return list(out.values())
 
 
-def _part_tasks(family: str, grid: dict[str, Any], strategies: Any, prefix: str) -> list[Task]:
-    """The validated tasks of one grid: its axes times each strategy's own axes."""
+def _part_tasks(
+    family: str, grid: dict[str, Any], strategies: Any, prefix: str
+) -> list[tuple[Task, str]]:
+    """The validated tasks of one grid, with their ids: its axes times each strategy's own
+    axes."""
     for key in grid:
         if key.rsplit(".", 1)[1] in ("family", "strategy"):
             raise StudyError(f"{key}: set it with study.family or strategies, not as a grid axis")

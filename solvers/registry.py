@@ -62,7 +62,9 @@ class Family:
     run: Callable[[Task], list[Row]]
     strategies: tuple[str, ...] = ()
     default_strategy: str | None = None
-    check_task: Callable[[Task], None] | None = None  # whole-task checks (size limits...)
+    # whole-task checks (size limits...); may fill in a parameter (a new value, not a change
+    # made in place: planning re-encodes for the task id only the values it sees replaced)
+    check_task: Callable[[Task], None] | None = None
     columns: Mapping[str, str] = field(default_factory=dict)  # result column -> dtype
     doc: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -194,31 +196,50 @@ def _fresh(value: Any) -> Any:
     return value
 
 
-def grid_validator(first: Mapping[str, Any], axes: Sequence[str]) -> Callable[[dict], Task]:
-    """A function equal to :func:`validate` on tasks that differ from ``first`` only in the
-    values of the parameters named in ``axes``, checking each distinct value once.
+def grid_validator(
+    first: Mapping[str, Any], axes: Sequence[str]
+) -> Callable[[dict], tuple[Task, str]]:
+    """A function giving (:func:`validate`'s task, its :func:`task_id`) for tasks that differ
+    from ``first`` only in the values of the parameters named in ``axes``, checking and
+    encoding each distinct value once.
 
     ``first``'s own parameters are checked at once (a TaskError there is what validate would
     raise).  A grid repeats each axis value across thousands of tasks; only the whole-task
-    checks run for every task.  Values are remembered by identity, so they must stay alive
-    and unchanged while the function is used (a grid's axis lists do).
+    checks and the hash run for every task.  Values are remembered by identity, so they must
+    stay alive and unchanged while the function is used (a grid's axis lists do).
     """
     fam, base = _checked_params(first)
     strategy = base["strategy"]
     params = [fam.param(name) for name in axes]
-    seen: dict[tuple[int, int], Any] = {}
+    # the id's JSON as a template: constant parameters encoded now, axis slots filled per task
+    knobs = _knobs(fam.name)
+    keys = sorted(k for k in base if k not in knobs)
+    template = [_id_piece(k, base[k]) for k in keys]
+    template_values = [base[k] for k in keys]
+    slot = {k: i for i, k in enumerate(keys)}
+    slots = [slot.get(p.name) for p in params]  # None: a knob, not in the id
+    version = _json_value(fam.version)
+    seen: dict[tuple[int, int], tuple[Any, Any, str]] = {}
 
-    def checked(raw: dict) -> Task:
+    def checked(raw: dict) -> tuple[Task, str]:
         out = dict(base)
+        pieces, values = list(template), list(template_values)
         for i, p in enumerate(params):
             value = raw[p.name]
             key = (i, id(value))
-            if key not in seen:  # the value is kept with it: its id stays its own
-                seen[key] = (value, param_value(fam, p, strategy, {p.name: value}))
-            out[p.name] = _fresh(seen[key][1])
+            known = seen.get(key)
+            if known is None:  # the value is kept with it: its id stays its own
+                canonical = param_value(fam, p, strategy, {p.name: value})
+                known = seen[key] = (value, canonical, _id_piece(p.name, canonical))
+            out[p.name] = _fresh(known[1])
+            if slots[i] is not None:
+                pieces[slots[i]], values[slots[i]] = known[2], out[p.name]
         if fam.check_task is not None:
             fam.check_task(out)
-        return out
+            for j, k in enumerate(keys):
+                if out[k] is not values[j]:  # filled in by the whole-task check
+                    pieces[j] = _id_piece(k, out[k])
+        return out, _hashed_id(pieces, version)
 
     return checked
 
@@ -337,15 +358,50 @@ def _knobs(family: str) -> frozenset[str]:
 
 
 def task_id(task: Task) -> str:
-    """A deterministic id for a canonical task: hash of family, parameters, solver version."""
-    fam = get_family(task["family"])
-    payload = json.dumps(
-        {"version": fam.version, "params": identity_params(task)},
-        sort_keys=True,
-        separators=(",", ":"),
-        default=str,
-    )
+    """A deterministic id for a canonical task: hash of family, parameters, solver version.
+
+    The hash is of ``json.dumps({"version": ..., "params": identity_params(task)},
+    sort_keys=True, separators=(",", ":"), default=str)``, assembled here from each value's
+    own encoding (the same text; :func:`grid_validator` reuses the encodings across a grid).
+    """
+    pieces = [_id_piece(k, v) for k, v in identity_params(task).items()]
+    return _hashed_id(pieces, _json_value(get_family(task["family"]).version))
+
+
+def _id_piece(key: str, value: Any) -> str:
+    """``"key":value`` as the id's JSON holds it."""
+    return f"{_json_str(key)}:{_json_value(value)}"
+
+
+def _hashed_id(pieces: list[str], version: str) -> str:
+    """The id from the encoded ``"key":value`` pieces (in key order) and the version's JSON."""
+    payload = f'{{"params":{{{",".join(pieces)}}},"version":{version}}}'
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+_JSON_ARGS: dict[str, Any] = {"sort_keys": True, "separators": (",", ":"), "default": str}
+_JSON_CONSTANTS = {None: "null", True: "true", False: "false"}
+
+
+@functools.lru_cache(maxsize=4096)
+def _json_str(text: str) -> str:
+    return json.dumps(text)
+
+
+def _json_value(value: Any) -> str:
+    """``value`` as json.dumps(value, **_JSON_ARGS) writes it, inside or outside a container."""
+    kind = type(value)
+    if value is None or kind is bool:
+        return _JSON_CONSTANTS[value]
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)  # what json writes (-0.0 stays -0.0)
+    if kind is str:
+        return _json_str(value)
+    if kind is list and all(type(v) is int for v in value):
+        return f"[{','.join(map(int.__repr__, value))}]"
+    return json.dumps(value, **_JSON_ARGS)
 
 
 def task_rng(task: Task) -> np.random.Generator:

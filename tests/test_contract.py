@@ -8,10 +8,12 @@ parameters and strategies listing the valid ones; have a study config and run en
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import pytest
 import yaml
 from conftest import ROOT
+from tests_support import reference_task_id
 
 from solvers import TaskError, families, get_family, solve, validate
 from solvers.registry import row_columns, task_id
@@ -73,6 +75,63 @@ def test_task_ids_are_deterministic_and_ignore_execution_knobs(family):
         if isinstance(task[p.name], int) and not isinstance(task[p.name], bool):
             changed[p.name] = task[p.name] + 1
             assert task_id(validate(changed)) == task_id(task), p.name
+
+
+ODD_VALUES = [
+    0,
+    -7,
+    10**30,
+    True,
+    False,
+    None,
+    0.1,
+    -0.0,
+    0.0,
+    1e-300,
+    1.5e300,
+    math.inf,
+    -math.inf,
+    math.nan,
+    "",
+    "plain",
+    'quote " and \\ back',
+    "\u00e9t\u00e9 \u2603",
+    "\n\t",
+    [],
+    [1, 2, 3],
+    [1, True],
+    [1.0, 2],
+    [[1, 2], [3]],
+    (4, 5),
+    {"b": 1, "a": [2.5, None]},
+    Fraction(1, 3),
+]
+
+
+@pytest.mark.parametrize("value", ODD_VALUES, ids=repr)
+def test_task_ids_are_the_hash_of_the_defined_json(value):
+    """The assembled JSON of task_id is byte for byte json.dumps (stored ids never change),
+    whatever the value's type: ints, bools, signed zeros, non-finite floats, escapes, nesting,
+    and objects written through str()."""
+    task = {"family": "card_guessing", "strategy": "greedy", "deck": [2, 1], "zz": value}
+    assert task_id(task) == reference_task_id(task)
+
+
+@pytest.mark.parametrize("family", REAL)
+def test_the_grid_path_gives_validate_s_task_and_id(family):
+    """registry.grid_validator (planning's path) equals validate + task_id on every family,
+    also for a task whose whole-task check fills in a parameter (mastermind's colours)."""
+    from solvers.registry import grid_validator
+
+    cases = [{"family": family, **EXAMPLES[family]}]
+    if family == "mastermind":  # colours left out: the whole-task check fills it from the jar
+        cases.append({"family": family, "pegs": 2, "jar": [1, 2, 3], "strategy": "minimax"})
+    for raw in cases:
+        axes = [k for k in raw if k not in ("family", "strategy")]
+        check = grid_validator(raw, axes)
+        for _ in range(2):  # the second call reuses the checked and encoded values
+            task, tid = check(dict(raw))
+            assert task == validate(raw) and tid == task_id(task) == reference_task_id(task)
 
 
 @pytest.mark.parametrize("family", REAL)

@@ -8,7 +8,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT
-from tests_support import cli, compose_config
+from tests_support import cli, compose_config, reference_task_id
 
 from pipeline import store
 from pipeline.run import run_study
@@ -37,18 +37,24 @@ def test_every_study_config_composes_and_plans(name):
     assert cfg.study.name == name
     tasks = plan(_plain(cfg.study))
     assert tasks and len({t.task_id for t in tasks}) == len(tasks)
+    assert all(t.task_id == reference_task_id(t.task) for t in tasks)  # ids as defined
 
 
 @pytest.mark.parametrize("name", STUDIES)
 def test_planning_checks_each_axis_value_once_with_the_same_result(name, monkeypatch):
-    """plan() checks each axis value once (registry.grid_validator); the tasks, their order
-    and their ids equal those of validating every task in full."""
+    """plan() checks and encodes each axis value once (registry.grid_validator); the tasks,
+    their order and their ids equal those of validating every task in full and hashing it."""
     import pipeline.study as study_module
-    from solvers.registry import validate
+    from solvers.registry import task_id, validate
 
     study = _plain(config(f"study={name}").study)
     fast = plan(study)
-    monkeypatch.setattr(study_module, "grid_validator", lambda first, axes: validate)
+
+    def full(raw):
+        task = validate(raw)
+        return task, task_id(task)
+
+    monkeypatch.setattr(study_module, "grid_validator", lambda first, axes: full)
     slow = plan(study)
     assert [t.task_id for t in fast] == [t.task_id for t in slow]
     assert [t.task for t in fast] == [t.task for t in slow]
