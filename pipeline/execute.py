@@ -232,6 +232,24 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def local_cluster_settings(dashboard: bool) -> dict[str, Any]:
+    """Dask settings for an embedded LocalCluster: less bookkeeping on the machine's cores.
+
+    The workers' statistical profiler feeds the dashboard and costs ~20% of the solver's
+    time on small tasks: on only with the dashboard.  The nannies' memory checks (every
+    100 ms), the system monitors (every 500 ms) and the event-loop health ticks (every 20 ms)
+    run in the driver and in every worker; at their defaults they took ~2 of the driver's
+    6 CPU seconds while the load study ran (benchmarks/bench_load.py, 100,000 tasks).  Memory
+    is still checked twice a second.
+    """
+    return {
+        "distributed.worker.profile.enabled": dashboard,
+        "distributed.worker.memory.monitor-interval": "500ms",
+        "distributed.admin.system-monitor.interval": "2s",
+        "distributed.admin.tick.interval": "1s",
+    }
+
+
 def _local(cluster: Mapping[str, Any]) -> Iterator[Runner]:
     import os
 
@@ -240,11 +258,8 @@ def _local(cluster: Mapping[str, Any]) -> Iterator[Runner]:
 
     n_workers = cluster.get("n_workers") or os.cpu_count() or 1
     dashboard = bool(cluster.get("dashboard"))
-    # the workers' statistical profiler feeds the dashboard and costs ~20% of the solver's
-    # time on small tasks (measured, benchmarks/bench_load.py): on only with the dashboard
-    profile = {"distributed.worker.profile.enabled": dashboard}
     with (
-        dask.config.set(profile),
+        dask.config.set(local_cluster_settings(dashboard)),
         LocalCluster(
             n_workers=n_workers,
             threads_per_worker=cluster.get("threads_per_worker", 1),

@@ -237,10 +237,12 @@ def _moves(keys: list[np.ndarray], values: list[tuple]) -> dict[int, tuple[int, 
 def local_client(workers: int) -> Iterator[Client]:
     """A client of a LocalCluster of ``workers`` single-threaded processes on 127.0.0.1.
 
-    No dashboard, so the workers' statistical profiler (which only feeds it) is off.
+    No dashboard, and the embedded pipeline cluster's settings (execute.local_cluster_settings).
     """
+    from pipeline.execute import local_cluster_settings
+
     with (
-        dask.config.set({"distributed.worker.profile.enabled": False}),
+        dask.config.set(local_cluster_settings(dashboard=False)),
         LocalCluster(
             n_workers=workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
         ) as cluster,

@@ -158,20 +158,26 @@ def test_slurm_tls_uses_one_certificate_for_every_role(tmp_path, monkeypatch):
         pipeline.slurm.check_slurm(cluster)
 
 
-def _profiler_enabled() -> bool:
+def _bookkeeping() -> tuple[bool, str]:
     import dask
 
-    return bool(dask.config.get("distributed.worker.profile.enabled"))
+    return (
+        bool(dask.config.get("distributed.worker.profile.enabled")),
+        dask.config.get("distributed.admin.tick.interval"),
+    )
 
 
 @pytest.mark.parametrize("dashboard", [False, True])
 def test_local_workers_profile_only_for_the_dashboard(dashboard):
-    """The workers' sampling profiler costs ~20% of small tasks' time (bench_load)."""
-    from pipeline.execute import open_runner
+    """The workers' sampling profiler costs ~20% of small tasks' time (bench_load); the
+    periodic bookkeeping runs at the slower settings in the workers too."""
+    from pipeline.execute import local_cluster_settings, open_runner
 
     cluster = {"kind": "local", "n_workers": 1, "dashboard": dashboard}
     with open_runner(cluster) as runner:
-        assert set(runner.client.run(_profiler_enabled).values()) == {dashboard}
+        ((profile, tick),) = runner.client.run(_bookkeeping).values()
+        assert profile == dashboard
+        assert tick == local_cluster_settings(dashboard)["distributed.admin.tick.interval"]
 
 
 def test_slurm_workers_run_without_the_profiler():
