@@ -18,13 +18,15 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from solvers.registry import COMMON_COLUMNS, Row, get_family, row_columns
+
+if TYPE_CHECKING:  # pandas only where results are read: workers that write them skip its import
+    import pandas as pd
 
 ARROW_TYPES: dict[str, pa.DataType] = {
     "string": pa.string(),
@@ -203,6 +205,8 @@ def load_results(path: str | Path, family: str | None = None) -> pd.DataFrame:
 
     Families have different columns; a column a family lacks is missing (NaN) in its rows.
     """
+    import pandas as pd
+
     path = Path(path)
     results = path / "results" if (path / "results").is_dir() else path
     frames = []
