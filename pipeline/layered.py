@@ -6,14 +6,13 @@ partitions by a hash of the state key (fast.partition_of), each held on a worker
 part h of every layer is submitted to worker h (modulo the workers; a hint, not a rule), and
 every task below touches one part, never a whole layer:
 
-- forward: part g of layer L computes its children and splits them by owner h (the *piece*
-  (g, h), kept: it lists the layer-L+1 states part g will ask h about); part h of layer L+1
-  is the distinct union of the pieces (g, h) over g (a hash set, no sort);
-- backward: the owner of part h of layer L+1 answers every piece (g, h) with the values of
-  exactly those states, in one task (one hash table of its part per layer, not one per
-  asking part); part g then solves its states from its
-  pieces and their answers.  Only pieces (8 bytes per state asked) and answers (24 bytes)
-  travel, worker to worker; the driver never gathers a layer;
+- forward: part g of layer L computes its children (sorted) and splits them by owner h (the
+  *piece* (g, h)); part h of layer L+1 is the sorted distinct union of the pieces (g, h) over g
+  (a hash set and a sort); the pieces are dropped once their unions exist;
+- backward: part g of layer L is solved from the whole of layer L+1, every part's keys and
+  values (32 bytes a state, worker to worker), in one task per part and layer: one scheduler
+  hop per layer on the critical path (a round trip costs ~10 ms on a busy 2-core machine;
+  an answer-the-askers exchange took three);
 - score distribution: forward again, part g sends each policy edge (child key, path count)
   to the child's owner, which adds them up; the last layer's parts return score histograms.
 
@@ -57,28 +56,20 @@ def _by_owner(keys: np.ndarray, parts: int, *columns: np.ndarray) -> list:
 
 
 def _pieces(keys: np.ndarray, lay: fast.Layout, parts: int) -> list[np.ndarray]:
-    """The children of a part, split into the next layer's partitions."""
-    return _by_owner(fast.children(keys, lay), parts)
+    """The children of a part, sorted, split into the next layer's partitions.
+
+    Sorted keys matter: a state's children are near each other in a sorted layer, so the
+    backward pass reads their values from nearby memory; in hash order the same pass took
+    2.6x as long ((9,9,9,9), one process).
+    """
+    return _by_owner(np.sort(fast.children(keys, lay)), parts)
 
 
 def _union(h: int, *splits: list) -> np.ndarray:
-    """Partition h of the next layer: the distinct keys of every part's piece for h."""
+    """Partition h of the next layer: the sorted distinct keys of every part's piece for h."""
     if len(splits) == 1:
-        return splits[0][h]  # already distinct
-    return fast.distinct(np.concatenate([split[h] for split in splits]))
-
-
-def _answers(keys: np.ndarray, values: tuple, h: int, *splits: list) -> list[tuple]:
-    """(log A, E, E^2) of the states every part asks part h about: one per asking part.
-
-    One hash table of part h serves all of them (``splits[g][h]`` is piece (g, h)).
-    """
-    table = fast.hash_table(keys)
-    out = []
-    for split in splits:
-        at = fast.positions(table, keys, split[h])
-        out.append(tuple(v[at] for v in values[:3]))
-    return out
+        return splits[0][h]  # already sorted and distinct
+    return np.sort(fast.distinct(np.concatenate([split[h] for split in splits])))
 
 
 def _last_values(keys: np.ndarray, lay: fast.Layout) -> tuple:
@@ -87,15 +78,20 @@ def _last_values(keys: np.ndarray, lay: fast.Layout) -> tuple:
     return logs, vals, sqs, best
 
 
-def _part_values(keys: np.ndarray, lay: fast.Layout, n_left: int, split: list, *answers) -> tuple:
-    """(log A, E, E^2, best) of part g, from its children's values.
+def _part_values(keys: np.ndarray, lay: fast.Layout, n_left: int, *next_layer) -> tuple:
+    """(log A, E, E^2, best) of one part of a layer, from the whole next layer.
 
-    ``split`` holds its pieces; ``answers[h]`` the values of piece (g, h), from part h.
+    ``next_layer`` holds the next layer's parts' keys, then their values, part by part.
     """
-    nkeys = np.concatenate(split)
-    nvals = tuple(np.concatenate([a[i] for a in answers]) for i in range(3))
+    parts = len(next_layer) // 2
+    nkeys = _joined(next_layer[:parts])
+    nvals = tuple(_joined([v[i] for v in next_layer[parts:]]) for i in range(3))
     (logs, vals, sqs), best = fast.layer_values(keys, lay, nkeys, nvals, n_left)
     return logs, vals, sqs, best
+
+
+def _joined(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
 def _edges(keys: np.ndarray, best: np.ndarray, paths: np.ndarray, lay, parts: int) -> list:
@@ -138,55 +134,29 @@ class Placement:
         return self.client.submit(func, *args, workers=self.hints[h], allow_other_workers=True)
 
 
-def forward(run: Placement, lay: fast.Layout, parts: int) -> tuple[list[Parts], list[Parts]]:
-    """(keys of every layer as parts, each part's children split by owner, all but the last).
-
-    Part g's split lists the layer-L+1 states it will ask each owner h about (piece (g, h)).
-    """
+def forward(run: Placement, lay: fast.Layout, parts: int) -> list[Parts]:
+    """The keys of every layer, as parts (each sorted)."""
     layers = [[run.submit(h, _start_part, lay, h, parts) for h in range(parts)]]
-    splits = []
     for _ in range(lay.n_cards):
-        splits.append(
-            [run.submit(g, _pieces, part, lay, parts) for g, part in enumerate(layers[-1])]
-        )
-        layers.append([run.submit(h, _union, h, *splits[-1]) for h in range(parts)])
-    return layers, splits
+        split = [run.submit(g, _pieces, part, lay, parts) for g, part in enumerate(layers[-1])]
+        layers.append([run.submit(h, _union, h, *split) for h in range(parts)])
+    return layers
 
 
-def _layer_values(run: Placement, lay, n_left: int, layer: Parts, splits: list, nxt, values):
-    """Futures of every part's values: each owner answers all pieces asked of it in one task
-    (one hash table per part), each answer then travels to the part that asked."""
-    parts = len(layer)
-    asked = [run.submit(h, _answers, nxt[h], values[h], h, *splits) for h in range(parts)]
-    return [
-        run.submit(
-            g,
-            _part_values,
-            part,
-            lay,
-            n_left,
-            split,
-            *(run.submit(h, operator.getitem, asked[h], g) for h in range(parts)),
-        )
-        for g, (part, split) in enumerate(zip(layer, splits, strict=True))
-    ]
-
-
-def backward(run: Placement, lay: fast.Layout, layers: list, splits: list, tree_depth: int):
-    """(values of layer 0 as parts, best slots of every layer, last layer's log A, first moves).
-
-    Consumes ``splits``.
-    """
+def backward(run: Placement, lay: fast.Layout, layers: list, tree_depth: int):
+    """(values of layer 0 as parts, best slots of every layer, last layer's log A, first moves)."""
     first: dict[int, dict[int, tuple[int, float, float]]] = {}
     bests: list = [None] * len(layers)
     values = [run.submit(g, _last_values, part, lay) for g, part in enumerate(layers[-1])]
     last_logs = [run.submit(g, operator.getitem, v, 0) for g, v in enumerate(values)]
     for depth in range(lay.n_cards, -1, -1):
         if depth < lay.n_cards:
-            nxt = layers[depth + 1]
             n_left = lay.n_cards - depth
-            values = _layer_values(run, lay, n_left, layers[depth], splits[depth], nxt, values)
-            splits[depth] = None  # release them once used
+            nxt = [*layers[depth + 1], *values]
+            values = [
+                run.submit(g, _part_values, part, lay, n_left, *nxt)
+                for g, part in enumerate(layers[depth])
+            ]
         bests[depth] = [run.submit(g, operator.getitem, v, 3) for g, v in enumerate(values)]
         if depth < tree_depth:
             first[depth] = _moves(run.client.gather(layers[depth]), run.client.gather(values))
@@ -214,10 +184,10 @@ def optimal(client: Client, deck: Sequence[int], parts: int, tree_depth: int = 4
     """fast.optimal(deck) with every layer split into ``parts`` partitions over ``client``."""
     lay = fast.layout(deck)
     run = Placement(client, parts)
-    layers, splits = forward(run, lay, parts)
+    layers = forward(run, lay, parts)
     lengths = client.gather([[run.submit(h, len, p) for h, p in enumerate(ly)] for ly in layers])
     sizes = [sum(row) for row in lengths]
-    values, bests, last_logs, first = backward(run, lay, layers, splits, tree_depth)
+    values, bests, last_logs, first = backward(run, lay, layers, tree_depth)
     (result,) = [v for v in client.gather(values) if v[0].size]
     del values
     pmf = score_pmf(run, lay, layers, bests, last_logs)
