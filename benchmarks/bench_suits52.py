@@ -70,15 +70,16 @@ def process_usage() -> tuple[float, float]:
     return use.ru_utime + use.ru_stime, (hwm or use.ru_maxrss) / 1024
 
 
-def timed_distributed(deck: list[int], workers: int) -> dict:
-    """One optimal solve on a LocalCluster of ``workers`` single-threaded processes.
+def timed_distributed(deck: list[int], workers: int, threads: bool) -> dict:
+    """One optimal solve split in ``workers`` parts on a LocalCluster: one worker process with
+    ``workers`` threads, or ``workers`` single-threaded processes (``threads=False``).
 
     CPU and peak memory are per process: the driver (which also runs the LocalCluster's
-    scheduler) and each worker.
+    scheduler) and each worker process.
     """
     from pipeline import layered
 
-    with layered.local_client(workers) as client:
+    with layered.local_client(workers, threads=threads) as client:
         layered.optimal(client, [2, 2, 2], parts=workers)  # warm-up (Numba on the workers)
         before = client.run(process_usage)
         driver = process_usage()[0]
@@ -89,6 +90,7 @@ def timed_distributed(deck: list[int], workers: int) -> dict:
         driver_cpu, driver_rss = process_usage()
     return {
         "workers": workers,
+        "threads": threads,
         "seconds": seconds,
         "expected_score": out.expected_score,
         "n_states": out.n_states,
@@ -113,17 +115,19 @@ def timed_single(deck: list[int]) -> dict:
 
 
 def print_speed_up(deck: list[int], counts: list[int], repeat: int) -> None:
-    """Wall time, CPU and peak memory per process for each worker count, and the speed-up.
+    """Wall time, CPU and peak memory per process for each worker count (as threads of one
+    worker process and as worker processes), and the speed-ups.
 
     The configurations run ``repeat`` times, interleaved, so a slow minute of the shared
     host hits them alike; speed-ups compare the fastest run of each (the least disturbed),
     and the median is printed beside it.
     """
-    runs: dict[int, list[dict]] = {w: [] for w in counts}
+    shapes = [(w, threads) for w in counts for threads in ((True,) if w == 1 else (True, False))]
+    runs: dict[tuple[int, bool], list[dict]] = {shape: [] for shape in shapes}
     ones = []
     for _ in range(repeat):
-        for w in counts:  # the Dask runs first: the in-process peak is larger
-            runs[w].append(timed_distributed(deck, w))
+        for w, threads in shapes:  # the Dask runs first: the in-process peak is larger
+            runs[w, threads].append(timed_distributed(deck, w, threads))
         ones.append(timed_single(deck))
     one = min(ones, key=lambda r: r["seconds"])
     print(
@@ -133,14 +137,15 @@ def print_speed_up(deck: list[int], counts: list[int], repeat: int) -> None:
         flush=True,
     )
     base = None
-    for w in counts:
-        res = min(runs[w], key=lambda r: r["seconds"])
-        median = statistics.median(r["seconds"] for r in runs[w])
+    for w, threads in shapes:
+        res = min(runs[w, threads], key=lambda r: r["seconds"])
+        median = statistics.median(r["seconds"] for r in runs[w, threads])
         base = base or res["seconds"]
         cpu = " + ".join(f"{c:.1f}" for c in res["worker_cpu"])
         mem = ", ".join(f"{m:.0f}" for m in res["worker_peak_mb"])
+        shape = f"1 worker process x {w} threads" if threads else f"{w} worker processes"
         print(
-            f"deck {deck} on {w} Dask worker(s): best {res['seconds']:.1f} s wall (median "
+            f"deck {deck} in {w} parts on {shape}: best {res['seconds']:.1f} s wall (median "
             f"{median:.1f} s of {repeat}; speed-up {base / res['seconds']:.2f} over the first "
             f"count, {one['seconds'] / res['seconds']:.2f} over one process); CPU: workers "
             f"{cpu} s, driver+scheduler {res['driver_cpu']:.1f} s; peak MB: workers {mem}, "

@@ -277,6 +277,21 @@ def test_local_cluster_matches_single_process():
             assert fast.decision_tree(many, deck) == fast.decision_tree(one, deck)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("threads", [True, False])
+def test_local_client_shapes_match_single_process(threads):
+    """layered.local_client: one worker process with N threads (the default), or N worker
+    processes; both split the layers the same way and give the single-process solution."""
+    from pipeline import layered
+
+    with layered.local_client(2, threads=threads) as client:
+        workers = client.scheduler_info()["workers"].values()
+        shape = sorted(w["nthreads"] for w in workers)
+        assert shape == ([2] if threads else [1, 1])
+        deck = (4, 3, 2, 1)
+        same_solution(layered.optimal(client, deck, 2), fast.optimal(deck))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
