@@ -12,9 +12,10 @@ on the first call; a warm-up on a small deck keeps that out of the timings.
 Measured 2026-11-22 on the 2-core machine (shared with other tenants: timings move by 30%
 from one minute to the next): (13,13,13,13) optimal = 15.531637252574, 64,485,032 states
 (largest layer 6,577,637), 209.7 s, peak RSS 1.48 GB (about 20 B/state); greedy (lowest ties)
-= 15.414590308243.  (8,8,8,8): 1,986,788 states in 4.2 s.  Dask on (9,9,9,9), best of 3
-interleaved runs: 2 workers 1.10x-1.19x over 1 worker (1.38x-1.51x in single runs of a quiet
-minute); two independent solves at once 1.58x-1.89x over one (--ceiling).
+= 15.414590308243.  (8,8,8,8): 1,986,788 states in 4.2 s.  Dask, 2026-11-23: the full deck
+in 2 parts on one worker process with 2 threads 157 s (worker peak RSS 1.56 GB); (9,9,9,9),
+best of 3 interleaved runs: 2 threads 1.34x over 1 part, 2 worker processes 1.20x; two
+independent solves at once 1.58x-1.89x over one (--ceiling, 2026-11-22).
 """
 
 from __future__ import annotations
