@@ -3,8 +3,8 @@
 solvers/card_guessing/fast.py holds the kernels (pure NumPy/Numba on arrays of state keys);
 this module only moves arrays.  Every layer (states after L cards) is split into ``parts``
 partitions by a hash of the state key (fast.partition_of), each held on a worker as a future;
-part h of every layer is submitted to worker h (modulo the workers; a hint, not a rule), and
-every task below touches one part, never a whole layer:
+part h of every layer is submitted to worker h (modulo the workers; a hint, not a rule); the
+driver never gathers a layer:
 
 - forward: part g of layer L computes its children (sorted) and splits them by owner h (the
   *piece* (g, h)); part h of layer L+1 is the sorted distinct union of the pieces (g, h) over g

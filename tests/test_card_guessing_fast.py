@@ -178,14 +178,13 @@ def test_partitions_cover_every_key():
     assert np.array_equal(parts, fast.partition_of(keys, 3))
 
 
-def test_distinct_and_positions():
+def test_distinct_and_find():
     """The hash-set kernels of the distributed mode against NumPy (sorting, searching)."""
     keys = np.random.default_rng(3).integers(0, 500, 2000).astype(np.int64)
     uniq = fast.distinct(keys)
     assert np.array_equal(np.sort(uniq), np.unique(keys))
-    wanted = np.array([uniq[7], uniq[0], 10_000], np.int64)
-    at = fast.positions(fast.hash_table(uniq), uniq, wanted)
-    assert at.tolist() == [7, 0, -1]
+    table = fast.hash_table(uniq)
+    assert [fast.find(table, uniq, k) for k in (uniq[7], uniq[0], 10_000)] == [7, 0, -1]
 
 
 def test_decision_tree_first_move():

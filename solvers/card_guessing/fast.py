@@ -616,15 +616,6 @@ def add_paths(keys, table, edge_keys, edge_paths, paths):
 
 
 @kernel
-def positions(table, keys, wanted):
-    """Position in ``keys`` (via its hash table) of each of ``wanted`` (-1 if absent)."""
-    out = np.empty(wanted.size, np.int64)
-    for i in range(wanted.size):
-        out[i] = find(table, keys, wanted[i])
-    return out
-
-
-@kernel
 def distinct(keys: Keys) -> Keys:
     """The distinct keys of ``keys`` in order of first appearance (a hash set, no sort)."""
     _, out, m = _set_of(keys, 2)
