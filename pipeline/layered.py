@@ -33,9 +33,8 @@ import operator
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-import dask
 import numpy as np
-from distributed import Client, LocalCluster, get_worker, worker_client
+from distributed import Client, get_worker, worker_client
 
 from solvers.card_guessing import fast
 
@@ -206,31 +205,21 @@ def _moves(keys: list[np.ndarray], values: list[tuple]) -> dict[int, tuple[int, 
 
 @contextmanager
 def local_client(workers: int, threads: bool = True) -> Iterator[Client]:
-    """A client of a LocalCluster on 127.0.0.1 that runs ``workers`` parts at once.
+    """A client of the pipeline's embedded LocalCluster (execute.open_runner: on 127.0.0.1,
+    its settings) that runs ``workers`` parts at once.
 
     ``threads`` (the default): one worker process running ``workers`` threads; the kernels
     release the GIL, so the parts run in parallel and hand each other the next layer in
     memory, not serialised and sent (bench_suits52.py on (9,9,9,9) here: 2 threads 1.34x
     faster than 1, 2 worker processes 1.20x).  ``threads=False``: ``workers`` processes, as
-    on a cluster.  No dashboard, and the embedded pipeline cluster's settings
-    (execute.local_cluster_settings).
+    on a cluster.
     """
-    from pipeline.execute import local_cluster_settings
+    from pipeline.execute import open_runner
 
-    shape = (
-        {"n_workers": 1, "threads_per_worker": workers}
-        if threads
-        else {
-            "n_workers": workers,
-            "threads_per_worker": 1,
-        }
-    )
-    with (
-        dask.config.set(local_cluster_settings(dashboard=False)),
-        LocalCluster(host="127.0.0.1", dashboard_address=None, **shape) as cluster,
-        Client(cluster) as client,
-    ):
-        yield client
+    n_workers, per_worker = (1, workers) if threads else (workers, 1)
+    cluster = {"kind": "local", "n_workers": n_workers, "threads_per_worker": per_worker}
+    with open_runner(cluster) as runner:
+        yield runner.client
 
 
 def solve_for_task(deck: Sequence[int], workers: int) -> fast.Solution:
