@@ -52,7 +52,6 @@ ERR_H = 1e-10  # bound on |float H - exact-path H| / (1 + H) (the estimate is be
 ERR_P = 1e-13  # bound on |float P(yes) - exact P(yes)|
 UNSURE = -1
 TOO_BIG = -2  # a game stop: the posterior outgrew the support limit
-MAX_SUPPORT = info.MAX_POSTERIOR  # compositions per posterior (about 8 (r + 2) r bytes each)
 KEY_WORDS = 4
 KEY_TYPE = types.UniTuple(types.int64, KEY_WORDS)
 
@@ -679,7 +678,7 @@ class InfoPlay:
     t: float = 1.0
     log_base: float = 2.0
     tie_break: str = "lowest"
-    max_support: int = MAX_SUPPORT
+    max_support: int = info.MAX_POSTERIOR
     err_scale: float = 1.0  # widen the rounding bounds (tests: force exact decisions)
 
     def __post_init__(self) -> None:
@@ -837,7 +836,7 @@ def evaluate(
     t: float = 1.0,
     log_base: float = 2.0,
     tie_break: str = "lowest",
-    max_support: int = MAX_SUPPORT,
+    max_support: int = info.MAX_POSTERIOR,
     progress: Progress | None = None,
 ) -> InfoValue:
     """The info policy's score distribution on a shuffled ``deck``, in floats.

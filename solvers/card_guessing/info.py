@@ -39,7 +39,7 @@ from solvers.card_guessing.partial import (
     composition_posterior,
 )
 
-MAX_POSTERIOR = 200_000  # compositions in one posterior: the compiled path's limit
+MAX_POSTERIOR = 200_000  # compositions in one posterior (compiled path: ~8 (r + 2) r bytes each)
 
 
 def largest_posterior(deck: tuple[int, ...] | list[int]) -> int:
@@ -47,8 +47,14 @@ def largest_posterior(deck: tuple[int, ...] | list[int]) -> int:
 
     A posterior over the composition k of the n cards still to come lives on
     {k : 0 <= k_i <= c_i, sum k = n}; its size is at most the largest coefficient of
-    prod_i (1 + x + ... + x^{c_i}).
+    prod_i (1 + x + ... + x^{c_i}).  Cached: planning checks it for every info Monte Carlo
+    task, and grids repeat decks.
     """
+    return _largest_posterior(tuple(deck))
+
+
+@lru_cache(maxsize=4096)
+def _largest_posterior(deck: tuple[int, ...]) -> int:
     coeffs = [1]
     for c in deck:
         grown = [0] * (len(coeffs) + c)
