@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import math
+import operator
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -196,52 +198,57 @@ def _fresh(value: Any) -> Any:
     return value
 
 
-def grid_validator(
-    first: Mapping[str, Any], axes: Sequence[str]
-) -> Callable[[dict], tuple[Task, str]]:
-    """A function giving (:func:`validate`'s task, its :func:`task_id`) for tasks that differ
-    from ``first`` only in the values of the parameters named in ``axes``, checking and
-    encoding each distinct value once.
+def grid_tasks(
+    fixed: Mapping[str, Any], axes: Sequence[tuple[str, Sequence[Any]]]
+) -> list[tuple[Task, str]]:
+    """(:func:`validate`'s task, its :func:`task_id`) for every combination of the ``axes``'
+    values (``itertools.product`` order: the last axis varies fastest) joined to ``fixed``.
 
-    ``first``'s own parameters are checked at once (a TaskError there is what validate would
-    raise).  A grid repeats each axis value across thousands of tasks; only the whole-task
-    checks and the hash run for every task.  Values are remembered by identity, so they must
-    stay alive and unchanged while the function is used (a grid's axis lists do).
+    A grid repeats each axis value across thousands of tasks, so each value is checked and
+    encoded once, in the order the product first meets it (the first combination as validate
+    checks a task); only the whole-task check and the hash run for every task.  A TaskError
+    is what validate would raise for the first task that has the bad value.
     """
-    fam, base = _checked_params(first)
+    names = [name for name, _ in axes]
+    fam, base = _checked_params({**fixed, **{name: values[0] for name, values in axes}})
     strategy = base["strategy"]
-    params = [fam.param(name) for name in axes]
-    # the id's JSON as a template: constant parameters encoded now, axis slots filled per task
+    canon: list[list[Any]] = [[base[name]] for name in names]
+    for i in reversed(range(len(axes))):  # axis i's later values appear once the later
+        p = fam.param(names[i])  # axes have shown all of theirs
+        canon[i] += [param_value(fam, p, strategy, {p.name: v}) for v in axes[i][1][1:]]
+    # the id's JSON as a format string: constant parameters encoded now, one field per axis
     knobs = _knobs(fam.name)
     keys = sorted(k for k in base if k not in knobs)
-    template = [_id_piece(k, base[k]) for k in keys]
-    template_values = [base[k] for k in keys]
-    slot = {k: i for i, k in enumerate(keys)}
-    slots = [slot.get(p.name) for p in params]  # None: a knob, not in the id
-    version = _json_value(fam.version)
-    seen: dict[tuple[int, int], tuple[Any, Any, str]] = {}
+    axis_of = {name: i for i, name in enumerate(names)}
+    fields = [
+        f"{{{axis_of[k]}}}" if k in axis_of else _literal(_id_piece(k, base[k])) for k in keys
+    ]
+    version = _literal(_json_value(fam.version))
+    payload = '{{"params":{{' + ",".join(fields) + '}},"version":' + version + "}}"
+    pieces = [[_id_piece(names[i], v) for v in values] for i, values in enumerate(canon)]
+    lists = [i for i, values in enumerate(canon) if any(type(v) is list for v in values)]
+    check = fam.check_task
+    out_tasks = []
+    for values, encoded in zip(itertools.product(*canon), itertools.product(*pieces), strict=True):
+        task = dict(base)
+        task.update(zip(names, values, strict=True))
+        for i in lists:  # each task owns its lists, as validate's tasks do
+            task[names[i]] = _fresh(values[i])
+        if check is None:
+            out_tasks.append((task, _sha_id(payload.format(*encoded))))
+            continue
+        before = list(task.values())
+        check(task)
+        if any(map(operator.is_not, task.values(), before)):  # the check filled a value in
+            out_tasks.append((task, task_id(task)))
+        else:
+            out_tasks.append((task, _sha_id(payload.format(*encoded))))
+    return out_tasks
 
-    def checked(raw: dict) -> tuple[Task, str]:
-        out = dict(base)
-        pieces, values = list(template), list(template_values)
-        for i, p in enumerate(params):
-            value = raw[p.name]
-            key = (i, id(value))
-            known = seen.get(key)
-            if known is None:  # the value is kept with it: its id stays its own
-                canonical = param_value(fam, p, strategy, {p.name: value})
-                known = seen[key] = (value, canonical, _id_piece(p.name, canonical))
-            out[p.name] = _fresh(known[1])
-            if slots[i] is not None:
-                pieces[slots[i]], values[slots[i]] = known[2], out[p.name]
-        if fam.check_task is not None:
-            fam.check_task(out)
-            for j, k in enumerate(keys):
-                if out[k] is not values[j]:  # filled in by the whole-task check
-                    pieces[j] = _id_piece(k, out[k])
-        return out, _hashed_id(pieces, version)
 
-    return checked
+def _literal(text: str) -> str:
+    """``text`` as literal text inside a str.format string."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def param_columns(task: Task) -> Row:
@@ -362,7 +369,7 @@ def task_id(task: Task) -> str:
 
     The hash is of ``json.dumps({"version": ..., "params": identity_params(task)},
     sort_keys=True, separators=(",", ":"), default=str)``, assembled here from each value's
-    own encoding (the same text; :func:`grid_validator` reuses the encodings across a grid).
+    own encoding (the same text; :func:`grid_tasks` reuses the encodings across a grid).
     """
     pieces = [_id_piece(k, v) for k, v in identity_params(task).items()]
     return _hashed_id(pieces, _json_value(get_family(task["family"]).version))
@@ -375,7 +382,11 @@ def _id_piece(key: str, value: Any) -> str:
 
 def _hashed_id(pieces: list[str], version: str) -> str:
     """The id from the encoded ``"key":value`` pieces (in key order) and the version's JSON."""
-    payload = f'{{"params":{{{",".join(pieces)}}},"version":{version}}}'
+    return _sha_id(f'{{"params":{{{",".join(pieces)}}},"version":{version}}}')
+
+
+def _sha_id(payload: str) -> str:
+    """A task id: the first 20 hex digits of the SHA-256 of the id's JSON text."""
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 

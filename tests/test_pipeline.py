@@ -42,19 +42,25 @@ def test_every_study_config_composes_and_plans(name):
 
 @pytest.mark.parametrize("name", STUDIES)
 def test_planning_checks_each_axis_value_once_with_the_same_result(name, monkeypatch):
-    """plan() checks and encodes each axis value once (registry.grid_validator); the tasks,
+    """plan() checks and encodes each axis value once (registry.grid_tasks); the tasks,
     their order and their ids equal those of validating every task in full and hashing it."""
+    import itertools
+
     import pipeline.study as study_module
     from solvers.registry import task_id, validate
 
     study = _plain(config(f"study={name}").study)
     fast = plan(study)
 
-    def full(raw):
-        task = validate(raw)
-        return task, task_id(task)
+    def full(fixed, axes):
+        names = [n for n, _ in axes]
+        out = []
+        for combo in itertools.product(*(values for _, values in axes)):
+            task = validate({**fixed, **dict(zip(names, combo, strict=True))})
+            out.append((task, task_id(task)))
+        return out
 
-    monkeypatch.setattr(study_module, "grid_validator", lambda first, axes: full)
+    monkeypatch.setattr(study_module, "grid_tasks", full)
     slow = plan(study)
     assert [t.task_id for t in fast] == [t.task_id for t in slow]
     assert [t.task for t in fast] == [t.task for t in slow]
