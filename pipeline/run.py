@@ -121,7 +121,8 @@ def _run_tasks(cfg, tasks, results: Path, recompute: bool, report: StudyReport, 
     with locking.running(report.study_dir, lambda: store.remove_temporaries(results)):
         with locking.study_lock(report.study_dir):
             done = _tidy_store(results, report.study_dir, log)
-        _run_todo(cfg, tasks, results, recompute, report, log, done)
+            stored = set(store.result_files(results))
+        _run_todo(cfg, tasks, results, recompute, report, log, done, stored)
 
 
 def _tidy_store(results: Path, where: Path, log) -> dict[str, str]:
@@ -131,9 +132,11 @@ def _tidy_store(results: Path, where: Path, log) -> dict[str, str]:
     return store.compact(results)
 
 
-def _run_todo(cfg, tasks, results, recompute, report: StudyReport, log, done) -> None:
+def _run_todo(cfg, tasks, results, recompute, report: StudyReport, log, done, stored) -> None:
     todo = [t for t in tasks if recompute or done.get(t.task_id) != "ok"]
     report.skipped = len(tasks) - len(todo)
+    # rows this run writes supersede stored ones only if it reruns a stored task
+    supersedes = any(t.task_id in done for t in todo)
     log(f"study {report.study}: {len(tasks)} tasks, {report.skipped} already stored")
     if not todo:
         return
@@ -153,16 +156,23 @@ def _run_todo(cfg, tasks, results, recompute, report: StudyReport, log, done) ->
         in_flight = _positive(run_cfg, "max_in_flight", 4) * runner.n_workers
         with _progress(len(todo), run_cfg.get("progress", "auto")) as bar:
             batches = _results(runner, cutter, report.study, timeout, in_flight, metadata)
-            for done in batches:
-                report.files += store.write_encoded(results, done.files)
-                report.rows_written += done.n_rows
-                report.computed += done.n_tasks
-                report.errors += done.n_errors
-                cutter.observe(done.seconds, done.n_tasks)
-                bar.update(done.n_tasks)
+            for finished in batches:
+                report.files += store.write_encoded(results, finished.files)
+                report.rows_written += finished.n_rows
+                report.computed += finished.n_tasks
+                report.errors += finished.n_errors
+                cutter.observe(finished.seconds, finished.n_tasks)
+                bar.update(finished.n_tasks)
     with locking.study_lock(report.study_dir):
-        store.compact(results)
+        if supersedes or _written_by_others(results, stored, report.files):
+            store.compact(results)
     log(report.line())
+
+
+def _written_by_others(results: Path, stored: set[Path], ours: list[Path]) -> bool:
+    """Whether results files appeared during this run that it did not write (another job of
+    a parallel multirun sharing the store): they may hold tasks this run wrote too."""
+    return bool(set(store.result_files(results)) - stored - set(ours))
 
 
 def _check_writable(cfg: Mapping[str, Any], where: Path) -> None:
@@ -197,7 +207,7 @@ class BatchCutter:
     """
 
     def __init__(self, tasks, n_workers: int, setting: Any, max_batch: int, seconds: float):
-        self.pairs = [(t.task_id, t.task) for t in tasks]
+        self.tasks = tasks
         self.n_workers = max(1, n_workers)
         self.fixed = fixed_batch_size(setting)
         self.max_batch = max_batch
@@ -217,15 +227,15 @@ class BatchCutter:
         if self.tasks_seen == 0:
             return 1
         per_task = max(self.time_seen / self.tasks_seen, 1e-6)
-        left = len(self.pairs) - self.pos
+        left = len(self.tasks) - self.pos
         fair = max(1, left // (2 * self.n_workers))
         return max(1, min(self.max_batch, int(self.seconds / per_task), fair))
 
     def next_batch(self) -> list[tuple[str, dict]] | None:
-        if self.pos >= len(self.pairs):
+        if self.pos >= len(self.tasks):
             return None
         size = self.size()
-        batch = self.pairs[self.pos : self.pos + size]
+        batch = [(t.task_id, t.task) for t in self.tasks[self.pos : self.pos + size]]
         self.pos += len(batch)
         return batch
 

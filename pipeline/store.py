@@ -169,17 +169,16 @@ def compact(results: Path) -> dict[str, str]:
     status: dict[str, str] = {}
     ids_per_file: dict[Path, list[str]] = {}
     for path in result_files(results):
-        table = pq.read_table(path, columns=["task_id", "status"])
-        ids = table["task_id"].to_pylist()
+        ids, statuses = _ids_and_statuses(path)
         ids_per_file[path] = ids
-        for tid, st in zip(ids, table["status"].to_pylist(), strict=True):
-            newest[tid] = path
-            status[tid] = st
+        newest.update(dict.fromkeys(ids, path))
+        status.update(zip(ids, statuses, strict=True))
     for path, ids in ids_per_file.items():
-        keep = [newest[tid] == path for tid in ids]
+        keep = [newest[tid] is path for tid in ids]
         if all(keep):
             continue
-        table = pq.read_table(path)
+        with pq.ParquetFile(path) as pf:
+            table = pf.read()
         kept = table.filter(pa.array(keep))
         if kept.num_rows == 0:
             path.unlink()
@@ -188,6 +187,17 @@ def compact(results: Path) -> dict[str, str]:
         pq.write_table(kept.replace_schema_metadata(table.schema.metadata), tmp)
         os.replace(tmp, path)
     return status
+
+
+def _ids_and_statuses(path: Path) -> tuple[list[str], list[str]]:
+    """The task_id and status columns of one results file.
+
+    Read through ParquetFile, not read_table: the dataset layer read_table goes through
+    costs ~1 ms more per file, and its first use imports pandas (~0.5 s).
+    """
+    with pq.ParquetFile(path) as pf:
+        table = pf.read(columns=["task_id", "status"])
+    return table.column("task_id").to_pylist(), table.column("status").to_pylist()
 
 
 def remove_temporaries(results: Path) -> int:

@@ -13,7 +13,7 @@ from tests_support import cli, compose_config, reference_task_id
 from pipeline import store
 from pipeline.run import run_study
 from pipeline.study import StudyError, plan
-from solvers import Family, Param, register
+from solvers import Family, Param, register, solve
 from solvers.registry import as_int, families
 
 STUDIES = sorted(p.stem for p in (ROOT / "conf" / "study").glob("*.yaml"))
@@ -184,6 +184,39 @@ def test_rerun_recomputes_nothing_and_recompute_replaces_rows(outputs):
     forced = run(outputs, "cluster=sync", "store.recompute=true")
     assert forced.computed == 2
     rows = store.load_results(outputs / "paper")
+    assert len(rows) == 2 and rows["task_id"].is_unique
+
+
+def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs, monkeypatch):
+    """The closing compaction (a read of every file) runs only when rows may repeat: a rerun
+    of stored tasks, or files another job wrote into the store meanwhile (here a row of the
+    same task, written while this run was going); each task keeps one row either way."""
+    import pipeline.run as run_module
+
+    compactions = []
+    real_compact = store.compact
+    monkeypatch.setattr(
+        store, "compact", lambda results: compactions.append(1) or real_compact(results)
+    )
+    run(outputs, "cluster=sync")
+    assert len(compactions) == 1  # the tidy-up before the run; nothing to drop after it
+
+    task = plan(_plain(config().study))[0]
+    real_write = store.write_encoded
+
+    def write_beside_another_job(results, files):
+        if not store.result_files(results):  # the other job's row of the same task lands first
+            other = solve(task.task)
+            for row in other:
+                row["task_id"], row["study"] = task.task_id, "paper"
+            real_write(results, store.encode_rows(other, b'{"written_by": "another job"}'))
+        return real_write(results, files)
+
+    monkeypatch.setattr(run_module.store, "write_encoded", write_beside_another_job)
+    compactions.clear()
+    run(outputs.parent / "second", "cluster=sync")
+    assert len(compactions) == 2
+    rows = store.load_results(outputs.parent / "second" / "paper")
     assert len(rows) == 2 and rows["task_id"].is_unique
 
 
