@@ -102,7 +102,7 @@ def _quiet_dask_logs() -> None:
 
 def _check_batch_setting(run_cfg: Mapping[str, Any]) -> None:
     fixed_batch_size(run_cfg.get("batch_size", "auto"))
-    _positive(run_cfg, "max_batch", 1000)
+    _positive(run_cfg, "max_batch", 10000)
     _positive(run_cfg, "max_in_flight", 4)
     _task_timeout(run_cfg)
 
@@ -150,7 +150,7 @@ def _run_todo(cfg, tasks, results, recompute, report: StudyReport, log, done, st
             todo,
             runner.n_workers,
             run_cfg.get("batch_size", "auto"),
-            _positive(run_cfg, "max_batch", 1000),
+            _positive(run_cfg, "max_batch", 10000),
             float(run_cfg.get("batch_seconds", 1.0)),
         )
         in_flight = _positive(run_cfg, "max_in_flight", 4) * runner.n_workers
