@@ -11,6 +11,12 @@ task: CPU seconds (driver and workers together, cluster start-up included) beyon
 loop's CPU time, per task.  CPU time rather than wall time, because the machine's two cores
 may be shared with other work; wall-time numbers are printed too, and so is the fairest
 baseline: the same plain loop split over two processes running at once.
+
+``--instructions`` counts instead of timing (Linux ``perf stat``, every process of a run):
+the same counts on a busy or a quiet machine, where the times above move by 30-50% between
+minutes on a shared 2-core VM.  It runs each stage in its own process (start-up, planning,
+the plain loop on two processes with and without its tasks, the pipeline) and prints the
+instructions of a task's work, of planning and of the pipeline's machinery, per task.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -138,13 +145,75 @@ def pipeline_config(study: dict, outputs: Path, stage: str, *extra: str) -> dict
     return cfg
 
 
+STAGES = ("start", "plan", "loop0", "loop", "pipeline")
+
+
+def run_stage(stage: str, n_tasks: int, overrides: list[str]) -> None:
+    """What one counted process does: start-up (imports, config) and then the stage."""
+    study = load_study(n_tasks)
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = pipeline_config(study, Path(tmp), "run", *overrides)
+        if stage == "pipeline":
+            run_study(cfg, log=lambda *_: None)
+        elif stage != "start":
+            tasks = plan(study)
+            if stage == "loop0":  # the loop's processes start and solve 2 tasks each
+                loop_on_all_cores(tasks[: 2 * N_WORKERS], 0)
+            elif stage == "loop":
+                loop_on_all_cores(tasks, 0)
+
+
+def instructions(stage: str, n_tasks: int, overrides: list[str]) -> int:
+    """Instructions executed by a process running ``stage`` and all its children."""
+    cmd = ["perf", "stat", "-x,", "-e", "instructions", "--", sys.executable, __file__]
+    cmd += ["--tasks", str(n_tasks), "--stage", stage, *overrides]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        err = getattr(exc, "stderr", None) or exc
+        raise SystemExit(
+            f"--instructions needs Linux perf (Debian: apt-get install linux-perf) allowed to "
+            f"count this user's processes (/proc/sys/kernel/perf_event_paranoid <= 2): {err}"
+        ) from None
+    for line in out.stderr.splitlines():
+        fields = line.split(",")
+        if len(fields) > 2 and fields[2].startswith("instructions") and fields[0].isdigit():
+            return int(fields[0])
+    raise SystemExit(f"perf stat printed no instruction count:\n{out.stderr}")
+
+
+def count_instructions(n_tasks: int, overrides: list[str]) -> None:
+    """Print the instructions per task of the work, of planning and of the pipeline."""
+    counts = {stage: instructions(stage, n_tasks, overrides) for stage in STAGES}
+    n = len(plan(load_study(n_tasks)))
+    work = counts["loop"] - counts["loop0"]
+    planning = counts["plan"] - counts["start"]
+    machinery = counts["pipeline"] - counts["plan"] - work
+    print(f"instructions (perf stat, every process), {n:,} tasks:")
+    print(f"  the work, a plain loop on {N_WORKERS} processes: {work / n / 1e6:.2f} M per task")
+    for label, count in [
+        ("planning (validate, task ids)", planning),
+        ("the pipeline beyond planning (cluster, Dask, Parquet, store)", machinery),
+        ("overhead in all", planning + machinery),
+    ]:
+        print(f"  {label}: {count / n / 1e3:.0f} k per task ({count / work:.1%} of the work)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=100_000)
     parser.add_argument("--sample", type=int, default=0, help="plain-loop sample (0: all)")
     parser.add_argument("--summary", action="store_true", help="also time the summary stage")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions (perf) instead of time"
+    )
+    parser.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)  # one counted run
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. run.batch_seconds=1")
     args = parser.parse_args()
+    if args.stage:
+        return run_stage(args.stage, args.tasks, args.overrides)
+    if args.instructions:
+        return count_instructions(args.tasks, args.overrides)
 
     study = load_study(args.tasks)
     start = time.perf_counter()
