@@ -8,6 +8,7 @@ existing scheduler).  All are used through one :class:`Runner` interface.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import pickle
 import select
@@ -282,6 +283,25 @@ def _load_what_workers_import() -> None:
     import pandas  # noqa: F401
 
 
+@contextlib.contextmanager
+def _heap_frozen_for_fork(enabled: bool) -> Iterator[None]:
+    """The driver's objects moved out of the cycle collector's reach while workers fork.
+
+    A forked worker inherits the driver's heap (a planned study of 100,000 tasks is ~1.5
+    million objects); each full collection in the worker walked all of it (0.3-0.5 s each,
+    touching, hence copying, every inherited page).  ``gc.freeze`` before forking is what
+    the gc module's documentation advises; the heap thaws when the cluster closes.
+    """
+    if not enabled:
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def _local(cluster: Mapping[str, Any]) -> Iterator[Runner]:
     import os
 
@@ -294,6 +314,7 @@ def _local(cluster: Mapping[str, Any]) -> Iterator[Runner]:
     if method == "fork":
         _load_what_workers_import()
     with (
+        _heap_frozen_for_fork(method == "fork"),
         dask.config.set(local_cluster_settings(dashboard, method)),
         LocalCluster(
             n_workers=n_workers,
