@@ -287,10 +287,11 @@ def _load_what_workers_import() -> None:
 def _heap_frozen_for_fork(enabled: bool) -> Iterator[None]:
     """The driver's objects moved out of the cycle collector's reach while workers fork.
 
-    A forked worker inherits the driver's heap (a planned study of 100,000 tasks is ~1.5
-    million objects); each full collection in the worker walked all of it (0.3-0.5 s each,
-    touching, hence copying, every inherited page).  ``gc.freeze`` before forking is what
-    the gc module's documentation advises; the heap thaws when the cluster closes.
+    A forked worker inherits the driver's heap (with a planned study of 100,000 tasks,
+    ~400,000 objects the collector tracks); each full collection in the worker walked all of
+    it (0.25-0.3 s each on the load benchmark, touching, hence copying, inherited pages).
+    ``gc.freeze`` before forking is what the gc module's documentation advises; the heap
+    thaws when the cluster closes.
     """
     if not enabled:
         yield
