@@ -120,8 +120,9 @@ def _run_tasks(cfg, tasks, results: Path, recompute: bool, report: StudyReport, 
     # when no other job is computing, and upkeep and summaries take turns
     with locking.running(report.study_dir, lambda: store.remove_temporaries(results)):
         with locking.study_lock(report.study_dir):
-            done = _tidy_store(results, report.study_dir, log)
+            # listed before compacting: compact reads each of these files (and maybe more)
             stored = set(store.result_files(results))
+            done = _tidy_store(results, report.study_dir, log)
         _run_todo(cfg, tasks, results, recompute, report, log, done, stored)
 
 

@@ -187,6 +187,24 @@ def test_rerun_recomputes_nothing_and_recompute_replaces_rows(outputs):
     assert len(rows) == 2 and rows["task_id"].is_unique
 
 
+def test_compaction_keeps_each_task_s_newest_rows_and_the_files_readable(tmp_path):
+    """An older file losing some rows is rewritten in place, its schema and metadata kept; a
+    file losing all its rows goes; every remaining task's status comes back."""
+    results = tmp_path / "results"
+
+    def row(tid, status):
+        return {"family": "card_guessing", "task_id": tid, "study": "s", "status": status}
+
+    (old,) = store.write_rows(results, [row("a", "ok"), row("b", "error")], {"run": 1})
+    (gone,) = store.write_rows(results, [row("c", "error")], {"run": 2})
+    (new,) = store.write_rows(results, [row("b", "ok"), row("c", "ok")], {"run": 3})
+    assert store.compact(results) == {"a": "ok", "b": "ok", "c": "ok"}
+    assert store.result_files(results) == [old, new] and not gone.exists()
+    assert pq.read_table(old)["task_id"].to_pylist() == ["a"]
+    assert store.bad_file_reason(old) is None and store.file_metadata(old) == {"run": 1}
+    assert sorted(store.load_results(results)["task_id"]) == ["a", "b", "c"]
+
+
 def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs, monkeypatch):
     """The closing compaction (a read of every file) runs only when rows may repeat: a rerun
     of stored tasks, or files another job wrote into the store meanwhile (here a row of the
@@ -217,6 +235,30 @@ def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs
     run(outputs.parent / "second", "cluster=sync")
     assert len(compactions) == 2
     rows = store.load_results(outputs.parent / "second" / "paper")
+    assert len(rows) == 2 and rows["task_id"].is_unique
+
+
+def test_a_file_landing_just_after_the_opening_compaction_is_compacted_away(outputs, monkeypatch):
+    """Another job's row of a task this run will compute lands right after the opening
+    compaction has read the store: the run still ends with one row per task."""
+    task = plan(_plain(config().study))[0]
+    real_compact = store.compact
+    calls = []
+
+    def compact_then_another_job_writes(results):
+        status = real_compact(results)
+        if not calls:
+            other = solve(task.task)
+            for row in other:
+                row["task_id"], row["study"] = task.task_id, "paper"
+            store.write_rows(results, other, {"written_by": "another job"})
+        calls.append(1)
+        return status
+
+    monkeypatch.setattr(store, "compact", compact_then_another_job_writes)
+    report = run(outputs, "cluster=sync")
+    assert report.computed == 2
+    rows = store.load_results(outputs / "paper")
     assert len(rows) == 2 and rows["task_id"].is_unique
 
 
