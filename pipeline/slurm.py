@@ -8,9 +8,11 @@ cuts a batch short.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 import shutil
+import signal
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -154,16 +156,32 @@ def slurm_cluster_kwargs(cluster: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def slurm_cluster_class() -> type:
+    """dask_jobqueue.SLURMCluster, imported without what the import does to this process.
+
+    Importing dask_jobqueue replaces the SIGINT handler with ``sys.exit()`` (its runner
+    module does so at import), so Ctrl-C would end a study with exit status 0 as if it had
+    succeeded, and it resets Dask's loggers: both are put back.
+    """
+    previous = signal.getsignal(signal.SIGINT)
+    from dask_jobqueue import SLURMCluster
+
+    if signal.getsignal(signal.SIGINT) is not previous and previous is not None:
+        with contextlib.suppress(ValueError):  # only the main thread may set handlers
+            signal.signal(signal.SIGINT, previous)
+    for name in ("distributed", "bokeh", "tornado"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    return SLURMCluster
+
+
 def open_slurm(cluster: Mapping[str, Any]) -> Iterator[Any]:
     """A Runner on an adaptive SLURMCluster; its jobs are cancelled on exit."""
-    from dask_jobqueue import SLURMCluster
     from distributed import Client
 
     from pipeline.execute import Runner
 
     check_slurm(cluster)
-    for name in ("distributed", "bokeh", "tornado"):  # importing dask_jobqueue reset them
-        logging.getLogger(name).setLevel(logging.WARNING)
+    SLURMCluster = slurm_cluster_class()
     with SLURMCluster(**slurm_cluster_kwargs(cluster)) as sc, Client(sc) as client:
         sc.adapt(minimum_jobs=cluster["minimum_jobs"], maximum_jobs=cluster["maximum_jobs"])
         wait = duration_seconds(cluster, "worker_timeout")

@@ -10,6 +10,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,11 +55,29 @@ def slurm_overrides(tmp_path: Path) -> list[str]:
     ]
 
 
+SIGINT_AFTER_IMPORT = """
+import signal
+from pipeline.slurm import slurm_cluster_class
+slurm_cluster_class()
+print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+
+
+def test_using_dask_jobqueue_leaves_ctrl_c_a_keyboard_interrupt():
+    """Importing dask_jobqueue makes SIGINT call sys.exit() (exit status 0 on Ctrl-C, as if
+    the study had succeeded); the backend puts Python's own handler back."""
+    pytest.importorskip("dask_jobqueue")
+    code = SIGINT_AFTER_IMPORT
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"
+
+
 def test_slurm_jobs_retire_their_workers_before_the_walltime(tmp_path):
     pytest.importorskip("dask_jobqueue")
-    from dask_jobqueue import SLURMCluster
+    from pipeline.slurm import slurm_cluster_class, slurm_cluster_kwargs
 
-    from pipeline.slurm import slurm_cluster_kwargs
+    SLURMCluster = slurm_cluster_class()
 
     cfg = compose_config(*slurm_overrides(tmp_path))
     with SLURMCluster(**slurm_cluster_kwargs(cfg.cluster)) as cluster:
