@@ -273,29 +273,25 @@ def local_cluster_settings(dashboard: bool, method: str = "auto") -> dict[str, A
     }
 
 
-def _load_what_workers_import() -> None:
-    """Import, before forking the workers, what each would otherwise import on its own.
-
-    pyarrow imports pandas the first time it builds an array (to check for pandas inputs),
-    so every worker's first Parquet encoding cost ~0.4 s of CPU; imported once here (where
-    the summary needs it anyway), the forked workers start with it.
-    """
-    import pandas  # noqa: F401
-
-
 @contextlib.contextmanager
-def _heap_frozen_for_fork(enabled: bool) -> Iterator[None]:
-    """The driver's objects moved out of the cycle collector's reach while workers fork.
+def _ready_to_fork(enabled: bool) -> Iterator[None]:
+    """The driver prepared for forking its workers (nothing when ``enabled`` is false).
 
-    A forked worker inherits the driver's heap (with a planned study of 100,000 tasks,
-    ~400,000 objects the collector tracks); each full collection in the worker walked all of
-    it (0.25-0.3 s each on the load benchmark, touching, hence copying, inherited pages).
-    ``gc.freeze`` before forking is what the gc module's documentation advises; the heap
-    thaws when the cluster closes.
+    pandas is imported first: pyarrow imports it the first time it builds an array (to check
+    for pandas inputs), so every worker's first Parquet encoding cost ~0.4 s of CPU; imported
+    once here (where the summary needs it anyway), the forked workers start with it.
+
+    Then the driver's objects leave the cycle collector's reach (``gc.freeze``, as the gc
+    module's documentation advises before a fork) until the cluster closes: a forked worker
+    inherits the driver's heap (with a planned study of 100,000 tasks, ~400,000 objects the
+    collector tracks), and each of its full collections walked all of it (0.25-0.3 s each
+    on the load benchmark, touching, hence copying, inherited pages).
     """
     if not enabled:
         yield
         return
+    import pandas  # noqa: F401
+
     gc.freeze()
     try:
         yield
@@ -304,18 +300,14 @@ def _heap_frozen_for_fork(enabled: bool) -> Iterator[None]:
 
 
 def _local(cluster: Mapping[str, Any]) -> Iterator[Runner]:
-    import os
-
     import dask
     from distributed import Client, LocalCluster
 
     n_workers = cluster.get("n_workers") or os.cpu_count() or 1
     dashboard = bool(cluster.get("dashboard"))
     method = start_method(cluster.get("start_method", "auto"))
-    if method == "fork":
-        _load_what_workers_import()
     with (
-        _heap_frozen_for_fork(method == "fork"),
+        _ready_to_fork(method == "fork"),
         dask.config.set(local_cluster_settings(dashboard, method)),
         LocalCluster(
             n_workers=n_workers,
