@@ -30,6 +30,8 @@ from pipeline.study import StudyError, plan
 from solvers.registry import get_family
 
 STAGES = ("all", "run", "summary")
+MAX_BATCH = 10000  # run.max_batch and run.max_in_flight when a config leaves them out
+MAX_IN_FLIGHT = 4
 PACKAGES = ("guesslab", "dask", "distributed", "pyarrow", "pandas", "numpy", "hydra-core")
 
 
@@ -102,8 +104,8 @@ def _quiet_dask_logs() -> None:
 
 def _check_batch_setting(run_cfg: Mapping[str, Any]) -> None:
     fixed_batch_size(run_cfg.get("batch_size", "auto"))
-    _positive(run_cfg, "max_batch", 10000)
-    _positive(run_cfg, "max_in_flight", 4)
+    _positive(run_cfg, "max_batch", MAX_BATCH)
+    _positive(run_cfg, "max_in_flight", MAX_IN_FLIGHT)
     _task_timeout(run_cfg)
 
 
@@ -151,10 +153,10 @@ def _run_todo(cfg, tasks, results, recompute, report: StudyReport, log, done, st
             todo,
             runner.n_workers,
             run_cfg.get("batch_size", "auto"),
-            _positive(run_cfg, "max_batch", 10000),
+            _positive(run_cfg, "max_batch", MAX_BATCH),
             float(run_cfg.get("batch_seconds", 1.0)),
         )
-        in_flight = _positive(run_cfg, "max_in_flight", 4) * runner.n_workers
+        in_flight = _positive(run_cfg, "max_in_flight", MAX_IN_FLIGHT) * runner.n_workers
         with _progress(len(todo), run_cfg.get("progress", "auto")) as bar:
             batches = _results(runner, cutter, report.study, timeout, in_flight, metadata)
             for finished in batches:

@@ -40,6 +40,14 @@ def test_every_study_config_composes_and_plans(name):
     assert all(t.task_id == reference_task_id(t.task) for t in tasks)  # ids as defined
 
 
+def test_run_defaults_in_code_are_the_config_s():
+    """A config without run.max_batch or run.max_in_flight gets conf/config.yaml's values."""
+    from pipeline.run import MAX_BATCH, MAX_IN_FLIGHT
+
+    run_cfg = config().run
+    assert (run_cfg.max_batch, run_cfg.max_in_flight) == (MAX_BATCH, MAX_IN_FLIGHT)
+
+
 @pytest.mark.parametrize("name", STUDIES)
 def test_planning_checks_each_axis_value_once_with_the_same_result(name, monkeypatch):
     """plan() checks and encodes each axis value once (registry.grid_tasks); the tasks,
@@ -205,6 +213,14 @@ def test_compaction_keeps_each_task_s_newest_rows_and_the_files_readable(tmp_pat
     assert sorted(store.load_results(results)["task_id"]) == ["a", "b", "c"]
 
 
+def another_job_s_rows(task) -> list[dict]:
+    """The rows another job of the "paper" study writes for a planned task."""
+    rows = solve(task.task)
+    for row in rows:
+        row["task_id"], row["study"] = task.task_id, "paper"
+    return rows
+
+
 def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs, monkeypatch):
     """The closing compaction (a read of every file) runs only when rows may repeat: a rerun
     of stored tasks, or files another job wrote into the store meanwhile (here a row of the
@@ -224,9 +240,7 @@ def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs
 
     def write_beside_another_job(results, files):
         if not store.result_files(results):  # the other job's row of the same task lands first
-            other = solve(task.task)
-            for row in other:
-                row["task_id"], row["study"] = task.task_id, "paper"
+            other = another_job_s_rows(task)
             real_write(results, store.encode_rows(other, b'{"written_by": "another job"}'))
         return real_write(results, files)
 
@@ -248,10 +262,7 @@ def test_a_file_landing_just_after_the_opening_compaction_is_compacted_away(outp
     def compact_then_another_job_writes(results):
         status = real_compact(results)
         if not calls:
-            other = solve(task.task)
-            for row in other:
-                row["task_id"], row["study"] = task.task_id, "paper"
-            store.write_rows(results, other, {"written_by": "another job"})
+            store.write_rows(results, another_job_s_rows(task), {"written_by": "another job"})
         calls.append(1)
         return status
 
