@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import cluster_support
 import pytest
 from cluster_support import free_port
-from conftest import ROOT
 from omegaconf import OmegaConf
-from tests_support import cli, compose_config
+from tests_support import cli, compose_config, python_output
 
 from pipeline import store
 from pipeline.run import run_study
@@ -245,7 +243,4 @@ with open_runner({"kind": "local", "n_workers": 1, "start_method": "fork"}) as r
 def test_forked_workers_start_with_pandas_imported():
     """pyarrow imports pandas the first time it builds an array, so each worker's first
     Parquet encoding paid ~0.4 s of CPU for it; the driver imports it once before forking."""
-    code = FORKED_WORKERS_HAVE_PANDAS
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[True]"
+    assert python_output(FORKED_WORKERS_HAVE_PANDAS) == "[True]"

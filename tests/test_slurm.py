@@ -10,7 +10,6 @@ import functools
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -67,10 +66,7 @@ def test_using_dask_jobqueue_leaves_ctrl_c_a_keyboard_interrupt():
     """Importing dask_jobqueue makes SIGINT call sys.exit() (exit status 0 on Ctrl-C, as if
     the study had succeeded); the backend puts Python's own handler back."""
     pytest.importorskip("dask_jobqueue")
-    code = SIGINT_AFTER_IMPORT
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "True"
+    assert tests_support.python_output(SIGINT_AFTER_IMPORT) == "True"
 
 
 def test_slurm_jobs_retire_their_workers_before_the_walltime(tmp_path):

@@ -34,6 +34,13 @@ def cli(
     )
 
 
+def python_output(code: str) -> str:
+    """What `python -c CODE` prints in a fresh interpreter in the repository (it must exit 0)."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
 def reference_task_id(task) -> str:
     """Task ids as defined: SHA-256 of the sorted, compact JSON of version and parameters."""
     from solvers.registry import get_family, identity_params
