@@ -1,11 +1,14 @@
 """Load: a study of 100,000 small tasks on the 2-worker LocalCluster against a plain loop.
 
 ``python benchmarks/bench_load.py [--tasks N] [--sample N] [--summary]``
+``python benchmarks/bench_load.py --pairs ROUNDS`` (end to end, order-balanced)
+``python benchmarks/bench_load.py --instructions`` (counted, not timed)
 
 The study is a dense grid of the card_guessing ``info`` strategy (gamma x Sharma-Mittal
 order r x degree t) on two tiny decks, about half a millisecond of solver time per task.
 Prints the time to plan, the plain-loop time per task (``solvers.solve(task,
-canonical=True)``, the call the workers make, on the planned tasks in this process), the
+canonical=True)``, the call the workers make, on the planned tasks, in a forked process
+whose solver caches die with it, so the pipeline's workers start as cold as the loop), the
 pipeline's wall time, tasks per second, the driver's peak memory, and the overhead per
 task: CPU seconds (driver and workers together, cluster start-up included) beyond the plain
 loop's CPU time, per task.  CPU time rather than wall time, because the machine's two cores
@@ -17,6 +20,13 @@ the same counts on a busy or a quiet machine, where the times above move by 30-5
 minutes on a shared 2-core VM.  It runs each stage in its own process (start-up, planning,
 the plain loop on two processes with and without its tasks, the pipeline) and prints the
 instructions of a task's work, of planning and of the pipeline's machinery, per task.
+
+``--pairs`` times whole runs instead: a fresh process that plans the study and runs the plain
+loop on two processes, against a fresh process that runs the study through the pipeline
+(both pay start-up and planning), in rounds of loop, pipeline, pipeline, loop, so that a
+machine that speeds up or slows down during a round weighs on both alike.  The first mode's
+wall-time ratio leaves the loop's planning, process start and warm-up out and counts the
+pipeline's, so it overstates the pipeline's cost; this one compares like with like.
 """
 
 from __future__ import annotations
@@ -82,20 +92,8 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def loop_seconds_per_task(tasks, sample: int) -> tuple[float, float]:
-    """(wall, CPU) seconds of solvers.solve per task over an evenly spread sample, here."""
-    step = max(1, len(tasks) // sample) if sample else 1
-    picked = tasks[::step][:sample] if sample else tasks
-    solve(picked[0].task)  # warm-up: imports and compilation are not per-task work
-    start, cpu = time.perf_counter(), time.process_time()
-    for t in picked:
-        solve(t.task, canonical=True)
-    n = len(picked)
-    return (time.perf_counter() - start) / n, (time.process_time() - cpu) / n
-
-
 def _loop_in_child(raw_tasks: list, barrier, queue) -> None:
-    solve(raw_tasks[0])  # warm-up, as in the one-core loop
+    solve(raw_tasks[0])  # warm-up: imports and compilation are not per-task work
     barrier.wait()
     start, cpu = time.perf_counter(), time.process_time()
     for task in raw_tasks:
@@ -103,23 +101,32 @@ def _loop_in_child(raw_tasks: list, barrier, queue) -> None:
     queue.put((time.perf_counter() - start, time.process_time() - cpu))
 
 
-def loop_on_all_cores(tasks, sample: int) -> tuple[float, float]:
-    """(wall, CPU) seconds per task of the plain loop split over N_WORKERS processes at once.
+def plain_loop(tasks, sample: int, processes: int) -> tuple[float, float]:
+    """(wall, CPU) seconds per task of the plain loop split over ``processes`` at once.
 
-    The real two-core baseline: two busy processes slow each other down on this machine (the
-    host's scheduling of its virtual CPUs, shared caches), which a perfect split of the
-    one-core time ignores.
+    With N_WORKERS processes, the real two-core baseline: two busy processes slow each other
+    down on this machine (the host's scheduling of its virtual CPUs, shared caches), which a
+    perfect split of the one-core time ignores.  The loop always runs in child processes,
+    forked as the pipeline's workers are, with this process's heap frozen for the cycle
+    collector while they start (as the pipeline does): they import nothing and receive their
+    tasks without pickling, and whatever the solvers cache during a loop dies with its
+    processes, so no later loop or pipeline worker forked from here starts with it warm.
     """
+    import gc
     import multiprocessing as mp
 
     step = max(1, len(tasks) // sample) if sample else 1
     picked = [t.task for t in (tasks[::step][:sample] if sample else tasks)]
-    ctx = mp.get_context("spawn")
-    barrier, queue = ctx.Barrier(N_WORKERS), ctx.Queue()
-    chunks = [picked[i::N_WORKERS] for i in range(N_WORKERS)]
+    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    barrier, queue = ctx.Barrier(processes), ctx.Queue()
+    chunks = [picked[i::processes] for i in range(processes)]
     procs = [ctx.Process(target=_loop_in_child, args=(c, barrier, queue)) for c in chunks]
-    for proc in procs:
-        proc.start()
+    gc.freeze()
+    try:
+        for proc in procs:
+            proc.start()
+    finally:
+        gc.unfreeze()
     results = [queue.get() for _ in procs]
     for proc in procs:
         proc.join()
@@ -158,9 +165,9 @@ def run_stage(stage: str, n_tasks: int, overrides: list[str]) -> None:
         elif stage != "start":
             tasks = plan(study)
             if stage == "loop0":  # the loop's processes start and solve 2 tasks each
-                loop_on_all_cores(tasks[: 2 * N_WORKERS], 0)
+                plain_loop(tasks[: 2 * N_WORKERS], 0, N_WORKERS)
             elif stage == "loop":
-                loop_on_all_cores(tasks, 0)
+                plain_loop(tasks, 0, N_WORKERS)
 
 
 def instructions(stage: str, n_tasks: int, overrides: list[str]) -> int:
@@ -180,6 +187,44 @@ def instructions(stage: str, n_tasks: int, overrides: list[str]) -> int:
         if len(fields) > 2 and fields[2].startswith("instructions") and fields[0].isdigit():
             return int(fields[0])
     raise SystemExit(f"perf stat printed no instruction count:\n{out.stderr}")
+
+
+def timed_stage(stage: str, n_tasks: int, overrides: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of a fresh process running ``stage``, its children included."""
+    cmd = [sys.executable, __file__, "--tasks", str(n_tasks), "--stage", stage, *overrides]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return wall, cpu
+
+
+def wall_pairs(rounds: int, n_tasks: int, overrides: list[str]) -> None:
+    """Print end-to-end wall and CPU times of the plain loop and the pipeline, order-balanced."""
+    n = len(plan(load_study(n_tasks)))
+    print(f"end to end, {n:,} tasks, rounds of loop, pipeline, pipeline, loop (fresh processes):")
+    totals = {"loop": [0.0, 0.0], "pipeline": [0.0, 0.0]}
+    ratios = []
+    for i in range(rounds):
+        walls = {"loop": 0.0, "pipeline": 0.0}
+        for stage in ("loop", "pipeline", "pipeline", "loop"):
+            wall, cpu = timed_stage(stage, n_tasks, overrides)
+            walls[stage] += wall
+            totals[stage][0] += wall
+            totals[stage][1] += cpu
+            print(f"  round {i + 1}: {stage:8} {wall:6.1f} s wall, {cpu:6.1f} s CPU", flush=True)
+        ratios.append(walls["pipeline"] / walls["loop"])
+        print(f"  round {i + 1}: pipeline / loop wall time {ratios[-1]:.3f}")
+    (loop_wall, loop_cpu), (pipe_wall, pipe_cpu) = totals["loop"], totals["pipeline"]
+    runs = 2 * rounds
+    print(
+        f"pipeline / loop over {rounds} rounds: wall {pipe_wall / loop_wall:.3f} "
+        f"(rounds {min(ratios):.3f}-{max(ratios):.3f}), CPU {pipe_cpu / loop_cpu:.3f}; "
+        f"mean pipeline run {pipe_wall / runs:.1f} s ({n * runs / pipe_wall:,.0f} tasks/s with "
+        f"start-up and planning), loop {loop_wall / runs:.1f} s"
+    )
 
 
 def count_instructions(n_tasks: int, overrides: list[str]) -> None:
@@ -207,6 +252,9 @@ def main() -> None:
     parser.add_argument(
         "--instructions", action="store_true", help="count instructions (perf) instead of time"
     )
+    parser.add_argument(
+        "--pairs", type=int, metavar="ROUNDS", help="end-to-end wall time, order-balanced rounds"
+    )
     parser.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)  # one counted run
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. run.batch_seconds=1")
     args = parser.parse_args()
@@ -214,6 +262,10 @@ def main() -> None:
         return run_stage(args.stage, args.tasks, args.overrides)
     if args.instructions:
         return count_instructions(args.tasks, args.overrides)
+    if args.pairs is not None:
+        if args.pairs < 1:
+            parser.error(f"--pairs={args.pairs}: give at least 1 round")
+        return wall_pairs(args.pairs, args.tasks, args.overrides)
 
     study = load_study(args.tasks)
     start = time.perf_counter()
@@ -222,13 +274,13 @@ def main() -> None:
     n = len(tasks)
     print(f"tasks: {n:,} ({', '.join(map(str, (tuple(d) for d in DECKS)))} decks, info grid)")
     print(f"plan (validate + task ids): {plan_s:.1f} s = {plan_s / n * 1e6:.0f} us/task")
-    per_task, cpu_per_task = loop_seconds_per_task(tasks, args.sample)
+    per_task, cpu_per_task = plain_loop(tasks, args.sample, 1)
     print(
         f"plain loop: {per_task * 1e3:.3f} ms/task wall, {cpu_per_task * 1e3:.3f} ms/task CPU "
         f"over {min(args.sample or n, n):,} tasks"
     )
     print(f"  -> the whole study in a plain loop: {cpu_per_task * n:.1f} CPU s on one core")
-    par_wall, par_cpu = loop_on_all_cores(tasks, args.sample)
+    par_wall, par_cpu = plain_loop(tasks, args.sample, N_WORKERS)
     print(
         f"plain loop on {N_WORKERS} processes at once: {par_wall * n:.1f} s wall for the whole "
         f"study ({n / (par_wall * n):,.0f} tasks/s), {par_cpu * 1e3:.3f} ms/task CPU"
@@ -266,7 +318,8 @@ def main() -> None:
         )
         print(
             f"  wall: {wall:.1f} s against {par_wall * n:.1f} s for the plain loop run on "
-            f"{N_WORKERS} processes at once ({wall / (par_wall * n):.2f}x: the pipeline's cost)"
+            f"{N_WORKERS} processes at once ({wall / (par_wall * n):.2f}x; the loop's time leaves "
+            "out its planning, process start and warm-up: --pairs compares whole runs)"
         )
         print(f"  driver memory: {rss_before:.0f} MiB before, peak {peak:.0f} MiB")
         if args.summary:
