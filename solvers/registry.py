@@ -217,14 +217,13 @@ def grid_tasks(
         p = fam.param(names[i])  # axes have shown all of theirs
         canon[i] += [param_value(fam, p, strategy, {p.name: v}) for v in axes[i][1][1:]]
     # the id's JSON as a format string: constant parameters encoded now, one field per axis
+    # (marked "\0i\0" in the JSON, where a NUL cannot otherwise occur: JSON escapes it)
     knobs = _knobs(fam.name)
     keys = sorted(k for k in base if k not in knobs)
     axis_of = {name: i for i, name in enumerate(names)}
-    fields = [
-        f"{{{axis_of[k]}}}" if k in axis_of else _literal(_id_piece(k, base[k])) for k in keys
-    ]
-    version = _literal(_json_value(fam.version))
-    payload = '{{"params":{{' + ",".join(fields) + '}},"version":' + version + "}}"
+    marked = [f"\0{axis_of[k]}\0" if k in axis_of else _id_piece(k, base[k]) for k in keys]
+    parts = _id_json(marked, _json_value(fam.version)).split("\0")  # odd: an axis number
+    payload = "".join(f"{{{part}}}" if j % 2 else _literal(part) for j, part in enumerate(parts))
     pieces = [[_id_piece(names[i], v) for v in values] for i, values in enumerate(canon)]
     lists = [i for i, values in enumerate(canon) if any(type(v) is list for v in values)]
     check = fam.check_task
@@ -382,7 +381,12 @@ def _id_piece(key: str, value: Any) -> str:
 
 def _hashed_id(pieces: list[str], version: str) -> str:
     """The id from the encoded ``"key":value`` pieces (in key order) and the version's JSON."""
-    return _sha_id(f'{{"params":{{{",".join(pieces)}}},"version":{version}}}')
+    return _sha_id(_id_json(pieces, version))
+
+
+def _id_json(pieces: list[str], version: str) -> str:
+    """The JSON text an id hashes, from its ``"key":value`` pieces and the version's JSON."""
+    return f'{{"params":{{{",".join(pieces)}}},"version":{version}}}'
 
 
 def _sha_id(payload: str) -> str:
