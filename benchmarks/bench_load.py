@@ -170,10 +170,22 @@ def run_stage(stage: str, n_tasks: int, overrides: list[str]) -> None:
                 plain_loop(tasks, 0, N_WORKERS)
 
 
+def stage_command(stage: str, n_tasks: int, overrides: list[str]) -> list[str]:
+    """The command line of a fresh process that runs one stage (see :func:`run_stage`)."""
+    return [sys.executable, __file__, "--tasks", str(n_tasks), "--stage", stage, *overrides]
+
+
 def instructions(stage: str, n_tasks: int, overrides: list[str]) -> int:
     """Instructions executed by a process running ``stage`` and all its children."""
-    cmd = ["perf", "stat", "-x,", "-e", "instructions", "--", sys.executable, __file__]
-    cmd += ["--tasks", str(n_tasks), "--stage", stage, *overrides]
+    cmd = [
+        "perf",
+        "stat",
+        "-x,",
+        "-e",
+        "instructions",
+        "--",
+        *stage_command(stage, n_tasks, overrides),
+    ]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     except (OSError, subprocess.CalledProcessError) as exc:
@@ -191,10 +203,9 @@ def instructions(stage: str, n_tasks: int, overrides: list[str]) -> int:
 
 def timed_stage(stage: str, n_tasks: int, overrides: list[str]) -> tuple[float, float]:
     """(wall, CPU) seconds of a fresh process running ``stage``, its children included."""
-    cmd = [sys.executable, __file__, "--tasks", str(n_tasks), "--stage", stage, *overrides]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, check=True)
+    subprocess.run(stage_command(stage, n_tasks, overrides), check=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
