@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pipeline.layered  # noqa: F401  (installs the Dask runner of method=float, workers > 1)
+import solvers.card_guessing.layered  # noqa: F401  (installs the Dask runner of method=float, workers > 1)
 from pipeline.study import StudyError
 from solvers.registry import Row, get_family, param_columns, solve
 

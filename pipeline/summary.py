@@ -5,7 +5,6 @@ Re-run it alone with ``python -m pipeline study=NAME stage=summary``.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,8 +13,8 @@ from typing import Any
 import pandas as pd
 
 from pipeline.store import load_results
-from pipeline.summaries import get_summary
-from solvers.registry import COMMON_COLUMNS, get_family
+from solvers._report import markdown_table
+from solvers.registry import COMMON_COLUMNS, family_summary, get_family
 
 GENERIC_ROWS = 200
 
@@ -32,7 +31,7 @@ def write_summary(study_dir: Path, study: Mapping[str, Any]) -> Path:
     for family in sorted(rows["family"].dropna().unique()) if len(rows) else []:
         fam_rows = rows[rows["family"] == family]
         ok = fam_rows[fam_rows["status"] == "ok"].reset_index(drop=True)
-        fn = get_summary(family) or generic_summary
+        fn = family_summary(family) or generic_summary
         parts += [f"## Family `{family}`", "", fn(ok, out_dir).rstrip(), ""]
         errors = fam_rows[fam_rows["status"] == "error"]
         if len(errors):
@@ -79,17 +78,3 @@ def generic_summary(rows: pd.DataFrame, out_dir: Path) -> str:
     table = rows[list(dict.fromkeys(cols))].head(GENERIC_ROWS)
     more = f"\n\n({len(rows) - GENERIC_ROWS} more rows in the store.)" if len(rows) > 200 else ""
     return markdown_table(table) + more
-
-
-def markdown_table(df: pd.DataFrame, floatfmt: str = ".10g") -> str:
-    """A GitHub Markdown table of ``df`` (no index); missing values are empty cells."""
-
-    def cell(v: Any) -> str:
-        if isinstance(v, float):
-            return "" if math.isnan(v) else format(v, floatfmt)
-        return str(v).replace("|", "\\|") if v is not None else ""
-
-    header = "| " + " | ".join(map(str, df.columns)) + " |"
-    rule = "|" + "|".join("---" for _ in df.columns) + "|"
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([header, rule, *body])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import itertools
 import json
 import math
@@ -70,6 +71,9 @@ class Family:
     columns: Mapping[str, str] = field(default_factory=dict)  # result column -> dtype
     doc: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # "module:function" of the family's summary section, ``(ok_rows, out_dir) -> Markdown``;
+    # named, not imported, so that workers never load the plotting libraries it needs
+    summary: str | None = None
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -117,6 +121,15 @@ def row_columns(family: Family | str) -> dict[str, str]:
     cols.update({p.name: p.dtype for p in fam.params})
     cols.update(fam.columns)
     return cols
+
+
+def family_summary(name: str) -> Callable[..., str] | None:
+    """The summary function the family ``name`` names (imported now), or None."""
+    ref = get_family(name).summary
+    if ref is None:
+        return None
+    module, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 def families() -> tuple[str, ...]:

@@ -2,7 +2,7 @@
 
 Checked against the exact rational solver (partial.py, itself checked by brute force in
 test_card_guessing.py) to 1e-12 relative, on many decks including unequal counts; the
-distributed mode (pipeline/layered.py) against the single-process result.
+distributed mode (solvers/card_guessing/layered.py) against the single-process result.
 """
 
 from __future__ import annotations
@@ -261,7 +261,7 @@ def same_solution(a: fast.Solution, b: fast.Solution) -> None:
 def test_local_cluster_matches_single_process():
     from distributed import Client, LocalCluster
 
-    from pipeline import layered
+    from solvers.card_guessing import layered
 
     with (
         LocalCluster(
@@ -281,7 +281,7 @@ def test_local_cluster_matches_single_process():
 def test_local_client_shapes_match_single_process(threads):
     """layered.local_client: one worker process with N threads (the default), or N worker
     processes; both split the layers the same way and give the single-process solution."""
-    from pipeline import layered
+    from solvers.card_guessing import layered
 
     with layered.local_client(2, threads=threads) as client:
         workers = client.scheduler_info()["workers"].values()
@@ -302,7 +302,7 @@ def test_address_cluster_matches_single_process():
     """A scheduler and two workers started as processes, reached by address."""
     from distributed import Client
 
-    from pipeline import layered
+    from solvers.card_guessing import layered
 
     dask = str(Path(sys.executable).with_name("dask"))
     port = free_port()
@@ -340,7 +340,7 @@ def test_address_cluster_matches_single_process():
 @pytest.mark.slow
 def test_workers_task_runs_on_a_local_cluster():
     """A task with workers=2 outside any cluster brings up its own LocalCluster."""
-    import pipeline.layered  # noqa: F401  (installs the runner)
+    import solvers.card_guessing.layered  # noqa: F401  (installs the runner)
 
     row = float_row([3, 3, 3], workers=2)
     assert close(row["expected_score"], partial.optimal_value((3, 3, 3))[0])
@@ -355,7 +355,7 @@ def test_summary_section(tmp_path):
     """The suits52 section: gap table, plot, and the first moves of the largest deck."""
     import pandas as pd
 
-    from pipeline.summaries import suits52
+    from solvers.card_guessing import summary_suits52 as suits52
 
     rows = []
     for deck in ([2, 2, 2, 2], [3, 3, 3, 3], [3, 3, 3], [5, 3, 2, 1]):
@@ -380,7 +380,7 @@ def test_workers_task_inside_a_dask_worker():
     from distributed import Client, LocalCluster
 
     def run(task):  # nested: sent to the worker by value
-        import pipeline.layered  # noqa: F401  (what pipeline.execute must import)
+        import solvers.card_guessing.layered  # noqa: F401  (what pipeline.execute must import)
         from solvers import solve as solve_on_worker
 
         return solve_on_worker(task)

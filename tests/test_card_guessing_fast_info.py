@@ -278,7 +278,7 @@ def test_suits52_summary_gives_the_best_info_over_the_gamma_grid(tmp_path):
     reaches the optimum 2383/560 at gamma = 0.15 (seed 000, section 5.6), not at 0 or 0.5."""
     import pandas as pd
 
-    from pipeline.summaries import suits52
+    from solvers.card_guessing import summary_suits52 as suits52
 
     rows = []
     for deck in ([3, 3, 3], [2, 2, 2, 2]):

@@ -10,9 +10,9 @@ from conftest import ROOT
 from omegaconf import OmegaConf
 
 from pipeline.study import plan
-from pipeline.summaries import _card_guessing_info as info_summary
-from pipeline.summaries import get_summary
 from solvers import solve
+from solvers.card_guessing import summary_info as info_summary
+from solvers.registry import family_summary as get_summary
 
 
 def _rows(tasks):

@@ -425,7 +425,7 @@ def test_first_guess_is_canonical() -> None:
 
 
 def test_summary_tables_plot_and_chunk_aggregation(tmp_path) -> None:
-    from pipeline.summaries import get_summary
+    from solvers.registry import family_summary as get_summary
 
     rows = []
     for cards in (1, 2):
@@ -454,6 +454,6 @@ def test_summary_tables_plot_and_chunk_aggregation(tmp_path) -> None:
 
 
 def test_summary_of_no_rows(tmp_path) -> None:
-    from pipeline.summaries import get_summary
+    from solvers.registry import family_summary as get_summary
 
     assert "No successful" in get_summary("hand_guessing")(pd.DataFrame(), tmp_path)

@@ -271,7 +271,7 @@ def test_too_large_message_offers_monte_carlo():
 
 
 def test_summary_writes_plot_and_tables(tmp_path):
-    from pipeline.summaries import get_summary
+    from solvers.registry import family_summary as get_summary
 
     rows = [row(n=n) for n in range(2, 12)] + [row(n=200, method="float")]
     rows += [
@@ -290,7 +290,7 @@ def test_summary_writes_plot_and_tables(tmp_path):
 
 def test_summary_of_monte_carlo_rows_only(tmp_path):
     """The store may drop all-null columns (no exact P for Monte Carlo rows)."""
-    from pipeline.summaries import get_summary
+    from solvers.registry import family_summary as get_summary
 
     rows = pd.DataFrame(
         [row(ranks=5, suits=4, method="monte_carlo", strategy="majority", n_games=100)]

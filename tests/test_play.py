@@ -1,4 +1,4 @@
-"""The terminal game ``python -m pipeline.play`` (issue 10; seed 000 = Gural, Simper, So 2019).
+"""The terminal game ``python -m solvers.card_guessing.play`` (issue 10; Gural, Simper & So 2019).
 
 Pure rendering and parsing functions are tested directly; whole games are driven as a person
 would, through a pseudo-terminal (pexpect) and through a pipe (plain text).
@@ -18,8 +18,7 @@ from io import StringIO
 import pytest
 from conftest import ROOT
 
-from pipeline import play
-from solvers.card_guessing import partial
+from solvers.card_guessing import partial, play
 from solvers.registry import TaskError
 
 F = Fraction
@@ -84,7 +83,7 @@ def test_final_screen_gives_the_exact_expectations():
 def test_strategies_come_from_the_family_and_unplayable_ones_say_so(monkeypatch):
     assert {"optimal", "greedy"} <= set(play.strategy_names())
     task = {"strategy": "nonesuch", "tie_break": None}
-    with pytest.raises(TaskError, match="nonesuch.*add it to pipeline.play.PLAYERS"):
+    with pytest.raises(TaskError, match="nonesuch.*add it to solvers.card_guessing.play.PLAYERS"):
         play.make_player(task)
 
     class AlwaysFirst:
@@ -334,7 +333,7 @@ def test_bad_options_are_usage_errors(argv, message, capsys):
 
 # ------------------------------------------------------------------ as a person would
 
-PLAY = [sys.executable, "-m", "pipeline.play"]
+PLAY = [sys.executable, "-m", "solvers.card_guessing.play"]
 
 
 def run_piped(args, text):

@@ -395,7 +395,7 @@ def test_no_quartet_message_says_so():
 def test_summary_writes_every_section(tmp_path):
     import pandas as pd
 
-    from pipeline.summaries.triples import summarize
+    from solvers.triples.summary import summarize
 
     base = {"family": "triples", "ranks": 6, "suits": 4, "k": 3}
     tasks = [{**base, "n": n} for n in range(1, 8)]

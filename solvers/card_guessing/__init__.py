@@ -114,6 +114,7 @@ FAMILY = register(
     Family(
         name="card_guessing",
         version=VERSION,
+        summary="solvers.card_guessing.summary:summarize",
         doc=__doc__,
         strategies=STRATEGIES,
         default_strategy="optimal",

@@ -20,7 +20,8 @@ P(next card is a) = A(yes child) / A(state) and P(not a) = A(no child) / A(state
 exponentials of differences of logs: no huge factorials and no cancellation.
 
 The kernels here are pure NumPy/Numba functions on arrays of keys (a layer or any part of
-one), so a caller may split a layer over processes: pipeline/layered.py does so with Dask.
+one), so a caller may split a layer over processes: the family's layered.py does so with
+Dask.
 """
 
 from __future__ import annotations
@@ -830,11 +831,11 @@ def decision_tree(sol: Solution, deck: Sequence[int], names: str = "ABCDEFGHIJ")
 
 FLOAT_STRATEGIES = ("optimal", "greedy")
 DistributedSolver = Callable[[Sequence[int], int], Solution]  # (deck, workers) -> optimal
-_DISTRIBUTED: list[DistributedSolver] = []  # installed by pipeline.layered (solvers stay Dask-free)
+_DISTRIBUTED: list[DistributedSolver] = []  # installed by layered.py (the solver stays Dask-free)
 
 
 def install_distributed(solver: DistributedSolver) -> None:
-    """Let ``workers > 1`` tasks run through ``solver`` (pipeline.layered installs itself)."""
+    """Let ``workers > 1`` tasks run through ``solver`` (layered.py installs itself)."""
     _DISTRIBUTED[:] = [solver]
 
 
@@ -861,7 +862,8 @@ def check_float_task(task: dict) -> None:
         raise TaskError(
             "workers",
             workers,
-            "workers > 1 needs the Dask layer runner (import pipeline.layered, as the pipeline "
+            "workers > 1 needs the Dask layer runner (import solvers.card_guessing.layered, "
+            "as the pipeline "
             "does); solvers alone run in one process: use workers=1",
         )
 

@@ -155,6 +155,7 @@ FAMILY = register(
     Family(
         name="hand_guessing",
         version=VERSION,
+        summary="solvers.hand_guessing.summary:summarize",
         doc=__doc__,
         strategies=P.STRATEGIES,
         default_strategy="min_expected_size",

@@ -138,6 +138,7 @@ FAMILY = register(
     Family(
         name="high_low",
         version=VERSION,
+        summary="solvers.high_low.summary:summarize",
         doc=__doc__,
         strategies=STRATEGIES,
         default_strategy="optimal",

@@ -183,6 +183,7 @@ FAMILY = register(
     Family(
         name="triples",
         version=VERSION,
+        summary="solvers.triples.summary:summarize",
         doc=__doc__,
         params=(
             Param("ranks", _positive, 13, "number of ranks (face values)", dtype="int64"),

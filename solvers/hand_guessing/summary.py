@@ -13,8 +13,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from pipeline.summaries import summary_for  # noqa: E402
-
 GAME = ["ranks", "suits", "cards", "strategy", "entropy_r", "entropy_t", "first_guess"]
 SHOWN = [
     "cards",
@@ -32,12 +30,11 @@ SHOWN = [
 ]
 
 
-@summary_for("hand_guessing")
 def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
     """Markdown: per deck, one line per strategy and hand size, then a histogram plot."""
     if not len(rows):
         return "No successful results."
-    from pipeline.summary import markdown_table
+    from solvers._report import markdown_table
 
     out_dir.mkdir(parents=True, exist_ok=True)
     table = result_table(rows)

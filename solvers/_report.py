@@ -1,11 +1,18 @@
-"""Plot helpers shared by the summaries (matplotlib, Agg backend, PNG files)."""
+"""What every game's summary shares: Markdown tables and PNG plots (matplotlib, Agg).
+
+Imported only by the summaries (the leading underscore keeps :mod:`solvers` from loading it,
+and with it matplotlib, on workers).
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
+import pandas as pd
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -37,3 +44,16 @@ def bar_chart(
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+def markdown_table(df: pd.DataFrame, floatfmt: str = ".10g") -> str:
+    """A GitHub Markdown table of ``df`` (no index); missing values are empty cells."""
+
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return "" if math.isnan(v) else format(v, floatfmt)
+        return str(v).replace("|", "\\|") if v is not None else ""
+
+    header = "| " + " | ".join(map(str, df.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in df.columns) + "|"
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join([header, rule, *body])

@@ -12,12 +12,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from pipeline.summaries import summary_for  # noqa: E402
-
 DECK = ["ranks", "suits", "k"]
 
 
-@summary_for("triples")
 def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
     """Markdown: one section per analysis present, each with a table and a PNG plot."""
     if not len(rows):

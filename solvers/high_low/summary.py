@@ -10,8 +10,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from pipeline.summaries import summary_for  # noqa: E402
-
 PLOT = "high_low_p_perfect.png"
 DECK_PLOT = "high_low_decks.png"
 SHOWN_N = (2, 3, 4, 5, 6, 7, 8, 9, 10, 19, 20, 50, 99, 100, 150, 200)
@@ -104,7 +102,6 @@ def markdown(table: pd.DataFrame, floatfmt: str = ".6g") -> str:
     return "\n".join([head, rule, *body])
 
 
-@summary_for("high_low")
 def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
     """Markdown: distinct-card table and log-scale plot, real-deck table and plot."""
     out_dir = Path(out_dir)

@@ -1,6 +1,6 @@
 """Summary section comparing card_guessing's feedback models (none, partial, complete) per deck.
 
-Called from :mod:`pipeline.summaries.card_guessing`; the section appears only when the rows
+Called from :mod:`solvers.card_guessing.summary`; the section appears only when the rows
 hold more than one feedback model.  For each deck and model it keeps the best row (an exact
 optimum when there is one, else the best estimate), and shows complete feedback's entropy
 bounds (seed 000, section 4) beside its exact value.
@@ -25,7 +25,7 @@ def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
     """Markdown lines: the comparison table and plot, or nothing for a single feedback model."""
     if "feedback" not in rows or rows["feedback"].nunique() < 2:
         return []
-    from pipeline.summary import markdown_table
+    from solvers._report import markdown_table
 
     table = comparison_table(rows)
     table.to_parquet(out_dir / "card_guessing_feedback_models.parquet", index=False)

@@ -10,16 +10,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from pipeline.summaries import summary_for  # noqa: E402
-
 FIGURE_N = 20  # figure 1a's deck size
 FIGURE_M_MAX = 14  # figure 1a's last m
 
 
-@summary_for("no_repeat")
 def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
     """Markdown: totals (violations, smallest gap), a per-N table, figure 1a and 1b plots."""
-    from pipeline.summary import markdown_table
+    from solvers._report import markdown_table
 
     if not len(rows):
         return "No successful results."

@@ -12,19 +12,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from pipeline.summaries import summary_for  # noqa: E402
 from solvers.entropy import PRESETS  # noqa: E402
 
 GAME = ["pegs", "colours", "jar"]
 RESULTS = ["expected_guesses", "expected_guesses_exact", "total_guesses", "max_guesses"]
 
 
-@summary_for("mastermind")
 def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
     """Markdown: per game, reference strategies, named entropies, (r, t) table and heatmap."""
     if not len(rows):
         return "No successful results."
-    from pipeline.summary import markdown_table
+    from solvers._report import markdown_table
 
     table = result_table(rows)
     table.to_parquet(out_dir / "mastermind_results.parquet", index=False)

@@ -6,16 +6,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.plots import bar_chart
-from pipeline.summaries import _card_guessing_feedback as feedback_sections
-from pipeline.summaries import _card_guessing_info as info_sections
-from pipeline.summaries import suits52 as suits_sections
-from pipeline.summaries import summary_for
+from solvers._report import bar_chart
+from solvers.card_guessing import summary_feedback as feedback_sections
+from solvers.card_guessing import summary_info as info_sections
+from solvers.card_guessing import summary_suits52 as suits_sections
 
 KEY_COLUMNS = ["strategy", "tie_break", "gamma", "entropy_r", "entropy_t", "decrement", "method"]
 
 
-@summary_for("card_guessing")
 def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
     """Markdown: a table per (deck, feedback) and a bar chart of expected scores."""
     if not len(rows):
@@ -24,7 +22,7 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
     table.to_parquet(out_dir / "card_guessing_scores.parquet", index=False)
     parts = []
     for (deck, feedback), group in table.groupby(["deck", "feedback"], sort=False):
-        from pipeline.summary import markdown_table
+        from solvers._report import markdown_table
 
         name = f"card_guessing_{feedback}_{deck.replace(',', '-')}.png"
         bar_chart(

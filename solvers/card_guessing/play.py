@@ -1,7 +1,7 @@
 """Play the yes/no card-guessing game against the computer in a terminal (seed 000, section 7).
 
-``python -m pipeline.play [DECK] [--names J,Q,K] [--strategy optimal] [--mode human|computer]
-[--seed N] [--color auto|always|never]``
+``python -m solvers.card_guessing.play [DECK] [--names J,Q,K] [--strategy optimal]
+[--mode human|computer] [--seed N] [--color auto|always|never]``
 
 * ``--mode human`` (default): the program shuffles a deck; you name each card before it is
   turned and hear only yes or no, while the computer plays the same deck alongside you.
@@ -595,7 +595,7 @@ def make_player(task: Mapping[str, Any]) -> Guesser:
         raise TaskError(
             "strategy",
             task["strategy"],
-            f"not playable yet ({exc}); add it to pipeline.play.PLAYERS",
+            f"not playable yet ({exc}); add it to solvers.card_guessing.play.PLAYERS",
         ) from None
 
 
@@ -637,7 +637,7 @@ def parse_params(items: Sequence[str]) -> dict[str, str]:
 def parser() -> argparse.ArgumentParser:
     """The command-line options."""
     p = argparse.ArgumentParser(
-        prog="python -m pipeline.play",
+        prog="python -m solvers.card_guessing.play",
         description="Play the yes/no card-guessing game against the computer (seed 000, s. 7).",
     )
     p.add_argument("deck", nargs="?", default="3,3,3", help="cards per type (default 3,3,3)")

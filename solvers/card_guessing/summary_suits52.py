@@ -1,6 +1,6 @@
 """Summary section for decks of m cards in each of r types solved by the float solver (suits52).
 
-Called from :mod:`pipeline.summaries.card_guessing`; it appears only when the rows hold
+Called from :mod:`solvers.card_guessing.summary`; it appears only when the rows hold
 ``method: float`` results for decks whose types all have the same count.  It shows optimal
 minus greedy against m (a table and a plot, one line per r) and, for the largest deck with
 an optimal row, the optimal first moves as a small decision tree (column ``first_moves``).
@@ -24,7 +24,7 @@ def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
     table = gap_table(rows)
     if table.empty:
         return []
-    from pipeline.summary import markdown_table
+    from solvers._report import markdown_table
 
     table.to_parquet(out_dir / "card_guessing_suits.parquet", index=False)
     name = "card_guessing_suits_gap.png"

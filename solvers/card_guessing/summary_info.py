@@ -1,6 +1,6 @@
 """Summary sections for the info strategy's studies (gamma_sweep, entropy_grid) of card_guessing.
 
-Called from :mod:`pipeline.summaries.card_guessing`; a section appears only when the rows hold
+Called from :mod:`solvers.card_guessing.summary`; a section appears only when the rows hold
 its kind of grid: several gammas at one (r, t) (the gamma sweep), or several (r, t) points
 (the entropy grid).  Ratios and "reaches the optimum" use the exact rational columns.
 """
@@ -116,7 +116,7 @@ def gamma_table(rows: pd.DataFrame, info: pd.DataFrame) -> pd.DataFrame:
 
 def gamma_sweep_section(rows: pd.DataFrame, info: pd.DataFrame, out_dir: Path) -> list[str]:
     """The figure-3 style plot per deck and the table of optimal gamma intervals."""
-    from pipeline.summary import markdown_table
+    from solvers._report import markdown_table
 
     table = gamma_table(rows, info)
     table.to_parquet(out_dir / "card_guessing_gamma_intervals.parquet", index=False)
@@ -186,7 +186,7 @@ def best_ratios(rows: pd.DataFrame, info: pd.DataFrame) -> pd.DataFrame:
 
 def entropy_grid_section(rows: pd.DataFrame, info: pd.DataFrame, out_dir: Path) -> list[str]:
     """Heatmaps of the best ratio to the optimum per (r, t), and the named members' table."""
-    from pipeline.summary import markdown_table
+    from solvers._report import markdown_table
 
     ratios = best_ratios(rows, info)
     if ratios.empty:

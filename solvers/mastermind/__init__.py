@@ -303,6 +303,7 @@ FAMILY = register(
     Family(
         name="mastermind",
         version=VERSION,
+        summary="solvers.mastermind.summary:summarize",
         doc=__doc__,
         strategies=STRATEGIES,
         default_strategy="minimax",
