@@ -45,6 +45,7 @@ def bar_chart(
     plt.close(fig)
     return path
 
+
 def markdown_table(df: pd.DataFrame, floatfmt: str = ".10g") -> str:
     """A GitHub Markdown table of ``df`` (no index); missing values are empty cells."""
 
