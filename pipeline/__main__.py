@@ -22,32 +22,70 @@ from hydra.errors import CompactHydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from pipeline.config import conf_dir
 from pipeline.launchers import JobFailed, check_launcher, is_multirun
 from pipeline.run import run_study
 from pipeline.store import StoreError
 from pipeline.study import StudyError
 
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 CHOICE_GROUPS = ("study", "cluster", "paths")
 _failed_tasks: list[int] = []
 
 
-def group_options(group: str) -> list[str]:
-    """Config names available in a conf/ group."""
-    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
+def search_dirs(argv: list[str]) -> list[Path]:
+    """The config folders Hydra searches for this command line: ``--config-dir``/``-cd``,
+    ``hydra.searchpath=[...]`` (file:// or pkg:// entries) and guesslab's own conf/."""
+    dirs: list[Path] = []
+    for i, arg in enumerate(argv):
+        for flag in ("--config-dir", "-cd"):
+            if arg == flag and i + 1 < len(argv):
+                dirs.append(Path(argv[i + 1]).expanduser())
+            elif arg.startswith(flag + "="):
+                dirs.append(Path(arg.split("=", 1)[1]).expanduser())
+        key, sep, value = arg.lstrip("+").partition("=")
+        if sep and key == "hydra.searchpath":
+            dirs += [p for entry in _list_values(value) if (p := _search_entry(entry))]
+    return [*dirs, conf_dir()]
+
+
+def _list_values(value: str) -> list[str]:
+    return [v.strip().strip("'\"") for v in value.strip().strip("[]").split(",") if v.strip()]
+
+
+def _search_entry(entry: str) -> Path | None:
+    """The folder of one hydra.searchpath entry (file://DIR or pkg://module)."""
+    scheme, sep, rest = entry.partition("://")
+    if not sep:
+        return Path(entry).expanduser()
+    if scheme == "file":
+        return Path(rest).expanduser()
+    if scheme == "pkg":
+        import importlib.resources
+
+        try:
+            return Path(str(importlib.resources.files(rest.replace("/", "."))))
+        except (ImportError, TypeError):
+            return None
+    return None
+
+
+def group_options(group: str, dirs: list[Path] | None = None) -> list[str]:
+    """Config names available in a group, over the folders Hydra searches."""
+    dirs = dirs if dirs is not None else [conf_dir()]
+    return sorted({p.stem for d in dirs for p in (d / group).glob("*.yaml")})
 
 
 def check_choices(argv: list[str]) -> None:
     """Refuse an unknown study/cluster/paths name on the command line, listing valid ones."""
+    dirs = search_dirs(argv)
     for arg in argv:
         key, sep, value = arg.lstrip("+~").partition("=")
         if not sep or key not in CHOICE_GROUPS:
             continue
+        valid = group_options(key, dirs)
         for choice in _sweep_values(value):
-            if choice not in group_options(key):
-                raise StudyError(
-                    f"{key}={choice!r}: unknown {key}; valid: {', '.join(group_options(key))}"
-                )
+            if choice not in valid:
+                raise StudyError(f"{key}={choice!r}: unknown {key}; valid: {', '.join(valid)}")
 
 
 def _sweep_values(value: str) -> list[str]:
@@ -56,7 +94,7 @@ def _sweep_values(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-@hydra.main(config_path="../conf", config_name="config", version_base="1.3")
+@hydra.main(config_path="pkg://pipeline.conf", config_name="config", version_base="1.3")
 def hydra_main(cfg: DictConfig) -> None:
     """Run one study (one job of a multirun) from the composed config."""
     multirun = HydraConfig.get().mode == RunMode.MULTIRUN

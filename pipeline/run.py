@@ -18,20 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import locking, store
-from pipeline.execute import (
-    batch_error_row,
-    check_cluster,
-    exposure_warning,
-    fixed_batch_size,
-    open_runner,
-    run_batch,
-)
+from pipeline.backends import check_cluster, exposure_warning, open_runner
+from pipeline.backends.base import quiet_dask_logs
+from pipeline.config import Config, RunConfig, checked_config
+from pipeline.execute import batch_error_row, run_batch
 from pipeline.study import StudyError, plan
 from solvers.registry import get_family
 
-STAGES = ("all", "run", "summary")
-MAX_BATCH = 10000  # run.max_batch and run.max_in_flight when a config leaves them out
-MAX_IN_FLIGHT = 4
 PACKAGES = ("guesslab", "dask", "distributed", "pyarrow", "pandas", "numpy", "hydra-core")
 
 
@@ -68,24 +61,19 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     Raises StudyError (naming the config key and value) before anything is written.
     """
     cfg = _plain(cfg)
-    _quiet_dask_logs()
-    stage = cfg.get("stage", "all")
-    if stage not in STAGES:
-        raise StudyError(f"stage={stage!r}: unknown; valid: {', '.join(STAGES)}")
-    study = cfg["study"]
+    conf = checked_config(cfg)
+    quiet_dask_logs()
+    study = conf.study
     tasks = plan(study)
-    check_cluster(cfg["cluster"])
-    warning = exposure_warning(cfg["cluster"])
+    check_cluster(conf.cluster)
+    warning = exposure_warning(conf.cluster)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
-    run_cfg = cfg.get("run", {})
-    recompute = bool(cfg.get("store", {}).get("recompute", False))
     report = StudyReport(study=study["name"], study_dir=study_dir(cfg), planned=len(tasks))
-    _check_batch_setting(run_cfg)
     results = report.study_dir / "results"
-    if stage in ("all", "run"):
-        _run_tasks(cfg, tasks, results, recompute, report, log)
-    if stage in ("all", "summary"):
+    if conf.stage in ("all", "run"):
+        _run_tasks(cfg, conf, tasks, results, report, log)
+    if conf.stage in ("all", "summary"):
         from pipeline.summary import write_summary
 
         with locking.study_lock(report.study_dir):  # parallel jobs: the last sees all rows
@@ -94,29 +82,7 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     return report
 
 
-def _quiet_dask_logs() -> None:
-    """Keep Dask's routine INFO messages (workers starting, closing) off the terminal."""
-    import logging
-
-    for name in ("distributed", "bokeh", "tornado"):
-        logging.getLogger(name).setLevel(logging.WARNING)
-
-
-def _check_batch_setting(run_cfg: Mapping[str, Any]) -> None:
-    fixed_batch_size(run_cfg.get("batch_size", "auto"))
-    _positive(run_cfg, "max_batch", MAX_BATCH)
-    _positive(run_cfg, "max_in_flight", MAX_IN_FLIGHT)
-    _task_timeout(run_cfg)
-
-
-def _positive(run_cfg: Mapping[str, Any], key: str, default: int) -> int:
-    value = run_cfg.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise StudyError(f"run.{key}={value!r}: must be a positive integer")
-    return value
-
-
-def _run_tasks(cfg, tasks, results: Path, recompute: bool, report: StudyReport, log) -> None:
+def _run_tasks(cfg, conf: Config, tasks, results: Path, report: StudyReport, log) -> None:
     _check_writable(cfg, report.study_dir)
     # other jobs of a parallel multirun may share this store: temporaries are deleted only
     # when no other job is computing, and upkeep and summaries take turns
@@ -125,17 +91,19 @@ def _run_tasks(cfg, tasks, results: Path, recompute: bool, report: StudyReport, 
             # listed before compacting: compact reads each of these files (and maybe more)
             stored = set(store.result_files(results))
             done = _tidy_store(results, report.study_dir, log)
-        _run_todo(cfg, tasks, results, recompute, report, log, done, stored)
+        _run_todo(cfg, conf, tasks, results, report, log, done, stored)
 
 
 def _tidy_store(results: Path, where: Path, log) -> dict[str, str]:
-    """Quarantine foreign files, compact; task_id -> stored status."""
+    """Quarantine foreign files, upgrade old-layout ones, compact; task_id -> stored status."""
     for path, reason in store.quarantine_bad_files(results, where / "quarantine"):
         log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
+    store.upgrade_files(results)
     return store.compact(results)
 
 
-def _run_todo(cfg, tasks, results, recompute, report: StudyReport, log, done, stored) -> None:
+def _run_todo(cfg, conf: Config, tasks, results, report: StudyReport, log, done, stored) -> None:
+    recompute = conf.store.recompute
     todo = [t for t in tasks if recompute or done.get(t.task_id) != "ok"]
     report.skipped = len(tasks) - len(todo)
     # rows this run writes supersede stored ones only if it reruns a stored task
@@ -144,21 +112,16 @@ def _run_todo(cfg, tasks, results, recompute, report: StudyReport, log, done, st
     if not todo:
         return
     metadata = store.metadata_bytes(run_metadata(cfg))
-    run_cfg = cfg.get("run", {})
-    timeout = _task_timeout(run_cfg)
-    with open_runner(cfg["cluster"]) as runner:
+    run_cfg = conf.run
+    with open_runner(conf.cluster) as runner:
         _save_run_config(cfg, report.study_dir)  # only once the cluster answered
         log(f"running {len(todo)} tasks on {runner.description}")
-        cutter = BatchCutter(
-            todo,
-            runner.n_workers,
-            run_cfg.get("batch_size", "auto"),
-            _positive(run_cfg, "max_batch", MAX_BATCH),
-            float(run_cfg.get("batch_seconds", 1.0)),
-        )
-        in_flight = _positive(run_cfg, "max_in_flight", MAX_IN_FLIGHT) * runner.n_workers
-        with _progress(len(todo), run_cfg.get("progress", "auto")) as bar:
-            batches = _results(runner, cutter, report.study, timeout, in_flight, metadata)
+        cutter = BatchCutter(todo, runner.n_workers, run_cfg)
+        in_flight = run_cfg.max_in_flight * runner.n_workers
+        with _progress(len(todo), run_cfg.progress) as bar:
+            batches = _results(
+                runner, cutter, report.study, run_cfg.task_timeout_s, in_flight, metadata
+            )
             for finished in batches:
                 report.files += store.write_encoded(results, finished.files)
                 report.rows_written += finished.n_rows
@@ -192,15 +155,6 @@ def _check_writable(cfg: Mapping[str, Any], where: Path) -> None:
         ) from None
 
 
-def _task_timeout(run_cfg: Mapping[str, Any]) -> float | None:
-    value = run_cfg.get("task_timeout_s")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise StudyError(f"run.task_timeout_s={value!r}: must be a positive number of seconds")
-    return float(value)
-
-
 class BatchCutter:
     """Cuts the task list into batches as they are needed, sized to take ~batch_seconds.
 
@@ -209,12 +163,12 @@ class BatchCutter:
     the last batches leave workers idle.
     """
 
-    def __init__(self, tasks, n_workers: int, setting: Any, max_batch: int, seconds: float):
+    def __init__(self, tasks, n_workers: int, run_cfg: RunConfig):
         self.tasks = tasks
         self.n_workers = max(1, n_workers)
-        self.fixed = fixed_batch_size(setting)
-        self.max_batch = max_batch
-        self.seconds = seconds
+        self.fixed = None if run_cfg.batch_size == "auto" else run_cfg.batch_size
+        self.max_batch = run_cfg.max_batch
+        self.seconds = run_cfg.batch_seconds
         self.pos = 0
         self.time_seen = 0.0
         self.tasks_seen = 0
@@ -298,9 +252,12 @@ def done_batch(rows: list[dict], n_tasks: int, metadata: bytes) -> DoneBatch:
     )
 
 
-def run_sealed_batch(batch: SealedBatch, study: str, timeout, metadata: bytes) -> DoneBatch:
+def run_sealed_batch(
+    batch: SealedBatch, study: str, timeout, metadata: bytes, cluster: Any
+) -> DoneBatch:
     """What the workers run: the batch's rows, encoded there, so the driver only writes."""
-    return done_batch(run_batch(batch.pairs, study, timeout), len(batch.pairs), metadata)
+    rows = run_batch(batch.pairs, study, timeout, cluster)
+    return done_batch(rows, len(batch.pairs), metadata)
 
 
 def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int, metadata: bytes):
@@ -319,7 +276,9 @@ def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int, m
 
     def submit(batch):
         sealed = SealedBatch(batch)
-        fut = runner.client.submit(run_sealed_batch, sealed, study, timeout, metadata, pure=False)
+        fut = runner.client.submit(
+            run_sealed_batch, sealed, study, timeout, metadata, runner.task_cluster, pure=False
+        )
         batch_of[fut] = batch
         return fut
 
@@ -341,24 +300,12 @@ def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int, m
             pending.add(submit(nxt))
 
 
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pass
-
-
-def _progress(total: int, setting: Any):
-    show = sys.stderr.isatty() if setting == "auto" else bool(setting)
-    if not show:
-        return _NoBar()
+def _progress(total: int, setting: bool | str):
+    """tqdm's bar on stderr: shown when ``setting`` is true, or "auto" and stderr is a tty."""
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="task", desc="tasks", dynamic_ncols=True)
+    show = sys.stderr.isatty() if setting == "auto" else setting
+    return tqdm(total=total, unit="task", desc="tasks", dynamic_ncols=True, disable=not show)
 
 
 def _save_run_config(cfg: Mapping[str, Any], where: Path) -> None:

@@ -1,8 +1,12 @@
 """The Parquet store: one file per finished batch, written atomically, one row per task.
 
-Layout: ``<study dir>/results/family=<family>/part-<utc ns>-<random>.parquet``.  Every file
-of a family has the family's full schema (:func:`family_schema`), so a family's folder reads
-with plain ``pandas.read_parquet``; :func:`load_results` reads a whole study.
+Layout: ``<study dir>/results/family=<family>/part-<utc ns>-<random>.parquet``, hive
+partitioning as pyarrow's ``write_dataset`` and Spark write it: the partition column
+``family`` lives in the path only, never in the files.  Every file of a family has the
+family's schema (:func:`family_schema`), so ``pandas.read_parquet(results)``, pyarrow
+datasets, DuckDB and Polars read a store the standard way; :func:`load_results` reads a
+study whose families differ in columns.  Files written before this layout (with a
+``family`` column) are rewritten without it by :func:`upgrade_files`, atomically.
 
 Files are written under a hidden temporary name and renamed into place, so a reader or a
 killed run never sees half a file.  A task that is run again (an error retried, or
@@ -39,9 +43,13 @@ ARROW_TYPES: dict[str, pa.DataType] = {
 METADATA_KEY = b"guesslab"
 
 
+PARTITION = "family"  # the hive partition column: in the path, not in the files
+
+
 def family_schema(family: str) -> pa.Schema:
-    """The Arrow schema of every results file of ``family``."""
-    return pa.schema([(k, ARROW_TYPES[v]) for k, v in row_columns(get_family(family)).items()])
+    """The Arrow schema of every results file of ``family`` (no partition column)."""
+    columns = row_columns(get_family(family)).items()
+    return pa.schema([(k, ARROW_TYPES[v]) for k, v in columns if k != PARTITION])
 
 
 def family_dir(results: Path, family: str) -> Path:
@@ -129,9 +137,33 @@ def bad_file_reason(path: Path) -> str | None:
         expected = family_schema(family)
     except Exception:  # noqa: BLE001
         return f"unknown family {family!r}"
-    if schema.remove_metadata() != expected:
+    found = schema.remove_metadata()
+    if PARTITION in found.names:  # the layout before the partition column left the files
+        found = found.remove(found.get_field_index(PARTITION))
+    if found != expected:
         return "schema differs from the family's (written by another version?)"
     return None
+
+
+def upgrade_files(results: Path) -> int:
+    """Rewrite, atomically, every results file that still holds the partition column (the
+    layout before it lived in the path only) without it; return how many were rewritten."""
+    done = 0
+    for path in result_files(results):
+        if PARTITION not in pq.read_schema(path).names:
+            continue
+        with pq.ParquetFile(path) as pf:
+            table = pf.read()
+        _replace_file(path, table.drop_columns([PARTITION]), table.schema.metadata)
+        done += 1
+    return done
+
+
+def _replace_file(path: Path, table: pa.Table, metadata: Mapping[bytes, bytes] | None) -> None:
+    """Write ``table`` (with ``metadata``) over ``path`` through a temporary file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(table.replace_schema_metadata(metadata), tmp)
+    os.replace(tmp, path)
 
 
 def quarantine_bad_files(results: Path, quarantine: Path) -> list[tuple[Path, str]]:
@@ -183,9 +215,7 @@ def compact(results: Path) -> dict[str, str]:
         if kept.num_rows == 0:
             path.unlink()
             continue
-        tmp = path.with_name(f".{path.name}.tmp")
-        pq.write_table(kept.replace_schema_metadata(table.schema.metadata), tmp)
-        os.replace(tmp, path)
+        _replace_file(path, kept, table.schema.metadata)
     return status
 
 
@@ -211,7 +241,8 @@ def remove_temporaries(results: Path) -> int:
 
 
 def load_results(path: str | Path, family: str | None = None) -> pd.DataFrame:
-    """All rows of a study's store (a study folder or its results/ folder) as a DataFrame.
+    """All rows of a study's store (a study folder or its results/ folder) as a DataFrame,
+    with the ``family`` column taken from the path.
 
     Families have different columns; a column a family lacks is missing (NaN) in its rows.
     """
@@ -226,11 +257,19 @@ def load_results(path: str | Path, family: str | None = None) -> pd.DataFrame:
             continue
         files = sorted(fam_dir.glob("part-*.parquet"), key=lambda p: p.name)
         if files:
-            tables = [pq.read_table(f) for f in files]
-            frames.append(pa.concat_tables(tables, promote_options="permissive").to_pandas())
+            tables = [_without_partition(pq.read_table(f)) for f in files]
+            table = pa.concat_tables(tables, promote_options="permissive")
+            frame = table.to_pandas()
+            frame.insert(frame.columns.get_loc("study") + 1, PARTITION, name)
+            frames.append(frame)
     if not frames:
         return pd.DataFrame(columns=list(row_columns(family) if family else COMMON_COLUMNS))
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def _without_partition(table: pa.Table) -> pa.Table:
+    """A file's table without the partition column (files of the old layout hold it)."""
+    return table.drop_columns([PARTITION]) if PARTITION in table.column_names else table
 
 
 def file_metadata(path: str | Path) -> dict[str, Any]:

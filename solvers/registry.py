@@ -74,6 +74,15 @@ class Family:
     # "module:function" of the family's summary section, ``(ok_rows, out_dir) -> Markdown``;
     # named, not imported, so that workers never load the plotting libraries it needs
     summary: str | None = None
+    # a distributed mode: ``splits(task)`` says whether a checked task spreads its work over a
+    # Dask cluster; then "module:function" ``split`` runs it as ``(task, cluster) -> rows``,
+    # where ``cluster`` is what the caller hands in (the pipeline: a zero-argument callable
+    # giving a context manager that yields a client of the cluster the task runs on), or
+    # None (the family brings up a cluster of its own)
+    splits: Callable[[Task], bool] | None = None
+    split: str | None = None
+    # small tasks for the contract tests, each valid and quick (a second or less)
+    examples: tuple[Mapping[str, Any], ...] = ()
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -126,8 +135,11 @@ def row_columns(family: Family | str) -> dict[str, str]:
 def family_summary(name: str) -> Callable[..., str] | None:
     """The summary function the family ``name`` names (imported now), or None."""
     ref = get_family(name).summary
-    if ref is None:
-        return None
+    return None if ref is None else named_function(ref)
+
+
+def named_function(ref: str) -> Callable[..., Any]:
+    """The function a "module:function" reference names (its module imported now)."""
     module, _, attr = ref.partition(":")
     return getattr(importlib.import_module(module), attr)
 
@@ -274,16 +286,20 @@ def _column_value(value: Any) -> Any:
     return value
 
 
-def solve(task: Mapping[str, Any], *, canonical: bool = False) -> list[Row]:
+def solve(task: Mapping[str, Any], *, canonical: bool = False, cluster: Any = None) -> list[Row]:
     """Rows of results for one task: every parameter as a column plus the measured values.
 
     ``canonical=True`` skips validation for a task that :func:`validate` already returned
-    (the pipeline validates the whole grid before it submits anything).
+    (the pipeline validates the whole grid before it submits anything).  ``cluster`` goes
+    to a task that splits its work over a Dask cluster (:attr:`Family.split`).
     """
     checked = dict(task) if canonical else validate(task)
     fam = get_family(checked["family"])
     start = time.perf_counter()
-    rows = fam.run(checked)
+    if fam.splits is not None and fam.splits(checked):
+        rows = named_function(fam.split)(checked, cluster)
+    else:
+        rows = fam.run(checked)
     seconds = time.perf_counter() - start
     base = param_columns(checked)
     blank = dict.fromkeys(fam.columns)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tests_support
 
 from solvers import TaskError, solve
 from solvers.card_guessing import fast, partial
@@ -240,10 +241,18 @@ def test_bad_float_tasks(params, key):
     assert err.value.key == key
 
 
-def test_workers_need_the_dask_runner(monkeypatch):
-    monkeypatch.setattr(fast, "_DISTRIBUTED", [])
-    with pytest.raises(TaskError, match="workers=2"):
-        solve({"family": "card_guessing", "deck": [3, 3], "method": "float", "workers": 2})
+VALIDATE_WORKERS = """
+import sys
+from solvers import validate
+task = validate({"family": "card_guessing", "deck": [3, 3], "method": "float", "workers": 2})
+print(task["workers"], "distributed" in sys.modules)
+"""
+
+
+def test_a_workers_task_validates_whatever_was_imported():
+    """The distributed mode is the family's (Family.split), not a hook some import installs:
+    a workers=2 task validates in a fresh interpreter that never loaded Dask."""
+    assert tests_support.python_output(VALIDATE_WORKERS) == "2 False"
 
 
 # -------------------------------------------------------------------- distributed mode
@@ -339,8 +348,7 @@ def test_address_cluster_matches_single_process():
 
 @pytest.mark.slow
 def test_workers_task_runs_on_a_local_cluster():
-    """A task with workers=2 outside any cluster brings up its own LocalCluster."""
-    import solvers.card_guessing.layered  # noqa: F401  (installs the runner)
+    """A task with workers=2 given no cluster brings up its own LocalCluster."""
 
     row = float_row([3, 3, 3], workers=2)
     assert close(row["expected_score"], partial.optimal_value((3, 3, 3))[0])
@@ -376,14 +384,14 @@ def test_summary_section(tmp_path):
 
 @pytest.mark.slow
 def test_workers_task_inside_a_dask_worker():
-    """As in a study run: the task itself runs on a worker and borrows its cluster."""
+    """As in a study run: the task runs on a worker and borrows the cluster it runs on."""
     from distributed import Client, LocalCluster
 
     def run(task):  # nested: sent to the worker by value
-        import solvers.card_guessing.layered  # noqa: F401  (what pipeline.execute must import)
+        from pipeline.backends.base import borrowed_client
         from solvers import solve as solve_on_worker
 
-        return solve_on_worker(task)
+        return solve_on_worker(task, cluster=borrowed_client)  # what the pipeline hands in
 
     task = {"family": "card_guessing", "deck": [4, 3, 2], "method": "float", "workers": 2}
     with (

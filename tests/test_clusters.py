@@ -62,7 +62,7 @@ def test_version_differences_name_the_package_and_both_versions(dask_address, mo
         return versions
 
     monkeypatch.setattr(Client, "get_versions", older_numpy_on_workers)
-    from pipeline.execute import open_runner
+    from pipeline.backends import open_runner
 
     with (
         pytest.warns(UserWarning, match="package versions differ") as caught,
@@ -123,19 +123,19 @@ def test_slurm_without_sbatch_exits_2_saying_what_to_install(tmp_path):
     ],
 )
 def test_bad_slurm_settings_name_the_key(override, key, monkeypatch):
-    import pipeline.slurm
+    import pipeline.backends.slurm
 
-    monkeypatch.setattr(pipeline.slurm.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(pipeline.backends.slurm.shutil, "which", lambda name: f"/usr/bin/{name}")
     cfg = compose_config("cluster=slurm", override)
     with pytest.raises(StudyError, match=key.replace("(", r"\(")):
         run_study(cfg, log=lambda *_: None)
 
 
 def test_slurm_tls_uses_one_certificate_for_every_role(tmp_path, monkeypatch):
-    import pipeline.slurm
+    import pipeline.backends.slurm
     from pipeline.certs import write_cluster_certs
 
-    monkeypatch.setattr(pipeline.slurm.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(pipeline.backends.slurm.shutil, "which", lambda name: f"/usr/bin/{name}")
     certs = write_cluster_certs(tmp_path / "certs", ["127.0.0.1"])
     cluster = OmegaConf.to_container(
         compose_config(
@@ -145,17 +145,17 @@ def test_slurm_tls_uses_one_certificate_for_every_role(tmp_path, monkeypatch):
             f"cluster.tls.key={certs['worker_key']}",
         ).cluster
     )
-    kwargs = pipeline.slurm.slurm_cluster_kwargs(cluster)
+    kwargs = pipeline.backends.slurm.slurm_cluster_kwargs(cluster)
     assert kwargs["protocol"] == "tls://"
     sec = kwargs["security"]
     assert sec.require_encryption and sec.tls_ca_file == str(certs["ca"])
     assert sec.tls_worker_cert == sec.tls_scheduler_cert == sec.tls_client_cert
-    assert "security" not in pipeline.slurm.slurm_cluster_kwargs(
+    assert "security" not in pipeline.backends.slurm.slurm_cluster_kwargs(
         OmegaConf.to_container(compose_config("cluster=slurm").cluster)
     )
     cluster["tls"]["key"] = str(tmp_path / "missing.pem")
     with pytest.raises(StudyError, match="cluster.tls.key=.*missing.pem.*no such file"):
-        pipeline.slurm.check_slurm(cluster)
+        pipeline.backends.slurm.check(cluster)
 
 
 def _bookkeeping() -> tuple[bool, str]:
@@ -171,7 +171,8 @@ def _bookkeeping() -> tuple[bool, str]:
 def test_local_workers_profile_only_for_the_dashboard(dashboard):
     """The workers' sampling profiler costs ~20% of small tasks' time (bench_load); the
     periodic bookkeeping runs at the slower settings in the workers too."""
-    from pipeline.execute import local_cluster_settings, open_runner
+    from pipeline.backends import open_runner
+    from pipeline.backends.local import local_cluster_settings
 
     cluster = {"kind": "local", "n_workers": 1, "dashboard": dashboard}
     with open_runner(cluster) as runner:
@@ -190,7 +191,7 @@ def test_local_workers_start_by_the_configured_method(method, monkeypatch):
     modules (Linux default, ~0.1 s), a spawned one imports what it needs again (~2 s)."""
     import types
 
-    from pipeline.execute import open_runner
+    from pipeline.backends import open_runner
 
     monkeypatch.setitem(sys.modules, "guesslab_start_probe", types.ModuleType("probe"))
     cluster = {"kind": "local", "n_workers": 1, "start_method": method}
@@ -205,7 +206,7 @@ def test_forked_workers_leave_the_inherited_heap_to_refcounting():
     they thaw when the cluster closes."""
     import gc
 
-    from pipeline.execute import open_runner
+    from pipeline.backends import open_runner
 
     assert gc.get_freeze_count() == 0
     with open_runner({"kind": "local", "n_workers": 1, "start_method": "fork"}) as runner:
@@ -215,7 +216,8 @@ def test_forked_workers_leave_the_inherited_heap_to_refcounting():
 
 
 def test_auto_start_method_is_fork_on_linux_and_a_bad_one_names_the_key():
-    from pipeline.execute import check_cluster, start_method
+    from pipeline.backends import check_cluster
+    from pipeline.backends.local import start_method
 
     assert start_method("auto") == ("fork" if sys.platform.startswith("linux") else "spawn")
     with pytest.raises(StudyError, match=r"cluster.start_method='teleport': unknown; valid: auto"):
@@ -223,7 +225,7 @@ def test_auto_start_method_is_fork_on_linux_and_a_bad_one_names_the_key():
 
 
 def test_slurm_workers_run_without_the_profiler():
-    from pipeline.slurm import slurm_cluster_kwargs
+    from pipeline.backends.slurm import slurm_cluster_kwargs
 
     kwargs = slurm_cluster_kwargs(OmegaConf.to_container(compose_config("cluster=slurm").cluster))
     prologue = kwargs["job_script_prologue"]
@@ -232,7 +234,7 @@ def test_slurm_workers_run_without_the_profiler():
 
 FORKED_WORKERS_HAVE_PANDAS = """
 import sys
-from pipeline.execute import open_runner
+from pipeline.backends import open_runner
 assert "pandas" not in sys.modules  # importing the pipeline leaves it out
 with open_runner({"kind": "local", "n_workers": 1, "start_method": "fork"}) as runner:
     print(list(runner.client.run(lambda: "pandas" in sys.modules).values()))

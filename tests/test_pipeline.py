@@ -40,12 +40,21 @@ def test_every_study_config_composes_and_plans(name):
     assert all(t.task_id == reference_task_id(t.task) for t in tasks)  # ids as defined
 
 
-def test_run_defaults_in_code_are_the_config_s():
-    """A config without run.max_batch or run.max_in_flight gets conf/config.yaml's values."""
-    from pipeline.run import MAX_BATCH, MAX_IN_FLIGHT
+def test_config_defaults_live_in_conf_only():
+    """The typed config has no defaults of its own (conf/ holds each, once): every field of
+    every model is required, and the composed config passes the check as it is."""
+    from pydantic import BaseModel
 
-    run_cfg = config().run
-    assert (run_cfg.max_batch, run_cfg.max_in_flight) == (MAX_BATCH, MAX_IN_FLIGHT)
+    from pipeline import config as schema
+
+    models = [m for m in vars(schema).values() if isinstance(m, type) and issubclass(m, BaseModel)]
+    assert len(models) > 6
+    for model in models:
+        assert all(f.is_required() for f in model.model_fields.values()), model
+    for cluster in ("sync", "local", "address", "slurm"):
+        extra = ["cluster.address=tcp://127.0.0.1:1"] if cluster == "address" else []
+        checked = schema.checked_config(_plain(config(f"cluster={cluster}", *extra)))
+        assert checked.cluster.kind == cluster
 
 
 @pytest.mark.parametrize("name", STUDIES)

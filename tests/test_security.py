@@ -16,8 +16,8 @@ from omegaconf import OmegaConf
 from tests_support import compose_config
 
 from pipeline import store
+from pipeline.backends import exposure_warning, open_runner
 from pipeline.certs import write_cluster_certs
-from pipeline.execute import exposure_warning, open_runner
 from pipeline.run import run_study
 from pipeline.study import StudyError
 

@@ -56,7 +56,7 @@ def slurm_overrides(tmp_path: Path) -> list[str]:
 
 SIGINT_AFTER_IMPORT = """
 import signal
-from pipeline.slurm import slurm_cluster_class
+from pipeline.backends.slurm import slurm_cluster_class
 slurm_cluster_class()
 print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)
 """
@@ -71,7 +71,7 @@ def test_using_dask_jobqueue_leaves_ctrl_c_a_keyboard_interrupt():
 
 def test_slurm_jobs_retire_their_workers_before_the_walltime(tmp_path):
     pytest.importorskip("dask_jobqueue")
-    from pipeline.slurm import slurm_cluster_class, slurm_cluster_kwargs
+    from pipeline.backends.slurm import slurm_cluster_class, slurm_cluster_kwargs
 
     SLURMCluster = slurm_cluster_class()
 

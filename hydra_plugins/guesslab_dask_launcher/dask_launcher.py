@@ -2,7 +2,7 @@
 
 The cluster is the app's own ``cluster`` config (``cluster=local``, ``address`` or
 ``slurm``; ``sync`` runs the jobs here one after another), opened with guesslab's
-:func:`pipeline.execute.open_runner`.  Each job runs with ``cluster.kind=sync``, so its
+:func:`pipeline.backends.open_runner`.  Each job runs with ``cluster.kind=sync``, so its
 tasks run inside the worker that got the job: the jobs, not their tasks, are what the
 cluster spreads out.
 """
@@ -74,15 +74,16 @@ class DaskLauncher(Launcher):
         assert self.config is not None and self.task_function is not None
         setup_globals()
         configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
-        for name in ("distributed", "bokeh", "tornado"):  # Dask's routine INFO lines
-            logging.getLogger(name).setLevel(logging.WARNING)
+        from pipeline.backends.base import quiet_dask_logs
+
+        quiet_dask_logs()
         Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
         cluster = OmegaConf.to_container(self.config.cluster, resolve=True)
         jobs = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
         return self._run_all(cluster, jobs)
 
     def _run_all(self, cluster: dict, jobs: list[tuple[int, list[str]]]) -> list[JobReturn]:
-        from pipeline.execute import check_cluster, open_runner
+        from pipeline.backends import check_cluster, open_runner
         from pipeline.study import StudyError
 
         args = (self.hydra_context, self.config, self.task_function, Singleton.get_state())

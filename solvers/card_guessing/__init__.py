@@ -95,6 +95,11 @@ def check_task(task: Task) -> None:
             )
 
 
+def splits_over_cluster(task: Task) -> bool:
+    """Whether a checked task is the distributed mode (method=float, workers > 1: layered.py)."""
+    return task["method"] == "float" and (task["workers"] or 1) > 1
+
+
 def run(task: Task) -> list[Row]:
     """One row: the exact expected score, its distribution and the states visited."""
     if task["feedback"] != "partial":
@@ -192,6 +197,8 @@ FAMILY = register(
         ),
         run=run,
         check_task=check_task,
+        splits=splits_over_cluster,
+        split="solvers.card_guessing.layered:split_rows",
         columns={
             "expected_score": "float64",
             "expected_score_exact": "string",

@@ -830,13 +830,6 @@ def decision_tree(sol: Solution, deck: Sequence[int], names: str = "ABCDEFGHIJ")
 # ------------------------------------------------------------ the family's float rows
 
 FLOAT_STRATEGIES = ("optimal", "greedy")
-DistributedSolver = Callable[[Sequence[int], int], Solution]  # (deck, workers) -> optimal
-_DISTRIBUTED: list[DistributedSolver] = []  # installed by layered.py (the solver stays Dask-free)
-
-
-def install_distributed(solver: DistributedSolver) -> None:
-    """Let ``workers > 1`` tasks run through ``solver`` (layered.py installs itself)."""
-    _DISTRIBUTED[:] = [solver]
 
 
 def check_float_task(task: dict) -> None:
@@ -858,24 +851,17 @@ def check_float_task(task: dict) -> None:
     workers = task.get("workers") or 1
     if workers > 1 and task["strategy"] != "optimal":
         raise TaskError("workers", workers, "the distributed mode solves strategy=optimal only")
-    if workers > 1 and not _DISTRIBUTED:
-        raise TaskError(
-            "workers",
-            workers,
-            "workers > 1 needs the Dask layer runner (import solvers.card_guessing.layered, "
-            "as the pipeline "
-            "does); solvers alone run in one process: use workers=1",
-        )
 
 
-def float_rows(task: dict) -> list[dict]:
-    """One row of the float solver: expected score, variance and score pmf (no exact columns)."""
-    deck, workers = task["deck"], task.get("workers") or 1
-    if workers > 1:
-        sol = _DISTRIBUTED[0](deck, workers)
-    elif task["strategy"] == "optimal":
+def float_rows(task: dict, sol: Solution | None = None) -> list[dict]:
+    """One row of the float solver: expected score, variance and score pmf (no exact columns).
+
+    ``sol``: the task's solution when it was computed elsewhere (layered.py, over Dask).
+    """
+    deck = task["deck"]
+    if sol is None and task["strategy"] == "optimal":
         sol = optimal(deck)
-    else:
+    elif sol is None:
         sol = greedy(deck, task["tie_break"])
     return [
         {

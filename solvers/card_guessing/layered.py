@@ -19,22 +19,23 @@ driver never gathers a layer:
 Futures of a layer are dropped as soon as no later step needs them (the policy's int8 best
 slots and the states' keys stay until the score pass).
 
-Selection: the family parameter ``workers`` (execution knob, not part of the task id).  With
-``workers > 1`` and ``method: float``, :func:`solve_for_task` runs the task here: inside a
-Dask worker it borrows the running cluster (``worker_client``), elsewhere it starts a
-LocalCluster on 127.0.0.1 of one worker process with ``workers`` threads
-(:func:`local_client`).  Importing this module installs that hook into
-solvers.card_guessing.fast (solvers never import Dask).
+Selection: the family parameter ``workers`` (execution knob, not part of the task id).  A
+``method: float`` task with ``workers > 1`` is the family's distributed mode
+(``Family.split`` names :func:`split_rows`): it runs on the cluster the caller hands in (the
+pipeline hands in the one the task runs on), or, given none, on a LocalCluster on 127.0.0.1
+of one worker process with ``workers`` threads (:func:`local_client`).  The solver itself
+(fast.py) never imports Dask.
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
-from distributed import Client, get_worker, worker_client
+from distributed import Client, LocalCluster
 
 from solvers.card_guessing import fast
 
@@ -205,8 +206,7 @@ def _moves(keys: list[np.ndarray], values: list[tuple]) -> dict[int, tuple[int, 
 
 @contextmanager
 def local_client(workers: int, threads: bool = True) -> Iterator[Client]:
-    """A client of the pipeline's embedded LocalCluster (execute.open_runner: on 127.0.0.1,
-    its settings) that runs ``workers`` parts at once.
+    """A client of a new LocalCluster on 127.0.0.1 that runs ``workers`` parts at once.
 
     ``threads`` (the default): one worker process running ``workers`` threads; the kernels
     release the GIL, so the parts run in parallel and hand each other the next layer in
@@ -214,23 +214,24 @@ def local_client(workers: int, threads: bool = True) -> Iterator[Client]:
     faster than 1, 2 worker processes 1.20x).  ``threads=False``: ``workers`` processes, as
     on a cluster.
     """
-    from pipeline.execute import open_runner
-
     n_workers, per_worker = (1, workers) if threads else (workers, 1)
-    cluster = {"kind": "local", "n_workers": n_workers, "threads_per_worker": per_worker}
-    with open_runner(cluster) as runner:
-        yield runner.client
+    with (
+        LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=per_worker,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
 
 
-def solve_for_task(deck: Sequence[int], workers: int) -> fast.Solution:
-    """The optimal solve of a ``workers > 1`` task: on the running cluster, or a local one."""
-    try:
-        get_worker()
-    except ValueError:  # not inside a Dask worker: bring up a small local cluster
-        with local_client(workers) as client:
-            return optimal(client, deck, workers)
-    with worker_client() as client:
-        return optimal(client, deck, workers)
-
-
-fast.install_distributed(solve_for_task)
+def split_rows(task: dict, cluster: Callable[[], Any] | None) -> list[dict]:
+    """The float row of a ``workers > 1`` task, its layers split over the cluster handed in
+    (a callable giving a context manager that yields a client), or over a local one."""
+    opened = cluster() if cluster is not None else local_client(task["workers"])
+    with opened as client:
+        sol = optimal(client, task["deck"], task["workers"])
+    return fast.float_rows(task, sol)
