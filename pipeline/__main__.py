@@ -86,6 +86,36 @@ def check_choices(argv: list[str]) -> None:
         for choice in _sweep_values(value):
             if choice not in valid:
                 raise StudyError(f"{key}={choice!r}: unknown {key}; valid: {', '.join(valid)}")
+            _check_yaml(config_file(key, choice, dirs))
+
+
+def config_file(group: str, name: str, dirs: list[Path]) -> Path | None:
+    """The file Hydra takes for ``group=name``: the first search folder that has it."""
+    return next((f for d in dirs if (f := d / group / f"{name}.yaml").is_file()), None)
+
+
+def _check_yaml(path: Path | None) -> None:
+    """Refuse a config file that is not valid YAML, naming the file and the line."""
+    if path is None:
+        return
+    import yaml
+
+    try:
+        yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or exc
+        raise StudyError(f"{path}:{where}: not valid YAML ({problem})") from None
+
+
+def _with_study_file(message: str) -> str:
+    """A study.* error message with the study file it came from, when there is one."""
+    if not message.startswith("study."):
+        return message
+    choice = HydraConfig.get().runtime.choices.get("study")
+    path = config_file("study", str(choice), search_dirs(sys.argv[1:])) if choice else None
+    return f"{message} (in {path})" if path else message
 
 
 def _sweep_values(value: str) -> list[str]:
@@ -101,9 +131,10 @@ def hydra_main(cfg: DictConfig) -> None:
     try:
         report = run_study(cfg)
     except (StudyError, StoreError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        message = f"error: {_with_study_file(str(exc))}"
+        print(message, file=sys.stderr)
         if multirun:
-            raise JobFailed(2, f"error: {exc}") from None
+            raise JobFailed(2, message) from None
         sys.exit(2)
     if report.errors:
         message = (

@@ -2,8 +2,8 @@
 
 A study config (conf/study/NAME.yaml) names a family and a grid::
 
-    name: paper
-    family: card_guessing
+    name: mine
+    family: my_game       # a registered family (solvers.families())
     grid:                 # axes shared by every strategy: parameter -> list of values
       deck: [[3, 3, 3]]
     strategies:           # per-strategy axes; a strategy's axes multiply only its own rows

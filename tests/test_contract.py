@@ -18,16 +18,10 @@ from tests_support import reference_task_id
 from solvers import TaskError, families, get_family, solve, validate
 from solvers.registry import row_columns, task_id
 
-# one small, quick task per family (tests may register test-only families: they are skipped)
-EXAMPLES = {
-    "card_guessing": {"deck": [2, 2, 1], "strategy": "greedy"},
-    "hand_guessing": {"cards": 1, "ranks": 4, "suits": 2, "strategy": "min_expected_size"},
-    "high_low": {"n": 6, "strategy": "optimal"},
-    "mastermind": {"pegs": 2, "colours": 3, "strategy": "minimax"},
-    "no_repeat": {"N": 6},
-    "triples": {"ranks": 4, "suits": 4, "k": 2, "n": 2},
-}
+# every registered family (tests may register test-only families: they are skipped), with
+# the small, quick tasks it declares itself (Family.examples)
 REAL = sorted(f for f in families() if not f.startswith("test_"))
+EXAMPLES = {f: dict(get_family(f).examples[0]) for f in REAL if get_family(f).examples}
 PY_TYPES = {
     "string": str,
     "int64": int,
@@ -39,7 +33,7 @@ PY_TYPES = {
 
 
 def test_every_real_family_has_an_example_and_a_study():
-    assert sorted(EXAMPLES) == REAL
+    assert sorted(EXAMPLES) == REAL  # each declares Family.examples
     studied = {
         yaml.safe_load(p.read_text())["family"] for p in (ROOT / "conf/study").glob("*.yaml")
     }
@@ -119,13 +113,11 @@ def test_task_ids_are_the_hash_of_the_defined_json(value):
 
 @pytest.mark.parametrize("family", REAL)
 def test_the_grid_path_gives_validate_s_task_and_id(family):
-    """registry.grid_tasks (planning's path) equals validate + task_id on every family,
-    also for a task whose whole-task check fills in a parameter (mastermind's colours)."""
+    """registry.grid_tasks (planning's path) equals validate + task_id on every example of
+    every family, also where a whole-task check fills in a parameter (mastermind's second)."""
     from solvers.registry import grid_tasks
 
-    cases = [{"family": family, **EXAMPLES[family]}]
-    if family == "mastermind":  # colours left out: the whole-task check fills it from the jar
-        cases.append({"family": family, "pegs": 2, "jar": [1, 2, 3], "strategy": "minimax"})
+    cases = [{"family": family, **example} for example in get_family(family).examples]
     for raw in cases:
         fixed = {k: v for k, v in raw.items() if k in ("family", "strategy")}
         axes = [(k, [v, v]) for k, v in raw.items() if k not in fixed]  # each value twice
@@ -171,3 +163,19 @@ def test_a_canonical_task_solves_the_same_without_validating_again(family):
     plain = [{k: v for k, v in r.items() if k not in strip} for r in solve(task)]
     fast = [{k: v for k, v in r.items() if k not in strip} for r in solve(task, canonical=True)]
     assert plain == fast
+
+
+@pytest.mark.parametrize("family", REAL)
+def test_the_family_s_summary_renders_its_example_rows(family, tmp_path):
+    """Family.summary (imported only when called) turns the family's ok rows into Markdown."""
+    import pandas as pd
+
+    from solvers.registry import family_summary
+
+    rows = [
+        r for example in get_family(family).examples for r in solve({"family": family, **example})
+    ]
+    summarize = family_summary(family)
+    assert summarize is not None, f"{family} names no summary"
+    text = summarize(pd.DataFrame(rows), tmp_path)
+    assert isinstance(text, str) and text.strip()

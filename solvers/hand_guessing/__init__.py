@@ -156,6 +156,7 @@ FAMILY = register(
         name="hand_guessing",
         version=VERSION,
         summary="solvers.hand_guessing.summary:summarize",
+        examples=({"cards": 1, "ranks": 4, "suits": 2, "strategy": "min_expected_size"},),
         doc=__doc__,
         strategies=P.STRATEGIES,
         default_strategy="min_expected_size",

@@ -139,6 +139,7 @@ FAMILY = register(
         name="high_low",
         version=VERSION,
         summary="solvers.high_low.summary:summarize",
+        examples=({"n": 6, "strategy": "optimal"},),
         doc=__doc__,
         strategies=STRATEGIES,
         default_strategy="optimal",

@@ -304,6 +304,11 @@ FAMILY = register(
         name="mastermind",
         version=VERSION,
         summary="solvers.mastermind.summary:summarize",
+        examples=(
+            {"pegs": 2, "colours": 3, "strategy": "minimax"},
+            # colours left out: the whole-task check fills it in from the jar
+            {"pegs": 2, "jar": [1, 2, 3], "strategy": "minimax"},
+        ),
         doc=__doc__,
         strategies=STRATEGIES,
         default_strategy="minimax",

@@ -211,6 +211,7 @@ FAMILY = register(
         name="no_repeat",
         version=VERSION,
         summary="solvers.no_repeat.summary:summarize",
+        examples=({"N": 6},),
         doc=__doc__,
         params=(
             Param("N", lambda v: as_int(v, low=4, high=MAX_N), doc="distinct cards", dtype="int64"),

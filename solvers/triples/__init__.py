@@ -184,6 +184,7 @@ FAMILY = register(
         name="triples",
         version=VERSION,
         summary="solvers.triples.summary:summarize",
+        examples=({"ranks": 4, "suits": 4, "k": 2, "n": 2},),
         doc=__doc__,
         params=(
             Param("ranks", _positive, 13, "number of ranks (face values)", dtype="int64"),

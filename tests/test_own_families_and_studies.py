@@ -1,0 +1,93 @@
+"""A game and a study from the user's own folders, outside the package: a toy family
+registered through GUESSLAB_FAMILIES, its study found through Hydra's --config-dir."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+TOY_GAME = '''
+"""A toy family: the sum 1 + ... + n, as a game in a dozen lines."""
+from solvers.registry import Family, Param, as_int, register
+
+
+def run(task):
+    return [{"total": task["n"] * (task["n"] + 1) // 2}]
+
+
+def summarize(rows, out_dir):
+    return f"{len(rows)} sums; the largest is {rows['total'].max()}"
+
+
+register(Family(
+    name="toy_sum", version="1", run=run, columns={"total": "int64"},
+    params=(Param("n", lambda v: as_int(v, low=1), 3, "how many numbers", dtype="int64"),),
+    summary="toygame:summarize", examples=({"n": 3},),
+))
+'''
+
+
+def toy_folder(tmp_path: Path, grid: str = "[1, 2, 3, 4]") -> Path:
+    """tmp/toygame.py and tmp/studies/study/toy.yaml, as a user would keep them."""
+    (tmp_path / "toygame.py").write_text(textwrap.dedent(TOY_GAME))
+    studies = tmp_path / "studies" / "study"
+    studies.mkdir(parents=True)
+    (studies / "toy.yaml").write_text(f"name: toy\nfamily: toy_sum\ngrid:\n  n: {grid}\n")
+    return tmp_path
+
+
+def guesslab(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python -m pipeline --config-dir studies ...`` run from ``folder``, the toy game on
+    its path and named in GUESSLAB_FAMILIES."""
+    env = {**os.environ, "GUESSLAB_FAMILIES": "toygame"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH")]))
+    cmd = [sys.executable, "-m", "pipeline", "--config-dir", str(folder / "studies"), *args]
+    return subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("cluster", ["sync", "local"])
+def test_a_new_family_runs_end_to_end_from_its_own_folder(tmp_path, cluster):
+    folder = toy_folder(tmp_path)
+    res = guesslab(folder, "study=toy", f"cluster={cluster}", "paths.outputs=out")
+    assert res.returncode == 0, res.stderr
+    import pandas as pd
+
+    rows = pd.read_parquet(folder / "out" / "toy" / "results")
+    assert sorted(rows["total"]) == [1, 3, 6, 10]
+    assert set(rows["family"]) == {"toy_sum"} and set(rows["status"]) == {"ok"}
+    summary = (folder / "out" / "toy" / "summary.md").read_text()
+    assert "4 sums; the largest is 10" in summary
+
+
+def test_an_unknown_study_lists_the_user_s_studies_too(tmp_path):
+    folder = toy_folder(tmp_path)
+    res = guesslab(folder, "study=nonesuch", "paths.outputs=out")
+    assert res.returncode == 2
+    assert "study='nonesuch': unknown study; valid:" in res.stderr
+    assert "toy" in res.stderr and "paper" in res.stderr
+    assert not (folder / "out").exists()
+
+
+def test_a_bad_value_in_the_user_s_study_names_the_file_and_key(tmp_path):
+    folder = toy_folder(tmp_path, grid="[2, 0]")
+    res = guesslab(folder, "study=toy", "cluster=sync", "paths.outputs=out")
+    assert res.returncode == 2, res.stderr
+    line = res.stderr.strip()
+    assert "study.grid.n=0: must be >= 1" in line
+    assert str(folder / "studies" / "study" / "toy.yaml") in line
+    assert len(line.splitlines()) == 1
+    assert not (folder / "out").exists()
+
+
+def test_a_study_file_that_is_not_yaml_names_the_file_and_line(tmp_path):
+    folder = toy_folder(tmp_path, grid="[1, 2")
+    res = guesslab(folder, "study=toy", "cluster=sync", "paths.outputs=out")
+    assert res.returncode == 2, res.stderr
+    assert str(folder / "studies" / "study" / "toy.yaml") in res.stderr
+    assert "not valid YAML" in res.stderr and "line " in res.stderr
+    assert not (folder / "out").exists()
