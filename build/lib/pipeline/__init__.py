@@ -1,0 +1,1 @@
+"""guesslab pipeline: grid expansion, Dask execution, the Parquet store, summaries, plots."""

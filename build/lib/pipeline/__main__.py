@@ -1,0 +1,186 @@
+"""``python -m pipeline [study=NAME] [cluster=local|sync|address] [key=value ...]``.
+
+A thin Hydra entry point around :func:`pipeline.run.run_study`.  Exit status: 0 when every
+task succeeded, 1 when some task failed (their rows say why), 2 for a bad config (nothing
+is written) or a store that cannot be written (finished files stay complete).
+
+In a multirun (``-m``) a job that fails raises :class:`pipeline.launchers.JobFailed`
+instead of exiting, because a job may run in another process (joblib), on a Dask worker or
+on a Slurm node: every Hydra launcher hands the exception back, the driver runs every job
+of the sweep and then exits with the status of the first failed job.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.errors import CompactHydraException
+from hydra.types import RunMode
+from omegaconf import DictConfig
+
+from pipeline.config import conf_dir
+from pipeline.launchers import JobFailed, check_launcher, is_multirun
+from pipeline.run import run_study
+from pipeline.store import StoreError
+from pipeline.study import StudyError
+
+CHOICE_GROUPS = ("study", "cluster", "paths")
+_failed_tasks: list[int] = []
+
+
+def search_dirs(argv: list[str]) -> list[Path]:
+    """The config folders Hydra searches for this command line: ``--config-dir``/``-cd``,
+    ``hydra.searchpath=[...]`` (file:// or pkg:// entries) and guesslab's own conf/."""
+    dirs: list[Path] = []
+    for i, arg in enumerate(argv):
+        for flag in ("--config-dir", "-cd"):
+            if arg == flag and i + 1 < len(argv):
+                dirs.append(Path(argv[i + 1]).expanduser())
+            elif arg.startswith(flag + "="):
+                dirs.append(Path(arg.split("=", 1)[1]).expanduser())
+        key, sep, value = arg.lstrip("+").partition("=")
+        if sep and key == "hydra.searchpath":
+            dirs += [p for entry in _list_values(value) if (p := _search_entry(entry))]
+    return [*dirs, conf_dir()]
+
+
+def _list_values(value: str) -> list[str]:
+    return [v.strip().strip("'\"") for v in value.strip().strip("[]").split(",") if v.strip()]
+
+
+def _search_entry(entry: str) -> Path | None:
+    """The folder of one hydra.searchpath entry (file://DIR or pkg://module)."""
+    scheme, sep, rest = entry.partition("://")
+    if not sep:
+        return Path(entry).expanduser()
+    if scheme == "file":
+        return Path(rest).expanduser()
+    if scheme == "pkg":
+        import importlib.resources
+
+        try:
+            return Path(str(importlib.resources.files(rest.replace("/", "."))))
+        except (ImportError, TypeError):
+            return None
+    return None
+
+
+def group_options(group: str, dirs: list[Path] | None = None) -> list[str]:
+    """Config names available in a group, over the folders Hydra searches."""
+    dirs = dirs if dirs is not None else [conf_dir()]
+    return sorted({p.stem for d in dirs for p in (d / group).glob("*.yaml")})
+
+
+def check_choices(argv: list[str]) -> None:
+    """Refuse an unknown study/cluster/paths name on the command line, listing valid ones."""
+    dirs = search_dirs(argv)
+    for arg in argv:
+        key, sep, value = arg.lstrip("+~").partition("=")
+        if not sep or key not in CHOICE_GROUPS:
+            continue
+        valid = group_options(key, dirs)
+        for choice in _sweep_values(value):
+            if choice not in valid:
+                raise StudyError(f"{key}={choice!r}: unknown {key}; valid: {', '.join(valid)}")
+            _check_yaml(config_file(key, choice, dirs))
+
+
+def config_file(group: str, name: str, dirs: list[Path]) -> Path | None:
+    """The file Hydra takes for ``group=name``: the first search folder that has it."""
+    return next((f for d in dirs if (f := d / group / f"{name}.yaml").is_file()), None)
+
+
+def _check_yaml(path: Path | None) -> None:
+    """Refuse a config file that is not valid YAML, naming the file and the line."""
+    if path is None:
+        return
+    import yaml
+
+    try:
+        yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or exc
+        raise StudyError(f"{path}:{where}: not valid YAML ({problem})") from None
+
+
+def _with_study_file(message: str) -> str:
+    """A study.* error message with the study file it came from, when there is one."""
+    if not message.startswith("study."):
+        return message
+    choice = HydraConfig.get().runtime.choices.get("study")
+    path = config_file("study", str(choice), search_dirs(sys.argv[1:])) if choice else None
+    return f"{message} (in {path})" if path else message
+
+
+def _sweep_values(value: str) -> list[str]:
+    if value.startswith(("choice(", "range(", "glob(")):
+        return []  # Hydra's sweep functions: let Hydra resolve them
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+@hydra.main(config_path="pkg://pipeline.conf", config_name="config", version_base="1.3")
+def hydra_main(cfg: DictConfig) -> None:
+    """Run one study (one job of a multirun) from the composed config."""
+    multirun = HydraConfig.get().mode == RunMode.MULTIRUN
+    try:
+        report = run_study(cfg)
+    except (StudyError, StoreError) as exc:
+        message = f"error: {_with_study_file(str(exc))}"
+        print(message, file=sys.stderr)
+        if multirun:
+            raise JobFailed(2, message) from None
+        sys.exit(2)
+    if report.errors:
+        message = (
+            f"{report.errors} task(s) failed: see the rows with status 'error' "
+            f"in {report.study_dir / 'results'}"
+        )
+        print(message, file=sys.stderr)
+        if multirun:
+            raise JobFailed(1, message)
+        _failed_tasks.append(report.errors)
+
+
+def main() -> None:
+    """Console entry point: check group choices, run Hydra, exit 1 if any task failed."""
+    try:
+        check_choices(sys.argv[1:])
+        check_launcher(sys.argv[1:])
+    except StudyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    if not is_multirun(sys.argv[1:]):
+        hydra_main()
+        if _failed_tasks:
+            sys.exit(1)
+        return
+    status = run_multirun()
+    if status:
+        sys.exit(status)
+
+
+def run_multirun() -> int:
+    """Run Hydra's multirun; the exit status of the first failed job, or 0."""
+    user_wants_traces = bool(os.environ.get("HYDRA_FULL_ERROR"))
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # let a job's JobFailed reach us instead of exit(1)
+    try:
+        hydra_main()
+    except JobFailed as exc:  # every job ran; each failed one printed its reason
+        print(f"multirun: a job failed ({exc})", file=sys.stderr)
+        return exc.status
+    except CompactHydraException as exc:  # Hydra's own config errors, as Hydra prints them
+        if user_wants_traces:
+            raise
+        print(exc, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    main()

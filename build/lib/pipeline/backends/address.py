@@ -1,0 +1,98 @@
+"""``cluster=address``: an existing Dask scheduler (``dask scheduler`` and ``dask worker``)."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+from pipeline.backends.base import (
+    CERTS_HINT,
+    Runner,
+    borrowed_client,
+    is_loopback,
+    tls_files,
+    tls_security,
+)
+from pipeline.config import ConfigError
+
+
+def check(cluster: Any) -> None:
+    """Refuse TLS settings that do not fit the address, or TLS files that are missing."""
+    security_files(cluster)
+
+
+def security_files(cluster: Any) -> dict[str, str] | None:
+    """The client's TLS files for a tls:// address (None for tcp://), checked."""
+    tls_address = cluster.address.startswith("tls://")
+    if cluster.tls.given() and not tls_address:
+        raise ConfigError(
+            f"cluster.address={cluster.address!r}: cluster.tls is set, so use a tls:// address"
+        )
+    files = tls_files(cluster.tls)
+    if tls_address and not files:
+        raise ConfigError(
+            "cluster.tls.ca_file=None: a tls:// cluster needs cluster.tls.ca_file, "
+            f"cluster.tls.cert and cluster.tls.key ({CERTS_HINT})"
+        )
+    return files
+
+
+def exposure_warning(cluster: Any) -> str | None:
+    """A warning when plain tcp:// goes to a scheduler that is not on this machine."""
+    address = cluster.address
+    if not address.startswith("tcp://"):
+        return None
+    host = address[len("tcp://") :].rsplit(":", 1)[0].strip("[]")
+    if host in ("localhost", "") or is_loopback(host):
+        return None
+    return (
+        f"cluster.address={address!r} is plain tcp:// to another machine: anyone who can "
+        "reach that scheduler can run code as you, and results travel unencrypted. Use "
+        "TLS: make certificates with `python -m pipeline.certs DIR`, start the scheduler and "
+        "workers with them, and run with cluster.address=tls://... and cluster.tls.*"
+    )
+
+
+@contextlib.contextmanager
+def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
+    """A Runner on the scheduler at cluster.address (ConfigError if it does not answer)."""
+    from distributed import Client
+
+    files = security_files(cluster)
+    security = tls_security(files) if files else None
+    try:
+        client = Client(cluster.address, timeout=cluster.timeout, security=security)
+    except (OSError, TimeoutError, ValueError) as exc:
+        hint = (
+            "is the scheduler running, and do cluster.tls.* come from the cluster's CA?"
+            if security
+            else "is the scheduler running (dask scheduler), and is the address right?"
+        )
+        reason = f"cannot connect to the scheduler ({type(exc).__name__}: {exc}); {hint}"
+        raise ConfigError(f"cluster.address={cluster.address!r}: {reason}") from None
+    with client:
+        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+        differences = version_differences(client)
+        if differences:
+            warnings.warn(
+                "package versions differ between this client and the workers: "
+                + "; ".join(differences),
+                stacklevel=2,
+            )
+        description = f"scheduler {cluster.address}, {n_workers} workers"
+        yield Runner(client, n_workers, description, borrowed_client)
+
+
+def version_differences(client: Any) -> list[str]:
+    """Human-readable differences of key package versions between client and workers."""
+    versions = client.get_versions(check=False)
+    mine = versions["client"]["packages"]
+    out = []
+    for worker, info in versions.get("workers", {}).items():
+        theirs = info.get("packages", {})
+        for pkg in ("python", "dask", "distributed", "numpy", "pandas", "msgpack", "cloudpickle"):
+            if pkg in mine and pkg in theirs and mine[pkg] != theirs[pkg]:
+                out.append(f"{pkg}: client {mine[pkg]}, worker {worker} {theirs[pkg]}")
+    return out

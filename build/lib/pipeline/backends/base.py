@@ -1,0 +1,89 @@
+"""What every cluster backend shares: the Runner, TLS, warnings, quiet logs.
+
+Nothing here imports Dask's ``distributed`` at module level (``cluster=sync`` must not).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pipeline.config import ConfigError
+
+TLS_KEYS = ("ca_file", "cert", "key")
+CERTS_HINT = "make them with python -m pipeline.certs DIR"
+
+
+@dataclass
+class Runner:
+    """A Dask client (None: in this process) and what its tasks may borrow.
+
+    ``task_cluster`` is what the pipeline hands a task that splits its work over the cluster
+    it runs on (see ``Family.split``): a zero-argument callable giving a context manager that
+    yields a Dask client, or None where tasks do not run on Dask workers.
+    """
+
+    client: Any
+    n_workers: int
+    description: str
+    task_cluster: Any = None
+
+
+@contextlib.contextmanager
+def borrowed_client() -> Iterator[Any]:
+    """Inside a Dask worker: a client of the cluster this task runs on (worker_client)."""
+    from distributed import worker_client
+
+    with worker_client() as client:
+        yield client
+
+
+def quiet_dask_logs() -> None:
+    """Keep Dask's routine INFO messages (workers starting, closing) off the terminal."""
+    for name in ("distributed", "bokeh", "tornado"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def tls_files(tls: Any, *, key_prefix: str = "cluster.tls") -> dict[str, str] | None:
+    """The three TLS files (expanded paths) when any is set, else None; checks they exist."""
+    given = tls.given()
+    if not given:
+        return None
+    for key in TLS_KEYS:
+        path = given.get(key)
+        if not path:
+            raise ConfigError(
+                f"{key_prefix}.{key}=None: TLS needs cluster.tls.ca_file, cluster.tls.cert "
+                f"and cluster.tls.key ({CERTS_HINT})"
+            )
+        if not Path(path).expanduser().is_file():
+            raise ConfigError(f"{key_prefix}.{key}={path!r}: no such file")
+    return {k: str(Path(given[k]).expanduser()) for k in TLS_KEYS}
+
+
+def tls_security(files: dict[str, str], roles: Literal["client", "all"] = "client") -> Any:
+    """Dask Security from the three TLS files: the client's alone, or one certificate for
+    every role (scheduler, workers and client, as the Slurm backend starts them all)."""
+    from distributed.security import Security
+
+    cert, key = files["cert"], files["key"]
+    kinds = ("client",) if roles == "client" else ("scheduler", "worker", "client")
+    certs = {
+        f"tls_{kind}_{part}": path
+        for kind in kinds
+        for part, path in (("cert", cert), ("key", key))
+    }
+    return Security(tls_ca_file=files["ca_file"], **certs, require_encryption=True)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is an IP address of this machine's loopback range."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

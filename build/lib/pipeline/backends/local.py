@@ -1,0 +1,101 @@
+"""``cluster=local``: an embedded Dask LocalCluster of worker processes on 127.0.0.1."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from pipeline.backends.base import Runner, borrowed_client
+
+
+def check(cluster: Any) -> None:
+    """The checked config is all a LocalCluster needs."""
+
+
+def start_method(setting: str = "auto") -> str:
+    """How LocalCluster workers start: ``auto`` is fork on Linux, spawn elsewhere.
+
+    A forked worker starts with the driver's modules loaded: a 2-worker LocalCluster is up in
+    ~0.1 s instead of ~2 s (each spawned worker imports Dask, NumPy, Numba and the solvers
+    again); macOS system libraries are not safe to fork, hence spawn there.
+    """
+    if setting == "auto":
+        return "fork" if sys.platform.startswith("linux") else "spawn"
+    return setting
+
+
+def local_cluster_settings(dashboard: bool, method: str = "auto") -> dict[str, Any]:
+    """Dask settings for an embedded LocalCluster: less bookkeeping on the machine's cores.
+
+    The workers' statistical profiler feeds the dashboard and costs ~20% of the solver's
+    time on small tasks: on only with the dashboard.  The nannies' memory checks (every
+    100 ms), the system monitors (every 500 ms) and the event-loop health ticks (every 20 ms)
+    run in the driver and in every worker; at their defaults they took ~2 of the driver's
+    6 CPU seconds while the load study ran (benchmarks/bench_load.py, 100,000 tasks).  Memory
+    is still checked twice a second.  Workers start by ``method`` (:func:`start_method`).
+    """
+    return {
+        "distributed.worker.multiprocessing-method": start_method(method),
+        "distributed.worker.profile.enabled": dashboard,
+        "distributed.worker.memory.monitor-interval": "500ms",
+        "distributed.admin.system-monitor.interval": "2s",
+        "distributed.admin.tick.interval": "1s",
+    }
+
+
+@contextlib.contextmanager
+def _ready_to_fork(enabled: bool) -> Iterator[None]:
+    """The driver prepared for forking its workers (nothing when ``enabled`` is false).
+
+    pandas is imported first: pyarrow imports it the first time it builds an array (to check
+    for pandas inputs), so every worker's first Parquet encoding cost ~0.4 s of CPU; imported
+    once here (where the summary needs it anyway), the forked workers start with it.
+
+    Then the driver's objects leave the cycle collector's reach (``gc.freeze``, as the gc
+    module's documentation advises before a fork) until the cluster closes: a forked worker
+    inherits the driver's heap (with a planned study of 100,000 tasks, ~400,000 objects the
+    collector tracks), and each of its full collections walked all of it (0.25-0.3 s each
+    on the load benchmark, touching, hence copying, inherited pages).
+    """
+    if not enabled:
+        yield
+        return
+    import pandas  # noqa: F401
+
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+@contextlib.contextmanager
+def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
+    """A Runner on a new LocalCluster bound to 127.0.0.1; closed on exit."""
+    import dask
+    from distributed import Client
+    from distributed import LocalCluster as DaskLocalCluster
+
+    n_workers = cluster.n_workers or os.cpu_count() or 1
+    method = start_method(cluster.start_method)
+    with (
+        _ready_to_fork(method == "fork"),
+        dask.config.set(local_cluster_settings(cluster.dashboard, method)),
+        DaskLocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=cluster.threads_per_worker,
+            processes=True,
+            host="127.0.0.1",
+            # the scheduler's HTTP server (dashboard or not) on loopback, at a free port
+            scheduler_kwargs={"dashboard": cluster.dashboard, "dashboard_address": "127.0.0.1:0"},
+            memory_limit=cluster.memory_limit,
+        ) as lc,
+        Client(lc) as client,
+    ):
+        link = f", dashboard {client.dashboard_link}" if cluster.dashboard else ""
+        description = f"LocalCluster, {n_workers} worker processes{link}"
+        yield Runner(client, n_workers, description, borrowed_client)

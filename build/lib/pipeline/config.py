@@ -1,0 +1,373 @@
+"""The run configuration, typed and checked once, at the door.
+
+Hydra composes the config from ``conf/`` (where every default lives, with its comment);
+:func:`checked_config` then validates the whole of it against the pydantic models below
+before any work: strict types (``no``, ``"false"`` or ``1`` are not booleans), ranges, one
+model per cluster kind (chosen by ``cluster.kind``), and no unknown keys (``+run.foo=1`` is
+an error, not silently ignored).  A bad value raises :class:`ConfigError` naming the key and
+the value; the study grid itself is checked by :func:`pipeline.study.plan`.
+
+Why pydantic rather than Hydra structured configs: OmegaConf converts ``"no"``/``"off"`` to
+booleans, has no ranges or per-kind unions, and reports errors as Hydra tracebacks (exit 1);
+pydantic's strict mode and discriminated unions express every rule here in one place.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
+
+from pipeline.study import StudyError
+
+ConfigError = StudyError  # one exception for every bad config value: exit status 2
+
+MAX_TIMEOUT_S = 30 * 24 * 3600.0  # a task time limit longer than 30 days is a typo
+
+
+class Strict(BaseModel):
+    """A config section: strict types, unknown keys refused, frozen once checked.
+
+    No field has a default here: conf/ holds every default (with its comment), once.
+    """
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+def _positive_int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError("must be a positive integer")
+    return value
+
+
+def _positive_seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be a positive number of seconds")
+    if not math.isfinite(value) or not value > 0:
+        raise ValueError("must be a positive, finite number of seconds")
+    return float(value)
+
+
+def _choice(*choices: Any):
+    def check(value: Any) -> Any:
+        if isinstance(value, bool) and True not in choices or value not in choices:
+            raise ValueError(f"unknown; valid: {', '.join(map(str, choices))}")
+        return value
+
+    return check
+
+
+def _auto_or(check):
+    def either(value: Any) -> Any:
+        return value if value == "auto" and not isinstance(value, bool) else check(value)
+
+    return either
+
+
+def _bool_or_auto(value: Any) -> bool | str:
+    if isinstance(value, bool) or value == "auto":
+        return value
+    raise ValueError("must be true, false or auto")
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("must be true or false")
+    return value
+
+
+def _batch_size(value: Any) -> int | str:
+    if value is None or value == "auto":
+        return "auto"
+    try:
+        return _positive_int(value)
+    except ValueError:
+        raise ValueError("must be a positive integer or auto") from None
+
+
+def _timeout(value: Any) -> float | None:
+    if value is None:
+        return None
+    seconds = _positive_seconds(value)
+    if seconds > MAX_TIMEOUT_S:
+        raise ValueError(f"must be at most {MAX_TIMEOUT_S:g} seconds (30 days)")
+    return seconds
+
+
+def seconds(value: Any) -> float:
+    """A checked duration setting ("50m", "90s", 30) in seconds."""
+    from dask.utils import parse_timedelta
+
+    return float(parse_timedelta(value, default="seconds"))
+
+
+def _duration(value: Any) -> Any:
+    """``value`` if it is a duration (kept as given, so messages quote it as given)."""
+    from dask.utils import parse_timedelta
+
+    try:
+        seconds = parse_timedelta(value, default="seconds")
+    except (TypeError, ValueError, KeyError):
+        seconds = None
+    if seconds is None or isinstance(value, bool) or not 0 <= seconds < math.inf:
+        raise ValueError("give a duration such as 50m or 90s")
+    return value
+
+
+def _memory(value: Any) -> str | int:
+    from dask.utils import parse_bytes
+
+    if value == "auto":
+        return value
+    try:
+        if isinstance(value, bool) or parse_bytes(value) <= 0:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ValueError("give a size such as 4GiB, or auto") from None
+    return value
+
+
+def _optional_file(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ValueError("must be a file path")
+    return value
+
+
+PositiveInt = Annotated[int, BeforeValidator(_positive_int)]
+Bool = Annotated[bool, BeforeValidator(_bool)]
+Duration = Annotated[Any, AfterValidator(_duration)]
+FilePath = Annotated[Any, AfterValidator(_optional_file)]
+
+
+class StoreConfig(Strict):
+    recompute: Bool
+
+
+class RunConfig(Strict):
+    batch_size: Annotated[Any, AfterValidator(_batch_size)]
+    batch_seconds: Annotated[Any, AfterValidator(_positive_seconds)]
+    max_batch: PositiveInt
+    max_in_flight: PositiveInt
+    task_timeout_s: Annotated[Any, AfterValidator(_timeout)]
+    progress: Annotated[Any, AfterValidator(_bool_or_auto)]
+
+
+class PathsConfig(Strict):
+    outputs: Annotated[Any, AfterValidator(lambda v: _nonempty(v))]
+
+
+def _nonempty(value: Any) -> str:
+    if not isinstance(value, str | Path) or not str(value):
+        raise ValueError("must be a folder path")
+    return str(value)
+
+
+class TLSFiles(Strict):
+    ca_file: FilePath
+    cert: FilePath
+    key: FilePath
+
+    def given(self) -> dict[str, str]:
+        """The TLS files that are set, by key."""
+        return {k: v for k, v in self.model_dump().items() if v}
+
+
+class SyncCluster(Strict):
+    kind: Literal["sync"]
+
+
+START_METHODS = ("auto", "fork", "spawn", "forkserver")
+
+
+class LocalCluster(Strict):
+    kind: Literal["local"]
+    n_workers: Annotated[Any, AfterValidator(lambda v: v if v is None else _n_workers(v))]
+    threads_per_worker: PositiveInt
+    memory_limit: Annotated[Any, AfterValidator(_memory)]
+    dashboard: Bool
+    start_method: Annotated[Any, AfterValidator(_choice(*START_METHODS))]
+
+
+def _n_workers(value: Any) -> int:
+    try:
+        return _positive_int(value)
+    except ValueError:
+        raise ValueError("must be a positive integer or null") from None
+
+
+class AddressCluster(Strict):
+    kind: Literal["address"]
+    address: Annotated[Any, AfterValidator(lambda v: _address(v))]
+    timeout: Duration
+    tls: TLSFiles
+
+
+def _address(value: Any) -> str:
+    if not isinstance(value, str) or value.partition("://")[0] not in ("tcp", "tls"):
+        raise ValueError(
+            "give the scheduler address, e.g. tls://HOST:8786 (with cluster.tls.*) "
+            "or tcp://127.0.0.1:8786"
+        )
+    return value
+
+
+class SlurmCluster(Strict):
+    kind: Literal["slurm"]
+    queue: str | None
+    account: str | None
+    cores: PositiveInt
+    memory: Annotated[Any, AfterValidator(_memory)]
+    walltime: Annotated[Any, AfterValidator(lambda v: _walltime(v))]
+    lifetime: Duration
+    lifetime_stagger: Duration
+    minimum_jobs: Annotated[int, BeforeValidator(lambda v: _at_least(v, 0))]
+    maximum_jobs: Annotated[int, BeforeValidator(lambda v: _at_least(v, 1))]
+    scheduler_host: str | None
+    log_directory: str | None
+    job_extra_directives: list[str]
+    worker_timeout: Duration
+    tls: TLSFiles
+
+
+def _at_least(value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"must be an integer of at least {low}")
+    return value
+
+
+def walltime_seconds(walltime: Any) -> float:
+    """Seconds in a Slurm walltime "[D-]HH:MM:SS" (or "MM:SS"); raises ValueError."""
+    text = str(walltime)
+    days, _, clock = text.rpartition("-")
+    parts = [int(p) for p in clock.split(":")]
+    if not 1 <= len(parts) <= 3 or any(p < 0 for p in parts):
+        raise ValueError(text)
+    while len(parts) < 3:
+        parts.insert(0, 0)
+    hours, minutes, secs = parts
+    return ((int(days or 0) * 24 + hours) * 60 + minutes) * 60 + secs
+
+
+def _walltime(value: Any) -> str:
+    try:
+        walltime_seconds(value)
+    except ValueError:
+        raise ValueError("give it as HH:MM:SS") from None
+    return str(value)
+
+
+Cluster = Annotated[
+    SyncCluster | LocalCluster | AddressCluster | SlurmCluster, Field(discriminator="kind")
+]
+CLUSTER_KINDS = ("sync", "local", "address", "slurm")
+_CLUSTER_ADAPTER: TypeAdapter[Any] = TypeAdapter(Cluster)
+STAGES = ("all", "run", "summary")
+
+
+class Config(Strict):
+    """The whole run configuration (the study grid is checked by pipeline.study.plan)."""
+
+    stage: Annotated[Any, AfterValidator(_choice(*STAGES))]
+    store: StoreConfig
+    run: RunConfig
+    paths: PathsConfig
+    cluster: Cluster
+    study: dict[str, Any]
+
+
+def conf_dir() -> Path:
+    """The folder of guesslab's own configs (the installed package ``pipeline.conf``)."""
+    import importlib.resources
+
+    return Path(str(importlib.resources.files("pipeline.conf")))
+
+
+def cluster_config(cluster: Mapping[str, Any] | BaseModel) -> Any:
+    """A checked cluster config: ``conf/cluster/<kind>.yaml`` with ``cluster``'s values over
+    it (for Python callers: ``cluster_config({"kind": "local", "n_workers": 1})``)."""
+    if isinstance(cluster, BaseModel):
+        return cluster
+    import yaml
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(cluster, DictConfig):
+        cluster = OmegaConf.to_container(cluster, resolve=True)
+
+    kind = cluster.get("kind")
+    if kind not in CLUSTER_KINDS:
+        raise ConfigError(f"cluster.kind={kind!r}: unknown; valid: {', '.join(CLUSTER_KINDS)}")
+    defaults = yaml.safe_load((conf_dir() / "cluster" / f"{kind}.yaml").read_text())
+    if kind == "address":
+        defaults.pop("address")  # "???" in the YAML: Hydra's mark of a required value
+    merged = {**defaults, **cluster}
+    if isinstance(cluster.get("tls"), Mapping):
+        merged["tls"] = {**(defaults.get("tls") or {}), **cluster["tls"]}
+    try:
+        return _CLUSTER_ADAPTER.validate_python(merged)
+    except ValidationError as exc:
+        raise ConfigError(_message(exc, {"cluster": merged}, prefix="cluster")) from None
+
+
+def checked_config(cfg: Mapping[str, Any]) -> Config:
+    """The validated run configuration; ConfigError naming the first bad key and value."""
+    cluster = cfg.get("cluster")
+    kind = cluster.get("kind") if isinstance(cluster, Mapping) else None
+    if kind not in CLUSTER_KINDS:
+        raise ConfigError(f"cluster.kind={kind!r}: unknown; valid: {', '.join(CLUSTER_KINDS)}")
+    try:
+        return Config.model_validate(dict(cfg))
+    except ValidationError as exc:
+        raise ConfigError(_message(exc, cfg)) from None
+
+
+def _message(exc: ValidationError, cfg: Mapping[str, Any], prefix: str = "") -> str:
+    """``key=value: reason`` for the first error pydantic found."""
+    err = exc.errors(include_url=False)[0]
+    loc = [str(p) for p in err["loc"]]
+    loc = [prefix, *loc] if prefix else loc
+    if len(loc) > 1 and loc[0] == "cluster" and loc[1] in CLUSTER_KINDS:
+        del loc[1]  # the union's tag (cluster.kind), not a key
+    key = ".".join(loc)
+    reason = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        return f"{key}={err['input']!r}: unknown key; valid: {', '.join(_known(loc, cfg))}"
+    if err["type"] == "missing":
+        return f"{key}: required, and not given"
+    if err["type"] in ("string_type", "int_type", "float_type", "bool_type", "list_type"):
+        reason = reason.replace("Input should be", "must be")
+    return f"{key}={_short(err['input'])}: {reason}"
+
+
+def _known(loc: list[str], cfg: Mapping[str, Any]) -> list[str]:
+    """The keys valid where an unknown key ``loc`` was given."""
+    model: Any = Config
+    for part in loc[:-1]:
+        if part == "cluster":
+            kind = cfg["cluster"]["kind"]
+            model = {"sync": SyncCluster, "local": LocalCluster}.get(kind) or (
+                AddressCluster if kind == "address" else SlurmCluster
+            )
+            continue
+        model = model.model_fields[part].annotation
+    return list(model.model_fields)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, shortened in the middle past ``limit`` characters."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit // 2]}...{text[-limit // 4 :]} ({len(text)} characters)"

@@ -1,0 +1,374 @@
+"""Run a study: check the config, plan tasks, skip stored ones, fan out, store, summarise.
+
+:func:`run_study` is a plain function of a config mapping (what ``python -m pipeline``
+passes after Hydra composed it); tests and notebooks call it directly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import pickle
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any
+
+from pipeline import locking, store
+from pipeline.backends import check_cluster, exposure_warning, open_runner
+from pipeline.backends.base import quiet_dask_logs
+from pipeline.config import Config, RunConfig, checked_config
+from pipeline.execute import batch_error_row, run_batch
+from pipeline.study import StudyError, plan
+from solvers.registry import get_family
+
+PACKAGES = ("guesslab", "dask", "distributed", "pyarrow", "pandas", "numpy", "hydra-core")
+
+
+@dataclass
+class StudyReport:
+    """What a run did: counts of tasks and rows, where the study lives."""
+
+    study: str
+    study_dir: Path
+    planned: int = 0
+    skipped: int = 0
+    computed: int = 0
+    errors: int = 0
+    rows_written: int = 0
+    files: list[Path] = field(default_factory=list)
+    summary: Path | None = None
+
+    def line(self) -> str:
+        """One line for the terminal."""
+        return (
+            f"study {self.study}: {self.planned} tasks, {self.skipped} already stored, "
+            f"{self.computed} computed, {self.errors} failed; store {self.study_dir / 'results'}"
+        )
+
+
+def study_dir(cfg: Mapping[str, Any]) -> Path:
+    """The folder of the configured study: <paths.outputs>/<study.name>."""
+    return Path(str(cfg["paths"]["outputs"])).expanduser().resolve() / str(cfg["study"]["name"])
+
+
+def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
+    """Run the configured study end to end and return its report.
+
+    Raises StudyError (naming the config key and value) before anything is written.
+    """
+    cfg = _plain(cfg)
+    conf = checked_config(cfg)
+    quiet_dask_logs()
+    study = conf.study
+    tasks = plan(study)
+    check_cluster(conf.cluster)
+    warning = exposure_warning(conf.cluster)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    report = StudyReport(study=study["name"], study_dir=study_dir(cfg), planned=len(tasks))
+    results = report.study_dir / "results"
+    if conf.stage in ("all", "run"):
+        _run_tasks(cfg, conf, tasks, results, report, log)
+    if conf.stage in ("all", "summary"):
+        from pipeline.summary import write_summary
+
+        with locking.study_lock(report.study_dir):  # parallel jobs: the last sees all rows
+            report.summary = write_summary(report.study_dir, study)
+        log(f"summary: {report.summary}")
+    return report
+
+
+def _run_tasks(cfg, conf: Config, tasks, results: Path, report: StudyReport, log) -> None:
+    _check_writable(cfg, report.study_dir)
+    # other jobs of a parallel multirun may share this store: temporaries are deleted only
+    # when no other job is computing, and upkeep and summaries take turns
+    with locking.running(report.study_dir, lambda: store.remove_temporaries(results)):
+        with locking.study_lock(report.study_dir):
+            # listed before compacting: compact reads each of these files (and maybe more)
+            stored = set(store.result_files(results))
+            done = _tidy_store(results, report.study_dir, log)
+        _run_todo(cfg, conf, tasks, results, report, log, done, stored)
+
+
+def _tidy_store(results: Path, where: Path, log) -> dict[str, str]:
+    """Quarantine foreign files, upgrade old-layout ones, compact; task_id -> stored status."""
+    for path, reason in store.quarantine_bad_files(results, where / "quarantine"):
+        log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
+    store.upgrade_files(results)
+    return store.compact(results)
+
+
+def _run_todo(cfg, conf: Config, tasks, results, report: StudyReport, log, done, stored) -> None:
+    recompute = conf.store.recompute
+    todo = [t for t in tasks if recompute or done.get(t.task_id) != "ok"]
+    report.skipped = len(tasks) - len(todo)
+    # rows this run writes supersede stored ones only if it reruns a stored task
+    supersedes = any(t.task_id in done for t in todo)
+    log(f"study {report.study}: {len(tasks)} tasks, {report.skipped} already stored")
+    if not todo:
+        return
+    metadata = store.metadata_bytes(run_metadata(cfg))
+    run_cfg = conf.run
+    with open_runner(conf.cluster) as runner:
+        _save_run_config(cfg, report.study_dir)  # only once the cluster answered
+        log(f"running {len(todo)} tasks on {runner.description}")
+        cutter = BatchCutter(todo, runner.n_workers, run_cfg)
+        in_flight = run_cfg.max_in_flight * runner.n_workers
+        with _progress(len(todo), run_cfg.progress) as bar:
+            batches = _results(
+                runner, cutter, report.study, run_cfg.task_timeout_s, in_flight, metadata
+            )
+            for finished in batches:
+                report.files += store.write_encoded(results, finished.files)
+                report.rows_written += finished.n_rows
+                report.computed += finished.n_tasks
+                report.errors += finished.n_errors
+                cutter.observe(finished.seconds, finished.n_tasks)
+                bar.update(finished.n_tasks)
+    with locking.study_lock(report.study_dir):
+        if supersedes or _written_by_others(results, stored, report.files):
+            store.compact(results)
+    log(report.line())
+
+
+def _written_by_others(results: Path, stored: set[Path], ours: list[Path]) -> bool:
+    """Whether results files appeared during this run that it did not write (another job of
+    a parallel multirun sharing the store): they may hold tasks this run wrote too."""
+    return bool(set(store.result_files(results)) - stored - set(ours))
+
+
+def _check_writable(cfg: Mapping[str, Any], where: Path) -> None:
+    """Refuse, before any work, an output folder that cannot be written."""
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        probe = where / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise StudyError(
+            f"paths.outputs={cfg['paths']['outputs']!r}: cannot write results under {where} "
+            f"({exc.strerror or exc})"
+        ) from None
+
+
+class BatchCutter:
+    """Cuts the task list into batches as they are needed, sized to take ~batch_seconds.
+
+    The first batches hold one task each (one per worker); then the size follows the mean
+    solver time per task seen so far, never more than ``max_batch`` and never so large that
+    the last batches leave workers idle.
+    """
+
+    def __init__(self, tasks, n_workers: int, run_cfg: RunConfig):
+        self.tasks = tasks
+        self.n_workers = max(1, n_workers)
+        self.fixed = None if run_cfg.batch_size == "auto" else run_cfg.batch_size
+        self.max_batch = run_cfg.max_batch
+        self.seconds = run_cfg.batch_seconds
+        self.pos = 0
+        self.time_seen = 0.0
+        self.tasks_seen = 0
+
+    def observe(self, seconds: float, n_tasks: int) -> None:
+        """Learn the time per task from a finished batch's solver seconds."""
+        self.time_seen += seconds
+        self.tasks_seen += n_tasks
+
+    def size(self) -> int:
+        if self.fixed is not None:
+            return self.fixed
+        if self.tasks_seen == 0:
+            return 1
+        per_task = max(self.time_seen / self.tasks_seen, 1e-6)
+        left = len(self.tasks) - self.pos
+        fair = max(1, left // (2 * self.n_workers))
+        return max(1, min(self.max_batch, int(self.seconds / per_task), fair))
+
+    def next_batch(self) -> list[tuple[str, dict]] | None:
+        if self.pos >= len(self.tasks):
+            return None
+        size = self.size()
+        batch = [(t.task_id, t.task) for t in self.tasks[self.pos : self.pos + size]]
+        self.pos += len(batch)
+        return batch
+
+
+class SealedBatch:
+    """A batch that Dask ships as one opaque object.
+
+    A plain list would be walked task by task, every parameter of every task, looking for
+    futures (most of the driver's time on a study of small tasks); and the tasks travel as
+    one pickled blob that only the worker opens, so the scheduler (which unpickles every
+    submitted task spec) handles bytes, not thousands of task dicts.
+    """
+
+    __slots__ = ("_pairs", "_blob")
+
+    def __init__(self, pairs: list[tuple[str, dict]]):
+        self._pairs: list[tuple[str, dict]] | None = pairs
+        self._blob: bytes | None = None
+
+    @property
+    def pairs(self) -> list[tuple[str, dict]]:
+        """The (task_id, task) pairs, unpickled on first use."""
+        if self._pairs is None:
+            self._pairs = pickle.loads(self._blob)
+            self._blob = None
+        return self._pairs
+
+    def __getstate__(self) -> bytes:
+        if self._pairs is None:
+            return self._blob
+        return pickle.dumps(self._pairs, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def __setstate__(self, blob: bytes) -> None:
+        self._pairs = None
+        self._blob = blob
+
+
+@dataclass(slots=True)
+class DoneBatch:
+    """A finished batch as the driver needs it: encoded files to store, and counts."""
+
+    files: list[store.EncodedFile]
+    n_tasks: int
+    n_rows: int
+    n_errors: int
+    seconds: float  # solver time of its tasks (batch sizing learns from it)
+
+
+def done_batch(rows: list[dict], n_tasks: int, metadata: bytes) -> DoneBatch:
+    """A batch's rows encoded as Parquet (where the batch ran), with their counts."""
+    return DoneBatch(
+        files=store.encode_rows(rows, metadata),
+        n_tasks=n_tasks,
+        n_rows=len(rows),
+        n_errors=sum(1 for r in rows if r["status"] == "error"),
+        seconds=sum(r["seconds"] or 0.0 for r in rows),
+    )
+
+
+def run_sealed_batch(
+    batch: SealedBatch, study: str, timeout, metadata: bytes, cluster: Any
+) -> DoneBatch:
+    """What the workers run: the batch's rows, encoded there, so the driver only writes."""
+    rows = run_batch(batch.pairs, study, timeout, cluster)
+    return done_batch(rows, len(batch.pairs), metadata)
+
+
+def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int, metadata: bytes):
+    """A DoneBatch per finished batch, in completion order.
+
+    At most ``in_flight`` batches are submitted at a time; a batch whose worker died (or
+    that failed outside the solver) becomes error rows, and the study goes on.
+    """
+    if runner.client is None:
+        while (batch := cutter.next_batch()) is not None:
+            yield done_batch(run_batch(batch, study, timeout), len(batch), metadata)
+        return
+    from distributed import as_completed
+
+    batch_of = {}
+
+    def submit(batch):
+        sealed = SealedBatch(batch)
+        fut = runner.client.submit(
+            run_sealed_batch, sealed, study, timeout, metadata, runner.task_cluster, pure=False
+        )
+        batch_of[fut] = batch
+        return fut
+
+    first = []
+    while len(first) < in_flight and (batch := cutter.next_batch()) is not None:
+        first.append(submit(batch))
+    pending = as_completed(first)
+    for fut in pending:
+        batch = batch_of.pop(fut)
+        try:
+            done = fut.result()
+        except Exception as exc:  # the worker died, or the batch could not be run at all
+            rows = [batch_error_row(tid, task, study, exc) for tid, task in batch]
+            done = done_batch(rows, len(batch), metadata)
+        fut.release()
+        yield done
+        nxt = cutter.next_batch()
+        if nxt is not None:
+            pending.add(submit(nxt))
+
+
+def _progress(total: int, setting: bool | str):
+    """tqdm's bar on stderr: shown when ``setting`` is true, or "auto" and stderr is a tty."""
+    from tqdm import tqdm
+
+    show = sys.stderr.isatty() if setting == "auto" else setting
+    return tqdm(total=total, unit="task", desc="tasks", dynamic_ncols=True, disable=not show)
+
+
+def _save_run_config(cfg: Mapping[str, Any], where: Path) -> None:
+    """Keep the resolved config of this run under <study>/runs/ (provenance)."""
+    import yaml
+
+    runs = where / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H-%M-%S-%fZ")
+    (runs / f"{stamp}.yaml").write_text(yaml.safe_dump(_plain(cfg), sort_keys=False))
+
+
+def run_metadata(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """What goes into every results file's metadata: config, versions, code, time."""
+    fam = get_family(cfg["study"]["family"])
+    return {
+        "config": _plain(cfg),
+        "packages": package_versions(),
+        "code_version": code_version(),
+        "solver_version": fam.version,
+        "python": sys.version.split()[0],
+        "written_at": dt.datetime.now(dt.UTC).isoformat(),
+    }
+
+
+def package_versions() -> dict[str, str]:
+    """Installed versions of the packages that decide the results."""
+    out = {}
+    for pkg in PACKAGES:
+        try:
+            out[pkg] = importlib_metadata.version(pkg)
+        except importlib_metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def code_version() -> str:
+    """The git commit of the code (with +dirty for local changes), or the package version."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        rev = subprocess.run(
+            ["git", "-C", str(root), "describe", "--always", "--dirty=+dirty", "--abbrev=12"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        return rev or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return package_versions()["guesslab"]
+
+
+def _plain(cfg: Any) -> Any:
+    """A config (OmegaConf or mapping) as plain dicts and lists."""
+    try:
+        from omegaconf import DictConfig, ListConfig, OmegaConf
+
+        if isinstance(cfg, DictConfig | ListConfig):
+            return OmegaConf.to_container(cfg, resolve=True)
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(cfg, Mapping):
+        return {k: _plain(v) for k, v in cfg.items()}
+    if isinstance(cfg, list | tuple):
+        return [_plain(v) for v in cfg]
+    return cfg

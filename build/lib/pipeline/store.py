@@ -1,0 +1,278 @@
+"""The Parquet store: one file per finished batch, written atomically, one row per task.
+
+Layout: ``<study dir>/results/family=<family>/part-<utc ns>-<random>.parquet``, hive
+partitioning as pyarrow's ``write_dataset`` and Spark write it: the partition column
+``family`` lives in the path only, never in the files.  Every file of a family has the
+family's schema (:func:`family_schema`), so ``pandas.read_parquet(results)``, pyarrow
+datasets, DuckDB and Polars read a store the standard way; :func:`load_results` reads a
+study whose families differ in columns.  Files written before this layout (with a
+``family`` column) are rewritten without it by :func:`upgrade_files`, atomically.
+
+Files are written under a hidden temporary name and renamed into place, so a reader or a
+killed run never sees half a file.  A task that is run again (an error retried, or
+``store.recompute=true``) gets its new row in a new file; :func:`compact` then drops the
+older rows of the same task ids, file by file and atomically, so one row per task remains.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from solvers.registry import COMMON_COLUMNS, Row, get_family, row_columns
+
+if TYPE_CHECKING:  # pandas only where results are read: workers that write them skip its import
+    import pandas as pd
+
+ARROW_TYPES: dict[str, pa.DataType] = {
+    "string": pa.string(),
+    "int64": pa.int64(),
+    "float64": pa.float64(),
+    "bool": pa.bool_(),
+    "list<float64>": pa.list_(pa.float64()),
+    "list<int64>": pa.list_(pa.int64()),
+}
+METADATA_KEY = b"guesslab"
+
+
+PARTITION = "family"  # the hive partition column: in the path, not in the files
+
+
+def family_schema(family: str) -> pa.Schema:
+    """The Arrow schema of every results file of ``family`` (no partition column)."""
+    columns = row_columns(get_family(family)).items()
+    return pa.schema([(k, ARROW_TYPES[v]) for k, v in columns if k != PARTITION])
+
+
+def family_dir(results: Path, family: str) -> Path:
+    """The folder of one family's result files."""
+    return results / f"family={family}"
+
+
+def result_files(results: str | Path) -> list[Path]:
+    """Every finished results file under ``results``, oldest first."""
+    results = Path(results)
+    if not results.is_dir():
+        return []
+    return sorted(results.glob("family=*/part-*.parquet"), key=lambda p: p.name)
+
+
+EncodedFile = tuple[str, bytes]  # (family, the bytes of one finished Parquet file)
+
+
+def write_rows(results: Path, rows: Iterable[Row], metadata: Mapping[str, Any]) -> list[Path]:
+    """Write ``rows`` (grouped by family) as new files, atomically; return their paths."""
+    return write_encoded(results, encode_rows(rows, metadata_bytes(metadata)))
+
+
+def metadata_bytes(metadata: Mapping[str, Any]) -> bytes:
+    """The run metadata as stored in every file (JSON), encoded once per run."""
+    return json.dumps(dict(metadata), default=str, sort_keys=True).encode()
+
+
+def encode_rows(rows: Iterable[Row], metadata: bytes) -> list[EncodedFile]:
+    """Parquet files (in memory, one per family) holding ``rows`` and the run metadata.
+
+    Workers call this on their own batch, so the driver only writes finished bytes.
+    """
+    by_family: dict[str, list[Row]] = {}
+    for row in rows:
+        by_family.setdefault(row["family"], []).append(row)
+    out = []
+    for family, fam_rows in by_family.items():
+        schema = family_schema(family)
+        columns = {name: [row.get(name) for row in fam_rows] for name in schema.names}
+        table = pa.Table.from_pydict(columns, schema=schema)
+        sink = pa.BufferOutputStream()
+        pq.write_table(table.replace_schema_metadata({METADATA_KEY: metadata}), sink)
+        out.append((family, sink.getvalue().to_pybytes()))
+    return out
+
+
+def write_encoded(results: Path, files: Iterable[EncodedFile]) -> list[Path]:
+    """Store encoded files (see :func:`encode_rows`) atomically; return their paths."""
+    return [_atomic_write(data, family_dir(results, family)) for family, data in files]
+
+
+class StoreError(OSError):
+    """The store cannot be written (disk full, permissions); nothing partial was left."""
+
+
+def _atomic_write(data: bytes, folder: Path) -> Path:
+    name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
+    tmp = folder / f".{name}.tmp"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, folder / name)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise StoreError(f"cannot write results to {folder}: {exc}") from exc
+    return folder / name
+
+
+def bad_file_reason(path: Path) -> str | None:
+    """Why ``path`` is not a readable guesslab results file of its folder's family, or None."""
+    if not path.name.startswith("part-") or path.suffix != ".parquet":
+        return "not named part-*.parquet"
+    family = path.parent.name.partition("=")[2]
+    try:
+        schema = pq.read_schema(path)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is reported, not read
+        return f"unreadable Parquet: {exc}"
+    if METADATA_KEY not in (schema.metadata or {}):
+        return "no guesslab metadata (a foreign file)"
+    try:
+        expected = family_schema(family)
+    except Exception:  # noqa: BLE001
+        return f"unknown family {family!r}"
+    found = schema.remove_metadata()
+    if PARTITION in found.names:  # the layout before the partition column left the files
+        found = found.remove(found.get_field_index(PARTITION))
+    if found != expected:
+        return "schema differs from the family's (written by another version?)"
+    return None
+
+
+def upgrade_files(results: Path) -> int:
+    """Rewrite, atomically, every results file that still holds the partition column (the
+    layout before it lived in the path only) without it; return how many were rewritten."""
+    done = 0
+    for path in result_files(results):
+        if PARTITION not in pq.read_schema(path).names:
+            continue
+        with pq.ParquetFile(path) as pf:
+            table = pf.read()
+        _replace_file(path, table.drop_columns([PARTITION]), table.schema.metadata)
+        done += 1
+    return done
+
+
+def _replace_file(path: Path, table: pa.Table, metadata: Mapping[bytes, bytes] | None) -> None:
+    """Write ``table`` (with ``metadata``) over ``path`` through a temporary file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(table.replace_schema_metadata(metadata), tmp)
+    os.replace(tmp, path)
+
+
+def quarantine_bad_files(results: Path, quarantine: Path) -> list[tuple[Path, str]]:
+    """Move every non-results file out of the store into ``quarantine``; (path, reason) each."""
+    if not results.is_dir():
+        return []
+    moved = []
+    for path in sorted(results.glob("family=*/*")):
+        if path.name.startswith(".") or path.is_dir():
+            continue
+        reason = bad_file_reason(path)
+        if reason is None:
+            continue
+        target = quarantine / path.parent.name / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+        moved.append((path, reason))
+    for path in sorted(p for p in results.iterdir() if p.is_file() and not p.name.startswith(".")):
+        target = quarantine / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+        moved.append((path, "not inside a family=<name> folder"))
+    return moved
+
+
+def compact(results: Path) -> dict[str, str]:
+    """Drop rows superseded by a newer file holding the same task; task_id -> stored status.
+
+    A task may have several rows (one per target, say); they always come in one file, so
+    the newest file that holds a task keeps all its rows and older files lose theirs.  The
+    store is read once, and the status of every task that remains comes back, so a run
+    knows what to skip without reading the store again.
+    """
+    newest: dict[str, Path] = {}
+    status: dict[str, str] = {}
+    ids_per_file: dict[Path, list[str]] = {}
+    for path in result_files(results):
+        ids, statuses = _ids_and_statuses(path)
+        ids_per_file[path] = ids
+        newest.update(dict.fromkeys(ids, path))
+        status.update(zip(ids, statuses, strict=True))
+    for path, ids in ids_per_file.items():
+        keep = [newest[tid] is path for tid in ids]
+        if all(keep):
+            continue
+        with pq.ParquetFile(path) as pf:
+            table = pf.read()
+        kept = table.filter(pa.array(keep))
+        if kept.num_rows == 0:
+            path.unlink()
+            continue
+        _replace_file(path, kept, table.schema.metadata)
+    return status
+
+
+def _ids_and_statuses(path: Path) -> tuple[list[str], list[str]]:
+    """The task_id and status columns of one results file.
+
+    Read through ParquetFile, not read_table: the dataset layer read_table goes through
+    costs ~1 ms more per file, and its first use imports pandas (~0.5 s).
+    """
+    with pq.ParquetFile(path) as pf:
+        table = pf.read(columns=["task_id", "status"])
+    return table.column("task_id").to_pylist(), table.column("status").to_pylist()
+
+
+def remove_temporaries(results: Path) -> int:
+    """Delete temporary files a killed run left behind; return how many."""
+    if not results.is_dir():
+        return 0
+    stale = list(results.glob("family=*/.part-*.tmp"))
+    for path in stale:
+        path.unlink()
+    return len(stale)
+
+
+def load_results(path: str | Path, family: str | None = None) -> pd.DataFrame:
+    """All rows of a study's store (a study folder or its results/ folder) as a DataFrame,
+    with the ``family`` column taken from the path.
+
+    Families have different columns; a column a family lacks is missing (NaN) in its rows.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    results = path / "results" if (path / "results").is_dir() else path
+    frames = []
+    for fam_dir in sorted(results.glob("family=*")):
+        name = fam_dir.name.split("=", 1)[1]
+        if family is not None and name != family:
+            continue
+        files = sorted(fam_dir.glob("part-*.parquet"), key=lambda p: p.name)
+        if files:
+            tables = [_without_partition(pq.read_table(f)) for f in files]
+            table = pa.concat_tables(tables, promote_options="permissive")
+            frame = table.to_pandas()
+            frame.insert(frame.columns.get_loc("study") + 1, PARTITION, name)
+            frames.append(frame)
+    if not frames:
+        return pd.DataFrame(columns=list(row_columns(family) if family else COMMON_COLUMNS))
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def _without_partition(table: pa.Table) -> pa.Table:
+    """A file's table without the partition column (files of the old layout hold it)."""
+    return table.drop_columns([PARTITION]) if PARTITION in table.column_names else table
+
+
+def file_metadata(path: str | Path) -> dict[str, Any]:
+    """The guesslab key-value metadata of one results file (config, versions, code)."""
+    meta = pq.read_schema(path).metadata or {}
+    return json.loads(meta.get(METADATA_KEY, b"{}"))

@@ -1,0 +1,215 @@
+"""Family ``card_guessing``: name the next card of a shuffled deck (seed 000).
+
+Parameters: ``deck`` (cards per type), ``feedback`` (``partial`` = yes/no, ``complete``, ``none``;
+see feedback_models.py, with strategy ``sequence`` and its ``sequence``), ``strategy``,
+``tie_break``, ``method`` (``exact``, ``monte_carlo`` with ``n_games``, or ``float``: fast.py,
+info: fast_info.py; with the knob ``workers``) and the execution knob ``max_states``;
+strategy ``info`` adds ``gamma``, ``entropy`` (a preset) or ``entropy_r`` and ``entropy_t``,
+``log_base``; ``constant_decrement`` adds ``decrement`` (see partial_run.py).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from solvers import entropy
+from solvers.card_guessing import fast, fast_info, feedback_models, partial, partial_run
+from solvers.registry import (
+    Family,
+    Param,
+    Row,
+    Task,
+    TaskError,
+    as_float,
+    as_int,
+    int_list,
+    max_states_param,
+    one_of,
+    register,
+    sharma_mittal_params,
+)
+
+VERSION = "1"
+FEEDBACKS = ("partial", "complete", "none")
+STRATEGIES = ("optimal", "greedy", *partial_run.STRATEGIES, "sequence")
+TIE_BREAKS = ("lowest", "highest", "uniform")
+DEFAULT_MAX_STATES = 3_000_000
+
+
+def check_deck(value) -> list[int]:
+    """A deck as a list of positive card counts per type."""
+    deck = int_list(value, low=1)
+    if sum(deck) > 200:
+        raise ValueError("decks of more than 200 cards are not supported")
+    return deck
+
+
+def estimated_states(deck: list[int]) -> int:
+    """See :func:`_estimated_states` (cached: grids repeat decks across many tasks)."""
+    return _estimated_states(tuple(deck))
+
+
+@lru_cache(maxsize=4096)
+def _estimated_states(deck: tuple[int, ...]) -> int:
+    """An estimate of the canonical (c, p) states the exact solver visits for ``deck``.
+
+    Counts the multisets of per-type states (y_i confirmed, p_i "no" heard), types with equal
+    counts being interchangeable, whose cards passed sum(y) + sum(p) stay below N.  It ignores
+    feasibility and the many n per state, so it is an estimate (tests keep it within a small
+    factor of the states really visited).
+    """
+    n = sum(deck)
+    total = [1] + [0] * (n - 1)  # total[w]: multisets over all groups with weight w
+    for c in sorted(set(deck)):
+        m = deck.count(c)
+        weights = [c] + [y + p for y in range(c) for p in range(n - y)]  # exhausted, or (y, p)
+        dp = [[0] * n for _ in range(m + 1)]  # dp[j][w]: multisets of size j, weight w
+        dp[0][0] = 1
+        for wt in weights:
+            for j in range(1, m + 1):
+                row, prev = dp[j], dp[j - 1]
+                for w in range(wt, n):
+                    row[w] += prev[w - wt]
+        group = dp[m]
+        total = [sum(total[i] * group[w - i] for i in range(w + 1)) for w in range(n)]
+    return sum(total)
+
+
+def check_task(task: Task) -> None:
+    """Refuse, before any work, a deck too large for the exact solver."""
+    partial_run.check_partial_task(task)
+    if task["feedback"] != "partial" or task["strategy"] == "sequence":
+        return feedback_models.check_task(task)  # complete / none feedback, fixed sequences
+    if task["method"] == "float" and task["strategy"] == "info":
+        return fast_info.check_float_task(task)  # the info policy's tree in floats
+    if task["method"] == "float":
+        return fast.check_float_task(task)  # the layered float solver (fast.py)
+    if task["method"] == "exact" or task["strategy"] == "optimal":
+        estimate = estimated_states(task["deck"])
+        if estimate > task["max_states"]:
+            raise TaskError(
+                "deck",
+                task["deck"],
+                f"too large for the exact solver: about {estimate:,} states, limit "
+                f"max_states={task['max_states']:,} (raise max_states to try anyway)",
+            )
+
+
+def splits_over_cluster(task: Task) -> bool:
+    """Whether a checked task is the distributed mode (method=float, workers > 1: layered.py)."""
+    return task["method"] == "float" and (task["workers"] or 1) > 1
+
+
+def run(task: Task) -> list[Row]:
+    """One row: the exact expected score, its distribution and the states visited."""
+    if task["feedback"] != "partial":
+        return feedback_models.rows(task)
+    if task["method"] == "float" and task["strategy"] == "info":
+        return fast_info.float_rows(task)
+    if task["method"] == "float":
+        return fast.float_rows(task)
+    if task["strategy"] in partial_run.STRATEGIES or task["method"] == "monte_carlo":
+        return partial_run.rows(task)
+    ev = partial.evaluation(task["strategy"], task["tie_break"] or "lowest")
+    pmf, n_states = partial.score_distribution(ev, task["deck"])
+    return [partial_run.exact_row(pmf, n_states)]
+
+
+FAMILY = register(
+    Family(
+        name="card_guessing",
+        version=VERSION,
+        summary="solvers.card_guessing.summary:summarize",
+        examples=({"deck": [2, 2, 1], "strategy": "greedy"},),
+        doc=__doc__,
+        strategies=STRATEGIES,
+        default_strategy="optimal",
+        params=(
+            Param("deck", check_deck, doc="cards per type, e.g. [3, 3, 3]"),
+            Param("feedback", one_of(FEEDBACKS), "partial", "what the player is told"),
+            Param(
+                "sequence",
+                feedback_models.check_sequence,
+                "constant",
+                "feedback none: type indices named in turn, or constant, cycle, blocks",
+                ("sequence",),
+            ),
+            Param(
+                "tie_break",
+                one_of(TIE_BREAKS),
+                "lowest",
+                "ties between equally good types",
+                ("greedy", *partial_run.STRATEGIES),
+            ),
+            Param(
+                "method",
+                one_of(("exact", "monte_carlo", "float")),
+                "exact",
+                "how the score is evaluated",
+            ),
+            Param(
+                "n_games",
+                partial_run.check_n_games,
+                None,
+                "Monte Carlo: shuffled decks played (method=monte_carlo only)",
+                dtype="int64",
+            ),
+            Param(
+                "gamma",
+                partial_run.check_gamma,
+                0.15,
+                "info: entropy weight",
+                ("info",),
+                dtype="float64",
+            ),
+            Param(
+                "entropy",
+                partial_run.check_preset,
+                None,
+                "info: a named Sharma-Mittal member (sets entropy_r, entropy_t)",
+                ("info",),
+            ),
+            *sharma_mittal_params(("info",)),
+            Param(
+                "log_base",
+                entropy.as_log_base,
+                2.0,
+                "info: entropy unit",
+                ("info",),
+                dtype="float64",
+            ),
+            Param(
+                "decrement",
+                lambda v: as_float(v, low=0.0),
+                0.55,
+                "constant_decrement: estimate lost per 'no'",
+                ("constant_decrement",),
+                dtype="float64",
+            ),
+            Param(
+                "workers",
+                lambda v: as_int(v, low=1),
+                1,
+                "method=float, optimal: Dask workers sharing each layer (1: in this process)",
+                identity=False,
+                dtype="int64",
+            ),
+            max_states_param(DEFAULT_MAX_STATES),
+        ),
+        run=run,
+        check_task=check_task,
+        splits=splits_over_cluster,
+        split="solvers.card_guessing.layered:split_rows",
+        columns={
+            "expected_score": "float64",
+            "expected_score_exact": "string",
+            "score_variance": "float64",
+            "score_variance_exact": "string",
+            "score_pmf": "list<float64>",
+            "n_states": "int64",
+            "std_error": "float64",
+            "first_moves": "string",  # method=float, optimal: the first moves (fast.py)
+            **feedback_models.COLUMNS,
+        },
+    )
+)

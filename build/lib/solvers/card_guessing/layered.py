@@ -1,0 +1,237 @@
+"""The layered float solver of yes/no card guessing, spread over Dask workers.
+
+solvers/card_guessing/fast.py holds the kernels (pure NumPy/Numba on arrays of state keys);
+this module only moves arrays.  Every layer (states after L cards) is split into ``parts``
+partitions by a hash of the state key (fast.partition_of), each held on a worker as a future;
+part h of every layer is submitted to worker h (modulo the workers; a hint, not a rule); the
+driver never gathers a layer:
+
+- forward: part g of layer L computes its children (sorted) and splits them by owner h (the
+  *piece* (g, h)); part h of layer L+1 is the sorted distinct union of the pieces (g, h) over g
+  (a hash set and a sort); the pieces are dropped once their unions exist;
+- backward: part g of layer L is solved from the whole of layer L+1, every part's keys and
+  values (32 bytes a state, worker to worker), in one task per part and layer: one scheduler
+  hop per layer on the critical path (a round trip costs ~10 ms on a busy 2-core machine;
+  an answer-the-askers exchange took three);
+- score distribution: forward again, part g sends each policy edge (child key, path count)
+  to the child's owner, which adds them up; the last layer's parts return score histograms.
+
+Futures of a layer are dropped as soon as no later step needs them (the policy's int8 best
+slots and the states' keys stay until the score pass).
+
+Selection: the family parameter ``workers`` (execution knob, not part of the task id).  A
+``method: float`` task with ``workers > 1`` is the family's distributed mode
+(``Family.split`` names :func:`split_rows`): it runs on the cluster the caller hands in (the
+pipeline hands in the one the task runs on), or, given none, on a LocalCluster on 127.0.0.1
+of one worker process with ``workers`` threads (:func:`local_client`).  The solver itself
+(fast.py) never imports Dask.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+from distributed import Client, LocalCluster
+
+from solvers.card_guessing import fast
+
+Parts = list  # one future per partition of a layer
+
+
+def _start_part(lay: fast.Layout, h: int, parts: int) -> np.ndarray:
+    key = np.array([fast.start_key(lay)], np.int64)
+    return key[fast.partition_of(key, parts) == h]
+
+
+def _by_owner(keys: np.ndarray, parts: int, *columns: np.ndarray) -> list:
+    """``keys`` (and any parallel columns) split into the partitions that own them."""
+    where = fast.partition_of(keys, parts)
+    masks = [where == h for h in range(parts)]
+    if not columns:
+        return [keys[m] for m in masks]
+    return [(keys[m], *(c[m] for c in columns)) for m in masks]
+
+
+def _pieces(keys: np.ndarray, lay: fast.Layout, parts: int) -> list[np.ndarray]:
+    """The children of a part, sorted, split into the next layer's partitions.
+
+    Sorted keys matter: a state's children are near each other in a sorted layer, so the
+    backward pass reads their values from nearby memory; in hash order the same pass took
+    2.6x as long ((9,9,9,9), one process).
+    """
+    return _by_owner(np.sort(fast.children(keys, lay)), parts)
+
+
+def _union(h: int, *splits: list) -> np.ndarray:
+    """Partition h of the next layer: the sorted distinct keys of every part's piece for h."""
+    if len(splits) == 1:
+        return splits[0][h]  # already sorted and distinct
+    return np.sort(fast.distinct(np.concatenate([split[h] for split in splits])))
+
+
+def _last_values(keys: np.ndarray, lay: fast.Layout) -> tuple:
+    """(log A, E, E^2, best) of one part of the last layer (no card to come)."""
+    (logs, vals, sqs), best = fast.layer_values(keys, lay, None, None, 0)
+    return logs, vals, sqs, best
+
+
+def _part_values(keys: np.ndarray, lay: fast.Layout, n_left: int, *next_layer) -> tuple:
+    """(log A, E, E^2, best) of one part of a layer, from the whole next layer.
+
+    ``next_layer`` holds the next layer's parts' keys, then their values, part by part.
+    """
+    parts = len(next_layer) // 2
+    nkeys = _joined(next_layer[:parts])
+    nvals = tuple(_joined([v[i] for v in next_layer[parts:]]) for i in range(3))
+    (logs, vals, sqs), best = fast.layer_values(keys, lay, nkeys, nvals, n_left)
+    return logs, vals, sqs, best
+
+
+def _joined(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def _edges(keys: np.ndarray, best: np.ndarray, paths: np.ndarray, lay, parts: int) -> list:
+    """The policy's edges (child key, path count) from a part, split by the child's owner."""
+    ekeys, epaths = fast.policy_edges(keys, best, paths, lay.r, lay.width, lay.bits_p)
+    return _by_owner(ekeys, parts, epaths)
+
+
+def _paths(keys: np.ndarray, h: int, *edges: list) -> np.ndarray:
+    """Policy path counts of part h's states: the sum over the edges into them."""
+    out = np.zeros(keys.size)
+    table = fast.hash_table(keys)
+    for split in edges:
+        ekeys, epaths = split[h]
+        fast.add_paths(keys, table, ekeys, epaths, out)
+    return out
+
+
+def _reach(keys: np.ndarray, best: np.ndarray, h: int, lay, parts: int, *edges: list) -> list:
+    """Part h's policy edges out, split by owner, from its path counts (the edges in)."""
+    paths = _paths(keys, h, *edges) if edges else np.ones(keys.size)  # layer 0: the start
+    return _edges(keys, best, paths, lay, parts)
+
+
+def _score_mass(keys: np.ndarray, logs: np.ndarray, h: int, lay, *edges: list) -> np.ndarray:
+    """P(final score = k) summed over part h of the last layer, from the edges into it."""
+    return fast.score_mass(keys, _paths(keys, h, *edges), logs, fast.start_log_count(lay), lay)
+
+
+class Placement:
+    """Submits the tasks of part h to worker h (modulo the workers): a hint, not a rule."""
+
+    def __init__(self, client: Client, parts: int):
+        self.client = client
+        workers = sorted(client.scheduler_info()["workers"])
+        self.hints = [[workers[h % len(workers)]] if workers else None for h in range(parts)]
+
+    def submit(self, h: int, func, *args):
+        """A future of ``func(*args)``, run where part h lives if that worker is free."""
+        return self.client.submit(func, *args, workers=self.hints[h], allow_other_workers=True)
+
+
+def forward(run: Placement, lay: fast.Layout, parts: int) -> list[Parts]:
+    """The keys of every layer, as parts (each sorted)."""
+    layers = [[run.submit(h, _start_part, lay, h, parts) for h in range(parts)]]
+    for _ in range(lay.n_cards):
+        split = [run.submit(g, _pieces, part, lay, parts) for g, part in enumerate(layers[-1])]
+        layers.append([run.submit(h, _union, h, *split) for h in range(parts)])
+    return layers
+
+
+def backward(run: Placement, lay: fast.Layout, layers: list, tree_depth: int):
+    """(values of layer 0 as parts, best slots of every layer, last layer's log A, first moves)."""
+    first: dict[int, dict[int, tuple[int, float, float]]] = {}
+    bests: list = [None] * len(layers)
+    values = [run.submit(g, _last_values, part, lay) for g, part in enumerate(layers[-1])]
+    last_logs = [run.submit(g, operator.getitem, v, 0) for g, v in enumerate(values)]
+    for depth in range(lay.n_cards, -1, -1):
+        if depth < lay.n_cards:
+            n_left = lay.n_cards - depth
+            nxt = [*layers[depth + 1], *values]
+            values = [
+                run.submit(g, _part_values, part, lay, n_left, *nxt)
+                for g, part in enumerate(layers[depth])
+            ]
+        bests[depth] = [run.submit(g, operator.getitem, v, 3) for g, v in enumerate(values)]
+        if depth < tree_depth:
+            first[depth] = _moves(run.client.gather(layers[depth]), run.client.gather(values))
+    return values, bests, last_logs, first
+
+
+def score_pmf(run: Placement, lay: fast.Layout, layers: list, bests: list, last_logs) -> list:
+    """P(final score = k) under the policy ``bests``; consumes ``layers`` and ``bests``."""
+    parts = len(layers[0])
+    edges: list = []
+    for depth in range(lay.n_cards):
+        edges = [
+            run.submit(h, _reach, keys, best, h, lay, parts, *edges)
+            for h, (keys, best) in enumerate(zip(layers[depth], bests[depth], strict=True))
+        ]
+        layers[depth] = bests[depth] = None
+    masses = [
+        run.submit(h, _score_mass, keys, logs, h, lay, *edges)
+        for h, (keys, logs) in enumerate(zip(layers[-1], last_logs, strict=True))
+    ]
+    return np.sum(run.client.gather(masses), axis=0).tolist()
+
+
+def optimal(client: Client, deck: Sequence[int], parts: int, tree_depth: int = 4) -> fast.Solution:
+    """fast.optimal(deck) with every layer split into ``parts`` partitions over ``client``."""
+    lay = fast.layout(deck)
+    run = Placement(client, parts)
+    layers = forward(run, lay, parts)
+    lengths = client.gather([[run.submit(h, len, p) for h, p in enumerate(ly)] for ly in layers])
+    sizes = [sum(row) for row in lengths]
+    values, bests, last_logs, first = backward(run, lay, layers, tree_depth)
+    (result,) = [v for v in client.gather(values) if v[0].size]
+    del values
+    pmf = score_pmf(run, lay, layers, bests, last_logs)
+    mean = float(result[1][0])
+    return fast.Solution(mean, float(result[2][0]) - mean * mean, sum(sizes), sizes, first, pmf)
+
+
+def _moves(keys: list[np.ndarray], values: list[tuple]) -> dict[int, tuple[int, float, float]]:
+    out: dict[int, tuple[int, float, float]] = {}
+    for part, (logs, vals, _, best) in zip(keys, values, strict=True):
+        for row in zip(part.tolist(), best.tolist(), logs.tolist(), vals.tolist(), strict=True):
+            out[row[0]] = row[1:]
+    return out
+
+
+@contextmanager
+def local_client(workers: int, threads: bool = True) -> Iterator[Client]:
+    """A client of a new LocalCluster on 127.0.0.1 that runs ``workers`` parts at once.
+
+    ``threads`` (the default): one worker process running ``workers`` threads; the kernels
+    release the GIL, so the parts run in parallel and hand each other the next layer in
+    memory, not serialised and sent (bench_suits52.py on (9,9,9,9) here: 2 threads 1.34x
+    faster than 1, 2 worker processes 1.20x).  ``threads=False``: ``workers`` processes, as
+    on a cluster.
+    """
+    n_workers, per_worker = (1, workers) if threads else (workers, 1)
+    with (
+        LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=per_worker,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
+def split_rows(task: dict, cluster: Callable[[], Any] | None) -> list[dict]:
+    """The float row of a ``workers > 1`` task, its layers split over the cluster handed in
+    (a callable giving a context manager that yields a client), or over a local one."""
+    opened = cluster() if cluster is not None else local_client(task["workers"])
+    with opened as client:
+        sol = optimal(client, task["deck"], task["workers"])
+    return fast.float_rows(task, sol)

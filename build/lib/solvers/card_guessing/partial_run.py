@@ -1,0 +1,176 @@
+"""Rows for yes/no (partial) feedback tasks of the info and playable strategies, and Monte Carlo.
+
+Exact method: ``info`` runs through :class:`partial.Evaluation` (labelled states for the
+lowest/highest tie-breaks, canonical states for uniform); the playable strategies through
+:func:`players.exact_counts` (memo on state and estimates).  Monte Carlo plays shuffled decks
+(:mod:`montecarlo`; greedy and info through their compiled paths), seeded from the task id.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from solvers import entropy
+from solvers.card_guessing import partial, players
+from solvers.card_guessing.info import MAX_POSTERIOR, info_chooser, largest_posterior
+from solvers.registry import Row, Task, TaskError, as_int, exact_columns, task_rng
+
+INFO = "info"
+PLAYABLE = ("count_tracker", "constant_decrement")
+STRATEGIES = (INFO, *PLAYABLE)
+ENTROPY_DEFAULTS = {"entropy_r": 1.0, "entropy_t": 1.0}
+
+
+# ------------------------------------------------------------------------ parameter checks
+
+
+def check_gamma(value: Any) -> float:
+    """gamma as a finite float >= 0."""
+    if isinstance(value, bool):
+        raise ValueError("must be a number")
+    try:
+        g = float(value)
+    except (TypeError, ValueError):
+        raise ValueError("must be a number") from None
+    if not math.isfinite(g) or g < 0:
+        raise ValueError("must be a finite number >= 0")
+    return g
+
+
+def check_preset(value: Any) -> str | None:
+    """An entropy preset name (see solvers.entropy.preset) or None."""
+    if value is None:
+        return None
+    entropy.preset(value)  # raises ValueError listing the valid names
+    return str(value).strip().lower()
+
+
+def check_n_games(value: Any) -> int | None:
+    """None, or a number of Monte Carlo games >= 1."""
+    if value is None:
+        return None
+    return as_int(value, low=1)
+
+
+def check_partial_task(task: Task) -> None:
+    """Whole-task checks of this module's parameters; resolves an ``entropy`` preset to (r, t)."""
+    if task.get("entropy") is not None:
+        point = dict(zip(("entropy_r", "entropy_t"), entropy.preset(task["entropy"]), strict=True))
+        for key, value in point.items():
+            if task[key] not in (ENTROPY_DEFAULTS[key], value):
+                raise TaskError(
+                    key, task[key], f"conflicts with entropy={task['entropy']!r} ({key}={value})"
+                )
+            task[key] = value
+    monte_carlo = task["method"] == "monte_carlo"
+    if monte_carlo and task.get("n_games") is None:
+        raise TaskError("n_games", None, "required with method=monte_carlo")
+    if not monte_carlo and task.get("n_games") is not None:
+        raise TaskError("n_games", task["n_games"], "only applies to method=monte_carlo")
+    if monte_carlo and task["strategy"] == INFO:
+        check_info_posterior_size(task["deck"])
+    if task["strategy"] in STRATEGIES and task["feedback"] != "partial":
+        raise TaskError("strategy", task["strategy"], "only defined for feedback=partial")
+
+
+def check_info_posterior_size(deck: list[int]) -> None:
+    """Refuse info Monte Carlo on decks whose exact composition posteriors can outgrow memory.
+
+    The info move needs the exact posterior over the composition of the cards still to come
+    (never sampled decks).  On 13 ranks x 4 it already holds 5.4 million compositions after 16
+    cards of a greedy game (and up to 10^8 mid-deck), so a move costs seconds; such decks are
+    refused up front rather than failing mid-run.
+    """
+    bound = largest_posterior(deck)
+    if bound > MAX_POSTERIOR:
+        raise TaskError(
+            "deck",
+            deck,
+            f"info needs exact composition posteriors, and on this deck one can hold up to "
+            f"{bound:,} compositions (limit {MAX_POSTERIOR:,}); use greedy, or fewer types",
+        )
+
+
+# ---------------------------------------------------------------------------- the runs
+
+
+def rows(task: Task) -> list[Row]:
+    """One row for a partial-feedback task (exact info/playable, or any Monte Carlo)."""
+    if task["method"] == "monte_carlo":
+        return [monte_carlo_row(task)]
+    deck = task["deck"]
+    if task["strategy"] == INFO:
+        pmf, n_states = partial.score_distribution(info_evaluation(task), deck)
+    else:
+        pmf, n_states = players.exact_distribution(deck, player(task))
+    return [exact_row(pmf, n_states)]
+
+
+def exact_row(pmf: list[Fraction], n_states: int) -> Row:
+    """Exact mean, variance and distribution of the score."""
+    mean = sum(k * q for k, q in enumerate(pmf))
+    var = sum(k * k * q for k, q in enumerate(pmf)) - mean * mean
+    return {
+        **exact_columns("expected_score", mean),
+        **exact_columns("score_variance", var),
+        "score_pmf": [float(q) for q in pmf],
+        "n_states": n_states,
+    }
+
+
+def info_evaluation(task: Task) -> partial.Evaluation:
+    """The Evaluation of a task's info policy."""
+    tie_break = task["tie_break"] or "lowest"
+    chooser = info_chooser(
+        task["gamma"], task["entropy_r"], task["entropy_t"], task["log_base"], tie_break
+    )
+    return partial.Evaluation(chooser, canonical_states=tie_break == "uniform")
+
+
+def player(task: Task) -> players.Player:
+    """The task's strategy as a Player (for exact playable runs and Python Monte Carlo)."""
+    strategy, tie_break = task["strategy"], task["tie_break"] or "lowest"
+    if strategy == "count_tracker":
+        return players.count_tracker(tie_break)
+    if strategy == "constant_decrement":
+        return players.constant_decrement(task["decrement"], tie_break)
+    if strategy == INFO:
+        return players.StatePlayer(info_chooser(*_info_args(task), tie_break))
+    if strategy == "greedy":
+        return players.StatePlayer(partial.greedy_chooser(tie_break))
+    if strategy == "optimal":
+        return players.EvaluationPlayer(partial.evaluation("optimal"))
+    raise ValueError(f"no Monte Carlo player for strategy {strategy!r}")
+
+
+def _info_args(task: Task) -> tuple[float, float, float, float]:
+    return task["gamma"], task["entropy_r"], task["entropy_t"], task["log_base"]
+
+
+def fast_info_fits(deck: list[int]) -> bool:
+    """Whether the compiled info path (fast_info.py) can pack ``deck``'s states."""
+    from solvers.card_guessing import fast_info
+
+    try:
+        fast_info.packing(deck)
+    except ValueError:
+        return False
+    return True
+
+
+def monte_carlo_row(task: Task) -> Row:
+    """Mean, standard error, variance and score frequencies over ``n_games`` shuffled decks."""
+    from solvers.card_guessing import montecarlo  # imports Numba: only when needed
+
+    rng = task_rng(task)
+    deck, n_games = task["deck"], task["n_games"]
+    if task["strategy"] == "greedy":
+        scores, _ = montecarlo.greedy_scores(deck, n_games, rng, task["tie_break"] or "lowest")
+    elif task["strategy"] == INFO and fast_info_fits(deck):
+        tie_break = task["tie_break"] or "lowest"
+        scores, _ = montecarlo.info_scores(deck, n_games, rng, *_info_args(task), tie_break)
+    else:
+        scores = montecarlo.play_games(deck, player(task), n_games, rng)
+    return montecarlo.summary(scores, sum(deck))

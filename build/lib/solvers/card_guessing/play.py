@@ -1,0 +1,705 @@
+"""Play the yes/no card-guessing game against the computer in a terminal (seed 000, section 7).
+
+``python -m solvers.card_guessing.play [DECK] [--names J,Q,K] [--strategy optimal]
+[--mode human|computer] [--seed N] [--color auto|always|never]``
+
+* ``--mode human`` (default): the program shuffles a deck; you name each card before it is
+  turned and hear only yes or no, while the computer plays the same deck alongside you.
+* ``--mode computer``: you shuffle a real deck; the computer names each card, you answer
+  y or n (``undo`` takes back the last answer).
+
+After every card the screen shows the computer's guess and its chances for each type, the
+answer, a bar chart of its exact belief over the composition of the cards still to come
+(most likely first, the rest folded into one "other" bar) and the scores; at the end, both
+scores and what the optimal strategy expects on average, exactly.
+
+Rendering is done by small pure functions returning lines (tested directly); the loops only
+ask, update the (c, p) state of :mod:`solvers.card_guessing.partial` and print.  A new
+strategy becomes playable by adding one entry to :data:`PLAYERS` (name -> function of the
+validated task returning an object with ``guess(state)``); strategies the family registers
+that :func:`solvers.card_guessing.partial.evaluation` knows work without an entry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import sys
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Protocol, TextIO
+
+from solvers.card_guessing import partial
+from solvers.registry import TaskError, get_family, validate
+
+Deck = tuple[int, ...]  # cards per type
+Belief = Mapping[Deck, Fraction]  # composition of the cards still to come -> probability
+State = partial.State
+Guess = int  # index of a card type
+Bar = tuple[str, Fraction, str]  # (label, probability, kind: "top", "rest" or "other")
+Lines = list[str]
+
+WIDTH = 80
+BAR_ROWS = 6  # bars shown at most, "other" included
+PLAY_MAX_STATES = 100_000  # refuse decks whose exact solve would keep a player waiting
+QUIT_WORDS = ("quit", "exit")
+UNDO_WORDS = ("undo",)
+RESERVED = {*QUIT_WORDS, *UNDO_WORDS, "help", "?", "y", "n", "yes", "no"}
+FAMILY = "card_guessing"
+HELP_GUESS = "Name the next card (its name or number); you hear yes or no. quit stops."
+HELP_ANSWER = "Is the turned card the one the computer named? y or n; undo; quit stops."
+
+
+class Guesser(Protocol):
+    """Anything that names a card type in a labelled (c, p) state."""
+
+    def guess(self, state: State) -> Guess: ...
+
+
+PlayerFactory = Callable[[Mapping[str, Any]], Guesser]
+
+
+def _evaluation_player(task: Mapping[str, Any]) -> Guesser:
+    return partial.evaluation(task["strategy"], task.get("tie_break") or "lowest")
+
+
+# strategy name (one the family registers) -> the computer player for its validated task;
+# a strategy without an entry is played by partial.evaluation(strategy, tie_break)
+PLAYERS: dict[str, PlayerFactory] = {
+    "optimal": _evaluation_player,
+    "greedy": _evaluation_player,
+}
+
+
+class InputError(ValueError):
+    """A line typed at the prompt that cannot be used; the message says why."""
+
+
+class Quit(Exception):
+    """The player asked to stop."""
+
+
+# ----------------------------------------------------------------------------- colour
+
+
+ANSI = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
+_ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass(frozen=True)
+class Style:
+    """Whether to colour; ``paint`` wraps text in ANSI codes only when it should."""
+
+    color: bool = False
+
+    def paint(self, text: str, *names: str) -> str:
+        """``text`` in the named ANSI styles (unchanged when colour is off)."""
+        if not self.color or not names or not text:
+            return text
+        codes = ";".join(ANSI[n] for n in names)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+
+def color_wanted(choice: str, is_tty: bool, env: Mapping[str, str]) -> bool:
+    """True when output should be coloured: ``always``, or ``auto`` on a capable terminal."""
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    return is_tty and not env.get("NO_COLOR") and env.get("TERM", "") != "dumb"
+
+
+def visible(text: str) -> str:
+    """``text`` without ANSI escape sequences (what the terminal shows)."""
+    return _ANSI_RE.sub("", text)
+
+
+# ----------------------------------------------------------------------------- numbers
+
+
+def percent(p: Fraction) -> str:
+    """A probability as a percentage with one decimal, e.g. ``33.3%``."""
+    return f"{float(p) * 100:.1f}%"
+
+
+def fraction_text(p: Fraction, limit: int = 11) -> str:
+    """``p`` as ``a/b`` (``1`` and ``0`` bare), or "" if longer than ``limit`` characters."""
+    text = str(p.numerator) if p.denominator == 1 else f"{p.numerator}/{p.denominator}"
+    return text if len(text) <= limit else ""
+
+
+def composition_label(comp: Sequence[int]) -> str:
+    """A composition as the seed writes it, e.g. ``(2,3,2)``."""
+    return "(" + ",".join(str(k) for k in comp) + ")"
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, ending in ``~`` when cut."""
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "~"
+
+
+# ----------------------------------------------------------------------------- belief
+
+
+def ranked_belief(belief: Belief) -> list[tuple[Deck, Fraction]]:
+    """Compositions with positive probability, most likely first (ties: smaller tuple first)."""
+    return sorted(((c, p) for c, p in belief.items() if p > 0), key=lambda cp: (-cp[1], cp[0]))
+
+
+def belief_bars(belief: Belief, rows: int = BAR_ROWS) -> list[Bar]:
+    """At most ``rows`` bars: the likeliest compositions, the rest folded into one "other"."""
+    ranked = ranked_belief(belief)
+    if len(ranked) <= rows:
+        shown, rest = ranked, []
+    else:
+        shown, rest = ranked[: rows - 1], ranked[rows - 1 :]
+    bars: list[Bar] = [
+        (composition_label(c), p, "top" if i == 0 else "rest") for i, (c, p) in enumerate(shown)
+    ]
+    if rest:
+        bars.append((f"other ({len(rest)})", sum((p for _, p in rest), Fraction(0)), "other"))
+    return bars
+
+
+def bar_chart(bars: Sequence[Bar], style: Style = Style(), width: int = WIDTH) -> Lines:
+    """One line per bar: label, a '#' bar scaled so probability 1 fills it, %, exact value."""
+    label_w = min(max((len(b[0]) for b in bars), default=0), 30)
+    frac_w = max((len(fraction_text(b[1])) for b in bars), default=0)
+    bar_w = max(width - (2 + label_w + 2 + 2 + 6 + 2 + frac_w), 5)
+    colour = {"top": ("green",), "rest": ("cyan",), "other": ("dim",)}
+    lines = []
+    for label, p, kind in bars:
+        n = round(float(p) * bar_w)
+        if p > 0 and n == 0:
+            n = 1  # a possible composition never looks impossible
+        bar = style.paint("#" * n, *colour[kind]) + " " * (bar_w - n)
+        pct = style.paint(f"{percent(p):>6}", "bold") if kind == "top" else f"{percent(p):>6}"
+        text = f"  {clip(label, label_w):<{label_w}}  {bar}  {pct}  {fraction_text(p)}"
+        lines.append(text.rstrip())
+    return lines
+
+
+def belief_lines(
+    state: State, names: Sequence[str], style: Style = Style(), width: int = WIDTH
+) -> Lines:
+    """The computer's belief about the cards still to come: a heading and the bar chart."""
+    n = state[0]
+    if n == 0:
+        return []
+    belief = partial.composition_posterior(state)
+    what = "card" if n == 1 else "cards"
+    head = f"Computer's belief about the {n} {what} still to come ({','.join(names)}):"
+    return [clip(head, width), *bar_chart(belief_bars(belief), style, width)]
+
+
+def chances_lines(
+    probs: Sequence[Fraction],
+    names: Sequence[str],
+    guess: Guess | None,
+    style: Style = Style(),
+    head: str = "Chances for the next card: ",
+    width: int = WIDTH,
+) -> Lines:
+    """The computer's chances for the next card, its guess in brackets, wrapped to ``width``."""
+    items = []
+    for a, (name, p) in enumerate(zip(names, probs, strict=True)):
+        item = f"{name} {percent(p)}"
+        items.append(style.paint(f"[{item}]", "bold") if a == guess else item)
+    return wrap_items(head, items, width)
+
+
+def wrap_items(head: str, items: Sequence[str], width: int = WIDTH) -> Lines:
+    """``head`` followed by ``items`` two spaces apart, wrapped under ``head`` at ``width``."""
+    lines, line, indent = [], head, " " * min(len(visible(head)), 8)
+    for item in items:
+        sep = "" if line in (head, indent) else "  "
+        if len(visible(line + sep + item)) > width and line not in (head, indent):
+            lines.append(line)
+            line, sep = indent, ""
+        line += sep + item
+    lines.append(line)
+    return lines
+
+
+def guess_note(
+    probs: Sequence[Fraction], names: Sequence[str], guess: Guess, strategy: str
+) -> Lines:
+    """Why the guess may look odd: said when the computer names a type that is not likeliest."""
+    best = max(range(len(probs)), key=lambda a: (probs[a], -a))
+    if probs[guess] == probs[best]:
+        return []
+    text = f"  ({names[best]} is likelier at {percent(probs[best])}"
+    if strategy == "optimal":
+        text += f", but naming {names[guess]} scores more on average over the rest of the deck"
+    return wrap_text(text + ")")
+
+
+# ----------------------------------------------------------------------------- screens
+
+
+def rule(title: str, style: Style = Style(), width: int = WIDTH, char: str = "-") -> str:
+    """A heading line ``--- title ------`` exactly ``width`` characters wide."""
+    text = f"{char * 3} {title} "
+    return style.paint(text + char * max(width - len(text), 0), "bold")
+
+
+def answer_word(yes: bool, style: Style = Style()) -> str:
+    """``yes`` in green or ``no`` in red."""
+    return style.paint("yes", "green", "bold") if yes else style.paint("no", "red")
+
+
+def history_lines(names: Sequence[str], guesses: Sequence[tuple[Guess, bool]]) -> Lines:
+    """Your guesses so far, ``+`` for yes and ``-`` for no (the seed's cards on the table)."""
+    items = [f"{names[g]}{'+' if yes else '-'}" for g, yes in guesses]
+    return wrap_items("  Your guesses so far: ", items)
+
+
+def deck_text(deck: Sequence[int], names: Sequence[str]) -> str:
+    """The deck in words, e.g. ``3 J, 3 Q, 3 K (9 cards)``."""
+    parts = ", ".join(f"{c} {name}" for c, name in zip(deck, names, strict=True))
+    return f"{parts} ({sum(deck)} cards)"
+
+
+def score_line(scores: Sequence[tuple[str, int]], done: int, total: int) -> str:
+    """``Score after 3 of 9 cards: you 1, computer 2``."""
+    parts = ", ".join(f"{who} {score}" for who, score in scores)
+    return f"Score after {done} of {total} cards: {parts}"
+
+
+def expectation_lines(
+    deck: Sequence[int], strategy: str, optimal: Fraction, own: Fraction | None
+) -> Lines:
+    """What the optimal strategy (and the computer's own, if different) expects, exactly."""
+    n = sum(deck)
+    lines = [
+        f"On average the optimal strategy gets {float(optimal):.3f} of {n} right "
+        f"(exactly {optimal})."
+    ]
+    if strategy != "optimal" and own is not None:
+        lines.append(f"The {strategy} strategy gets {float(own):.3f} (exactly {own}).")
+    return lines
+
+
+def final_lines(
+    scores: Sequence[tuple[str, int]],
+    total: int,
+    expectations: Lines,
+    order_names: Sequence[str] | None,
+    style: Style = Style(),
+) -> Lines:
+    """The closing screen: the deck (if known), every score, the exact expectations."""
+    lines = ["", rule("Game over", style, char="=")]
+    if order_names is not None:
+        lines += wrap_items("The deck was: ", list(order_names))
+    who_w = max(len(who) for who, _ in scores)
+    lines += [f"{who + ':':<{who_w + 1}} {score} of {total}" for who, score in scores]
+    return lines + [wrap for e in expectations for wrap in wrap_text(e)]
+
+
+def wrap_text(text: str, width: int = WIDTH) -> Lines:
+    """Plain text wrapped on spaces to ``width``, continuation lines indented like the first."""
+    indent = text[: len(text) - len(text.lstrip())]
+    more = indent + " " if indent else ""
+    return textwrap.wrap(text, width, subsequent_indent=more) or [""]
+
+
+# ----------------------------------------------------------------------------- input
+
+
+def default_names(n_types: int) -> list[str]:
+    """Card names for ``n_types`` types: J, Q, K, A, then letters, then T1, T2, ..."""
+    if n_types <= 4:
+        return ["J", "Q", "K", "A"][:n_types]
+    if n_types <= 26:
+        return [chr(ord("A") + i) for i in range(n_types)]
+    return [f"T{i + 1}" for i in range(n_types)]
+
+
+def parse_names(text: str, n_types: int) -> list[str]:
+    """Comma-separated card names, one per type, distinct ignoring case, at most 8 characters."""
+    names = [n.strip() for n in text.split(",")]
+    if len(names) != n_types:
+        raise ValueError(f"{len(names)} names given for a deck of {n_types} types")
+    for name in names:
+        if not name or len(name) > 8 or " " in name:
+            raise ValueError(f"card name {name!r} must be 1 to 8 characters with no spaces")
+        if name.lower() in RESERVED or name.isdigit():
+            raise ValueError(f"card name {name!r} is reserved (a command, answer or number)")
+    if len({n.lower() for n in names}) != len(names):
+        raise ValueError("card names must differ (ignoring case)")
+    return names
+
+
+def command(text: str) -> str:
+    """The typed line, trimmed and lower-cased; raises Quit for quit/exit."""
+    word = text.strip().lower()
+    if word in QUIT_WORDS:
+        raise Quit
+    return word
+
+
+def parse_guess(text: str, names: Sequence[str]) -> Guess:
+    """The type named by ``text`` (its name in any case, or its number 1..r)."""
+    word = command(text)
+    if word in ("help", "?"):
+        raise InputError(HELP_GUESS)
+    for a, name in enumerate(names):
+        if word == name.lower() or word == str(a + 1):
+            return a
+    choices = ", ".join(names)
+    if not word:
+        raise InputError(f"Type a card name: {choices} (or quit).")
+    raise InputError(f"Unknown card {text.strip()!r}: type one of {choices} (or quit).")
+
+
+def parse_answer(text: str) -> bool | str:
+    """True for yes, False for no, ``"undo"`` to take back the last answer."""
+    word = command(text)
+    if word in ("y", "yes"):
+        return True
+    if word in ("n", "no"):
+        return False
+    if word in UNDO_WORDS:
+        return "undo"
+    if word in ("help", "?"):
+        raise InputError(HELP_ANSWER)
+    raise InputError(f"Please answer y or n (or undo, quit); got {text.strip()!r}.")
+
+
+def contradiction(
+    probs: Sequence[Fraction], guess: Guess, yes: bool, names: Sequence[str]
+) -> str | None:
+    """Why answering ``yes``/no to ``guess`` is impossible given the answers so far, or None."""
+    name = names[guess]
+    if yes and probs[guess] == 0:
+        return (
+            f"That can't be right: after your earlier answers no {name} can be next "
+            f"(chance 0). Check the card and answer again (or undo)."
+        )
+    if not yes and probs[guess] == 1:
+        return (
+            f"That can't be right: after your earlier answers the next card must be a {name} "
+            f"(chance 100%). Check the card and answer again (or undo)."
+        )
+    return None
+
+
+# ----------------------------------------------------------------------------- console
+
+
+@dataclass
+class Console:
+    """Where the game prints and reads: real streams by default, anything file-like in tests."""
+
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    read: Callable[[str], str] | None = None  # None: input() (echoed when stdin is no tty)
+    style: Style = field(default_factory=Style)
+
+    def show(self, lines: str | Sequence[str] = ("",)) -> None:
+        """Print ``lines``."""
+        for line in [lines] if isinstance(lines, str) else lines:
+            self.out.write(line + "\n")
+        self.out.flush()
+
+    def ask(self, prompt: str, parse: Callable[[str], Any]) -> Any:
+        """``parse`` of the typed line, asking again (with the reason) until it parses."""
+        while True:
+            text = self._line(self.style.paint(prompt, "bold"))
+            try:
+                return parse(text)
+            except InputError as exc:
+                self.show(self.style.paint(str(exc), "yellow"))
+
+    def _line(self, prompt: str) -> str:
+        if self.read is not None:
+            return self.read(prompt)
+        text = input(prompt)
+        if not sys.stdin.isatty():  # keep piped transcripts readable
+            self.out.write(text + "\n")
+        return text
+
+
+# ----------------------------------------------------------------------------- games
+
+
+@dataclass
+class Setup:
+    """Everything fixed before the first card."""
+
+    deck: Deck
+    names: list[str]
+    strategy: str
+    player: Guesser
+    optimal: Fraction
+    own: Fraction | None
+
+
+def computer_step(player: Guesser, state: State) -> tuple[list[Fraction], Guess]:
+    """The computer's chances for the next card and its guess."""
+    return partial.next_card_probabilities(state), player.guess(state)
+
+
+def after(state: State, guess: Guess, yes: bool) -> State:
+    """The (c, p) state after naming ``guess`` and hearing yes or no."""
+    return partial.after_yes(state, guess) if yes else partial.after_no(state, guess)
+
+
+def intro_lines(setup: Setup, mode: str, seed: int | None, style: Style) -> Lines:
+    """The opening screen: the deck, the rules of the chosen mode and the commands."""
+    names = ", ".join(setup.names)
+    lines = [
+        rule("guesslab: the yes/no card game", style, char="="),
+        f"Deck: {deck_text(setup.deck, setup.names)}.",
+    ]
+    if mode == "human":
+        lines += [
+            f"Shuffled with --seed {seed} (use it again to replay this deck).",
+            "Name each card before it is turned; you hear only yes or no.",
+            f"The computer ({setup.strategy} strategy) plays the same deck alongside you.",
+            f"Type a card name ({names}) or its number; quit stops.",
+        ]
+    else:
+        lines += [
+            "Shuffle a real deck like this and turn its cards one at a time, face down.",
+            f"The computer ({setup.strategy} strategy) names each card first; answer y or n.",
+            "undo takes back your last answer; quit stops.",
+        ]
+    return lines + ["", *belief_lines(partial.initial_state(setup.deck), setup.names, style)]
+
+
+def play_human(setup: Setup, order: Sequence[Guess], console: Console) -> tuple[int, int]:
+    """The person guesses the shuffled ``order`` while the computer plays it alongside."""
+    style, names, total = console.style, setup.names, len(order)
+    state = partial.initial_state(setup.deck)
+    you = cpu = 0
+    history: list[tuple[Guess, bool]] = []
+    choices = "/".join(names)
+    for k, card in enumerate(order, 1):
+        console.show(["", rule(f"Card {k} of {total}", style)])
+        mine = console.ask(
+            f"Your guess for card {k} [{choices}]: ", lambda t: parse_guess(t, names)
+        )
+        probs, theirs = computer_step(setup.player, state)
+        you += mine == card
+        cpu += theirs == card
+        history.append((mine, mine == card))
+        state = after(state, theirs, theirs == card)
+        console.show(
+            [
+                f"  You guessed {names[mine]}: {answer_word(mine == card, style)}.",
+                *history_lines(names, history),
+                *chances_lines(probs, names, theirs, style, f"  Computer's chances for card {k}: "),
+                f"  Computer guessed {names[theirs]}: {answer_word(theirs == card, style)}.",
+                *guess_note(probs, names, theirs, setup.strategy),
+                *belief_lines(state, names, style),
+                score_line([("you", you), ("computer", cpu)], k, total),
+            ]
+        )
+    console.show(
+        final_lines(
+            [("You", you), (f"Computer ({setup.strategy})", cpu)],
+            total,
+            expectation_lines(setup.deck, setup.strategy, setup.optimal, setup.own),
+            [names[c] for c in order],
+            style,
+        )
+    )
+    return you, cpu
+
+
+def play_computer(setup: Setup, console: Console) -> int:
+    """The computer guesses a physical deck; the person answers yes or no for each card."""
+    style, names = console.style, setup.names
+    state = partial.initial_state(setup.deck)
+    total, cpu = state[0], 0
+    undo: list[tuple[State, int]] = []
+    while state[0] > 0:
+        k = total - state[0] + 1
+        probs, guess = computer_step(setup.player, state)
+        console.show(["", rule(f"Card {k} of {total}", style)])
+        console.show(chances_lines(probs, names, guess, style, f"Chances for card {k}: "))
+        console.show(f"The computer guesses {names[guess]}.")
+        console.show(guess_note(probs, names, guess, setup.strategy))
+        answer = console.ask(
+            f"Is card {k} a {names[guess]}? [y/n]: ",
+            lambda t, p=probs, g=guess: _answer(t, p, g, names),
+        )
+        if answer == "undo":
+            if not undo:
+                console.show("Nothing to undo yet.")
+                continue
+            state, cpu = undo.pop()
+            console.show(f"Took back the answer for card {k - 1}.")
+            continue
+        undo.append((state, cpu))
+        cpu += answer
+        state = after(state, guess, answer)
+        console.show(
+            [
+                f"  {names[guess]}: {answer_word(answer, style)}.",
+                *belief_lines(state, names, style),
+                score_line([("computer", cpu)], k, total),
+            ]
+        )
+    console.show(
+        final_lines(
+            [(f"Computer ({setup.strategy})", cpu)],
+            total,
+            expectation_lines(setup.deck, setup.strategy, setup.optimal, setup.own),
+            None,
+            style,
+        )
+    )
+    return cpu
+
+
+def _answer(text: str, probs: Sequence[Fraction], guess: Guess, names: Sequence[str]):
+    answer = parse_answer(text)
+    if answer != "undo":
+        reason = contradiction(probs, guess, answer, names)
+        if reason:
+            raise InputError(reason)
+    return answer
+
+
+# ----------------------------------------------------------------------------- setup
+
+
+def strategy_names() -> list[str]:
+    """Strategies offered: those the card_guessing family registers."""
+    return list(get_family(FAMILY).strategies)
+
+
+def player_task(deck: Sequence[int], strategy: str, params: Mapping[str, str]) -> dict[str, Any]:
+    """The validated card_guessing task for the computer's strategy (errors name the key)."""
+    task = {"family": FAMILY, "deck": list(deck), "strategy": strategy, **params}
+    fam = get_family(FAMILY)
+    if "max_states" not in params and "max_states" in fam.param_names:
+        task["max_states"] = PLAY_MAX_STATES
+    out = validate(task)
+    if fam.check_task is not None:
+        fam.check_task(out)
+    return out
+
+
+def make_player(task: Mapping[str, Any]) -> Guesser:
+    """The computer player for a validated task: PLAYERS entry, else partial.evaluation."""
+    factory = PLAYERS.get(task["strategy"], _evaluation_player)
+    try:
+        return factory(task)
+    except ValueError as exc:
+        raise TaskError(
+            "strategy",
+            task["strategy"],
+            f"not playable yet ({exc}); add it to solvers.card_guessing.play.PLAYERS",
+        ) from None
+
+
+def own_expectation(player: Guesser, deck: Sequence[int]) -> Fraction | None:
+    """The exact expected score of the computer's own strategy, when it can be evaluated."""
+    if isinstance(player, partial.Evaluation):
+        return partial.expected_score(player, deck)[0]
+    return None
+
+
+def make_setup(deck: Sequence[int], names: list[str], strategy: str, params: Mapping) -> Setup:
+    """Validate the computer's task and compute the exact expectations, before play starts."""
+    task = player_task(deck, strategy, params)
+    player = make_player(task)
+    deck = tuple(task["deck"])
+    own = own_expectation(player, deck)  # fills the player's memo: its guesses are then free
+    optimal = own if strategy == "optimal" and own is not None else partial.optimal_value(deck)[0]
+    return Setup(deck, names, strategy, player, optimal, own)
+
+
+def shuffled_order(deck: Sequence[int], seed: int) -> list[Guess]:
+    """The deck as a list of type indices, shuffled reproducibly by ``seed``."""
+    cards = [a for a, c in enumerate(deck) for _ in range(c)]
+    random.Random(seed).shuffle(cards)
+    return cards
+
+
+def parse_params(items: Sequence[str]) -> dict[str, str]:
+    """``KEY=VALUE`` strings as a dict (values are checked by the family)."""
+    out = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"--param {item!r}: expected KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command-line options."""
+    p = argparse.ArgumentParser(
+        prog="python -m solvers.card_guessing.play",
+        description="Play the yes/no card-guessing game against the computer (seed 000, s. 7).",
+    )
+    p.add_argument("deck", nargs="?", default="3,3,3", help="cards per type (default 3,3,3)")
+    p.add_argument("--names", help="card names, one per type (default J,Q,K for three types)")
+    p.add_argument("--strategy", default="optimal", choices=strategy_names())
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a strategy parameter of the card_guessing family, e.g. tie_break=highest",
+    )
+    p.add_argument("--mode", choices=("human", "computer"), default="human")
+    p.add_argument("--seed", type=int, help="shuffle seed (human mode; default: random)")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    return p
+
+
+def setup_from_args(args: argparse.Namespace, p: argparse.ArgumentParser) -> Setup:
+    """The Setup for parsed options; bad values end in a usage error naming the option."""
+    from solvers.card_guessing import check_deck
+
+    try:
+        deck = check_deck(args.deck)
+    except ValueError as exc:
+        p.error(f"deck {args.deck!r}: {exc}")
+    try:
+        names = parse_names(args.names, len(deck)) if args.names else default_names(len(deck))
+    except ValueError as exc:
+        p.error(f"--names {args.names!r}: {exc}")
+    try:
+        return make_setup(deck, names, args.strategy, parse_params(args.param))
+    except ValueError as exc:
+        p.error(str(exc))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one game; 0 when it ends or the player quits, 130 on Ctrl-C, 2 on bad options."""
+    p = parser()
+    args = p.parse_args(argv)
+    style = Style(color_wanted(args.color, sys.stdout.isatty(), os.environ))
+    console = Console(style=style)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
+    try:
+        setup = setup_from_args(args, p)
+        console.show(intro_lines(setup, args.mode, seed, style))
+        if args.mode == "human":
+            play_human(setup, shuffled_order(setup.deck, seed), console)
+        else:
+            play_computer(setup, console)
+    except Quit:
+        console.show("Stopped. Bye.")
+    except EOFError:
+        console.show(["", "Input ended. Bye."])
+    except KeyboardInterrupt:
+        console.show(["", "Interrupted. Bye."])
+        return 130
+    except BrokenPipeError:  # the reader went away: silence the final flush too
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""Summary of ``card_guessing`` rows: per deck, every strategy's score and its ratio to optimal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from solvers._report import bar_chart
+from solvers.card_guessing import summary_feedback as feedback_sections
+from solvers.card_guessing import summary_info as info_sections
+from solvers.card_guessing import summary_suits52 as suits_sections
+
+KEY_COLUMNS = ["strategy", "tie_break", "gamma", "entropy_r", "entropy_t", "decrement", "method"]
+
+
+def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
+    """Markdown: a table per (deck, feedback) and a bar chart of expected scores."""
+    if not len(rows):
+        return "No successful results."
+    table = score_table(info_sections.compact(rows))
+    table.to_parquet(out_dir / "card_guessing_scores.parquet", index=False)
+    parts = []
+    for (deck, feedback), group in table.groupby(["deck", "feedback"], sort=False):
+        from solvers._report import markdown_table
+
+        name = f"card_guessing_{feedback}_{deck.replace(',', '-')}.png"
+        bar_chart(
+            labels=group["label"].tolist(),
+            values=group["expected_score"].tolist(),
+            errors=group["std_error"].tolist() if "std_error" in group else None,
+            title=f"deck ({deck}), {feedback} feedback",
+            ylabel="expected number of correct guesses",
+            path=out_dir / name,
+        )
+        shown = group.drop(columns=["deck", "feedback"]).dropna(axis=1, how="all")
+        parts += [
+            f"### Deck ({deck}), {feedback} feedback",
+            "",
+            markdown_table(shown),
+            "",
+            f"![deck {deck}](summary/{name})",
+            "",
+        ]
+    parts += info_sections.sections(rows, out_dir)
+    parts += feedback_sections.sections(rows, out_dir)
+    parts += suits_sections.sections(rows, out_dir)
+    return "\n".join(parts)
+
+
+def score_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One line per result: deck, feedback, a strategy label, score, and ratio to optimal."""
+    keys = [c for c in KEY_COLUMNS if c in rows]
+    cols = ["deck", "feedback", *keys, "expected_score", "expected_score_exact"]
+    cols += [c for c in ("std_error", "n_states") if c in rows]
+    table = rows[cols].copy()
+    table["label"] = [strategy_label(r, keys) for r in table[keys].to_dict("records")]
+    optimum = (
+        table[(table["strategy"] == "optimal") & (table.get("method", "exact") == "exact")]
+        .groupby(["deck", "feedback"])["expected_score"]
+        .max()
+    )
+    keys_and_scores = zip(table["deck"], table["feedback"], table["expected_score"], strict=True)
+    table["ratio_to_optimal"] = [
+        score / optimum.get((d, f), float("nan")) for d, f, score in keys_and_scores
+    ]
+    order = ["deck", "feedback", "label", "expected_score", "ratio_to_optimal"]
+    rest = [c for c in table.columns if c not in order and c not in keys]
+    return table[order + rest].sort_values(["deck", "feedback", "expected_score"], kind="stable")
+
+
+def strategy_label(row: dict, keys: list[str]) -> str:
+    """A short label such as "greedy (tie_break=lowest)"."""
+    extras = [f"{k}={row[k]}" for k in keys[1:] if k != "method" and pd.notna(row.get(k))]
+    if row.get("method") not in (None, "exact") and pd.notna(row.get("method")):
+        extras.append(str(row["method"]))
+    return row["strategy"] + (f" ({', '.join(extras)})" if extras else "")

@@ -1,0 +1,135 @@
+"""Summary section comparing card_guessing's feedback models (none, partial, complete) per deck.
+
+Called from :mod:`solvers.card_guessing.summary`; the section appears only when the rows
+hold more than one feedback model.  For each deck and model it keeps the best row (an exact
+optimum when there is one, else the best estimate), and shows complete feedback's entropy
+bounds (seed 000, section 4) beside its exact value.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+MODELS = ("none", "partial", "complete")
+BOUNDS = ("bound_lower", "bound_lower_chords", "bound_upper")
+
+
+def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
+    """Markdown lines: the comparison table and plot, or nothing for a single feedback model."""
+    if "feedback" not in rows or rows["feedback"].nunique() < 2:
+        return []
+    from solvers._report import markdown_table
+
+    table = comparison_table(rows)
+    table.to_parquet(out_dir / "card_guessing_feedback_models.parquet", index=False)
+    name = "card_guessing_feedback_models.png"
+    plot_comparison(table, out_dir / name)
+    return [
+        "### Feedback models compared",
+        "",
+        "Best available strategy per deck and feedback model: an exact optimum where one is",
+        "computed, otherwise the best Monte Carlo estimate (± standard error).  For complete",
+        "feedback, `bound_lower` is seed 000's lower bound (averaged step entropy, least-entropy",
+        "curve; not guaranteed), `bound_lower_chords` the rigorous chord version, `bound_upper`",
+        "Fano's bound.",
+        "",
+        markdown_table(table),
+        "",
+        f"![feedback models](summary/{name})",
+        "",
+    ]
+
+
+def best_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per (deck, feedback): exact optimal if present, else the highest score."""
+    picked = []
+    for _, group in rows.groupby(["deck", "feedback"], sort=False):
+        exact = group[_is_exact(group) & (group["strategy"] == "optimal")]
+        pool = exact if len(exact) else group
+        picked.append(pool.sort_values("expected_score", kind="stable").iloc[-1])
+    return pd.DataFrame(picked).reset_index(drop=True)
+
+
+def _is_exact(group: pd.DataFrame) -> pd.Series:
+    if "method" not in group:
+        return pd.Series(True, index=group.index)
+    return group["method"].fillna("exact") == "exact"
+
+
+def comparison_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per deck: each model's best score with its strategy, and complete feedback's bounds."""
+    best = best_rows(rows)
+    out = []
+    for deck in _decks_in_order(best["deck"]):
+        line: dict = {"deck": deck, "cards": sum(int(c) for c in deck.split(","))}
+        for model in MODELS:
+            hit = best[(best["deck"] == deck) & (best["feedback"] == model)]
+            if not len(hit):
+                continue
+            r = hit.iloc[0]
+            line[model] = r["expected_score"]
+            line[f"{model}_strategy"] = _label(r)
+            se = r.get("std_error")
+            line[f"{model}_std_error"] = se if se is not None and se == se else None
+            if model == "complete":
+                for b in BOUNDS:
+                    if b in r and r[b] == r[b]:
+                        line[b] = r[b]
+        out.append(line)
+    return pd.DataFrame(out).dropna(axis=1, how="all")
+
+
+def _decks_in_order(decks: pd.Series) -> list[str]:
+    return sorted(decks.unique(), key=lambda d: (sum(int(c) for c in d.split(",")), d))
+
+
+def _label(r: pd.Series) -> str:
+    method = r.get("method")
+    if method not in (None, "exact") and method == method:
+        return f"{r['strategy']} ({method})"
+    return str(r["strategy"])
+
+
+def _deck_label(deck: str) -> str:
+    """(3,3,3), or "13 types of 4" for long decks of equal counts."""
+    counts = deck.split(",")
+    if len(deck) < 18 or len(set(counts)) > 1:
+        return f"({deck})"
+    return f"{len(counts)} types of {counts[0]}"
+
+
+def plot_comparison(table: pd.DataFrame, path: Path) -> Path:
+    """Grouped bars: expected score per feedback model for each deck, bounds as whiskers."""
+    decks = table["deck"].tolist()
+    x = np.arange(len(decks))
+    width = 0.26
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(decks) + 2), 4.0))
+    colours = {"none": "tab:gray", "partial": "tab:blue", "complete": "tab:green"}
+    for i, model in enumerate(m for m in MODELS if m in table):
+        values = table[model].astype(float).to_numpy()
+        errors = table.get(f"{model}_std_error")
+        yerr = None if errors is None else errors.astype(float).fillna(0.0).to_numpy()
+        pos = x + (i - 1) * width
+        ax.bar(pos, values, width, yerr=yerr, capsize=3, label=model, color=colours[model])
+        if model == "complete" and "bound_upper" in table:
+            lower = table.get("bound_lower", table["complete"]).astype(float).to_numpy()
+            upper = table["bound_upper"].astype(float).to_numpy()
+            ax.vlines(pos, lower, upper, colors="black", linewidth=1)
+            ax.scatter(pos, lower, marker="_", color="black", s=60, label="entropy bounds")
+            ax.scatter(pos, upper, marker="_", color="black", s=60)
+    ax.set_xticks(x, [_deck_label(d) for d in decks])
+    ax.tick_params(axis="x", labelsize=8)
+    ax.set_ylabel("expected number of correct guesses")
+    ax.set_title("card guessing: none, partial and complete feedback")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,233 @@
+"""Family ``hand_guessing``: find a hidden hand of cards from 5-number feedback (seed 004).
+
+The answer is a set of ``cards`` (1 to 4) distinct cards from a deck of ``ranks`` x ``suits``
+cards (default the 52-card deck, ranks 2..10, J, Q, K, A with ace high).  Each guess is a
+hand of the same size, answered with (correct cards, lower ranks, correct ranks, higher ranks,
+correct suits) as issue 8 defines them; the score is the number of guesses, the last (right)
+one included.  See :mod:`.cards` for the numbering and the feedback, :mod:`.play` for the
+strategies and their tie rule.
+
+Parameters: ``cards``, ``strategy`` (``min_expected_size``, ``sharma_mittal``),
+``entropy_r``/``entropy_t`` (Sharma-Mittal only; r cannot change a choice, see :mod:`.play`),
+``first_guess`` (a card list such as ``["6C", "TD"]``, or ``search``), ``ranks``, ``suits``
+(smaller decks for exhaustive checks), ``answer_chunk``/``n_chunks`` (evaluate one contiguous
+chunk of the answers; a study fans the chunks out and the summary adds them up exactly) and
+``sample`` (evaluate that many answers drawn with the task's seeded generator instead of all;
+absent: every answer).  Execution knob ``max_answers`` refuses exact runs over more answers.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from solvers.hand_guessing import play as P
+from solvers.hand_guessing import table as T
+from solvers.hand_guessing.cards import MAX_CARDS, Deck, card_names, hand_count, hand_index
+from solvers.registry import (
+    Family,
+    Param,
+    Row,
+    Task,
+    TaskError,
+    as_int,
+    exact_columns,
+    register,
+    sharma_mittal_params,
+    task_rng,
+)
+
+VERSION = "1"
+SEARCH = "search"
+DEFAULT_MAX_ANSWERS = 30_000  # one task plays at most this many answers (3 cards: 22,100)
+
+FirstGuess = str | list[str]
+
+
+def check_first_guess(value: object) -> FirstGuess:
+    """``search``, or a list of distinct card names (upper case, "10" written "T")."""
+    if isinstance(value, str) and value.strip().lower() == SEARCH:
+        return SEARCH
+    names = card_names(value)
+    if not names:
+        raise ValueError("must be 'search' or a non-empty list of card names such as ['2C', '3D']")
+    full = Deck()
+    for name in names:
+        full.parse(name)  # a malformed name raises ValueError naming it
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"the first guess repeats {', '.join(dupes)}: cards must be distinct")
+    order = {n: full.parse(n) for n in names}
+    return sorted(names, key=order.__getitem__)
+
+
+def check_sample(value: object) -> int | None:
+    """None (every answer) or a number of answers >= 1."""
+    return None if value is None else as_int(value, low=1)
+
+
+def check_task(task: Task) -> None:
+    """Refuse, before any work, a first guess or chunk or sample that does not fit the deck."""
+    deck, cards = Deck(task["ranks"], task["suits"]), task["cards"]
+    if cards > deck.size:
+        raise TaskError("cards", cards, f"more than the {deck.size} cards of the deck")
+    first = task["first_guess"]
+    if first != SEARCH:
+        if len(first) != cards:
+            raise TaskError(
+                "first_guess", first, f"has {len(first)} cards; a guess needs cards={cards}"
+            )
+        for name in first:
+            try:
+                deck.parse(name)
+            except ValueError as exc:
+                raise TaskError("first_guess", first, str(exc)) from None
+    n_chunks, chunk = task["n_chunks"], task["answer_chunk"]
+    n = hand_count(deck, cards)
+    if n_chunks > n:
+        raise TaskError("n_chunks", n_chunks, f"more chunks than the {n:,} answers")
+    if chunk >= n_chunks:
+        raise TaskError("answer_chunk", chunk, f"must be < n_chunks={n_chunks} (0-based)")
+    if task["sample"] is not None:
+        if n_chunks != 1:
+            raise TaskError("sample", task["sample"], "a sample cannot be split into chunks")
+        if task["sample"] > n:
+            raise TaskError("sample", task["sample"], f"more than the {n:,} possible answers")
+        return
+    size = len(P.chunk_targets(n, chunk, n_chunks))
+    if size > task["max_answers"]:
+        raise TaskError(
+            "n_chunks",
+            n_chunks,
+            f"a chunk of {size:,} answers exceeds max_answers={task['max_answers']:,}: use more "
+            "chunks, a sample, or raise max_answers",
+        )
+
+
+def first_guess_index(deck: Deck, cards: int, first: FirstGuess, rule: P.Rule) -> int:
+    """The hand index of the first guess (searched by the strategy's score if asked)."""
+    if first == SEARCH:
+        return P.searched_first_guess(deck, cards, rule.strategy, rule.t)
+    return hand_index(deck, [deck.parse(name) for name in first])
+
+
+def run(task: Task) -> list[Row]:
+    """One row: guesses over every answer, one chunk of them, or a seeded sample."""
+    deck, cards = Deck(task["ranks"], task["suits"]), task["cards"]
+    sm = task["strategy"] == "sharma_mittal"
+    rule = P.Rule(task["strategy"], task["entropy_t"] if sm else 1.0)
+    f = T.features(deck, cards)
+    first = first_guess_index(deck, cards, task["first_guess"], rule)
+    if task["sample"] is not None:
+        targets = P.sample_targets(len(f), task["sample"], task_rng(task))
+    else:
+        targets = P.chunk_targets(len(f), task["answer_chunk"], task["n_chunks"])
+    result = P.play(f, first, rule, targets)
+    row = result_row(result, deck, f, first, sampled=task["sample"] is not None)
+    row["first_guess_searched"] = task["first_guess"] == SEARCH
+    return [row]
+
+
+def result_row(result: P.Play, deck: Deck, f: T.Features, first: int, *, sampled: bool) -> Row:
+    """The result columns for the guesses of one play."""
+    g = result.guesses
+    total = int(g.sum())
+    mean = Fraction(total, len(g))
+    row: Row = {
+        **exact_columns("average_guesses", mean),
+        "total_guesses": total,
+        "max_guesses": int(g.max()),
+        "histogram": [int(x) for x in np.bincount(g, minlength=int(g.max()) + 1)[1:]],
+        "first_guess": deck.hand_name(f.hands[first].tolist()),
+        "answers": len(g),
+        "total_answers": len(f),
+        "standard_error": None,
+        "tree_nodes": result.nodes,
+    }
+    if sampled:
+        row["average_guesses_exact"] = None
+        row["standard_error"] = P.standard_error(g, len(f))
+    return row
+
+
+FAMILY = register(
+    Family(
+        name="hand_guessing",
+        version=VERSION,
+        summary="solvers.hand_guessing.summary:summarize",
+        examples=({"cards": 1, "ranks": 4, "suits": 2, "strategy": "min_expected_size"},),
+        doc=__doc__,
+        strategies=P.STRATEGIES,
+        default_strategy="min_expected_size",
+        params=(
+            Param(
+                "cards",
+                lambda v: as_int(v, low=1, high=MAX_CARDS),
+                doc="cards in the hidden hand (1 to 4)",
+                dtype="int64",
+            ),
+            *sharma_mittal_params(("sharma_mittal",), "no effect on uniform candidates"),
+            Param(
+                "first_guess",
+                check_first_guess,
+                SEARCH,
+                "the first guess as card names (e.g. ['6C', 'TD']), or 'search'",
+            ),
+            Param(
+                "ranks",
+                lambda v: as_int(v, low=1, high=13),
+                13,
+                "ranks in the deck (the lowest ones, from 2)",
+                dtype="int64",
+            ),
+            Param(
+                "suits", lambda v: as_int(v, low=1, high=4), 4, "suits in the deck", dtype="int64"
+            ),
+            Param(
+                "answer_chunk",
+                lambda v: as_int(v, low=0),
+                0,
+                "which chunk of the answers to play (0-based)",
+                dtype="int64",
+            ),
+            Param(
+                "n_chunks",
+                lambda v: as_int(v, low=1),
+                1,
+                "split the answers (in index order) into this many contiguous chunks",
+                dtype="int64",
+            ),
+            Param(
+                "sample",
+                check_sample,
+                None,
+                "play this many random answers (task-seeded); absent: every answer",
+                dtype="int64",
+            ),
+            Param(
+                "max_answers",
+                lambda v: as_int(v, low=1),
+                DEFAULT_MAX_ANSWERS,
+                "refuse exact runs over more answers than this in one task",
+                identity=False,
+                dtype="int64",
+            ),
+        ),
+        run=run,
+        check_task=check_task,
+        columns={
+            "average_guesses": "float64",
+            "average_guesses_exact": "string",
+            "total_guesses": "int64",
+            "max_guesses": "int64",
+            "histogram": "list<int64>",
+            "first_guess": "string",
+            "first_guess_searched": "bool",
+            "answers": "int64",
+            "total_answers": "int64",
+            "standard_error": "float64",
+            "tree_nodes": "int64",
+        },
+    )
+)

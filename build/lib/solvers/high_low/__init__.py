@@ -1,0 +1,174 @@
+"""Family ``high_low``: call each next card "higher" or "lower" than the one showing (seed 001).
+
+Decks: ``n`` distinct cards 1..n, or a real deck of ``ranks`` x ``suits`` cards where an equal
+card is scored by ``ties`` (``lose``, ``win`` or ``push``).  Strategies: ``optimal`` (best chance
+of a perfect game) and ``majority`` (call the side holding more unseen cards, "higher" on a
+tie).  ``method``: ``exact`` (integers, then fractions), ``float`` (NumPy, distinct cards
+only) or ``monte_carlo`` (``n_games`` seeded games, any deck, majority rule).  The expected
+number of right calls is always the best possible when play goes on after a miss, computed
+exactly by a hypergeometric sum (the call never changes what comes next).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from solvers.high_low import deck, distinct
+from solvers.registry import (
+    Family,
+    Param,
+    Row,
+    Task,
+    TaskError,
+    as_int,
+    exact_columns,
+    max_states_param,
+    one_of,
+    register,
+    task_rng,
+)
+
+VERSION = "1"
+STRATEGIES = ("optimal", "majority")
+METHODS = ("exact", "float", "monte_carlo")
+DEFAULT_MAX_STATES = 1_000_000
+MAX_FLOAT_N = 50_000
+
+
+def optional_int(low: int, high: int | None = None):
+    """A checker: None, or an integer within [low, high]."""
+
+    def check(value: Any) -> int | None:
+        return None if value is None else as_int(value, low=low, high=high)
+
+    return check
+
+
+def deck_states(task: Task) -> int:
+    """States the exact solver needs for the task's deck (an estimate for real decks)."""
+    if task["n"] is not None:
+        return distinct.n_states(task["n"])
+    estimate = deck.estimated_states(task["ranks"], task["suits"])
+    return estimate if task["strategy"] == "optimal" else 2 * estimate  # majority: no mirror
+
+
+def check_task(task: Task) -> None:
+    """Refuse, before any work: no deck or two decks, tiny decks, and sizes beyond a method."""
+    n, ranks, suits, method = task["n"], task["ranks"], task["suits"], task["method"]
+    if n is None and ranks is None and suits is None:
+        raise TaskError("n", None, "give n (distinct cards) or ranks and suits (a real deck)")
+    if n is not None and (ranks is not None or suits is not None):
+        key = "ranks" if ranks is not None else "suits"
+        raise TaskError(key, task[key], "n (distinct cards) and ranks/suits exclude each other")
+    if n is None:
+        for key in ("ranks", "suits"):
+            if task[key] is None:
+                raise TaskError(key, None, "a real deck needs both ranks and suits")
+        if ranks * suits < 2:
+            raise TaskError("suits", suits, f"ranks x suits = {ranks * suits}: need 2 cards")
+    if method == "float" and n is None:
+        raise TaskError("method", method, "the float path is for distinct cards (n) only")
+    if method == "float" and n > MAX_FLOAT_N:
+        raise TaskError("n", n, f"the float path is O(n^2): limit n <= {MAX_FLOAT_N:,}")
+    if method == "monte_carlo" and n is None and suits > 1 and task["strategy"] == "optimal":
+        raise TaskError(
+            "strategy",
+            "optimal",
+            "monte_carlo plays a fixed rule; use strategy=majority (the optimal policy of a "
+            "real deck needs the exact solver)",
+        )
+    if method == "exact" and deck_states(task) > task["max_states"]:
+        key = "n" if n is not None else "ranks"
+        size = f"n={n}" if n is not None else f"ranks x suits = {ranks}x{suits}"
+        raise TaskError(
+            key,
+            task[key],
+            f"{size} is too large for the exact solver: about {deck_states(task):,} states, "
+            f"limit max_states={task['max_states']:,}; use method=monte_carlo (with n_games) "
+            "or raise max_states",
+        )
+
+
+def distinct_expected(n: int) -> Fraction:
+    """Exact best expected right calls for n distinct cards, by the closed per-step sums."""
+    total = Fraction(0)
+    for m in range(1, n):
+        k = m // 2
+        best_sum = 3 * k * k + 2 * k if m % 2 == 0 else (k + 1) * (3 * k + 2)
+        total += Fraction(best_sum, m * (m + 1))
+    return total
+
+
+def run(task: Task) -> list[Row]:
+    """One row: P(perfect game) (exact, float or estimated), expected right calls, states."""
+    n, method, strategy = task["n"], task["method"], task["strategy"]
+    ranks, suits = (n, 1) if n is not None else (task["ranks"], task["suits"])
+    expected = (
+        distinct_expected(n) if n is not None else deck.expected_correct(ranks, suits, task["ties"])
+    )
+    row: Row = {"n_cards": ranks * suits, **exact_columns("expected_correct", expected)}
+    if method == "exact":
+        if n is not None:
+            rule = None if strategy == "optimal" else distinct.majority_call
+            p, states = distinct.p_perfect(n, rule), distinct.n_states(n)
+        else:
+            p, states = deck.p_perfect(ranks, suits, task["ties"], strategy)
+        row.update(exact_columns("p_perfect", p), p_perfect_se=0.0, n_states=states)
+        row["log10_p_perfect"] = log10_fraction(p)
+    elif method == "float":
+        p_float, log10_p = distinct.p_perfect_float(n)
+        row.update(p_perfect=p_float, log10_p_perfect=log10_p, p_perfect_se=0.0)
+        row["n_states"] = distinct.n_states(n)
+    else:
+        ties = task["ties"] if n is None else "lose"
+        est, se = deck.p_perfect_monte_carlo(ranks, suits, ties, task["n_games"], task_rng(task))
+        row.update(p_perfect=est, p_perfect_se=se)
+        row["log10_p_perfect"] = math.log10(est) if est > 0 else -math.inf
+    return [row]
+
+
+def log10_fraction(q: Fraction) -> float:
+    """log10 of a positive fraction, without overflow or underflow."""
+    return math.log10(q.numerator) - math.log10(q.denominator)
+
+
+FAMILY = register(
+    Family(
+        name="high_low",
+        version=VERSION,
+        summary="solvers.high_low.summary:summarize",
+        examples=({"n": 6, "strategy": "optimal"},),
+        doc=__doc__,
+        strategies=STRATEGIES,
+        default_strategy="optimal",
+        params=(
+            Param("n", optional_int(2, 10**6), None, "distinct cards 1..n", dtype="int64"),
+            Param("ranks", optional_int(1, 1000), None, "ranks of a real deck", dtype="int64"),
+            Param("suits", optional_int(1, 1000), None, "cards per rank", dtype="int64"),
+            Param("ties", one_of(deck.TIES), "lose", "how an equal card scores (real decks)"),
+            Param("method", one_of(METHODS), "exact", "exact, float or monte_carlo"),
+            Param(
+                "n_games",
+                lambda v: as_int(v, low=2),
+                100_000,
+                "games simulated by method=monte_carlo",
+                dtype="int64",
+            ),
+            max_states_param(DEFAULT_MAX_STATES),
+        ),
+        run=run,
+        check_task=check_task,
+        columns={
+            "n_cards": "int64",
+            "p_perfect": "float64",
+            "p_perfect_exact": "string",
+            "p_perfect_se": "float64",
+            "log10_p_perfect": "float64",
+            "expected_correct": "float64",
+            "expected_correct_exact": "string",
+            "n_states": "int64",
+        },
+    )
+)

@@ -1,0 +1,349 @@
+"""Family ``mastermind``: code-jar Mastermind with Sharma-Mittal query selection (seed 002).
+
+A hidden code of ``pegs`` positions is drawn position by position, independently, from a jar
+of ``colours`` colours with the given weights (seed 002, section 1.2 and equation 2; no jar:
+uniform, i.e. standard Mastermind).  Every guess is answered with (black, white).  A strategy
+picks each guess among ALL codes (not only the feasible ones); ties go to a code that is still
+feasible, then to the lowest code in lexicographic order.  Queries that neither split the
+feasible set nor can win are never chosen.
+
+Strategies (scores are over the partition of the feasible set by the feedback):
+``sharma_mittal`` (least expected Sharma-Mittal entropy H_{r,t} of the jar-weighted
+feasible set after the feedback, seed 002 equation 1), ``minimax`` (Knuth 1977: least
+worst-case number of feasible codes), ``expected_size`` (least jar-expected number of feasible
+codes), ``most_parts`` (most non-empty parts), ``first_feasible`` (the lowest feasible code).
+
+The evaluation is exact: the strategy's decision tree is built over every code at once, and the
+expected number of guesses is a rational number under the jar's distribution.  Scores are
+compared in floating point with a relative tolerance of 1e-12 so that mathematically equal
+scores computed in a different order still tie.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from solvers import entropy
+from solvers.registry import (
+    Family,
+    Param,
+    Row,
+    Task,
+    TaskError,
+    as_int,
+    exact_columns,
+    register,
+    sharma_mittal_params,
+)
+
+VERSION = "1"
+STRATEGIES = ("sharma_mittal", "minimax", "expected_size", "most_parts", "first_feasible")
+DEFAULT_MAX_CODES = 4096  # 4096 x 4096 feedback table: 16 MiB, a few seconds per strategy
+HARD_MAX_CODES = 16384  # the feedback table would take 256 MiB
+TIE_RTOL = 1e-12
+
+Code = tuple[int, ...]  # colours 0..colours-1, one per peg
+Feedback = tuple[int, int]  # (black, white)
+Jar = list[int] | list[str]  # canonical jar weights: ints, or "p/q" strings if any is not one
+
+
+# ---------------------------------------------------------------------------- the game
+
+
+def feedback(guess: Code, secret: Code) -> Feedback:
+    """(black, white) for ``guess`` against ``secret``: plain counting, the reference."""
+    black = sum(g == s for g, s in zip(guess, secret, strict=True))
+    common = sum(min(guess.count(c), secret.count(c)) for c in set(guess))
+    return black, common - black
+
+
+def feedbacks(pegs: int) -> list[Feedback]:
+    """Every possible (black, white) for ``pegs`` pegs, sorted; (pegs, 0) is the last."""
+    return [
+        (b, w)
+        for b in range(pegs + 1)
+        for w in range(pegs + 1 - b)
+        if not (b == pegs - 1 and w == 1)
+    ]
+
+
+def all_codes(pegs: int, colours: int) -> np.ndarray:
+    """Every code as a row of colours, in lexicographic order (index = base-colours number)."""
+    return np.array(list(itertools.product(range(colours), repeat=pegs)), dtype=np.int8).reshape(
+        colours**pegs, pegs
+    )
+
+
+def code_label(index: int, pegs: int, colours: int) -> str:
+    """A code as text with colours numbered from 1: "1122" (or "1-2-10-3" past 9 colours)."""
+    digits = []
+    for _ in range(pegs):
+        index, d = divmod(index, colours)
+        digits.append(str(d + 1))
+    return ("" if colours <= 9 else "-").join(reversed(digits))
+
+
+@lru_cache(maxsize=8)
+def feedback_table(pegs: int, colours: int) -> np.ndarray:
+    """table[guess, secret] = id of the feedback in :func:`feedbacks`; cached per worker."""
+    codes = all_codes(pegs, colours)
+    n = len(codes)
+    counts = np.stack([(codes == c).sum(axis=1) for c in range(colours)], axis=1)
+    lut = np.full((pegs + 1, pegs + 1), -1, dtype=np.int16)
+    for i, (b, w) in enumerate(feedbacks(pegs)):
+        lut[b, w] = i
+    table = np.empty((n, n), dtype=np.uint8)
+    step = max(1, 2_000_000 // (n * max(pegs, colours)))
+    for lo in range(0, n, step):
+        g = codes[lo : lo + step]
+        black = (g[:, None, :] == codes[None, :, :]).sum(axis=2)
+        common = np.minimum(counts[lo : lo + step, None, :], counts[None, :, :]).sum(axis=2)
+        table[lo : lo + step] = lut[black, common - black]
+    table.setflags(write=False)
+    return table
+
+
+def jar_weights(jar: Sequence[object] | None, colours: int) -> list[int]:
+    """The jar as integer weights per colour (rationals scaled by their common denominator)."""
+    if jar is None:
+        return [1] * colours
+    fracs = [Fraction(str(w)) for w in jar]
+    scale = math.lcm(*(f.denominator for f in fracs))
+    return [int(f * scale) for f in fracs]
+
+
+def code_weights(pegs: int, colours: int, jar: Sequence[object] | None) -> list[int]:
+    """Integer weight of every code: the product of its pegs' jar weights (seed 002, eq. 2)."""
+    w = jar_weights(jar, colours)
+    return [
+        math.prod(w[c] for c in code) for code in itertools.product(range(colours), repeat=pegs)
+    ]
+
+
+# ------------------------------------------------------------------------ choosing a guess
+
+
+def _part_sums(labels: np.ndarray, n_parts: int, weights: np.ndarray | None) -> np.ndarray:
+    """(queries, n_parts): count (or total weight) of the feasible codes in each part."""
+    m = labels.shape[0]
+    flat = (labels.astype(np.int64) + n_parts * np.arange(m)[:, None]).ravel()
+    w = None if weights is None else np.broadcast_to(weights, labels.shape).ravel()
+    return np.bincount(flat, weights=w, minlength=m * n_parts).reshape(m, n_parts)
+
+
+def query_scores(
+    labels: np.ndarray, weights: np.ndarray, n_parts: int, strategy: str, r: float, t: float
+) -> np.ndarray:
+    """Score of every query (lower is better) from labels[query, feasible code] = feedback id."""
+    counts = _part_sums(labels, n_parts, None)
+    if strategy == "minimax":
+        return counts.max(axis=1)
+    if strategy == "most_parts":
+        return -(counts > 0).sum(axis=1).astype(float)
+    if strategy == "expected_size":
+        return (_part_sums(labels, n_parts, weights) * counts).sum(axis=1)
+    if strategy == "sharma_mittal" and np.all(weights == weights[0]):
+        # equally likely codes: every part is uniform, and H_{r,t} of a uniform part of n
+        # codes depends on t only; a lookup by part size is exact and fast
+        lookup = entropy.uniform_entropy(np.arange(labels.shape[1] + 1), t)
+        return (counts * lookup[counts]).sum(axis=1)
+    if strategy == "sharma_mittal":
+        h, mass = entropy.sharma_mittal_grouped(weights, labels, n_parts, r, t)
+        return (mass * h).sum(axis=1)
+    raise ValueError(f"strategy={strategy!r}: no score; valid: {', '.join(STRATEGIES)}")
+
+
+def choose(
+    feasible: np.ndarray, table: np.ndarray, weights: np.ndarray, strategy: str, r: float, t: float
+) -> int:
+    """The guess for a sorted array of feasible code indices, with the family's tie rule."""
+    if strategy == "first_feasible" or len(feasible) == 1:
+        return int(feasible[0])
+    n_parts = int(table.max()) + 1
+    labels = table[:, feasible]
+    w = weights[feasible]
+    score = np.asarray(query_scores(labels, w, n_parts, strategy, r, t), dtype=float)
+    is_feasible = np.zeros(len(table), dtype=bool)
+    is_feasible[feasible] = True
+    splits = labels.min(axis=1) != labels.max(axis=1)
+    score[~(splits | is_feasible)] = np.inf
+    best = score.min()
+    tied = score <= best + TIE_RTOL * max(abs(best), 1e-3 * float(w.sum()))
+    preferred = tied & is_feasible
+    return int(np.argmax(preferred) if preferred.any() else np.argmax(tied))
+
+
+# ------------------------------------------------------------------------ exact evaluation
+
+
+def guesses_per_code(
+    pegs: int, colours: int, jar: Sequence[object] | None, strategy: str, r=1.0, t=1.0
+) -> tuple[np.ndarray, int, int]:
+    """(guesses needed for every code, first guess, nodes of the decision tree)."""
+    table = feedback_table(pegs, colours)
+    weights = np.asarray(code_weights(pegs, colours, jar), dtype=float)
+    win = len(feedbacks(pegs)) - 1
+    n = len(table)
+    guesses = np.zeros(n, dtype=np.int64)
+    stack = [(np.arange(n), 1)]
+    nodes, first = 0, -1
+    while stack:
+        feasible, depth = stack.pop()
+        if depth > n:
+            raise RuntimeError("the strategy did not finish within one guess per code")
+        q = choose(feasible, table, weights, strategy, r, t)
+        nodes += 1
+        first = q if first < 0 else first
+        labels = table[q, feasible]
+        for k in np.unique(labels):
+            part = feasible[labels == k]
+            if k == win:
+                guesses[part] = depth
+            else:
+                stack.append((part, depth + 1))
+    return guesses, first, nodes
+
+
+def expected_guesses(guesses: np.ndarray, weights: Sequence[int]) -> Fraction:
+    """The exact jar-weighted mean of the guesses."""
+    return Fraction(sum(int(g) * w for g, w in zip(guesses, weights, strict=True)), sum(weights))
+
+
+def evaluate(
+    pegs: int, colours: int, jar: Sequence[object] | None, strategy: str, r=1.0, t=1.0
+) -> Row:
+    """The result columns of one strategy on one game (exact)."""
+    guesses, first, nodes = guesses_per_code(pegs, colours, jar, strategy, r, t)
+    weights = code_weights(pegs, colours, jar)
+    mean = expected_guesses(guesses, weights)
+    top = int(guesses.max())
+    hist = np.bincount(guesses, minlength=top + 1)[1:]
+    mass = [Fraction(0)] * top
+    total = sum(weights)
+    for g, w in zip(guesses, weights, strict=True):
+        mass[g - 1] += Fraction(w, total)
+    return {
+        **exact_columns("expected_guesses", mean),
+        "total_guesses": int(guesses.sum()) if len(set(weights)) == 1 else None,
+        "max_guesses": top,
+        "histogram": [int(h) for h in hist],
+        "guess_pmf": [float(m) for m in mass],
+        "first_guess": code_label(first, pegs, colours),
+        "n_codes": len(guesses),
+        "tree_nodes": nodes,
+    }
+
+
+# ----------------------------------------------------------------------------- the family
+
+
+def check_jar(value: object) -> Jar | None:
+    """A jar as a list of positive weights (ints or rationals such as "1/3"); None: uniform."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [v for v in value.replace(" ", "").split(",") if v]
+    if not isinstance(value, Sequence) or not value:
+        raise ValueError("must be a non-empty list of positive weights, one per colour")
+    fracs = []
+    for v in value:
+        try:
+            if isinstance(v, bool):
+                raise ValueError
+            f = Fraction(str(v))
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"weight {v!r} is not a number") from None
+        fracs.append(f)
+    if any(f < 0 for f in fracs):
+        raise ValueError("weights must not be negative")
+    if all(f == 0 for f in fracs):
+        raise ValueError("weights must not all be zero")
+    if any(f == 0 for f in fracs):
+        raise ValueError("every weight must be > 0 (leave a colour out by lowering colours)")
+    if all(f.denominator == 1 for f in fracs):
+        return [int(f) for f in fracs]
+    return [f"{f.numerator}/{f.denominator}" for f in fracs]
+
+
+def check_task(task: Task) -> None:
+    """Fill colours from the jar, and refuse a wrong-length jar or too many codes."""
+    jar, colours = task["jar"], task["colours"]
+    if colours is None:
+        task["colours"] = colours = len(jar) if jar is not None else 6
+    if jar is not None and len(jar) != colours:
+        raise TaskError("jar", jar, f"needs one weight per colour: {len(jar)} != colours={colours}")
+    n = colours ** task["pegs"]
+    if n > task["max_codes"]:
+        raise TaskError(
+            "pegs",
+            task["pegs"],
+            f"{colours}^{task['pegs']} = {n:,} codes is too many for the exact evaluation "
+            f"(limit max_codes={task['max_codes']:,}, at most {HARD_MAX_CODES:,})",
+        )
+
+
+def run(task: Task) -> list[Row]:
+    """One row: the exact evaluation of the strategy over every code."""
+    sm = task["strategy"] == "sharma_mittal"
+    r, t = (task["entropy_r"], task["entropy_t"]) if sm else (1.0, 1.0)
+    return [evaluate(task["pegs"], task["colours"], task["jar"], task["strategy"], r, t)]
+
+
+def _optional_colours(value: object) -> int | None:
+    return None if value is None else as_int(value, low=2)
+
+
+FAMILY = register(
+    Family(
+        name="mastermind",
+        version=VERSION,
+        summary="solvers.mastermind.summary:summarize",
+        examples=(
+            {"pegs": 2, "colours": 3, "strategy": "minimax"},
+            # colours left out: the whole-task check fills it in from the jar
+            {"pegs": 2, "jar": [1, 2, 3], "strategy": "minimax"},
+        ),
+        doc=__doc__,
+        strategies=STRATEGIES,
+        default_strategy="minimax",
+        params=(
+            Param("pegs", lambda v: as_int(v, low=1), 4, "code length", dtype="int64"),
+            Param(
+                "colours",
+                _optional_colours,
+                None,
+                "number of colours (>= 2); default: the jar's length, or 6",
+                dtype="int64",
+            ),
+            Param("jar", check_jar, None, "colour weights, one per colour; absent: uniform"),
+            *sharma_mittal_params(("sharma_mittal",)),
+            Param(
+                "max_codes",
+                lambda v: as_int(v, low=1, high=HARD_MAX_CODES),
+                DEFAULT_MAX_CODES,
+                "refuse games with more codes than this",
+                identity=False,
+                dtype="int64",
+            ),
+        ),
+        run=run,
+        check_task=check_task,
+        columns={
+            "expected_guesses": "float64",
+            "expected_guesses_exact": "string",
+            "total_guesses": "int64",
+            "max_guesses": "int64",
+            "histogram": "list<int64>",
+            "guess_pmf": "list<float64>",
+            "first_guess": "string",
+            "n_codes": "int64",
+            "tree_nodes": "int64",
+        },
+    )
+)

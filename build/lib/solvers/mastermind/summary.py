@@ -1,0 +1,142 @@
+"""Summary of ``mastermind`` rows: per game, the classic strategies and an (r, t) heatmap."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from solvers.entropy import PRESETS  # noqa: E402
+
+GAME = ["pegs", "colours", "jar"]
+RESULTS = ["expected_guesses", "expected_guesses_exact", "total_guesses", "max_guesses"]
+
+
+def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
+    """Markdown: per game, reference strategies, named entropies, (r, t) table and heatmap."""
+    if not len(rows):
+        return "No successful results."
+    from solvers._report import markdown_table
+
+    table = result_table(rows)
+    table.to_parquet(out_dir / "mastermind_results.parquet", index=False)
+    parts = []
+    for game, group in table.groupby(["pegs", "colours", "jar_label"], sort=True):
+        title = game_title(*game)
+        parts += [f"### {title}", ""]
+        ref = group[group["strategy"] != "sharma_mittal"]
+        sm = group[group["strategy"] == "sharma_mittal"]
+        shown = ["label", *RESULTS, "first_guess", "histogram"]
+        lines = pd.concat([ref, named_members(sm)]).sort_values("expected_guesses")
+        parts += [markdown_table(lines[[c for c in shown if c in lines]]), ""]
+        if sm["entropy_r"].nunique() > 1 and sm["entropy_t"].nunique() > 1:
+            grid = sm.pivot_table(
+                index="entropy_r", columns="entropy_t", values="expected_guesses"
+            ).sort_index()
+            name = f"mastermind_{game[0]}x{game[1]}_{game[2].replace(',', '-')}.png"
+            heatmap(grid, ref, title, out_dir / name)
+            best = sm.nsmallest(1, "expected_guesses").iloc[0]
+            parts += [
+                f"Sharma-Mittal over {len(sm)} (r, t) points: best {best['expected_guesses']:.6f} "
+                f"at (r, t) = ({fmt(best['entropy_r'])}, {fmt(best['entropy_t'])}), worst "
+                f"{sm['expected_guesses'].max():.6f}; rows r, columns t:",
+                "",
+                markdown_table(grid_table(grid), floatfmt=".4f"),
+                "",
+                f"![{title}](summary/{name})",
+                "",
+            ]
+    return "\n".join(parts)
+
+
+def result_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One line per result with a readable strategy label and game label."""
+    table = rows.copy()
+    for col in ("jar", "entropy_r", "entropy_t", "total_guesses"):
+        if col not in table:
+            table[col] = None
+    table["jar_label"] = [
+        "uniform" if not isinstance(j, str) or len(set(j.split(","))) == 1 else j
+        for j in table["jar"]
+    ]
+    table["label"] = [
+        s if s != "sharma_mittal" else f"sharma_mittal({fmt(r)}, {fmt(t)})"
+        for s, r, t in zip(table["strategy"], table["entropy_r"], table["entropy_t"], strict=True)
+    ]
+    table["histogram"] = [",".join(map(str, h)) for h in table["histogram"]]
+    totals = [None if v is None or v != v else int(v) for v in table["total_guesses"]]
+    table["total_guesses"] = pd.Series(totals, index=table.index, dtype=object)
+    keep = ["pegs", "colours", "jar", "jar_label", "strategy", "entropy_r", "entropy_t", "label"]
+    keep += [*RESULTS, "first_guess", "histogram", "n_codes"]
+    return table[[c for c in keep if c in table]]
+
+
+def named_members(sm: pd.DataFrame) -> pd.DataFrame:
+    """The Sharma-Mittal rows at named points of the (r, t) plane, labelled by their names."""
+    out = []
+    for name, (r, t) in PRESETS.items():
+        if name == "gini_simpson":
+            continue
+        hit = sm[(sm["entropy_r"] == r) & (sm["entropy_t"] == t)]
+        if len(hit):
+            line = hit.iloc[0].copy()
+            line["label"] = f"sharma_mittal {name} ({fmt(r)}, {fmt(t)})"
+            out.append(line)
+    return pd.DataFrame(out)
+
+
+def game_title(pegs: int, colours: int, jar: str) -> str:
+    """A readable name for a game."""
+    kind = "uniform jar" if jar == "uniform" else f"jar {jar}"
+    return f"{pegs} pegs, {colours} colours, {kind}"
+
+
+def fmt(x: float) -> str:
+    """A number for labels: integers without decimals, infinity as 'inf'."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return "inf" if math.isinf(x) else f"{x:g}"
+
+
+def grid_table(grid: pd.DataFrame) -> pd.DataFrame:
+    """The (r, t) grid as a table with an 'r \\ t' column."""
+    out = grid.copy()
+    out.columns = [f"t={fmt(t)}" for t in out.columns]
+    out.insert(0, "r \\ t", [fmt(r) for r in out.index])
+    return out.reset_index(drop=True)
+
+
+def heatmap(grid: pd.DataFrame, ref: pd.DataFrame, title: str, path: Path) -> Path:
+    """Expected guesses over (r, t) as an annotated heatmap, reference strategies in the title."""
+    fig, ax = plt.subplots(figsize=(7.5, 6.0))
+    values = grid.to_numpy(dtype=float)
+    image = ax.imshow(values, cmap="viridis_r", origin="lower", aspect="auto")
+    ax.set_xticks(range(len(grid.columns)), [fmt(t) for t in grid.columns])
+    ax.set_yticks(range(len(grid.index)), [fmt(r) for r in grid.index])
+    ax.set_xlabel("degree t")
+    ax.set_ylabel("order r")
+    best = np.nanmin(values)
+    for i in range(values.shape[0]):
+        for j in range(values.shape[1]):
+            v = values[i, j]
+            if np.isfinite(v):
+                weight = "bold" if v <= best + 1e-12 else "normal"
+                colour = "white" if image.norm(v) > 0.6 else "black"
+                ax.text(
+                    j, i, f"{v:.3f}", ha="center", va="center", fontsize=7, weight=weight, c=colour
+                )
+    refs = ", ".join(
+        f"{s} {v:.3f}" for s, v in zip(ref["strategy"], ref["expected_guesses"], strict=True)
+    )
+    ax.set_title(f"Expected guesses, Sharma-Mittal strategy\n{title}\n{refs}", fontsize=8)
+    fig.colorbar(image, ax=ax, label="expected number of guesses")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

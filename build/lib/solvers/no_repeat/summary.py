@@ -1,0 +1,87 @@
+"""Summary of ``no_repeat`` rows: seed 000's conjecture 3.1 over every N, and its figure 1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+FIGURE_N = 20  # figure 1a's deck size
+FIGURE_M_MAX = 14  # figure 1a's last m
+
+
+def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
+    """Markdown: totals (violations, smallest gap), a per-N table, figure 1a and 1b plots."""
+    from solvers._report import markdown_table
+
+    if not len(rows):
+        return "No successful results."
+    rows = rows.sort_values("N")
+    cols = ["N", "n_tuples", "n_violations", "min_gap", "min_gap_n", "min_gap_k", "min_gap_m"]
+    table = rows[[*cols, "max_gap", "fixed_gap"]].reset_index(drop=True)
+    table.to_parquet(out_dir / "no_repeat_scan.parquet", index=False)
+    smallest = table.loc[table["min_gap"].idxmin()] if table["min_gap"].notna().any() else None
+    parts = [
+        f"Decks of N = {rows['N'].min()}..{rows['N'].max()} distinct cards: "
+        f"{int(rows['n_tuples'].sum()):,} valid (N, n, k, m), "
+        f"**{int(rows['n_violations'].sum())} violations** of H(a) <= H(b) (m >= 1; m = 0 "
+        "gives equality).",
+        "",
+    ]
+    if smallest is not None:
+        parts += [
+            f"Smallest gap H(b) - H(a) = {smallest['min_gap']:.6g} nats at N = "
+            f"{int(smallest['N'])}, n = {int(smallest['min_gap_n'])}, k = "
+            f"{int(smallest['min_gap_k'])}, m = {int(smallest['min_gap_m'])}.",
+            "",
+        ]
+    shown = table[(table["N"] % 25 == 0) | (table["N"] == table["N"].min())]
+    parts += [markdown_table(shown[cols]), ""]
+    for name, plot in (
+        ("no_repeat_figure_1a.png", plot_figure_1a),
+        ("no_repeat_figure_1b.png", plot_figure_1b),
+    ):
+        if plot(rows, out_dir / name):
+            parts += [f"![{name}](summary/{name})", ""]
+    return "\n".join(parts)
+
+
+def plot_figure_1a(rows: pd.DataFrame, path: Path) -> bool:
+    """Both conditional entropies against m for N = 20, k = 1, n = m + 3 (seed's figure 1a)."""
+    match = rows[rows["N"] == FIGURE_N]
+    if match.empty:
+        return False
+    row = match.iloc[0]
+    m = [x for x in row["curve_m"] if x <= FIGURE_M_MAX]
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    ax.plot(m, list(row["curve_h_a"])[: len(m)], "o-", label="H(c | X(a)): refused card again")
+    ax.plot(m, list(row["curve_h_b"])[: len(m)], "s--", label="H(c | X(b)): fresh card")
+    ax.set_xlabel("m (times card a was refused)")
+    ax.set_ylabel("conditional entropy (nats)")
+    ax.set_title(f"N = {FIGURE_N}, k = 1, n = m + 3")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_figure_1b(rows: pd.DataFrame, path: Path) -> bool:
+    """H(b) - H(a) at fixed (n, k, m) = (5, 1, 2) against N, and the smallest gap per N."""
+    data = rows.dropna(subset=["fixed_gap"])
+    if data.empty:
+        return False
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    ax.semilogy(data["N"], data["fixed_gap"], label="gap at n = 5, k = 1, m = 2")
+    ax.semilogy(rows["N"], rows["min_gap"], ":", label="smallest gap over (n, k, m >= 1)")
+    ax.set_xlabel("N (distinct cards)")
+    ax.set_ylabel("H(c | X(b)) - H(c | X(a)) (nats)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True

@@ -1,0 +1,216 @@
+"""Summary of ``triples`` rows: win probability against n, the chain's hitting times,
+distribution after j rounds and equilibrium level, whichever analyses the study ran."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+DECK = ["ranks", "suits", "k"]
+
+
+def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
+    """Markdown: one section per analysis present, each with a table and a PNG plot."""
+    if not len(rows):
+        return "No successful results."
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sections = {
+        "win_probability": win_section,
+        "monte_carlo": monte_carlo_section,
+        "hitting_times": hitting_section,
+        "distribution": distribution_section,
+        "equilibrium": equilibrium_section,
+    }
+    parts = []
+    for analysis, section in sections.items():
+        part = rows[rows["analysis"] == analysis]
+        if len(part):
+            parts.append(section(part, out_dir))
+    return "\n".join(parts)
+
+
+def deck_label(ranks: int, suits: int, k: int) -> str:
+    """A short deck name such as "13x4, k=3"."""
+    return f"{ranks}x{suits}, k={k}"
+
+
+def markdown(df: pd.DataFrame) -> str:
+    """A plain Markdown table of ``df`` (floats with 10 significant digits)."""
+
+    def cell(v) -> str:
+        if isinstance(v, float):
+            return "" if np.isnan(v) else f"{v:.10g}"
+        return "" if v is None else str(v)
+
+    head = "| " + " | ".join(map(str, df.columns)) + " |"
+    rule = "|" + "---|" * len(df.columns)
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
+def _save(fig, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def win_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Deck, level n, P(A wins) (float and exact) and P(B wins), sorted."""
+    table = rows[[*DECK, "n", "p_win", "p_win_exact"]].copy()
+    table["p_lose"] = 1 - table["p_win"]
+    return table.sort_values([*DECK, "n"]).reset_index(drop=True)
+
+
+def win_section(rows: pd.DataFrame, out_dir: Path) -> str:
+    """Table and plot of A's win probability against the level n, per deck."""
+    table = win_table(rows)
+    table.to_parquet(out_dir / "triples_win.parquet", index=False)
+    fig, (lin, log) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for deck, group in table.groupby(DECK):
+        lin.plot(group["n"], group["p_win"], marker="o", label=deck_label(*deck))
+        positive = group[group["p_win"] > 0]
+        log.semilogy(positive["n"], positive["p_win"], marker="o", label=deck_label(*deck))
+    lin.axhline(0.5, color="grey", lw=0.8, ls="--")
+    for ax in (lin, log):
+        ax.set_xlabel("level n (k-of-a-kinds A needs)")
+        ax.set_ylabel("P(A wins)")
+    lin.legend(fontsize=8)
+    log.set_title("log scale")
+    _save(fig, out_dir / "triples_win.png")
+    shown = table[[*DECK, "n", "p_win", "p_lose", "p_win_exact"]]
+    return "\n".join(
+        [
+            "### P(A wins) against the level n",
+            "",
+            markdown(shown),
+            "",
+            "![win probability against n](summary/triples_win.png)",
+            "",
+        ]
+    )
+
+
+def monte_carlo_section(rows: pd.DataFrame, out_dir: Path) -> str:
+    """Monte Carlo win rates against the exact values, with standard errors and z-scores."""
+    cols = [*DECK, "n", "games", "p_win", "p_win_mc", "p_win_se", "z_score"]
+    table = rows[cols].sort_values([*DECK, "n"]).reset_index(drop=True)
+    table.to_parquet(out_dir / "triples_monte_carlo.parquet", index=False)
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    ax.plot(table["n"], table["p_win"], "k-", lw=1, label="exact")
+    ax.errorbar(
+        table["n"], table["p_win_mc"], yerr=2 * table["p_win_se"], fmt="o", ms=3, label="MC ±2 SE"
+    )
+    ax.set_xlabel("level n")
+    ax.set_ylabel("P(A wins)")
+    ax.legend(fontsize=8)
+    _save(fig, out_dir / "triples_monte_carlo.png")
+    worst = float(table["z_score"].abs().max())
+    return "\n".join(
+        [
+            "### Monte Carlo play against the exact win probability",
+            "",
+            markdown(table),
+            "",
+            f"Largest |z| = {worst:.2f}.",
+            "",
+            "![Monte Carlo against exact](summary/triples_monte_carlo.png)",
+            "",
+        ]
+    )
+
+
+def hitting_matrix(rows: pd.DataFrame) -> pd.DataFrame:
+    """Expected rounds as a start x target table (one deck)."""
+    return rows.pivot_table(index="start", columns="target", values="expected_rounds")
+
+
+def hitting_section(rows: pd.DataFrame, out_dir: Path) -> str:
+    """Per deck: the start x target table of expected rounds and a log-scale plot."""
+    keep = [*DECK, "start", "target", "expected_rounds", "expected_rounds_exact"]
+    rows[keep].to_parquet(out_dir / "triples_hitting.parquet", index=False)
+    parts = ["### Expected rounds to first reach each level (exact)", ""]
+    for deck, group in rows.groupby(DECK):
+        name = "triples_hitting_{}x{}_k{}.png".format(*deck)
+        matrix = hitting_matrix(group)
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for start, line in matrix.iterrows():
+            shown = line[line > 0]
+            ax.semilogy(shown.index, shown.values, marker=".", label=f"from {start}")
+        ax.set_xlabel("target level")
+        ax.set_ylabel("expected rounds")
+        ax.set_title(deck_label(*deck))
+        ax.legend(fontsize=6, ncol=2)
+        _save(fig, out_dir / name)
+        text = matrix.map(lambda v: f"{v:.6g}").reset_index()
+        parts += [f"Deck {deck_label(*deck)} (rows: start, columns: target):", ""]
+        parts += [markdown(text), "", f"![hitting times](summary/{name})", ""]
+    return "\n".join(parts)
+
+
+def distribution_section(rows: pd.DataFrame, out_dir: Path) -> str:
+    """Per deck and start: a level x round heat map and the last even and odd distributions."""
+    keep = [*DECK, "start", "after_rounds", "level", "prob", "prob_exact"]
+    rows[keep].to_parquet(out_dir / "triples_distribution.parquet", index=False)
+    parts = ["### Distribution of the level after j rounds", ""]
+    for (ranks, suits, k, start), group in rows.groupby([*DECK, "start"]):
+        grid = group.pivot_table(index="level", columns="after_rounds", values="prob")
+        name = f"triples_distribution_{ranks}x{suits}_k{k}_from{start}.png"
+        fig, ax = plt.subplots(figsize=(8, 3.6))
+        image = ax.imshow(grid.values, aspect="auto", origin="lower", cmap="viridis")
+        ax.set_yticks(range(len(grid.index)), grid.index, fontsize=7)
+        ax.set_xlabel("rounds played j")
+        ax.set_ylabel("level")
+        ax.set_title(f"{deck_label(ranks, suits, k)}, start {start}")
+        fig.colorbar(image, ax=ax, label="P(level)")
+        _save(fig, out_dir / name)
+        tail = grid[list(grid.columns[-2:])].rename(columns=lambda j: f"after {j} rounds")
+        parts += [f"Deck {deck_label(ranks, suits, k)}, start {start}:", ""]
+        parts += [markdown(tail.reset_index()), "", f"![distribution](summary/{name})", ""]
+    return "\n".join(parts)
+
+
+def equilibrium_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per deck: crossing level, stationary mode and mean, mass on the crossing pair."""
+    cols = [*DECK, "crossing_level", "mode_level", "mean_level", "region_mass"]
+    return rows[cols].sort_values(DECK).reset_index(drop=True)
+
+
+def equilibrium_section(rows: pd.DataFrame, out_dir: Path) -> str:
+    """The equilibrium level per deck (table and plot) and one stationary law."""
+    table = equilibrium_table(rows)
+    table.to_parquet(out_dir / "triples_equilibrium.parquet", index=False)
+    fig, (levels, law) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for (suits, k), group in table.groupby(["suits", "k"]):
+        levels.plot(group["ranks"], group["mean_level"], marker="o", label=f"suits={suits}, k={k}")
+    levels.set_xlabel("ranks")
+    levels.set_ylabel("stationary mean level")
+    levels.legend(fontsize=7)
+    biggest = rows.sort_values(["ranks", "suits", "k"]).iloc[-1]
+    if ((rows["ranks"] == 13) & (rows["suits"] == 4) & (rows["k"] == 3)).any():
+        biggest = rows[(rows["ranks"] == 13) & (rows["suits"] == 4) & (rows["k"] == 3)].iloc[0]
+    pi = list(biggest["stationary"])
+    law.bar(range(1, len(pi) + 1), pi, color="tab:blue")
+    law.set_xlabel("level")
+    law.set_ylabel("stationary probability")
+    law.set_title(deck_label(biggest["ranks"], biggest["suits"], biggest["k"]))
+    _save(fig, out_dir / "triples_equilibrium.png")
+    return "\n".join(
+        [
+            "### Equilibrium of the adaptive game",
+            "",
+            "crossing_level: the last level where A wins with probability >= 1/2; mode_level "
+            "and mean_level: of the stationary law; region_mass: its mass on the crossing "
+            "level and the one above.",
+            "",
+            markdown(table),
+            "",
+            "![equilibrium](summary/triples_equilibrium.png)",
+            "",
+        ]
+    )

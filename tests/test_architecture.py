@@ -1,0 +1,124 @@
+"""The shape of the code: imports point one way, with no cycle; the pipeline names no game;
+``cluster=sync`` never loads Dask's distributed; the wheel's package list is complete."""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+
+from conftest import ROOT
+from tests_support import python_output
+
+PACKAGES = ("pipeline", "solvers", "hydra_plugins")
+
+
+def module_name(path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, object]:
+    """Every module of the project's packages: name -> path."""
+    return {module_name(p): p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")}
+
+
+def imports_of(path, name: str, known: set[str]) -> set[str]:
+    """The project modules that ``path`` imports anywhere (module level or in a function)."""
+    out = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                root = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*root, base] if base else root)
+            for alias in node.names:  # "from X import Y": the module X.Y if it is one, else X
+                out.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
+    return {m for m in out if m in known and m != name}
+
+
+def import_graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {name: imports_of(path, name, set(mods)) for name, path in mods.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of the graph as a list of nodes, or None (depth-first search)."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt) :] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycle_in_the_package():
+    graph = import_graph()
+    assert len(graph) > 40
+    assert find_cycle(graph) is None
+
+
+def test_solvers_never_import_the_pipeline():
+    graph = import_graph()
+    for name, deps in graph.items():
+        if name.startswith("solvers"):
+            assert not {d for d in deps if d.startswith("pipeline")}, name
+
+
+def test_the_pipeline_names_no_game():
+    from solvers import families
+
+    names = re.compile("|".join(families()))
+    for path in (ROOT / "pipeline").rglob("*.py"):
+        assert not names.search(path.read_text()), path
+
+
+SYNC_RUN = """
+import sys, tempfile
+sys.path.insert(0, "tests")
+from tests_support import compose_config
+from pipeline.run import run_study
+with tempfile.TemporaryDirectory() as out:
+    cfg = compose_config(f"paths.outputs={out}", "cluster=sync", "run.progress=false")
+    report = run_study(cfg, log=lambda *_: None)
+print(report.computed, "distributed" in sys.modules)
+"""
+
+
+def test_a_sync_study_never_loads_distributed():
+    assert python_output(SYNC_RUN) == "2 False"
+
+
+def test_the_wheel_lists_every_package():
+    """pyproject lists the packages (it maps conf/ to pipeline.conf): none may be missing."""
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        module_name(p.parent / "__init__.py")
+        for pkg in PACKAGES
+        for p in (ROOT / pkg).rglob("__init__.py")
+    }
+    found.discard("hydra_plugins")  # a namespace package: no __init__.py of its own
+    assert listed == found | {"pipeline.conf"}

@@ -1,0 +1,72 @@
+"""guesslab installed from its wheel runs from any folder: the configs travel inside it."""
+
+from __future__ import annotations
+
+import os
+import site
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+
+def run(cmd: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "GUESSLAB_OUTPUTS")}
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """A fresh virtual environment with guesslab installed from a freshly built wheel (not
+    editable); its dependencies come from this environment's site-packages through a .pth
+    line (no download), which does not run this environment's editable-install hook."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    built = run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp), str(ROOT)], tmp)
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = tmp.glob("guesslab-*.whl")
+    venv = tmp / "venv"
+    made = run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp)
+    assert made.returncode == 0, made.stderr
+    python = venv / "bin" / "python"
+    purelib = run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], tmp
+    )
+    ours = {sysconfig.get_path("purelib"), *site.getsitepackages()}
+    (Path(purelib.stdout.strip()) / "_guesslab_deps.pth").write_text("\n".join(sorted(ours)))
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps"]
+    done = run([*pip, "--no-index", str(wheel)], tmp)
+    assert done.returncode == 0, done.stderr
+    return venv / "bin"
+
+
+@pytest.mark.slow
+def test_the_installed_package_is_the_wheel_s(installed, tmp_path):
+    where = run(
+        [str(installed / "python"), "-c", "import pipeline; print(pipeline.__file__)"], tmp_path
+    )
+    assert str(installed.parent) in where.stdout and str(ROOT) not in where.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["python", "-m", "pipeline"], ["guesslab"]])
+def test_the_default_study_runs_from_any_folder(installed, tmp_path, command):
+    exe = [str(installed / command[0]), *command[1:]]
+    res = run([*exe, "paths.outputs=out", "run.progress=false"], tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    summary = (tmp_path / "out" / "paper" / "summary.md").read_text()
+    assert "475/112" in summary and "2383/560" in summary
+
+
+@pytest.mark.slow
+def test_the_terminal_game_starts(installed, tmp_path):
+    res = run([str(installed / "guesslab-play"), "--help"], tmp_path)
+    assert res.returncode == 0 and "usage" in res.stdout.lower()
+
+
+@pytest.mark.slow
+def test_an_unknown_study_lists_the_shipped_ones(installed, tmp_path):
+    res = run([str(installed / "guesslab"), "study=nonesuch", "paths.outputs=out"], tmp_path)
+    assert res.returncode == 2 and "paper" in res.stderr and "high_low" in res.stderr

@@ -1,0 +1,121 @@
+"""The store is hive-partitioned Parquet as pyarrow and Spark write it (the partition column
+``family`` in the path only), so every standard reader opens it the standard way."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from tests_support import compose_config
+
+from pipeline import store
+from pipeline.run import run_study
+from solvers import solve
+
+EXACT = ["2383/560", "475/112"]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """The default study's store (one family, two rows)."""
+    out = tmp_path_factory.mktemp("store")
+    cfg = compose_config(f"paths.outputs={out}", "cluster=sync", "run.progress=false")
+    run_study(cfg, log=lambda *_: None)
+    return out / "paper" / "results"
+
+
+def check_frame(frame) -> None:
+    """Every row, ``family`` present, the stored dtypes."""
+    assert sorted(frame["expected_score_exact"]) == EXACT
+    assert set(frame["family"].astype(str)) == {"card_guessing"}
+    assert str(frame["expected_score"].dtype) == "float64"
+    assert str(frame["n_states"].dtype) == "Int64" or str(frame["n_states"].dtype) == "int64"
+
+
+def test_files_hold_no_partition_column(results):
+    for path in store.result_files(results):
+        assert "family" not in pq.read_schema(path).names
+
+
+def test_pandas_reads_the_store(results):
+    import pandas as pd
+
+    check_frame(pd.read_parquet(results))
+
+
+def test_a_pyarrow_dataset_reads_the_store(results):
+    import pyarrow.dataset as ds
+
+    table = ds.dataset(results, partitioning="hive").to_table()
+    assert table.schema.field("expected_score").type == pa.float64()
+    check_frame(table.to_pandas())
+
+
+def test_duckdb_reads_the_store(results):
+    import duckdb
+
+    query = f"SELECT * FROM read_parquet('{results}/**/*.parquet', hive_partitioning = true)"
+    check_frame(duckdb.sql(query).df())
+
+
+def test_polars_reads_the_store(results):
+    pl = pytest.importorskip("polars")
+    frame = pl.scan_parquet(f"{results}/**/*.parquet", hive_partitioning=True).collect()
+    assert sorted(frame["expected_score_exact"].to_list()) == EXACT
+    assert set(frame["family"].to_list()) == {"card_guessing"}
+    assert frame.schema["expected_score"] == pl.Float64
+
+
+def mixed_store(tmp_path):
+    """A store holding two families with different columns."""
+    rows = solve({"family": "card_guessing", "deck": [2, 1], "strategy": "optimal"})
+    rows += solve({"family": "high_low", "n": 4, "strategy": "optimal"})
+    for row in rows:
+        row["task_id"], row["study"] = "t" + row["family"], "mixed"
+    results = tmp_path / "results"
+    store.write_rows(results, rows, {"study": "mixed"})
+    return results
+
+
+def test_a_study_mixing_families_reads_every_row_and_column(tmp_path):
+    """The manual's recommended readers for mixed stores: load_results and DuckDB with
+    union_by_name; no family's column is dropped."""
+    import duckdb
+
+    results = mixed_store(tmp_path)
+    frame = store.load_results(results)
+    sql = duckdb.sql(
+        f"SELECT * FROM read_parquet('{results}/**/*.parquet', hive_partitioning = true, "
+        "union_by_name = true)"
+    ).df()
+    for got in (frame, sql):
+        assert sorted(got["family"].astype(str)) == ["card_guessing", "high_low"]
+        assert {"expected_score", "n_states", "p_perfect", "n"} <= set(got.columns)
+        high_low = got[got["family"].astype(str) == "high_low"]
+        assert high_low["p_perfect"].notna().all()
+
+
+def old_layout_file(results, study: str = "paper") -> None:
+    """Rewrite every file as the layout before this one wrote them: with a family column."""
+    for path in store.result_files(results):
+        with pq.ParquetFile(path) as pf:
+            table = pf.read()
+        family = path.parent.name.split("=", 1)[1]
+        old = table.add_column(2, "family", pa.array([family] * table.num_rows, pa.string()))
+        pq.write_table(old.replace_schema_metadata(table.schema.metadata), path)
+
+
+def test_a_store_of_the_old_layout_reads_resumes_and_upgrades(tmp_path):
+    out = tmp_path / "out"
+    cfg = compose_config(f"paths.outputs={out}", "cluster=sync", "run.progress=false")
+    run_study(cfg, log=lambda *_: None)
+    results = out / "paper" / "results"
+    old_layout_file(results)
+    assert all("family" in pq.read_schema(p).names for p in store.result_files(results))
+    assert sorted(store.load_results(results)["expected_score_exact"]) == EXACT  # read as is
+    again = run_study(cfg, log=lambda *_: None)
+    assert (again.skipped, again.computed) == (2, 0)  # resumed: nothing recomputed
+    assert all("family" not in pq.read_schema(p).names for p in store.result_files(results))
+    import pandas as pd
+
+    check_frame(pd.read_parquet(results))  # upgraded: the standard readers work again
