@@ -4,6 +4,11 @@
 the last job to summarise sees every job's rows.  ``running`` is held (shared) by every job
 while it computes; a job that gets it exclusively knows no other job is writing, so the
 temporary files it finds were left by a killed run and may be deleted.
+
+Why fcntl and not the filelock package: ``running`` needs a shared lock (every computing
+job holds it at once) that one job can try to take exclusively; filelock offers only
+exclusive locks.  flock is also released by the kernel when a killed job's process dies,
+which is what lets the next run tell stale temporaries from a live job's.
 """
 
 from __future__ import annotations

@@ -40,21 +40,28 @@ def bar_chart(
     ax.set_title(title)
     for i, v in enumerate(values):
         ax.text(i, v, f"{v:.4f}", ha="center", va="bottom", fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def markdown_table(df: pd.DataFrame, floatfmt: str = ".10g") -> str:
-    """A GitHub Markdown table of ``df`` (no index); missing values are empty cells."""
+    """A GitHub Markdown table of ``df`` (no index), rendered by tabulate; missing values are
+    empty cells and floats take ``floatfmt``."""
+    from tabulate import tabulate
 
-    def cell(v: Any) -> str:
-        if isinstance(v, float):
-            return "" if math.isnan(v) else format(v, floatfmt)
-        return str(v).replace("|", "\\|") if v is not None else ""
+    def cell(v: Any) -> Any:
+        if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
+            return None
+        return v.replace("|", "\\|") if isinstance(v, str) else v
 
-    header = "| " + " | ".join(map(str, df.columns)) + " |"
-    rule = "|" + "|".join("---" for _ in df.columns) + "|"
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([header, rule, *body])
+    rows = [[cell(v) for v in row] for row in df.itertuples(index=False)]
+    headers = [str(c) for c in df.columns]
+    return tabulate(rows, headers=headers, tablefmt="github", floatfmt=floatfmt, missingval="")
+
+
+def save_figure(fig: Any, path: Path, dpi: int = 110, tight: bool = True) -> Path:
+    """Save a matplotlib figure as PNG at ``path`` (tight layout unless told not) and close it."""
+    if tight:
+        fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path

@@ -48,6 +48,12 @@ PRESETS: dict[str, Point] = {
     "bayes_error": (math.inf, 2.0),  # 1 - max p (error entropy)
 }
 
+
+def preset_name(r: Order, t: Degree) -> str | None:
+    """The name of the named point (r, t) (the first of :data:`PRESETS` there), or None."""
+    return next((name for name, point in PRESETS.items() if point == (r, t)), None)
+
+
 FAMILIES: dict[str, Callable[[float], Point]] = {
     "renyi": lambda r: (r, 1.0),
     "tsallis": lambda q: (q, q),

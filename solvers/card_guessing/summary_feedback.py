@@ -17,6 +17,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from solvers._report import save_figure  # noqa: E402
+
 MODELS = ("none", "partial", "complete")
 BOUNDS = ("bound_lower", "bound_lower_chords", "bound_upper")
 
@@ -129,7 +131,4 @@ def plot_comparison(table: pd.DataFrame, path: Path) -> Path:
     ax.set_ylabel("expected number of correct guesses")
     ax.set_title("card guessing: none, partial and complete feedback")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

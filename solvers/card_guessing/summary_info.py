@@ -7,7 +7,6 @@ its kind of grid: several gammas at one (r, t) (the gamma sweep), or several (r,
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from pathlib import Path
 
@@ -18,16 +17,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from solvers._report import save_figure  # noqa: E402
+from solvers.entropy import preset_name  # noqa: E402
+
 MANY = 12  # more info rows than this per deck: the per-deck table shows only the best one
-NAMED = {
-    (1.0, 1.0): "shannon",
-    (0.0, 1.0): "hartley",
-    (0.0, 0.0): "origin",
-    (2.0, 2.0): "quadratic",
-    (2.0, 1.0): "collision",
-    (math.inf, 1.0): "min-entropy",
-    (math.inf, 2.0): "bayes error",
-}
 
 
 def compact(rows: pd.DataFrame) -> pd.DataFrame:
@@ -154,10 +147,7 @@ def plot_gamma_sweep(rows: pd.DataFrame, info: pd.DataFrame, path: Path) -> Path
         ax.set_xlabel("gamma")
         ax.set_ylabel("expected correct guesses")
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 # ---------------------------------------------------------------------------- entropy grid
@@ -199,7 +189,7 @@ def entropy_grid_section(rows: pd.DataFrame, info: pd.DataFrame, out_dir: Path) 
     )
     worst = worst.reset_index()
     worst["member"] = [
-        NAMED.get((r, t), "") for r, t in zip(worst["entropy_r"], worst["entropy_t"], strict=True)
+        preset_name(r, t) or "" for r, t in zip(worst["entropy_r"], worst["entropy_t"], strict=True)
     ]
     named = worst[worst["member"] != ""].sort_values("worst_deck_ratio", ascending=False)
     n_all = int(worst["optimal_on_all"].sum())
@@ -240,6 +230,4 @@ def plot_heatmaps(ratios: pd.DataFrame, path: Path) -> Path:
         for i, j in zip(*np.nonzero(done), strict=True):
             ax.text(j, i, "*", ha="center", va="center", color="white", fontsize=8)
     fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="best score / optimum (* = 1)")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, tight=False)

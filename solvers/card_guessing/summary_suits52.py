@@ -18,6 +18,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from solvers._report import save_figure  # noqa: E402
+
 
 def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
     """Markdown lines: the optimal-minus-greedy table and plot, and the first moves."""
@@ -128,9 +130,7 @@ def plot_gap(table: pd.DataFrame, path: Path) -> None:
     ax.set_title("What optimal play adds to greedy, yes/no feedback")
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 def first_moves_section(rows: pd.DataFrame) -> list[str]:

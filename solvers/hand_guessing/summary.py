@@ -13,6 +13,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from solvers._report import save_figure  # noqa: E402
+
 GAME = ["ranks", "suits", "cards", "strategy", "entropy_r", "entropy_t", "first_guess"]
 SHOWN = [
     "cards",
@@ -159,7 +161,4 @@ def histogram_plot(deck: pd.DataFrame, title: str, path: Path) -> Path:
         ax.set_ylabel("share of answers")
         ax.legend(fontsize=6)
     fig.suptitle(f"hand_guessing: guesses per answer, {title}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -10,6 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from solvers._report import markdown_table, save_figure  # noqa: E402
+
 PLOT = "high_low_p_perfect.png"
 DECK_PLOT = "high_low_decks.png"
 SHOWN_N = (2, 3, 4, 5, 6, 7, 8, 9, 10, 19, 20, 50, 99, 100, 150, 200)
@@ -58,9 +60,7 @@ def plot_distinct(table: pd.DataFrame, path: Path) -> None:
     ax.set_ylabel("P(every call right), optimal play")
     ax.set_title("Higher/lower with distinct cards")
     ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def plot_decks(table: pd.DataFrame, path: Path) -> None:
@@ -83,23 +83,7 @@ def plot_decks(table: pd.DataFrame, path: Path) -> None:
     ax.set_title("Higher/lower with repeated ranks")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def markdown(table: pd.DataFrame, floatfmt: str = ".6g") -> str:
-    """A DataFrame as a Markdown table (no optional dependency)."""
-
-    def cell(v) -> str:
-        if isinstance(v, float):
-            return "" if pd.isna(v) else format(v, floatfmt)
-        return "" if v is None or (not isinstance(v, str) and pd.isna(v)) else str(v)
-
-    head = "| " + " | ".join(table.columns) + " |"
-    rule = "|" + "---|" * len(table.columns)
-    body = ["| " + " | ".join(cell(v) for v in rec) + " |" for rec in table.itertuples(False)]
-    return "\n".join([head, rule, *body])
+    save_figure(fig, path)
 
 
 def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
@@ -118,7 +102,7 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
         shown["p_perfect_exact"] = shown["p_perfect_exact"].map(short_exact)
         parts += [
             f"Distinct cards 1..n, optimal play (the majority call), {len(table)} values of n.",
-            markdown(shown.drop(columns=["log10_p_perfect"])),
+            markdown_table(shown.drop(columns=["log10_p_perfect"]), ".6g"),
             f"![P(perfect game) against n]({link}/{PLOT})",
         ]
     if not deck_rows.empty:
@@ -131,7 +115,7 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
             "Real decks (ranks x suits). Monte Carlo rows give the majority rule's value with "
             "its standard error; expected right calls are always exact (best play when the "
             "game goes on after a miss). ratio_to_optimal: P / P(optimal, exact).",
-            markdown(shown),
+            markdown_table(shown, ".6g"),
             f"![P(perfect game) for real decks]({link}/{DECK_PLOT})",
         ]
     return "\n\n".join(parts) + "\n"

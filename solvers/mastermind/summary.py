@@ -12,7 +12,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers.entropy import PRESETS  # noqa: E402
+from solvers._report import save_figure  # noqa: E402
+from solvers.entropy import PRESETS, preset_name  # noqa: E402
 
 GAME = ["pegs", "colours", "jar"]
 RESULTS = ["expected_guesses", "expected_guesses_exact", "total_guesses", "max_guesses"]
@@ -81,7 +82,7 @@ def named_members(sm: pd.DataFrame) -> pd.DataFrame:
     """The Sharma-Mittal rows at named points of the (r, t) plane, labelled by their names."""
     out = []
     for name, (r, t) in PRESETS.items():
-        if name == "gini_simpson":
+        if preset_name(r, t) != name:  # a second name of the same point (gini_simpson)
             continue
         hit = sm[(sm["entropy_r"] == r) & (sm["entropy_t"] == t)]
         if len(hit):
@@ -136,7 +137,4 @@ def heatmap(grid: pd.DataFrame, ref: pd.DataFrame, title: str, path: Path) -> Pa
     )
     ax.set_title(f"Expected guesses, Sharma-Mittal strategy\n{title}\n{refs}", fontsize=8)
     fig.colorbar(image, ax=ax, label="expected number of guesses")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

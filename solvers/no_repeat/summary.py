@@ -10,6 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from solvers._report import save_figure  # noqa: E402
+
 FIGURE_N = 20  # figure 1a's deck size
 FIGURE_M_MAX = 14  # figure 1a's last m
 
@@ -64,9 +66,7 @@ def plot_figure_1a(rows: pd.DataFrame, path: Path) -> bool:
     ax.set_ylabel("conditional entropy (nats)")
     ax.set_title(f"N = {FIGURE_N}, k = 1, n = m + 3")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
     return True
 
 
@@ -81,7 +81,5 @@ def plot_figure_1b(rows: pd.DataFrame, path: Path) -> bool:
     ax.set_xlabel("N (distinct cards)")
     ax.set_ylabel("H(c | X(b)) - H(c | X(a)) (nats)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
     return True

@@ -9,8 +9,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+
+from solvers._report import markdown_table, save_figure  # noqa: E402
 
 DECK = ["ranks", "suits", "k"]
 
@@ -40,26 +41,6 @@ def deck_label(ranks: int, suits: int, k: int) -> str:
     return f"{ranks}x{suits}, k={k}"
 
 
-def markdown(df: pd.DataFrame) -> str:
-    """A plain Markdown table of ``df`` (floats with 10 significant digits)."""
-
-    def cell(v) -> str:
-        if isinstance(v, float):
-            return "" if np.isnan(v) else f"{v:.10g}"
-        return "" if v is None else str(v)
-
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
-    rule = "|" + "---|" * len(df.columns)
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
-
-
-def _save(fig, path: Path) -> None:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
 def win_table(rows: pd.DataFrame) -> pd.DataFrame:
     """Deck, level n, P(A wins) (float and exact) and P(B wins), sorted."""
     table = rows[[*DECK, "n", "p_win", "p_win_exact"]].copy()
@@ -82,13 +63,13 @@ def win_section(rows: pd.DataFrame, out_dir: Path) -> str:
         ax.set_ylabel("P(A wins)")
     lin.legend(fontsize=8)
     log.set_title("log scale")
-    _save(fig, out_dir / "triples_win.png")
+    save_figure(fig, out_dir / "triples_win.png")
     shown = table[[*DECK, "n", "p_win", "p_lose", "p_win_exact"]]
     return "\n".join(
         [
             "### P(A wins) against the level n",
             "",
-            markdown(shown),
+            markdown_table(shown),
             "",
             "![win probability against n](summary/triples_win.png)",
             "",
@@ -109,13 +90,13 @@ def monte_carlo_section(rows: pd.DataFrame, out_dir: Path) -> str:
     ax.set_xlabel("level n")
     ax.set_ylabel("P(A wins)")
     ax.legend(fontsize=8)
-    _save(fig, out_dir / "triples_monte_carlo.png")
+    save_figure(fig, out_dir / "triples_monte_carlo.png")
     worst = float(table["z_score"].abs().max())
     return "\n".join(
         [
             "### Monte Carlo play against the exact win probability",
             "",
-            markdown(table),
+            markdown_table(table),
             "",
             f"Largest |z| = {worst:.2f}.",
             "",
@@ -146,10 +127,10 @@ def hitting_section(rows: pd.DataFrame, out_dir: Path) -> str:
         ax.set_ylabel("expected rounds")
         ax.set_title(deck_label(*deck))
         ax.legend(fontsize=6, ncol=2)
-        _save(fig, out_dir / name)
+        save_figure(fig, out_dir / name)
         text = matrix.map(lambda v: f"{v:.6g}").reset_index()
         parts += [f"Deck {deck_label(*deck)} (rows: start, columns: target):", ""]
-        parts += [markdown(text), "", f"![hitting times](summary/{name})", ""]
+        parts += [markdown_table(text), "", f"![hitting times](summary/{name})", ""]
     return "\n".join(parts)
 
 
@@ -168,10 +149,10 @@ def distribution_section(rows: pd.DataFrame, out_dir: Path) -> str:
         ax.set_ylabel("level")
         ax.set_title(f"{deck_label(ranks, suits, k)}, start {start}")
         fig.colorbar(image, ax=ax, label="P(level)")
-        _save(fig, out_dir / name)
+        save_figure(fig, out_dir / name)
         tail = grid[list(grid.columns[-2:])].rename(columns=lambda j: f"after {j} rounds")
         parts += [f"Deck {deck_label(ranks, suits, k)}, start {start}:", ""]
-        parts += [markdown(tail.reset_index()), "", f"![distribution](summary/{name})", ""]
+        parts += [markdown_table(tail.reset_index()), "", f"![distribution](summary/{name})", ""]
     return "\n".join(parts)
 
 
@@ -199,7 +180,7 @@ def equilibrium_section(rows: pd.DataFrame, out_dir: Path) -> str:
     law.set_xlabel("level")
     law.set_ylabel("stationary probability")
     law.set_title(deck_label(biggest["ranks"], biggest["suits"], biggest["k"]))
-    _save(fig, out_dir / "triples_equilibrium.png")
+    save_figure(fig, out_dir / "triples_equilibrium.png")
     return "\n".join(
         [
             "### Equilibrium of the adaptive game",
@@ -208,7 +189,7 @@ def equilibrium_section(rows: pd.DataFrame, out_dir: Path) -> str:
             "and mean_level: of the stationary law; region_mass: its mass on the crossing "
             "level and the one above.",
             "",
-            markdown(table),
+            markdown_table(table),
             "",
             "![equilibrium](summary/triples_equilibrium.png)",
             "",
