@@ -1,6 +1,6 @@
 """Benchmark: exact yes/no card guessing, our (c, p) solver against a belief-dictionary baseline.
 
-The baseline follows the approach seed 000 describes (section 5): the belief is a dictionary
+The baseline follows the approach Gural, Simper & So (2019) describes (section 5): the belief is a dictionary
 {composition of the unseen cards: exact Fraction}, updated by Bayes' rule and copied at every
 node of the recursion, memoised on the belief.  Written here from that description.
 
@@ -18,7 +18,7 @@ from solvers.card_guessing import partial
 
 
 def baseline_optimal(deck: tuple[int, ...]) -> Fraction:
-    """Optimal expected score by recursion over belief dictionaries (the seed's method)."""
+    """Optimal expected score by recursion over belief dictionaries (the source's method)."""
     memo: dict = {}
 
     def update(belief: dict, guess: int, correct: bool) -> tuple[dict, Fraction]:

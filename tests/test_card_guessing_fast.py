@@ -115,7 +115,7 @@ def test_pmf_variance_is_the_solvers_variance():
 
 
 def test_seed_figures():
-    """Seed 000 (Gural, Simper, So 2019), section on (3,3,3): greedy 475/112, lowest ties."""
+    """Gural, Simper & So (2019), section on (3,3,3): greedy 475/112, lowest ties."""
     assert close(fast.greedy((3, 3, 3), "lowest").expected_score, Fraction(475, 112))
 
 
@@ -375,7 +375,7 @@ def test_summary_section(tmp_path):
     gap = table.set_index(["r", "m"]).loc[(3, 3), "gap"]
     assert close(
         gap, Fraction(2383, 560) - Fraction(475, 112)
-    )  # seed 000 (Gural, Simper, So 2019): 2383/560 and 475/112
+    )  # Gural, Simper & So (2019): 2383/560 and 475/112
     text = "\n".join(suits52.sections(frame, tmp_path))
     assert "deck (3,3,3,3)" in text and "card 1: name A" in text
     assert (tmp_path / "card_guessing_suits_gap.png").stat().st_size > 0

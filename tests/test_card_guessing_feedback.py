@@ -1,7 +1,7 @@
 """Card guessing with complete feedback and with no feedback, and the entropy bounds.
 
-Published figures are from seed 000 (Gural, Simper, So 2019, "Information Theory in a
-Card-Guessing Game"), file shared/seeds/000_db12330e95e2c75f.txt, section 4.
+Published figures are from Gural, Simper & So (2019, "Information Theory in a
+Card-Guessing Game"), section 4.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def test_none_full_deck_distribution():
 
 
 def test_seed_000_section_4_bounds_for_333():
-    """Seed 000, section 4: on (3,3,3) the lower bound is 4.70 against the exact 4.78.
+    """Gural, Simper & So (2019), section 4: on (3,3,3) the lower bound is 4.70 against the exact 4.78.
 
     4.70 comes from the step entropies averaged over the compositions (H_j = sum_s P(s) H(s))
     and Feder and Merhav's least-entropy curve on every segment, any log base used for both
@@ -236,7 +236,7 @@ def test_partial_and_none_rows_have_no_bounds():
 
 
 def test_feedback_ordering_on_333():
-    """none <= partial <= complete on the same deck (partial optimum 2383/560, seed 000)."""
+    """none <= partial <= complete on the same deck (partial optimum 2383/560, Gural, Simper & So (2019))."""
     none, part, full = (exact(row((3, 3, 3), f)) for f in ("none", "partial", "complete"))
     assert none == 3 < part == Fraction(2383, 560) < full
 

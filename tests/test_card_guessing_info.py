@@ -1,7 +1,7 @@
 """card_guessing, partial feedback: the info strategy, playable strategies and Monte Carlo.
 
-Published figures are from seed 000 (Gural, Simper, So 2019, "Information Theory in a
-Card-Guessing Game"), file shared/seeds/000_db12330e95e2c75f.txt, and its "Known traps" in
+Published figures are from Gural, Simper & So (2019, "Information Theory in a
+Card-Guessing Game"), and its "Known traps" in
 shared/seeds/README.md.
 """
 
@@ -32,7 +32,7 @@ def exact_value(deck, strategy, **params) -> Fraction:
 
 
 def seed_example_state():
-    """Seed 000, section 2.3: (3,3,3) after yes to a, three no to b, then two yes to b."""
+    """Gural, Simper & So (2019), section 2.3: (3,3,3) after yes to a, three no to b, then two yes to b."""
     state = partial.initial_state((3, 3, 3))
     for guess, ok in [(0, True), (1, False), (1, False), (1, False), (1, True), (1, True)]:
         state = (partial.after_yes if ok else partial.after_no)(state, guess)
@@ -63,13 +63,13 @@ def task_player(deck, strategy, **params):
 
 
 def test_info_with_shannon_bits_at_gamma_015_reaches_the_optimum_on_333():
-    """Seed 000, section 5.6 (and README known traps: entropy in bits): 2383/560."""
+    """Gural, Simper & So (2019), section 5.6 (and README known traps: entropy in bits): 2383/560."""
     assert exact_value((3, 3, 3), "info", gamma=0.15, log_base=2) == Fraction(2383, 560)
     assert exact_value((3, 3, 3), "optimal") == Fraction(2383, 560)
 
 
 def test_info_at_gamma_zero_is_greedy():
-    """Seed 000, sections 5.4 and 5.6: gamma = 0 is greedy, 475/112 on (3,3,3) (lowest ties)."""
+    """Gural, Simper & So (2019), sections 5.4 and 5.6: gamma = 0 is greedy, 475/112 on (3,3,3) (lowest ties)."""
     assert exact_value((3, 3, 3), "info", gamma=0) == Fraction(475, 112)
     for deck in [(4, 4, 4), (3, 2, 2), (2, 2, 2, 2), (5, 1)]:
         for tie_break in ("lowest", "highest", "uniform"):
@@ -78,7 +78,7 @@ def test_info_at_gamma_zero_is_greedy():
 
 
 def test_conditional_entropies_of_the_seed_example():
-    """Seed 000, section 2.3: H(c_8 | X_7(a)) = 1.777, 1.079, 1.643 for a, b, c.
+    """Gural, Simper & So (2019), section 2.3: H(c_8 | X_7(a)) = 1.777, 1.079, 1.643 for a, b, c.
 
     They are Shannon entropies in bits of the composition of the cards still to come after
     the answer, averaged over the answer: P(yes) H(after yes) + P(no) H(after no).
@@ -91,9 +91,9 @@ def test_conditional_entropies_of_the_seed_example():
 
 
 def test_playable_strategies_match_the_seed_to_its_four_decimals():
-    """Seed 000, section 6: count tracker 4.2387, constant decrement 0.55: 4.2482 on (3,3,3).
+    """Gural, Simper & So (2019), section 6: count tracker 4.2387, constant decrement 0.55: 4.2482 on (3,3,3).
 
-    Exactly: 7121/1680 = 4.238690... and 2379/560 = 4.248214...; the seed's numbers are
+    Exactly: 7121/1680 = 4.238690... and 2379/560 = 4.248214...; the source's numbers are
     these rounded (its simulation agreed to four decimals).
     """
     tracker = exact_value((3, 3, 3), "count_tracker")
@@ -153,7 +153,7 @@ def test_info_through_players_equals_the_evaluation(deck):
 
 
 def test_info_uses_the_posterior_of_both_answers():
-    """In the seed's example state info with a large gamma names b (the informative guess),
+    """In the source's example state info with a large gamma names b (the informative guess),
     and with gamma = 0 names c (the likeliest)."""
     state = seed_example_state()
     ys = partial.yes_counts(state)

@@ -1,4 +1,4 @@
-"""Tests of the shared Sharma-Mittal entropy module (seed 002_62599340b8e6b170.txt, 3.2.3)."""
+"""Tests of the shared Sharma-Mittal entropy module (Hofer & Nelson 2016, section 3.2.3)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Family ``hand_guessing`` (seed 004, issue 8): feedback, strategies, exact evaluation.
+"""Family ``hand_guessing`` (Juraszek 2014, issue 8): feedback, strategies, exact evaluation.
 
 Hand-worked feedback examples, the vectorised table against the plain reference, a brute-force
-player on small decks, chunk and sample evaluation, the seed's figures, and bad input.
+player on small decks, chunk and sample evaluation, the source's figures, and bad input.
 """
 
 from __future__ import annotations
@@ -289,32 +289,32 @@ def test_a_sample_is_seeded_and_reports_its_standard_error() -> None:
     assert everything["standard_error"] == 0.0
 
 
-# ------------------------------------------------------------------ the seed's figures
+# ------------------------------------------------------------------ the source's figures
 
 
 def test_one_card_best_first_guess_is_the_middle_rank() -> None:
-    """Seed 004, sections 3 and 4.1: rating by feedback groups picks 8C for one card."""
+    """Juraszek (2014), sections 3 and 4.1: rating by feedback groups picks 8C for one card."""
     row = one(cards=1)
     assert row["first_guess"] == "8C"
     assert row["average_guesses_exact"] == "45/13"  # under the issue's rules
 
 
 def test_two_card_search_finds_the_seed_programs_first_guess() -> None:
-    """The seed's program (Cardguess.hs, linked from seed 004 section 6) opens with 6C TD."""
+    """The source's program (Cardguess.hs, linked from Juraszek (2014) section 6) opens with 6C TD."""
     row = one(cards=2)
     assert row["first_guess"] == "6C,TD"
     assert row["average_guesses_exact"] == "182/51"  # 4732 / 1326 = 3.5686...
     assert row["total_guesses"] == 4732 and row["max_guesses"] == 5
     assert row["histogram"] == [1, 37, 534, 715, 39]
-    # issue 8: the seed's program averaged 4.19 guesses on two-card hands
+    # issue 8: the source's program averaged 4.19 guesses on two-card hands
     assert row["average_guesses"] < 4.19
 
 
 def positional_correct_codes(f: T.Features, first: int) -> np.ndarray:
-    """Feedback codes of ``first`` against every hand as the seed's C program computed them.
+    """Feedback codes of ``first`` against every hand as the source's C program computed them.
 
     Its "correct cards" compares the two hands position by position, each sorted by suit then
-    rank (initial/feedback.c in the repository linked from seed 004), instead of as sets.
+    rank (initial/feedback.c in the repository linked from Juraszek (2014)), instead of as sets.
     """
     k = f.cards
     right = T.code_row(f, first, np.arange(len(f))).astype(np.int64)
@@ -325,7 +325,7 @@ def positional_correct_codes(f: T.Features, first: int) -> np.ndarray:
 
 
 def test_the_seed_programs_correct_card_count_explains_its_two_card_rating() -> None:
-    """The seed program's output for 6C TD (out/initial-2 in the linked repository) rates it
+    """The published program (Juraszek 2014)'s output for 6C TD (out/initial-2 in the linked repository) rates it
     96780 (sum of squared group sizes); the issue's rules give 94156 over the same 38 groups."""
     f = T.features(FULL, 2)
     first = hand_index(FULL, [FULL.parse("6C"), FULL.parse("TD")])
@@ -336,8 +336,8 @@ def test_the_seed_programs_correct_card_count_explains_its_two_card_rating() -> 
 
 
 def test_the_seed_programs_swapped_rating() -> None:
-    """The seed program rates a guess by grouping the candidates on feedback(guess=candidate,
-    answer=rated guess) (Optimalguess.hs in the repository linked from seed 004): lower and
+    """The published program (Juraszek 2014) rates a guess by grouping the candidates on feedback(guess=candidate,
+    answer=rated guess) (Optimalguess.hs in the repository linked from Juraszek (2014)): lower and
     higher ranks swap roles.  With that rating and its tie order, opening 6C TD, two-card
     games take 4773 guesses in all; under the issue's rules 4732."""
     f = T.features(FULL, 2)
@@ -351,7 +351,7 @@ def test_the_seed_programs_swapped_rating() -> None:
 
 @pytest.mark.slow
 def test_the_seed_programs_largest_four_card_group() -> None:
-    """Seed 004, section 3: the largest group after the four-card first guess holds 11844
+    """Juraszek (2014), section 3: the largest group after the four-card first guess holds 11844
     hands.  That is the seed program's count (positional correct cards) for its first guess
     5C 9C 9D TD; under the issue's rules the largest group holds 8376 hands (287 groups)."""
     f = T.features(FULL, 4)
@@ -363,7 +363,7 @@ def test_the_seed_programs_largest_four_card_group() -> None:
 
 @pytest.mark.slow
 def test_three_card_table_beats_the_seed_program() -> None:
-    """Issue 8: the seed's program averaged 4.41 guesses on three-card hands."""
+    """Issue 8: the source's program averaged 4.41 guesses on three-card hands."""
     row = one(cards=3)
     assert row["first_guess"] == "5C,6C,TD"
     assert row["total_guesses"] == 86427 and row["answers"] == 22100

@@ -1,4 +1,4 @@
-"""Tests of family ``high_low`` (the higher/lower game, seed 001_d8878421ed1f2541.txt)."""
+"""Tests of family ``high_low`` (the higher/lower game of Norvig (2020), *Flipping Cards: A Guessing Game*)."""
 
 from __future__ import annotations
 
@@ -12,18 +12,16 @@ from solvers import get_family, solve
 from solvers.high_low import deck, distinct, distinct_expected
 from solvers.registry import TaskError, row_columns
 
-SEED = "seeds/001_d8878421ed1f2541.txt"
-
 
 def row(**task) -> dict:
     return solve({"family": "high_low", **task})[0]
 
 
-# ------------------------------------------------------------------ seed figures
+# ------------------------------------------------------------------ published figures
 
 
 def test_seed_nine_cards_exact():
-    """SEED, "The Answer": 9 cards (2..10), about 17%: 0.17085537918871252 = 775/4536."""
+    """Norvig (2020), "The Answer": 9 cards (2..10), about 17%: 0.17085537918871252 = 775/4536."""
     r = row(n=9)
     assert r["p_perfect_exact"] == "775/4536"
     assert distinct.p_perfect(9) == Fraction(775, 4536)
@@ -35,14 +33,14 @@ def test_seed_nine_cards_exact():
     [(9, 0.17085537918871252), (19, 0.008419397002884993), (99, 6.67213407124781e-14)],
 )
 def test_seed_extra_credit_values(n, published):
-    """SEED, "Extra Credit": P_all(19) and P_all(99) (the seed's floats, to ~1e-12)."""
+    """Norvig (2020), "Extra Credit": P_all(19) and P_all(99) (the source's floats, to ~1e-12)."""
     for method in ("exact", "float"):
         assert row(n=n, method=method)["p_perfect"] == pytest.approx(published, rel=1e-12)
 
 
 @pytest.mark.parametrize("n", [3, 4, 5, 9, 10, 20, 40])
 def test_seed_state_count(n):
-    """SEED, "Computational Complexity": the memoised recursion caches n(n+1)/2 - 1 states."""
+    """Norvig (2020), "Computational Complexity": the memoised recursion caches n(n+1)/2 - 1 states."""
     p, cached = distinct.p_perfect_memo(n)
     assert cached == n * (n + 1) // 2 - 1 == distinct.n_states(n) == row(n=n)["n_states"]
     assert p == pytest.approx(float(distinct.p_perfect(n)), rel=1e-12)
@@ -60,7 +58,7 @@ def test_seed_state_count(n):
     ],
 )
 def test_seed_table_three_digits(n, shown):
-    """SEED, "Computational Complexity" table: P_all(n) printed to three digits."""
+    """Norvig (2020), "Computational Complexity" table: P_all(n) printed to three digits."""
     assert row(n=n, method="float")["p_perfect"] == pytest.approx(shown, rel=6e-3)
 
 

@@ -1,7 +1,6 @@
 """Family ``triples``: exact win probabilities, the adaptive chain, Monte Carlo, task contract.
 
-Published figures come from seed 003 (/work/shared/seeds/003_999be5e4ae46b158.txt, Holmes
-2016, "Three-of-a-kind"); each test says which section.
+Published figures come from Holmes (2016), "Three-of-a-kind"; each test says which section.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from solvers.triples import chain, simulate, win
 
 STANDARD = (13, 4, 3)
 
-# Seed 003, section 3.1, the table "n  P(A wins)  P(B wins)", as printed (12 digits).
+# Holmes (2016), section 3.1, the table "n  P(A wins)  P(B wins)", as printed (12 digits).
 SEED_TABLE = {
     1: ("1.0", "0.0"),
     2: ("0.877143650546", "0.122856349454"),
@@ -37,7 +36,7 @@ SEED_TABLE = {
 }
 
 
-# Seed 003, section 3.2, the list ``ps`` in the expected-rounds program (full float reprs).
+# Holmes (2016), section 3.2, the list ``ps`` in the expected-rounds program (full float reprs).
 SEED_PS = [
     None,
     1.0,
@@ -67,24 +66,24 @@ def p_std() -> list[Fraction]:
 
 @pytest.mark.parametrize("n", sorted(SEED_TABLE))
 def test_seed_table(p_std, n):
-    """Seed 003, section 3.1 table: P(A wins) and P(B wins), every printed digit (12)."""
+    """Holmes (2016), section 3.1 table: P(A wins) and P(B wins), every printed digit (12)."""
     a, b = SEED_TABLE[n]
     assert float(f"{float(p_std[n]):.12g}") == float(a)
     assert float(f"{float(1 - p_std[n]):.12g}") == float(b)
 
 
 def test_seed_ps_list_is_the_float_of_the_exact_values(p_std):
-    """Seed 003, section 3.2: its ``ps`` list is exactly float() of our rationals."""
+    """Holmes (2016), section 3.2: its ``ps`` list is exactly float() of our rationals."""
     assert [float(q) for q in p_std[1:]] == SEED_PS[1:]
 
 
 def test_published_end_levels_are_exact(p_std):
-    """Seed 003, section 3.1: n = 1 is a sure win and n = 14 a sure loss."""
+    """Holmes (2016), section 3.1: n = 1 is a sure win and n = 14 a sure loss."""
     assert p_std[1] == 1 and p_std[14] == 0
 
 
 def test_n13_closed_form(p_std):
-    """Seed 003, section 3.1: for n = 13 it is the product of (52 - 4j) / (52 - j), j < 13."""
+    """Holmes (2016), section 3.1: for n = 13 it is the product of (52 - 4j) / (52 - j), j < 13."""
     product = math.prod(Fraction(52 - 4 * j, 52 - j) for j in range(13))
     assert p_std[13] == product
     assert f"{float(product):.4f}" == "0.0001"  # "a probability of around 0.0001"
@@ -121,7 +120,7 @@ def test_backward_recursion_standard_deck(p_std):
 
 
 def test_seed_recursion_call_count():
-    """Seed 003, section 3.1: at n = 13 the memoised recursion makes only 1820 calls."""
+    """Holmes (2016), section 3.1: at n = 13 the memoised recursion makes only 1820 calls."""
     assert win.recursion_calls(13, 3, 13) == 1820
 
 
@@ -183,7 +182,7 @@ def test_hitting_times_from_4_pinned(p_std):
     assert {t: math.floor(1000 * x) for t, x in enumerate(times, 1)} == EXACT_FROM_4_MILLI
 
 
-# Seed 003, section 3.2: "The expected number of rounds to get from difficulty 4 to ...".
+# Holmes (2016), section 3.2: "The expected number of rounds to get from difficulty 4 to ...".
 SEED_ROUNDS_FROM_4 = {
     1: "150",
     2: "22.11",
@@ -202,7 +201,7 @@ SEED_ROUNDS_FROM_4 = {
 
 
 def _agree(seed: str, exact: Fraction) -> bool:
-    """Whether the seed's figure is the exact value rounded or truncated to its decimals."""
+    """Whether the source's figure is the exact value rounded or truncated to its decimals."""
     decimals = len(seed.split(".")[1]) if "." in seed else 0
     scaled = exact * 10**decimals
     shown = Fraction(seed)
@@ -215,7 +214,7 @@ def _common_leading_digits(seed: str, exact: Fraction) -> int:
 
 
 def test_seed_expected_rounds_digits_that_hold(p_std):
-    """Seed 003, section 3.2: targets 1..11 hold to every printed digit (rounded or truncated);
+    """Holmes (2016), section 3.2: targets 1..11 hold to every printed digit (rounded or truncated);
     12, 13, 14 (float solve, condition numbers 3e9..6e16) hold to 7, 5 and 1 leading digits."""
     times = chain.hitting_times_from(p_std, 4)
     for target, seed in SEED_ROUNDS_FROM_4.items():
@@ -226,7 +225,7 @@ def test_seed_expected_rounds_digits_that_hold(p_std):
 
 
 def test_seed_error_is_the_float_solve_not_the_inputs(p_std):
-    """Seed 003, section 3.2: its float ``ps`` solved exactly give our values to 1e-15."""
+    """Holmes (2016), section 3.2: its float ``ps`` solved exactly give our values to 1e-15."""
     seed_p = [Fraction(0)] + [Fraction(x) for x in SEED_PS[1:]]
     ours = chain.hitting_times_from(p_std, 4)
     theirs = chain.hitting_times_from(seed_p, 4)
@@ -235,8 +234,8 @@ def test_seed_error_is_the_float_solve_not_the_inputs(p_std):
 
 
 def test_seed_float_method_goes_wrong(p_std):
-    """Seed 003, section 3.2: float64 elimination on its system for target 13 (condition
-    number ~4e12) lands near the seed's 1,149,376,392,099, not the exact value."""
+    """Holmes (2016), section 3.2: float64 elimination on its system for target 13 (condition
+    number ~4e12) lands near the source's 1,149,376,392,099, not the exact value."""
     seed_p = [Fraction(0)] + [Fraction(x) for x in SEED_PS[1:]]
     q = np.eye(14) - np.array(chain.transition_matrix(seed_p), dtype=float)
     keep = [i for i in range(14) if i != 12]
@@ -263,13 +262,13 @@ def _truncate3(dist) -> list[float]:
     return [math.floor(1000 * q) / 1000 for q in dist]
 
 
-# Seed 003, section 3.3: the distribution after many rounds from level 4 (levels 1..14).
+# Holmes (2016), section 3.3: the distribution after many rounds from level 4 (levels 1..14).
 SEED_EVEN = [0, 0.126, 0, 0.599, 0, 0.262, 0, 0.011, 0, 0, 0, 0, 0, 0]
 SEED_ODD = [0.015, 0, 0.386, 0, 0.521, 0, 0.075, 0, 0, 0, 0, 0, 0, 0]
 
 
 def test_seed_even_odd_distributions(p_std):
-    """Seed 003, section 3.3: its even/odd vectors are the parity limits truncated to 3
+    """Holmes (2016), section 3.3: its even/odd vectors are the parity limits truncated to 3
     decimals (rounding would give 0.263, 0.012, 0.016, 0.522); rounds 40 and 41 agree too."""
     assert _truncate3(chain.parity_limit(p_std, 4, odd=False)) == SEED_EVEN
     assert _truncate3(chain.parity_limit(p_std, 4, odd=True)) == SEED_ODD
@@ -288,8 +287,8 @@ def test_stationary_is_invariant(p_std):
 
 
 def test_equilibrium_standard_deck(p_std):
-    """Seed 003, section 3.1 table: p(4) > 1/2 > p(5), so A's odds cross 1/2 between 4 and 5
-    (the seed's text says between 3 and 4); the stationary law peaks at 4."""
+    """Holmes (2016), section 3.1 table: p(4) > 1/2 > p(5), so A's odds cross 1/2 between 4 and 5
+    (the source's text says between 3 and 4); the stationary law peaks at 4."""
     pi = chain.stationary(p_std)
     assert chain.crossing_level(p_std) == 4
     assert chain.mode_level(pi) == 4

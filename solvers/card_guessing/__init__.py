@@ -1,4 +1,4 @@
-"""Family ``card_guessing``: name the next card of a shuffled deck (seed 000).
+"""Family ``card_guessing``: name the next card of a shuffled deck (Gural, Simper & So 2019).
 
 Parameters: ``deck`` (cards per type), ``feedback`` (``partial`` = yes/no, ``complete``, ``none``;
 see feedback_models.py, with strategy ``sequence`` and its ``sequence``), ``strategy``,

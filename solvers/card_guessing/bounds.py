@@ -1,7 +1,7 @@
-"""Entropy bounds on the complete-feedback score (seed 000, section 4).
+"""Entropy bounds on the complete-feedback score (Gural, Simper & So 2019, section 4).
 
 At step j the next card X_j has, given the composition S_j left, a distribution whose best
-guess fails with probability pi(S_j).  The seed averages the entropy over the compositions,
+guess fails with probability pi(S_j).  Gural, Simper & So (2019) average the entropy over the compositions,
 ``H_j = sum_s P(S_j = s) H(X_j | S_j = s)``, and turns it into bounds on the step's success
 probability 1 - pi_j, summed into bounds on the expected score:
 
@@ -10,7 +10,7 @@ probability 1 - pi_j, summed into bounds on the expected score:
   entropy too: a rigorous bound.
 - lower bound (Feder and Merhav 1994): the least entropy with error pi is phi(pi), reached by
   k = floor(1 / (1 - pi)) masses 1 - pi and one remainder; on the segment
-  (k-1)/k <= pi <= k/(k+1) it is ``k log k (1 - pi) + h(k pi - k + 1)``.  The seed prints the
+  (k-1)/k <= pi <= k/(k+1) it is ``k log k (1 - pi) + h(k pi - k + 1)``.  Their paper prints the
   last segment (k = M - 1); its 4.70 for (3,3,3) needs every segment.  Inverting gives
   pi_j <= phi^{-1}(H_j).  phi is not convex, so applied to the *averaged* entropy this is
   not a guaranteed bound at every step (it fails at step 8 of (3,3,3)); the chords of phi
@@ -60,7 +60,7 @@ def feder_merhav_curve(m: int) -> Curve:
 
 
 def seed_last_segment_curve(m: int) -> Curve:
-    """The seed's printed phi: only the segment (M-2)/(M-1) <= pi <= (M-1)/M (k = M - 1)."""
+    """The source's printed phi: only the segment (M-2)/(M-1) <= pi <= (M-1)/M (k = M - 1)."""
     k = m - 1
     return lambda x: k * math.log2(k) * (1.0 - x) + binary_entropy(k * x - k + 1.0)
 
@@ -103,7 +103,7 @@ def step_entropies(deck: Sequence[int]) -> list[float]:
 def step_bounds(deck: Sequence[int], curve: str) -> list[float]:
     """Per-step bounds on P(correct guess) from the averaged entropy, for a named curve.
 
-    ``fano``: upper bounds; ``feder_merhav`` (the seed's lower bound), ``chords``
+    ``fano``: upper bounds; ``feder_merhav`` (the source's lower bound), ``chords``
     (rigorous lower bound) or ``seed_last_segment`` (the printed formula alone): lower bounds.
     """
     m = sum(1 for c in deck if c > 0)
@@ -125,7 +125,7 @@ def step_bounds(deck: Sequence[int], curve: str) -> list[float]:
 
 
 def score_bounds(deck: Sequence[int]) -> dict[str, float]:
-    """Bounds on the complete-feedback expected score: seed lower, rigorous lower, Fano upper."""
+    """Bounds on the complete-feedback expected score: the published lower, rigorous lower, Fano upper."""
     return {
         "bound_lower": sum(step_bounds(deck, "feder_merhav")),
         "bound_lower_chords": sum(step_bounds(deck, "chords")),

@@ -2,7 +2,7 @@
 
 - ``complete`` (the card is shown after each guess): ``optimal`` and ``greedy`` (the same
   policy: name a most frequent remaining type; every tie-break gives the same distribution).
-  Rows add the entropy bounds of seed 000 section 4 (:mod:`bounds`).
+  Rows add the entropy bounds of Gural, Simper & So (2019) section 4 (:mod:`bounds`).
 - ``none`` (nothing is shown): ``optimal`` and ``greedy`` (both always name a most frequent
   type of the full deck; greedy's ``tie_break`` picks among tied types, ``uniform`` draws
   each guess afresh), and ``sequence``: a fixed guess sequence given by ``sequence``.

@@ -1,4 +1,4 @@
-"""The entropy-weighted ``info`` strategy for yes/no card guessing (seed 000, sections 2.2, 5.6).
+"""The entropy-weighted ``info`` strategy for yes/no card guessing (Gural, Simper & So 2019, sections 2.2, 5.6).
 
 In a state (c, p) the player names the type ``a`` maximising
 
@@ -11,7 +11,7 @@ the score is a float, and it only decides the move: the expected score of the re
 policy is still evaluated exactly by :class:`partial.Evaluation`.
 
 Only types that can be next (P(next is a) > 0) are candidates: naming an impossible type
-scores nothing and teaches nothing, and the seed's own tie-free examples never need it.
+scores nothing and teaches nothing, and the source's own tie-free examples never need it.
 
 Float ties: the scores of interchangeable types (same (c_i, p_i)) are computed identically,
 but two different computations of the same real number can differ in the last bits.  Scores

@@ -3,7 +3,7 @@
 A deck holds ``c_i`` cards of type ``i``; it is shuffled uniformly and before each card the
 player names a type and hears only "yes" or "no".  Everything the player knows is the
 statistic (c, p): ``c_i`` = cards of type ``i`` not yet confirmed by a yes, ``p_i`` = "no"
-answers received when naming ``i`` (Gural, Simper, So 2019, section 2 = seed 000).
+answers received when naming ``i`` (Gural, Simper & So 2019, section 2).
 
 The unconfirmed cards fill the past "no" positions (a "no" for ``i`` cannot hold an ``i``)
 and the cards still to come.  Every filling consistent with the answers is equally likely,

@@ -1,4 +1,4 @@
-"""Play the yes/no card-guessing game against the computer in a terminal (seed 000, section 7).
+"""Play the yes/no card-guessing game against the computer in a terminal (Gural, Simper & So 2019, section 7).
 
 ``python -m solvers.card_guessing.play [DECK] [--names J,Q,K] [--strategy optimal]
 [--mode human|computer] [--seed N] [--color auto|always|never]``
@@ -133,7 +133,7 @@ def fraction_text(p: Fraction, limit: int = 11) -> str:
 
 
 def composition_label(comp: Sequence[int]) -> str:
-    """A composition as the seed writes it, e.g. ``(2,3,2)``."""
+    """A composition as Gural, Simper & So (2019) write it, e.g. ``(2,3,2)``."""
     return "(" + ",".join(str(k) for k in comp) + ")"
 
 
@@ -253,7 +253,7 @@ def answer_word(yes: bool, style: Style = Style()) -> str:
 
 
 def history_lines(names: Sequence[str], guesses: Sequence[tuple[Guess, bool]]) -> Lines:
-    """Your guesses so far, ``+`` for yes and ``-`` for no (the seed's cards on the table)."""
+    """Your guesses so far, ``+`` for yes and ``-`` for no (the source's cards on the table)."""
     items = [f"{names[g]}{'+' if yes else '-'}" for g, yes in guesses]
     return wrap_items("  Your guesses so far: ", items)
 
@@ -638,7 +638,7 @@ def parser() -> argparse.ArgumentParser:
     """The command-line options."""
     p = argparse.ArgumentParser(
         prog="python -m solvers.card_guessing.play",
-        description="Play the yes/no card-guessing game against the computer (seed 000, s. 7).",
+        description="Play the yes/no card-guessing game against the computer (Gural, Simper & So 2019, s. 7).",
     )
     p.add_argument("deck", nargs="?", default="3,3,3", help="cards per type (default 3,3,3)")
     p.add_argument("--names", help="card names, one per type (default J,Q,K for three types)")

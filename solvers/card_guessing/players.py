@@ -1,4 +1,4 @@
-"""Players with a private belief, and exact evaluation of any of them (seed 000, section 6).
+"""Players with a private belief, and exact evaluation of any of them (Gural, Simper & So 2019, section 6).
 
 A :class:`Player` names a type from the labelled (c, p) state *and* a belief of its own that
 it updates after every answer (the playable strategies keep estimated counts per type).  The
@@ -12,7 +12,7 @@ The playable strategies keep an estimate ``C_i`` of the cards of each type still
   share of one card, ``C_i -= C_i / sum_{j != a} C_j``.
 * ``constant_decrement``: "yes" as above; "no" to ``a``: ``C_i -= d`` for every ``i != a``.
 
-Rules fixed here (the seed leaves them open): estimates are clipped at zero after every
+Rules fixed here (Gural, Simper & So leave them open): estimates are clipped at zero after every
 update; the player names the type with the largest estimate among the types that still have
 unconfirmed cards (a type whose every card was confirmed by a "yes" is never named), ties
 by ``tie_break``.  Arithmetic is exact (Fractions): ``d = 0.55`` is 11/20.
@@ -121,14 +121,14 @@ class EstimatePlayer:
 
 
 def count_tracker(tie_break: str = "lowest", **rules: bool) -> EstimatePlayer:
-    """The proportional count tracker of seed 000, section 6."""
+    """The proportional count tracker of Gural, Simper & So (2019), section 6."""
     return EstimatePlayer(None, tie_break, **rules)
 
 
 def constant_decrement(
     decrement: Fraction | float | str = Fraction(11, 20), tie_break: str = "lowest", **rules: bool
 ) -> EstimatePlayer:
-    """The constant-decrement tracker (seed 000, section 6); floats are read as decimals."""
+    """The constant-decrement tracker (Gural, Simper & So 2019, section 6); floats are read as decimals."""
     d = decrement if isinstance(decrement, Fraction) else Fraction(repr(decrement))
     return EstimatePlayer(d, tie_break, **rules)
 

@@ -3,7 +3,7 @@
 Called from :mod:`solvers.card_guessing.summary`; the section appears only when the rows
 hold more than one feedback model.  For each deck and model it keeps the best row (an exact
 optimum when there is one, else the best estimate), and shows complete feedback's entropy
-bounds (seed 000, section 4) beside its exact value.
+bounds (Gural, Simper & So 2019, section 4) beside its exact value.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
         "",
         "Best available strategy per deck and feedback model: an exact optimum where one is",
         "computed, otherwise the best Monte Carlo estimate (± standard error).  For complete",
-        "feedback, `bound_lower` is seed 000's lower bound (averaged step entropy, least-entropy",
+        "feedback, `bound_lower` is Gural, Simper & So (2019)'s lower bound (averaged step entropy, least-entropy",
         "curve; not guaranteed), `bound_lower_chords` the rigorous chord version, `bound_upper`",
         "Fano's bound.",
         "",

@@ -1,4 +1,4 @@
-"""Family ``hand_guessing``: find a hidden hand of cards from 5-number feedback (seed 004).
+"""Family ``hand_guessing``: find a hidden hand of cards from 5-number feedback (Juraszek 2014).
 
 The answer is a set of ``cards`` (1 to 4) distinct cards from a deck of ``ranks`` x ``suits``
 cards (default the 52-card deck, ranks 2..10, J, Q, K, A with ace high).  Each guess is a

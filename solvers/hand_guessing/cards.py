@@ -1,4 +1,4 @@
-"""Cards, hands and the 5-number feedback of the hand-guessing game (seed 004, issue 8).
+"""Cards, hands and the 5-number feedback of the hand-guessing game (Juraszek 2014, issue 8).
 
 A deck has ``ranks`` ranks (the lowest ``ranks`` of 2, 3, ..., 10, J, Q, K, A; the full deck
 has all 13, ace high) and ``suits`` suits (of C, D, H, S).  A card is the integer

@@ -42,7 +42,7 @@ Scorer = Callable[[np.ndarray], np.ndarray]  # group counts (m, k) -> score per 
 
 @dataclass(frozen=True)
 class Rule:
-    """How guesses are chosen: strategy, entropy degree t, and the seed-program quirks."""
+    """How guesses are chosen: strategy, entropy degree t, and the quirks of the published program (Juraszek 2014)."""
 
     strategy: str = "min_expected_size"
     t: float = 1.0
@@ -100,14 +100,14 @@ def choose(f: T.Features, candidates: np.ndarray, rule: Rule) -> int:
 
 
 def seed_program_order(f: T.Features) -> np.ndarray:
-    """Tie order of the seed's program: its candidate list order (lower value comes first).
+    """Tie order of the source's program: its candidate list order (lower value comes first).
 
     Its hands are subsets of a deck listed suit by suit, and the subsets that leave out the
     deck's first card come before those that hold it (recursively); its fold keeps the first
     of equal ratings.  Full 52-card deck only.
     """
     h = f.hands.astype(np.int64)
-    position = (h % 4) * 13 + h // 4  # the seed program's card number
+    position = (h % 4) * 13 + h // 4  # the published program's card number
     return np.left_shift(np.int64(1), 51 - position).sum(axis=1)
 
 

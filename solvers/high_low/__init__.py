@@ -1,4 +1,4 @@
-"""Family ``high_low``: call each next card "higher" or "lower" than the one showing (seed 001).
+"""Family ``high_low``: call each next card "higher" or "lower" than the one showing (Norvig 2020).
 
 Decks: ``n`` distinct cards 1..n, or a real deck of ``ranks`` x ``suits`` cards where an equal
 card is scored by ``ties`` (``lose``, ``win`` or ``push``).  Strategies: ``optimal`` (best chance

@@ -1,4 +1,4 @@
-"""Higher/lower with n distinct cards 1..n (seed 001, Norvig 2020).
+"""Higher/lower with n distinct cards 1..n (Norvig 2020, *Flipping Cards: A Guessing Game*).
 
 The cards are shuffled and laid face down; the first is turned up, and before each next card
 the player calls "higher" or "lower".  With distinct cards everything the player knows is the
@@ -129,7 +129,7 @@ def p_perfect_float(n: int) -> tuple[float, float]:
 
 
 def p_perfect_memo(n: int) -> tuple[float, int]:
-    """(probability, states cached) by the plain memoised recursion the seed uses (baseline).
+    """(probability, states cached) by the plain memoised recursion Norvig (2020) uses (baseline).
 
     ``given(up, k)``: chance to call all of k remaining cards right when the showing card has
     index ``up`` among them; the work is O(n^3).  Size limit: recursion depth about n.

@@ -90,7 +90,7 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
     """Markdown: distinct-card table and log-scale plot, real-deck table and plot."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    parts = ["## high_low: calling higher or lower (seed 001)"]
+    parts = ["## high_low: calling higher or lower (Norvig 2020)"]
     distinct_rows = rows[rows["n"].notna()] if "n" in rows else rows.iloc[:0]
     deck_rows = rows[rows["ranks"].notna()] if "ranks" in rows else rows.iloc[:0]
     link = out_dir.name

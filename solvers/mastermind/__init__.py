@@ -1,7 +1,7 @@
-"""Family ``mastermind``: code-jar Mastermind with Sharma-Mittal query selection (seed 002).
+"""Family ``mastermind``: code-jar Mastermind with Sharma-Mittal query selection (Hofer & Nelson 2016).
 
 A hidden code of ``pegs`` positions is drawn position by position, independently, from a jar
-of ``colours`` colours with the given weights (seed 002, section 1.2 and equation 2; no jar:
+of ``colours`` colours with the given weights (Hofer & Nelson 2016, section 1.2 and equation 2; no jar:
 uniform, i.e. standard Mastermind).  Every guess is answered with (black, white).  A strategy
 picks each guess among ALL codes (not only the feasible ones); ties go to a code that is still
 feasible, then to the lowest code in lexicographic order.  Queries that neither split the
@@ -9,7 +9,7 @@ feasible set nor can win are never chosen.
 
 Strategies (scores are over the partition of the feasible set by the feedback):
 ``sharma_mittal`` (least expected Sharma-Mittal entropy H_{r,t} of the jar-weighted
-feasible set after the feedback, seed 002 equation 1), ``minimax`` (Knuth 1977: least
+feasible set after the feedback, Hofer & Nelson (2016) equation 1), ``minimax`` (Knuth 1977: least
 worst-case number of feasible codes), ``expected_size`` (least jar-expected number of feasible
 codes), ``most_parts`` (most non-empty parts), ``first_feasible`` (the lowest feasible code).
 
@@ -119,7 +119,7 @@ def jar_weights(jar: Sequence[object] | None, colours: int) -> list[int]:
 
 
 def code_weights(pegs: int, colours: int, jar: Sequence[object] | None) -> list[int]:
-    """Integer weight of every code: the product of its pegs' jar weights (seed 002, eq. 2)."""
+    """Integer weight of every code: the product of its pegs' jar weights (Hofer & Nelson 2016, eq. 2)."""
     w = jar_weights(jar, colours)
     return [
         math.prod(w[c] for c in code) for code in itertools.product(range(colours), repeat=pegs)

@@ -1,6 +1,6 @@
-"""Family ``no_repeat``: seed 000's conjecture 3.1 on decks of N distinct cards (yes/no feedback).
+"""Family ``no_repeat``: Gural, Simper & So (2019)'s conjecture 3.1 on decks of N distinct cards (yes/no feedback).
 
-Setting (seed 000, section 3.1 and appendix A): n guesses made, k of them right (those k
+Setting (Gural, Simper & So 2019, section 3.1 and appendix A): n guesses made, k of them right (those k
 cards' positions are known), and the last m guesses named card ``a``, all "no"; the other
 n - k - m "no" answers were for cards confirmed later, so they only say that a past slot
 holds some unknown card.  ``b`` is a card never named.  The conjecture: naming ``a`` again
@@ -18,7 +18,7 @@ probability (N-n-1)(n-k)/A like the others, with A = (N-k-1) + (N-k-m-1)(N-k-2).
 Valid tuples: 1 <= k <= n <= N - 2, 0 <= m < n - k (m = 0: a is a fresh card too, the two
 entropies are equal), and at least one never-named card b (k <= N - 2).  One task scans every
 valid (n, k, m) for one N in vectorised float64 (log-factorials) and returns the number of
-violations, the smallest gap H(b) - H(a) over m >= 1 and the curves of the seed's figure 1.
+violations, the smallest gap H(b) - H(a) over m >= 1 and the curves of the source's figure 1.
 """
 
 from __future__ import annotations

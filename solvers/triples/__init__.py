@@ -1,4 +1,4 @@
-"""Family ``triples``: n different k-of-a-kinds before any rank reaches k+1 (seed 003).
+"""Family ``triples``: n different k-of-a-kinds before any rank reaches k+1 (Holmes 2016).
 
 Cards of a ``ranks`` x ``suits`` deck are drawn one at a time from a uniform shuffle.  Player A
 wins at level ``n`` if the pile holds ``n`` different k-of-a-kinds before any rank reaches

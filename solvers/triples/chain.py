@@ -4,7 +4,7 @@ Levels run from 1 to L = ranks + 1.  After a round at level n the level becomes 
 probability p(n) (A won) and n - 1 with probability 1 - p(n) (A lost).  The ends need no
 special rule: A always wins at level 1 (the first rank to reach k cards makes a k-of-a-kind
 before any rank can reach k + 1) and never at level ranks + 1 (there are only ``ranks``
-ranks), so the chain reflects at both ends, as in the seed.  Every step changes the level by
+ranks), so the chain reflects at both ends, as in Holmes (2016).  Every step changes the level by
 one, so the parity of the level alternates: the chain has period 2.
 """
 

@@ -1,4 +1,4 @@
-"""Triples before a quartet: exact win probabilities on the tally form (seed 003).
+"""Triples before a quartet: exact win probabilities on the tally form (Holmes 2016).
 
 A deck holds ``ranks`` x ``suits`` cards; cards are drawn one at a time from a uniform
 shuffle.  A wins at level ``n`` if the pile holds ``n`` different k-of-a-kinds before any rank
