@@ -1,6 +1,7 @@
 """Benchmark: exact yes/no card guessing, our (c, p) solver against a belief-dictionary baseline.
 
-The baseline follows the approach Gural, Simper & So (2019) describes (section 5): the belief is a dictionary
+The baseline follows the approach Gural, Simper & So (2019) describes (section 5): the belief is a
+dictionary
 {composition of the unseen cards: exact Fraction}, updated by Bayes' rule and copied at every
 node of the recursion, memoised on the belief.  Written here from that description.
 

@@ -1,4 +1,5 @@
-"""The Sharma-Mittal entropy family H_{r,t}, shared by every game family (Hofer & Nelson 2016, 3.2.3).
+"""The Sharma-Mittal entropy family H_{r,t}, shared by every game family (Hofer & Nelson 2016,
+3.2.3).
 
 For a distribution P, order ``r >= 0`` and degree ``t >= 0``::
 
@@ -11,7 +12,8 @@ without cancellation near r = 1 (``log1p(sum_i p_i expm1((r-1) log p_i)) / (1-r)
 max shift for large r, and by its limits at r = 0 (log of the support size), r = 1 (Shannon)
 and r = infinity (-log max p).
 
-Named members (Crupi et al. 2018 map them onto the (r, t) plane; Hofer & Nelson (2016) uses the family
+Named members (Crupi et al. 2018 map them onto the (r, t) plane; Hofer & Nelson (2016) uses the
+family
 without naming them): see :data:`PRESETS` for single points and :data:`FAMILIES` for the
 one-parameter families (``"renyi:2"`` is Renyi of order 2, ``"tsallis:3"`` Tsallis of
 order 3, ...).

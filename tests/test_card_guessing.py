@@ -39,14 +39,16 @@ def solver_policy(deck, strategy, tie_break="lowest"):
 
 
 def test_seed_000_figures_for_333():
-    """Gural, Simper & So (2019), sections 5.4-5.5: greedy 475/112 (ties to the lowest type), optimal 2383/560."""
+    """Gural, Simper & So (2019), sections 5.4-5.5: greedy 475/112 (ties to the lowest type),
+    optimal 2383/560."""
     assert exact((3, 3, 3), "optimal")["expected_score_exact"] == "2383/560"
     assert exact((3, 3, 3), "greedy", tie_break="lowest")["expected_score_exact"] == "475/112"
 
 
 @pytest.mark.parametrize("n", range(1, 11))
 def test_distinct_cards_score_sum_of_inverse_factorials(n):
-    """Gural, Simper & So (2019), section 3: n distinct cards score 1 + 1/2! + ... + 1/n! (greedy is optimal)."""
+    """Gural, Simper & So (2019), section 3: n distinct cards score 1 + 1/2! + ... + 1/n! (greedy
+    is optimal)."""
     expected = sum(Fraction(1, factorial(k)) for k in range(1, n + 1))
     deck = (1,) * n
     assert Fraction(exact(deck, "optimal")["expected_score_exact"]) == expected
@@ -54,7 +56,8 @@ def test_distinct_cards_score_sum_of_inverse_factorials(n):
 
 
 def test_posterior_and_optimal_guess_in_the_seed_example():
-    """Gural, Simper & So (2019), section 2.3: after a yes to a, three no and two yes to b on (3,3,3), the
+    """Gural, Simper & So (2019), section 2.3: after a yes to a, three no and two yes to b on
+    (3,3,3), the
     remaining three cards are (0,1,2), (1,1,1), (2,1,0) with probabilities 3/10, 3/5, 1/10;
     c is the likeliest next card (2/5) but the optimal guess is b (1/3)."""
     state = partial.initial_state((3, 3, 3))

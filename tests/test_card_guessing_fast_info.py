@@ -275,7 +275,8 @@ def test_float_info_refuses_what_it_cannot_do(params, key):
 
 def test_suits52_summary_gives_the_best_info_over_the_gamma_grid(tmp_path):
     """The suits52 table: best info over gamma per deck.  On (3,3,3) info with Shannon bits
-    reaches the optimum 2383/560 at gamma = 0.15 (Gural, Simper & So 2019, section 5.6), not at 0 or 0.5."""
+    reaches the optimum 2383/560 at gamma = 0.15 (Gural, Simper & So 2019, section 5.6), not at 0
+    or 0.5."""
     import pandas as pd
 
     from solvers.card_guessing import summary_suits52 as suits52

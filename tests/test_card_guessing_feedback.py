@@ -162,7 +162,8 @@ def test_none_full_deck_distribution():
 
 
 def test_seed_000_section_4_bounds_for_333():
-    """Gural, Simper & So (2019), section 4: on (3,3,3) the lower bound is 4.70 against the exact 4.78.
+    """Gural, Simper & So (2019), section 4: on (3,3,3) the lower bound is 4.70 against the exact
+    4.78.
 
     4.70 comes from the step entropies averaged over the compositions (H_j = sum_s P(s) H(s))
     and Feder and Merhav's least-entropy curve on every segment, any log base used for both
@@ -236,7 +237,8 @@ def test_partial_and_none_rows_have_no_bounds():
 
 
 def test_feedback_ordering_on_333():
-    """none <= partial <= complete on the same deck (partial optimum 2383/560, Gural, Simper & So (2019))."""
+    """none <= partial <= complete on the same deck (partial optimum 2383/560, Gural, Simper & So
+    (2019))."""
     none, part, full = (exact(row((3, 3, 3), f)) for f in ("none", "partial", "complete"))
     assert none == 3 < part == Fraction(2383, 560) < full
 

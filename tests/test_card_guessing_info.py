@@ -32,7 +32,8 @@ def exact_value(deck, strategy, **params) -> Fraction:
 
 
 def seed_example_state():
-    """Gural, Simper & So (2019), section 2.3: (3,3,3) after yes to a, three no to b, then two yes to b."""
+    """Gural, Simper & So (2019), section 2.3: (3,3,3) after yes to a, three no to b, then two yes
+    to b."""
     state = partial.initial_state((3, 3, 3))
     for guess, ok in [(0, True), (1, False), (1, False), (1, False), (1, True), (1, True)]:
         state = (partial.after_yes if ok else partial.after_no)(state, guess)
@@ -63,13 +64,15 @@ def task_player(deck, strategy, **params):
 
 
 def test_info_with_shannon_bits_at_gamma_015_reaches_the_optimum_on_333():
-    """Gural, Simper & So (2019), section 5.6 (and README known traps: entropy in bits): 2383/560."""
+    """Gural, Simper & So (2019), section 5.6 (and README known traps: entropy in bits):
+    2383/560."""
     assert exact_value((3, 3, 3), "info", gamma=0.15, log_base=2) == Fraction(2383, 560)
     assert exact_value((3, 3, 3), "optimal") == Fraction(2383, 560)
 
 
 def test_info_at_gamma_zero_is_greedy():
-    """Gural, Simper & So (2019), sections 5.4 and 5.6: gamma = 0 is greedy, 475/112 on (3,3,3) (lowest ties)."""
+    """Gural, Simper & So (2019), sections 5.4 and 5.6: gamma = 0 is greedy, 475/112 on (3,3,3)
+    (lowest ties)."""
     assert exact_value((3, 3, 3), "info", gamma=0) == Fraction(475, 112)
     for deck in [(4, 4, 4), (3, 2, 2), (2, 2, 2, 2), (5, 1)]:
         for tie_break in ("lowest", "highest", "uniform"):
@@ -91,7 +94,8 @@ def test_conditional_entropies_of_the_seed_example():
 
 
 def test_playable_strategies_match_the_seed_to_its_four_decimals():
-    """Gural, Simper & So (2019), section 6: count tracker 4.2387, constant decrement 0.55: 4.2482 on (3,3,3).
+    """Gural, Simper & So (2019), section 6: count tracker 4.2387, constant decrement 0.55: 4.2482
+    on (3,3,3).
 
     Exactly: 7121/1680 = 4.238690... and 2379/560 = 4.248214...; the source's numbers are
     these rounded (its simulation agreed to four decimals).

@@ -300,7 +300,8 @@ def test_one_card_best_first_guess_is_the_middle_rank() -> None:
 
 
 def test_two_card_search_finds_the_seed_programs_first_guess() -> None:
-    """The source's program (Cardguess.hs, linked from Juraszek (2014) section 6) opens with 6C TD."""
+    """The source's program (Cardguess.hs, linked from Juraszek (2014) section 6) opens with 6C
+    TD."""
     row = one(cards=2)
     assert row["first_guess"] == "6C,TD"
     assert row["average_guesses_exact"] == "182/51"  # 4732 / 1326 = 3.5686...
@@ -325,7 +326,8 @@ def positional_correct_codes(f: T.Features, first: int) -> np.ndarray:
 
 
 def test_the_seed_programs_correct_card_count_explains_its_two_card_rating() -> None:
-    """The published program (Juraszek 2014)'s output for 6C TD (out/initial-2 in the linked repository) rates it
+    """The published program (Juraszek 2014)'s output for 6C TD (out/initial-2 in the linked
+    repository) rates it
     96780 (sum of squared group sizes); the issue's rules give 94156 over the same 38 groups."""
     f = T.features(FULL, 2)
     first = hand_index(FULL, [FULL.parse("6C"), FULL.parse("TD")])
@@ -336,7 +338,8 @@ def test_the_seed_programs_correct_card_count_explains_its_two_card_rating() -> 
 
 
 def test_the_seed_programs_swapped_rating() -> None:
-    """The published program (Juraszek 2014) rates a guess by grouping the candidates on feedback(guess=candidate,
+    """The published program (Juraszek 2014) rates a guess by grouping the candidates on
+    feedback(guess=candidate,
     answer=rated guess) (Optimalguess.hs in the repository linked from Juraszek (2014)): lower and
     higher ranks swap roles.  With that rating and its tie order, opening 6C TD, two-card
     games take 4773 guesses in all; under the issue's rules 4732."""

@@ -1,4 +1,5 @@
-"""Tests of family ``high_low`` (the higher/lower game of Norvig (2020), *Flipping Cards: A Guessing Game*)."""
+"""Tests of family ``high_low`` (the higher/lower game of Norvig (2020), *Flipping Cards: A
+Guessing Game*)."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def test_seed_extra_credit_values(n, published):
 
 @pytest.mark.parametrize("n", [3, 4, 5, 9, 10, 20, 40])
 def test_seed_state_count(n):
-    """Norvig (2020), "Computational Complexity": the memoised recursion caches n(n+1)/2 - 1 states."""
+    """Norvig (2020), "Computational Complexity": the memoised recursion caches n(n+1)/2 - 1
+    states."""
     p, cached = distinct.p_perfect_memo(n)
     assert cached == n * (n + 1) // 2 - 1 == distinct.n_states(n) == row(n=n)["n_states"]
     assert p == pytest.approx(float(distinct.p_perfect(n)), rel=1e-12)

@@ -93,7 +93,8 @@ def test_feedback_table_matches_plain_counting(pegs, colours) -> None:
 
 
 def test_feedback_set_for_three_pegs_seed_002_section_1_1() -> None:
-    """Hofer & Nelson (2016) section 1.1 lists R_3; it omits (1, 0), which occurs (guess 122, code 133).
+    """Hofer & Nelson (2016) section 1.1 lists R_3; it omits (1, 0), which occurs (guess 122, code
+    133).
 
     Its recurrence |R_l| = |R_(l-1)| + l with |R_1| = 3 follows that slip; the counts that
     occur are (l+1)(l+2)/2 - 1 (every b + w <= l except b = l-1, w = 1): 2, 5, 9, 14.
@@ -113,7 +114,8 @@ def test_feedback_set_for_three_pegs_seed_002_section_1_1() -> None:
 
 
 def test_code_probabilities_are_products_of_jar_probabilities_seed_002_eq_2() -> None:
-    """Hofer & Nelson (2016) equation 2: P(code) is the product of the jar probabilities of its pegs."""
+    """Hofer & Nelson (2016) equation 2: P(code) is the product of the jar probabilities of its
+    pegs."""
     weights = M.code_weights(3, 4, [10, 6, 4, 2])
     assert len(weights) == 64 and sum(weights) == 22**3
     assert weights[0] == 10**3 and weights[-1] == 2**3  # codes 111 and 444

@@ -1,4 +1,5 @@
-"""Family no_repeat: Gural, Simper & So (2019)'s conjecture 3.1 (distinct cards, naming a refused card again).
+"""Family no_repeat: Gural, Simper & So (2019)'s conjecture 3.1 (distinct cards, naming a refused
+card again).
 
 Source: Gural, Simper & So (2019), *Information Theory in a Card-Guessing Game*, section 3.1
 (the conjecture, checked there for N <= 300; figure 1) and appendix A (the case analysis).
@@ -88,7 +89,8 @@ def test_compiled_scan_equals_the_vectorised_formulas():
 
 
 def test_conjecture_holds_and_gap_shrinks_with_n():
-    """Gural, Simper & So (2019), section 3.1 / figure 1: no violation; the gap at fixed (n, k, m) decreases."""
+    """Gural, Simper & So (2019), section 3.1 / figure 1: no violation; the gap at fixed (n, k, m)
+    decreases."""
     rows = [solve({"family": "no_repeat", "N": N})[0] for N in (10, 20, 40, 80)]
     assert all(r["n_violations"] == 0 and r["min_gap"] > 0 for r in rows)
     fixed = [r["fixed_gap"] for r in rows]
@@ -96,7 +98,8 @@ def test_conjecture_holds_and_gap_shrinks_with_n():
 
 
 def test_figure_1a_curves_a_below_b():
-    """Gural, Simper & So (2019), figure 1a: N = 20, k = 1, m = 1..14, n = m + 3: H(a) < H(b) everywhere."""
+    """Gural, Simper & So (2019), figure 1a: N = 20, k = 1, m = 1..14, n = m + 3: H(a) < H(b)
+    everywhere."""
     row = solve({"family": "no_repeat", "N": 20})[0]
     assert row["curve_m"] == list(range(1, 16))  # the seed plots m up to 14; n = m + 3 <= 18
     assert all(a < b for a, b in zip(row["curve_h_a"], row["curve_h_b"], strict=True))

@@ -37,7 +37,8 @@ def state_after(deck, steps):
 
 
 def test_one_no_splits_the_belief_as_in_figure_4():
-    """Gural, Simper & So (2019) section 7, Fig. 4: J right gives (2,3,3) for sure; then a wrong Q splits it
+    """Gural, Simper & So (2019) section 7, Fig. 4: J right gives (2,3,3) for sure; then a wrong Q
+    splits it
     into (1,3,3) (J was the card) and (2,3,2) (K was), (1,3,3) being the less likely."""
     assert play.belief_bars(partial.composition_posterior(state_after((3, 3, 3), [(0, 1)]))) == [
         ("(2,3,3)", F(1), "top")
@@ -48,7 +49,8 @@ def test_one_no_splits_the_belief_as_in_figure_4():
 
 
 def test_section_2_3_example_belief_chances_and_guess():
-    """Gural, Simper & So (2019) section 2.3: on (3,3,3) after a yes, b no x3, b yes, b yes the remaining three
+    """Gural, Simper & So (2019) section 2.3: on (3,3,3) after a yes, b no x3, b yes, b yes the
+    remaining three
     cards are (0,1,2) 3/10, (1,1,1) 3/5, (2,1,0) 1/10; c is likeliest (2/5) yet the optimal
     guess is b (chance 1/3)."""
     a, b, c = 0, 1, 2
@@ -70,7 +72,8 @@ def test_section_2_3_example_belief_chances_and_guess():
 
 
 def test_final_screen_gives_the_exact_expectations():
-    """Gural, Simper & So (2019, and issue 2): (3,3,3) optimal 2383/560, greedy (lowest tie-break) 475/112."""
+    """Gural, Simper & So (2019, and issue 2): (3,3,3) optimal 2383/560, greedy (lowest tie-break)
+    475/112."""
     setup = play.make_setup((3, 3, 3), JQK, "greedy", {})
     assert (setup.optimal, setup.own) == (F(2383, 560), F(475, 112))
     text = "\n".join(play.expectation_lines(setup.deck, "greedy", setup.optimal, setup.own))

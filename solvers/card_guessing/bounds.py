@@ -1,7 +1,8 @@
 """Entropy bounds on the complete-feedback score (Gural, Simper & So 2019, section 4).
 
 At step j the next card X_j has, given the composition S_j left, a distribution whose best
-guess fails with probability pi(S_j).  Gural, Simper & So (2019) average the entropy over the compositions,
+guess fails with probability pi(S_j).  Gural, Simper & So (2019) average the entropy over the
+compositions,
 ``H_j = sum_s P(S_j = s) H(X_j | S_j = s)``, and turns it into bounds on the step's success
 probability 1 - pi_j, summed into bounds on the expected score:
 
@@ -125,7 +126,8 @@ def step_bounds(deck: Sequence[int], curve: str) -> list[float]:
 
 
 def score_bounds(deck: Sequence[int]) -> dict[str, float]:
-    """Bounds on the complete-feedback expected score: the published lower, rigorous lower, Fano upper."""
+    """Bounds on the complete-feedback expected score: the published lower, rigorous lower, Fano
+    upper."""
     return {
         "bound_lower": sum(step_bounds(deck, "feder_merhav")),
         "bound_lower_chords": sum(step_bounds(deck, "chords")),

@@ -1,4 +1,5 @@
-"""The entropy-weighted ``info`` strategy for yes/no card guessing (Gural, Simper & So 2019, sections 2.2, 5.6).
+"""The entropy-weighted ``info`` strategy for yes/no card guessing (Gural, Simper & So 2019,
+sections 2.2, 5.6).
 
 In a state (c, p) the player names the type ``a`` maximising
 

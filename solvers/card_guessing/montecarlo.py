@@ -1,4 +1,5 @@
-"""Monte Carlo play of yes/no card guessing on real shuffled decks (Gural, Simper & So 2019, any strategy).
+"""Monte Carlo play of yes/no card guessing on real shuffled decks (Gural, Simper & So 2019, any
+strategy).
 
 Two paths, both playing the *same* policies as the exact solvers:
 

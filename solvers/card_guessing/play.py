@@ -1,4 +1,5 @@
-"""Play the yes/no card-guessing game against the computer in a terminal (Gural, Simper & So 2019, section 7).
+"""Play the yes/no card-guessing game against the computer in a terminal (Gural, Simper & So 2019,
+section 7).
 
 ``python -m solvers.card_guessing.play [DECK] [--names J,Q,K] [--strategy optimal]
 [--mode human|computer] [--seed N] [--color auto|always|never]``
@@ -638,7 +639,10 @@ def parser() -> argparse.ArgumentParser:
     """The command-line options."""
     p = argparse.ArgumentParser(
         prog="python -m solvers.card_guessing.play",
-        description="Play the yes/no card-guessing game against the computer (Gural, Simper & So 2019, s. 7).",
+        description=(
+            "Play the yes/no card-guessing game against the computer "
+            "(Gural, Simper & So 2019, section 7)."
+        ),
     )
     p.add_argument("deck", nargs="?", default="3,3,3", help="cards per type (default 3,3,3)")
     p.add_argument("--names", help="card names, one per type (default J,Q,K for three types)")

@@ -1,4 +1,5 @@
-"""Players with a private belief, and exact evaluation of any of them (Gural, Simper & So 2019, section 6).
+"""Players with a private belief, and exact evaluation of any of them (Gural, Simper & So 2019,
+section 6).
 
 A :class:`Player` names a type from the labelled (c, p) state *and* a belief of its own that
 it updates after every answer (the playable strategies keep estimated counts per type).  The
@@ -128,7 +129,8 @@ def count_tracker(tie_break: str = "lowest", **rules: bool) -> EstimatePlayer:
 def constant_decrement(
     decrement: Fraction | float | str = Fraction(11, 20), tie_break: str = "lowest", **rules: bool
 ) -> EstimatePlayer:
-    """The constant-decrement tracker (Gural, Simper & So 2019, section 6); floats are read as decimals."""
+    """The constant-decrement tracker (Gural, Simper & So 2019, section 6); floats are read as
+    decimals."""
     d = decrement if isinstance(decrement, Fraction) else Fraction(repr(decrement))
     return EstimatePlayer(d, tie_break, **rules)
 

@@ -42,7 +42,8 @@ Scorer = Callable[[np.ndarray], np.ndarray]  # group counts (m, k) -> score per 
 
 @dataclass(frozen=True)
 class Rule:
-    """How guesses are chosen: strategy, entropy degree t, and the quirks of the published program (Juraszek 2014)."""
+    """How guesses are chosen: strategy, entropy degree t, and the quirks of the published program
+    (Juraszek 2014)."""
 
     strategy: str = "min_expected_size"
     t: float = 1.0

@@ -1,7 +1,9 @@
-"""Family ``mastermind``: code-jar Mastermind with Sharma-Mittal query selection (Hofer & Nelson 2016).
+"""Family ``mastermind``: code-jar Mastermind with Sharma-Mittal query selection (Hofer & Nelson
+2016).
 
 A hidden code of ``pegs`` positions is drawn position by position, independently, from a jar
-of ``colours`` colours with the given weights (Hofer & Nelson 2016, section 1.2 and equation 2; no jar:
+of ``colours`` colours with the given weights (Hofer & Nelson 2016, section 1.2 and equation 2; no
+jar:
 uniform, i.e. standard Mastermind).  Every guess is answered with (black, white).  A strategy
 picks each guess among ALL codes (not only the feasible ones); ties go to a code that is still
 feasible, then to the lowest code in lexicographic order.  Queries that neither split the
@@ -119,7 +121,8 @@ def jar_weights(jar: Sequence[object] | None, colours: int) -> list[int]:
 
 
 def code_weights(pegs: int, colours: int, jar: Sequence[object] | None) -> list[int]:
-    """Integer weight of every code: the product of its pegs' jar weights (Hofer & Nelson 2016, eq. 2)."""
+    """Integer weight of every code: the product of its pegs' jar weights (Hofer & Nelson 2016, eq.
+    2)."""
     w = jar_weights(jar, colours)
     return [
         math.prod(w[c] for c in code) for code in itertools.product(range(colours), repeat=pegs)

@@ -1,6 +1,8 @@
-"""Family ``no_repeat``: Gural, Simper & So (2019)'s conjecture 3.1 on decks of N distinct cards (yes/no feedback).
+"""Family ``no_repeat``: Gural, Simper & So (2019)'s conjecture 3.1 on decks of N distinct cards
+(yes/no feedback).
 
-Setting (Gural, Simper & So 2019, section 3.1 and appendix A): n guesses made, k of them right (those k
+Setting (Gural, Simper & So 2019, section 3.1 and appendix A): n guesses made, k of them right
+(those k
 cards' positions are known), and the last m guesses named card ``a``, all "no"; the other
 n - k - m "no" answers were for cards confirmed later, so they only say that a past slot
 holds some unknown card.  ``b`` is a card never named.  The conjecture: naming ``a`` again

@@ -1,4 +1,5 @@
-"""Summary of ``no_repeat`` rows: Gural, Simper & So (2019)'s conjecture 3.1 over every N, and its figure 1."""
+"""Summary of ``no_repeat`` rows: Gural, Simper & So (2019)'s conjecture 3.1 over every N, and its
+figure 1."""
 
 from __future__ import annotations
 
@@ -53,7 +54,8 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
 
 
 def plot_figure_1a(rows: pd.DataFrame, path: Path) -> bool:
-    """Both conditional entropies against m for N = 20, k = 1, n = m + 3 (figure 1a of Gural, Simper & So 2019)."""
+    """Both conditional entropies against m for N = 20, k = 1, n = m + 3 (figure 1a of Gural,
+    Simper & So 2019)."""
     match = rows[rows["N"] == FIGURE_N]
     if match.empty:
         return False
