@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -24,7 +25,10 @@ def installed(tmp_path_factory) -> Path:
     editable); its dependencies come from this environment's site-packages through a .pth
     line (no download), which does not run this environment's editable-install hook."""
     tmp = tmp_path_factory.mktemp("wheel")
-    built = run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp), str(ROOT)], tmp)
+    source = tmp / "source"  # a clean copy: setuptools' build/ folder may hold stale files
+    ignore = shutil.ignore_patterns(".*", "build", "dist", "outputs", "*.egg-info", "__pycache__")
+    shutil.copytree(ROOT, source, ignore=ignore)
+    built = run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp), str(source)], tmp)
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = tmp.glob("guesslab-*.whl")
     venv = tmp / "venv"

@@ -1,1 +1,0 @@
-"""guesslab's Hydra launcher ``dask``: a multirun's jobs as tasks on a Dask cluster."""

@@ -1,1 +1,0 @@
-"""guesslab pipeline: grid expansion, Dask execution, the Parquet store, summaries, plots."""
