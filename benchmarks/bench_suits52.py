@@ -78,7 +78,7 @@ def timed_distributed(deck: list[int], workers: int, threads: bool) -> dict:
     CPU and peak memory are per process: the driver (which also runs the LocalCluster's
     scheduler) and each worker process.
     """
-    from pipeline import layered
+    from solvers.card_guessing import layered
 
     with layered.local_client(workers, threads=threads) as client:
         layered.optimal(client, [2, 2, 2], parts=workers)  # warm-up (Numba on the workers)
