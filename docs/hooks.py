@@ -89,8 +89,7 @@ def columns_table(fam: Family) -> str:
 
 def strategies_text(fam: Family) -> str:
     """The family's doc string and its strategies (the default marked), as Markdown."""
-    doc = cited(inspect.cleandoc(fam.doc)) if fam.doc else ""
-    doc = doc.replace("``", "`")
+    doc = plain(cited(inspect.cleandoc(fam.doc))) if fam.doc else ""
     if fam.strategies:
         names = ", ".join(
             f"`{s}`" + (" (default)" if s == fam.default_strategy else "") for s in fam.strategies
@@ -192,6 +191,11 @@ def cited(text: str) -> str:
     for seed, citation in SOURCES.items():
         text = text.replace(seed, citation)
     return text
+
+
+def plain(text: str) -> str:
+    """reStructuredText inline code and roles (``x``, :mod:`x`) as Markdown code spans."""
+    return re.sub(r":[a-z]+:`", "`", text.replace("``", "`"))
 
 
 def cell(text: str) -> str:
