@@ -1,0 +1,171 @@
+"""The manual in docs/ stays true: it builds strictly, its parameter tables come from the
+registry, and its runnable Python blocks run against a real store."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import ModuleType
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import ROOT
+from tests_support import compose_config
+
+from pipeline.run import run_study
+from pipeline.store import result_files
+from solvers import families, get_family
+
+DOCS = ROOT / "docs"
+PAGES = sorted(DOCS.rglob("*.md"))
+PYTHON_BLOCK = re.compile(r"^([ \t]*)```python\n(.*?)^\1```", flags=re.S | re.M)
+# what the runnable blocks of a page must print (they read the default study's store)
+EXPECTED_OUTPUT = {
+    "usage.md": ["2383/560", "475/112", "410548/75075", "card_guessing"],
+    "architecture.md": ["1/2"],
+    "entropy.md": ["(2.0, 1.0) 1.5"],
+}
+# runs each block of a page in a fresh namespace, in one interpreter, and reports as JSON
+BLOCK_RUNNER = """
+import contextlib, io, json, sys, traceback
+results = []
+for i, code in enumerate(json.load(sys.stdin)):
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, f"block {i}", "exec"), {"__name__": "__main__"})
+        results.append({"ok": True, "out": out.getvalue()})
+    except Exception as exc:
+        results.append({"ok": False, "out": out.getvalue(),
+                        "error": f"{type(exc).__name__}: {exc}",
+                        "trace": traceback.format_exc()})
+print(json.dumps(results))
+"""
+
+
+def hooks_module() -> ModuleType:
+    """docs/hooks.py, imported from its file as MkDocs imports it."""
+    spec = importlib.util.spec_from_file_location("guesslab_docs_hooks", DOCS / "hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def python_blocks(page: Path) -> list[str]:
+    """The page's ```python blocks (dedented: a block may sit inside a list item)."""
+    return [textwrap.dedent(code) for _, code in PYTHON_BLOCK.findall(page.read_text())]
+
+
+@pytest.fixture(scope="module")
+def default_store(tmp_path_factory) -> Path:
+    """A folder holding `outputs/paper`, written by the default study as a user would."""
+    folder = tmp_path_factory.mktemp("store")
+    cfg = compose_config(
+        f"paths.outputs={folder / 'outputs'}", "cluster=sync", "run.progress=false"
+    )
+    run_study(cfg, log=lambda *_: None)
+    return folder
+
+
+def old_layout(folder: Path) -> bool:
+    """True if the store's files still hold the ``family`` column the hive path holds too."""
+    files = result_files(folder / "outputs" / "paper" / "results")
+    return any("family" in pq.read_schema(f).names for f in files)
+
+
+def test_mkdocs_build_is_strict_and_clean(tmp_path):
+    site = tmp_path / "site"
+    out = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    for name in ("card_guessing", "high_low", "mastermind", "triples", "hand_guessing"):
+        html = (site / "games" / name / "index.html").read_text()
+        assert "<!-- params:" not in html
+        for p in get_family(name).params:  # the generated table reached the page
+            assert f"<td><code>{p.name}</code></td>" in html, (name, p.name)
+
+
+@pytest.mark.parametrize("family", sorted(f for f in families() if not f.startswith("test_")))
+def test_every_family_has_its_generated_parameter_table_in_the_manual(family):
+    marker = f"<!-- params: {family} -->"
+    assert any(marker in page.read_text() for page in PAGES), f"no page holds {marker}"
+    table = hooks_module().expand_markers(marker)
+    fam = get_family(family)
+    lines = table.splitlines()
+    assert len(lines) == 2 + len(fam.params)
+    for p, line in zip(fam.params, lines[2:], strict=True):
+        assert line.startswith(f"| `{p.name}` |")
+        assert f"`{p.dtype}`" in line
+        assert ("execution knob" in line) == (not p.identity)
+        if p.strategies:
+            assert all(f"`{s}`" in line for s in p.strategies)
+
+
+def test_the_tables_follow_the_registry_not_a_copy():
+    hooks = hooks_module()
+    text = hooks.expand_markers("<!-- params: high_low -->\n<!-- strategies: mastermind -->")
+    assert (
+        "| `ties` | `'lose'` | how an equal card scores (real decks) | one of `lose`, `win`, `push`"
+        in text
+    )
+    assert "`minimax` (default)" in text and "Knuth 1977" in text
+    assert "`as_int(v, low=1, high=16384)`" in hooks.expand_markers("<!-- params: mastermind -->")
+    assert "seed 00" not in hooks.expand_markers("<!-- strategies: card_guessing -->")
+    with pytest.raises(ValueError, match="unknown family"):
+        hooks.expand_markers("<!-- params: no_such_game -->")
+
+
+def test_the_hook_imports_solvers_only():
+    code = (
+        f"import runpy, sys; runpy.run_path({str(DOCS / 'hooks.py')!r}); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'pipeline', 'dask', 'hydra'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("page", sorted(EXPECTED_OUTPUT))
+def test_python_blocks_in_the_manual_run_on_a_real_store(page, default_store):
+    blocks = python_blocks(DOCS / page)
+    assert blocks, f"{page} has no python block"
+    out = subprocess.run(
+        [sys.executable, "-c", BLOCK_RUNNER],
+        input=json.dumps(blocks),
+        capture_output=True,
+        text=True,
+        cwd=default_store,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    results = json.loads(out.stdout.splitlines()[-1])
+    failed = [(i, r) for i, r in enumerate(results) if not r["ok"]]
+    printed = "".join(r["out"] for r in results)
+    layout = [i for i, r in failed if "Field family has incompatible types" in r["error"]]
+    if failed and len(layout) == len(failed) and old_layout(default_store):
+        pytest.xfail(f"{page}: blocks {layout} need the store's hive-only `family` column")
+    assert not failed, "\n".join(f"{page} block {i}:\n{r['trace']}" for i, r in failed)
+    for expected in EXPECTED_OUTPUT[page]:
+        assert expected in printed, (page, expected, printed)
+
+
+def test_every_page_with_python_blocks_is_run():
+    with_blocks = {str(p.relative_to(DOCS)) for p in PAGES if python_blocks(p)}
+    assert with_blocks <= set(EXPECTED_OUTPUT), with_blocks - set(EXPECTED_OUTPUT)
+
+
+def test_the_manual_cites_sources_by_author_not_by_file_number():
+    for page in PAGES:
+        assert not re.search(r"seed 00\d", page.read_text(), flags=re.I), page
