@@ -13,13 +13,11 @@ import textwrap
 from pathlib import Path
 from types import ModuleType
 
-import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT
 from tests_support import compose_config
 
 from pipeline.run import run_study
-from pipeline.store import result_files
 from solvers import families, get_family
 
 DOCS = ROOT / "docs"
@@ -71,12 +69,6 @@ def default_store(tmp_path_factory) -> Path:
     )
     run_study(cfg, log=lambda *_: None)
     return folder
-
-
-def old_layout(folder: Path) -> bool:
-    """True if the store's files still hold the ``family`` column the hive path holds too."""
-    files = result_files(folder / "outputs" / "paper" / "results")
-    return any("family" in pq.read_schema(f).names for f in files)
 
 
 def test_mkdocs_build_is_strict_and_clean(tmp_path):
@@ -153,9 +145,6 @@ def test_python_blocks_in_the_manual_run_on_a_real_store(page, default_store):
     results = json.loads(out.stdout.splitlines()[-1])
     failed = [(i, r) for i, r in enumerate(results) if not r["ok"]]
     printed = "".join(r["out"] for r in results)
-    layout = [i for i, r in failed if "Field family has incompatible types" in r["error"]]
-    if failed and len(layout) == len(failed) and old_layout(default_store):
-        pytest.xfail(f"{page}: blocks {layout} need the store's hive-only `family` column")
     assert not failed, "\n".join(f"{page} block {i}:\n{r['trace']}" for i, r in failed)
     for expected in EXPECTED_OUTPUT[page]:
         assert expected in printed, (page, expected, printed)
