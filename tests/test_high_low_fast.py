@@ -1,0 +1,171 @@
+"""Tests of the float solver for real decks, ``solvers/high_low/fast.py`` (family high_low).
+
+Higher/lower as in Norvig (2020), *Flipping Cards: A Guessing Game*, played with a real deck
+(ranks x suits, equal ranks can meet); the float path is checked against the exact rational
+solver (``deck.py``) and against brute force over every order of tiny decks.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from solvers.high_low import deck, fast
+
+TINY = [(2, 2), (3, 2), (2, 3), (1, 3), (4, 2), (2, 4)]
+SMALL = [(5, 3), (4, 4), (6, 3), (3, 5), (2, 6), (13, 1), (9, 2)]
+POLICIES = ("optimal", "majority")
+
+
+def close(value: float, exact: Fraction, rel: float = 1e-12) -> bool:
+    """value equals the exact fraction to ``rel`` relative (or both are zero)."""
+    return value == 0 if exact == 0 else abs(value / float(exact) - 1) <= rel
+
+
+@pytest.mark.parametrize("ranks, suits", TINY + SMALL)
+@pytest.mark.parametrize("ties", deck.TIES)
+@pytest.mark.parametrize("policy", POLICIES)
+def test_float_equals_exact(ranks, suits, ties, policy):
+    """P(no wrong call) in float64 = the exact fraction to 1e-12 relative; same states."""
+    exact, exact_states = deck.p_perfect(ranks, suits, ties, policy)
+    result = fast.solve(ranks, suits, ties, policy)
+    assert close(result.p, exact)
+    assert result.states == exact_states + 1  # the float layers also hold the empty deck
+    if policy == "majority":  # nothing merged: every (counts, card showing) state
+        assert result.states == fast.size_estimate(ranks, suits).states
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", POLICIES)
+def test_float_equals_exact_eight_by_four(policy):
+    """The largest deck the exact solver holds by default, 8 x 4, ties lose."""
+    exact, _ = deck.p_perfect(8, 4, "lose", policy)
+    assert close(fast.p_perfect(8, 4, "lose", policy), exact)
+
+
+@pytest.mark.parametrize("ranks, suits", TINY)
+@pytest.mark.parametrize("ties", deck.TIES)
+def test_float_against_brute_force(ranks, suits, ties):
+    """Optimal: plain game-tree search; majority: every order of the labelled cards."""
+    assert close(fast.p_perfect(ranks, suits, ties), deck.brute_force(ranks, suits, ties)[0])
+    majority = deck.majority_by_orders(ranks, suits, ties)
+    assert close(fast.p_perfect(ranks, suits, ties, "majority"), majority)
+
+
+def test_rank_and_unrank_are_inverse():
+    """A vector's place in its layer group and back, over every group of 5 x 3."""
+    before = fast.rank_table(5, 3)
+    sizes = fast.group_sizes(5, 3)
+    bits = fast.field_bits(3)
+    for m in range(16):
+        for length in range(6):
+            codes = [
+                fast._unrank(t, length, m - length, bits, before, 3)
+                for t in range(sizes[m, length])
+            ]
+            assert codes == sorted(set(codes))
+            assert [fast._rank(c, length, m - length, bits, before) for c in codes] == list(
+                range(len(codes))
+            )
+
+
+def test_size_estimate_counts_vectors():
+    """13 x 4: sum of 4**L vectors (L <= 13) and the largest layer quoted in issue 22."""
+    size = fast.size_estimate(13, 4)
+    assert size.vectors == sum(4**length for length in range(14))
+    assert size.largest_layer == 8_246_242
+    assert 1.1e9 < size.states < 1.2e9
+
+
+# ------------------------------------------------------------------ departures
+
+
+def exact_departures(ranks: int, suits: int, ties: str) -> tuple[int, int]:
+    """(states, states where the best call is strictly better than the majority's), exact.
+
+    Every state reachable after the first card, mirror images apart, with the integer
+    perfect-order counts of each call from a plain memoised recursion.
+    """
+    memo: dict = {}
+    equal_ok = ties != "lose"
+
+    def sides(state) -> tuple[int, int]:
+        """(orders with no miss after calling higher, after calling lower)."""
+        higher = lower = 0
+        for cards, side, child in deck.children(state):
+            v = cards * best(child)
+            higher += v if side == "a" or (side == "e" and equal_ok) else 0
+            lower += v if side == "b" or (side == "e" and equal_ok) else 0
+        return higher, lower
+
+    def best(state) -> int:
+        if state not in memo:
+            memo[state] = max(sides(state)) if sum(state[0]) + state[1] + sum(state[2]) else 1
+        return memo[state]
+
+    seen, todo = set(), list(deck.start_states(ranks, suits))
+    while todo:
+        state = todo.pop()
+        if state not in seen and sum(state[0]) + state[1] + sum(state[2]):
+            seen.add(state)
+            todo += [child for _, _, child in deck.children(state)]
+    departures = 0
+    for state in seen:
+        higher, lower = sides(state)
+        majority_higher = deck.majority_higher(state)
+        departures += (higher > lower and not majority_higher) or (
+            lower > higher and majority_higher
+        )
+    return len(seen), departures
+
+
+@pytest.mark.parametrize("ranks, suits", [(5, 3), (4, 4), (6, 2), (3, 4)])
+@pytest.mark.parametrize("ties", ["lose", "win"])
+def test_departures_equal_exact_count(ranks, suits, ties):
+    """The float path's count of states where optimal departs from majority is exact."""
+    states, departures = exact_departures(ranks, suits, ties)
+    result = fast.solve(ranks, suits, ties, departures=True)
+    assert (result.checked, result.departures) == (states, departures)
+    assert (departures > 0) == (
+        deck.p_perfect(ranks, suits, ties, "majority")[0] < deck.p_perfect(ranks, suits, ties)[0]
+    )
+
+
+def test_departure_records_are_states_of_the_deck():
+    """The likeliest departures on 6 x 4: real states, likeliest first, majority call worse."""
+    result = fast.solve(6, 4, "lose", departures=True)
+    assert result.top and result.departures >= len(result.top)
+    occurrences = [d.occurrence for d in result.top]
+    assert occurrences == sorted(occurrences, reverse=True) and 0 < occurrences[0] < 1
+    for d in result.top:
+        below, same, above = d.state
+        assert 0 < d.loss <= 1 and 0 < d.cards_left < 24 and same < 4
+        assert d.call == ("lower" if sum(above) >= sum(below) else "higher")
+
+
+def test_occurrence_is_a_probability_per_layer():
+    """Summed over every state with m cards left, the chance a deal passes through is 1."""
+    ranks, suits = 4, 3
+    lgam = np.array([math.lgamma(i + 1) for i in range(ranks * suits + 1)])
+    bits = fast.field_bits(suits)
+    for m in range(1, ranks * suits):
+        total = 0.0
+        for length in range(ranks + 1):
+            for code in range(1 << (bits * length)):
+                counts = [((code >> (bits * j)) & ((1 << bits) - 1)) + 1 for j in range(length)]
+                if max(counts, default=1) > suits or sum(counts) != m:
+                    continue
+                for pos in range(length + 1):  # gaps
+                    if length < ranks:
+                        total += fast._occurrence(
+                            ranks, suits, bits, m, length, code, pos, True, lgam
+                        )
+                for pos in range(length):  # entries
+                    if counts[pos] < suits:
+                        total += fast._occurrence(
+                            ranks, suits, bits, m, length, code, pos, False, lgam
+                        )
+        assert total == pytest.approx(1.0, rel=1e-12)
