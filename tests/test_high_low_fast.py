@@ -7,13 +7,16 @@ solver (``deck.py``) and against brute force over every order of tiny decks.
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
+from solvers import solve
 from solvers.high_low import deck, fast
+from solvers.registry import TaskError, task_id, validate
 
 TINY = [(2, 2), (3, 2), (2, 3), (1, 3), (4, 2), (2, 4)]
 SMALL = [(5, 3), (4, 4), (6, 3), (3, 5), (2, 6), (13, 1), (9, 2)]
@@ -169,3 +172,49 @@ def test_occurrence_is_a_probability_per_layer():
                             ranks, suits, bits, m, length, code, pos, False, lgam
                         )
         assert total == pytest.approx(1.0, rel=1e-12)
+
+
+# ------------------------------------------------------------------ the family's method=float
+
+
+def test_method_float_row_equals_exact_row():
+    """solve() with method=float on a real deck: the exact row's P, departures for optimal."""
+    for strategy in POLICIES:
+        task = dict(family="high_low", ranks=5, suits=3, ties="lose", strategy=strategy)
+        exact = solve(task)[0]
+        row = solve({**task, "method": "float"})[0]
+        assert row["p_perfect"] == pytest.approx(exact["p_perfect"], rel=1e-12)
+        assert row["n_states"] == exact["n_states"] + 1
+        assert row["expected_correct_exact"] == exact["expected_correct_exact"]
+    assert row["departures"] is None  # majority
+    optimal = solve({**task, "method": "float", "strategy": "optimal"})[0]
+    assert optimal["departures"] == exact_departures(5, 3, "lose")[1] > 0
+    top = json.loads(optimal["departures_top"])
+    assert top and {"below", "same", "above", "occurrence", "loss", "call"} <= set(top[0])
+
+
+def test_float_keeps_existing_task_ids():
+    """method already was a parameter: a real-deck exact task keeps its id."""
+    task = validate({"family": "high_low", "ranks": 5, "suits": 3})
+    assert task["method"] == "exact"
+    assert task_id(task) != task_id(validate({**task, "method": "float"}))
+    assert task_id(task) == task_id(
+        validate({"family": "high_low", "ranks": 5, "suits": 3, "method": "exact", "ties": "lose"})
+    )
+
+
+@pytest.mark.parametrize("ranks, suits", [(14, 4), (13, 5), (27, 2), (200, 4)])
+def test_float_refuses_decks_beyond_memory(ranks, suits):
+    """Refused up front, naming ranks, the states and the memory it would take."""
+    with pytest.raises(TaskError) as err:
+        validate({"family": "high_low", "ranks": ranks, "suits": suits, "method": "float"})
+    assert err.value.key == "ranks"
+    assert "states" in str(err.value) or "count vectors" in str(err.value)
+    assert "GB" in str(err.value) or ranks == 200
+
+
+def test_full_deck_is_accepted_by_the_float_path():
+    """13 x 4 fits: about 1.1e9 states, under the memory limit."""
+    task = validate({"family": "high_low", "ranks": 13, "suits": 4, "method": "float"})
+    assert task["method"] == "float"
+    assert fast.size_estimate(13, 4).total_bytes < fast.MEMORY_LIMIT
