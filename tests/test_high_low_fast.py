@@ -218,3 +218,53 @@ def test_full_deck_is_accepted_by_the_float_path():
     task = validate({"family": "high_low", "ranks": 13, "suits": 4, "method": "float"})
     assert task["method"] == "float"
     assert fast.size_estimate(13, 4).total_bytes < fast.MEMORY_LIMIT
+
+
+# ------------------------------------------------------------------ Monte Carlo and summary
+
+
+@pytest.mark.parametrize("ties", deck.TIES)
+def test_monte_carlo_agrees_with_float_majority(ties):
+    """The importance-sampled Monte Carlo behind the README's 13 x 4 figures lands within
+    three standard errors of the majority rule's value computed exactly on 8 x 4."""
+    exact = fast.p_perfect(8, 4, ties, "majority")
+    task = dict(family="high_low", ranks=8, suits=4, ties=ties, strategy="majority")
+    mc = solve({**task, "method": "monte_carlo", "n_games": 20_000})[0]
+    assert 0 < mc["p_perfect_se"] < 0.05 * exact
+    assert abs(mc["p_perfect"] - exact) < 3 * mc["p_perfect_se"]
+
+
+def test_summary_shows_gap_and_departures(tmp_path):
+    """The study summary: optimum, majority and gap per tie rule; where they part."""
+    import pandas as pd
+
+    from solvers.high_low import summary
+    from solvers.registry import family_summary
+
+    rows = [
+        solve(dict(family="high_low", ranks=5, suits=3, ties=t, strategy=s, method="float"))[0]
+        for t in ("lose", "win")
+        for s in POLICIES
+    ]
+    rows.append(
+        solve(
+            dict(
+                family="high_low",
+                ranks=5,
+                suits=3,
+                strategy="majority",
+                n_games=2000,
+                method="monte_carlo",
+            )
+        )[0]  # fmt: skip
+    )
+    frame = pd.DataFrame(rows)
+    text = family_summary("high_low")(frame, tmp_path)
+    assert "departs from the majority rule" in text and "majority_loss" in text
+    gaps = summary.gap_table(frame).set_index("ties")
+    for ties in ("lose", "win"):
+        exact_gap = deck.p_perfect(5, 3, ties)[0] - deck.p_perfect(5, 3, ties, "majority")[0]
+        assert gaps.loc[ties, "gap"] == pytest.approx(float(exact_gap), rel=1e-9)
+    assert abs(gaps.loc["lose", "mc_z"]) < 4
+    counts = summary.departure_table(frame).set_index("ties")
+    assert counts.loc["lose", "departures"] == exact_departures(5, 3, "lose")[1]
