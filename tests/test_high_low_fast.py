@@ -268,3 +268,22 @@ def test_summary_shows_gap_and_departures(tmp_path):
     assert abs(gaps.loc["lose", "mc_z"]) < 4
     counts = summary.departure_table(frame).set_index("ties")
     assert counts.loc["lose", "departures"] == exact_departures(5, 3, "lose")[1]
+
+
+def test_next_code_walks_a_group_in_order():
+    """_next from a group's first code visits exactly the codes _unrank gives, in order."""
+    before, bits = fast.rank_table(6, 4), fast.field_bits(4)
+    sizes = fast.group_sizes(6, 4)
+    for m in range(1, 25):
+        for length in range(1, 7):
+            if not sizes[m, length]:
+                continue
+            code, walked = fast._unrank(0, length, m - length, bits, before, 4), []
+            while code >= 0:
+                walked.append(code)
+                code = fast._next(code, length, bits, 4)
+            expected = [
+                fast._unrank(t, length, m - length, bits, before, 4)
+                for t in range(sizes[m, length])
+            ]
+            assert walked == expected

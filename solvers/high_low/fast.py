@@ -43,7 +43,7 @@ State = tuple[tuple[int, ...], int, tuple[int, ...]]  # deck.State: (below, same
 MEMORY_LIMIT = 6 * 10**9  # bytes: decks needing more are refused (the house limit per process)
 MARGIN = 1e-12  # relative: a call is strictly better only by more than this
 TOP = 12  # departures from the majority rule kept, likeliest first
-CHUNKS = 64  # a layer's departures are searched in this many parts (in parallel)
+CHUNKS = 256  # a layer's vectors of one length are solved in this many parts (in parallel)
 
 
 # ----------------------------------------------------------------------------- sizes
@@ -164,6 +164,26 @@ def _unrank(place, length, dsum, bits, before, suits):
     return code
 
 
+@kernel
+def _next(code, length, bits, suits):
+    """The next larger code of the same length and digit sum (-1 after the last)."""
+    mask = (np.int64(1) << bits) - 1
+    low_sum = code & mask
+    for i in range(1, length):
+        d = (code >> (bits * i)) & mask
+        if d < suits - 1 and low_sum >= 1:
+            out = (code >> (bits * (i + 1))) << (bits * (i + 1))
+            out |= (d + 1) << (bits * i)
+            rest = low_sum - 1
+            for k in range(i):
+                v = min(rest, suits - 1)
+                out |= v << (bits * k)
+                rest -= v
+            return out
+        low_sum += d
+    return np.int64(-1)
+
+
 def layer_bases(sizes: np.ndarray, m: int) -> np.ndarray:
     """bases[L]: where the W of length-L vectors start in layer m; bases[-1]: its size."""
     lengths = np.arange(sizes.shape[1])
@@ -243,19 +263,28 @@ def _child(code, j, bits, before, a, b, c, sums):
 
 
 @parallel_kernel
-def _layer(m, ranks, suits, bits, tie_ok, optimal, before, sizes, prev, pbase, cur, cbase):
-    """Fill layer m's W from layer m - 1's (``prev``); returns the states of layer m solved."""
+def _layer(m, ranks, suits, bits, tie_ok, optimal, before, sizes, prev, pbase, cur, cbase,
+           departures, lgam, top, found):  # fmt: skip
+    """Fill layer m's W from layer m - 1's (``prev``); returns the states of layer m solved.
+
+    ``departures``: also count where the best call beats the majority's (see
+    :func:`_vector_departures`; ``top`` and ``found`` have one row per chunk)."""
     mask = (np.int64(1) << bits) - 1
     states = 0
-    chunks = 256
+    chunks = top.shape[0]
     for length in range(1, ranks + 1):
         size = sizes[m, length]
         for ch in prange(chunks):
             scratch = np.empty((8, ranks + 2), np.int64)
             a, b, c, sums = scratch[0], scratch[1], scratch[2], scratch[3]
             ra, rb, rc, rsums = scratch[4], scratch[5], scratch[6], scratch[7]
-            for t in range(ch * size // chunks, (ch + 1) * size // chunks):
-                code = _unrank(t, length, m - length, bits, before, suits)
+            first = ch * size // chunks
+            code = np.int64(0)
+            for t in range(first, (ch + 1) * size // chunks):
+                if t == first:
+                    code = _unrank(t, length, m - length, bits, before, suits)
+                else:
+                    code = _next(code, length, bits, suits)
                 rcode = _reverse(code, length, bits)
                 if optimal and rcode < code:
                     continue  # its mirror image is solved instead
@@ -264,38 +293,41 @@ def _layer(m, ranks, suits, bits, tie_ok, optimal, before, sizes, prev, pbase, c
                 if m == 1:
                     for j in range(length):
                         cur[out + j] = 1.0
-                    continue
-                _rank_parts(code, length, bits, before, a, b, c, sums)
-                if optimal:
-                    _rank_parts(rcode, length, bits, before, ra, rb, rc, rsums)
-                below = 0
-                for j in range(length):
-                    cj = ((code >> (bits * j)) & mask) + 1
-                    gap = cj == 1
-                    clen = length - 1 if gap else length
-                    child, place = _child(code, j, bits, before, a, b, c, sums)
-                    pos = j
-                    flipped = False
+                else:
+                    _rank_parts(code, length, bits, before, a, b, c, sums)
                     if optimal:
-                        rj = length - 1 - j
-                        rchild, rplace = _child(rcode, rj, bits, before, ra, rb, rc, rsums)
-                        if rchild < child:
-                            place = rplace
-                            flipped = True
-                            pos = clen - j if gap else clen - 1 - j
-                    base = pbase[clen] + place * clen
-                    lower, higher, own = _side_sums(prev, base, clen, pos, gap)
-                    if flipped:
-                        lower, higher = higher, lower
-                    if optimal:
-                        best = max(lower, higher)
-                    else:
-                        above = m - below - cj
-                        best = higher if above >= below else lower
-                    if tie_ok:
-                        best += own
-                    cur[out + j] = cj * best / (m - 1)
-                    below += cj
+                        _rank_parts(rcode, length, bits, before, ra, rb, rc, rsums)
+                    below = 0
+                    for j in range(length):
+                        cj = ((code >> (bits * j)) & mask) + 1
+                        gap = cj == 1
+                        clen = length - 1 if gap else length
+                        child, place = _child(code, j, bits, before, a, b, c, sums)
+                        pos = j
+                        flipped = False
+                        if optimal:
+                            rj = length - 1 - j
+                            rchild, rplace = _child(rcode, rj, bits, before, ra, rb, rc, rsums)
+                            if rchild < child:
+                                place = rplace
+                                flipped = True
+                                pos = clen - j if gap else clen - 1 - j
+                        base = pbase[clen] + place * clen
+                        lower, higher, own = _side_sums(prev, base, clen, pos, gap)
+                        if flipped:
+                            lower, higher = higher, lower
+                        if optimal:
+                            best = max(lower, higher)
+                        else:
+                            above = m - below - cj
+                            best = higher if above >= below else lower
+                        if tie_ok:
+                            best += own
+                        cur[out + j] = cj * best / (m - 1)
+                        below += cj
+                if departures:
+                    _vector_departures(m, ranks, suits, bits, tie_ok, code, rcode, length, cur,
+                                       out, lgam, top, found, ch)  # fmt: skip
     return states
 
 
@@ -339,55 +371,46 @@ def _keep(top, row, occ, m, length, code, pos, gap, flipped, loss):
         top[row, low, 7] = loss
 
 
-@parallel_kernel
-def _departures(m, ranks, suits, bits, tie_ok, before, sizes, w, bases, lgam, top, found):
-    """Count layer m's states where the best call is strictly better than the majority's
-    (both orientations of a merged pair counted) and keep the likeliest per chunk in ``top``.
+@kernel
+def _vector_departures(m, ranks, suits, bits, tie_ok, code, rcode, length, w, base, lgam, top,
+                       found, c):  # fmt: skip
+    """Count one vector's states where the best call is strictly better than the majority's
+    (both orientations of a merged pair counted) and keep the likeliest in ``top[c]``.
 
-    found[chunk] = (states, departures); top[chunk] rows: (occurrence, m, L, code, position,
-    gap, flipped, relative loss of P(no wrong call) by the majority call)."""
-    chunks = top.shape[0]
+    found[c] += (states, departures); top[c] rows: (occurrence, m, L, code, position, gap,
+    flipped, relative loss of P(no wrong call) by the majority call)."""
     mask = (np.int64(1) << bits) - 1
-    for c in prange(chunks):
-        for length in range(ranks + 1):
-            size = sizes[m, length]
-            for t in range(c * size // chunks, (c + 1) * size // chunks):
-                code = _unrank(t, length, m - length, bits, before, suits)
-                mirrored = _reverse(code, length, bits)
-                if mirrored < code:
-                    continue
-                base = bases[length] + t * length
-                turns = 1 if mirrored == code else 2
-                below = 0
-                for p in range(2 * length + 1):
-                    gap = p % 2 == 0
-                    pos = p // 2
-                    own_cards = 0 if gap else ((code >> (bits * pos)) & mask) + 1
-                    if (gap and length == ranks) or own_cards == suits:
-                        below += own_cards
-                        continue
-                    lower, higher, own = _side_sums(w, base, length, pos, gap)
-                    above = m - below - own_cards
-                    side = 0
-                    if higher > lower * (1 + MARGIN):
-                        side = 1
-                    elif lower > higher * (1 + MARGIN):
-                        side = -1
-                    best = max(lower, higher) + (own if tie_ok else 0.0)
-                    loss = abs(higher - lower) / best if best > 0 else 0.0
-                    for flipped in range(turns):
-                        found[c, 0] += 1
-                        if side == 0:
-                            continue
-                        if flipped == 0:
-                            majority = 1 if above >= below else -1
-                        else:  # the mirror image breaks an even split the other way
-                            majority = -1 if below >= above else 1
-                        if majority != side:
-                            found[c, 1] += 1
-                            occ = _occurrence(ranks, suits, bits, m, length, code, pos, gap, lgam)
-                            _keep(top, c, occ, m, length, code, pos, gap, flipped, loss)
-                    below += own_cards
+    turns = 1 if rcode == code else 2
+    below = 0
+    for p in range(2 * length + 1):
+        gap = p % 2 == 0
+        pos = p // 2
+        own_cards = 0 if gap else ((code >> (bits * pos)) & mask) + 1
+        if (gap and length == ranks) or own_cards == suits:
+            below += own_cards
+            continue
+        lower, higher, own = _side_sums(w, base, length, pos, gap)
+        above = m - below - own_cards
+        side = 0
+        if higher > lower * (1 + MARGIN):
+            side = 1
+        elif lower > higher * (1 + MARGIN):
+            side = -1
+        best = max(lower, higher) + (own if tie_ok else 0.0)
+        loss = abs(higher - lower) / best if best > 0 else 0.0
+        for flipped in range(turns):
+            found[c, 0] += 1
+            if side == 0:
+                continue
+            if flipped == 0:
+                majority = 1 if above >= below else -1
+            else:  # the mirror image breaks an even split the other way
+                majority = -1 if below >= above else 1
+            if majority != side:
+                found[c, 1] += 1
+                occ = _occurrence(ranks, suits, bits, m, length, code, pos, gap, lgam)
+                _keep(top, c, occ, m, length, code, pos, gap, flipped, loss)
+        below += own_cards
 
 
 # ----------------------------------------------------------------------------- solve
@@ -464,12 +487,9 @@ def solve(
         cbase = layer_bases(sizes, m)
         cur = buffers[m % 2]
         count = _layer(m, ranks, suits, bits, ties != "lose", optimal, before, sizes, prev, pbase,
-                       cur, cbase)  # fmt: skip
+                       cur, cbase, departures and m < n, lgam, top, found)  # fmt: skip
         if m < n:
             states += count
-        if departures and m < n:
-            _departures(m, ranks, suits, bits, ties != "lose", before, sizes, cur, cbase, lgam,
-                        top, found)  # fmt: skip
         prev, pbase = cur, cbase
     result = Result(float(prev[:ranks].sum() / n), states, size.vectors, size.layer_values)
     if departures:
