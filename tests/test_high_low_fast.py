@@ -287,3 +287,29 @@ def test_next_code_walks_a_group_in_order():
                 for t in range(sizes[m, length])
             ]
             assert walked == expected
+
+
+def test_full_deck_study_keeps_its_monte_carlo_task_ids():
+    """conf/study/high_low_full_deck.yaml: 6 float tasks added, the stored Monte Carlo task
+    ids (ties lose, win, push; 10^6 games) unchanged, so stored rows stay valid."""
+    from pathlib import Path
+
+    import yaml
+
+    from pipeline.study import plan
+
+    path = Path(__file__).resolve().parent.parent / "conf/study/high_low_full_deck.yaml"
+    planned = plan(yaml.safe_load(path.read_text()))
+    ids = {t.task_id for t in planned}
+    assert {"504d7489f3e9b3e82dff", "606ee7cc4eb3f6a7f775", "6541f5cde6364d7590a9"} <= ids
+    methods = sorted((t.task["method"], t.task["strategy"]) for t in planned)
+    assert methods.count(("float", "optimal")) == methods.count(("float", "majority")) == 3
+
+
+def test_push_reuses_the_win_solution():
+    """Ties win and push give the same perfect games: one float solve serves both rows."""
+    task = dict(family="high_low", ranks=6, suits=3, method="float")
+    win = solve({**task, "ties": "win"})[0]
+    push = solve({**task, "ties": "push"})[0]
+    assert push["p_perfect"] == win["p_perfect"] and push["departures"] == win["departures"]
+    assert push["p_perfect"] == pytest.approx(float(deck.p_perfect(6, 3, "push")[0]), rel=1e-12)

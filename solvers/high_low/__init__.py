@@ -12,6 +12,7 @@ exactly by a hypergeometric sum (the call never changes what comes next).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from fractions import Fraction
@@ -157,13 +158,20 @@ def run(task: Task) -> list[Row]:
 
 def float_deck_columns(ranks: int, suits: int, ties: str, strategy: str) -> Row:
     """Row columns of the float path for a real deck (optimal: with its departures)."""
-    result = fast.solve(ranks, suits, ties, strategy, departures=strategy == "optimal")
+    result = float_deck_solution(ranks, suits, ties != "lose", strategy)
     row: Row = {"p_perfect": result.p, "p_perfect_se": 0.0, "n_states": result.states}
     row["log10_p_perfect"] = math.log10(result.p) if result.p > 0 else -math.inf
     if result.departures is not None:
         row.update(departures=result.departures, departures_checked=result.checked)
         row["departures_top"] = json.dumps([departure_record(d) for d in result.top])
     return row
+
+
+@functools.lru_cache(maxsize=2)
+def float_deck_solution(ranks: int, suits: int, equal_ok: bool, strategy: str) -> fast.Result:
+    """fast.solve, kept for the next task: ties win and push give the same perfect games."""
+    ties = "win" if equal_ok else "lose"
+    return fast.solve(ranks, suits, ties, strategy, departures=strategy == "optimal")
 
 
 def departure_record(d: fast.Departure) -> dict[str, Any]:
