@@ -278,6 +278,7 @@ def _layer(m, ranks, suits, bits, tie_ok, optimal, before, sizes, prev, pbase, c
             scratch = np.empty((8, ranks + 2), np.int64)
             a, b, c, sums = scratch[0], scratch[1], scratch[2], scratch[3]
             ra, rb, rc, rsums = scratch[4], scratch[5], scratch[6], scratch[7]
+            wsums = np.empty((2, ranks + 2))
             first = ch * size // chunks
             code = np.int64(0)
             for t in range(first, (ch + 1) * size // chunks):
@@ -327,7 +328,7 @@ def _layer(m, ranks, suits, bits, tie_ok, optimal, before, sizes, prev, pbase, c
                         below += cj
                 if departures:
                     _vector_departures(m, ranks, suits, bits, tie_ok, code, rcode, length, cur,
-                                       out, lgam, top, found, ch)  # fmt: skip
+                                       out, lgam, top, found, ch, wsums)  # fmt: skip
     return states
 
 
@@ -373,14 +374,22 @@ def _keep(top, row, occ, m, length, code, pos, gap, flipped, loss):
 
 @kernel
 def _vector_departures(m, ranks, suits, bits, tie_ok, code, rcode, length, w, base, lgam, top,
-                       found, c):  # fmt: skip
+                       found, c, sums):  # fmt: skip
     """Count one vector's states where the best call is strictly better than the majority's
     (both orientations of a merged pair counted) and keep the likeliest in ``top[c]``.
 
     found[c] += (states, departures); top[c] rows: (occurrence, m, L, code, position, gap,
-    flipped, relative loss of P(no wrong call) by the majority call)."""
+    flipped, relative loss of P(no wrong call) by the majority call); ``sums``: scratch of
+    2 x (length + 1) floats."""
     mask = (np.int64(1) << bits) - 1
     turns = 1 if rcode == code else 2
+    below_w = sums[0]  # below_w[i]: W of entries 0..i-1; above_w[i]: W of entries i..L-1
+    above_w = sums[1]
+    below_w[0] = 0.0
+    above_w[length] = 0.0
+    for i in range(length):
+        below_w[i + 1] = below_w[i] + w[base + i]
+        above_w[length - 1 - i] = above_w[length - i] + w[base + length - 1 - i]
     below = 0
     for p in range(2 * length + 1):
         gap = p % 2 == 0
@@ -389,7 +398,9 @@ def _vector_departures(m, ranks, suits, bits, tie_ok, code, rcode, length, w, ba
         if (gap and length == ranks) or own_cards == suits:
             below += own_cards
             continue
-        lower, higher, own = _side_sums(w, base, length, pos, gap)
+        lower = below_w[pos]
+        higher = above_w[pos] if gap else above_w[pos + 1]
+        own = 0.0 if gap else w[base + pos]
         above = m - below - own_cards
         side = 0
         if higher > lower * (1 + MARGIN):
