@@ -86,8 +86,9 @@ def test_size_estimate_counts_vectors():
 # ------------------------------------------------------------------ departures
 
 
-def exact_departures(ranks: int, suits: int, ties: str) -> tuple[int, int]:
-    """(states, states where the best call is strictly better than the majority's), exact.
+def exact_departures(ranks: int, suits: int, ties: str) -> tuple[int, int, int]:
+    """(states, states where the best call is strictly better than the majority's, those of
+    them with unequal cards above and below), exact.
 
     Every state reachable after the first card, mirror images apart, with the integer
     perfect-order counts of each call from a plain memoised recursion.
@@ -115,23 +116,23 @@ def exact_departures(ranks: int, suits: int, ties: str) -> tuple[int, int]:
         if state not in seen and sum(state[0]) + state[1] + sum(state[2]):
             seen.add(state)
             todo += [child for _, _, child in deck.children(state)]
-    departures = 0
+    departures = uneven = 0
     for state in seen:
         higher, lower = sides(state)
         majority_higher = deck.majority_higher(state)
-        departures += (higher > lower and not majority_higher) or (
-            lower > higher and majority_higher
-        )
-    return len(seen), departures
+        departs = (higher > lower and not majority_higher) or (lower > higher and majority_higher)
+        departures += departs
+        uneven += departs and sum(state[0]) != sum(state[2])
+    return len(seen), departures, uneven
 
 
 @pytest.mark.parametrize("ranks, suits", [(5, 3), (4, 4), (6, 2), (3, 4)])
 @pytest.mark.parametrize("ties", ["lose", "win"])
 def test_departures_equal_exact_count(ranks, suits, ties):
     """The float path's count of states where optimal departs from majority is exact."""
-    states, departures = exact_departures(ranks, suits, ties)
+    states, departures, uneven = exact_departures(ranks, suits, ties)
     result = fast.solve(ranks, suits, ties, departures=True)
-    assert (result.checked, result.departures) == (states, departures)
+    assert (result.checked, result.departures, result.uneven) == (states, departures, uneven)
     assert (departures > 0) == (
         deck.p_perfect(ranks, suits, ties, "majority")[0] < deck.p_perfect(ranks, suits, ties)[0]
     )
@@ -147,6 +148,7 @@ def test_departure_records_are_states_of_the_deck():
         below, same, above = d.state
         assert 0 < d.loss <= 1 and 0 < d.cards_left < 24 and same < 4
         assert d.call == ("lower" if sum(above) >= sum(below) else "higher")
+    assert result.top_uneven and all(sum(d.state[0]) != sum(d.state[2]) for d in result.top_uneven)
 
 
 def test_occurrence_is_a_probability_per_layer():

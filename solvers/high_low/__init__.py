@@ -163,7 +163,9 @@ def float_deck_columns(ranks: int, suits: int, ties: str, strategy: str) -> Row:
     row["log10_p_perfect"] = math.log10(result.p) if result.p > 0 else -math.inf
     if result.departures is not None:
         row.update(departures=result.departures, departures_checked=result.checked)
+        row["departures_uneven"] = result.uneven
         row["departures_top"] = json.dumps([departure_record(d) for d in result.top])
+        row["departures_top_uneven"] = json.dumps([departure_record(d) for d in result.top_uneven])
     return row
 
 
@@ -230,7 +232,9 @@ FAMILY = register(
             # method=float, real deck, optimal: where the best call beats the majority rule's
             "departures": "int64",
             "departures_checked": "int64",
+            "departures_uneven": "int64",  # of which the cards above and below differ in number
             "departures_top": "string",
+            "departures_top_uneven": "string",
         },
     )
 )

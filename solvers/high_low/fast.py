@@ -355,10 +355,10 @@ def _occurrence(ranks, suits, bits, m, length, code, pos, gap, lgam):
 
 
 @kernel
-def _keep(top, row, occ, m, length, code, pos, gap, flipped, loss):
-    """Put a departure into ``top[row]`` (a few rows) in place of the least likely one."""
-    low = 0
-    for r in range(1, top.shape[1]):
+def _keep(top, row, first, stop, occ, m, length, code, pos, gap, flipped, loss):
+    """Put a departure into ``top[row, first:stop]`` in place of the least likely one."""
+    low = first
+    for r in range(first + 1, stop):
         if top[row, r, 0] < top[row, low, 0]:
             low = r
     if occ > top[row, low, 0]:
@@ -378,8 +378,10 @@ def _vector_departures(m, ranks, suits, bits, tie_ok, code, rcode, length, w, ba
     """Count one vector's states where the best call is strictly better than the majority's
     (both orientations of a merged pair counted) and keep the likeliest in ``top[c]``.
 
-    found[c] += (states, departures); top[c] rows: (occurrence, m, L, code, position, gap,
-    flipped, relative loss of P(no wrong call) by the majority call); ``sums``: scratch of
+    found[c] += (states, departures, departures where the cards above and below differ);
+    top[c] rows (the first half: any departure, the second: uneven splits only): (occurrence,
+    m, L, code, position, gap, flipped, relative loss of P(no wrong call) by the majority
+    call); ``sums``: scratch of
     2 x (length + 1) floats."""
     mask = (np.int64(1) << bits) - 1
     turns = 1 if rcode == code else 2
@@ -420,7 +422,11 @@ def _vector_departures(m, ranks, suits, bits, tie_ok, code, rcode, length, w, ba
             if majority != side:
                 found[c, 1] += 1
                 occ = _occurrence(ranks, suits, bits, m, length, code, pos, gap, lgam)
-                _keep(top, c, occ, m, length, code, pos, gap, flipped, loss)
+                half = top.shape[1] // 2
+                _keep(top, c, 0, half, occ, m, length, code, pos, gap, flipped, loss)
+                if above != below:
+                    found[c, 2] += 1
+                    _keep(top, c, half, 2 * half, occ, m, length, code, pos, gap, flipped, loss)
         below += own_cards
 
 
@@ -453,7 +459,9 @@ class Result:
     peak_values: int  # W numbers held at once (two adjacent layers)
     departures: int | None = None  # states where the best call beats majority's (unmerged)
     checked: int | None = None  # states examined for departures (unmerged)
-    top: list[Departure] = field(default_factory=list)
+    uneven: int | None = None  # departures where the cards above and below differ in number
+    top: list[Departure] = field(default_factory=list)  # the likeliest departures
+    top_uneven: list[Departure] = field(default_factory=list)  # the likeliest uneven ones
 
 
 def as_state(length: int, code: int, pos: int, gap: bool, flipped: bool, suits: int) -> State:
@@ -492,8 +500,8 @@ def solve(
     prev, pbase = buffers[0], layer_bases(sizes, 0)
     states = 1  # the empty deck
     lgam = np.array([math.lgamma(i + 1) for i in range(n + 1)])
-    top = np.zeros((CHUNKS, TOP, 8))
-    found = np.zeros((CHUNKS, 2), np.int64)
+    top = np.zeros((CHUNKS, 2 * TOP, 8))
+    found = np.zeros((CHUNKS, 3), np.int64)
     for m in range(1, n + 1):
         cbase = layer_bases(sizes, m)
         cur = buffers[m % 2]
@@ -504,8 +512,9 @@ def solve(
         prev, pbase = cur, cbase
     result = Result(float(prev[:ranks].sum() / n), states, size.vectors, size.layer_values)
     if departures:
-        result.checked, result.departures = (int(v) for v in found.sum(axis=0))
-        result.top = top_departures(top.reshape(-1, 8), suits)
+        result.checked, result.departures, result.uneven = (int(v) for v in found.sum(axis=0))
+        result.top = top_departures(top[:, :TOP].reshape(-1, 8), suits)
+        result.top_uneven = top_departures(top[:, TOP:].reshape(-1, 8), suits)
     return result
 
 

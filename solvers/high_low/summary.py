@@ -172,7 +172,7 @@ def departure_table(rows: pd.DataFrame) -> pd.DataFrame:
     if "departures" not in rows:
         return pd.DataFrame()
     rows = rows[rows["departures"].notna()].drop_duplicates(["ranks", "suits", "ties"])
-    cols = ["ranks", "suits", "ties", "departures", "departures_checked"]
+    cols = ["ranks", "suits", "ties", "departures_checked", "departures", "departures_uneven"]
     table = rows.reindex(columns=cols).sort_values(cols[:3]).reset_index(drop=True)
     table["percent"] = 100 * table["departures"] / table["departures_checked"]
     return table
@@ -181,24 +181,33 @@ def departure_table(rows: pd.DataFrame) -> pd.DataFrame:
 def likeliest_departures(rows: pd.DataFrame) -> pd.DataFrame:
     """The likeliest departing states of each optimal float row (from departures_top)."""
     records = []
-    if "departures_top" not in rows:
-        return pd.DataFrame()
-    for rec in rows[rows["departures_top"].notna()].itertuples(index=False):
-        for d in json.loads(rec.departures_top)[:SHOWN_DEPARTURES]:
-            records.append(
-                {
-                    "deck": f"{rec.ranks}x{rec.suits}",
-                    "ties": rec.ties,
-                    "below": " ".join(map(str, d["below"])) or "-",
-                    "same": d["same"],
-                    "above": " ".join(map(str, d["above"])) or "-",
-                    "cards_left": d["cards_left"],
-                    "occurrence": d["occurrence"],
-                    "best_call": d["call"],
-                    "majority_loss": d["loss"],
-                }
-            )
+    for column, split in [("departures_top", "any"), ("departures_top_uneven", "uneven")]:
+        if column not in rows:
+            continue
+        for rec in rows[rows[column].notna()].to_dict("records"):
+            records += departure_records(rec, json.loads(rec[column]), split)
     return pd.DataFrame(records)
+
+
+def departure_records(rec: dict, top: list[dict], split: str) -> list[dict]:
+    """Table records of the first SHOWN_DEPARTURES departures of one row."""
+    records = []
+    for d in top[:SHOWN_DEPARTURES]:
+        records.append(
+            {
+                "deck": f"{rec['ranks']}x{rec['suits']}",
+                "ties": rec["ties"],
+                "split": split,
+                "below": " ".join(map(str, d["below"])) or "-",
+                "same": d["same"],
+                "above": " ".join(map(str, d["above"])) or "-",
+                "cards_left": d["cards_left"],
+                "occurrence": d["occurrence"],
+                "best_call": d["call"],
+                "majority_loss": d["loss"],
+            }
+        )
+    return records
 
 
 def departure_parts(rows: pd.DataFrame) -> list[str]:
@@ -217,15 +226,18 @@ def departure_parts(rows: pd.DataFrame) -> list[str]:
             "Where the optimal policy departs from the majority rule (method float): states "
             "(counts of every rank left, rank showing; mirror images counted apart) where "
             "the best call is strictly better than the majority's, of all states after the "
-            "first card.",
+            "first card; departures_uneven: those where the cards above and below the card "
+            "showing differ in number (the others are even splits, which the majority rule "
+            "breaks upwards).",
             markdown(counts),
         ]
     top = likeliest_departures(rows)
     if not top.empty:
         parts += [
-            "The likeliest of those states: occurrence = P(a random deal passes through it), "
-            "whatever the calls; below / above = cards left of each rank below / above the "
-            "card showing, in rank order; same = cards left of its rank; majority_loss = "
+            "The likeliest of those states (split any: all departures; uneven: only uneven "
+            "splits): occurrence = P(a random deal passes through it), whatever the calls; "
+            "below / above = cards left of each rank below / above the card showing, in rank "
+            "order; same = cards left of its rank; majority_loss = "
             "relative loss of P(no wrong call from here) by the majority's call.",
             markdown(top, floatfmt=".4g"),
         ]
