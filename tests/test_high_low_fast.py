@@ -325,7 +325,7 @@ def test_full_deck_majority_agrees_with_published_monte_carlo(ties, published, s
     """This project's README (study high_low_full_deck, 10^6 importance-sampled games): the
     majority rule on 13 x 4 wins 2.924e-8 +- 7.5e-11 (ties lose), 1.727e-6 +- 5e-9 (ties
     win or push).  The float layers' value is within three standard errors (plus rounding of
-    the printed figure); the optimum is above it."""
+    the printed figure)."""
     majority = fast.solve(13, 4, ties, "majority").p
     rounding = 5e-4 * 10 ** math.floor(math.log10(published))
     assert abs(majority - published) < 3 * se + rounding
