@@ -3,19 +3,22 @@
 Decks: ``n`` distinct cards 1..n, or a real deck of ``ranks`` x ``suits`` cards where an equal
 card is scored by ``ties`` (``lose``, ``win`` or ``push``).  Strategies: ``optimal`` (best chance
 of a perfect game) and ``majority`` (call the side holding more unseen cards, "higher" on a
-tie).  ``method``: ``exact`` (integers, then fractions), ``float`` (NumPy, distinct cards
-only) or ``monte_carlo`` (``n_games`` seeded games, any deck, majority rule).  The expected
+tie).  ``method``: ``exact`` (integers, then fractions), ``float`` (NumPy for distinct
+cards; Numba layers for real decks up to the full 13 x 4 deck, fast.py) or ``monte_carlo``
+(``n_games`` seeded games, any deck, majority rule).  The expected
 number of right calls is always the best possible when play goes on after a miss, computed
 exactly by a hypergeometric sum (the call never changes what comes next).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from fractions import Fraction
 from typing import Any
 
-from solvers.high_low import deck, distinct
+from solvers.high_low import deck, distinct, fast
 from solvers.registry import (
     Family,
     Param,
@@ -69,15 +72,15 @@ def check_task(task: Task) -> None:
         if ranks * suits < 2:
             raise TaskError("suits", suits, f"ranks x suits = {ranks * suits}: need 2 cards")
     if method == "float" and n is None:
-        raise TaskError("method", method, "the float path is for distinct cards (n) only")
-    if method == "float" and n > MAX_FLOAT_N:
+        check_float_deck(ranks, suits)
+    elif method == "float" and n > MAX_FLOAT_N:
         raise TaskError("n", n, f"the float path is O(n^2): limit n <= {MAX_FLOAT_N:,}")
     if method == "monte_carlo" and n is None and suits > 1 and task["strategy"] == "optimal":
         raise TaskError(
             "strategy",
             "optimal",
             "monte_carlo plays a fixed rule; use strategy=majority (the optimal policy of a "
-            "real deck needs the exact solver)",
+            "real deck needs method=exact or method=float)",
         )
     if method == "exact" and deck_states(task) > task["max_states"]:
         key = "n" if n is not None else "ranks"
@@ -86,8 +89,30 @@ def check_task(task: Task) -> None:
             key,
             task[key],
             f"{size} is too large for the exact solver: about {deck_states(task):,} states, "
-            f"limit max_states={task['max_states']:,}; use method=monte_carlo (with n_games) "
-            "or raise max_states",
+            f"limit max_states={task['max_states']:,}; use method=float (real decks up to "
+            "13 x 4), method=monte_carlo (with n_games) or raise max_states",
+        )
+
+
+def check_float_deck(ranks: int, suits: int) -> None:
+    """Refuse a real deck whose float layers would not fit in fast.MEMORY_LIMIT bytes."""
+    if ranks * math.log2(max(suits, 2)) > 40:  # over 10^12 count vectors: no exact count needed
+        raise TaskError(
+            "ranks",
+            ranks,
+            f"ranks x suits = {ranks}x{suits} is far beyond the float path: about "
+            f"{float(suits) ** ranks:.1e} count vectors x {2 * ranks + 1} cards showing; "
+            "use method=monte_carlo",
+        )
+    size = fast.size_estimate(ranks, suits)
+    if size.total_bytes > fast.MEMORY_LIMIT:
+        raise TaskError(
+            "ranks",
+            ranks,
+            f"ranks x suits = {ranks}x{suits} is too large for the float path: "
+            f"{size.states:,} states ({size.vectors:,} count vectors), about "
+            f"{size.total_bytes / 1e9:.1f} GB, limit {fast.MEMORY_LIMIT / 1e9:.0f} GB; "
+            "use method=monte_carlo",
         )
 
 
@@ -117,6 +142,8 @@ def run(task: Task) -> list[Row]:
             p, states = deck.p_perfect(ranks, suits, task["ties"], strategy)
         row.update(exact_columns("p_perfect", p), p_perfect_se=0.0, n_states=states)
         row["log10_p_perfect"] = log10_fraction(p)
+    elif method == "float" and n is None:
+        row.update(float_deck_columns(ranks, suits, task["ties"], strategy))
     elif method == "float":
         p_float, log10_p = distinct.p_perfect_float(n)
         row.update(p_perfect=p_float, log10_p_perfect=log10_p, p_perfect_se=0.0)
@@ -127,6 +154,40 @@ def run(task: Task) -> list[Row]:
         row.update(p_perfect=est, p_perfect_se=se)
         row["log10_p_perfect"] = math.log10(est) if est > 0 else -math.inf
     return [row]
+
+
+def float_deck_columns(ranks: int, suits: int, ties: str, strategy: str) -> Row:
+    """Row columns of the float path for a real deck (optimal: with its departures)."""
+    result = float_deck_solution(ranks, suits, ties != "lose", strategy)
+    row: Row = {"p_perfect": result.p, "p_perfect_se": 0.0, "n_states": result.states}
+    row["log10_p_perfect"] = math.log10(result.p) if result.p > 0 else -math.inf
+    if result.departures is not None:
+        row.update(departures=result.departures, departures_checked=result.checked)
+        row["departures_uneven"] = result.uneven
+        row["departures_top"] = json.dumps([departure_record(d) for d in result.top])
+        row["departures_top_uneven"] = json.dumps([departure_record(d) for d in result.top_uneven])
+    return row
+
+
+@functools.lru_cache(maxsize=2)
+def float_deck_solution(ranks: int, suits: int, equal_ok: bool, strategy: str) -> fast.Result:
+    """fast.solve, kept for the next task: ties win and push give the same perfect games."""
+    ties = "win" if equal_ok else "lose"
+    return fast.solve(ranks, suits, ties, strategy, departures=strategy == "optimal")
+
+
+def departure_record(d: fast.Departure) -> dict[str, Any]:
+    """A departure as plain JSON-able values."""
+    below, same, above = d.state
+    return {
+        "below": list(below),
+        "same": same,
+        "above": list(above),
+        "cards_left": d.cards_left,
+        "occurrence": d.occurrence,
+        "loss": d.loss,
+        "call": d.call,
+    }
 
 
 def log10_fraction(q: Fraction) -> float:
@@ -169,6 +230,12 @@ FAMILY = register(
             "expected_correct": "float64",
             "expected_correct_exact": "string",
             "n_states": "int64",
+            # method=float, real deck, optimal: where the best call beats the majority rule's
+            "departures": "int64",
+            "departures_checked": "int64",
+            "departures_uneven": "int64",  # of which the cards above and below differ in number
+            "departures_top": "string",
+            "departures_top_uneven": "string",
         },
     )
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import matplotlib
@@ -34,8 +35,10 @@ def deck_table(rows: pd.DataFrame) -> pd.DataFrame:
     keys = ["ranks", "suits", "ties", "strategy", "method"]
     table = rows.sort_values(keys).drop_duplicates(keys).reindex(columns=cols)
     table = table.reset_index(drop=True)
-    best = table[(table["strategy"] == "optimal") & (table["method"] == "exact")]
-    optimum = best.set_index(["ranks", "suits", "ties"])["p_perfect"]
+    best = table[(table["strategy"] == "optimal") & table["method"].isin(["exact", "float"])]
+    best = best.sort_values("method")  # exact before float
+    optimum = best.drop_duplicates(["ranks", "suits", "ties"]).set_index(["ranks", "suits", "ties"])
+    optimum = optimum["p_perfect"]
     table["ratio_to_optimal"] = [
         p / optimum.get((r, s, t), float("nan"))
         for r, s, t, p in zip(
@@ -114,8 +117,112 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
         parts += [
             "Real decks (ranks x suits). Monte Carlo rows give the majority rule's value with "
             "its standard error; expected right calls are always exact (best play when the "
-            "game goes on after a miss). ratio_to_optimal: P / P(optimal, exact).",
+            "game goes on after a miss). ratio_to_optimal: P / P(optimal, exact or float).",
             markdown_table(shown, ".6g"),
             f"![P(perfect game) for real decks]({link}/{DECK_PLOT})",
         ]
+        parts += departure_parts(deck_rows)
     return "\n\n".join(parts) + "\n"
+
+
+# ------------------------------------------------------------ optimal against majority (fast.py)
+
+SHOWN_DEPARTURES = 6  # likeliest departing states listed per deck and tie rule
+
+
+def gap_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per deck and tie rule: optimum, majority (exact or float), their gap, Monte Carlo."""
+    solved = rows[rows["method"].isin(["exact", "float"])].sort_values("method")
+    keys = ["ranks", "suits", "ties"]
+    value = solved.drop_duplicates([*keys, "strategy"]).pivot_table(
+        index=keys, columns="strategy", values="p_perfect", aggfunc="first"
+    )
+    if not {"optimal", "majority"} <= set(value.columns):
+        return pd.DataFrame()
+    table = value[["optimal", "majority"]].dropna().reset_index()
+    table["gap"] = table["optimal"] - table["majority"]
+    table["gain_percent"] = 100 * table["gap"] / table["majority"]
+    mc = rows[(rows["method"] == "monte_carlo") & (rows["strategy"] == "majority")]
+    if not mc.empty:
+        mc = mc.drop_duplicates(keys).set_index(keys)
+        table = table.join(mc[["p_perfect", "p_perfect_se"]], on=keys)
+        table = table.rename(columns={"p_perfect": "monte_carlo", "p_perfect_se": "mc_se"})
+        table["mc_z"] = (table["monte_carlo"] - table["majority"]) / table["mc_se"]
+    return table
+
+
+def departure_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per deck and tie rule: states where the best call beats the majority's, of all."""
+    if "departures" not in rows:
+        return pd.DataFrame()
+    rows = rows[rows["departures"].notna()].drop_duplicates(["ranks", "suits", "ties"])
+    cols = ["ranks", "suits", "ties", "departures_checked", "departures", "departures_uneven"]
+    table = rows.reindex(columns=cols).sort_values(cols[:3]).reset_index(drop=True)
+    table["percent"] = 100 * table["departures"] / table["departures_checked"]
+    return table
+
+
+def likeliest_departures(rows: pd.DataFrame) -> pd.DataFrame:
+    """The likeliest departing states of each optimal float row (from departures_top)."""
+    records = []
+    for column, split in [("departures_top", "any"), ("departures_top_uneven", "uneven")]:
+        if column not in rows:
+            continue
+        for rec in rows[rows[column].notna()].to_dict("records"):
+            records += departure_records(rec, json.loads(rec[column]), split)
+    return pd.DataFrame(records)
+
+
+def departure_records(rec: dict, top: list[dict], split: str) -> list[dict]:
+    """Table records of the first SHOWN_DEPARTURES departures of one row."""
+    records = []
+    for d in top[:SHOWN_DEPARTURES]:
+        records.append(
+            {
+                "deck": f"{rec['ranks']}x{rec['suits']}",
+                "ties": rec["ties"],
+                "split": split,
+                "below": " ".join(map(str, d["below"])) or "-",
+                "same": d["same"],
+                "above": " ".join(map(str, d["above"])) or "-",
+                "cards_left": d["cards_left"],
+                "occurrence": d["occurrence"],
+                "best_call": d["call"],
+                "majority_loss": d["loss"],
+            }
+        )
+    return records
+
+
+def departure_parts(rows: pd.DataFrame) -> list[str]:
+    """Markdown parts: optimum against majority, and where the optimal policy departs."""
+    parts = []
+    gaps = gap_table(rows)
+    if not gaps.empty:
+        parts += [
+            "Optimal play against the majority rule (P(no wrong call), exact or float; gap = "
+            "optimal - majority; mc_z = (Monte Carlo - majority) / its standard error).",
+            markdown_table(gaps, ".10g"),
+        ]
+    counts = departure_table(rows)
+    if not counts.empty:
+        parts += [
+            "Where the optimal policy departs from the majority rule (method float): states "
+            "(counts of every rank left, rank showing; mirror images counted apart) where "
+            "the best call is strictly better than the majority's, of all states after the "
+            "first card; departures_uneven: those where the cards above and below the card "
+            "showing differ in number (the others are even splits, which the majority rule "
+            "breaks upwards).",
+            markdown_table(counts, ".6g"),
+        ]
+    top = likeliest_departures(rows)
+    if not top.empty:
+        parts += [
+            "The likeliest of those states (split any: all departures; uneven: only uneven "
+            "splits): occurrence = P(a random deal passes through it), whatever the calls; "
+            "below / above = cards left of each rank below / above the card showing, in rank "
+            "order; same = cards left of its rank; majority_loss = "
+            "relative loss of P(no wrong call from here) by the majority's call.",
+            markdown_table(top, ".4g"),
+        ]
+    return parts
