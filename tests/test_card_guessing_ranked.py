@@ -1,0 +1,117 @@
+"""The ranked float solver of yes/no card guessing (solvers/card_guessing/ranked.py).
+
+Checked against brute-force enumeration of every deck order (brute.py) on tiny decks, the
+exact rational solver (partial.py) to 1e-12 relative, and the hashed float solver (fast.py);
+the state ranks against a brute-force listing of each layer's code sequences.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from solvers.card_guessing import brute, fast, partial, ranked
+
+REL = 1e-12
+DECKS = [(1,), (4,), (1, 1), (2, 2), (1, 1, 1), (3, 3), (2, 2, 2), (3, 3, 3), (4, 4), (2, 2, 2, 2)]
+
+
+def close(a: float, b: Fraction | float) -> bool:
+    """True if ``a`` agrees with ``b`` to REL relative (absolute near zero)."""
+    return abs(a - float(b)) <= REL * max(1.0, abs(float(b)))
+
+
+def pair_greedy(window: Fraction) -> partial.Evaluation:
+    """Exact greedy by pairs: of the types at least (1 - window) times as likely as the
+    likeliest, the smallest (c, p) pair (canonical states sort pairs ascending)."""
+
+    def choose(state, ys: list[int]) -> list[int]:
+        floor = max(ys) * (1 - window)
+        return [next(a for a, y in enumerate(ys) if y > 0 and y >= floor)]
+
+    return partial.Evaluation(choose, canonical_states=True)
+
+
+def exact(ev: partial.Evaluation, deck) -> tuple[Fraction, Fraction, list[Fraction]]:
+    """(mean, variance, pmf) of ``ev``'s policy, exactly."""
+    pmf, _ = partial.score_distribution(ev, deck)
+    mean = sum(k * q for k, q in enumerate(pmf))
+    return mean, sum(k * k * q for k, q in enumerate(pmf)) - mean * mean, pmf
+
+
+def check(sol: ranked.Solution, mean, var, pmf) -> None:
+    assert close(sol.expected_score, mean)
+    assert close(sol.score_variance, var)
+    assert len(sol.score_pmf) == len(pmf)
+    assert all(close(a, b) for a, b in zip(sol.score_pmf, pmf, strict=True))
+
+
+@pytest.mark.parametrize("deck", DECKS, ids=str)
+def test_optimal_matches_exact(deck):
+    check(ranked.solve(deck), *exact(partial.evaluation("optimal"), deck))
+
+
+@pytest.mark.parametrize("window", [Fraction(0), Fraction(1, 20), Fraction(1, 5)], ids=str)
+@pytest.mark.parametrize("deck", DECKS, ids=str)
+def test_greedy_by_pairs_matches_exact(deck, window):
+    sol = ranked.solve(deck, "greedy", window=float(window))
+    check(sol, *exact(pair_greedy(window), deck))
+
+
+@pytest.mark.parametrize("deck", [(1, 1), (2, 2), (1, 1, 1), (2, 2, 2)], ids=str)
+def test_against_brute_force(deck):
+    """Every order of the deck played out (brute.py, tiny decks only)."""
+    assert close(ranked.solve(deck).expected_score, brute.optimal_value(deck))
+
+
+@pytest.mark.parametrize("deck", [(4, 4, 4, 4), (5, 5, 5), (3, 3, 3, 3, 3), (7, 7)], ids=str)
+def test_optimal_matches_fast(deck):
+    sol, ref = ranked.solve(deck), fast.optimal(deck)
+    assert abs(sol.expected_score - ref.expected_score) <= REL * ref.expected_score
+    assert abs(sol.score_variance - ref.score_variance) <= 1e-10 * ref.score_variance
+    assert np.allclose(sol.score_pmf, ref.score_pmf, rtol=1e-10, atol=1e-14)
+    assert sol.n_states >= ref.n_states  # every reachable state, and feasible unreachable ones
+
+
+def sequences(deck, layer: int) -> set[tuple[int, ...]]:
+    """Brute force: the non-increasing code sequences of ``layer`` (module docstring)."""
+    cd = ranked.codes(deck)
+    weight = cd.weight.tolist()
+    out = set()
+    for seq in itertools.combinations_with_replacement(range(cd.exhausted, -1, -1), cd.r):
+        e = seq.count(cd.exhausted)
+        w = sum(weight[x] for x in seq)
+        if (e == 0 and w == layer) or (e > 0 and w <= layer):
+            out.add(seq)
+    return out
+
+
+@pytest.mark.parametrize("deck", [(2, 2), (3, 3, 3), (2, 2, 2, 2)], ids=str)
+def test_ranks_are_a_bijection(deck):
+    """Each layer's ranks 0..size-1 unrank to distinct sequences of that layer and back."""
+    cd = ranked.codes(deck)
+    args = (cd.m, cd.r, cd.exhausted, cd.weight, cd.eq, cd.le, cd.offsets)
+    for layer in range(cd.n_cards + 1):
+        expected = sequences(deck, layer)
+        assert int(cd.sizes[layer]) == len(expected)
+        seen = set()
+        seq = np.empty(cd.r, np.int64)
+        for i in range(int(cd.sizes[layer])):
+            ranked._unrank(i, layer, *args, seq)
+            assert ranked._rank(seq, layer, *args) == i
+            seen.add(tuple(seq.tolist()))
+        assert seen == expected
+
+
+def test_unequal_deck_is_refused():
+    with pytest.raises(ValueError, match="r types of m"):
+        ranked.codes([3, 2])
+
+
+def test_estimated_bytes_grow_with_the_deck():
+    small, large = ranked.estimated_bytes([4] * 5), ranked.estimated_bytes([4] * 9)
+    assert 0 < small < large
+    assert sum(ranked.layer_sizes([4] * 5)) * 24 < ranked.estimated_bytes([4] * 5) * 2
