@@ -46,7 +46,7 @@ import numpy as np
 from numba import njit, prange
 
 TIE_TOLERANCE = 1e-12  # relative: values closer than this tie (the smallest pair wins)
-POLICIES = {"optimal": 0, "greedy": 1}
+POLICIES = {"optimal": 0, "greedy": 1, "persistent": 2}
 VALUE_BYTES = 24  # log A, E[future], E[future^2] per state of a layer
 kernel = njit(cache=True, nogil=True)
 parallel_kernel = njit(cache=True, nogil=True, parallel=True)
@@ -363,7 +363,9 @@ def _layer(layer, size, policy, window, m, r, big, weight, eq, le, offsets, n_p,
     ``policy`` 0 is optimal (the best expected score; ties within TIE_TOLERANCE go to the
     smallest (c, p) pair, as in fast.py and partial.py), 1 greedy by pairs: of the types at
     least (1 - window) times as likely as the likeliest, the smallest (c, p) pair (window 0:
-    greedy with ties to the smallest pair).
+    greedy with ties to the smallest pair); 2 persistent: of the same admitted types, the one
+    refused most often (ties: the smallest pair), which keeps naming a type after a "no" while
+    it stays nearly as likely as the likeliest.
     """
     logs = np.full(size, -np.inf)
     vals = np.zeros(size)
@@ -390,7 +392,7 @@ def _layer(layer, size, policy, window, m, r, big, weight, eq, le, offsets, n_p,
             if lg == -np.inf:
                 continue
             floor = -np.inf  # greedy by pairs: the least log P(yes) admitted
-            if policy == 1:
+            if policy >= 1:
                 for j in range(e, r):
                     floor = max(floor, ylog[j])
                 floor += math.log1p(-window) + math.log1p(-TIE_TOLERANCE)
@@ -408,15 +410,14 @@ def _layer(layer, size, policy, window, m, r, big, weight, eq, le, offsets, n_p,
                         qn = math.exp(nlog[k] - lg)
                         v += qn * nval[k]
                         sq += qn * nsq[k]
-                if policy == 1 and ylog[j] < floor:
+                if policy >= 1 and ylog[j] < floor:
                     continue
-                if policy == 1 or v > top * (1.0 + TIE_TOLERANCE):
-                    top = v
+                crit = v if policy == 0 else (seq[j] % n_p if policy == 2 else 0.0)
+                if best[i] < 0 or crit > top * (1.0 + TIE_TOLERANCE):
+                    top = crit
                     vals[i] = v
                     sqs[i] = sq
                     best[i] = j
-                    if policy == 1:
-                        break  # the smallest admitted pair
     return logs, vals, sqs, best
 
 
