@@ -13,7 +13,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from solvers.card_guessing import brute, fast, partial, ranked
+from solvers import TaskError, solve
+from solvers.card_guessing import brute, fast, partial, persistent, ranked
+from solvers.registry import validate
 
 REL = 1e-12
 DECKS = [(1,), (4,), (1, 1), (2, 2), (1, 1, 1), (3, 3), (2, 2, 2), (3, 3, 3), (4, 4), (2, 2, 2, 2)]
@@ -42,7 +44,7 @@ def exact(ev: partial.Evaluation, deck) -> tuple[Fraction, Fraction, list[Fracti
     return mean, sum(k * k * q for k, q in enumerate(pmf)) - mean * mean, pmf
 
 
-def check(sol: ranked.Solution, mean, var, pmf) -> None:
+def check_solution(sol: ranked.Solution, mean, var, pmf) -> None:
     assert close(sol.expected_score, mean)
     assert close(sol.score_variance, var)
     assert len(sol.score_pmf) == len(pmf)
@@ -51,14 +53,14 @@ def check(sol: ranked.Solution, mean, var, pmf) -> None:
 
 @pytest.mark.parametrize("deck", DECKS, ids=str)
 def test_optimal_matches_exact(deck):
-    check(ranked.solve(deck), *exact(partial.evaluation("optimal"), deck))
+    check_solution(ranked.solve(deck), *exact(partial.evaluation("optimal"), deck))
 
 
 @pytest.mark.parametrize("window", [Fraction(0), Fraction(1, 20), Fraction(1, 5)], ids=str)
 @pytest.mark.parametrize("deck", DECKS, ids=str)
 def test_greedy_by_pairs_matches_exact(deck, window):
     sol = ranked.solve(deck, "greedy", window=float(window))
-    check(sol, *exact(pair_greedy(window), deck))
+    check_solution(sol, *exact(pair_greedy(window), deck))
 
 
 @pytest.mark.parametrize("deck", [(1, 1), (2, 2), (1, 1, 1), (2, 2, 2)], ids=str)
@@ -67,6 +69,7 @@ def test_against_brute_force(deck):
     assert close(ranked.solve(deck).expected_score, brute.optimal_value(deck))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("deck", [(4, 4, 4, 4), (5, 5, 5), (3, 3, 3, 3, 3), (7, 7)], ids=str)
 def test_optimal_matches_fast(deck):
     sol, ref = ranked.solve(deck), fast.optimal(deck)
@@ -115,3 +118,64 @@ def test_estimated_bytes_grow_with_the_deck():
     small, large = ranked.estimated_bytes([4] * 5), ranked.estimated_bytes([4] * 9)
     assert 0 < small < large
     assert sum(ranked.layer_sizes([4] * 5)) * 24 < ranked.estimated_bytes([4] * 5) * 2
+
+
+# --------------------------------------------------------------- the family's tasks
+
+
+def task(**params) -> dict:
+    return {"family": "card_guessing", **params}
+
+
+def test_family_runs_ranked_tasks():
+    row = solve(task(deck=[3, 3, 3], method="ranked"))[0]
+    exact_value, _ = partial.optimal_value((3, 3, 3))
+    assert close(row["expected_score"], exact_value)
+    row = solve(task(deck=[3, 3, 3], method="ranked", strategy="persistent", window=0.1))[0]
+    assert close(row["expected_score"], exact(persistent_exact(Fraction(1, 10)), (3, 3, 3))[0])
+
+
+@pytest.mark.parametrize(
+    ("params", "key", "words"),
+    [
+        ({"deck": [4] * 10, "method": "ranked"}, "deck", "961,923,061 states, 12.8 GB"),
+        ({"deck": [4, 3], "method": "ranked"}, "deck", "r types of m"),
+        ({"deck": [4, 4], "method": "ranked", "strategy": "greedy"}, "tie_break", "pair"),
+        ({"deck": [4, 4], "strategy": "persistent"}, "method", "ranked or monte_carlo"),
+        ({"deck": [4, 4], "method": "ranked", "feedback": "complete"}, "feedback", "partial"),
+    ],
+)
+def test_out_of_reach_is_refused_up_front(params, key, words):
+    with pytest.raises(TaskError) as err:
+        validate(task(**params))
+    assert err.value.key == key
+    assert words in str(err.value)
+
+
+def persistent_exact(window: Fraction) -> partial.Evaluation:
+    """Exact persistent policy: of the types at least (1 - window) times as likely as the
+    likeliest, the one refused most often (ties: the smallest (c, p) pair)."""
+
+    def choose(state, ys: list[int]) -> list[int]:
+        floor = max(ys) * (1 - window)
+        admitted = [a for a, y in enumerate(ys) if y > 0 and y >= floor]
+        return [max(admitted, key=lambda a: (state[1][a][1], -a))]
+
+    return partial.Evaluation(choose, canonical_states=True)
+
+
+@pytest.mark.parametrize("deck", [(2, 2), (3, 3, 3), (2, 2, 2, 2), (4, 4, 4)], ids=str)
+def test_persistent_matches_exact(deck):
+    sol = ranked.solve(deck, "persistent", window=0.1)
+    check_solution(sol, *exact(persistent_exact(Fraction(1, 10)), deck))
+
+
+@pytest.mark.slow
+def test_persistent_monte_carlo_agrees_with_ranked():
+    """Seeded play on 4 types of 4 within 4 standard errors of the exact value."""
+    scores, unsure = persistent.policy_scores([4] * 4, 20_000, np.random.default_rng(7),
+                                              "persistent", 0.1)  # fmt: skip
+    exact_value = ranked.solve([4] * 4, "persistent", window=0.1).expected_score
+    se = scores.std(ddof=1) / np.sqrt(scores.size)
+    assert abs(scores.mean() - exact_value) < 4 * se
+    assert unsure == 0
