@@ -15,7 +15,7 @@ import pytest
 
 from solvers import TaskError, solve
 from solvers.card_guessing import brute, fast, partial, persistent, ranked
-from solvers.registry import validate
+from solvers.registry import task_id, validate
 
 REL = 1e-12
 DECKS = [(1,), (4,), (1, 1), (2, 2), (1, 1, 1), (3, 3), (2, 2, 2), (3, 3, 3), (4, 4), (2, 2, 2, 2)]
@@ -131,7 +131,7 @@ def test_family_runs_ranked_tasks():
     row = solve(task(deck=[3, 3, 3], method="ranked"))[0]
     exact_value, _ = partial.optimal_value((3, 3, 3))
     assert close(row["expected_score"], exact_value)
-    row = solve(task(deck=[3, 3, 3], method="ranked", strategy="persistent", window=0.1))[0]
+    row = solve(task(deck=[3, 3, 3], method="ranked", strategy="persistent"))[0]
     assert close(row["expected_score"], exact(persistent_exact(Fraction(1, 10)), (3, 3, 3))[0])
 
 
@@ -179,3 +179,20 @@ def test_persistent_monte_carlo_agrees_with_ranked():
     se = scores.std(ddof=1) / np.sqrt(scores.size)
     assert abs(scores.mean() - exact_value) < 4 * se
     assert unsure == 0
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"deck": [3, 3, 3]}, "a828fc15d92cf56ba3e3"),
+        (
+            {"deck": [4] * 13, "method": "monte_carlo", "n_games": 20000, "tie_break": "lowest",
+             "strategy": "greedy"},
+            "2883c30187fd045a59e8",
+        ),
+        ({"deck": [13] * 4, "method": "float"}, "5d26420c921c27886402"),
+    ],
+)  # fmt: skip
+def test_existing_task_ids_are_unchanged(params, expected):
+    """Ids computed before ranked/persistent/pair were registered (commit 511625c)."""
+    assert task_id(validate(task(**params))) == expected

@@ -4,7 +4,7 @@ Parameters: ``deck`` (cards per type), ``feedback`` (``partial`` = yes/no, ``com
 see feedback_models.py, with strategy ``sequence`` and its ``sequence``), ``strategy``,
 ``tie_break``, ``method`` (``exact``, ``monte_carlo`` with ``n_games``, or ``float``: fast.py,
 info: fast_info.py; with the knob ``workers``; or ``ranked``: uniform decks, ranked_run.py, with
-strategy ``persistent`` and its ``window``) and the execution knob ``max_states``;
+strategy ``persistent``, window 0.1) and the execution knob ``max_states``;
 strategy ``info`` adds ``gamma``, ``entropy`` (a preset) or ``entropy_r`` and ``entropy_t``,
 ``log_base``; ``constant_decrement`` adds ``decrement`` (see partial_run.py).
 """
@@ -190,14 +190,6 @@ FAMILY = register(
                 0.55,
                 "constant_decrement: estimate lost per 'no'",
                 ("constant_decrement",),
-                dtype="float64",
-            ),
-            Param(
-                "window",
-                ranked_run.check_window,
-                0.1,
-                "persistent: admit types at least (1 - window) times as likely as the likeliest",
-                ("persistent",),
                 dtype="float64",
             ),
             Param(
