@@ -196,3 +196,32 @@ def test_persistent_monte_carlo_agrees_with_ranked():
 def test_existing_task_ids_are_unchanged(params, expected):
     """Ids computed before ranked/persistent/pair were registered (commit 511625c)."""
     assert task_id(validate(task(**params))) == expected
+
+
+@pytest.mark.slow
+def test_summary_section(tmp_path):
+    """The ranks52 section: table per n, plot with extrapolation, and Monte Carlo rows."""
+    import pandas as pd
+
+    from solvers.card_guessing import summary_ranks52
+
+    rows = []
+    for n in (2, 3, 4):
+        for strategy, extra in (("optimal", {}), ("greedy", {"tie_break": "pair"}),
+                                ("persistent", {})):  # fmt: skip
+            params = {"deck": [4] * n, "method": "ranked", "strategy": strategy, **extra}
+            rows.append(solve(task(**params))[0])
+        rows.append(solve(task(deck=[4] * n, method="float", strategy="greedy"))[0])
+    mc = {"deck": [4] * 13, "method": "monte_carlo", "n_games": 500, "strategy": "persistent"}
+    rows.append(solve(task(**mc))[0])
+    frame = pd.DataFrame(rows)
+    table = summary_ranks52.ranks_table(frame).set_index("n")
+    assert table.index.tolist() == [2, 3, 4]
+    assert close(table.loc[3, "optimal"], partial.optimal_value((4, 4, 4))[0])
+    # greedy with lowest-index ties on 3 x 4 (fast.py) is below greedy with pair ties
+    assert table.loc[3, "greedy_lowest"] < table.loc[3, "greedy_pair"]
+    assert close(table.loc[4, "gap"], table.loc[4, "optimal"] - table.loc[4, "greedy_pair"])
+    text = "\n".join(summary_ranks52.sections(frame, tmp_path))
+    assert "Extrapolation" in text and "13 ranks x 4, Monte Carlo" in text
+    assert (tmp_path / "card_guessing_ranks.png").stat().st_size > 0
+    assert summary_ranks52.sections(frame[frame["method"] == "float"], tmp_path) == []
