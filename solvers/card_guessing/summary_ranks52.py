@@ -71,24 +71,23 @@ def extrapolated(table: pd.DataFrame, column: str) -> float:
 
 
 def plot_ranks(table: pd.DataFrame, path: Path) -> None:
-    """Optimum, greedy and persistent against n, the gap on a second axis, and dotted
+    """Optimum, greedy and persistent against n (n >= 2), the gap below, and dotted
     straight-line extrapolations to n = 13."""
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 7), sharex=True)
-    for column, style in (("optimal", "o-"), ("greedy_pair", "s-"), ("persistent", "^-")):
-        if column in table:
-            top.plot(table["n"], table[column], style, label=column)
-            ends = [table[column].iloc[-1], extrapolated(table, column)]
-            top.plot([table["n"].max(), FULL], ends, ":", color=top.lines[-1].get_color())
+    shown = table[table["n"] >= 2]
+    for axis, columns in ((top, ("optimal", "greedy_pair", "persistent")), (bottom, ("gap",))):
+        for column, style in zip(columns, ("o-", "s-", "^-"), strict=False):
+            if column not in shown:
+                continue
+            data = shown.dropna(subset=[column])
+            axis.plot(data["n"], data[column], style, label=column)
+            ends = [data[column].iloc[-1], extrapolated(table, column)]
+            axis.plot([data["n"].iloc[-1], FULL], ends, ":", color=axis.lines[-1].get_color())
+        axis.legend()
     top.set_ylabel("expected correct guesses")
     top.set_title("n types of 4 cards, yes/no feedback (dotted: extrapolation)")
-    top.legend()
-    if "gap" in table:
-        bottom.plot(table["n"], table["gap"], "o-", label="optimal - greedy")
-        bottom.plot([table["n"].max(), FULL], [table["gap"].iloc[-1], extrapolated(table, "gap")],
-                    ":", color=bottom.lines[-1].get_color())  # fmt: skip
     bottom.set_xlabel("n (types)")
-    bottom.set_ylabel("gap")
-    bottom.legend()
+    bottom.set_ylabel("optimal - greedy")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
