@@ -3,7 +3,8 @@
 Parameters: ``deck`` (cards per type), ``feedback`` (``partial`` = yes/no, ``complete``, ``none``;
 see feedback_models.py, with strategy ``sequence`` and its ``sequence``), ``strategy``,
 ``tie_break``, ``method`` (``exact``, ``monte_carlo`` with ``n_games``, or ``float``: fast.py,
-info: fast_info.py; with the knob ``workers``) and the execution knob ``max_states``;
+info: fast_info.py; with the knob ``workers``; or ``ranked``: uniform decks, ranked_run.py, with
+strategy ``persistent``, window 0.1) and the execution knob ``max_states``;
 strategy ``info`` adds ``gamma``, ``entropy`` (a preset) or ``entropy_r`` and ``entropy_t``,
 ``log_base``; ``constant_decrement`` adds ``decrement`` (see partial_run.py).
 """
@@ -13,7 +14,14 @@ from __future__ import annotations
 from functools import lru_cache
 
 from solvers import entropy
-from solvers.card_guessing import fast, fast_info, feedback_models, partial, partial_run
+from solvers.card_guessing import (
+    fast,
+    fast_info,
+    feedback_models,
+    partial,
+    partial_run,
+    ranked_run,
+)
 from solvers.registry import (
     Family,
     Param,
@@ -31,8 +39,8 @@ from solvers.registry import (
 
 VERSION = "1"
 FEEDBACKS = ("partial", "complete", "none")
-STRATEGIES = ("optimal", "greedy", *partial_run.STRATEGIES, "sequence")
-TIE_BREAKS = ("lowest", "highest", "uniform")
+STRATEGIES = ("optimal", "greedy", *partial_run.STRATEGIES, "sequence", "persistent")
+TIE_BREAKS = ("lowest", "highest", "uniform", "pair")  # pair: ranked_run.py
 DEFAULT_MAX_STATES = 3_000_000
 
 
@@ -78,6 +86,8 @@ def _estimated_states(deck: tuple[int, ...]) -> int:
 def check_task(task: Task) -> None:
     """Refuse, before any work, a deck too large for the exact solver."""
     partial_run.check_partial_task(task)
+    if ranked_run.applies(task):
+        return ranked_run.check_task(task)  # method ranked, persistent, pair ties
     if task["feedback"] != "partial" or task["strategy"] == "sequence":
         return feedback_models.check_task(task)  # complete / none feedback, fixed sequences
     if task["method"] == "float" and task["strategy"] == "info":
@@ -102,6 +112,8 @@ def splits_over_cluster(task: Task) -> bool:
 
 def run(task: Task) -> list[Row]:
     """One row: the exact expected score, its distribution and the states visited."""
+    if ranked_run.applies(task):
+        return ranked_run.rows(task)
     if task["feedback"] != "partial":
         return feedback_models.rows(task)
     if task["method"] == "float" and task["strategy"] == "info":
@@ -143,7 +155,7 @@ FAMILY = register(
             ),
             Param(
                 "method",
-                one_of(("exact", "monte_carlo", "float")),
+                one_of(("exact", "monte_carlo", "float", "ranked")),
                 "exact",
                 "how the score is evaluated",
             ),

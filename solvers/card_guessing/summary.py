@@ -9,6 +9,7 @@ import pandas as pd
 from solvers._report import bar_chart
 from solvers.card_guessing import summary_feedback as feedback_sections
 from solvers.card_guessing import summary_info as info_sections
+from solvers.card_guessing import summary_ranks52 as ranks_sections
 from solvers.card_guessing import summary_suits52 as suits_sections
 
 KEY_COLUMNS = ["strategy", "tie_break", "gamma", "entropy_r", "entropy_t", "decrement", "method"]
@@ -45,6 +46,7 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
     parts += info_sections.sections(rows, out_dir)
     parts += feedback_sections.sections(rows, out_dir)
     parts += suits_sections.sections(rows, out_dir)
+    parts += ranks_sections.sections(rows, out_dir)
     return "\n".join(parts)
 
 

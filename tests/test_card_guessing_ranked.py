@@ -1,0 +1,227 @@
+"""The ranked float solver of yes/no card guessing (solvers/card_guessing/ranked.py).
+
+Checked against brute-force enumeration of every deck order (brute.py) on tiny decks, the
+exact rational solver (partial.py) to 1e-12 relative, and the hashed float solver (fast.py);
+the state ranks against a brute-force listing of each layer's code sequences.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from solvers import TaskError, solve
+from solvers.card_guessing import brute, fast, partial, persistent, ranked
+from solvers.registry import task_id, validate
+
+REL = 1e-12
+DECKS = [(1,), (4,), (1, 1), (2, 2), (1, 1, 1), (3, 3), (2, 2, 2), (3, 3, 3), (4, 4), (2, 2, 2, 2)]
+
+
+def close(a: float, b: Fraction | float) -> bool:
+    """True if ``a`` agrees with ``b`` to REL relative (absolute near zero)."""
+    return abs(a - float(b)) <= REL * max(1.0, abs(float(b)))
+
+
+def pair_greedy(window: Fraction) -> partial.Evaluation:
+    """Exact greedy by pairs: of the types at least (1 - window) times as likely as the
+    likeliest, the smallest (c, p) pair (canonical states sort pairs ascending)."""
+
+    def choose(state, ys: list[int]) -> list[int]:
+        floor = max(ys) * (1 - window)
+        return [next(a for a, y in enumerate(ys) if y > 0 and y >= floor)]
+
+    return partial.Evaluation(choose, canonical_states=True)
+
+
+def exact(ev: partial.Evaluation, deck) -> tuple[Fraction, Fraction, list[Fraction]]:
+    """(mean, variance, pmf) of ``ev``'s policy, exactly."""
+    pmf, _ = partial.score_distribution(ev, deck)
+    mean = sum(k * q for k, q in enumerate(pmf))
+    return mean, sum(k * k * q for k, q in enumerate(pmf)) - mean * mean, pmf
+
+
+def check_solution(sol: ranked.Solution, mean, var, pmf) -> None:
+    assert close(sol.expected_score, mean)
+    assert close(sol.score_variance, var)
+    assert len(sol.score_pmf) == len(pmf)
+    assert all(close(a, b) for a, b in zip(sol.score_pmf, pmf, strict=True))
+
+
+@pytest.mark.parametrize("deck", DECKS, ids=str)
+def test_optimal_matches_exact(deck):
+    check_solution(ranked.solve(deck), *exact(partial.evaluation("optimal"), deck))
+
+
+@pytest.mark.parametrize("window", [Fraction(0), Fraction(1, 20), Fraction(1, 5)], ids=str)
+@pytest.mark.parametrize("deck", DECKS, ids=str)
+def test_greedy_by_pairs_matches_exact(deck, window):
+    sol = ranked.solve(deck, "greedy", window=float(window))
+    check_solution(sol, *exact(pair_greedy(window), deck))
+
+
+@pytest.mark.parametrize("deck", [(1, 1), (2, 2), (1, 1, 1), (2, 2, 2)], ids=str)
+def test_against_brute_force(deck):
+    """Every order of the deck played out (brute.py, tiny decks only)."""
+    assert close(ranked.solve(deck).expected_score, brute.optimal_value(deck))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("deck", [(4, 4, 4, 4), (5, 5, 5), (3, 3, 3, 3, 3), (7, 7)], ids=str)
+def test_optimal_matches_fast(deck):
+    sol, ref = ranked.solve(deck), fast.optimal(deck)
+    assert abs(sol.expected_score - ref.expected_score) <= REL * ref.expected_score
+    assert abs(sol.score_variance - ref.score_variance) <= 1e-10 * ref.score_variance
+    assert np.allclose(sol.score_pmf, ref.score_pmf, rtol=1e-10, atol=1e-14)
+    assert sol.n_states >= ref.n_states  # every reachable state, and feasible unreachable ones
+
+
+def sequences(deck, layer: int) -> set[tuple[int, ...]]:
+    """Brute force: the non-increasing code sequences of ``layer`` (module docstring)."""
+    cd = ranked.codes(deck)
+    weight = cd.weight.tolist()
+    out = set()
+    for seq in itertools.combinations_with_replacement(range(cd.exhausted, -1, -1), cd.r):
+        e = seq.count(cd.exhausted)
+        w = sum(weight[x] for x in seq)
+        if (e == 0 and w == layer) or (e > 0 and w <= layer):
+            out.add(seq)
+    return out
+
+
+@pytest.mark.parametrize("deck", [(2, 2), (3, 3, 3), (2, 2, 2, 2)], ids=str)
+def test_ranks_are_a_bijection(deck):
+    """Each layer's ranks 0..size-1 unrank to distinct sequences of that layer and back."""
+    cd = ranked.codes(deck)
+    args = (cd.m, cd.r, cd.exhausted, cd.weight, cd.eq, cd.le, cd.offsets)
+    for layer in range(cd.n_cards + 1):
+        expected = sequences(deck, layer)
+        assert int(cd.sizes[layer]) == len(expected)
+        seen = set()
+        seq = np.empty(cd.r, np.int64)
+        for i in range(int(cd.sizes[layer])):
+            ranked._unrank(i, layer, *args, seq)
+            assert ranked._rank(seq, layer, *args) == i
+            seen.add(tuple(seq.tolist()))
+        assert seen == expected
+
+
+def test_unequal_deck_is_refused():
+    with pytest.raises(ValueError, match="r types of m"):
+        ranked.codes([3, 2])
+
+
+def test_estimated_bytes_grow_with_the_deck():
+    small, large = ranked.estimated_bytes([4] * 5), ranked.estimated_bytes([4] * 9)
+    assert 0 < small < large
+    assert sum(ranked.layer_sizes([4] * 5)) * 24 < ranked.estimated_bytes([4] * 5) * 2
+
+
+# --------------------------------------------------------------- the family's tasks
+
+
+def task(**params) -> dict:
+    return {"family": "card_guessing", **params}
+
+
+def test_family_runs_ranked_tasks():
+    row = solve(task(deck=[3, 3, 3], method="ranked"))[0]
+    exact_value, _ = partial.optimal_value((3, 3, 3))
+    assert close(row["expected_score"], exact_value)
+    row = solve(task(deck=[3, 3, 3], method="ranked", strategy="persistent"))[0]
+    assert close(row["expected_score"], exact(persistent_exact(Fraction(1, 10)), (3, 3, 3))[0])
+
+
+@pytest.mark.parametrize(
+    ("params", "key", "words"),
+    [
+        ({"deck": [4] * 10, "method": "ranked"}, "deck", "961,923,061 states, 12.8 GB"),
+        ({"deck": [4, 3], "method": "ranked"}, "deck", "r types of m"),
+        ({"deck": [4, 4], "method": "ranked", "strategy": "greedy"}, "tie_break", "pair"),
+        ({"deck": [4, 4], "strategy": "persistent"}, "method", "ranked or monte_carlo"),
+        ({"deck": [4, 4], "method": "ranked", "feedback": "complete"}, "feedback", "partial"),
+    ],
+)
+def test_out_of_reach_is_refused_up_front(params, key, words):
+    with pytest.raises(TaskError) as err:
+        validate(task(**params))
+    assert err.value.key == key
+    assert words in str(err.value)
+
+
+def persistent_exact(window: Fraction) -> partial.Evaluation:
+    """Exact persistent policy: of the types at least (1 - window) times as likely as the
+    likeliest, the one refused most often (ties: the smallest (c, p) pair)."""
+
+    def choose(state, ys: list[int]) -> list[int]:
+        floor = max(ys) * (1 - window)
+        admitted = [a for a, y in enumerate(ys) if y > 0 and y >= floor]
+        return [max(admitted, key=lambda a: (state[1][a][1], -a))]
+
+    return partial.Evaluation(choose, canonical_states=True)
+
+
+@pytest.mark.parametrize("deck", [(2, 2), (3, 3, 3), (2, 2, 2, 2), (4, 4, 4)], ids=str)
+def test_persistent_matches_exact(deck):
+    sol = ranked.solve(deck, "persistent", window=0.1)
+    check_solution(sol, *exact(persistent_exact(Fraction(1, 10)), deck))
+
+
+@pytest.mark.slow
+def test_persistent_monte_carlo_agrees_with_ranked():
+    """Seeded play on 4 types of 4 within 4 standard errors of the exact value."""
+    scores, unsure = persistent.policy_scores([4] * 4, 20_000, np.random.default_rng(7),
+                                              "persistent", 0.1)  # fmt: skip
+    exact_value = ranked.solve([4] * 4, "persistent", window=0.1).expected_score
+    se = scores.std(ddof=1) / np.sqrt(scores.size)
+    assert abs(scores.mean() - exact_value) < 4 * se
+    assert unsure == 0
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"deck": [3, 3, 3]}, "a828fc15d92cf56ba3e3"),
+        (
+            {"deck": [4] * 13, "method": "monte_carlo", "n_games": 20000, "tie_break": "lowest",
+             "strategy": "greedy"},
+            "2883c30187fd045a59e8",
+        ),
+        ({"deck": [13] * 4, "method": "float"}, "5d26420c921c27886402"),
+    ],
+)  # fmt: skip
+def test_existing_task_ids_are_unchanged(params, expected):
+    """Ids computed before ranked/persistent/pair were registered (commit 511625c)."""
+    assert task_id(validate(task(**params))) == expected
+
+
+@pytest.mark.slow
+def test_summary_section(tmp_path):
+    """The ranks52 section: table per n, plot with extrapolation, and Monte Carlo rows."""
+    import pandas as pd
+
+    from solvers.card_guessing import summary_ranks52
+
+    rows = []
+    for n in (2, 3, 4):
+        for strategy, extra in (("optimal", {}), ("greedy", {"tie_break": "pair"}),
+                                ("persistent", {})):  # fmt: skip
+            params = {"deck": [4] * n, "method": "ranked", "strategy": strategy, **extra}
+            rows.append(solve(task(**params))[0])
+        rows.append(solve(task(deck=[4] * n, method="float", strategy="greedy"))[0])
+    mc = {"deck": [4] * 13, "method": "monte_carlo", "n_games": 500, "strategy": "persistent"}
+    rows.append(solve(task(**mc))[0])
+    frame = pd.DataFrame(rows)
+    table = summary_ranks52.ranks_table(frame).set_index("n")
+    assert table.index.tolist() == [2, 3, 4]
+    assert close(table.loc[3, "optimal"], partial.optimal_value((4, 4, 4))[0])
+    # greedy with lowest-index ties on 3 x 4 (fast.py) is below greedy with pair ties
+    assert table.loc[3, "greedy_lowest"] < table.loc[3, "greedy_pair"]
+    assert close(table.loc[4, "gap"], table.loc[4, "optimal"] - table.loc[4, "greedy_pair"])
+    text = "\n".join(summary_ranks52.sections(frame, tmp_path))
+    assert "Extrapolation" in text and "13 ranks x 4, Monte Carlo" in text
+    assert (tmp_path / "card_guessing_ranks.png").stat().st_size > 0
+    assert summary_ranks52.sections(frame[frame["method"] == "float"], tmp_path) == []
