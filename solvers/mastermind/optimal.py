@@ -40,13 +40,20 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-from solvers.mastermind import code_weights, feedback_table, feedbacks, jar_weights
+from solvers.mastermind import (
+    code_label,
+    code_weights,
+    feedback_table,
+    feedbacks,
+    jar_weights,
+)
+from solvers.registry import TaskError, exact_columns
 
 INF = 1 << 60  # "no strategy within the guess limit"; every real cost is far smaller
 NO_LIMIT = 63  # guesses left when the number of guesses is not limited
@@ -64,6 +71,7 @@ class Optimum:
     first_guess: int  # index of the optimal first guess
     nodes: int  # candidate sets searched (memo misses with 3 or more codes)
     queries: int  # queries whose partition was scored
+    tree_nodes: int  # guesses in the optimal strategy's decision tree
 
     @property
     def expected(self) -> Fraction:
@@ -231,9 +239,13 @@ def _search(
         if lb >= best:
             break
         q = q_ids[j]
-        if prev >= 0 and q_lb[prev] == lb and q_hash[prev] == q_hash[j]:
-            if _same_partition(table[q_ids[prev]], table[q], s, win):
-                continue
+        if (
+            prev >= 0
+            and q_lb[prev] == lb
+            and q_hash[prev] == q_hash[j]
+            and _same_partition(table[q_ids[prev]], table[q], s, win)
+        ):
+            continue
         prev = j
         row = table[q]
         count[:] = 0
@@ -317,44 +329,60 @@ def _chosen(s: np.ndarray, left: int, zobrist: np.ndarray, choice: Dict) -> int:
 # ------------------------------------------------------------------------- symmetries
 
 
-def group_images(pegs: int, colours: int, jar_w: Sequence[int]) -> np.ndarray:
-    """(elements, codes): the image of every code under each symmetry of the game.
+class Symmetries:
+    """The game's symmetries: a permutation of the positions with a permutation of colours.
 
-    The symmetries are the permutations of the positions combined with the permutations of
-    the colours that keep the jar's weights; size limit: pegs! x (prod of colour-class sizes!)
-    rows of colours^pegs entries (4 x 6: 17,280 x 1,296).
+    Only colours of equal jar weight may be exchanged.  The group is kept as its two factors
+    (pegs! position and prod(class size!) colour permutations); code permutations are built
+    only for the subgroup that fixes given codes (:meth:`stabilizer`).
     """
-    codes = np.array(list(itertools.product(range(colours), repeat=pegs)), dtype=np.int64)
-    place = colours ** np.arange(pegs - 1, -1, -1, dtype=np.int64)
-    classes: dict[int, list[int]] = {}
-    for c, w in enumerate(jar_w):
-        classes.setdefault(w, []).append(c)
-    colour_perms = []
-    for choice in itertools.product(*(itertools.permutations(v) for v in classes.values())):
-        sigma = np.arange(colours)
-        for members, image in zip(classes.values(), choice, strict=True):
-            sigma[list(members)] = image
-        colour_perms.append(sigma)
-    dtype = np.int16 if colours**pegs < 2**15 else np.int32
-    out = []
-    for pi in itertools.permutations(range(pegs)):
-        moved = codes[:, list(pi)]
-        for sigma in colour_perms:
-            out.append((sigma[moved] @ place).astype(dtype))
-    return np.array(out)
+
+    def __init__(self, pegs: int, colours: int, jar_w: Sequence[int]):
+        self.codes = np.array(list(itertools.product(range(colours), repeat=pegs)), np.int64)
+        self.place = colours ** np.arange(pegs - 1, -1, -1, dtype=np.int64)
+        self.positions = np.array(list(itertools.permutations(range(pegs))), dtype=np.int64)
+        classes: dict[int, list[int]] = {}
+        for c, w in enumerate(jar_w):
+            classes.setdefault(w, []).append(c)
+        perms = []
+        for choice in itertools.product(*(itertools.permutations(v) for v in classes.values())):
+            sigma = np.arange(colours)
+            for members, image in zip(classes.values(), choice, strict=True):
+                sigma[list(members)] = image
+            perms.append(sigma)
+        self.colours = np.array(perms, dtype=np.int64)
+        self.dtype = np.int16 if len(self.codes) < 2**15 else np.int32
+
+    def images_of(self, code: int) -> np.ndarray:
+        """(colour perms, position perms): the index of the image of one code under each."""
+        moved = self.codes[code][self.positions]  # (position perms, pegs)
+        return self.colours[:, moved] @ self.place
+
+    def representatives(self) -> np.ndarray:
+        """The codes that are the least of their orbit, in increasing order."""
+        seen = np.zeros(len(self.codes), dtype=bool)
+        reps = []
+        for c in range(len(self.codes)):
+            if not seen[c]:
+                reps.append(c)
+                seen[self.images_of(c).ravel()] = True
+        return np.array(reps, dtype=np.int64)
+
+    def stabilizer(self, fixed: Sequence[int]) -> np.ndarray:
+        """(elements, codes): code permutations of the symmetries fixing every code in fixed."""
+        keep = np.ones((len(self.colours), len(self.positions)), dtype=bool)
+        for q in fixed:
+            keep &= self.images_of(q) == q
+        out = [
+            self.colours[ci][self.codes[:, self.positions[pi]]] @ self.place
+            for ci, pi in zip(*np.nonzero(keep), strict=True)
+        ]
+        return np.ascontiguousarray(np.array(out, dtype=self.dtype))
 
 
-def stabilizer(images: np.ndarray, fixed: Sequence[int]) -> np.ndarray:
-    """The rows of ``images`` (symmetries) that map every code in ``fixed`` to itself."""
-    keep = np.ones(len(images), dtype=bool)
-    for q in fixed:
-        keep &= images[:, q] == q
-    return np.ascontiguousarray(images[keep])
-
-
-def orbit_representatives(images: np.ndarray) -> np.ndarray:
-    """The codes that are the least of their orbit under the symmetries ``images``."""
-    return np.flatnonzero(images.min(axis=0) == np.arange(images.shape[1]))
+def identity_perms(n: int) -> np.ndarray:
+    """The trivial group on n codes, as one row of code permutations."""
+    return np.arange(n, dtype=np.int16 if n < 2**15 else np.int32)[None, :]
 
 
 # ------------------------------------------------------------------------------ driver
@@ -375,15 +403,8 @@ class Searcher:
         self.lower = Dict.empty(KEY, types.int64)
         self.choice = Dict.empty(KEY, types.int64)
         self.stats = np.zeros(2, dtype=np.int64)
-        self.jar_w = jar_weights(jar, colours)
-        self._images: np.ndarray | None = None
-
-    @property
-    def images(self) -> np.ndarray:
-        """The game's symmetries as code permutations (built on first use)."""
-        if self._images is None:
-            self._images = group_images(self.pegs, self.colours, self.jar_w)
-        return self._images
+        self.played = 0  # guesses of the decision tree replayed so far
+        self.symmetries = Symmetries(pegs, colours, jar_weights(jar, colours))
 
     def cost(self, s: np.ndarray, bound: int, left: int, perms: np.ndarray) -> int:
         """cost(s) below ``bound`` (else a lower bound >= bound), ``left`` guesses left."""
@@ -412,7 +433,7 @@ class Searcher:
     def first_guess_total(self, q: int, bound: int = INF) -> int:
         """The least total over all codes when the first guess is q (>= bound: pruned)."""
         s = np.arange(len(self.table))
-        perms = stabilizer(self.images, [q])
+        perms = self.symmetries.stabilizer([q])
         total = int(self.weights.sum())
         for part in sorted(self.parts(q, s), key=len, reverse=True):
             total += self.cost(part, INF if bound >= INF else bound - total, self.left - 1, perms)
@@ -426,7 +447,7 @@ class Searcher:
         part = s[self.table[q] == answer]
         if answer == self.win:
             return int(self.weights[q]), part
-        perms = stabilizer(self.images, [q])
+        perms = self.symmetries.stabilizer([q])
         return int(self.weights[part].sum()) + self.cost(part, INF, self.left - 1, perms), part
 
     def first_guesses(self) -> list[int]:
@@ -434,12 +455,13 @@ class Searcher:
         s = np.arange(len(self.table))
         total = int(self.weights.sum())
         bounds = []
-        for q in orbit_representatives(self.images):
+        for q in self.symmetries.representatives():
             lb = total
             for part in self.parts(int(q), s):
                 w = self.weights[part]
-                lb += part_bound(len(part), int(w.sum()), int(w.max()), int(w.min()),
-                                 self.left - 1, self.win)
+                lb += part_bound(
+                    len(part), int(w.sum()), int(w.max()), int(w.min()), self.left - 1, self.win
+                )
             bounds.append((lb, int(q)))
         return [q for lb, q in sorted(bounds) if lb < INF]
 
@@ -449,21 +471,24 @@ class Searcher:
             return
         if len(s) == 1:
             out[int(s[0])] = depth
+            self.played += 1
             return
         if len(s) == 2:
             heavy = s[0] if self.weights[s[0]] >= self.weights[s[1]] else s[1]
             out[int(heavy)] = depth
             out[int(s[0] + s[1] - heavy)] = depth + 1
+            self.played += 2
             return
         s32 = np.ascontiguousarray(s, dtype=np.int32)
         q = _chosen(s32, left, self.zobrist, self.choice)
         if q < 0:
-            self.cost(s, INF, left, self.images[:1])
+            self.cost(s, INF, left, identity_perms(len(self.table)))
             q = _chosen(s32, left, self.zobrist, self.choice)
         self.play(int(q), s, left, depth, out)
 
     def play(self, q: int, s: np.ndarray, left: int, depth: int, out: dict[int, int]) -> None:
         """Fill ``out`` for the codes of s when q is guessed at guess number ``depth``."""
+        self.played += 1
         if np.any(s == q):
             out[q] = depth
         for part in self.parts(q, s):
@@ -487,6 +512,17 @@ def optimum(
         raise ValueError(f"no strategy wins every game within {guess_limit} guesses")
     s = np.arange(len(search.table))
     return _finish(search, best, best_q, s, search.left)
+
+
+def fixed_first_optimum(
+    pegs: int, colours: int, jar: Sequence[object] | None, guess_limit: int | None, q: int
+) -> Optimum:
+    """The optimum over every code when the first guess is q."""
+    search = Searcher(pegs, colours, jar, guess_limit)
+    total = search.first_guess_total(q)
+    if total >= INF:
+        raise ValueError(f"no strategy wins every game within {guess_limit} guesses")
+    return _finish(search, total, q, np.arange(len(search.table)), search.left)
 
 
 def subtree_optimum(
@@ -523,6 +559,7 @@ def _finish(search: Searcher, total: int, q: int, s: np.ndarray, left: int) -> O
         first_guess=q,
         nodes=int(search.stats[0]),
         queries=int(search.stats[1]),
+        tree_nodes=search.played,
     )
 
 
@@ -541,7 +578,7 @@ def brute_force_cost(
     win = len(feedbacks(pegs)) - 1
     n = len(table)
 
-    @lru_cache(maxsize=None)
+    @cache
     def cost(s: frozenset[int], left: int) -> float:
         if left == 0:
             return math.inf
@@ -558,3 +595,103 @@ def brute_force_cost(
 
     value = cost(frozenset(range(n)), NO_LIMIT if guess_limit is None else guess_limit)
     return INF if math.isinf(value) else int(value)
+
+
+# ------------------------------------------------------------------------ the family's task
+
+DEFAULT_MAX_SEARCH_CODES = 1296  # 4 x 6: about 20 s and 300 MB on one core
+SECONDS_4X6 = 20  # measured (benchmarks/bench_mastermind_optimal.py), for the refusal's estimate
+
+
+def parse_subtree(value: object) -> str | None:
+    """A subtree as "FIRST" or "FIRST:b,w" (first guess in colours from 1, answer); None: all."""
+    if value is None:
+        return None
+    text = str(value).replace(" ", "")
+    guess, _, answer = text.partition(":")
+    if not guess or not all(part.isdigit() and int(part) >= 1 for part in _digits(guess)):
+        raise ValueError('must be a first guess such as "1123", optionally with ":b,w"')
+    if answer:
+        pieces = answer.split(",")
+        if len(pieces) != 2 or not all(p.isdigit() for p in pieces):
+            raise ValueError('the answer must be "b,w" (black, white), as in "1123:0,2"')
+        answer = ",".join(str(int(p)) for p in pieces)
+        return f"{guess}:{answer}"
+    return guess
+
+
+def _digits(label: str) -> list[str]:
+    """The colours of a code label: "1123" or, past 9 colours, "1-2-10-3"."""
+    return label.split("-") if "-" in label else list(label)
+
+
+def subtree_codes(task: dict) -> tuple[int | None, int | None]:
+    """(first guess index, answer index) the task's subtree selects (None: not selected)."""
+    pegs, colours, subtree = task["pegs"], task["colours"], task["subtree"]
+    if subtree is None:
+        return None, None
+    guess, _, answer = subtree.partition(":")
+    digits = [int(d) - 1 for d in _digits(guess)]
+    if len(digits) != pegs or max(digits) >= colours:
+        raise TaskError("subtree", subtree, f"the first guess needs {pegs} colours in 1..{colours}")
+    q = sum(d * colours ** (pegs - 1 - i) for i, d in enumerate(digits))
+    if not answer:
+        return q, None
+    b, w = (int(x) for x in answer.split(","))
+    if (b, w) not in feedbacks(pegs):
+        raise TaskError("subtree", subtree, f"({b}, {w}) is no answer with {pegs} pegs")
+    return q, feedbacks(pegs).index((b, w))
+
+
+def check_optimal(task: dict) -> None:
+    """Refuse a search beyond reach: more candidate codes than max_search_codes."""
+    q, a = subtree_codes(task)
+    pegs, colours = task["pegs"], task["colours"]
+    n = colours**pegs
+    key, value = "pegs", pegs
+    if a is not None:
+        n = int((feedback_table(pegs, colours)[q] == a).sum()) if n <= task["max_codes"] else n
+        key, value = "subtree", task["subtree"]
+    limit = task["max_search_codes"]
+    if n > limit:
+        raise TaskError(
+            key,
+            value,
+            f"{n:,} candidate codes ({pegs} pegs, {colours} colours) is too many for the optimal "
+            f"search (limit max_search_codes={limit:,}; the search grows much faster than the "
+            f"number of codes: 1,296 codes (4 x 6) take about {SECONDS_4X6} s on one core, "
+            "4 x 7 takes hours: split it into subtrees, see the mastermind_4x7 study)",
+        )
+
+
+def run_optimal(task: dict) -> dict:
+    """The result columns of the optimal strategy (or of one subtree of it), exact."""
+    pegs, colours, jar, limit = task["pegs"], task["colours"], task["jar"], task["guess_limit"]
+    q, a = subtree_codes(task)
+    if q is None:
+        opt = optimum(pegs, colours, jar, limit)
+    elif a is None:
+        opt = fixed_first_optimum(pegs, colours, jar, limit, q)
+    else:
+        opt = subtree_optimum(pegs, colours, jar, limit, q, a)
+    weights = np.asarray(code_weights(pegs, colours, jar), dtype=np.int64)
+    hist = np.bincount(opt.guesses)[1:]
+    mass = np.bincount(opt.guesses, weights=weights[opt.codes].astype(float))[1:]
+    uniform = bool(np.all(weights == weights[0]))
+    return {
+        **exact_columns("expected_guesses", opt.expected),
+        "total_guesses": int(opt.guesses.sum()) if uniform else None,
+        "max_guesses": int(opt.guesses.max()),
+        "histogram": [int(h) for h in hist],
+        "guess_pmf": [float(m / mass.sum()) for m in mass],
+        "first_guess": code_label(opt.first_guess, pegs, colours),
+        "n_codes": len(opt.codes),
+        "tree_nodes": opt.tree_nodes,
+        "search_nodes": opt.nodes,
+        "subtree_mass_exact": _fraction_text(Fraction(opt.weight, int(weights.sum()))),
+    }
+
+
+def _fraction_text(value: Fraction) -> str:
+    """A rational as "p/q"."""
+    return f"{value.numerator}/{value.denominator}"
