@@ -229,3 +229,43 @@ def test_a_raised_limit_admits_the_search() -> None:
 def test_an_infeasible_guess_limit_is_an_error() -> None:
     with pytest.raises(ValueError, match="within 2 guesses"):
         row(pegs=2, colours=3, guess_limit=2)
+
+
+# ---------------------------------------------------------------------------- summary
+
+
+def test_summary_shows_heuristic_minus_optimum_and_adds_up_subtrees(tmp_path) -> None:
+    import pandas as pd
+
+    from solvers.registry import family_summary
+
+    rows = []
+    for jar in (None, [3, 1, 1]):
+        game = {"family": "mastermind", "pegs": 3, "colours": 3, "jar": jar}
+        for strategy in ("minimax", "expected_size", "most_parts", "first_feasible", "optimal"):
+            rows += solve({**game, "strategy": strategy})
+        for r, t in itertools.product([1.0, 2.0], [1.0, 2.0]):
+            rows += solve({**game, "strategy": "sharma_mittal", "entropy_r": r, "entropy_t": t})
+    table = M.feedback_table(3, 3)
+    for q in O.Symmetries(3, 3, [1, 1, 1]).representatives():
+        label = M.code_label(int(q), 3, 3)
+        for a in np.unique(table[q]):
+            b, w = M.feedbacks(3)[a]
+            rows += solve(
+                {
+                    "family": "mastermind",
+                    "pegs": 3,
+                    "colours": 3,
+                    "strategy": "optimal",
+                    "subtree": f"{label}:{b},{w}",
+                }
+            )
+    text = family_summary("mastermind")(pd.DataFrame(rows), tmp_path)
+    assert "### Heuristic minus optimum" in text
+    gaps = pd.read_parquet(tmp_path / "mastermind_gaps.parquet")
+    assert len(gaps) == 2 and (gaps[["minimax", "best_sharma_mittal"]] >= 0).all().all()
+    assert (tmp_path / "mastermind_gaps.png").stat().st_size > 0
+    whole = O.optimum(3, 3)
+    assert f"Optimum (all 3 first-guess classes complete): {float(whole.expected):.6f}" in text
+    totals = pd.read_parquet(tmp_path / "mastermind_subtree_totals.parquet")
+    assert totals["total_guesses"].min() == whole.total == O.brute_force_cost(3, 3)
