@@ -150,6 +150,7 @@ def _search(
     weights: np.ndarray,
     win: int,
     perms: np.ndarray,
+    masks: np.ndarray,
     zobrist: np.ndarray,
     exact: Dict,
     lower: Dict,
@@ -160,7 +161,9 @@ def _search(
     m = s.size
     w_sum, w_max, w_min = 0, 0, INF
     h1, h2 = np.uint64(0), np.uint64(0)
+    alive = 0  # colours that occur in some candidate
     for i in range(m):
+        alive |= masks[s[i]]
         w = weights[s[i]]
         w_sum += w
         w_max = max(w_max, w)
@@ -190,8 +193,16 @@ def _search(
     mass = np.zeros(win + 1, np.int64)
     heavy = np.zeros(win + 1, np.int64)
     light = np.zeros(win + 1, np.int64)
+    # colours in no candidate ("dead") answer nothing wherever they are played: a query
+    # with a dead colour other than the least one splits s exactly as the query with the
+    # least dead colour in its place (when such a colour is equally weighted or not: the
+    # partition of s does not depend on weights)
+    dead = ~alive & _all_colours(masks)
+    other_dead = dead & ~(dead & -dead)
     found = 0
     for q in range(n):
+        if masks[q] & other_dead:
+            continue
         if k > 1:
             rep = True
             for g in range(k):
@@ -293,6 +304,7 @@ def _search(
                 weights,
                 win,
                 sub_perms,
+                masks,
                 zobrist,
                 exact,
                 lower,
@@ -314,6 +326,15 @@ def _search(
         return best
     lower[key] = max(known, bound)
     return max(known, bound)
+
+
+@njit(cache=True)
+def _all_colours(masks: np.ndarray) -> int:
+    """The bit mask of every colour (the union of the codes' colour masks)."""
+    out = 0
+    for x in masks:
+        out |= x
+    return out
 
 
 @njit(cache=True)
@@ -403,6 +424,8 @@ class Searcher:
         self.lower = Dict.empty(KEY, types.int64)
         self.choice = Dict.empty(KEY, types.int64)
         self.stats = np.zeros(2, dtype=np.int64)
+        codes = np.array(list(itertools.product(range(colours), repeat=pegs)), dtype=np.int64)
+        self.masks = np.bitwise_or.reduce(np.left_shift(1, codes), axis=1).astype(np.int64)
         self.played = 0  # guesses of the decision tree replayed so far
         self.symmetries = Symmetries(pegs, colours, jar_weights(jar, colours))
 
@@ -417,6 +440,7 @@ class Searcher:
                 self.weights,
                 self.win,
                 perms,
+                self.masks,
                 self.zobrist,
                 self.exact,
                 self.lower,
