@@ -185,6 +185,18 @@ def _search(
     stats[0] += 1
     n = table.shape[0]
     b = win  # the number of answers other than the win
+    best = bound
+    best_q = -1
+    if m <= b + 1:
+        # a candidate answered differently by every other code is the best guess once it is
+        # the heaviest: every other code then needs exactly one more guess (the bound)
+        q, w_q = _perfect_candidate(s, table, weights, win)
+        if q >= 0 and 2 * w_sum - w_q < bound:
+            best, best_q = 2 * w_sum - w_q, q
+            if w_q == w_max:
+                exact[key] = best
+                choice[key] = best_q
+                return best
     k = perms.shape[0]
     q_ids = np.empty(n, np.int64)
     q_lb = np.empty(n, np.int64)
@@ -242,8 +254,6 @@ def _search(
     q_ids, q_lb, q_hash = q_ids[:found], q_lb[:found], q_hash[:found]
     by_hash = np.argsort(q_hash, kind="mergesort")
     order = by_hash[np.argsort(q_lb[by_hash], kind="mergesort")]
-    best = bound
-    best_q = -1
     prev = -1
     for j in order:
         lb = q_lb[j]
@@ -326,6 +336,31 @@ def _search(
         return best
     lower[key] = max(known, bound)
     return max(known, bound)
+
+
+@njit(cache=True)
+def _perfect_candidate(
+    s: np.ndarray, table: np.ndarray, weights: np.ndarray, win: int
+) -> tuple[int, int]:
+    """(the heaviest code of s that every other code of s answers differently, its weight);
+    (-1, 0) if there is none.  Ties go to the lowest code."""
+    best, best_w = -1, 0
+    seen = np.zeros(win + 1, np.int64)
+    for j in range(s.size):
+        q = s[j]
+        if weights[q] <= best_w:
+            continue
+        seen[:] = 0
+        ok = True
+        for i in range(s.size):
+            lab = table[q, s[i]]
+            seen[lab] += 1
+            if seen[lab] > 1:
+                ok = False
+                break
+        if ok:
+            best, best_w = q, weights[q]
+    return best, best_w
 
 
 @njit(cache=True)
