@@ -82,7 +82,7 @@ class Optimum:
 # ----------------------------------------------------------------------------- bounds
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def part_bound(m: int, w_sum: int, w_max: int, w_min: int, left: int, b: int) -> int:
     """Lower bound on the cost of m codes with ``left`` guesses left (INF: not enough)."""
     if m == 0:
@@ -106,7 +106,7 @@ def part_bound(m: int, w_sum: int, w_max: int, w_min: int, left: int, b: int) ->
     return bound
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _canonical_hash(row: np.ndarray, s: np.ndarray, win: int, z: np.ndarray) -> np.uint64:
     """Hash of the partition of s by row (labels renumbered by first occurrence, win = 0)."""
     rename = np.full(win + 1, -1, np.int64)
@@ -122,7 +122,7 @@ def _canonical_hash(row: np.ndarray, s: np.ndarray, win: int, z: np.ndarray) -> 
     return h
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _same_partition(row_a: np.ndarray, row_b: np.ndarray, s: np.ndarray, win: int) -> bool:
     """Whether two queries split s into the same parts with the same winning code."""
     ab = np.full(win + 1, -1, np.int64)
@@ -141,7 +141,7 @@ def _same_partition(row_a: np.ndarray, row_b: np.ndarray, s: np.ndarray, win: in
 # ----------------------------------------------------------------------------- search
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _search(
     s: np.ndarray,
     bound: int,
@@ -338,7 +338,7 @@ def _search(
     return max(known, bound)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _perfect_candidate(
     s: np.ndarray, table: np.ndarray, weights: np.ndarray, win: int
 ) -> tuple[int, int]:
@@ -363,7 +363,7 @@ def _perfect_candidate(
     return best, best_w
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _all_colours(masks: np.ndarray) -> int:
     """The bit mask of every colour (the union of the codes' colour masks)."""
     out = 0
@@ -372,7 +372,7 @@ def _all_colours(masks: np.ndarray) -> int:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _chosen(s: np.ndarray, left: int, zobrist: np.ndarray, choice: Dict) -> int:
     """The optimal query stored for the candidate set s with ``left`` guesses left, or -1."""
     h1, h2 = np.uint64(0), np.uint64(0)
