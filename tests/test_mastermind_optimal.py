@@ -197,6 +197,7 @@ def test_uniform_rows_have_totals_and_jar_rows_do_not() -> None:
         ({"pegs": 3, "colours": 4, "subtree": "129"}, "subtree", "1..4"),
         ({"pegs": 3, "colours": 4, "subtree": "123:2,1"}, "subtree", "no answer"),
         ({"pegs": 3, "colours": 4, "subtree": "1x3"}, "subtree", "first guess"),
+        ({"pegs": 3, "colours": 4, "subtree": "111:0,1"}, "subtree", "no code gives"),
         ({"pegs": 3, "colours": 4, "subtree": "123:1"}, "subtree", "b,w"),
         ({"pegs": 3, "colours": 4, "guess_limit": 0}, "guess_limit", ">= 1"),
         (

@@ -711,6 +711,8 @@ def check_optimal(task: dict) -> None:
     if a is not None:
         n = int((feedback_table(pegs, colours)[q] == a).sum()) if n <= task["max_codes"] else n
         key, value = "subtree", task["subtree"]
+        if n == 0:
+            raise TaskError(key, value, "no code gives this answer to this first guess")
     limit = task["max_search_codes"]
     if n > limit:
         raise TaskError(
