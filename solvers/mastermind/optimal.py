@@ -20,7 +20,10 @@ The search here (a Numba kernel) is a depth-first branch and bound:
   order of that bound and the search stops at the first whose bound reaches the best cost
   found; a part is searched only with the budget the best cost leaves it;
 * queries that split S into the same parts (same partition, same winning code) are tried once;
-  queries that neither split S nor can win are never tried;
+  queries that neither split S nor can win are never tried; a colour in no code of S ("dead")
+  answers nothing wherever it is played, so only the least dead colour is ever played;
+* a code of S that every other code of S answers differently, and that is the heaviest, meets
+  the bound: it is taken without looking at the other queries;
 * symmetry: a permutation of the positions together with a permutation of equally weighted
   colours that maps every guess played so far to itself maps S to itself, so of the queries it
   maps onto each other only one is tried (the classic pruning of Koyama & Lai; here at every
