@@ -49,6 +49,8 @@ class Param:
     doc: str = ""
     strategies: tuple[str, ...] | None = None  # None: applies to every strategy
     identity: bool = True  # False: an execution knob (a size limit...) left out of task ids
+    # True: left out of task ids while None (a parameter added later keeps the old ids)
+    omit_none_from_id: bool = False
     dtype: str = "string"  # the row column's type (see DTYPES); lists are stored as "3,3,3"
 
     def applies_to(self, strategy: str | None) -> bool:
@@ -244,6 +246,8 @@ def grid_tasks(
     # the id's JSON as a format string: constant parameters encoded now, one field per axis
     # (marked "\0i\0" in the JSON, where a NUL cannot otherwise occur: JSON escapes it)
     knobs = _knobs(fam.name)
+    if _omitted_if_none(fam.name):  # the id's keys may differ between tasks
+        return [(task, task_id(task)) for task, _ in grid_tasks_unhashed(fam, base, names, canon)]
     keys = sorted(k for k in base if k not in knobs)
     axis_of = {name: i for i, name in enumerate(names)}
     marked = [f"\0{axis_of[k]}\0" if k in axis_of else _id_piece(k, base[k]) for k in keys]
@@ -268,6 +272,20 @@ def grid_tasks(
         else:
             out_tasks.append((task, _sha_id(payload.format(*encoded))))
     return out_tasks
+
+
+def grid_tasks_unhashed(
+    fam: Family, base: Task, names: list[str], canon: list[list[Any]]
+) -> list[tuple[Task, None]]:
+    """The grid's checked tasks (no ids yet), in ``itertools.product`` order."""
+    out = []
+    for values in itertools.product(*canon):
+        task = dict(base)
+        task.update(zip(names, map(_fresh, values), strict=True))
+        if fam.check_task is not None:
+            fam.check_task(task)
+        out.append((task, None))
+    return out
 
 
 def _literal(text: str) -> str:
@@ -383,13 +401,22 @@ def int_list(value: Any, *, low: int = 0, min_len: int = 1) -> list[int]:
 def identity_params(task: Task) -> Task:
     """The canonical task without execution knobs: what a result depends on."""
     knobs = _knobs(task["family"])
-    return {k: v for k, v in sorted(task.items()) if k not in knobs}
+    omitted = _omitted_if_none(task["family"])
+    return {
+        k: v for k, v in sorted(task.items()) if k not in knobs and not (v is None and k in omitted)
+    }
 
 
 @functools.cache
 def _knobs(family: str) -> frozenset[str]:
     """The family's execution knobs: parameters left out of task ids."""
     return frozenset(p.name for p in get_family(family).params if not p.identity)
+
+
+@functools.cache
+def _omitted_if_none(family: str) -> frozenset[str]:
+    """The family's parameters left out of task ids while None (``omit_none_from_id``)."""
+    return frozenset(p.name for p in get_family(family).params if p.omit_none_from_id)
 
 
 def task_id(task: Task) -> str:

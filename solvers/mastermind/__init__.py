@@ -13,7 +13,10 @@ Strategies (scores are over the partition of the feasible set by the feedback):
 ``sharma_mittal`` (least expected Sharma-Mittal entropy H_{r,t} of the jar-weighted
 feasible set after the feedback, Hofer & Nelson (2016) equation 1), ``minimax`` (Knuth 1977: least
 worst-case number of feasible codes), ``expected_size`` (least jar-expected number of feasible
-codes), ``most_parts`` (most non-empty parts), ``first_feasible`` (the lowest feasible code).
+codes), ``most_parts`` (most non-empty parts), ``first_feasible`` (the lowest feasible code);
+``optimal``: the least expected number of guesses, by branch and bound (see
+:mod:`solvers.mastermind.optimal`; Koyama & Lai 1993, Ville 2013), optionally with at most
+``guess_limit`` guesses per game, or only over one ``subtree`` (first guess, answer).
 
 The evaluation is exact: the strategy's decision tree is built over every code at once, and the
 expected number of guesses is a rational number under the jar's distribution.  Scores are
@@ -45,7 +48,14 @@ from solvers.registry import (
 )
 
 VERSION = "1"
-STRATEGIES = ("sharma_mittal", "minimax", "expected_size", "most_parts", "first_feasible")
+STRATEGIES = (
+    "sharma_mittal",
+    "minimax",
+    "expected_size",
+    "most_parts",
+    "first_feasible",
+    "optimal",
+)
 DEFAULT_MAX_CODES = 4096  # 4096 x 4096 feedback table: 16 MiB, a few seconds per strategy
 HARD_MAX_CODES = 16384  # the feedback table would take 256 MiB
 TIE_RTOL = 1e-12
@@ -289,13 +299,57 @@ def check_task(task: Task) -> None:
             f"{colours}^{task['pegs']} = {n:,} codes is too many for the exact evaluation "
             f"(limit max_codes={task['max_codes']:,}, at most {HARD_MAX_CODES:,})",
         )
+    if task["strategy"] == "optimal":
+        from solvers.mastermind.optimal import check_optimal
+
+        check_optimal(task)
 
 
 def run(task: Task) -> list[Row]:
     """One row: the exact evaluation of the strategy over every code."""
+    if task["strategy"] == "optimal":
+        from solvers.mastermind.optimal import run_optimal
+
+        return [run_optimal(task)]
     sm = task["strategy"] == "sharma_mittal"
     r, t = (task["entropy_r"], task["entropy_t"]) if sm else (1.0, 1.0)
     return [evaluate(task["pegs"], task["colours"], task["jar"], task["strategy"], r, t)]
+
+
+def optimal_params() -> tuple[Param, ...]:
+    """Parameters of strategy ``optimal`` (left out of the ids of the other strategies)."""
+    from solvers.mastermind.optimal import DEFAULT_MAX_SEARCH_CODES, parse_subtree
+
+    only = ("optimal",)
+    return (
+        Param(
+            "guess_limit",
+            lambda v: None if v is None else as_int(v, low=1),
+            None,
+            "at most this many guesses per game (absent: no limit)",
+            only,
+            dtype="int64",
+            omit_none_from_id=True,
+        ),
+        Param(
+            "subtree",
+            parse_subtree,
+            None,
+            'only the codes that answer b,w to a first guess: "1123:0,2" ("1123": first guess '
+            "fixed, every answer; absent: the whole game)",
+            only,
+            omit_none_from_id=True,
+        ),
+        Param(
+            "max_search_codes",
+            lambda v: as_int(v, low=1, high=HARD_MAX_CODES),
+            DEFAULT_MAX_SEARCH_CODES,
+            "refuse optimal searches over more candidate codes than this",
+            only,
+            identity=False,
+            dtype="int64",
+        ),
+    )
 
 
 def _optional_colours(value: object) -> int | None:
@@ -326,6 +380,7 @@ FAMILY = register(
             ),
             Param("jar", check_jar, None, "colour weights, one per colour; absent: uniform"),
             *sharma_mittal_params(("sharma_mittal",)),
+            *optimal_params(),
             Param(
                 "max_codes",
                 lambda v: as_int(v, low=1, high=HARD_MAX_CODES),
@@ -347,6 +402,8 @@ FAMILY = register(
             "first_guess": "string",
             "n_codes": "int64",
             "tree_nodes": "int64",
+            "search_nodes": "int64",
+            "subtree_mass_exact": "string",
         },
     )
 )

@@ -28,7 +28,8 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
     table = result_table(rows)
     table.to_parquet(out_dir / "mastermind_results.parquet", index=False)
     parts = []
-    for game, group in table.groupby(["pegs", "colours", "jar_label"], sort=True):
+    whole = table[[not isinstance(s, str) for s in table["subtree"]]]  # subtrees: see below
+    for game, group in whole.groupby(["pegs", "colours", "jar_label"], sort=True):
         title = game_title(*game)
         parts += [f"### {title}", ""]
         ref = group[group["strategy"] != "sharma_mittal"]
@@ -53,13 +54,16 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
                 f"![{title}](summary/{name})",
                 "",
             ]
+    from solvers.mastermind.optimal_summary import gap_section, subtree_section
+
+    parts += [gap_section(whole, out_dir), subtree_section(table, out_dir)]
     return "\n".join(parts)
 
 
 def result_table(rows: pd.DataFrame) -> pd.DataFrame:
     """One line per result with a readable strategy label and game label."""
     table = rows.copy()
-    for col in ("jar", "entropy_r", "entropy_t", "total_guesses"):
+    for col in ("jar", "entropy_r", "entropy_t", "total_guesses", "subtree", "guess_limit"):
         if col not in table:
             table[col] = None
     table["jar_label"] = [
@@ -70,11 +74,16 @@ def result_table(rows: pd.DataFrame) -> pd.DataFrame:
         s if s != "sharma_mittal" else f"sharma_mittal({fmt(r)}, {fmt(t)})"
         for s, r, t in zip(table["strategy"], table["entropy_r"], table["entropy_t"], strict=True)
     ]
+    table["label"] = [  # the optimum with at most so many guesses per game
+        label if pd.isna(g) else f"{label} (at most {int(g)} guesses)"
+        for label, g in zip(table["label"], table["guess_limit"], strict=True)
+    ]
     table["histogram"] = [",".join(map(str, h)) for h in table["histogram"]]
     totals = [None if v is None or v != v else int(v) for v in table["total_guesses"]]
     table["total_guesses"] = pd.Series(totals, index=table.index, dtype=object)
     keep = ["pegs", "colours", "jar", "jar_label", "strategy", "entropy_r", "entropy_t", "label"]
     keep += [*RESULTS, "first_guess", "histogram", "n_codes"]
+    keep += ["guess_limit", "subtree", "subtree_mass_exact", "search_nodes", "seconds"]
     return table[[c for c in keep if c in table]]
 
 

@@ -1,0 +1,761 @@
+"""The optimal Mastermind strategy: least expected number of guesses, by branch and bound.
+
+The cost of a set S of candidate codes (jar-weighted, integer weights w) is the least total
+``sum over s in S of w(s) * guesses(s)`` over every strategy, counted from the next guess on:
+
+    cost(S) = W(S) + min over queries q of  sum over answers a != win of  cost(S_a(q))
+
+where W(S) is the weight of S and S_a(q) the codes of S that answer a to q.  Any code may be
+played (not only a still-feasible one).  This is the expected-case optimum that Koyama & Lai
+(1993), *An optimal Mastermind strategy*, computed for 4 pegs and 6 colours (5625 guesses over
+the 1296 codes) and Ville (2013), *An optimal mastermind (4,7) strategy and more results in
+the expected case*, for 4 pegs and 7 colours, both by depth-first search with pruning.
+
+The search here (a Numba kernel) is a depth-first branch and bound:
+
+* a lower bound on cost(S) from the size and weights of S alone: one code can be won with the
+  next guess, at most b with the guess after (b = number of non-winning answers), at most b^2
+  with the third..., the heaviest codes first (:func:`part_bound`);
+* every query is first scored by the sum of its parts' bounds; queries are tried in increasing
+  order of that bound and the search stops at the first whose bound reaches the best cost
+  found; a part is searched only with the budget the best cost leaves it;
+* queries that split S into the same parts (same partition, same winning code) are tried once;
+  queries that neither split S nor can win are never tried; a colour in no code of S ("dead")
+  answers nothing wherever it is played, so only the least dead colour is ever played;
+* a code of S that every other code of S answers differently, and that is the heaviest, meets
+  the bound: it is taken without looking at the other queries;
+* symmetry: a permutation of the positions together with a permutation of equally weighted
+  colours that maps every guess played so far to itself maps S to itself, so of the queries it
+  maps onto each other only one is tried (the classic pruning of Koyama & Lai; here at every
+  depth, as long as the history keeps a non-trivial symmetry);
+* memoisation: the cost of a candidate set (keyed by a 128-bit hash of its codes and the guesses
+  left) is stored once known, and a proven lower bound when the search of it was cut off.
+
+A ``guess_limit`` bounds the number of guesses of every game (Koyama & Lai's 5626 for at most
+five guesses on 4 x 6).  :func:`brute_force_cost` is the plain recursion without any pruning,
+used by the tests as the reference on small games.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cache
+
+import numpy as np
+from numba import njit, types
+from numba.typed import Dict
+
+from solvers.mastermind import (
+    code_label,
+    code_weights,
+    feedback_table,
+    feedbacks,
+    jar_weights,
+)
+from solvers.registry import TaskError, exact_columns
+
+INF = 1 << 60  # "no strategy within the guess limit"; every real cost is far smaller
+NO_LIMIT = 63  # guesses left when the number of guesses is not limited
+KEY = types.UniTuple(types.uint64, 3)
+
+
+@dataclass(frozen=True)
+class Optimum:
+    """The optimal strategy's exact totals (weights are the jar's integer code weights)."""
+
+    total: int  # sum over the codes of weight x guesses
+    weight: int  # sum of the weights of the codes counted
+    guesses: np.ndarray  # guesses needed for each code counted (code order)
+    codes: np.ndarray  # indices of the codes counted
+    first_guess: int  # index of the optimal first guess
+    nodes: int  # candidate sets searched (memo misses with 3 or more codes)
+    queries: int  # queries whose partition was scored
+    tree_nodes: int  # guesses in the optimal strategy's decision tree
+
+    @property
+    def expected(self) -> Fraction:
+        """The exact expected number of guesses."""
+        return Fraction(self.total, self.weight)
+
+
+# ----------------------------------------------------------------------------- bounds
+
+
+@njit(cache=True, nogil=True)
+def part_bound(m: int, w_sum: int, w_max: int, w_min: int, left: int, b: int) -> int:
+    """Lower bound on the cost of m codes with ``left`` guesses left (INF: not enough)."""
+    if m == 0:
+        return 0
+    if left <= 0:
+        return INF
+    if m == 1:
+        return w_sum
+    if left == 1:
+        return INF
+    bound = 2 * w_sum - w_max  # one code may be won at once, all others need a second guess
+    beyond = m - 1 - b  # codes the next two guesses cannot all win
+    level, capacity = 3, b * b
+    while beyond > 0:
+        if level > left:
+            return INF
+        bound += beyond * w_min
+        beyond -= capacity
+        capacity *= b
+        level += 1
+    return bound
+
+
+@njit(cache=True, nogil=True)
+def _canonical_hash(row: np.ndarray, s: np.ndarray, win: int, z: np.ndarray) -> np.uint64:
+    """Hash of the partition of s by row (labels renumbered by first occurrence, win = 0)."""
+    rename = np.full(win + 1, -1, np.int64)
+    rename[win] = 0
+    nxt = 1
+    h = np.uint64(0)
+    for i in range(s.size):
+        lab = row[s[i]]
+        if rename[lab] < 0:
+            rename[lab] = nxt
+            nxt += 1
+        h += np.uint64(rename[lab] + 1) * z[i]
+    return h
+
+
+@njit(cache=True, nogil=True)
+def _same_partition(row_a: np.ndarray, row_b: np.ndarray, s: np.ndarray, win: int) -> bool:
+    """Whether two queries split s into the same parts with the same winning code."""
+    ab = np.full(win + 1, -1, np.int64)
+    ba = np.full(win + 1, -1, np.int64)
+    for i in range(s.size):
+        a, b = row_a[s[i]], row_b[s[i]]
+        if (a == win) != (b == win):
+            return False
+        if ab[a] < 0 and ba[b] < 0:
+            ab[a], ba[b] = b, a
+        elif ab[a] != b or ba[b] != a:
+            return False
+    return True
+
+
+# ----------------------------------------------------------------------------- search
+
+
+@njit(cache=True, nogil=True)
+def _search(
+    s: np.ndarray,
+    bound: int,
+    left: int,
+    table: np.ndarray,
+    weights: np.ndarray,
+    win: int,
+    perms: np.ndarray,
+    masks: np.ndarray,
+    zobrist: np.ndarray,
+    exact: Dict,
+    lower: Dict,
+    choice: Dict,
+    stats: np.ndarray,
+) -> int:
+    """cost(s) if it is below ``bound``, else a lower bound >= ``bound`` (INF: infeasible)."""
+    m = s.size
+    w_sum, w_max, w_min = 0, 0, INF
+    h1, h2 = np.uint64(0), np.uint64(0)
+    alive = 0  # colours that occur in some candidate
+    for i in range(m):
+        alive |= masks[s[i]]
+        w = weights[s[i]]
+        w_sum += w
+        w_max = max(w_max, w)
+        w_min = min(w_min, w)
+        h1 += zobrist[0, s[i]]
+        h2 += zobrist[1, s[i]]
+    if m == 1:
+        return w_sum if left >= 1 else INF
+    if left <= 1:
+        return INF
+    if m == 2:
+        return w_sum + w_min
+    key = (h1, h2, np.uint64(left))
+    if key in exact:
+        return exact[key]
+    known = lower.get(key, 0)
+    if known >= bound:
+        return known
+    stats[0] += 1
+    n = table.shape[0]
+    b = win  # the number of answers other than the win
+    best = bound
+    best_q = -1
+    if m <= b + 1:
+        # a candidate answered differently by every other code is the best guess once it is
+        # the heaviest: every other code then needs exactly one more guess (the bound)
+        q, w_q = _perfect_candidate(s, table, weights, win)
+        if q >= 0 and 2 * w_sum - w_q < bound:
+            best, best_q = 2 * w_sum - w_q, q
+            if w_q == w_max:
+                exact[key] = best
+                choice[key] = best_q
+                return best
+    k = perms.shape[0]
+    q_ids = np.empty(n, np.int64)
+    q_lb = np.empty(n, np.int64)
+    q_hash = np.empty(n, np.uint64)
+    count = np.zeros(win + 1, np.int64)
+    mass = np.zeros(win + 1, np.int64)
+    heavy = np.zeros(win + 1, np.int64)
+    light = np.zeros(win + 1, np.int64)
+    # colours in no candidate ("dead") answer nothing wherever they are played: a query
+    # with a dead colour other than the least one splits s exactly as the query with the
+    # least dead colour in its place (when such a colour is equally weighted or not: the
+    # partition of s does not depend on weights)
+    dead = ~alive & _all_colours(masks)
+    other_dead = dead & ~(dead & -dead)
+    found = 0
+    for q in range(n):
+        if masks[q] & other_dead:
+            continue
+        if k > 1:
+            rep = True
+            for g in range(k):
+                if perms[g, q] < q:
+                    rep = False
+                    break
+            if not rep:
+                continue
+        row = table[q]
+        count[:] = 0
+        mass[:] = 0
+        heavy[:] = 0
+        light[:] = INF
+        for i in range(m):
+            lab = row[s[i]]
+            w = weights[s[i]]
+            count[lab] += 1
+            mass[lab] += w
+            heavy[lab] = max(heavy[lab], w)
+            light[lab] = min(light[lab], w)
+        if count[win] == 0:
+            parts = 0
+            for a in range(win):
+                parts += count[a] > 0
+            if parts <= 1:
+                continue
+        lb = w_sum
+        for a in range(win):
+            lb += part_bound(count[a], mass[a], heavy[a], light[a], left - 1, b)
+        if lb >= INF:
+            continue
+        stats[1] += 1
+        q_ids[found] = q
+        q_lb[found] = lb
+        q_hash[found] = _canonical_hash(row, s, win, zobrist[2])
+        found += 1
+    q_ids, q_lb, q_hash = q_ids[:found], q_lb[:found], q_hash[:found]
+    by_hash = np.argsort(q_hash, kind="mergesort")
+    order = by_hash[np.argsort(q_lb[by_hash], kind="mergesort")]
+    prev = -1
+    for j in order:
+        lb = q_lb[j]
+        if lb >= best:
+            break
+        q = q_ids[j]
+        if (
+            prev >= 0
+            and q_lb[prev] == lb
+            and q_hash[prev] == q_hash[j]
+            and _same_partition(table[q_ids[prev]], table[q], s, win)
+        ):
+            continue
+        prev = j
+        row = table[q]
+        count[:] = 0
+        for i in range(m):
+            count[row[s[i]]] += 1
+        start = np.zeros(win + 2, np.int64)
+        for a in range(win + 1):
+            start[a + 1] = start[a] + count[a]
+        members = np.empty(m, s.dtype)
+        fill = start[:-1].copy()
+        for i in range(m):
+            lab = row[s[i]]
+            members[fill[lab]] = s[i]
+            fill[lab] += 1
+        if k > 1:
+            keep = 0
+            for g in range(k):
+                keep += perms[g, q] == q
+            sub_perms = np.empty((keep, perms.shape[1]), perms.dtype)
+            keep = 0
+            for g in range(k):
+                if perms[g, q] == q:
+                    sub_perms[keep] = perms[g]
+                    keep += 1
+        else:
+            sub_perms = perms
+        partial = lb
+        by_size = np.argsort(-count[:win])
+        for a in by_size:
+            if count[a] <= 2:
+                break  # parts of one or two codes: their bound is their cost
+            part = members[start[a] : start[a + 1]]
+            w_part, w_hi, w_lo = 0, 0, INF
+            for i in range(part.size):
+                w = weights[part[i]]
+                w_part += w
+                w_hi = max(w_hi, w)
+                w_lo = min(w_lo, w)
+            part_lb = part_bound(count[a], w_part, w_hi, w_lo, left - 1, b)
+            cost = _search(
+                part,
+                best - partial + part_lb,
+                left - 1,
+                table,
+                weights,
+                win,
+                sub_perms,
+                masks,
+                zobrist,
+                exact,
+                lower,
+                choice,
+                stats,
+            )
+            if cost >= INF:
+                partial = INF
+                break
+            partial += cost - part_lb
+            if partial >= best:
+                break
+        if partial < best:
+            best = partial
+            best_q = q
+    if best_q >= 0:
+        exact[key] = best
+        choice[key] = best_q
+        return best
+    lower[key] = max(known, bound)
+    return max(known, bound)
+
+
+@njit(cache=True, nogil=True)
+def _perfect_candidate(
+    s: np.ndarray, table: np.ndarray, weights: np.ndarray, win: int
+) -> tuple[int, int]:
+    """(the heaviest code of s that every other code of s answers differently, its weight);
+    (-1, 0) if there is none.  Ties go to the lowest code."""
+    best, best_w = -1, 0
+    seen = np.zeros(win + 1, np.int64)
+    for j in range(s.size):
+        q = s[j]
+        if weights[q] <= best_w:
+            continue
+        seen[:] = 0
+        ok = True
+        for i in range(s.size):
+            lab = table[q, s[i]]
+            seen[lab] += 1
+            if seen[lab] > 1:
+                ok = False
+                break
+        if ok:
+            best, best_w = q, weights[q]
+    return best, best_w
+
+
+@njit(cache=True, nogil=True)
+def _all_colours(masks: np.ndarray) -> int:
+    """The bit mask of every colour (the union of the codes' colour masks)."""
+    out = 0
+    for x in masks:
+        out |= x
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _chosen(s: np.ndarray, left: int, zobrist: np.ndarray, choice: Dict) -> int:
+    """The optimal query stored for the candidate set s with ``left`` guesses left, or -1."""
+    h1, h2 = np.uint64(0), np.uint64(0)
+    for i in range(s.size):
+        h1 += zobrist[0, s[i]]
+        h2 += zobrist[1, s[i]]
+    return choice.get((h1, h2, np.uint64(left)), -1)
+
+
+# ------------------------------------------------------------------------- symmetries
+
+
+class Symmetries:
+    """The game's symmetries: a permutation of the positions with a permutation of colours.
+
+    Only colours of equal jar weight may be exchanged.  The group is kept as its two factors
+    (pegs! position and prod(class size!) colour permutations); code permutations are built
+    only for the subgroup that fixes given codes (:meth:`stabilizer`).
+    """
+
+    def __init__(self, pegs: int, colours: int, jar_w: Sequence[int]):
+        self.codes = np.array(list(itertools.product(range(colours), repeat=pegs)), np.int64)
+        self.place = colours ** np.arange(pegs - 1, -1, -1, dtype=np.int64)
+        self.positions = np.array(list(itertools.permutations(range(pegs))), dtype=np.int64)
+        classes: dict[int, list[int]] = {}
+        for c, w in enumerate(jar_w):
+            classes.setdefault(w, []).append(c)
+        perms = []
+        for choice in itertools.product(*(itertools.permutations(v) for v in classes.values())):
+            sigma = np.arange(colours)
+            for members, image in zip(classes.values(), choice, strict=True):
+                sigma[list(members)] = image
+            perms.append(sigma)
+        self.colours = np.array(perms, dtype=np.int64)
+        self.dtype = np.int16 if len(self.codes) < 2**15 else np.int32
+
+    def images_of(self, code: int) -> np.ndarray:
+        """(colour perms, position perms): the index of the image of one code under each."""
+        moved = self.codes[code][self.positions]  # (position perms, pegs)
+        return self.colours[:, moved] @ self.place
+
+    def representatives(self) -> np.ndarray:
+        """The codes that are the least of their orbit, in increasing order."""
+        seen = np.zeros(len(self.codes), dtype=bool)
+        reps = []
+        for c in range(len(self.codes)):
+            if not seen[c]:
+                reps.append(c)
+                seen[self.images_of(c).ravel()] = True
+        return np.array(reps, dtype=np.int64)
+
+    def stabilizer(self, fixed: Sequence[int]) -> np.ndarray:
+        """(elements, codes): code permutations of the symmetries fixing every code in fixed."""
+        keep = np.ones((len(self.colours), len(self.positions)), dtype=bool)
+        for q in fixed:
+            keep &= self.images_of(q) == q
+        out = [
+            self.colours[ci][self.codes[:, self.positions[pi]]] @ self.place
+            for ci, pi in zip(*np.nonzero(keep), strict=True)
+        ]
+        return np.ascontiguousarray(np.array(out, dtype=self.dtype))
+
+
+def identity_perms(n: int) -> np.ndarray:
+    """The trivial group on n codes, as one row of code permutations."""
+    return np.arange(n, dtype=np.int16 if n < 2**15 else np.int32)[None, :]
+
+
+# ------------------------------------------------------------------------------ driver
+
+
+class Searcher:
+    """The branch and bound on one game (pegs, colours, jar, guess limit), memo shared."""
+
+    def __init__(self, pegs: int, colours: int, jar: Sequence[object] | None, limit: int | None):
+        self.pegs, self.colours = pegs, colours
+        self.table = feedback_table(pegs, colours)
+        self.weights = np.asarray(code_weights(pegs, colours, jar), dtype=np.int64)
+        self.win = len(feedbacks(pegs)) - 1
+        self.left = NO_LIMIT if limit is None else limit
+        seeds = np.random.default_rng(20261123).integers(0, 2**63, (3, len(self.table)))
+        self.zobrist = (seeds.astype(np.uint64) << np.uint64(1)) | np.uint64(1)
+        self.exact = Dict.empty(KEY, types.int64)
+        self.lower = Dict.empty(KEY, types.int64)
+        self.choice = Dict.empty(KEY, types.int64)
+        self.stats = np.zeros(2, dtype=np.int64)
+        codes = np.array(list(itertools.product(range(colours), repeat=pegs)), dtype=np.int64)
+        self.masks = np.bitwise_or.reduce(np.left_shift(1, codes), axis=1).astype(np.int64)
+        self.played = 0  # guesses of the decision tree replayed so far
+        self.symmetries = Symmetries(pegs, colours, jar_weights(jar, colours))
+
+    def cost(self, s: np.ndarray, bound: int, left: int, perms: np.ndarray) -> int:
+        """cost(s) below ``bound`` (else a lower bound >= bound), ``left`` guesses left."""
+        return int(
+            _search(
+                np.ascontiguousarray(s, dtype=np.int32),
+                bound,
+                left,
+                self.table,
+                self.weights,
+                self.win,
+                perms,
+                self.masks,
+                self.zobrist,
+                self.exact,
+                self.lower,
+                self.choice,
+                self.stats,
+            )
+        )
+
+    def parts(self, q: int, s: np.ndarray) -> list[np.ndarray]:
+        """The parts of s by the answer to q, the winning part (if any) left out."""
+        labels = self.table[q, s]
+        return [s[labels == a] for a in np.unique(labels) if a != self.win]
+
+    def first_guess_total(self, q: int, bound: int = INF) -> int:
+        """The least total over all codes when the first guess is q (>= bound: pruned)."""
+        s = np.arange(len(self.table))
+        perms = self.symmetries.stabilizer([q])
+        total = int(self.weights.sum())
+        for part in sorted(self.parts(q, s), key=len, reverse=True):
+            total += self.cost(part, INF if bound >= INF else bound - total, self.left - 1, perms)
+            if total >= bound:
+                return total
+        return total
+
+    def subtree_total(self, q: int, answer: int) -> tuple[int, np.ndarray]:
+        """(least total over the codes answering ``answer`` to first guess q, those codes)."""
+        s = np.arange(len(self.table))
+        part = s[self.table[q] == answer]
+        if answer == self.win:
+            return int(self.weights[q]), part
+        perms = self.symmetries.stabilizer([q])
+        return int(self.weights[part].sum()) + self.cost(part, INF, self.left - 1, perms), part
+
+    def first_guesses(self) -> list[int]:
+        """One first guess per symmetry class, in increasing order of their lower bound."""
+        s = np.arange(len(self.table))
+        total = int(self.weights.sum())
+        bounds = []
+        for q in self.symmetries.representatives():
+            lb = total
+            for part in self.parts(int(q), s):
+                w = self.weights[part]
+                lb += part_bound(
+                    len(part), int(w.sum()), int(w.max()), int(w.min()), self.left - 1, self.win
+                )
+            bounds.append((lb, int(q)))
+        return [q for lb, q in sorted(bounds) if lb < INF]
+
+    def guesses(self, s: np.ndarray, left: int, depth: int, out: dict[int, int]) -> None:
+        """Fill out[code] = guesses the optimal strategy needs, for the codes of s."""
+        if len(s) == 0:
+            return
+        if len(s) == 1:
+            out[int(s[0])] = depth
+            self.played += 1
+            return
+        if len(s) == 2:
+            heavy = s[0] if self.weights[s[0]] >= self.weights[s[1]] else s[1]
+            out[int(heavy)] = depth
+            out[int(s[0] + s[1] - heavy)] = depth + 1
+            self.played += 2
+            return
+        s32 = np.ascontiguousarray(s, dtype=np.int32)
+        q = _chosen(s32, left, self.zobrist, self.choice)
+        if q < 0:
+            self.cost(s, INF, left, identity_perms(len(self.table)))
+            q = _chosen(s32, left, self.zobrist, self.choice)
+        self.play(int(q), s, left, depth, out)
+
+    def play(self, q: int, s: np.ndarray, left: int, depth: int, out: dict[int, int]) -> None:
+        """Fill ``out`` for the codes of s when q is guessed at guess number ``depth``."""
+        self.played += 1
+        if np.any(s == q):
+            out[q] = depth
+        for part in self.parts(q, s):
+            self.guesses(part, left - 1, depth + 1, out)
+
+
+def optimum(
+    pegs: int,
+    colours: int,
+    jar: Sequence[object] | None = None,
+    guess_limit: int | None = None,
+) -> Optimum:
+    """The optimal strategy's totals over every code (exact); size limit: see max_codes."""
+    search = Searcher(pegs, colours, jar, guess_limit)
+    best, best_q = INF, -1
+    for q in search.first_guesses():
+        total = search.first_guess_total(q, best)
+        if total < best:
+            best, best_q = total, q
+    if best_q < 0:
+        raise ValueError(f"no strategy wins every game within {guess_limit} guesses")
+    s = np.arange(len(search.table))
+    return _finish(search, best, best_q, s, search.left)
+
+
+def fixed_first_optimum(
+    pegs: int, colours: int, jar: Sequence[object] | None, guess_limit: int | None, q: int
+) -> Optimum:
+    """The optimum over every code when the first guess is q."""
+    search = Searcher(pegs, colours, jar, guess_limit)
+    total = search.first_guess_total(q)
+    if total >= INF:
+        raise ValueError(f"no strategy wins every game within {guess_limit} guesses")
+    return _finish(search, total, q, np.arange(len(search.table)), search.left)
+
+
+def subtree_optimum(
+    pegs: int,
+    colours: int,
+    jar: Sequence[object] | None,
+    guess_limit: int | None,
+    first_guess: int,
+    answer: int,
+) -> Optimum:
+    """The optimum over the codes giving ``answer`` to ``first_guess``, counted from guess 1."""
+    search = Searcher(pegs, colours, jar, guess_limit)
+    total, part = search.subtree_total(first_guess, answer)
+    if total >= INF:
+        raise ValueError(f"no strategy wins every game within {guess_limit} guesses")
+    return _finish(search, total, first_guess, part, search.left)
+
+
+def _finish(search: Searcher, total: int, q: int, s: np.ndarray, left: int) -> Optimum:
+    """The Optimum of guessing q first on s, with each code's guesses reconstructed."""
+    out: dict[int, int] = {}
+    search.play(q, s, left, 1, out)
+    codes = np.array(sorted(out), dtype=np.int64)
+    guesses = np.array([out[c] for c in codes], dtype=np.int64)
+    weights = search.weights[codes]
+    replayed = int((guesses * weights).sum())
+    if replayed != total or len(codes) != len(s):
+        raise RuntimeError(f"the optimal strategy replays to {replayed}, not {total}")
+    return Optimum(
+        total=total,
+        weight=int(weights.sum()),
+        guesses=guesses,
+        codes=codes,
+        first_guess=q,
+        nodes=int(search.stats[0]),
+        queries=int(search.stats[1]),
+        tree_nodes=search.played,
+    )
+
+
+# ------------------------------------------------------------------ brute-force reference
+
+
+def brute_force_cost(
+    pegs: int, colours: int, jar: Sequence[object] | None = None, guess_limit: int | None = None
+) -> int:
+    """The least total by plain recursion over every query at every node (no pruning).
+
+    Only for tiny games (a few dozen codes): it tries every code as every guess.
+    """
+    table = feedback_table(pegs, colours)
+    weights = code_weights(pegs, colours, jar)
+    win = len(feedbacks(pegs)) - 1
+    n = len(table)
+
+    @cache
+    def cost(s: frozenset[int], left: int) -> float:
+        if left == 0:
+            return math.inf
+        best = math.inf
+        for q in range(n):
+            parts: dict[int, list[int]] = {}
+            for c in s:
+                parts.setdefault(int(table[q, c]), []).append(c)
+            if len(parts) == 1 and win not in parts:
+                continue  # learns nothing: never part of an optimal strategy
+            sub = sum(cost(frozenset(p), left - 1) for a, p in parts.items() if a != win)
+            best = min(best, sub)
+        return sum(weights[c] for c in s) + best
+
+    value = cost(frozenset(range(n)), NO_LIMIT if guess_limit is None else guess_limit)
+    return INF if math.isinf(value) else int(value)
+
+
+# ------------------------------------------------------------------------ the family's task
+
+DEFAULT_MAX_SEARCH_CODES = 1296  # 4 x 6: about 20 s and 300 MB on one core
+SECONDS_4X6 = 20  # measured (benchmarks/bench_mastermind_optimal.py), for the refusal's estimate
+
+
+def parse_subtree(value: object) -> str | None:
+    """A subtree as "FIRST" or "FIRST:b,w" (first guess in colours from 1, answer); None: all."""
+    if value is None:
+        return None
+    text = str(value).replace(" ", "")
+    guess, _, answer = text.partition(":")
+    if not guess or not all(part.isdigit() and int(part) >= 1 for part in _digits(guess)):
+        raise ValueError('must be a first guess such as "1123", optionally with ":b,w"')
+    if answer:
+        pieces = answer.split(",")
+        if len(pieces) != 2 or not all(p.isdigit() for p in pieces):
+            raise ValueError('the answer must be "b,w" (black, white), as in "1123:0,2"')
+        answer = ",".join(str(int(p)) for p in pieces)
+        return f"{guess}:{answer}"
+    return guess
+
+
+def _digits(label: str) -> list[str]:
+    """The colours of a code label: "1123" or, past 9 colours, "1-2-10-3"."""
+    return label.split("-") if "-" in label else list(label)
+
+
+def subtree_codes(task: dict) -> tuple[int | None, int | None]:
+    """(first guess index, answer index) the task's subtree selects (None: not selected)."""
+    pegs, colours, subtree = task["pegs"], task["colours"], task["subtree"]
+    if subtree is None:
+        return None, None
+    guess, _, answer = subtree.partition(":")
+    digits = [int(d) - 1 for d in _digits(guess)]
+    if len(digits) != pegs or max(digits) >= colours:
+        raise TaskError("subtree", subtree, f"the first guess needs {pegs} colours in 1..{colours}")
+    q = sum(d * colours ** (pegs - 1 - i) for i, d in enumerate(digits))
+    if not answer:
+        return q, None
+    b, w = (int(x) for x in answer.split(","))
+    if (b, w) not in feedbacks(pegs):
+        raise TaskError("subtree", subtree, f"({b}, {w}) is no answer with {pegs} pegs")
+    return q, feedbacks(pegs).index((b, w))
+
+
+def check_optimal(task: dict) -> None:
+    """Refuse a search beyond reach: more candidate codes than max_search_codes."""
+    q, a = subtree_codes(task)
+    pegs, colours = task["pegs"], task["colours"]
+    n = colours**pegs
+    key, value = "pegs", pegs
+    if a is not None:
+        n = int((feedback_table(pegs, colours)[q] == a).sum()) if n <= task["max_codes"] else n
+        key, value = "subtree", task["subtree"]
+        if n == 0:
+            raise TaskError(key, value, "no code gives this answer to this first guess")
+    limit = task["max_search_codes"]
+    if n > limit:
+        raise TaskError(
+            key,
+            value,
+            f"{n:,} candidate codes ({pegs} pegs, {colours} colours) is too many for the optimal "
+            f"search (limit max_search_codes={limit:,}; the search grows much faster than the "
+            f"number of codes: 1,296 codes (4 x 6) take about {SECONDS_4X6} s on one core, "
+            "4 x 7 takes hours: split it into subtrees, see the mastermind_4x7 study)",
+        )
+
+
+def run_optimal(task: dict) -> dict:
+    """The result columns of the optimal strategy (or of one subtree of it), exact."""
+    pegs, colours, jar, limit = task["pegs"], task["colours"], task["jar"], task["guess_limit"]
+    q, a = subtree_codes(task)
+    if q is None:
+        opt = optimum(pegs, colours, jar, limit)
+    elif a is None:
+        opt = fixed_first_optimum(pegs, colours, jar, limit, q)
+    else:
+        opt = subtree_optimum(pegs, colours, jar, limit, q, a)
+    weights = np.asarray(code_weights(pegs, colours, jar), dtype=np.int64)
+    hist = np.bincount(opt.guesses)[1:]
+    mass = np.bincount(opt.guesses, weights=weights[opt.codes].astype(float))[1:]
+    uniform = bool(np.all(weights == weights[0]))
+    return {
+        **exact_columns("expected_guesses", opt.expected),
+        "total_guesses": int(opt.guesses.sum()) if uniform else None,
+        "max_guesses": int(opt.guesses.max()),
+        "histogram": [int(h) for h in hist],
+        "guess_pmf": [float(m / mass.sum()) for m in mass],
+        "first_guess": code_label(opt.first_guess, pegs, colours),
+        "n_codes": len(opt.codes),
+        "tree_nodes": opt.tree_nodes,
+        "search_nodes": opt.nodes,
+        "subtree_mass_exact": _fraction_text(Fraction(opt.weight, int(weights.sum()))),
+    }
+
+
+def _fraction_text(value: Fraction) -> str:
+    """A rational as "p/q"."""
+    return f"{value.numerator}/{value.denominator}"
