@@ -281,6 +281,7 @@ def test_bounds_unknown_curve():
 def test_feedback_summary_section(tmp_path):
     """The card_guessing summary adds a feedback comparison table and plot."""
     import pandas as pd
+
     from solvers.card_guessing.summary import summarize
 
     rows = [
@@ -302,6 +303,7 @@ def test_feedback_summary_section(tmp_path):
 
 def test_single_feedback_model_has_no_comparison(tmp_path):
     import pandas as pd
+
     from solvers.card_guessing import summary_feedback as feedback_sections
 
     rows = solve({"family": "card_guessing", "deck": [2, 2], "feedback": "complete"})
