@@ -1,0 +1,98 @@
+"""The HTML report (pipeline/report.py): self-contained, every row, failures, provenance.
+
+The browser tests (tests/test_report_browser.py) open these files in headless Chromium;
+these check what the files hold without a browser.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from tests_support import compose_config
+
+from pipeline import store
+from pipeline.report import json_value, table_spec, write_report
+from pipeline.run import run_study
+from solvers.registry import solve
+
+
+def page_data(path: Path) -> dict:
+    """The JSON the report's script renders (tables and figures)."""
+    text = path.read_text()
+    found = re.search(r"<script type='application/json' id='gl-data'>(.*?)</script>", text, re.S)
+    assert found, "no data block"
+    return json.loads(found.group(1).replace("<\\/", "</"))
+
+
+def external_references(text: str) -> list[str]:
+    """Every src= or href= that would load something from outside the file."""
+    refs = re.findall(r"""<(?:script|link|img|iframe)[^>]*(?:src|href)\s*=\s*['"]([^'"]+)""", text)
+    return [r for r in refs if not r.startswith("#")]
+
+
+def run(outputs: Path, *overrides: str):
+    cfg = compose_config(
+        f"paths.outputs={outputs}", "cluster=sync", "run.progress=false", *overrides
+    )
+    return run_study(cfg, log=lambda *_: None)
+
+
+def test_the_summary_stage_writes_a_self_contained_report(outputs):
+    report = run(outputs, "study=paper")
+    path = report.study_dir / "report.html"
+    assert path.exists() and (report.study_dir / "summary.md").exists()
+    text = path.read_text()
+    assert external_references(text) == []
+    assert "id='plotly-gz'" in text  # the family's figures bring Plotly, inlined
+    data = page_data(path)
+    everything = [t for t in data["tables"] if t["title"].startswith("All results")]
+    assert len(everything) == 1 and len(everything[0]["rows"]) == 2
+    # Gural, Simper & So (2019), Information Theory in a Card-Guessing Game: greedy on
+    # (3,3,3) with ties to the lowest type scores 475/112, the optimum 2383/560
+    cols = [c["name"] for c in everything[0]["columns"]]
+    exact = {
+        row[cols.index("strategy")]: row[cols.index("expected_score_exact")]
+        for row in everything[0]["rows"]
+    }
+    assert exact == {"greedy": "475/112", "optimal": "2383/560"}
+    kinds = {c["name"]: c["kind"] for c in everything[0]["columns"]}
+    assert kinds["expected_score_exact"] == "exact" and kinds["expected_score"] == "number"
+    assert "Package versions" in text and "code version" in text
+    assert "deck:" in text  # the resolved config, as YAML
+
+
+def test_failures_are_listed_with_their_messages(tmp_path):
+    study_dir = tmp_path / "broken"
+    rows = solve({"family": "card_guessing", "deck": [2, 1], "strategy": "greedy"})
+    ok = {**rows[0], "task_id": "a" * 20, "study": "broken"}
+    bad = {**ok, "task_id": "b" * 20, "status": "error", "error": "MemoryError: big\nline 2"}
+    bad.update(expected_score=None, expected_score_exact=None)
+    store.write_rows(study_dir / "results", [ok, bad], {"written_at": "2026-01-01T00:00:00"})
+    path = write_report(study_dir, {"name": "broken", "description": "two rows, one failed"})
+    data = page_data(path)
+    failed = [t for t in data["tables"] if t["title"].startswith("Failed tasks")]
+    assert len(failed) == 1 and len(failed[0]["rows"]) == 1
+    cols = [c["name"] for c in failed[0]["columns"]]
+    assert failed[0]["rows"][0][cols.index("error")] == "MemoryError: big\nline 2"
+    assert "two rows, one failed" in path.read_text()
+
+
+def test_table_cells_keep_exact_values_and_mark_infinities():
+    frame = pd.DataFrame(
+        {"r": [1.0, float("inf")], "v_exact": ["1/3", "2/3"], "n": [1, 2], "s": ["a", None]}
+    )
+    spec = table_spec("t", frame, {})
+    assert [c["kind"] for c in spec["columns"]] == ["number", "exact", "number", "text"]
+    assert spec["rows"] == [[1.0, "1/3", 1, "a"], ["inf", "2/3", 2, None]]
+    assert json_value(float("nan")) is None and json_value(-float("inf")) == "-inf"
+
+
+@pytest.mark.parametrize("name", ["table.js", "report.js", "report.css"])
+def test_the_assets_ship_with_the_package(name):
+    from pipeline.report import ASSETS
+
+    assert (ASSETS / name).read_text().strip()
