@@ -96,3 +96,40 @@ def test_the_assets_ship_with_the_package(name):
     from pipeline.report import ASSETS
 
     assert (ASSETS / name).read_text().strip()
+
+
+FAMILY_CASES = {
+    # Gural, Simper & So (2019), Information Theory in a Card-Guessing Game: greedy on
+    # (3,3,3), ties to the lowest type, scores 475/112
+    "card_guessing": (
+        [{"deck": [3, 3, 3], "strategy": "greedy", "tie_break": "lowest"}],
+        "475/112",
+    ),
+    # Norvig (2020), Flipping Cards: A Guessing Game: P(all calls right) for n = 3 is 5/6
+    "high_low": ([{"n": n, "strategy": "optimal"} for n in (2, 3, 4)], "5/6"),
+    # Hofer & Nelson (2016), Sharma-Mittal Generalized Entropy and "Code Jar" Mastermind
+    "mastermind": (
+        [
+            {"pegs": 2, "colours": 3, "strategy": "sharma_mittal", "entropy_r": r, "entropy_t": t}
+            for r in (0.0, 1.0)
+            for t in (1.0, 2.0)
+        ],
+        "/",
+    ),
+}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_CASES))
+def test_each_family_report_has_tables_and_figures_whose_hover_is_exact(family):
+    from pipeline.report import figure_spec
+    from solvers._sections import Figure, Table
+    from solvers.registry import family_report
+
+    tasks, exact = FAMILY_CASES[family]
+    rows = pd.DataFrame([r for t in tasks for r in solve({"family": family, **t})])
+    sections = family_report(family)(rows)
+    items = [i for s in sections for i in s.items]
+    figures = [i for i in items if isinstance(i, Figure)]
+    assert figures and any(isinstance(i, Table) for i in items)
+    spec = json.dumps([figure_spec(f.figure) for f in figures])
+    assert "_exact = %{customdata[" in spec and exact in spec
