@@ -133,3 +133,27 @@ def test_each_family_report_has_tables_and_figures_whose_hover_is_exact(family):
     assert figures and any(isinstance(i, Table) for i in items)
     spec = json.dumps([figure_spec(f.figure) for f in figures])
     assert "_exact = %{customdata[" in spec and exact in spec
+
+
+def test_the_index_lists_every_study_and_the_rows_two_studies_share(outputs):
+    from pipeline.index import comparison_data, study_dirs
+
+    run(outputs, "study=paper")
+    run(outputs, "study=paper", "study.name=paper_two", "study.grid.deck=[[3,3,3],[2,2,1]]")
+    index = outputs / "index.html"
+    text = index.read_text()
+    assert external_references(text) == [] and "plotly-gz" not in text  # no Plotly needed
+    assert [p.name for p in study_dirs(outputs)] == ["paper", "paper_two"]
+    assert text.count("class='report-link'") == 2
+    assert re.search(
+        r"data-study='paper_two'><td[^>]*>paper_two</td><td>card_guessing</td>"
+        r"<td>4</td><td>4</td><td>4</td><td>0</td>",
+        text,
+    )
+    from pipeline.store import load_results
+
+    data = comparison_data({p.name: load_results(p) for p in study_dirs(outputs)})
+    (family,) = data
+    assert family["family"] == "card_guessing" and family["studies"] == ["paper", "paper_two"]
+    assert len(family["data"]["paper"]) == 2 and len(family["data"]["paper_two"]) == 2
+    assert "row" not in family["keys"]  # every task has one row

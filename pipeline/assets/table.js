@@ -46,7 +46,7 @@ const GL = (function () {
     if (!m || (Number.isInteger(v) && m[2] === "g" && Math.abs(v) < 1e15)) return String(v);
     const p = Number(m[1]);
     if (m[2] === "f") return v.toFixed(p);
-    if (m[2] === "e") return v.toExponential(p);
+    if (m[2] === "e") return v === 0 ? "0" : v.toExponential(p);
     let s = v.toPrecision(Math.max(1, p));
     if (s.includes("e")) {
       let [a, b] = s.split("e");
