@@ -89,7 +89,8 @@ def batch_table(study_dir: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
                 "python": meta.get("python"),
             }
         )
-        newest = meta  # result_files lists the oldest first
+        if meta.get("config") or not newest:  # result_files lists the oldest first
+            newest = meta
     table = pd.DataFrame(lines)
     if len(table):
         table = table.sort_values("stored_at", kind="stable").reset_index(drop=True)
@@ -125,12 +126,12 @@ def add_provenance(page: Page, study_dir: Path) -> None:
     if not len(batches):
         page.add_html("<p>No results stored yet.</p>")
         return
-    codes = ", ".join(sorted(set(map(str, batches["code_version"]))))
+    codes = ", ".join(sorted(set(map(str, batches["code_version"].dropna()))))
     page.add_html(
         f"<p>{len(batches)} batches stored from {esc(batches['stored_at'].iloc[0])} to "
         f"{esc(batches['stored_at'].iloc[-1])} (UTC) by {batches['run_started'].nunique()} "
         f"run(s); code version {esc(codes)}; Python "
-        f"{esc(', '.join(sorted(set(map(str, batches['python'])))))}.</p>"
+        f"{esc(', '.join(sorted(set(map(str, batches['python'].dropna())))))}.</p>"
     )
     config = yaml.safe_dump(newest.get("config", {}), sort_keys=False, default_flow_style=None)
     page.add_html(

@@ -17,6 +17,14 @@ const GL = (function () {
     return q === 0n ? null : [BigInt(m[1]), q];
   }
 
+  /* A decimal such as "4.25" as an exact fraction [425n, 100n] (filters on exact columns). */
+  function parseDecimal(s) {
+    const m = /^\s*(-?)(\d*)\.(\d+)\s*$/.exec(s);
+    if (!m) return null;
+    const p = BigInt(m[1] + (m[2] || "0") + m[3]);
+    return [p, 10n ** BigInt(m[3].length)];
+  }
+
   function cmpFrac(a, b) {
     const x = a[0] * b[1], y = b[0] * a[1];
     return x < y ? -1 : x > y ? 1 : 0;
@@ -78,7 +86,7 @@ const GL = (function () {
     }
     const op = OPS.exec(t), range = RANGE.exec(t);
     if (kind === "exact") {
-      const exact = (s) => parseFrac(s);
+      const exact = (s) => parseFrac(s) || parseDecimal(s);
       if (op && exact(op[2])) {
         const b = exact(op[2]);
         return (cell) => cell.key !== null && test(op[1], cmpFrac(cell.key, b));

@@ -39,7 +39,7 @@ def report(rows: pd.DataFrame) -> list[Section]:
 
 def score_section(rows: pd.DataFrame) -> Section:
     """Every strategy's score per (deck, feedback) with its ratio to the optimum."""
-    table = score_table(info.compact(rows))
+    table = score_table(info.compact(rows)).dropna(axis=1, how="all")
     return Section(
         "Expected scores per deck",
         [
