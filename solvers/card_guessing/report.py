@@ -52,7 +52,7 @@ def score_section(rows: pd.DataFrame) -> Section:
 
 
 def score_bars(table: pd.DataFrame) -> go.Figure:
-    """Grouped bars: one group per strategy label, one colour per (deck, feedback)."""
+    """Horizontal grouped bars: one group per strategy label, one colour per (deck, feedback)."""
     fig = go.Figure()
     for (deck, feedback), part in table.groupby(["deck", "feedback"], sort=False):
         data, lines = hover_fields(
@@ -60,16 +60,24 @@ def score_bars(table: pd.DataFrame) -> go.Figure:
         )
         fig.add_trace(
             go.Bar(
-                x=part["label"].tolist(),
-                y=part["expected_score"].tolist(),
-                error_y=error_bars(part),
+                y=part["label"].tolist(),
+                x=part["expected_score"].tolist(),
+                error_x=error_bars(part),
+                orientation="h",
                 name=f"({deck}) {feedback}",
                 customdata=data,
                 hovertemplate=lines + "<extra></extra>",
             )
         )
-    fig.update_layout(barmode="group", hovermode="closest", margin={"t": 30, "b": 140})
-    fig.update_yaxes(title="expected number of correct guesses")
+    labels = table["label"].nunique()
+    fig.update_layout(
+        barmode="group",
+        hovermode="closest",
+        height=160 + 22 * labels * max(1, table.groupby(["deck", "feedback"]).ngroups) ** 0.5,
+        margin={"t": 30, "l": 10},
+    )
+    fig.update_xaxes(title="expected number of correct guesses")
+    fig.update_yaxes(automargin=True, autorange="reversed")
     return fig
 
 
