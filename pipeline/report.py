@@ -177,7 +177,7 @@ def parameter_columns(family: str) -> list[str]:
 
 
 def result_columns(family: str, rows: pd.DataFrame) -> pd.DataFrame:
-    """Every row: strategy, identifying parameters, results (lists as text), time, task id."""
+    """Every row: strategy, identifying parameters, results (lists as short text), time, id."""
     fam = get_family(family)
     params = [c for c in parameter_columns(family) if c in rows]
     values = [c for c in fam.columns if c in rows]
@@ -191,11 +191,18 @@ def result_columns(family: str, rows: pd.DataFrame) -> pd.DataFrame:
     return table.dropna(axis=1, how="all")
 
 
+LIST_SHOWN = 24  # a list result longer than this is shown by its ends and its length
+
+
 def list_text(value: Any) -> str | None:
-    """A list value as "1,2,3" text (None stays None)."""
+    """A list value as "1,2,3" text, floats to 6 significant digits, a long list by its
+    first and last values and its length (the store keeps every value; None stays None)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    return ",".join(map(str, list(value)))
+    items = [f"{v:.6g}" if isinstance(v, float) else str(v) for v in list(value)]
+    if len(items) > LIST_SHOWN:
+        items = [*items[:12], "...", *items[-4:], f" ({len(value)} values)"]
+    return ",".join(items)
 
 
 def failure_table(family: str, errors: pd.DataFrame) -> pd.DataFrame:

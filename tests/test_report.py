@@ -157,3 +157,15 @@ def test_the_index_lists_every_study_and_the_rows_two_studies_share(outputs):
     assert family["family"] == "card_guessing" and family["studies"] == ["paper", "paper_two"]
     assert len(family["data"]["paper"]) == 2 and len(family["data"]["paper_two"]) == 2
     assert "row" not in family["keys"]  # every task has one row
+
+
+def test_list_results_are_shown_short_and_long_lists_by_their_ends():
+    import numpy as np
+
+    from pipeline.report import list_text
+
+    assert list_text(np.array([1, 2, 3])) == "1,2,3"
+    assert list_text([0.1234567891, 0.5]) == "0.123457,0.5"
+    text = list_text(list(range(30)))
+    assert text.startswith("0,1,2,") and text.endswith("26,27,28,29, (30 values)")
+    assert list_text(None) is None
