@@ -169,3 +169,11 @@ def test_list_results_are_shown_short_and_long_lists_by_their_ends():
     text = list_text(list(range(30)))
     assert text.startswith("0,1,2,") and text.endswith("26,27,28,29, (30 values)")
     assert list_text(None) is None
+
+
+def test_every_registered_report_function_imports():
+    from solvers.registry import families, family_report, get_family
+
+    named = [f for f in families() if get_family(f).report is not None]
+    assert {"card_guessing", "high_low", "mastermind"} <= set(named)
+    assert all(callable(family_report(f)) for f in named)
