@@ -241,7 +241,7 @@ def test_the_index_shows_every_study_and_compares_two(driver, outputs, tmp_path)
     assert compare.get_attribute("data-differing") == "1"
     (changed,) = compare.find_elements("css selector", "tbody tr.gl-diff")
     assert "2383/560" in changed.text and "2384/560" in changed.text
-    assert "1.786e-3" in changed.text  # B - A = 1/560
+    assert "1.786e-3" in changed.text and "1/560" in changed.text  # B - A, float and exact
     screenshot(driver, "index", tmp_path)
     Select(driver.find_element("id", "compare-b")).select_by_visible_text("paper_more")
     assert compare.get_attribute("data-total") == "2"
@@ -256,4 +256,33 @@ def test_the_index_shows_every_study_and_compares_two(driver, outputs, tmp_path)
     links[0].click()  # the link opens the report from disk
     wait_for(driver, "return document.body.dataset.figuresReady")
     assert driver.current_url.endswith("/high_low/report.html")
+    assert console_errors(driver) == []
+
+
+BIG = 10**30
+SORT_EXACT = """
+const div = document.createElement("div");
+div.id = "exact-test";
+document.body.appendChild(div);
+GL.Table(div, {columns: [{name: "v", kind: "exact", format: ""}], rows: arguments[0]});
+div.querySelector("th").click();
+return Array.from(div.querySelectorAll("tbody td")).map((td) => td.title || td.textContent);
+"""
+
+
+def test_exact_columns_sort_and_filter_exactly_where_floats_tie(driver, outputs):
+    """Three values a float cannot tell apart (1 - 1e-30, 1, 1 + 1e-30) sort exactly."""
+    open_page(driver, outputs / "paper" / "report.html", "tablesReady")
+    above, below = f"{BIG + 1}/{BIG}", f"{BIG - 1}/{BIG}"
+    order = driver.execute_script(SORT_EXACT, [[above], ["1/1"], [below]])
+    assert order == [below, "1/1", above]
+    assert (
+        driver.execute_script("return GL.cmpFrac(GL.parseFrac(arguments[0]), [1n, 1n])", above) == 1
+    )
+    assert driver.execute_script("return GL.fracDiff('475/112', '2383/560')") == "1/70"
+    assert driver.execute_script("return GL.fracDiff('1/1', arguments[0])", above) == f"1/{BIG}"
+    table = driver.find_element("id", "exact-test")  # the table made above
+    table.find_element("css selector", "input[data-column='v']").send_keys(">1")
+    assert table.get_attribute("data-filtered") == "1"
+    assert table.find_element("css selector", "tbody td").get_attribute("title") == above
     assert console_errors(driver) == []

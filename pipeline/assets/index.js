@@ -54,6 +54,7 @@
       columns.push({ name: v.name + " (A)", kind: v.kind, format: fmt });
       columns.push({ name: v.name + " (B)", kind: v.kind, format: fmt });
       if (v.kind === "number") columns.push({ name: "\u0394 " + v.name, kind: "number", format: ".3e" });
+      if (v.kind === "exact") columns.push({ name: "\u0394 " + v.name, kind: "exact", format: "" });
     }
     columns.push({ name: "differs", kind: "text", format: "" });
     const rows = [], highlight = [];
@@ -66,6 +67,7 @@
         const x = A[key][j], y = B[key][j];
         row.push(x, y);
         if (v.kind === "number") row.push(delta(x, y));
+        if (v.kind === "exact") row.push(GL.fracDiff(x, y));
         if (!same(x, y, v.kind)) differs = true;
       });
       row.push(differs ? "yes" : "no");

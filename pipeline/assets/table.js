@@ -30,14 +30,19 @@ const GL = (function () {
     return x < y ? -1 : x > y ? 1 : 0;
   }
 
-  function fracNumber(f) {
-    if (f === null) return NaN;
-    const neg = f[0] < 0n, p = neg ? -f[0] : f[0], q = f[1];
-    const shift = q.toString().length - p.toString().length + 17;
-    let v;
-    if (shift >= 0) v = Number((p * 10n ** BigInt(shift)) / q) * Math.pow(10, -shift);
-    else v = Number(p / (q * 10n ** BigInt(-shift))) * Math.pow(10, -shift);
-    return neg ? -v : v;
+  function gcd(a, b) {
+    a = a < 0n ? -a : a;
+    while (b) [a, b] = [b, a % b];
+    return a;
+  }
+
+  /* b - a as a reduced "p/q" string (exact), or null when either is not a fraction. */
+  function fracDiff(a, b) {
+    const x = parseFrac(a), y = parseFrac(b);
+    if (!x || !y) return null;
+    const p = y[0] * x[1] - x[0] * y[1], q = x[1] * y[1];
+    const g = gcd(p, q) || 1n;
+    return `${p / g}/${q / g}`;
   }
 
   function num(v) {
@@ -236,5 +241,5 @@ const GL = (function () {
     return { draw };
   }
 
-  return { Table, parseFrac, cmpFrac, fracNumber, fmtNum, el };
+  return { Table, parseFrac, cmpFrac, fracDiff, fmtNum, el };
 })();
