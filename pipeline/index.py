@@ -47,9 +47,9 @@ def write_index(outputs: Path) -> Path:
     outputs = Path(outputs)
     statuses, rows_by_study = [], {}
     for folder in study_dirs(outputs):
-        rows = load_results(folder / "results")
+        rows, status = read_study(folder)
         rows_by_study[folder.name] = rows
-        statuses.append(study_status(folder, rows))
+        statuses.append(status)
     data = {"families": comparison_data(rows_by_study)}
     body = [
         "<h1>guesslab studies</h1>",
@@ -58,7 +58,8 @@ def write_index(outputs: Path) -> Path:
         "<h2 id='compare'>Compare two studies of one family</h2>",
         "<p class='note'>Rows are matched on strategy and the identifying parameters "
         "(the k-th row of a task with several rows matches the k-th); differing rows are "
-        "highlighted, and the difference B - A of every numeric result is shown.</p>",
+        "highlighted, and the difference B - A of every numeric result is shown (exact, as "
+        "a fraction, for exact p/q results).</p>",
         "<div id='compare-view'></div>",
     ]
     page = (
@@ -70,6 +71,31 @@ def write_index(outputs: Path) -> Path:
         + f"<script>{asset('table.js')}\n{asset('index.js')}</script>\n</body></html>\n"
     )
     return write_atomic(outputs / INDEX_NAME, page)
+
+
+def read_study(folder: Path, tries: int = 3) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """(a study's rows, its status line); another study's run may replace a file while it
+    is read (compaction, atomically), so a vanished file is read again, and a store that
+    stays unreadable is listed as such instead of stopping this study's summary."""
+    error: Exception | None = None
+    for _ in range(tries):
+        try:
+            rows = load_results(folder / "results")
+            return rows, study_status(folder, rows)
+        except (OSError, ValueError) as exc:
+            error = exc
+    status = {
+        "study": folder.name,
+        "family": f"(store unreadable: {error})",
+        "description": "",
+        "planned": None,
+        **dict.fromkeys(["tasks", "ok", "failed"], 0),
+        "last_run": "",
+        "code_version": "",
+        "report": (folder / "report.html").exists(),
+        "summary": (folder / "summary.md").exists(),
+    }
+    return load_results(folder / "no results"), status
 
 
 def study_status(folder: Path, rows: pd.DataFrame) -> dict[str, Any]:

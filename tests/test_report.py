@@ -177,3 +177,15 @@ def test_every_registered_report_function_imports():
     named = [f for f in families() if get_family(f).report is not None]
     assert {"card_guessing", "high_low", "mastermind"} <= set(named)
     assert all(callable(family_report(f)) for f in named)
+
+
+def test_an_unreadable_store_is_listed_in_the_index_not_fatal(outputs):
+    from pipeline.index import write_index
+
+    run(outputs, "study=paper")
+    broken = outputs / "broken" / "results" / "family=card_guessing"
+    broken.mkdir(parents=True)
+    (broken / "part-1-x.parquet").write_bytes(b"not parquet")
+    text = write_index(outputs).read_text()
+    assert "data-study='broken'" in text and "(store unreadable:" in text
+    assert "data-study='paper'" in text
