@@ -15,7 +15,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from solvers._sections import Figure, Section, Table, heatmap, hover_fields, scatter
+from solvers.card_guessing import summary_feedback as feedback_models
 from solvers.card_guessing import summary_info as info
+from solvers.card_guessing import summary_suits52 as suits
 from solvers.card_guessing.summary import score_table
 from solvers.entropy import preset_name
 
@@ -23,10 +25,16 @@ HOVER = ["deck", "feedback", "strategy", "tie_break", "gamma", "entropy_r", "ent
 
 
 def report(rows: pd.DataFrame) -> list[Section]:
-    """Sections: scores per deck (table and bars), gamma sweep and entropy grid if present."""
+    """Sections: scores per deck (table and bars); the gamma sweep, the entropy grid, the
+    feedback models and the equal decks where the rows hold them."""
     if not len(rows):
         return []
     out = [score_section(rows)]
+    if "feedback" in rows and rows["feedback"].nunique() >= 2:
+        out.append(feedback_section(rows))
+    gaps = suits.gap_table(rows)
+    if not gaps.empty:
+        out.append(equal_decks_section(gaps))
     exact_info = info._exact_info(rows)
     if not exact_info.empty:
         points = exact_info[["entropy_r", "entropy_t", "log_base"]].drop_duplicates()
@@ -37,18 +45,20 @@ def report(rows: pd.DataFrame) -> list[Section]:
     return out
 
 
+BARS_MAX = 6  # more (deck, feedback) groups than this: the bar chart is left out (unreadable)
+
+
 def score_section(rows: pd.DataFrame) -> Section:
     """Every strategy's score per (deck, feedback) with its ratio to the optimum."""
     table = score_table(info.compact(rows)).dropna(axis=1, how="all")
-    return Section(
-        "Expected scores per deck",
-        [
-            "One line per result (info variants reduced to the best per deck when there are "
-            f"more than {info.MANY}); ratio_to_optimal is score / the exact optimum.",
-            Table("Scores", table.reset_index(drop=True), {"ratio_to_optimal": ".8f"}),
-            Figure("Expected correct guesses per strategy", score_bars(table)),
-        ],
-    )
+    items: list = [
+        "One line per result (info variants reduced to the best per deck when there are "
+        f"more than {info.MANY}); ratio_to_optimal is score / the exact optimum.",
+        Table("Scores", table.reset_index(drop=True), {"ratio_to_optimal": ".8f"}),
+    ]
+    if table.groupby(["deck", "feedback"]).ngroups <= BARS_MAX:
+        items.append(Figure("Expected correct guesses per strategy", score_bars(table)))
+    return Section("Expected scores per deck", items)
 
 
 def score_bars(table: pd.DataFrame) -> go.Figure:
@@ -192,3 +202,41 @@ def exact_ratios(rows: pd.DataFrame, exact_info: pd.DataFrame) -> pd.DataFrame:
         for d, s in zip(ratios["deck"], found, strict=True)
     ]
     return ratios
+
+
+def feedback_section(rows: pd.DataFrame) -> Section:
+    """The best score per deck under each feedback model, with the entropy bounds."""
+    return Section(
+        "Feedback models compared",
+        [
+            "Best available strategy per deck and feedback model (an exact optimum where one "
+            "is computed, else the best Monte Carlo estimate); for complete feedback the "
+            "entropy bounds of Gural, Simper & So (2019) (bound_lower, bound_lower_chords) "
+            "and Fano's bound (bound_upper).",
+            Table("Feedback models", feedback_models.comparison_table(rows)),
+        ],
+    )
+
+
+def equal_decks_section(gaps: pd.DataFrame) -> Section:
+    """Optimal minus greedy on equal decks (m cards of r types), against m, one line per r."""
+    frame = gaps.assign(types=[f"r = {int(r)}" for r in gaps["r"]])
+    fig = scatter(
+        frame,
+        x="m",
+        y="gap",
+        group="types",
+        hover=["r", "cards", "optimal", "greedy", "states"],
+        title="Optimal minus greedy, yes/no feedback (float solver)",
+        x_title="m (cards of each type)",
+        y_title="optimal - greedy",
+    )
+    return Section(
+        "Equal decks (m cards of each of r types)",
+        [
+            "From the layered float solver (checked against the exact solver to 1e-12 where "
+            "both run); gap = optimal - greedy.",
+            Figure("Optimal minus greedy against m", fig),
+            Table("Equal decks", gaps),
+        ],
+    )
