@@ -189,3 +189,19 @@ def test_an_unreadable_store_is_listed_in_the_index_not_fatal(outputs):
     text = write_index(outputs).read_text()
     assert "data-study='broken'" in text and "(store unreadable:" in text
     assert "data-study='paper'" in text
+
+
+def test_a_family_without_a_report_function_gets_the_generic_part(tmp_path):
+    from solvers.registry import families, get_family
+
+    family = next(f for f in families() if get_family(f).report is None)
+    example = dict(get_family(family).examples[0])
+    rows = [
+        {**row, "task_id": "c" * 20, "study": "plain"}
+        for row in solve({"family": family, **example})
+    ]
+    store.write_rows(tmp_path / "plain" / "results", rows, {"written_at": "2026-01-01"})
+    path = write_report(tmp_path / "plain", {"name": "plain"})
+    titles = [t["title"] for t in page_data(path)["tables"]]
+    assert f"All results ({family})" in titles
+    assert "id='plotly-gz'" not in path.read_text()  # no figures: no Plotly either
