@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline.index import write_index
+from pipeline.report import write_report
 from pipeline.store import load_results
 from solvers._report import markdown_table
 from solvers.registry import COMMON_COLUMNS, family_summary, get_family
@@ -40,6 +42,8 @@ def write_summary(study_dir: Path, study: Mapping[str, Any]) -> Path:
     tmp = study_dir / ".summary.md.tmp"
     tmp.write_text("\n".join(parts))
     os.replace(tmp, path)
+    write_report(study_dir, study, rows)  # report.html beside it (pipeline/report.py)
+    write_index(study_dir.parent)  # and <outputs>/index.html, every study (pipeline/index.py)
     return path
 
 

@@ -76,6 +76,9 @@ class Family:
     # "module:function" of the family's summary section, ``(ok_rows, out_dir) -> Markdown``;
     # named, not imported, so that workers never load the plotting libraries it needs
     summary: str | None = None
+    # "module:function" of the family's HTML report content, ``(ok_rows) -> list[Section]``
+    # (see solvers._sections); None: the report shows a generic table of the rows
+    report: str | None = None
     # a distributed mode: ``splits(task)`` says whether a checked task spreads its work over a
     # Dask cluster; then "module:function" ``split`` runs it as ``(task, cluster) -> rows``,
     # where ``cluster`` is what the caller hands in (the pipeline: a zero-argument callable
@@ -137,6 +140,12 @@ def row_columns(family: Family | str) -> dict[str, str]:
 def family_summary(name: str) -> Callable[..., str] | None:
     """The summary function the family ``name`` names (imported now), or None."""
     ref = get_family(name).summary
+    return None if ref is None else named_function(ref)
+
+
+def family_report(name: str) -> Callable[..., list[Any]] | None:
+    """The report function the family ``name`` names (imported now), or None."""
+    ref = get_family(name).report
     return None if ref is None else named_function(ref)
 
 

@@ -62,6 +62,9 @@ def test_the_default_study_runs_from_any_folder(installed, tmp_path, command):
     assert res.returncode == 0, res.stderr[-3000:]
     summary = (tmp_path / "out" / "paper" / "summary.md").read_text()
     assert "475/112" in summary and "2383/560" in summary
+    report = (tmp_path / "out" / "paper" / "report.html").read_text()  # assets in the wheel
+    assert "2383/560" in report and "function Table(" in report
+    assert (tmp_path / "out" / "index.html").exists()
 
 
 @pytest.mark.slow

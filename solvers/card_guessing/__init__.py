@@ -132,6 +132,7 @@ FAMILY = register(
         name="card_guessing",
         version=VERSION,
         summary="solvers.card_guessing.summary:summarize",
+        report="solvers.card_guessing.report:report",
         examples=({"deck": [2, 2, 1], "strategy": "greedy"},),
         doc=__doc__,
         strategies=STRATEGIES,

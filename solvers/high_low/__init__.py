@@ -200,6 +200,7 @@ FAMILY = register(
         name="high_low",
         version=VERSION,
         summary="solvers.high_low.summary:summarize",
+        report="solvers.high_low.report:report",
         examples=({"n": 6, "strategy": "optimal"},),
         doc=__doc__,
         strategies=STRATEGIES,

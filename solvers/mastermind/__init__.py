@@ -361,6 +361,7 @@ FAMILY = register(
         name="mastermind",
         version=VERSION,
         summary="solvers.mastermind.summary:summarize",
+        report="solvers.mastermind.report:report",
         examples=(
             {"pegs": 2, "colours": 3, "strategy": "minimax"},
             # colours left out: the whole-task check fills it in from the jar

@@ -1,0 +1,275 @@
+"""``<outputs>/index.html``: every study under the outputs folder, and two studies compared.
+
+One self-contained file (styles and script inlined, no Plotly): a status table (family,
+tasks planned and stored, ok, failed, last run, code version, links to each report.html and
+summary.md) and a comparison view: pick a family and two of its studies to see the result
+rows they share side by side (matched on strategy and identifying parameters), with the
+difference of every numeric result and the rows that differ highlighted.
+
+Written by the summary stage after each study's report; rebuild it alone with
+``python -m pipeline.index [OUTPUTS]``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from pipeline.report import (
+    asset,
+    batch_table,
+    esc,
+    json_script,
+    json_value,
+    parameter_columns,
+    write_atomic,
+)
+from pipeline.store import load_results
+from solvers.registry import get_family
+
+INDEX_NAME = "index.html"
+
+
+def study_dirs(outputs: Path) -> list[Path]:
+    """Every study folder under ``outputs`` (one holding a results/ folder), by name."""
+    if not outputs.is_dir():
+        return []
+    return sorted(p for p in outputs.iterdir() if (p / "results").is_dir())
+
+
+def write_index(outputs: Path) -> Path:
+    """Write <outputs>/index.html from every study's store; return its path."""
+    outputs = Path(outputs)
+    statuses, rows_by_study = [], {}
+    for folder in study_dirs(outputs):
+        rows, status = read_study(folder)
+        rows_by_study[folder.name] = rows
+        statuses.append(status)
+    data = {"families": comparison_data(rows_by_study)}
+    body = [
+        "<h1>guesslab studies</h1>",
+        f"<p>{len(statuses)} studies under <code>{esc(outputs.resolve())}</code>.</p>",
+        status_html(statuses),
+        "<h2 id='compare'>Compare two studies of one family</h2>",
+        "<p class='note'>Rows are matched on strategy and the identifying parameters "
+        "(the k-th row of a task with several rows matches the k-th); differing rows are "
+        "highlighted, and the difference B - A of every numeric result is shown (exact, as "
+        "a fraction, for exact p/q results).</p>",
+        "<div id='compare-view'></div>",
+    ]
+    page = (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width'><title>guesslab studies</title>"
+        f"<style>{asset('report.css')}</style></head><body>\n"
+        + "\n".join(body)
+        + f"\n<script type='application/json' id='gl-data'>{json_script(data)}</script>\n"
+        + f"<script>{asset('table.js')}\n{asset('index.js')}</script>\n</body></html>\n"
+    )
+    return write_atomic(outputs / INDEX_NAME, page)
+
+
+def read_study(folder: Path, tries: int = 3) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """(a study's rows, its status line); another study's run may replace a file while it
+    is read (compaction, atomically), so a vanished file is read again, and a store that
+    stays unreadable is listed as such instead of stopping this study's summary."""
+    error: Exception | None = None
+    for _ in range(tries):
+        try:
+            rows = load_results(folder / "results")
+            return rows, study_status(folder, rows)
+        except (OSError, ValueError) as exc:
+            error = exc
+    status = {
+        "study": folder.name,
+        "family": f"(store unreadable: {error})",
+        "description": "",
+        "planned": None,
+        **dict.fromkeys(["tasks", "ok", "failed"], 0),
+        "last_run": "",
+        "code_version": "",
+        "report": (folder / "report.html").exists(),
+        "summary": (folder / "summary.md").exists(),
+    }
+    return load_results(folder / "no results"), status
+
+
+def study_status(folder: Path, rows: pd.DataFrame) -> dict[str, Any]:
+    """One study's line: families, planned and stored tasks, ok, failed, last run, links."""
+    batches, newest = batch_table(folder)
+    study = (newest.get("config") or {}).get("study") or {}
+    tasks = rows.drop_duplicates("task_id") if len(rows) else rows
+    failed = set(rows.loc[rows["status"] == "error", "task_id"]) if len(rows) else set()
+    return {
+        "study": folder.name,
+        "family": ", ".join(sorted(rows["family"].dropna().unique())) if len(rows) else "",
+        "description": " ".join(str(study.get("description", "")).split()),
+        "planned": planned_tasks(study),
+        "tasks": len(tasks),
+        "ok": len(tasks) - len(failed),
+        "failed": len(failed),
+        "last_run": batches["stored_at"].iloc[-1] if len(batches) else "",
+        "code_version": newest.get("code_version", ""),
+        "report": (folder / "report.html").exists(),
+        "summary": (folder / "summary.md").exists(),
+    }
+
+
+def planned_tasks(study: Mapping[str, Any]) -> int | None:
+    """How many tasks the study's grid (as last run) plans, or None if it cannot be planned."""
+    from pipeline.study import StudyError, plan
+
+    if not study:
+        return None
+    try:
+        return len(plan(study))
+    except (StudyError, ValueError, TypeError, KeyError):
+        return None
+
+
+def status_html(statuses: list[dict[str, Any]]) -> str:
+    """The status table, one row per study, with links to its report and summary."""
+    head = (
+        "<tr><th>study</th><th>family</th><th>tasks planned</th><th>stored</th><th>ok</th>"
+        "<th>failed</th><th>last run (UTC)</th><th>code version</th><th>open</th></tr>"
+    )
+    lines = []
+    for s in statuses:
+        name = esc(s["study"])
+        links = []
+        if s["report"]:
+            links.append(f"<a class='report-link' href='{name}/report.html'>report</a>")
+        if s["summary"]:
+            links.append(f"<a href='{name}/summary.md'>summary.md</a>")
+        planned = "" if s["planned"] is None else s["planned"]
+        css = " class='has-failures'" if s["failed"] else ""
+        lines.append(
+            f"<tr{css} data-study='{name}'><td title='{esc(s['description'])}'>{name}</td>"
+            f"<td>{esc(s['family'])}</td><td>{planned}</td><td>{s['tasks']}</td>"
+            f"<td>{s['ok']}</td><td>{s['failed']}</td><td>{esc(s['last_run'])}</td>"
+            f"<td>{esc(s['code_version'])}</td><td>{' '.join(links)}</td></tr>"
+        )
+    body = "".join(lines)
+    return (
+        f"<table class='gl status' id='status'><thead>{head}</thead><tbody>{body}</tbody></table>"
+    )
+
+
+# ---------------------------------------------------------------------------- comparisons
+
+
+def comparison_data(rows_by_study: Mapping[str, pd.DataFrame]) -> list[dict[str, Any]]:
+    """Per family with two or more studies: the rows shared by at least two of them.
+
+    ``{"family", "keys": [key columns], "values": [{"name", "kind"}], "studies": [names],
+    "rows": {key: [key values]}, "data": {study: {key: [result values]}}}``.
+    """
+    out = []
+    families = sorted({f for rows in rows_by_study.values() for f in rows["family"].dropna()})
+    for family in families:
+        parts = {
+            name: rows[(rows["family"] == family) & (rows["status"] == "ok")]
+            for name, rows in rows_by_study.items()
+            if len(rows) and (rows["family"] == family).any()
+        }
+        if len(parts) >= 2:
+            out.append(family_comparison(family, parts))
+    return out
+
+
+def family_comparison(family: str, parts: Mapping[str, pd.DataFrame]) -> dict[str, Any]:
+    """The comparison data of one family (see :func:`comparison_data`)."""
+    fam = get_family(family)
+    keys = ["strategy", *parameter_columns(family), "row"]
+    values = [c for c, t in fam.columns.items() if not t.startswith("list")]
+    keyed = {name: keyed_rows(rows, keys, values) for name, rows in parts.items()}
+    counts: dict[str, int] = {}
+    for table in keyed.values():
+        for k in table:
+            counts[k] = counts.get(k, 0) + 1
+    shared = {k for k, n in counts.items() if n >= 2}
+    present = [c for c in values if any(c in rows for rows in parts.values())]
+    kinds = {c: value_kind(c, fam.columns[c]) for c in present}
+    key_values: dict[str, list[Any]] = {}
+    data: dict[str, dict[str, list[Any]]] = {}
+    for name, table in keyed.items():
+        data[name] = {}
+        for k, (kv, vals) in table.items():
+            if k in shared:
+                key_values[k] = kv
+                data[name][k] = [vals.get(c) for c in present]
+    return without_empty_columns(
+        {
+            "family": family,
+            "keys": keys,
+            "values": [{"name": c, "kind": kinds[c]} for c in present],
+            "studies": sorted(parts),
+            "rows": key_values,
+            "data": data,
+        }
+    )
+
+
+def without_empty_columns(comp: dict[str, Any]) -> dict[str, Any]:
+    """The comparison data without key or result columns that are empty in every shared row
+    (and without the "row" key when no task has more than one row)."""
+    keep_k = [
+        i
+        for i, k in enumerate(comp["keys"])
+        if any(kv[i] not in (None, 0 if k == "row" else None) for kv in comp["rows"].values())
+    ]
+    rows_of = [vals for table in comp["data"].values() for vals in table.values()]
+    keep_v = [i for i in range(len(comp["values"])) if any(v[i] is not None for v in rows_of)]
+    return {
+        **comp,
+        "keys": [comp["keys"][i] for i in keep_k],
+        "values": [comp["values"][i] for i in keep_v],
+        "rows": {k: [kv[i] for i in keep_k] for k, kv in comp["rows"].items()},
+        "data": {
+            name: {k: [v[i] for i in keep_v] for k, v in table.items()}
+            for name, table in comp["data"].items()
+        },
+    }
+
+
+def keyed_rows(
+    rows: pd.DataFrame, keys: list[str], values: list[str]
+) -> dict[str, tuple[list[Any], dict[str, Any]]]:
+    """key text -> (key values, result values) for every row; "row" is the row's place
+    among its task's rows (tasks with several rows)."""
+    rows = rows.assign(row=rows.groupby("task_id").cumcount()) if len(rows) else rows
+    out = {}
+    for record in rows.to_dict("records"):
+        kv = [key_value(record.get(k)) for k in keys]
+        vals = {c: json_value(record.get(c)) for c in values if c in record}
+        out[json.dumps(kv)] = (kv, vals)
+    return out
+
+
+def key_value(value: Any) -> Any:
+    """A key cell as JSON, integral floats as ints (a column with gaps holds 3 as 3.0)."""
+    value = json_value(value)
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def value_kind(name: str, dtype: str) -> str:
+    """How the comparison shows a result column: "exact", "number" or "text"."""
+    if name.endswith("_exact"):
+        return "exact"
+    return "number" if dtype in ("int64", "float64") else "text"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pipeline.index [OUTPUTS]``: rebuild the index; print its path."""
+    args = sys.argv[1:] if argv is None else argv
+    outputs = Path(args[0]) if args else Path("outputs")
+    print(write_index(outputs))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,362 @@
+"""The study's HTML report: one self-contained file beside summary.md.
+
+``<study>/report.html`` opens from disk with no server and no network: the styles, the table
+script and Plotly's JavaScript are inlined (Plotly gzip-compressed and base64-encoded, 1.5
+MB instead of 4.8, unpacked by the browser's DecompressionStream).  It holds the study's
+description, its resolved config and provenance (package versions, code version, when each
+batch ran), every family's sections (from the family's registered report function, or a
+generic table of its rows), every result row, and the failures with their messages.
+
+Tables become JSON that the inlined script renders: sortable by any column (exact ``p/q``
+columns sort exactly, with big integers), filterable per column (text, or ``>x``, ``<=x``,
+``a..b`` on numbers) and paged.  The pipeline knows no game here: game-specific content comes
+from :func:`solvers.registry.family_report`.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import gzip
+import html
+import json
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from pipeline.store import file_metadata, result_files
+from solvers.registry import family_report, get_family
+
+ASSETS = Path(__file__).resolve().parent / "assets"
+REPORT_NAME = "report.html"
+
+
+def write_report(
+    study_dir: Path, study: Mapping[str, Any], rows: pd.DataFrame | None = None
+) -> Path:
+    """Write <study_dir>/report.html (self-contained) from the store; return its path."""
+    from pipeline.store import load_results
+
+    rows = load_results(study_dir / "results") if rows is None else rows
+    page = Page(title=f"Study {study['name']}")
+    page.add_html(f"<h1>Study <code>{esc(study['name'])}</code></h1>")
+    if study.get("description"):
+        page.add_html(
+            f"<p class='description'>{esc(' '.join(str(study['description']).split()))}</p>"
+        )
+    page.add_html(f"<p class='status'>{esc(status_text(rows))}</p>")
+    add_provenance(page, study_dir)
+    for family in sorted(rows["family"].dropna().unique()) if len(rows) else []:
+        add_family(page, family, rows[rows["family"] == family])
+    return write_atomic(study_dir / REPORT_NAME, page.html())
+
+
+def status_text(rows: pd.DataFrame) -> str:
+    """Tasks, ok and failed results, and solver time, in one sentence."""
+    if not len(rows):
+        return "The store holds no results yet."
+    ok = int((rows["status"] == "ok").sum())
+    tasks = rows["task_id"].nunique()
+    secs = float(rows["seconds"].fillna(0).sum())
+    return (
+        f"{tasks} tasks, {len(rows)} result rows: {ok} ok, {len(rows) - ok} failed; "
+        f"{secs:.2f} s of solver time."
+    )
+
+
+# ------------------------------------------------------------------------------ provenance
+
+
+def batch_table(study_dir: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """(one line per stored batch file: when it was stored, when its run started, code and
+    solver version; the metadata of the newest file)."""
+    lines, newest = [], {}
+    for path in result_files(study_dir / "results"):
+        meta = file_metadata(path)
+        lines.append(
+            {
+                "stored_at": stored_at(path),
+                "run_started": meta.get("written_at"),
+                "family": path.parent.name.partition("=")[2],
+                "file": path.name,
+                "code_version": meta.get("code_version"),
+                "solver_version": meta.get("solver_version"),
+                "python": meta.get("python"),
+            }
+        )
+        if meta.get("config") or not newest:  # result_files lists the oldest first
+            newest = meta
+    table = pd.DataFrame(lines)
+    if len(table):
+        table = table.sort_values("stored_at", kind="stable").reset_index(drop=True)
+    return table, newest
+
+
+def stored_at(path: Path) -> str:
+    """When a results file was stored (UTC, from the nanoseconds in its name part-<ns>-...)."""
+    import datetime as dt
+
+    ns = path.name.split("-")[1]
+    if not ns.isdigit():
+        return ""
+    when = dt.datetime.fromtimestamp(int(ns) / 1e9, dt.UTC)
+    return when.isoformat(timespec="milliseconds")
+
+
+def package_table(study_dir: Path) -> pd.DataFrame:
+    """Every package version recorded in the store's files (several where batches differ)."""
+    seen: dict[str, set[str]] = {}
+    for path in result_files(study_dir / "results"):
+        for pkg, version in (file_metadata(path).get("packages") or {}).items():
+            seen.setdefault(pkg, set()).add(str(version))
+    return pd.DataFrame(
+        [{"package": p, "version": ", ".join(sorted(v))} for p, v in sorted(seen.items())]
+    )
+
+
+def add_provenance(page: Page, study_dir: Path) -> None:
+    """The resolved config, package versions, code versions and the batches' times."""
+    batches, newest = batch_table(study_dir)
+    page.add_html("<h2 id='provenance'>Config and provenance</h2>")
+    if not len(batches):
+        page.add_html("<p>No results stored yet.</p>")
+        return
+    codes = ", ".join(sorted(set(map(str, batches["code_version"].dropna()))))
+    page.add_html(
+        f"<p>{len(batches)} batches stored from {esc(batches['stored_at'].iloc[0])} to "
+        f"{esc(batches['stored_at'].iloc[-1])} (UTC) by {batches['run_started'].nunique()} "
+        f"run(s); code version {esc(codes)}; Python "
+        f"{esc(', '.join(sorted(set(map(str, batches['python'].dropna())))))}.</p>"
+    )
+    config = yaml.safe_dump(newest.get("config", {}), sort_keys=False, default_flow_style=None)
+    page.add_html(
+        "<details><summary>Resolved config of the newest batch</summary>"
+        f"<pre class='config'>{esc(config)}</pre></details>"
+    )
+    page.add_table("Package versions", package_table(study_dir), open_=False)
+    page.add_table("Batches (one results file each)", batches, open_=False)
+
+
+# ------------------------------------------------------------------------------ families
+
+
+def add_family(page: Page, family: str, fam_rows: pd.DataFrame) -> None:
+    """A family's sections (its report function, or a generic table), all rows, failures."""
+    page.add_html(f"<h2 id='family-{esc(family)}'>Family <code>{esc(family)}</code></h2>")
+    ok = fam_rows[fam_rows["status"] == "ok"].reset_index(drop=True)
+    report = family_report(family)
+    if report is not None and len(ok):
+        for section in report(ok):
+            add_section(page, section)
+    page.add_table(f"All results ({family})", result_columns(family, ok))
+    errors = fam_rows[fam_rows["status"] == "error"]
+    if len(errors):
+        page.add_table(f"Failed tasks ({family})", failure_table(family, errors), css="failures")
+
+
+def add_section(page: Page, section: Any) -> None:
+    """One family section: its title, then its tables, figures and paragraphs in order."""
+    page.add_html(f"<h3>{esc(section.title)}</h3>")
+    for item in section.items:
+        if isinstance(item, str):
+            page.add_html(f"<p>{esc(item)}</p>")
+        elif hasattr(item, "figure"):
+            page.add_figure(item.title, item.figure, item.note)
+        else:
+            page.add_table(item.title, item.frame, item.formats, item.note)
+
+
+def parameter_columns(family: str) -> list[str]:
+    """The family's parameters that identify a result (no execution knobs)."""
+    return [p.name for p in get_family(family).params if p.identity]
+
+
+def result_columns(family: str, rows: pd.DataFrame) -> pd.DataFrame:
+    """Every row: strategy, identifying parameters, results (lists as short text), time, id."""
+    fam = get_family(family)
+    params = [c for c in parameter_columns(family) if c in rows]
+    values = [c for c in fam.columns if c in rows]
+    cols = [c for c in ["strategy", *params, *values, "seconds", "task_id"] if c in rows]
+    table = rows[list(dict.fromkeys(cols))].copy()
+    if "strategy" in table and not table["strategy"].notna().any():
+        table = table.drop(columns=["strategy"])
+    for col in table.columns:
+        if fam.columns.get(col, "").startswith("list"):
+            table[col] = [list_text(v) for v in table[col]]
+    return table.dropna(axis=1, how="all")
+
+
+LIST_SHOWN = 24  # a list result longer than this is shown by its ends and its length
+
+
+def list_text(value: Any) -> str | None:
+    """A list value as "1,2,3" text, floats to 6 significant digits, a long list by its
+    first and last values and its length (the store keeps every value; None stays None)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    items = [f"{v:.6g}" if isinstance(v, float) else str(v) for v in list(value)]
+    if len(items) > LIST_SHOWN:
+        items = [*items[:12], "...", *items[-4:], f" ({len(value)} values)"]
+    return ",".join(items)
+
+
+def failure_table(family: str, errors: pd.DataFrame) -> pd.DataFrame:
+    """The failed tasks: id, strategy, identifying parameters and the full error message."""
+    cols = ["task_id", "strategy", *parameter_columns(family), "error"]
+    table = errors[[c for c in dict.fromkeys(cols) if c in errors]]
+    return table.dropna(axis=1, how="all").reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------------ the page
+
+
+class Page:
+    """An HTML page being assembled: body fragments, tables and figures as JSON data."""
+
+    def __init__(self, title: str):
+        self.title = title
+        self.body: list[str] = []
+        self.tables: list[dict[str, Any]] = []
+        self.figures: list[dict[str, Any]] = []
+
+    def add_html(self, fragment: str) -> None:
+        """Append an HTML fragment (already escaped) to the body."""
+        self.body.append(fragment)
+
+    def add_table(
+        self,
+        title: str,
+        frame: pd.DataFrame,
+        formats: Mapping[str, str] | None = None,
+        note: str = "",
+        *,
+        open_: bool = True,
+        css: str = "",
+    ) -> None:
+        """Append a sortable, filterable table of ``frame`` (collapsed unless ``open_``)."""
+        n = len(self.tables)
+        self.tables.append(table_spec(title, frame, formats or {}))
+        tag = "open" if open_ else ""
+        self.body.append(
+            f"<details class='table-block {css}' {tag}><summary>{esc(title)} "
+            f"<span class='count'>({len(frame)} rows)</span></summary>"
+            + (f"<p class='note'>{esc(note)}</p>" if note else "")
+            + f"<div class='gl-table' data-table='{n}'></div></details>"
+        )
+
+    def add_figure(self, title: str, figure: Any, note: str = "") -> None:
+        """Append an interactive Plotly figure."""
+        n = len(self.figures)
+        self.figures.append(figure_spec(figure))
+        self.body.append(
+            f"<div class='figure-block'><h4>{esc(title)}</h4>"
+            + (f"<p class='note'>{esc(note)}</p>" if note else "")
+            + f"<div class='gl-figure' id='figure-{n}' data-figure='{n}'></div></div>"
+        )
+
+    def html(self) -> str:
+        """The whole page: styles, body, data and scripts inlined."""
+        data = json_script({"tables": self.tables, "figures": self.figures})
+        plotly = (
+            f"<script type='application/octet-stream' id='plotly-gz'>{plotly_gz_base64()}</script>"
+            if self.figures
+            else ""
+        )
+        return (
+            "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            f"<meta name='viewport' content='width=device-width'><title>{esc(self.title)}</title>"
+            f"<style>{asset('report.css')}</style></head><body>\n"
+            + "\n".join(self.body)
+            + f"\n<script type='application/json' id='gl-data'>{data}</script>\n{plotly}\n"
+            + f"<script>{asset('table.js')}\n{asset('report.js')}</script>\n</body></html>\n"
+        )
+
+
+def table_spec(title: str, frame: pd.DataFrame, formats: Mapping[str, str]) -> dict[str, Any]:
+    """A table as the page's script reads it: columns (name, kind, format) and rows."""
+    columns = []
+    for col in frame.columns:
+        kind = column_kind(frame[col], str(col), formats.get(str(col)))
+        fmt = formats.get(str(col), ".10g" if kind == "number" else "")
+        columns.append({"name": str(col), "kind": kind, "format": fmt})
+    rows = [[json_value(v) for v in row] for row in frame.itertuples(index=False)]
+    return {"title": title, "columns": columns, "rows": rows}
+
+
+def column_kind(values: pd.Series, name: str, fmt: str | None) -> str:
+    """ "number", "exact" (a "p/q" string column) or "text"."""
+    if fmt == "exact" or (name.endswith("_exact") and fmt is None):
+        return "exact"
+    if pd.api.types.is_bool_dtype(values):
+        return "text"
+    if pd.api.types.is_numeric_dtype(values):
+        return "number"
+    present = values.dropna()
+    if len(present) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in present
+    ):
+        return "number"
+    return "text"
+
+
+def json_value(value: Any) -> Any:
+    """A cell as JSON: NaN/None as null, infinities as "inf"/"-inf", numpy scalars as Python."""
+    if value is None or value is pd.NA:
+        return None
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        value = value.item() if getattr(value, "ndim", 0) == 0 else list(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+    if isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def figure_spec(figure: Any) -> dict[str, Any]:
+    """A Plotly figure as its JSON (data and layout)."""
+    import plotly.io
+
+    return json.loads(plotly.io.to_json(figure, validate=False))
+
+
+def json_script(data: Any) -> str:
+    """``data`` as JSON safe inside a <script> element."""
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+@functools.cache
+def plotly_gz_base64() -> str:
+    """Plotly's JavaScript (from the installed plotly package), gzip-compressed, base64."""
+    from plotly.offline import get_plotlyjs
+
+    return base64.b64encode(gzip.compress(get_plotlyjs().encode(), 6, mtime=0)).decode()
+
+
+@functools.cache
+def asset(name: str) -> str:
+    """The text of one of the report's inlined assets (pipeline/assets/NAME)."""
+    return (ASSETS / name).read_text()
+
+
+def esc(value: Any) -> str:
+    """``value`` as escaped HTML text."""
+    return html.escape(str(value), quote=True)
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file renamed into place."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,242 @@
+"""HTML report sections of ``card_guessing`` rows: scores per deck, the gamma sweep and the
+(r, t) entropy grid, as sortable tables and interactive Plotly figures.
+
+The tables are the summary's (:mod:`solvers.card_guessing.summary` and
+:mod:`solvers.card_guessing.summary_info`); each figure's hover shows the row's parameters
+and its exact ``p/q`` score.  Sources: Gural, Simper & So (2019), *Information Theory in a
+Card-Guessing Game* (the gamma sweep of their figure 3, the entropy-weighted strategy).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from solvers._sections import Figure, Section, Table, heatmap, hover_fields, scatter
+from solvers.card_guessing import summary_feedback as feedback_models
+from solvers.card_guessing import summary_info as info
+from solvers.card_guessing import summary_suits52 as suits
+from solvers.card_guessing.summary import score_table
+from solvers.entropy import preset_name
+
+HOVER = ["deck", "feedback", "strategy", "tie_break", "gamma", "entropy_r", "entropy_t"]
+
+
+def report(rows: pd.DataFrame) -> list[Section]:
+    """Sections: scores per deck (table and bars); the gamma sweep, the entropy grid, the
+    feedback models and the equal decks where the rows hold them."""
+    if not len(rows):
+        return []
+    out = [score_section(rows)]
+    if "feedback" in rows and rows["feedback"].nunique() >= 2:
+        out.append(feedback_section(rows))
+    gaps = suits.gap_table(rows)
+    if not gaps.empty:
+        out.append(equal_decks_section(gaps))
+    exact_info = info._exact_info(rows)
+    if not exact_info.empty:
+        points = exact_info[["entropy_r", "entropy_t", "log_base"]].drop_duplicates()
+        if len(points) == 1 and exact_info["gamma"].nunique() >= 3:
+            out.append(gamma_section(rows, exact_info))
+        if len(points) >= 4:
+            out += entropy_grid_sections(rows, exact_info)
+    return out
+
+
+BARS_MAX = 6  # more (deck, feedback) groups than this: the bar chart is left out (unreadable)
+
+
+def score_section(rows: pd.DataFrame) -> Section:
+    """Every strategy's score per (deck, feedback) with its ratio to the optimum."""
+    table = score_table(info.compact(rows)).dropna(axis=1, how="all")
+    items: list = [
+        "One line per result (info variants reduced to the best per deck when there are "
+        f"more than {info.MANY}); ratio_to_optimal is score / the exact optimum.",
+        Table("Scores", table.reset_index(drop=True), {"ratio_to_optimal": ".8f"}),
+    ]
+    if table.groupby(["deck", "feedback"]).ngroups <= BARS_MAX:
+        items.append(Figure("Expected correct guesses per strategy", score_bars(table)))
+    return Section("Expected scores per deck", items)
+
+
+def score_bars(table: pd.DataFrame) -> go.Figure:
+    """Horizontal grouped bars: one group per strategy label, one colour per (deck, feedback)."""
+    fig = go.Figure()
+    for (deck, feedback), part in table.groupby(["deck", "feedback"], sort=False):
+        data, lines = hover_fields(
+            part, ["label", "deck", "feedback", "expected_score", "expected_score_exact"]
+        )
+        fig.add_trace(
+            go.Bar(
+                y=part["label"].tolist(),
+                x=part["expected_score"].tolist(),
+                error_x=error_bars(part),
+                orientation="h",
+                name=f"({deck}) {feedback}",
+                customdata=data,
+                hovertemplate=lines + "<extra></extra>",
+            )
+        )
+    labels = table["label"].nunique()
+    fig.update_layout(
+        barmode="group",
+        hovermode="closest",
+        height=160 + 22 * labels * max(1, table.groupby(["deck", "feedback"]).ngroups) ** 0.5,
+        margin={"t": 30, "l": 10},
+    )
+    fig.update_xaxes(title="expected number of correct guesses")
+    fig.update_yaxes(automargin=True, autorange="reversed")
+    return fig
+
+
+def error_bars(part: pd.DataFrame) -> dict | None:
+    """Monte Carlo standard errors as error bars, or None where every row is exact."""
+    if "std_error" not in part or not part["std_error"].notna().any():
+        return None
+    return {"type": "data", "array": part["std_error"].fillna(0).tolist(), "visible": True}
+
+
+def gamma_section(rows: pd.DataFrame, exact_info: pd.DataFrame) -> Section:
+    """Info's exact score against gamma per deck, greedy and the optimum as references."""
+    curves = exact_info.assign(series="info")
+    refs = reference_rows(rows, exact_info)
+    frame = pd.concat([curves, refs], ignore_index=True)
+    frame["line"] = frame["series"] + " (" + frame["deck"] + ")"
+    hover = [*HOVER, "expected_score_exact"]
+    fig = scatter(
+        frame,
+        x="gamma",
+        y="expected_score",
+        group="line",
+        hover=hover,
+        title="Info strategy against gamma (references: greedy, optimal)",
+        y_title="expected correct guesses",
+    )
+    return Section(
+        "Info strategy against gamma",
+        [
+            "Gural, Simper & So (2019), figure 3: exact expected score of the entropy-weighted "
+            "strategy over gamma; greedy and the optimum drawn across the same gammas.",
+            Figure("Expected score against gamma", fig),
+            Table("Gamma intervals where info is optimal", info.gamma_table(rows, exact_info)),
+        ],
+    )
+
+
+def reference_rows(rows: pd.DataFrame, exact_info: pd.DataFrame) -> pd.DataFrame:
+    """Greedy and optimal rows repeated at every gamma of the sweep (flat reference lines)."""
+    gammas = sorted(exact_info["gamma"].unique())
+    out = []
+    for name in ("greedy", "optimal"):
+        ref = info._reference(rows, name)
+        for deck, score in ref.items():
+            if deck not in set(exact_info["deck"]):
+                continue
+            for g in (gammas[0], gammas[-1]):
+                out.append(
+                    {
+                        "deck": deck,
+                        "strategy": name,
+                        "series": name,
+                        "gamma": g,
+                        "expected_score": float(score),
+                        "expected_score_exact": f"{score.numerator}/{score.denominator}",
+                    }
+                )
+    return pd.DataFrame(out)
+
+
+def entropy_grid_sections(rows: pd.DataFrame, exact_info: pd.DataFrame) -> list[Section]:
+    """Per deck, a heatmap of the best ratio to the optimum over (r, t), and the named points."""
+    ratios = exact_ratios(rows, exact_info)
+    if ratios.empty:
+        return []
+    items: list = [
+        "For every (r, t): the best ratio of info's exact score to the optimum over the gamma "
+        "grid; hover a cell for the best gamma, its exact score and the exact ratio."
+    ]
+    for deck, part in ratios.groupby("deck", sort=False):
+        fig = heatmap(
+            part,
+            x="entropy_r",
+            y="entropy_t",
+            z="best_ratio",
+            hover=["deck", "best_gamma", "best_score_exact", "ratio_exact", "reaches_optimum"],
+            title=f"deck ({deck}): best score / optimum",
+        )
+        items.append(Figure(f"Deck ({deck})", fig))
+    items.append(Table("Best ratio per deck and (r, t)", ratios, {"best_ratio": ".12g"}))
+    worst = ratios.groupby(["entropy_r", "entropy_t"], as_index=False).agg(
+        worst_deck_ratio=("best_ratio", "min"), optimal_on_all=("reaches_optimum", "all")
+    )
+    worst["member"] = [
+        preset_name(r, t) or "" for r, t in zip(worst["entropy_r"], worst["entropy_t"], strict=True)
+    ]
+    items.append(Table("Every (r, t): worst deck's best ratio", worst))
+    return [Section("Which entropies make info optimal", items)]
+
+
+def exact_ratios(rows: pd.DataFrame, exact_info: pd.DataFrame) -> pd.DataFrame:
+    """Per deck and (r, t): the best ratio (float and exact), its gamma and exact score."""
+    ratios = info.best_ratios(rows, exact_info)
+    if ratios.empty:
+        return ratios
+    best = info._reference(rows, "optimal")
+    keys = ["deck", "entropy_r", "entropy_t", "gamma"]
+    scores = exact_info.drop_duplicates(keys).set_index(keys)["expected_score_exact"]
+    found = [
+        scores.get((d, r, t, g))
+        for d, r, t, g in zip(
+            ratios["deck"],
+            ratios["entropy_r"],
+            ratios["entropy_t"],
+            ratios["best_gamma"],
+            strict=True,
+        )
+    ]
+    ratios["best_score_exact"] = found
+    ratios["ratio_exact"] = [
+        str(Fraction(s) / best[d]) if s is not None else None
+        for d, s in zip(ratios["deck"], found, strict=True)
+    ]
+    return ratios
+
+
+def feedback_section(rows: pd.DataFrame) -> Section:
+    """The best score per deck under each feedback model, with the entropy bounds."""
+    return Section(
+        "Feedback models compared",
+        [
+            "Best available strategy per deck and feedback model (an exact optimum where one "
+            "is computed, else the best Monte Carlo estimate); for complete feedback the "
+            "entropy bounds of Gural, Simper & So (2019) (bound_lower, bound_lower_chords) "
+            "and Fano's bound (bound_upper).",
+            Table("Feedback models", feedback_models.comparison_table(rows)),
+        ],
+    )
+
+
+def equal_decks_section(gaps: pd.DataFrame) -> Section:
+    """Optimal minus greedy on equal decks (m cards of r types), against m, one line per r."""
+    frame = gaps.assign(types=[f"r = {int(r)}" for r in gaps["r"]])
+    fig = scatter(
+        frame,
+        x="m",
+        y="gap",
+        group="types",
+        hover=["r", "cards", "optimal", "greedy", "states"],
+        title="Optimal minus greedy, yes/no feedback (float solver)",
+        x_title="m (cards of each type)",
+        y_title="optimal - greedy",
+    )
+    return Section(
+        "Equal decks (m cards of each of r types)",
+        [
+            "From the layered float solver (checked against the exact solver to 1e-12 where "
+            "both run); gap = optimal - greedy.",
+            Figure("Optimal minus greedy against m", fig),
+            Table("Equal decks", gaps),
+        ],
+    )

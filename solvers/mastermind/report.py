@@ -1,0 +1,66 @@
+"""HTML report sections of ``mastermind`` rows: per game, the reference strategies and the
+Sharma-Mittal (r, t) grid as a heatmap whose hover shows each cell's exact expected guesses.
+
+The tables are the summary's (:mod:`solvers.mastermind.summary`).  Source: Hofer & Nelson
+(2016), *Sharma-Mittal Generalized Entropy and "Code Jar" Mastermind*.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from solvers._sections import Figure, Section, Table, heatmap
+from solvers.mastermind.summary import RESULTS, game_title, named_members, result_table
+
+SHOWN = ["label", *RESULTS, "first_guess", "histogram", "n_codes"]
+
+
+def report(rows: pd.DataFrame) -> list[Section]:
+    """One section per game (pegs, colours, jar), then the whole result table."""
+    if not len(rows):
+        return []
+    table = result_table(rows)
+    out = [game_section(game, group) for game, group in table.groupby(GAME_KEYS, sort=True)]
+    everything = table.drop(columns=["jar_label"]).sort_values(
+        ["pegs", "colours", "jar", "expected_guesses"], kind="stable"
+    )
+    out.append(
+        Section(
+            "Every game and strategy",
+            [Table("All strategies of all games", everything.reset_index(drop=True))],
+        )
+    )
+    return out
+
+
+GAME_KEYS = ["pegs", "colours", "jar_label"]
+
+
+def game_section(game: tuple, group: pd.DataFrame) -> Section:
+    """Reference strategies and named entropies, and the (r, t) heatmap of one game."""
+    title = game_title(*game)
+    ref = group[group["strategy"] != "sharma_mittal"]
+    sm = group[group["strategy"] == "sharma_mittal"]
+    lines = pd.concat([ref, named_members(sm)]).sort_values("expected_guesses", kind="stable")
+    items: list = [Table(f"Strategies: {title}", lines[[c for c in SHOWN if c in lines]])]
+    if sm["entropy_r"].nunique() > 1 and sm["entropy_t"].nunique() > 1:
+        best = sm.nsmallest(1, "expected_guesses").iloc[0]
+        refs = ", ".join(
+            f"{s} {v:.6f}" for s, v in zip(ref["strategy"], ref["expected_guesses"], strict=True)
+        )
+        items.append(
+            f"Sharma-Mittal over {len(sm)} (r, t) points: best {best['expected_guesses']:.6f} "
+            f"({best['expected_guesses_exact']}) at r = {best['entropy_r']:g}, t = "
+            f"{best['entropy_t']:g}. References: {refs}."
+        )
+        fig = heatmap(
+            sm,
+            x="entropy_t",
+            y="entropy_r",
+            z="expected_guesses",
+            hover=["expected_guesses_exact", "max_guesses", "first_guess", "histogram"],
+            title=f"Expected guesses, Sharma-Mittal strategy: {title}",
+            reverse=True,
+        )
+        items.append(Figure(f"(r, t) grid: {title}", fig, "lower is better (yellow)"))
+    return Section(title, items)

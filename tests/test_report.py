@@ -1,0 +1,207 @@
+"""The HTML report (pipeline/report.py): self-contained, every row, failures, provenance.
+
+The browser tests (tests/test_report_browser.py) open these files in headless Chromium;
+these check what the files hold without a browser.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from tests_support import compose_config
+
+from pipeline import store
+from pipeline.report import json_value, table_spec, write_report
+from pipeline.run import run_study
+from solvers.registry import solve
+
+
+def page_data(path: Path) -> dict:
+    """The JSON the report's script renders (tables and figures)."""
+    text = path.read_text()
+    found = re.search(r"<script type='application/json' id='gl-data'>(.*?)</script>", text, re.S)
+    assert found, "no data block"
+    return json.loads(found.group(1).replace("<\\/", "</"))
+
+
+def external_references(text: str) -> list[str]:
+    """Every src= or href= that would load something from outside the file."""
+    refs = re.findall(r"""<(?:script|link|img|iframe)[^>]*(?:src|href)\s*=\s*['"]([^'"]+)""", text)
+    return [r for r in refs if not r.startswith("#")]
+
+
+def run(outputs: Path, *overrides: str):
+    cfg = compose_config(
+        f"paths.outputs={outputs}", "cluster=sync", "run.progress=false", *overrides
+    )
+    return run_study(cfg, log=lambda *_: None)
+
+
+def test_the_summary_stage_writes_a_self_contained_report(outputs):
+    report = run(outputs, "study=paper")
+    path = report.study_dir / "report.html"
+    assert path.exists() and (report.study_dir / "summary.md").exists()
+    text = path.read_text()
+    assert external_references(text) == []
+    assert "id='plotly-gz'" in text  # the family's figures bring Plotly, inlined
+    data = page_data(path)
+    everything = [t for t in data["tables"] if t["title"].startswith("All results")]
+    assert len(everything) == 1 and len(everything[0]["rows"]) == 2
+    # Gural, Simper & So (2019), Information Theory in a Card-Guessing Game: greedy on
+    # (3,3,3) with ties to the lowest type scores 475/112, the optimum 2383/560
+    cols = [c["name"] for c in everything[0]["columns"]]
+    exact = {
+        row[cols.index("strategy")]: row[cols.index("expected_score_exact")]
+        for row in everything[0]["rows"]
+    }
+    assert exact == {"greedy": "475/112", "optimal": "2383/560"}
+    kinds = {c["name"]: c["kind"] for c in everything[0]["columns"]}
+    assert kinds["expected_score_exact"] == "exact" and kinds["expected_score"] == "number"
+    assert "Package versions" in text and "code version" in text
+    assert "deck:" in text  # the resolved config, as YAML
+
+
+def test_failures_are_listed_with_their_messages(tmp_path):
+    study_dir = tmp_path / "broken"
+    rows = solve({"family": "card_guessing", "deck": [2, 1], "strategy": "greedy"})
+    ok = {**rows[0], "task_id": "a" * 20, "study": "broken"}
+    bad = {**ok, "task_id": "b" * 20, "status": "error", "error": "MemoryError: big\nline 2"}
+    bad.update(expected_score=None, expected_score_exact=None)
+    store.write_rows(study_dir / "results", [ok, bad], {"written_at": "2026-01-01T00:00:00"})
+    path = write_report(study_dir, {"name": "broken", "description": "two rows, one failed"})
+    data = page_data(path)
+    failed = [t for t in data["tables"] if t["title"].startswith("Failed tasks")]
+    assert len(failed) == 1 and len(failed[0]["rows"]) == 1
+    cols = [c["name"] for c in failed[0]["columns"]]
+    assert failed[0]["rows"][0][cols.index("error")] == "MemoryError: big\nline 2"
+    assert "two rows, one failed" in path.read_text()
+
+
+def test_table_cells_keep_exact_values_and_mark_infinities():
+    frame = pd.DataFrame(
+        {"r": [1.0, float("inf")], "v_exact": ["1/3", "2/3"], "n": [1, 2], "s": ["a", None]}
+    )
+    spec = table_spec("t", frame, {})
+    assert [c["kind"] for c in spec["columns"]] == ["number", "exact", "number", "text"]
+    assert spec["rows"] == [[1.0, "1/3", 1, "a"], ["inf", "2/3", 2, None]]
+    assert json_value(float("nan")) is None and json_value(-float("inf")) == "-inf"
+
+
+@pytest.mark.parametrize("name", ["table.js", "report.js", "report.css"])
+def test_the_assets_ship_with_the_package(name):
+    from pipeline.report import ASSETS
+
+    assert (ASSETS / name).read_text().strip()
+
+
+FAMILY_CASES = {
+    # Gural, Simper & So (2019), Information Theory in a Card-Guessing Game: greedy on
+    # (3,3,3), ties to the lowest type, scores 475/112
+    "card_guessing": (
+        [{"deck": [3, 3, 3], "strategy": "greedy", "tie_break": "lowest"}],
+        "475/112",
+    ),
+    # Norvig (2020), Flipping Cards: A Guessing Game: P(all calls right) for n = 3 is 5/6
+    "high_low": ([{"n": n, "strategy": "optimal"} for n in (2, 3, 4)], "5/6"),
+    # Hofer & Nelson (2016), Sharma-Mittal Generalized Entropy and "Code Jar" Mastermind
+    "mastermind": (
+        [
+            {"pegs": 2, "colours": 3, "strategy": "sharma_mittal", "entropy_r": r, "entropy_t": t}
+            for r in (0.0, 1.0)
+            for t in (1.0, 2.0)
+        ],
+        "/",
+    ),
+}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_CASES))
+def test_each_family_report_has_tables_and_figures_whose_hover_is_exact(family):
+    from pipeline.report import figure_spec
+    from solvers._sections import Figure, Table
+    from solvers.registry import family_report
+
+    tasks, exact = FAMILY_CASES[family]
+    rows = pd.DataFrame([r for t in tasks for r in solve({"family": family, **t})])
+    sections = family_report(family)(rows)
+    items = [i for s in sections for i in s.items]
+    figures = [i for i in items if isinstance(i, Figure)]
+    assert figures and any(isinstance(i, Table) for i in items)
+    spec = json.dumps([figure_spec(f.figure) for f in figures])
+    assert "_exact = %{customdata[" in spec and exact in spec
+
+
+def test_the_index_lists_every_study_and_the_rows_two_studies_share(outputs):
+    from pipeline.index import comparison_data, study_dirs
+
+    run(outputs, "study=paper")
+    run(outputs, "study=paper", "study.name=paper_two", "study.grid.deck=[[3,3,3],[2,2,1]]")
+    index = outputs / "index.html"
+    text = index.read_text()
+    assert external_references(text) == [] and "plotly-gz" not in text  # no Plotly needed
+    assert [p.name for p in study_dirs(outputs)] == ["paper", "paper_two"]
+    assert text.count("class='report-link'") == 2
+    assert re.search(
+        r"data-study='paper_two'><td[^>]*>paper_two</td><td>card_guessing</td>"
+        r"<td>4</td><td>4</td><td>4</td><td>0</td>",
+        text,
+    )
+    from pipeline.store import load_results
+
+    data = comparison_data({p.name: load_results(p) for p in study_dirs(outputs)})
+    (family,) = data
+    assert family["family"] == "card_guessing" and family["studies"] == ["paper", "paper_two"]
+    assert len(family["data"]["paper"]) == 2 and len(family["data"]["paper_two"]) == 2
+    assert "row" not in family["keys"]  # every task has one row
+
+
+def test_list_results_are_shown_short_and_long_lists_by_their_ends():
+    import numpy as np
+
+    from pipeline.report import list_text
+
+    assert list_text(np.array([1, 2, 3])) == "1,2,3"
+    assert list_text([0.1234567891, 0.5]) == "0.123457,0.5"
+    text = list_text(list(range(30)))
+    assert text.startswith("0,1,2,") and text.endswith("26,27,28,29, (30 values)")
+    assert list_text(None) is None
+
+
+def test_every_registered_report_function_imports():
+    from solvers.registry import families, family_report, get_family
+
+    named = [f for f in families() if get_family(f).report is not None]
+    assert {"card_guessing", "high_low", "mastermind"} <= set(named)
+    assert all(callable(family_report(f)) for f in named)
+
+
+def test_an_unreadable_store_is_listed_in_the_index_not_fatal(outputs):
+    from pipeline.index import write_index
+
+    run(outputs, "study=paper")
+    broken = outputs / "broken" / "results" / "family=card_guessing"
+    broken.mkdir(parents=True)
+    (broken / "part-1-x.parquet").write_bytes(b"not parquet")
+    text = write_index(outputs).read_text()
+    assert "data-study='broken'" in text and "(store unreadable:" in text
+    assert "data-study='paper'" in text
+
+
+def test_a_family_without_a_report_function_gets_the_generic_part(tmp_path):
+    from solvers.registry import families, get_family
+
+    family = next(f for f in families() if get_family(f).report is None)
+    example = dict(get_family(family).examples[0])
+    rows = [
+        {**row, "task_id": "c" * 20, "study": "plain"}
+        for row in solve({"family": family, **example})
+    ]
+    store.write_rows(tmp_path / "plain" / "results", rows, {"written_at": "2026-01-01"})
+    path = write_report(tmp_path / "plain", {"name": "plain"})
+    titles = [t["title"] for t in page_data(path)["tables"]]
+    assert f"All results ({family})" in titles
+    assert "id='plotly-gz'" not in path.read_text()  # no figures: no Plotly either
