@@ -49,7 +49,13 @@ def test_float_equals_exact_eight_by_four(policy):
     assert close(fast.p_perfect(8, 4, "lose", policy), exact)
 
 
-@pytest.mark.parametrize("ranks, suits", TINY)
+EIGHT_CARDS = {(4, 2), (2, 4)}  # brute force takes seconds on these: slow
+
+
+@pytest.mark.parametrize(
+    "ranks, suits",
+    [pytest.param(*d, marks=pytest.mark.slow) if d in EIGHT_CARDS else d for d in TINY],
+)
 @pytest.mark.parametrize("ties", deck.TIES)
 def test_float_against_brute_force(ranks, suits, ties):
     """Optimal: plain game-tree search; majority: every order of the labelled cards."""
