@@ -270,3 +270,21 @@ def test_summary_shows_heuristic_minus_optimum_and_adds_up_subtrees(tmp_path) ->
     assert f"Optimum (all 3 first-guess classes complete): {float(whole.expected):.6f}" in text
     totals = pd.read_parquet(tmp_path / "mastermind_subtree_totals.parquet")
     assert totals["total_guesses"].min() == whole.total == O.brute_force_cost(3, 3)
+
+
+def test_the_4x7_study_covers_every_first_guess_class_and_answer_once() -> None:
+    """Study mastermind_4x7 proves the optimum (Ville (2013), *An optimal mastermind (4,7)
+    strategy and more results in the expected case*: 4.676) only if its subtrees are every
+    (first-guess class, possible answer) pair, each once."""
+    import yaml
+    from conftest import ROOT
+
+    study = yaml.safe_load((ROOT / "conf/study/mastermind_4x7.yaml").read_text())
+    listed = study["strategies"]["optimal"]["subtree"]
+    table = M.feedback_table(4, 7)
+    wanted = [
+        f"{M.code_label(int(q), 4, 7)}:{b},{w}"
+        for q in O.Symmetries(4, 7, [1] * 7).representatives()
+        for b, w in (M.feedbacks(4)[a] for a in np.unique(table[q]))
+    ]
+    assert sorted(listed) == sorted(wanted) and len(set(listed)) == len(listed)

@@ -187,7 +187,7 @@ def subtree_section(rows: pd.DataFrame, out_dir: Path) -> str:
             parts += [
                 f"Optimum (all {classes} first-guess classes complete): "
                 f"{best['expected_guesses']:.6f} = {best['expected_guesses_exact']}{total}, "
-                f"first guess {best['first']}; solver time {group['seconds'].sum():.0f} s "
+                f"first guess {best['first']}; solver wall time {group['seconds'].sum():.0f} s "
                 "summed over the subtrees.",
                 "",
             ]
