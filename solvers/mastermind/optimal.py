@@ -49,7 +49,7 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-from solvers.mastermind import (
+from solvers.mastermind.rules import (
     code_label,
     code_weights,
     feedback_table,
