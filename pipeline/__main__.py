@@ -13,8 +13,10 @@ of the sweep and then exits with the status of the first failed job.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -130,8 +132,10 @@ def hydra_main(cfg: DictConfig) -> None:
     multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
         report = run_study(cfg)
+    except KeyboardInterrupt as exc:
+        raise Stopped(stopped_message(getattr(exc, "report", None))) from None
     except (StudyError, StoreError) as exc:
-        message = f"error: {_with_study_file(str(exc))}"
+        message = f"error: {abbreviated(_with_study_file(str(exc)))}"
         print(message, file=sys.stderr)
         if multirun:
             raise JobFailed(2, message) from None
@@ -147,14 +151,49 @@ def hydra_main(cfg: DictConfig) -> None:
         _failed_tasks.append(report.errors)
 
 
+class Stopped(KeyboardInterrupt):
+    """Ctrl-C during a run: what is stored and how to resume, said in one line."""
+
+
+def stopped_message(report: Any) -> str:
+    """The one line printed on Ctrl-C: stopped, what is stored, how to resume."""
+    if report is None or report.computed + report.skipped == 0:
+        return "stopped (Ctrl-C) before any task finished; nothing was stored"
+    return (
+        f"stopped (Ctrl-C): {report.computed} task(s) of {report.planned} computed in this run "
+        f"and stored in {report.study_dir / 'results'} with the {report.skipped} stored before; "
+        "run the same command again to compute the rest (stored tasks are skipped)"
+    )
+
+
+def abbreviated(message: str, digits: int = 24) -> str:
+    """``message`` with every run of more than ``digits`` digits shortened, its length said."""
+
+    def short(match: re.Match[str]) -> str:
+        run = match.group(0)
+        return f"{run[:8]}...{run[-4:]} ({len(run)} digits)"
+
+    return re.sub(rf"\d{{{digits + 1},}}", short, message)
+
+
 def main() -> None:
     """Console entry point: check group choices, run Hydra, exit 1 if any task failed."""
     try:
         check_choices(sys.argv[1:])
         check_launcher(sys.argv[1:])
     except StudyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {abbreviated(str(exc))}", file=sys.stderr)
         sys.exit(2)
+    try:
+        _main()
+    except KeyboardInterrupt as exc:
+        line = str(exc) if isinstance(exc, Stopped) else stopped_message(None)
+        print(f"\n{line}", file=sys.stderr)
+        sys.exit(130)
+
+
+def _main() -> None:
+    """Run Hydra (one run or a multirun); exit with the documented status."""
     if not is_multirun(sys.argv[1:]):
         hydra_main()
         if _failed_tasks:

@@ -72,7 +72,11 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     report = StudyReport(study=study["name"], study_dir=study_dir(cfg), planned=len(tasks))
     results = report.study_dir / "results"
     if conf.stage in ("all", "run"):
-        _run_tasks(cfg, conf, tasks, results, report, log)
+        try:
+            _run_tasks(cfg, conf, tasks, results, report, log)
+        except KeyboardInterrupt as exc:
+            exc.report = report  # what the one line on Ctrl-C reports
+            raise
     if conf.stage in ("all", "summary"):
         from pipeline.summary import write_summary
 
@@ -83,7 +87,22 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
 
 
 def _run_tasks(cfg, conf: Config, tasks, results: Path, report: StudyReport, log) -> None:
+    new_root = locking.first_missing(report.study_dir)
+    try:
+        _run_tasks_in(cfg, conf, tasks, results, report, log)
+    except BaseException:
+        if new_root is not None and not report.files:  # failed before storing anything
+            locking.remove_if_untouched(new_root)
+        raise
+
+
+def _run_tasks_in(cfg, conf: Config, tasks, results: Path, report: StudyReport, log) -> None:
     _check_writable(cfg, report.study_dir)
+    if results.exists() and not results.is_dir():
+        raise StudyError(
+            f"paths.outputs={cfg['paths']['outputs']!r}: {results} is a file, not the results "
+            "folder; move it away (or choose another paths.outputs)"
+        )
     # other jobs of a parallel multirun may share this store: temporaries are deleted only
     # when no other job is computing, and upkeep and summaries take turns
     with locking.running(report.study_dir, lambda: store.remove_temporaries(results)):

@@ -100,6 +100,7 @@ def test_an_address_that_is_not_a_scheduler_fails_within_the_timeout(outputs, an
             run(outputs, "cluster=address", f"cluster.address={address}", "cluster.timeout=2s")
         assert time.monotonic() - start < TIMEOUT_S + 1.5
     assert "cannot connect to a Dask scheduler" in str(err.value)
+    assert nothing_at_all(outputs)
 
 
 @pytest.mark.slow
@@ -115,3 +116,4 @@ def test_a_plain_http_server_exits_2_with_one_line(tmp_path):
     assert res.returncode == 2, res.stdout + res.stderr
     assert "Traceback" not in res.stderr and "EiB" not in res.stderr
     assert f"error: cluster.address='{address}'" in res.stderr
+    assert nothing_at_all(tmp_path / "out")
