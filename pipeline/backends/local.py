@@ -10,10 +10,37 @@ from collections.abc import Iterator
 from typing import Any
 
 from pipeline.backends.base import Runner, borrowed_client
+from pipeline.config import ConfigError
+
+WORKER_MEMORY = 256 * 2**20  # what one idle worker process needs, give or take (bytes)
+WORKERS_PER_CORE = 4
 
 
 def check(cluster: Any) -> None:
-    """The checked config is all a LocalCluster needs."""
+    """Refuse more worker processes than the machine holds, unless cluster.oversubscribe."""
+    if cluster.n_workers is None or cluster.oversubscribe:
+        return
+    cores, memory = os.cpu_count() or 1, machine_memory()
+    limit = max_workers(cores, memory)
+    if cluster.n_workers > limit:
+        raise ConfigError(
+            f"cluster.n_workers={cluster.n_workers}: more worker processes than this machine "
+            f"holds ({cores} cores, {memory / 2**30:.0f} GiB: at most {limit}, "
+            f"{WORKERS_PER_CORE} per core and {WORKER_MEMORY // 2**20} MiB each); "
+            "set cluster.oversubscribe=true to start them anyway"
+        )
+
+
+def machine_memory() -> int:
+    """This machine's memory in bytes (psutil, which Dask depends on)."""
+    import psutil
+
+    return int(psutil.virtual_memory().total)
+
+
+def max_workers(cores: int, memory: int) -> int:
+    """How many worker processes a machine of ``cores`` and ``memory`` bytes holds (>= 1)."""
+    return max(1, min(WORKERS_PER_CORE * cores, memory // WORKER_MEMORY))
 
 
 def start_method(setting: str = "auto") -> str:
