@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import hydra
+import yaml
 from hydra.core.hydra_config import HydraConfig
-from hydra.errors import CompactHydraException
+from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.config import conf_dir
 from pipeline.launchers import JobFailed, check_launcher, is_multirun
@@ -134,8 +136,9 @@ def hydra_main(cfg: DictConfig) -> None:
         report = run_study(cfg)
     except KeyboardInterrupt as exc:
         raise Stopped(stopped_message(getattr(exc, "report", None))) from None
-    except (StudyError, StoreError) as exc:
-        message = f"error: {abbreviated(_with_study_file(str(exc)))}"
+    except (StudyError, StoreError, OmegaConfBaseException) as exc:
+        text = one_line(exc) if isinstance(exc, OmegaConfBaseException) else str(exc)
+        message = f"error: {abbreviated(_with_study_file(text))}"
         print(message, file=sys.stderr)
         if multirun:
             raise JobFailed(2, message) from None
@@ -193,7 +196,49 @@ def main() -> None:
 
 
 def _main() -> None:
-    """Run Hydra (one run or a multirun); exit with the documented status."""
+    """Run Hydra (one run or a multirun); exit with the documented status.
+
+    Hydra's own config errors (an unknown key without ``+``, an override it cannot parse, a
+    study file that is not YAML) are config errors like any other: one line, exit 2.
+    """
+    before = os.environ.get("HYDRA_FULL_ERROR")
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of exit(1)
+    try:
+        _run_or_multirun()
+    except (HydraException, OmegaConfBaseException, yaml.YAMLError) as exc:
+        if before == "1":  # the user asked for Hydra's full traces
+            raise
+        print(f"error: {abbreviated(hydra_error_line(exc))}", file=sys.stderr)
+        sys.exit(2)
+    finally:
+        if before is None:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = before
+
+
+def hydra_error_line(exc: BaseException) -> str:
+    """Hydra's config error as guesslab's one line: the override or key first."""
+    override = getattr(exc, "override", None)
+    if override is not None:  # OverrideParseException
+        return f"{override}: cannot read this override ({one_line(exc)})"
+    unknown = re.match(r"Could not override '([^']+)'", str(exc))
+    if unknown:
+        key = unknown.group(1)
+        return f"{key}: unknown key (to add a key the config does not have: +{key}=...)"
+    return one_line(exc)
+
+
+def one_line(exc: BaseException) -> str:
+    """A Hydra or OmegaConf error message in one line (its lines joined, the object dumps
+    Hydra appends left out)."""
+    skip = ("full_key:", "object_type=", "reference_type=", "See https://hydra.cc")
+    lines = [line.strip() for line in str(exc).splitlines()]
+    text = " ".join(line for line in lines if line and not line.startswith(skip))
+    return text or type(exc).__name__
+
+
+def _run_or_multirun() -> None:
     if not is_multirun(sys.argv[1:]):
         hydra_main()
         if _failed_tasks:
@@ -205,19 +250,15 @@ def _main() -> None:
 
 
 def run_multirun() -> int:
-    """Run Hydra's multirun; the exit status of the first failed job, or 0."""
-    user_wants_traces = bool(os.environ.get("HYDRA_FULL_ERROR"))
-    os.environ["HYDRA_FULL_ERROR"] = "1"  # let a job's JobFailed reach us instead of exit(1)
+    """Run Hydra's multirun; the exit status of the first failed job, or 0.
+
+    Needs HYDRA_FULL_ERROR=1 (set by :func:`main`) so that a job's JobFailed reaches here.
+    """
     try:
         hydra_main()
     except JobFailed as exc:  # every job ran; each failed one printed its reason
         print(f"multirun: a job failed ({exc})", file=sys.stderr)
         return exc.status
-    except CompactHydraException as exc:  # Hydra's own config errors, as Hydra prints them
-        if user_wants_traces:
-            raise
-        print(exc, file=sys.stderr)
-        return 1
     return 0
 
 
