@@ -31,6 +31,7 @@ from pipeline.launchers import JobFailed, check_launcher, is_multirun
 from pipeline.run import run_study
 from pipeline.store import StoreError
 from pipeline.study import StudyError
+from pipeline.sweep_check import SweepRefused
 
 CHOICE_GROUPS = ("study", "cluster", "paths")
 _failed_tasks: list[int] = []
@@ -209,6 +210,9 @@ def _main() -> None:
         if before == "1":  # the user asked for Hydra's full traces
             raise
         print(f"error: {abbreviated(hydra_error_line(exc))}", file=sys.stderr)
+        sys.exit(2)
+    except SweepRefused as exc:  # a multirun job refused before the sweep began
+        print(f"error: {abbreviated(str(exc))}", file=sys.stderr)
         sys.exit(2)
     finally:
         if before is None:

@@ -61,11 +61,8 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     Raises StudyError (naming the config key and value) before anything is written.
     """
     cfg = _plain(cfg)
-    conf = checked_config(cfg)
-    quiet_dask_logs()
+    conf, tasks = preflight(cfg)
     study = conf.study
-    tasks = plan(study)
-    check_cluster(conf.cluster)
     warning = exposure_warning(conf.cluster)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
@@ -84,6 +81,17 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
             report.summary = write_summary(report.study_dir, study)
         log(f"summary: {report.summary}")
     return report
+
+
+def preflight(cfg: Mapping[str, Any]) -> tuple[Config, list]:
+    """The checked config and the planned tasks; StudyError (naming the key) for a config
+    that cannot run, before anything is written (a multirun checks every job with it)."""
+    cfg = _plain(cfg)
+    conf = checked_config(cfg)
+    quiet_dask_logs()
+    tasks = plan(conf.study)
+    check_cluster(conf.cluster)
+    return conf, tasks
 
 
 def _run_tasks(cfg, conf: Config, tasks, results: Path, report: StudyReport, log) -> None:
