@@ -200,6 +200,7 @@ class LocalCluster(Strict):
     memory_limit: Annotated[Any, AfterValidator(_memory)]
     dashboard: Bool
     start_method: Annotated[Any, AfterValidator(_choice(*START_METHODS))]
+    tls: Bool
 
 
 def _n_workers(value: Any) -> int:

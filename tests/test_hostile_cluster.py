@@ -117,3 +117,54 @@ def test_a_plain_http_server_exits_2_with_one_line(tmp_path):
     assert "Traceback" not in res.stderr and "EiB" not in res.stderr
     assert f"error: cluster.address='{address}'" in res.stderr
     assert nothing_at_all(tmp_path / "out")
+
+
+# ------------------------------------------------- item 10: other users on the same machine
+
+
+def _refused_without_credentials(address: str) -> bool:
+    """Whether a TLS handshake without a client certificate to ``address`` is refused."""
+    import ssl
+
+    host, port = address.split("://", 1)[1].rsplit(":", 1)
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE  # a stranger trusts anything; it has no certificate
+    try:
+        with (
+            socket.create_connection((host, int(port)), timeout=10) as raw,
+            ctx.wrap_socket(raw, server_hostname=host) as tls,
+        ):
+            tls.sendall(b"\x00" * 8)
+            return tls.recv(1) == b""  # TLS 1.3 reports the refusal on the first read
+    except (ssl.SSLError, ConnectionError):
+        return True
+
+
+@pytest.mark.slow
+def test_the_local_cluster_refuses_a_process_without_its_credentials():
+    """Loopback is no boundary on a shared machine: the embedded LocalCluster uses TLS with
+    throw-away credentials, so a connection without them is refused, at every port."""
+    from distributed import Client
+
+    from pipeline.backends import open_runner
+
+    with open_runner({"kind": "local", "n_workers": 1}) as runner:
+        scheduler = runner.client.scheduler.address
+        workers = list(runner.client.scheduler_info()["workers"])
+        assert scheduler.startswith("tls://127.0.0.1:") and workers
+        for address in [scheduler, *workers]:
+            assert address.startswith("tls://")
+            assert _refused_without_credentials(address), address
+        plain = scheduler.replace("tls://", "tcp://")
+        with pytest.raises((OSError, TimeoutError)):
+            Client(plain, timeout="3s")
+        assert runner.client.submit(sum, [1, 2]).result() == 3  # its own client works
+
+
+def test_tls_can_be_turned_off_and_that_warns():
+    from pipeline.backends import exposure_warning
+
+    assert exposure_warning({"kind": "local"}) is None
+    warning = exposure_warning({"kind": "local", "tls": False})
+    assert warning and "cluster.tls=false" in warning and "run code as you" in warning
