@@ -239,7 +239,9 @@ def one_line(exc: BaseException) -> str:
     skip = ("full_key:", "object_type=", "reference_type=", "See https://hydra.cc")
     lines = [line.strip() for line in str(exc).splitlines()]
     text = " ".join(line for line in lines if line and not line.startswith(skip))
-    return text or type(exc).__name__
+    text = text or type(exc).__name__
+    key = getattr(exc, "full_key", None)  # OmegaConf's errors know the key
+    return f"{key}: {text}" if key and not text.startswith(str(key)) else text
 
 
 def _run_or_multirun() -> None:

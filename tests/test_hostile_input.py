@@ -93,6 +93,7 @@ BAD = [
     ("foo=1", "foo"),
     ("study.grid.deck=[[3,3", "study.grid.deck=[[3,3"),
     ("+run.foo=1", "run.foo"),
+    ("paths.outputs=${oc.env:GUESSLAB_ISSUE26_UNSET}", "paths.outputs"),
 ]
 
 
