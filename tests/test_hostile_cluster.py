@@ -103,6 +103,40 @@ def test_an_address_that_is_not_a_scheduler_fails_within_the_timeout(outputs, an
     assert nothing_at_all(outputs)
 
 
+@contextlib.contextmanager
+def never_connects() -> Iterator[str]:
+    """A tcp://127.0.0.1:PORT where a connection never completes, as at an unroutable address:
+    the listener's accept queue is full, so the kernel drops further connection requests."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(3):
+        filler = socket.socket()
+        filler.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            filler.connect(("127.0.0.1", port))
+        fillers.append(filler)
+    try:
+        yield f"tcp://127.0.0.1:{port}"
+    finally:
+        for filler in fillers:
+            filler.close()
+        listener.close()
+
+
+def test_an_address_where_no_connection_completes_fails_within_the_timeout(outputs):
+    import distributed  # noqa: F401 - imported before the clock starts
+
+    with never_connects() as address:
+        start = time.monotonic()
+        with pytest.raises(StudyError, match=f"cluster.address='{address}'"):
+            run(outputs, "cluster=address", f"cluster.address={address}", "cluster.timeout=2s")
+        assert time.monotonic() - start < TIMEOUT_S + 1.5
+    assert nothing_at_all(outputs)
+
+
 @pytest.mark.slow
 def test_a_plain_http_server_exits_2_with_one_line(tmp_path):
     with http_server() as address:
