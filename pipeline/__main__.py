@@ -13,20 +13,25 @@ of the sweep and then exits with the status of the first failed job.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import hydra
+import yaml
 from hydra.core.hydra_config import HydraConfig
-from hydra.errors import CompactHydraException
+from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.config import conf_dir
 from pipeline.launchers import JobFailed, check_launcher, is_multirun
 from pipeline.run import run_study
 from pipeline.store import StoreError
 from pipeline.study import StudyError
+from pipeline.sweep_check import SweepRefused
 
 CHOICE_GROUPS = ("study", "cluster", "paths")
 _failed_tasks: list[int] = []
@@ -130,8 +135,11 @@ def hydra_main(cfg: DictConfig) -> None:
     multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
         report = run_study(cfg)
-    except (StudyError, StoreError) as exc:
-        message = f"error: {_with_study_file(str(exc))}"
+    except KeyboardInterrupt as exc:
+        raise Stopped(stopped_message(getattr(exc, "report", None))) from None
+    except (StudyError, StoreError, OmegaConfBaseException) as exc:
+        text = one_line(exc) if isinstance(exc, OmegaConfBaseException) else str(exc)
+        message = f"error: {abbreviated(_with_study_file(text))}"
         print(message, file=sys.stderr)
         if multirun:
             raise JobFailed(2, message) from None
@@ -147,14 +155,96 @@ def hydra_main(cfg: DictConfig) -> None:
         _failed_tasks.append(report.errors)
 
 
+class Stopped(KeyboardInterrupt):
+    """Ctrl-C during a run: what is stored and how to resume, said in one line."""
+
+
+def stopped_message(report: Any) -> str:
+    """The one line printed on Ctrl-C: stopped, what is stored, how to resume."""
+    if report is None or report.computed + report.skipped == 0:
+        return "stopped (Ctrl-C) before any task finished; nothing was stored"
+    return (
+        f"stopped (Ctrl-C): {report.computed} task(s) of {report.planned} computed in this run "
+        f"and stored in {report.study_dir / 'results'} with the {report.skipped} stored before; "
+        "run the same command again to compute the rest (stored tasks are skipped)"
+    )
+
+
+def abbreviated(message: str, digits: int = 24) -> str:
+    """``message`` with every run of more than ``digits`` digits shortened, its length said."""
+
+    def short(match: re.Match[str]) -> str:
+        run = match.group(0)
+        return f"{run[:8]}...{run[-4:]} ({len(run)} digits)"
+
+    return re.sub(rf"\d{{{digits + 1},}}", short, message)
+
+
 def main() -> None:
     """Console entry point: check group choices, run Hydra, exit 1 if any task failed."""
     try:
         check_choices(sys.argv[1:])
         check_launcher(sys.argv[1:])
     except StudyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {abbreviated(str(exc))}", file=sys.stderr)
         sys.exit(2)
+    try:
+        _main()
+    except KeyboardInterrupt as exc:
+        line = str(exc) if isinstance(exc, Stopped) else stopped_message(None)
+        print(f"\n{line}", file=sys.stderr)
+        sys.exit(130)
+
+
+def _main() -> None:
+    """Run Hydra (one run or a multirun); exit with the documented status.
+
+    Hydra's own config errors (an unknown key without ``+``, an override it cannot parse, a
+    study file that is not YAML) are config errors like any other: one line, exit 2.
+    """
+    before = os.environ.get("HYDRA_FULL_ERROR")
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises its errors instead of exit(1)
+    try:
+        _run_or_multirun()
+    except (HydraException, OmegaConfBaseException, yaml.YAMLError) as exc:
+        if before == "1":  # the user asked for Hydra's full traces
+            raise
+        print(f"error: {abbreviated(hydra_error_line(exc))}", file=sys.stderr)
+        sys.exit(2)
+    except SweepRefused as exc:  # a multirun job refused before the sweep began
+        print(f"error: {abbreviated(str(exc))}", file=sys.stderr)
+        sys.exit(2)
+    finally:
+        if before is None:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = before
+
+
+def hydra_error_line(exc: BaseException) -> str:
+    """Hydra's config error as guesslab's one line: the override or key first."""
+    override = getattr(exc, "override", None)
+    if override is not None:  # OverrideParseException
+        return f"{override}: cannot read this override ({one_line(exc)})"
+    unknown = re.match(r"Could not override '([^']+)'", str(exc))
+    if unknown:
+        key = unknown.group(1)
+        return f"{key}: unknown key (to add a key the config does not have: +{key}=...)"
+    return one_line(exc)
+
+
+def one_line(exc: BaseException) -> str:
+    """A Hydra or OmegaConf error message in one line (its lines joined, the object dumps
+    Hydra appends left out)."""
+    skip = ("full_key:", "object_type=", "reference_type=", "See https://hydra.cc")
+    lines = [line.strip() for line in str(exc).splitlines()]
+    text = " ".join(line for line in lines if line and not line.startswith(skip))
+    text = text or type(exc).__name__
+    key = getattr(exc, "full_key", None)  # OmegaConf's errors know the key
+    return f"{key}: {text}" if key and not text.startswith(str(key)) else text
+
+
+def _run_or_multirun() -> None:
     if not is_multirun(sys.argv[1:]):
         hydra_main()
         if _failed_tasks:
@@ -166,19 +256,15 @@ def main() -> None:
 
 
 def run_multirun() -> int:
-    """Run Hydra's multirun; the exit status of the first failed job, or 0."""
-    user_wants_traces = bool(os.environ.get("HYDRA_FULL_ERROR"))
-    os.environ["HYDRA_FULL_ERROR"] = "1"  # let a job's JobFailed reach us instead of exit(1)
+    """Run Hydra's multirun; the exit status of the first failed job, or 0.
+
+    Needs HYDRA_FULL_ERROR=1 (set by :func:`main`) so that a job's JobFailed reaches here.
+    """
     try:
         hydra_main()
     except JobFailed as exc:  # every job ran; each failed one printed its reason
         print(f"multirun: a job failed ({exc})", file=sys.stderr)
         return exc.status
-    except CompactHydraException as exc:  # Hydra's own config errors, as Hydra prints them
-        if user_wants_traces:
-            raise
-        print(exc, file=sys.stderr)
-        return 1
     return 0
 
 

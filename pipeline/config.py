@@ -195,10 +195,12 @@ START_METHODS = ("auto", "fork", "spawn", "forkserver")
 class LocalCluster(Strict):
     kind: Literal["local"]
     n_workers: Annotated[Any, AfterValidator(lambda v: v if v is None else _n_workers(v))]
+    oversubscribe: Bool
     threads_per_worker: PositiveInt
     memory_limit: Annotated[Any, AfterValidator(_memory)]
     dashboard: Bool
     start_method: Annotated[Any, AfterValidator(_choice(*START_METHODS))]
+    tls: Bool
 
 
 def _n_workers(value: Any) -> int:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -24,7 +26,11 @@ def study_lock(study_dir: Path) -> Iterator[None]:
     """Hold the study folder's exclusive lock (blocks until no other job holds it)."""
     study_dir.mkdir(parents=True, exist_ok=True)
     with open(study_dir / ".lock", "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(waiting_message(study_dir / ".lock"), file=sys.stderr, flush=True)
+            fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
         finally:
@@ -46,3 +52,82 @@ def running(study_dir: Path, when_alone: Callable[[], object]) -> Iterator[None]
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+LOCK_FILES = (".lock", ".running")
+
+
+def first_missing(path: Path) -> Path | None:
+    """The outermost folder on the way to ``path`` (itself included) not there yet, or None."""
+    missing = None
+    for folder in (path, *path.parents):
+        if folder.exists():
+            break
+        missing = folder
+    return missing
+
+
+def remove_if_untouched(root: Path) -> None:
+    """Remove ``root`` if it holds nothing but empty folders and lock files no job holds.
+
+    For a run that created ``root`` and failed before storing anything (e.g. the scheduler
+    did not answer): it leaves nothing behind.  Any other file, or a lock another job holds,
+    keeps it (and the folders above that file).
+    """
+    if not root.is_dir():
+        return
+    for path in sorted(root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        if path.is_dir() and not path.is_symlink():
+            with contextlib.suppress(OSError):
+                path.rmdir()  # only if empty
+        elif path.name in LOCK_FILES:
+            _unlink_if_free(path)
+    with contextlib.suppress(OSError):
+        root.rmdir()
+
+
+def _unlink_if_free(path: Path) -> None:
+    """Delete an empty lock file unless another job holds (or waits on) it."""
+    try:
+        with open(path, "a") as fh:
+            if path.stat().st_size:
+                return
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            path.unlink()
+    except OSError:  # held by another job (BlockingIOError), or already gone
+        return
+
+
+def waiting_message(lock: Path) -> str:
+    """What a job says while it waits for a lock: the lock file and who holds it."""
+    holders = [f"process {pid} ({command_line(pid)})" for pid in lock_holders(lock)]
+    who = ", ".join(holders) or "another process"
+    return f"waiting: {who} holds the study lock {lock}; this run goes on when it is released"
+
+
+def lock_holders(lock: Path) -> list[int]:
+    """The ids of other processes holding a flock on ``lock`` (from /proc/locks; [] elsewhere)."""
+    try:
+        inode = lock.stat().st_ino
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return []
+    pids = []
+    for line in lines:
+        fields = line.split()
+        if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK":
+            continue  # "->": a process waiting for the lock, not holding it
+        pid, device_inode = fields[4], fields[5]
+        if device_inode.rsplit(":", 1)[-1] == str(inode) and int(pid) != os.getpid():
+            pids.append(int(pid))
+    return sorted(set(pids))
+
+
+def command_line(pid: int, limit: int = 80) -> str:
+    """A process's command line, shortened to ``limit`` characters ("?" if unknown)."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return "?"
+    text = raw.replace(b"\0", b" ").decode(errors="replace").strip() or "?"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -61,18 +61,19 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     Raises StudyError (naming the config key and value) before anything is written.
     """
     cfg = _plain(cfg)
-    conf = checked_config(cfg)
-    quiet_dask_logs()
+    conf, tasks = preflight(cfg)
     study = conf.study
-    tasks = plan(study)
-    check_cluster(conf.cluster)
     warning = exposure_warning(conf.cluster)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
     report = StudyReport(study=study["name"], study_dir=study_dir(cfg), planned=len(tasks))
     results = report.study_dir / "results"
     if conf.stage in ("all", "run"):
-        _run_tasks(cfg, conf, tasks, results, report, log)
+        try:
+            _run_tasks(cfg, conf, tasks, results, report, log)
+        except KeyboardInterrupt as exc:
+            exc.report = report  # what the one line on Ctrl-C reports
+            raise
     if conf.stage in ("all", "summary"):
         from pipeline.summary import write_summary
 
@@ -82,8 +83,34 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     return report
 
 
+def preflight(cfg: Mapping[str, Any]) -> tuple[Config, list]:
+    """The checked config and the planned tasks; StudyError (naming the key) for a config
+    that cannot run, before anything is written (a multirun checks every job with it)."""
+    cfg = _plain(cfg)
+    conf = checked_config(cfg)
+    quiet_dask_logs()
+    tasks = plan(conf.study)
+    check_cluster(conf.cluster)
+    return conf, tasks
+
+
 def _run_tasks(cfg, conf: Config, tasks, results: Path, report: StudyReport, log) -> None:
+    new_root = locking.first_missing(report.study_dir)
+    try:
+        _run_tasks_in(cfg, conf, tasks, results, report, log)
+    except BaseException:
+        if new_root is not None and not report.files:  # failed before storing anything
+            locking.remove_if_untouched(new_root)
+        raise
+
+
+def _run_tasks_in(cfg, conf: Config, tasks, results: Path, report: StudyReport, log) -> None:
     _check_writable(cfg, report.study_dir)
+    if results.exists() and not results.is_dir():
+        raise StudyError(
+            f"paths.outputs={cfg['paths']['outputs']!r}: {results} is a file, not the results "
+            "folder; move it away (or choose another paths.outputs)"
+        )
     # other jobs of a parallel multirun may share this store: temporaries are deleted only
     # when no other job is computing, and upkeep and summaries take turns
     with locking.running(report.study_dir, lambda: store.remove_temporaries(results)):

@@ -6,7 +6,9 @@ and with it matplotlib, on workers).
 
 from __future__ import annotations
 
+import hashlib
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -56,6 +58,21 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = ".10g") -> str:
     rows = [[cell(v) for v in row] for row in df.itertuples(index=False)]
     headers = [str(c) for c in df.columns]
     return tabulate(rows, headers=headers, tablefmt="github", floatfmt=floatfmt, missingval="")
+
+
+MAX_NAME = 120  # characters of a file name made from values (file systems allow 255 bytes)
+
+
+def file_name(text: str) -> str:
+    """``text`` as a safe file name: "/" (a fraction's bar) and any character but letters,
+    digits, ".", "_" and "-" become "_"; past MAX_NAME characters it is cut and a hash of
+    the whole added, so names made from any valid parameter value stay distinct and short."""
+    stem, dot, ext = text.rpartition(".") if "." in text else (text, "", "")
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", stem).lstrip(".-") or "_"
+    if len(safe) > MAX_NAME:
+        digest = hashlib.sha256(stem.encode()).hexdigest()[:12]
+        safe = f"{safe[: MAX_NAME - 13]}-{digest}"
+    return f"{safe}{dot}{re.sub(r'[^A-Za-z0-9]', '_', ext)}"
 
 
 def save_figure(fig: Any, path: Path, dpi: int = 110, tight: bool = True) -> Path:

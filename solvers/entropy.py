@@ -244,9 +244,12 @@ def _renyi_grouped(logp: np.ndarray, flat: np.ndarray, size: int, r: float) -> n
         top[np.isneginf(top)] = 0.0
         if r == math.inf:
             return -top
-        scaled = np.bincount(flat, weights=np.exp(r * (logp - top[flat])), minlength=size)
+        with np.errstate(over="ignore"):  # r * (a log ratio <= 0) may reach -inf: exp is 0
+            ratio = np.exp(r * (logp - top[flat]))
+        scaled = np.bincount(flat, weights=ratio, minlength=size)
         scaled[scaled == 0] = 1.0
-        return (np.log(scaled) + r * top) / (1 - r)
+        # r * top / (1 - r) as top * (-1 / (1 - 1/r)): r * top overflows for r near 1e308
+        return np.log(scaled) / (1 - r) - top / (1 - 1 / r)
     s = r - 1
     if abs(s) < _NEAR_ONE:
         x = np.bincount(flat, weights=p * np.expm1(s * logp), minlength=size)

@@ -352,13 +352,16 @@ def as_int(value: Any, *, low: int | None = None, high: int | None = None) -> in
     """``value`` as an int within [low, high]; floats with a fractional part are refused."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ValueError("must be an integer")
-    try:
-        f = float(value)
-    except ValueError:
-        raise ValueError("must be an integer") from None
-    if not math.isfinite(f) or f != int(f):
-        raise ValueError("must be an integer")
-    n = int(f)
+    if isinstance(value, int):
+        n = value  # exact, however many digits (float() of a huge int overflows)
+    else:
+        try:
+            f = float(value)
+        except ValueError:
+            raise ValueError("must be an integer") from None
+        if not math.isfinite(f) or f != int(f):
+            raise ValueError("must be an integer")
+        n = int(f)
     if low is not None and n < low:
         raise ValueError(f"must be >= {low}")
     if high is not None and n > high:

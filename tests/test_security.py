@@ -40,7 +40,7 @@ def test_the_embedded_local_cluster_listens_on_loopback_only():
         sockets = _listening(pids)
         worker_pids = set(runner.client.run(os.getpid).values())
         assert worker_pids <= pids
-        assert runner.client.scheduler.address.startswith("tcp://127.0.0.1:")
+        assert runner.client.scheduler.address.startswith("tls://127.0.0.1:")  # TLS by default
         assert runner.client.dashboard_link.startswith("http://127.0.0.1:")
     assert len(sockets) >= 4  # scheduler, its HTTP server, two workers (and nannies)
     assert {ip for ip, _ in sockets} == {"127.0.0.1"}, sockets

@@ -15,7 +15,8 @@ from pipeline.backends.base import (
     tls_files,
     tls_security,
 )
-from pipeline.config import ConfigError
+from pipeline.backends.probe import check_scheduler, connection_error, workers_present
+from pipeline.config import ConfigError, seconds
 
 
 def check(cluster: Any) -> None:
@@ -62,18 +63,14 @@ def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interfac
 
     files = security_files(cluster)
     security = tls_security(files) if files else None
+    limit = seconds(cluster.timeout)
     try:
-        client = Client(cluster.address, timeout=cluster.timeout, security=security)
-    except (OSError, TimeoutError, ValueError) as exc:
-        hint = (
-            "is the scheduler running, and do cluster.tls.* come from the cluster's CA?"
-            if security
-            else "is the scheduler running (dask scheduler), and is the address right?"
-        )
-        reason = f"cannot connect to the scheduler ({type(exc).__name__}: {exc}); {hint}"
-        raise ConfigError(f"cluster.address={cluster.address!r}: {reason}") from None
+        check_scheduler(cluster.address, limit, security)
+        client = Client(cluster.address, timeout=limit, security=security)
+    except Exception as exc:  # noqa: BLE001 - whatever answered, it is not our scheduler
+        raise ConfigError(connection_error(cluster, exc, security is not None)) from None
     with client:
-        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+        n_workers = workers_present(client, cluster)
         differences = version_differences(client)
         if differences:
             warnings.warn(

@@ -10,10 +10,37 @@ from collections.abc import Iterator
 from typing import Any
 
 from pipeline.backends.base import Runner, borrowed_client
+from pipeline.config import ConfigError
+
+WORKER_MEMORY = 256 * 2**20  # what one idle worker process needs, give or take (bytes)
+WORKERS_PER_CORE = 4
 
 
 def check(cluster: Any) -> None:
-    """The checked config is all a LocalCluster needs."""
+    """Refuse more worker processes than the machine holds, unless cluster.oversubscribe."""
+    if cluster.n_workers is None or cluster.oversubscribe:
+        return
+    cores, memory = os.cpu_count() or 1, machine_memory()
+    limit = max_workers(cores, memory)
+    if cluster.n_workers > limit:
+        raise ConfigError(
+            f"cluster.n_workers={cluster.n_workers}: more worker processes than this machine "
+            f"holds ({cores} cores, {memory / 2**30:.0f} GiB: at most {limit}, "
+            f"{WORKERS_PER_CORE} per core and {WORKER_MEMORY // 2**20} MiB each); "
+            "set cluster.oversubscribe=true to start them anyway"
+        )
+
+
+def machine_memory() -> int:
+    """This machine's memory in bytes (psutil, which Dask depends on)."""
+    import psutil
+
+    return int(psutil.virtual_memory().total)
+
+
+def max_workers(cores: int, memory: int) -> int:
+    """How many worker processes a machine of ``cores`` and ``memory`` bytes holds (>= 1)."""
+    return max(1, min(WORKERS_PER_CORE * cores, memory // WORKER_MEMORY))
 
 
 def start_method(setting: str = "auto") -> str:
@@ -73,6 +100,34 @@ def _ready_to_fork(enabled: bool) -> Iterator[None]:
         gc.unfreeze()
 
 
+def throwaway_security() -> Any:
+    """Dask Security with a new self-signed CA and certificate, held in memory only.
+
+    Scheduler, workers and this client prove they hold it (mutual TLS): a process of
+    another user on this machine, which can reach every loopback port, is refused, where
+    plain tcp:// would let it submit any pickled function to run as this user.
+    """
+    from distributed.security import Security
+
+    return Security.temporary()
+
+
+def exposure_warning(cluster: Any) -> str | None:
+    """A warning when other local users could reach this cluster: no TLS, or a dashboard."""
+    if not cluster.tls:
+        return (
+            "cluster.tls=false: the LocalCluster listens on plain tcp:// on 127.0.0.1, where "
+            "any account on this machine can connect and run code as you; drop the "
+            "override on a shared machine"
+        )
+    if cluster.dashboard:
+        return (
+            "cluster.dashboard=true: the dashboard (plain HTTP on 127.0.0.1) is readable by "
+            "every account on this machine; it shows task names and progress, not results"
+        )
+    return None
+
+
 @contextlib.contextmanager
 def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
     """A Runner on a new LocalCluster bound to 127.0.0.1; closed on exit."""
@@ -82,6 +137,7 @@ def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interfac
 
     n_workers = cluster.n_workers or os.cpu_count() or 1
     method = start_method(cluster.start_method)
+    security = throwaway_security() if cluster.tls else None
     with (
         _ready_to_fork(method == "fork"),
         dask.config.set(local_cluster_settings(cluster.dashboard, method)),
@@ -93,8 +149,9 @@ def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interfac
             # the scheduler's HTTP server (dashboard or not) on loopback, at a free port
             scheduler_kwargs={"dashboard": cluster.dashboard, "dashboard_address": "127.0.0.1:0"},
             memory_limit=cluster.memory_limit,
+            **({"security": security, "protocol": "tls://"} if security else {}),
         ) as lc,
-        Client(lc) as client,
+        Client(lc, security=security) as client,
     ):
         link = f", dashboard {client.dashboard_link}" if cluster.dashboard else ""
         description = f"LocalCluster, {n_workers} worker processes{link}"

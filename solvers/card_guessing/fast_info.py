@@ -392,7 +392,8 @@ def _entropy(w, m, r, t, inv_log_base):
             for j in range(m):
                 if w[j] > 0:
                     sc += math.exp(r * (math.log(w[j]) - lm - top))
-            ren = (math.log(sc) + r * top) / (1 - r)
+            # r * top / (1 - r) written so that it cannot overflow for r near 1e308
+            ren = math.log(sc) / (1 - r) - top / (1 - 1 / r)
     elif abs(r - 1) < 0.5:
         s = r - 1
         x = 0.0

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from solvers._report import bar_chart
+from solvers._report import bar_chart, file_name
 from solvers.card_guessing import summary_feedback as feedback_sections
 from solvers.card_guessing import summary_info as info_sections
 from solvers.card_guessing import summary_ranks52 as ranks_sections
@@ -25,7 +25,7 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
     for (deck, feedback), group in table.groupby(["deck", "feedback"], sort=False):
         from solvers._report import markdown_table
 
-        name = f"card_guessing_{feedback}_{deck.replace(',', '-')}.png"
+        name = file_name(f"card_guessing_{feedback}_{deck.replace(',', '-')}.png")
         bar_chart(
             labels=group["label"].tolist(),
             values=group["expected_score"].tolist(),

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers._report import save_figure  # noqa: E402
+from solvers._report import file_name, save_figure  # noqa: E402
 from solvers.entropy import PRESETS, preset_name  # noqa: E402
 
 GAME = ["pegs", "colours", "jar"]
@@ -41,7 +41,7 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
             grid = sm.pivot_table(
                 index="entropy_r", columns="entropy_t", values="expected_guesses"
             ).sort_index()
-            name = f"mastermind_{game[0]}x{game[1]}_{game[2].replace(',', '-')}.png"
+            name = file_name(f"mastermind_{game[0]}x{game[1]}_{game[2].replace(',', '-')}.png")
             heatmap(grid, ref, title, out_dir / name)
             best = sm.nsmallest(1, "expected_guesses").iloc[0]
             parts += [

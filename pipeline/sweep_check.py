@@ -1,0 +1,73 @@
+"""A multirun checks every job's config before Hydra writes anything (issue 26, item 4).
+
+Hydra's sweeper creates the sweep folder (``hydra.sweep.dir``, made from ``paths.outputs``
+and ``study.name``) and writes ``multirun.yaml`` there before any job runs, so a refused
+config still left files, even outside ``paths.outputs`` (``study.name=../../escape``).
+:class:`CheckEveryJob`, a Hydra callback named in ``conf/config.yaml``, composes each job of
+the sweep at ``on_multirun_start`` (before the sweeper); when every job would be refused,
+the multirun exits 2 with nothing written.  A sweep with some good jobs runs them (the
+folder is theirs) and each refused job exits 2 writing nothing of its own.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+from pipeline.study import StudyError
+
+
+class SweepRefused(BaseException):  # noqa: N818 - a refusal, not an error of the sweep
+    """A job's config was refused: the multirun stops before Hydra writes anything.
+
+    A BaseException because Hydra's callbacks turn any Exception into a warning and go on.
+    """
+
+
+class CheckEveryJob(Callback):
+    """Hydra callback: refuse a multirun in which any job's config would be refused."""
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Check every job of the sweep (what run_study checks first); SweepRefused if every
+        job would be refused (a sweep with some good jobs runs them, the others exit 2)."""
+        from pipeline.run import preflight
+
+        verdicts: dict[str, str | None] = {}
+        for overrides in job_overrides(config):
+            job = job_config(config, overrides)
+            key = json.dumps(job, sort_keys=True, default=str)
+            if key not in verdicts:
+                try:
+                    preflight(job)
+                    return  # a job that runs: Hydra's sweep folder is wanted
+                except StudyError as exc:
+                    verdicts[key] = str(exc)
+        if verdicts:
+            raise SweepRefused(next(iter(verdicts.values())))
+
+
+def job_overrides(config: DictConfig) -> list[list[str]]:
+    """The override list of every job of the sweep, as Hydra's basic sweeper expands it."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    loader = GlobalHydra.instance().config_loader()
+    parser = OverridesParser.create(config_loader=loader)
+    arguments = list(OmegaConf.to_container(config.hydra.overrides.task, resolve=False))
+    overrides = parser.parse_overrides(arguments)
+    return [job for batch in BasicSweeper.split_arguments(overrides, None) for job in batch]
+
+
+def job_config(config: DictConfig, overrides: list[str]) -> dict[str, Any]:
+    """One job's composed config, without Hydra's own node, as plain containers."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    loader = GlobalHydra.instance().config_loader()
+    job = loader.load_sweep_config(config, overrides)
+    with open_dict(job):
+        del job["hydra"]
+    return OmegaConf.to_container(job, resolve=True)

@@ -1,0 +1,133 @@
+"""Hostile input (issue 26, items 1, 5, 7 and 8): every bad value is a config error, exit
+status 2, one line naming the key, before any work; a forked task never outlives its job."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from tests_support import compose_config
+
+from pipeline.__main__ import main
+from pipeline.backends.local import max_workers
+from pipeline.run import run_study
+from pipeline.study import StudyError
+
+
+def cli_in_process(monkeypatch, capsys, *args: str) -> tuple[int, str]:
+    """(exit status, stderr) of ``python -m pipeline ARGS``, run in this process."""
+    monkeypatch.setattr(sys, "argv", ["pipeline", *args])
+    try:
+        main()
+        status = 0
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else 1
+    return status, capsys.readouterr().err
+
+
+def nothing_at_all(root: Path) -> bool:
+    return not root.exists() or not any(root.iterdir())
+
+
+# -------------------------------------------------------------- item 1: runaway processes
+
+CHILD_MUST_NOT_RETURN = """
+import os, select, sys, time
+sys.path.insert(0, {root!r})
+from pipeline import execute
+from solvers import solve
+
+def broken_select(*args, **kwargs):
+    raise OverflowError("timeout value is too large")
+
+def slow_solve(*args, **kwargs):
+    time.sleep(1.0)  # the child writes its result after the parent gave up and closed the pipe
+    return solve(*args, **kwargs)
+
+execute.select.select = broken_select  # the parent fails while its child is still running
+execute.solve = slow_solve
+task = {{"family": "card_guessing", "deck": [2, 2], "feedback": "none", "strategy": "optimal"}}
+try:
+    execute.solve_with_timeout(task, 10.0)
+except Exception:  # as run_batch does: the task gets an error row, the study goes on
+    pass
+print("returned in", os.getpid(), flush=True)
+"""
+
+
+def test_a_forked_task_never_returns_into_the_driver():
+    """With select failing in the parent (as for run.task_timeout_s=1e12), the child's pipe
+    write failed outside its try and the child went on as a second driver."""
+    code = CHILD_MUST_NOT_RETURN.format(root=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.count("returned in") == 1, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("value", ["1e12", "inf", "nan", "-1", "0", "2592001"])
+@pytest.mark.parametrize("cluster", ["sync", "local"])
+def test_absurd_task_time_limits_are_refused_up_front(tmp_path, value, cluster):
+    cfg = compose_config(f"paths.outputs={tmp_path}", f"cluster={cluster}")
+    cfg.run.task_timeout_s = float(value)
+    with pytest.raises(StudyError, match=r"^run.task_timeout_s="):
+        run_study(cfg, log=lambda *_: None)
+    assert nothing_at_all(tmp_path)
+
+
+# ------------------------------------------------- items 5, 7, 8: exit 2, one line, no write
+
+BAD = [
+    ("store.recompute=no", "store.recompute"),  # item 5: strings are not booleans
+    ('store.recompute="false"', "store.recompute"),
+    ("store.recompute=1", "store.recompute"),
+    ("cluster.dashboard=maybe", "cluster.dashboard"),
+    ("run.progress=maybe", "run.progress"),
+    ("run.batch_seconds=nan", "run.batch_seconds"),  # item 7: unchecked values
+    ("run.batch_seconds=inf", "run.batch_seconds"),
+    ("run.batch_seconds=-1", "run.batch_seconds"),
+    ("cluster.memory_limit=lots", "cluster.memory_limit"),
+    ("cluster.n_workers=100000", "cluster.n_workers"),
+    ("study.grid.foo=[1]", "study.grid.foo"),  # item 8: Hydra's errors are config errors
+    ("foo=1", "foo"),
+    ("study.grid.deck=[[3,3", "study.grid.deck=[[3,3"),
+    ("+run.foo=1", "run.foo"),
+    ("paths.outputs=${oc.env:GUESSLAB_ISSUE26_UNSET}", "paths.outputs"),
+]
+
+
+@pytest.mark.parametrize(("override", "key"), BAD, ids=[b[0] for b in BAD])
+def test_a_bad_value_exits_2_with_one_line_naming_the_key(
+    tmp_path, monkeypatch, capsys, override, key
+):
+    status, err = cli_in_process(monkeypatch, capsys, f"paths.outputs={tmp_path}", override)
+    assert status == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {key}"), err
+    assert nothing_at_all(tmp_path)
+
+
+@pytest.mark.parametrize("override", ["cluster.timeout=abc", "cluster.timeout=-5s"])
+def test_a_bad_scheduler_timeout_exits_2(tmp_path, monkeypatch, capsys, override):
+    args = ["cluster=address", "cluster.address=tcp://127.0.0.1:1", override]
+    status, err = cli_in_process(monkeypatch, capsys, f"paths.outputs={tmp_path}", *args)
+    assert status == 2 and err.startswith("error: cluster.timeout="), err
+
+
+def test_a_study_file_that_is_not_yaml_exits_2_naming_file_and_line(tmp_path, monkeypatch, capsys):
+    (tmp_path / "study").mkdir()
+    bad = tmp_path / "study" / "broken.yaml"
+    bad.write_text("name: broken\nfamily: card_guessing\ngrid:\n  deck: [[3, 3]\n  x: : :\n")
+    args = ["--config-dir", str(tmp_path), "study=broken", f"paths.outputs={tmp_path / 'o'}"]
+    status, err = cli_in_process(monkeypatch, capsys, *args)
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    assert str(bad) in err and "line 5" in err
+
+
+def test_many_workers_need_an_explicit_override(tmp_path):
+    cfg = compose_config(f"paths.outputs={tmp_path}", "cluster.n_workers=100000")
+    with pytest.raises(StudyError, match="cluster.oversubscribe=true"):
+        run_study(cfg, log=lambda *_: None)
+    assert max_workers(2, 24 * 2**30) == 8 and max_workers(64, 2**30) == 4
+    assert max_workers(1, 2**20) == 1

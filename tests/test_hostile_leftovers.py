@@ -1,0 +1,161 @@
+"""Leftovers and silence (issue 26, item 9): a refused run writes nothing, a waiting run says
+who it waits for, long numbers are abbreviated, Ctrl-C is one line."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from tests_support import compose_config
+
+from pipeline import locking, store
+from pipeline.__main__ import abbreviated
+from pipeline.run import run_study
+from pipeline.study import StudyError, plan
+
+NAP_DRIVER = ROOT / "tests" / "nap_driver.py"
+
+
+def run(outputs: Path, *overrides: str):
+    cfg = compose_config(f"paths.outputs={outputs}", "run.progress=false", *overrides)
+    return run_study(cfg, log=lambda *_: None)
+
+
+def test_a_results_path_that_is_a_file_is_a_config_error(outputs):
+    (outputs / "paper").mkdir(parents=True)
+    (outputs / "paper" / "results").write_text("not a folder")
+    with pytest.raises(StudyError, match=r"paths.outputs=.*results is a file"):
+        run(outputs, "cluster=sync")
+
+
+def test_a_run_that_fails_before_storing_removes_the_folders_it_made(tmp_path):
+    outputs = tmp_path / "new" / "deeper"
+    with pytest.raises(StudyError):
+        run(outputs, "cluster=address", "cluster.address=tcp://127.0.0.1:1", "cluster.timeout=1s")
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_failed_run_keeps_a_folder_that_was_there(outputs):
+    run(outputs, "cluster=sync")
+    before = sorted(p.relative_to(outputs) for p in outputs.rglob("*"))
+    with pytest.raises(StudyError):
+        run(
+            outputs,
+            "cluster=address",
+            "cluster.address=tcp://127.0.0.1:1",
+            "cluster.timeout=1s",
+            "store.recompute=true",
+        )
+    assert sorted(p.relative_to(outputs) for p in outputs.rglob("*")) == before
+
+
+HOLD = """
+import fcntl, sys, time
+fh = open(sys.argv[1], "a")
+fcntl.flock(fh, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_run_waiting_for_the_study_lock_says_who_holds_it(tmp_path, capsys):
+    tmp_path.mkdir(exist_ok=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(tmp_path / ".lock")], stdout=subprocess.PIPE, text=True
+    )
+    got = threading.Event()
+    try:
+        assert holder.stdout.readline().strip() == "held"
+
+        def take() -> None:
+            with locking.study_lock(tmp_path):
+                got.set()
+
+        taker = threading.Thread(target=take, daemon=True)
+        taker.start()
+        time.sleep(0.5)
+        assert not got.is_set()
+    finally:
+        holder.kill()
+        holder.wait()
+    taker.join(10)
+    assert got.is_set()
+    said = capsys.readouterr().err
+    assert f"waiting: process {holder.pid}" in said and str(tmp_path / ".lock") in said
+
+
+def test_a_4000_digit_value_is_abbreviated_in_the_message():
+    huge = "9" * 4000
+    study = {"name": "x", "family": "card_guessing", "grid": {"deck": [[int(huge), 3]]}}
+    with pytest.raises(StudyError) as err:
+        plan(study)  # used to raise OverflowError (float() of the int) with a traceback
+    line = abbreviated(f"error: {err.value}")
+    assert "study.grid.deck" in line and "(4000 digits)" in line and len(line) < 400
+
+
+def test_a_scheduler_without_workers_is_said_and_honours_the_timeout(outputs, capsys):
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=0,
+        processes=False,
+        protocol="tcp://",
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+    ) as empty:
+        start = time.monotonic()
+        with pytest.raises(StudyError, match="the scheduler has no workers"):
+            run(
+                outputs,
+                "cluster=address",
+                f"cluster.address={empty.scheduler_address}",
+                "cluster.timeout=2s",
+            )
+        assert time.monotonic() - start < 10
+    assert "has no workers yet; waiting up to cluster.timeout=2s" in capsys.readouterr().err
+    assert not outputs.exists() or not any(outputs.rglob("*.yaml"))
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a shell's background job ignores SIGINT
+
+
+@pytest.mark.slow
+def test_ctrl_c_is_one_line_saying_what_is_stored_and_how_to_resume(outputs):
+    command = [
+        sys.executable,
+        str(NAP_DRIVER),
+        "200",
+        "0.05",
+        "cluster=sync",
+        "run.batch_size=1",
+        "run.progress=false",
+        f"paths.outputs={outputs}",
+    ]
+    driver = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        preexec_fn=_default_sigint,
+    )
+    results = outputs / "naps" / "results"
+    deadline = time.monotonic() + 120
+    while len(store.result_files(results)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    driver.send_signal(signal.SIGINT)
+    _, err = driver.communicate(timeout=60)
+    assert driver.returncode == 130, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("stopped (Ctrl-C): "), err
+    assert str(results) in lines[0] and "run the same command again" in lines[0]
+    assert os.path.isdir(results)
