@@ -400,3 +400,14 @@ def test_bad_values_never_touch_existing_results(outputs):
     with pytest.raises(StudyError, match="study.grid.deck"):
         run(outputs, "cluster=sync", "study.grid.deck=[[0,3]]")
     assert {p: p.read_bytes() for p in store.result_files(outputs / "paper" / "results")} == files
+
+
+def test_the_default_run_prints_no_dask_chatter(tmp_path):
+    """Dask configures its child loggers when imported (after the run began): the local
+    backend quiets them again, so a run prints the pipeline's lines only."""
+    res = cli(f"paths.outputs={tmp_path}", "run.progress=false", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    output = res.stdout + res.stderr
+    assert "running 2 tasks on LocalCluster" in output
+    for chatter in ("Start Nanny", "Registering Worker", "Scheduler at", "State start"):
+        assert chatter not in output

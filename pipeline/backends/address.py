@@ -12,6 +12,7 @@ from pipeline.backends.base import (
     Runner,
     borrowed_client,
     is_loopback,
+    quiet_dask_logs,
     tls_files,
     tls_security,
 )
@@ -60,6 +61,8 @@ def exposure_warning(cluster: Any) -> str | None:
 def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
     """A Runner on the scheduler at cluster.address (ConfigError if it does not answer)."""
     from distributed import Client
+
+    quiet_dask_logs()
 
     files = security_files(cluster)
     security = tls_security(files) if files else None

@@ -44,8 +44,15 @@ def borrowed_client() -> Iterator[Any]:
 
 
 def quiet_dask_logs() -> None:
-    """Keep Dask's routine INFO messages (workers starting, closing) off the terminal."""
-    for name in ("distributed", "bokeh", "tornado"):
+    """Keep Dask's routine INFO messages (workers starting, closing) off the terminal.
+
+    Called again once a backend has imported ``distributed``: its import configures levels
+    on its own child loggers (``distributed.scheduler``...), which the parent's does not
+    override.
+    """
+    quiet = ("distributed", "bokeh", "tornado")
+    names = [n for n in logging.root.manager.loggerDict if n.split(".")[0] in quiet]
+    for name in (*quiet, *names):
         logging.getLogger(name).setLevel(logging.WARNING)
 
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from pipeline.backends.base import Runner, borrowed_client
+from pipeline.backends.base import Runner, borrowed_client, quiet_dask_logs
 from pipeline.config import ConfigError
 
 WORKER_MEMORY = 256 * 2**20  # what one idle worker process needs, give or take (bytes)
@@ -134,6 +134,8 @@ def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interfac
     import dask
     from distributed import Client
     from distributed import LocalCluster as DaskLocalCluster
+
+    quiet_dask_logs()
 
     n_workers = cluster.n_workers or os.cpu_count() or 1
     method = start_method(cluster.start_method)
