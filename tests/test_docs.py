@@ -28,6 +28,7 @@ EXPECTED_OUTPUT = {
     "usage.md": ["2383/560", "475/112", "410548/75075", "card_guessing"],
     "architecture.md": ["1/2"],
     "entropy.md": ["(2.0, 1.0) 1.5"],
+    "games/mastermind_optimal.md": ["73/27 73 4"],
 }
 # runs each block of a page in a fresh namespace, in one interpreter, and reports as JSON
 BLOCK_RUNNER = """
