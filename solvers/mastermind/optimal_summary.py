@@ -23,6 +23,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from solvers._report import save_figure  # noqa: E402
+
 CLASSICS = ("minimax", "expected_size", "most_parts", "first_feasible")
 
 
@@ -98,10 +100,7 @@ def gap_plot(gaps: pd.DataFrame, path: Path) -> Path:
     ax.set_ylabel("expected guesses minus the optimum")
     ax.set_title("Mastermind: heuristic minus optimal play (exact expected guesses)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def subtree_totals(rows: pd.DataFrame) -> pd.DataFrame:
