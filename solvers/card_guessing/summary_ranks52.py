@@ -18,6 +18,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from solvers._report import save_figure  # noqa: E402
+
 FULL = 13
 FIT_POINTS = 4  # the last n fitted by a straight line for the extrapolation
 
@@ -88,9 +90,7 @@ def plot_ranks(table: pd.DataFrame, path: Path) -> None:
     top.set_title("n types of 4 cards, yes/no feedback (dotted: extrapolation)")
     bottom.set_xlabel("n (types)")
     bottom.set_ylabel("optimal - greedy")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
 
 
 def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
