@@ -863,14 +863,17 @@ def float_rows(task: dict, sol: Solution | None = None) -> list[dict]:
         sol = optimal(deck)
     elif sol is None:
         sol = greedy(deck, task["tie_break"])
-    return [
-        {
-            "expected_score": sol.expected_score,
-            "expected_score_exact": None,
-            "score_variance": sol.score_variance,
-            "score_variance_exact": None,
-            "score_pmf": sol.score_pmf,
-            "n_states": sol.n_states,
-            "first_moves": "\n".join(decision_tree(sol, deck)) if sol.first_moves else None,
-        }
-    ]
+    first_moves = "\n".join(decision_tree(sol, deck)) if sol.first_moves else None
+    return [{**solution_row(sol), "first_moves": first_moves}]
+
+
+def solution_row(sol) -> dict:
+    """The row columns of a float solution (any solver's with these fields): no exact ones."""
+    return {
+        "expected_score": sol.expected_score,
+        "expected_score_exact": None,
+        "score_variance": sol.score_variance,
+        "score_variance_exact": None,
+        "score_pmf": sol.score_pmf,
+        "n_states": sol.n_states,
+    }

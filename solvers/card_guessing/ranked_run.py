@@ -76,15 +76,6 @@ def rows(task: Task) -> list[Row]:
         )
         return [montecarlo.summary(scores, sum(task["deck"]))]
     from solvers.card_guessing import ranked
+    from solvers.card_guessing.fast import solution_row
 
-    sol = ranked.solve(task["deck"], task["strategy"], window=window(task))
-    return [
-        {
-            "expected_score": sol.expected_score,
-            "expected_score_exact": None,
-            "score_variance": sol.score_variance,
-            "score_variance_exact": None,
-            "score_pmf": sol.score_pmf,
-            "n_states": sol.n_states,
-        }
-    ]
+    return [solution_row(ranked.solve(task["deck"], task["strategy"], window=window(task)))]
