@@ -68,13 +68,6 @@ def _choice(*choices: Any):
     return check
 
 
-def _auto_or(check):
-    def either(value: Any) -> Any:
-        return value if value == "auto" and not isinstance(value, bool) else check(value)
-
-    return either
-
-
 def _bool_or_auto(value: Any) -> bool | str:
     if isinstance(value, bool) or value == "auto":
         return value
@@ -274,7 +267,13 @@ def _walltime(value: Any) -> str:
 Cluster = Annotated[
     SyncCluster | LocalCluster | AddressCluster | SlurmCluster, Field(discriminator="kind")
 ]
-CLUSTER_KINDS = ("sync", "local", "address", "slurm")
+CLUSTER_MODELS: dict[str, type[Strict]] = {
+    "sync": SyncCluster,
+    "local": LocalCluster,
+    "address": AddressCluster,
+    "slurm": SlurmCluster,
+}
+CLUSTER_KINDS = tuple(CLUSTER_MODELS)
 _CLUSTER_ADAPTER: TypeAdapter[Any] = TypeAdapter(Cluster)
 STAGES = ("all", "run", "summary")
 
@@ -288,6 +287,13 @@ class Config(Strict):
     paths: PathsConfig
     cluster: Cluster
     study: dict[str, Any]
+
+
+def cluster_model(kind: Any) -> type[Strict]:
+    """The config model of ``cluster.kind``; ConfigError listing the kinds for another."""
+    if kind not in CLUSTER_MODELS:
+        raise ConfigError(f"cluster.kind={kind!r}: unknown; valid: {', '.join(CLUSTER_KINDS)}")
+    return CLUSTER_MODELS[kind]
 
 
 def conf_dir() -> Path:
@@ -309,8 +315,7 @@ def cluster_config(cluster: Mapping[str, Any] | BaseModel) -> Any:
         cluster = OmegaConf.to_container(cluster, resolve=True)
 
     kind = cluster.get("kind")
-    if kind not in CLUSTER_KINDS:
-        raise ConfigError(f"cluster.kind={kind!r}: unknown; valid: {', '.join(CLUSTER_KINDS)}")
+    cluster_model(kind)
     defaults = yaml.safe_load((conf_dir() / "cluster" / f"{kind}.yaml").read_text())
     if kind == "address":
         defaults.pop("address")  # "???" in the YAML: Hydra's mark of a required value
@@ -326,9 +331,7 @@ def cluster_config(cluster: Mapping[str, Any] | BaseModel) -> Any:
 def checked_config(cfg: Mapping[str, Any]) -> Config:
     """The validated run configuration; ConfigError naming the first bad key and value."""
     cluster = cfg.get("cluster")
-    kind = cluster.get("kind") if isinstance(cluster, Mapping) else None
-    if kind not in CLUSTER_KINDS:
-        raise ConfigError(f"cluster.kind={kind!r}: unknown; valid: {', '.join(CLUSTER_KINDS)}")
+    cluster_model(cluster.get("kind") if isinstance(cluster, Mapping) else None)
     try:
         return Config.model_validate(dict(cfg))
     except ValidationError as exc:
@@ -358,10 +361,7 @@ def _known(loc: list[str], cfg: Mapping[str, Any]) -> list[str]:
     model: Any = Config
     for part in loc[:-1]:
         if part == "cluster":
-            kind = cfg["cluster"]["kind"]
-            model = {"sync": SyncCluster, "local": LocalCluster}.get(kind) or (
-                AddressCluster if kind == "address" else SlurmCluster
-            )
+            model = cluster_model(cfg["cluster"]["kind"])
             continue
         model = model.model_fields[part].annotation
     return list(model.model_fields)

@@ -13,15 +13,14 @@ from types import ModuleType
 from typing import Any
 
 from pipeline.backends.base import Runner
-from pipeline.config import CLUSTER_KINDS, ConfigError, cluster_config
+from pipeline.config import cluster_config, cluster_model
 
 __all__ = ["Runner", "check_cluster", "exposure_warning", "open_runner"]
 
 
 def backend(kind: str) -> ModuleType:
     """The backend module of ``cluster.kind`` (imported now)."""
-    if kind not in CLUSTER_KINDS:
-        raise ConfigError(f"cluster.kind={kind!r}: unknown; valid: {', '.join(CLUSTER_KINDS)}")
+    cluster_model(kind)  # refuses an unknown kind, listing the valid ones
     return importlib.import_module(f"{__name__}.{kind}")
 
 
