@@ -22,6 +22,7 @@ two numbers.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import operator
@@ -42,7 +43,6 @@ from solvers.registry import (
     _knobs,
     _literal,
     _omitted_if_none,
-    _sha_id,
     param_value,
     task_id,
 )
@@ -68,6 +68,9 @@ class Grid:
         self.check_axes: tuple[int, ...] = ()  # the axes the whole-task check reads
         self.filled: dict[tuple[int, ...], dict[str, Any]] = {}  # class -> values filled in
         self._payload, self._pieces = _id_template(fam, base, names, canon)
+        if self._pieces and self.shape:  # the last axis's encoded values, as bytes
+            knob = names[-1] in _knobs(fam.name)  # not in the id (one value: see below)
+            self._last_pieces = [b"" if knob else p.encode() for p in self._pieces[-1]]
 
     @classmethod
     def checked(cls, fixed: Mapping[str, Any], axes: Axes) -> Grid:
@@ -90,22 +93,38 @@ class Grid:
 
     def tasks(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[str, Task]]:
         """(task id, canonical task) of positions start..stop-1, in grid order."""
+        if self.filled or self._pieces is None or not self.shape:
+            yield from self._tasks_one_by_one(start, stop)
+            return
+        names, lists, last = self.names, self.lists, len(self.shape) - 1
+        last_name, last_values = names[last], self.canon[last]
+        fresh_last = last in lists
+        for head, lo, hi in self._last_axis_runs(start, stop):
+            task0 = dict(self.base)
+            task0.update(zip(names, map(operator.getitem, self.canon, head), strict=False))
+            head_lists = [(names[i], task0[names[i]]) for i in lists if i != last]
+            for tid, j in zip(self._run_ids(head, lo, hi), range(lo, hi), strict=True):
+                task = task0.copy()
+                for name, value in head_lists:  # each task owns its lists, as validate's do
+                    task[name] = _fresh(value)
+                value = last_values[j]
+                task[last_name] = _fresh(value) if fresh_last else value
+                yield tid, task
+
+    def _tasks_one_by_one(self, start: int, stop: int | None) -> Iterator[tuple[str, Task]]:
+        """:meth:`tasks` where ids need the whole task (a filled-in parameter, or id keys
+        that differ between tasks)."""
         base, names, lists = self.base, self.names, self.lists
-        pieces = self._pieces
         check_axes, filled = self.check_axes, self.filled
         for combo in self._combos(start, stop):
             task = dict(base)
             task.update(zip(names, map(operator.getitem, self.canon, combo), strict=True))
-            for i in lists:  # each task owns its lists, as validate's tasks do
+            for i in lists:
                 task[names[i]] = _fresh(task[names[i]])
             fill = filled.get(tuple(combo[i] for i in check_axes)) if filled else None
             if fill:
                 task.update({k: _fresh(v) for k, v in fill.items()})
-                yield task_id(task), task
-            elif pieces is None:
-                yield task_id(task), task
-            else:
-                yield _sha_id(self._payload.format(*map(operator.getitem, pieces, combo))), task
+            yield task_id(task), task
 
     def tasks_at(self, positions: Sequence[int]) -> Iterator[tuple[str, Task]]:
         """(task id, task) at the given increasing positions, generated run by run."""
@@ -115,18 +134,48 @@ class Grid:
     def ids(self, start: int = 0, stop: int | None = None) -> list[str]:
         """The task ids of positions start..stop-1, in grid order (no task built when the ids
         need only the axis values)."""
-        if self.filled or self._pieces is None:
+        if self.filled or self._pieces is None or not self.shape:
             return [tid for tid, _ in self.tasks(start, stop)]
-        fmt, pieces = self._payload.format, self._pieces
-        return [_sha_id(fmt(*map(operator.getitem, pieces, c))) for c in self._combos(start, stop)]
+        return [
+            tid
+            for head, lo, hi in self._last_axis_runs(start, stop)
+            for tid in self._run_ids(head, lo, hi)
+        ]
+
+    def _last_axis_runs(self, start: int, stop: int | None) -> Iterator[tuple[tuple, int, int]]:
+        """(indices of every axis but the last, lo, hi): the positions start..stop-1 as runs
+        along the last axis (where consecutive tasks differ in one value)."""
+        stop = len(self) if stop is None else min(stop, len(self))
+        if start >= stop:
+            return
+        n = self.shape[-1]
+        pos = (start // n) * n
+        for head in _product_from(self.shape[:-1], start // n):
+            yield head, max(start - pos, 0), min(stop - pos, n)
+            pos += n
+            if pos >= stop:
+                return
+
+    def _run_ids(self, head: tuple, lo: int, hi: int) -> Iterator[str]:
+        """The ids along the last axis, values lo..hi-1, the other axes at ``head``.
+
+        The id's JSON differs along the run only in the last axis's field: the hash of the
+        text before it is taken once and copied, so a task hashes ~30 bytes, not ~200.
+        """
+        text = self._payload.format(*map(operator.getitem, self._pieces, head), "\0")
+        before, _, after = text.partition("\0")  # no field: the last axis is a knob
+        prefix, after = hashlib.sha256(before.encode()), after.encode()
+        for piece in self._last_pieces[lo:hi]:
+            h = prefix.copy()
+            h.update(piece)
+            h.update(after)
+            yield h.hexdigest()[:20]
 
     def _combos(self, start: int, stop: int | None) -> Iterator[tuple[int, ...]]:
         """The axis-index tuples of positions start..stop-1 (product order)."""
         stop = len(self) if stop is None else min(stop, len(self))
         if start >= stop:
             return iter(())
-        if not self.shape:
-            return iter([()])
         # itertools.product from a given position: the combination at ``start``, then the
         # product restarted at each carry (C speed between carries)
         return itertools.islice(_product_from(self.shape, start), stop - start)
@@ -145,6 +194,9 @@ def runs(positions: Sequence[int]) -> list[tuple[int, int]]:
 
 def _product_from(shape: tuple[int, ...], start: int) -> Iterator[tuple[int, ...]]:
     """Every index tuple of ``shape`` in product order, from flat position ``start`` on."""
+    if not shape:  # a grid without axes: one task
+        yield ()
+        return
     digits = [int(d) for d in np.unravel_index(start, shape)] if start else [0] * len(shape)
     last = len(shape) - 1
     # the rest of the last axis after the start's digits, then for each axis k from the last
