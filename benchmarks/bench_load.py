@@ -162,6 +162,7 @@ def run_stage(stage: str, n_tasks: int, overrides: list[str]) -> None:
         cfg = pipeline_config(study, Path(tmp), "run", *overrides)
         if stage == "pipeline":
             run_study(cfg, log=lambda *_: None)
+            print(f"driver peak memory: {peak_rss_mib():.0f} MiB", file=sys.stderr)
         elif stage != "start":
             tasks = plan(study)
             if stage == "loop0":  # the loop's processes start and solve 2 tasks each

@@ -275,11 +275,11 @@ CLUSTER_MODELS: dict[str, type[Strict]] = {
 }
 CLUSTER_KINDS = tuple(CLUSTER_MODELS)
 _CLUSTER_ADAPTER: TypeAdapter[Any] = TypeAdapter(Cluster)
-STAGES = ("all", "run", "summary")
+STAGES = ("all", "plan", "run", "summary")
 
 
 class Config(Strict):
-    """The whole run configuration (the study grid is checked by pipeline.study.plan)."""
+    """The whole run configuration (the study grid is checked by pipeline.study.planned)."""
 
     stage: Annotated[Any, AfterValidator(_choice(*STAGES))]
     store: StoreConfig

@@ -17,12 +17,15 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pipeline import locking, store
 from pipeline.backends import check_cluster, exposure_warning, open_runner
 from pipeline.backends.base import quiet_dask_logs
 from pipeline.config import Config, RunConfig, checked_config
 from pipeline.execute import batch_error_row, run_batch
-from pipeline.study import StudyError, plan
+from pipeline.study import Plan, StudyError, planned
+from solvers.grid import Grid, runs
 from solvers.registry import get_family
 
 PACKAGES = ("guesslab", "dask", "distributed", "pyarrow", "pandas", "numpy", "hydra-core")
@@ -63,11 +66,14 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     cfg = _plain(cfg)
     conf, tasks = preflight(cfg)
     study = conf.study
+    report = StudyReport(study=study["name"], study_dir=study_dir(cfg), planned=tasks.n_tasks)
+    results = report.study_dir / "results"
+    if conf.stage == "plan":
+        log(plan_text(tasks, results))
+        return report
     warning = exposure_warning(conf.cluster)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
-    report = StudyReport(study=study["name"], study_dir=study_dir(cfg), planned=len(tasks))
-    results = report.study_dir / "results"
     if conf.stage in ("all", "run"):
         try:
             _run_tasks(cfg, conf, tasks, results, report, log)
@@ -83,15 +89,46 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     return report
 
 
-def preflight(cfg: Mapping[str, Any]) -> tuple[Config, list]:
-    """The checked config and the planned tasks; StudyError (naming the key) for a config
+def preflight(cfg: Mapping[str, Any]) -> tuple[Config, Plan]:
+    """The checked config and the study's plan; StudyError (naming the key) for a config
     that cannot run, before anything is written (a multirun checks every job with it)."""
     cfg = _plain(cfg)
     conf = checked_config(cfg)
     quiet_dask_logs()
-    tasks = plan(conf.study)
+    tasks = planned(conf.study)
     check_cluster(conf.cluster)
     return conf, tasks
+
+
+def plan_text(tasks: Plan, results: Path) -> str:
+    """What ``stage=plan`` prints: tasks, how many are stored, the solver time to expect."""
+    stored = store.stored_ids(results).ok
+    tasks.against_store(stored, stored)
+    lines = [
+        f"study {tasks.name}: {tasks.n_tasks:,} tasks in {len(tasks.grids)} grid(s), "
+        f"{tasks.stored:,} already stored, {len(tasks):,} to run",
+    ]
+    if tasks.repeated:
+        lines.append(f"  ({tasks.repeated:,} grid points repeat an earlier task and run once)")
+    estimate = tasks.estimated_seconds()
+    if estimate is None:
+        lines.append(f"  solver time: no estimate (family {tasks.family} gives none)")
+    else:
+        seconds, sampled = estimate
+        lines.append(
+            f"  solver time: about {_duration(seconds)} for the tasks to run (the family's "
+            f"estimate, from {sampled:,} sampled tasks)"
+        )
+    lines.append("  nothing was run or written (stage=plan)")
+    return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    """A time span for people: 42 s, 3.5 min, 2.1 h, 4.0 days."""
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
 
 
 def _run_tasks(cfg, conf: Config, tasks, results: Path, report: StudyReport, log) -> None:
@@ -121,31 +158,31 @@ def _run_tasks_in(cfg, conf: Config, tasks, results: Path, report: StudyReport, 
         _run_todo(cfg, conf, tasks, results, report, log, done, stored)
 
 
-def _tidy_store(results: Path, where: Path, log) -> dict[str, str]:
-    """Quarantine foreign files, upgrade old-layout ones, compact; task_id -> stored status."""
+def _tidy_store(results: Path, where: Path, log) -> store.StoredIds:
+    """Quarantine foreign files, upgrade old-layout ones, compact; the ids stored."""
     for path, reason in store.quarantine_bad_files(results, where / "quarantine"):
         log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
     store.upgrade_files(results)
     return store.compact(results)
 
 
-def _run_todo(cfg, conf: Config, tasks, results, report: StudyReport, log, done, stored) -> None:
-    recompute = conf.store.recompute
-    todo = [t for t in tasks if recompute or done.get(t.task_id) != "ok"]
-    report.skipped = len(tasks) - len(todo)
+def _run_todo(
+    cfg, conf: Config, tasks: Plan, results, report: StudyReport, log, done, stored
+) -> None:
     # rows this run writes supersede stored ones only if it reruns a stored task
-    supersedes = any(t.task_id in done for t in todo)
-    log(f"study {report.study}: {len(tasks)} tasks, {report.skipped} already stored")
-    if not todo:
+    supersedes = tasks.against_store(done.ok, done.every, recompute=conf.store.recompute)
+    report.skipped = tasks.stored
+    log(f"study {report.study}: {tasks.n_tasks} tasks, {report.skipped} already stored")
+    if not len(tasks):
         return
     metadata = store.metadata_bytes(run_metadata(cfg))
     run_cfg = conf.run
     with open_runner(conf.cluster) as runner:
         _save_run_config(cfg, report.study_dir)  # only once the cluster answered
-        log(f"running {len(todo)} tasks on {runner.description}")
-        cutter = BatchCutter(todo, runner.n_workers, run_cfg)
+        log(f"running {len(tasks)} tasks on {runner.description}")
+        cutter = BatchCutter(tasks, runner.n_workers, run_cfg)
         in_flight = run_cfg.max_in_flight * runner.n_workers
-        with _progress(len(todo), run_cfg.progress) as bar:
+        with _progress(len(tasks), run_cfg.progress) as bar:
             batches = _results(
                 runner, cutter, report.study, run_cfg.task_timeout_s, in_flight, metadata
             )
@@ -183,20 +220,23 @@ def _check_writable(cfg: Mapping[str, Any], where: Path) -> None:
 
 
 class BatchCutter:
-    """Cuts the task list into batches as they are needed, sized to take ~batch_seconds.
+    """Cuts the plan's tasks into batches as they are needed, sized to take ~batch_seconds.
 
-    The first batches hold one task each (one per worker); then the size follows the mean
-    solver time per task seen so far, never more than ``max_batch`` and never so large that
-    the last batches leave workers idle.
+    A batch is a grid and positions in it (a worker builds the tasks itself).  The first
+    batches hold one task each (one per worker); then the size follows the mean solver time
+    per task seen so far, never more than ``max_batch`` and never so large that the last
+    batches leave workers idle.
     """
 
-    def __init__(self, tasks, n_workers: int, run_cfg: RunConfig):
-        self.tasks = tasks
+    def __init__(self, tasks: Plan, n_workers: int, run_cfg: RunConfig):
+        self.plan = tasks
+        self.left = len(tasks)
+        self.slices = tasks.slices()
+        self.current: tuple[int, np.ndarray] | None = None
         self.n_workers = max(1, n_workers)
         self.fixed = None if run_cfg.batch_size == "auto" else run_cfg.batch_size
         self.max_batch = run_cfg.max_batch
         self.seconds = run_cfg.batch_seconds
-        self.pos = 0
         self.time_seen = 0.0
         self.tasks_seen = 0
 
@@ -211,50 +251,49 @@ class BatchCutter:
         if self.tasks_seen == 0:
             return 1
         per_task = max(self.time_seen / self.tasks_seen, 1e-6)
-        left = len(self.tasks) - self.pos
-        fair = max(1, left // (2 * self.n_workers))
+        fair = max(1, self.left // (2 * self.n_workers))
         return max(1, min(self.max_batch, int(self.seconds / per_task), fair))
 
-    def next_batch(self) -> list[tuple[str, dict]] | None:
-        if self.pos >= len(self.tasks):
-            return None
+    def next_batch(self) -> TaskSlice | None:
+        """The next batch (never across two grids), or None when every task is out."""
+        if self.current is None or not len(self.current[1]):
+            self.current = next(self.slices, None)
+            if self.current is None:
+                return None
+        g, positions = self.current
         size = self.size()
-        batch = [(t.task_id, t.task) for t in self.tasks[self.pos : self.pos + size]]
-        self.pos += len(batch)
-        return batch
+        self.current = (g, positions[size:])
+        self.left -= min(size, len(positions))
+        return TaskSlice(self.plan.grids[g], positions[:size])
 
 
-class SealedBatch:
-    """A batch that Dask ships as one opaque object.
+class TaskSlice:
+    """A batch as Dask ships it: a grid and positions in it, one opaque object.
 
-    A plain list would be walked task by task, every parameter of every task, looking for
-    futures (most of the driver's time on a study of small tasks); and the tasks travel as
-    one pickled blob that only the worker opens, so the scheduler (which unpickles every
-    submitted task spec) handles bytes, not thousands of task dicts.
+    The worker builds the tasks and their ids (:meth:`Grid.tasks_at`), so the driver neither
+    builds nor pickles a task, and the scheduler (which unpickles every task spec it is
+    given) handles one small blob, not thousands of task dicts.  Positions go as their runs
+    of consecutive numbers (a fresh grid's batch is one run).
     """
 
-    __slots__ = ("_pairs", "_blob")
+    __slots__ = ("grid", "runs")
 
-    def __init__(self, pairs: list[tuple[str, dict]]):
-        self._pairs: list[tuple[str, dict]] | None = pairs
-        self._blob: bytes | None = None
+    def __init__(self, grid: Grid, positions: np.ndarray):
+        self.grid = grid
+        self.runs = runs(positions)
 
-    @property
+    def __len__(self) -> int:
+        return sum(b - a for a, b in self.runs)
+
     def pairs(self) -> list[tuple[str, dict]]:
-        """The (task_id, task) pairs, unpickled on first use."""
-        if self._pairs is None:
-            self._pairs = pickle.loads(self._blob)
-            self._blob = None
-        return self._pairs
+        """The batch's (task_id, task) pairs, built now."""
+        return [pair for a, b in self.runs for pair in self.grid.tasks(a, b)]
 
     def __getstate__(self) -> bytes:
-        if self._pairs is None:
-            return self._blob
-        return pickle.dumps(self._pairs, protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps((self.grid, self.runs), protocol=pickle.HIGHEST_PROTOCOL)
 
     def __setstate__(self, blob: bytes) -> None:
-        self._pairs = None
-        self._blob = blob
+        self.grid, self.runs = pickle.loads(blob)
 
 
 @dataclass(slots=True)
@@ -279,12 +318,12 @@ def done_batch(rows: list[dict], n_tasks: int, metadata: bytes) -> DoneBatch:
     )
 
 
-def run_sealed_batch(
-    batch: SealedBatch, study: str, timeout, metadata: bytes, cluster: Any
+def run_task_slice(
+    batch: TaskSlice, study: str, timeout, metadata: bytes, cluster: Any
 ) -> DoneBatch:
     """What the workers run: the batch's rows, encoded there, so the driver only writes."""
-    rows = run_batch(batch.pairs, study, timeout, cluster)
-    return done_batch(rows, len(batch.pairs), metadata)
+    rows = run_batch(batch.pairs(), study, timeout, cluster)
+    return done_batch(rows, len(batch), metadata)
 
 
 def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int, metadata: bytes):
@@ -295,16 +334,15 @@ def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int, m
     """
     if runner.client is None:
         while (batch := cutter.next_batch()) is not None:
-            yield done_batch(run_batch(batch, study, timeout), len(batch), metadata)
+            yield done_batch(run_batch(batch.pairs(), study, timeout), len(batch), metadata)
         return
     from distributed import as_completed
 
     batch_of = {}
 
     def submit(batch):
-        sealed = SealedBatch(batch)
         fut = runner.client.submit(
-            run_sealed_batch, sealed, study, timeout, metadata, runner.task_cluster, pure=False
+            run_task_slice, batch, study, timeout, metadata, runner.task_cluster, pure=False
         )
         batch_of[fut] = batch
         return fut
@@ -318,7 +356,7 @@ def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int, m
         try:
             done = fut.result()
         except Exception as exc:  # the worker died, or the batch could not be run at all
-            rows = [batch_error_row(tid, task, study, exc) for tid, task in batch]
+            rows = [batch_error_row(tid, task, study, exc) for tid, task in batch.pairs()]
             done = done_batch(rows, len(batch), metadata)
         fut.release()
         yield done

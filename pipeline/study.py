@@ -29,7 +29,13 @@ import gc
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from solvers.registry import Task, TaskError, get_family, grid_tasks
+import numpy as np
+
+from pipeline.ids import IdSet, id_array
+from solvers.grid import Grid
+from solvers.registry import Task, TaskError, get_family
+
+CHUNK = 65_536  # tasks hashed at a time when ids are needed in bulk (bounded memory)
 
 
 class StudyError(ValueError):
@@ -43,11 +49,134 @@ class PlannedTask(NamedTuple):
     task: Task
 
 
-def plan(study: Mapping[str, Any]) -> list[PlannedTask]:
-    """Every task of the study's grid, validated and with ids, in grid order (no duplicates).
+class Plan:
+    """A study's tasks, checked and counted but never listed: one :class:`~solvers.grid.Grid`
+    per strategy of each grid part, in study order, and which of their positions run.
 
-    Raises StudyError naming the offending config key and value before anything runs.
+    A position is left out when it repeats an earlier task of the study (two grid parts
+    sharing tasks, or a whole-task check filling a parameter in) and, after
+    :meth:`against_store`, when the store already holds its task.  ``keep[g]`` is None while
+    every position of grid ``g`` runs, else a boolean array over the grid (1 byte a task).
     """
+
+    def __init__(self, name: str, family: str, grids: list[Grid]):
+        self.name, self.family, self.grids = name, family, grids
+        self.keep: list[np.ndarray | None] = _first_occurrences(grids)
+        self.repeated = sum(
+            len(g) - int(k.sum()) for g, k in zip(grids, self.keep, strict=True) if k is not None
+        )
+        self.stored = 0  # tasks left out because the store holds them (against_store)
+
+    @property
+    def n_tasks(self) -> int:
+        """Distinct tasks of the study."""
+        return sum(len(g) for g in self.grids) - self.repeated
+
+    def __len__(self) -> int:
+        """Tasks left to run."""
+        return self.n_tasks - self.stored
+
+    def __iter__(self) -> Iterator[PlannedTask]:
+        """Every task left to run, in study order (lazily)."""
+        for g, positions in self.slices():
+            for tid, task in self.grids[g].tasks_at(positions):
+                yield PlannedTask(tid, task)
+
+    def slices(self, size: int = CHUNK) -> Iterator[tuple[int, np.ndarray]]:
+        """(grid number, positions to run) in study order, at most ``size`` positions each."""
+        for g, grid in enumerate(self.grids):
+            keep = self.keep[g]
+            for lo in range(0, len(grid), size):
+                hi = min(lo + size, len(grid))
+                if keep is None:
+                    yield g, np.arange(lo, hi)
+                else:
+                    positions = np.flatnonzero(keep[lo:hi]) + lo
+                    if len(positions):
+                        yield g, positions
+
+    def against_store(self, ok: IdSet, stored: IdSet, *, recompute: bool = False) -> bool:
+        """Leave out the tasks stored ok (none with ``recompute``); return whether a task left
+        to run has rows in the store (``stored``: every stored task), which it will supersede.
+
+        Hashes every task once, CHUNK at a time, when the store is not empty.
+        """
+        supersedes = False
+        if not len(stored):
+            return supersedes
+        for g, grid in enumerate(self.grids):
+            keep = self.keep[g]
+            for lo in range(0, len(grid), CHUNK):
+                hi = min(lo + CHUNK, len(grid))
+                ids = id_array(grid.ids(lo, hi))
+                running = np.ones(hi - lo, bool) if keep is None else keep[lo:hi].copy()
+                if not recompute:
+                    found = ok.contains(ids) & running
+                    if found.any():
+                        if keep is None:
+                            keep = self.keep[g] = np.ones(len(grid), bool)
+                        keep[lo:hi] &= ~found
+                        running &= ~found
+                        self.stored += int(found.sum())
+                supersedes = supersedes or bool(stored.contains(ids[running]).any())
+        return supersedes
+
+    def estimated_seconds(self, sample: int = 1000) -> tuple[float, int] | None:
+        """(the family's estimate of the solver time of the tasks left to run, how many
+        tasks it was evaluated on), or None for a family without ``estimate``.
+
+        Each grid's estimate is its mean over up to ``sample`` evenly spaced tasks times its
+        task count: exact when the estimate depends on the sampled axes only through values
+        the sample covers, an extrapolation otherwise."""
+        estimate = get_family(self.family).estimate
+        if estimate is None:
+            return None
+        total, sampled = 0.0, 0
+        for g, grid in enumerate(self.grids):
+            keep = self.keep[g]
+            positions = np.arange(len(grid)) if keep is None else np.flatnonzero(keep)
+            if not len(positions):
+                continue
+            spaced = np.linspace(0, len(positions) - 1, min(sample, len(positions)))
+            picked = np.unique(positions[spaced.astype(np.int64)])
+            values = [estimate(task) for _, task in grid.tasks_at(picked)]
+            total += float(np.mean(values)) * len(positions)
+            sampled += len(values)
+        return total, sampled
+
+
+def _first_occurrences(grids: list[Grid]) -> list[np.ndarray | None]:
+    """Per grid, None or which positions are the first occurrence of their task in the study.
+
+    Only grids that can repeat a task are hashed: those whose check filled a parameter in,
+    and those sharing a strategy with another grid (two grid parts); others cannot repeat
+    (distinct canonical axis values give distinct ids).
+    """
+    strategies = [g.base["strategy"] for g in grids]
+    suspects = [i for i, g in enumerate(grids) if g.fills or strategies.count(strategies[i]) > 1]
+    keep: list[np.ndarray | None] = [None] * len(grids)
+    if not suspects:
+        return keep
+    ids = np.concatenate([id_array(grids[i].ids()) for i in suspects])
+    first = np.zeros(len(ids), bool)
+    first[np.unique(ids, return_index=True)[1]] = True
+    at = 0
+    for i in suspects:
+        mine = first[at : at + len(grids[i])]
+        at += len(grids[i])
+        keep[i] = None if mine.all() else mine
+    return keep
+
+
+def plan(study: Mapping[str, Any]) -> list[PlannedTask]:
+    """Every task of a (small) study, in study order: :func:`planned`, listed."""
+    return list(planned(study))
+
+
+def planned(study: Mapping[str, Any]) -> Plan:
+    """The study's :class:`Plan`: every task validated (as validate would, by class), none
+    listed.  Raises StudyError naming the offending config key and value before anything
+    runs."""
     name = study.get("name")
     if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
         raise StudyError(f"study.name={name!r}: must be a plain, non-empty name")
@@ -69,14 +198,15 @@ def plan(study: Mapping[str, Any]) -> list[PlannedTask]:
             for i, part in enumerate(parts)
         ]
     with _no_cyclic_gc():
-        return _planned(family.name, shared, parts_found)
+        grids = _grids(family.name, shared, parts_found)
+        return Plan(name, family.name, grids)
 
 
 @contextlib.contextmanager
 def _no_cyclic_gc() -> Iterator[None]:
-    """Pause Python's cycle collector: planning keeps ~3 tracked containers per task, and the
-    collections they trigger (the full ones walking every object the process holds) took
-    10-25% of the planning time of 100,000 tasks.  Nothing made here forms a cycle."""
+    """Pause Python's cycle collector while planning: its full collections walk every object
+    the process holds (10-25% of planning 100,000 tasks when tasks were listed).  Nothing made
+    here forms a cycle."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -86,9 +216,9 @@ def _no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _planned(family: str, shared: Mapping[str, Any], parts_found) -> list[PlannedTask]:
-    """The tasks of every part of the study (parts_found: (config prefix, part) pairs)."""
-    out: dict[str, PlannedTask] = {}
+def _grids(family: str, shared: Mapping[str, Any], parts_found) -> list[Grid]:
+    """The grids of every part of the study (parts_found: (config prefix, part) pairs)."""
+    out: list[Grid] = []
     for prefix, part in parts_found:
         own = {} if prefix == "study" else _mapping(part.get("grid") or {}, f"{prefix}.grid")
         axes = {f"study.grid.{k}": v for k, v in shared.items()}
@@ -96,17 +226,12 @@ def _planned(family: str, shared: Mapping[str, Any], parts_found) -> list[Planne
             if k in shared:
                 raise StudyError(f"{prefix}.grid.{k}: also a shared axis study.grid.{k}")
             axes[f"{prefix}.grid.{k}"] = v
-        for task, tid in _part_tasks(family, axes, part.get("strategies"), prefix):
-            if tid not in out:
-                out[tid] = PlannedTask(tid, task)
-    return list(out.values())
+        out += _part_grids(family, axes, part.get("strategies"), prefix)
+    return out
 
 
-def _part_tasks(
-    family: str, grid: dict[str, Any], strategies: Any, prefix: str
-) -> list[tuple[Task, str]]:
-    """The validated tasks of one grid, with their ids: its axes times each strategy's own
-    axes."""
+def _part_grids(family: str, grid: dict[str, Any], strategies: Any, prefix: str) -> list[Grid]:
+    """The checked grids of one part: its axes times each strategy's own axes."""
     for key in grid:
         if key.rsplit(".", 1)[1] in ("family", "strategy"):
             raise StudyError(f"{key}: set it with study.family or strategies, not as a grid axis")
@@ -119,7 +244,7 @@ def _part_tasks(
         per_strategy = {
             s: _mapping(axes or {}, f"{prefix}.strategies.{s}") for s, axes in strategies.items()
         }
-    tasks = []
+    grids = []
     for strategy, own in per_strategy.items():
         all_axes = dict(grid)
         for key, values in own.items():
@@ -131,11 +256,11 @@ def _part_tasks(
         axes = [(name, _axis(all_axes[k], k)) for name, k in zip(names, keys, strict=True)]
         fixed = {"family": family} if strategy is None else {"family": family, "strategy": strategy}
         try:
-            tasks += grid_tasks(fixed, axes)
+            grids.append(Grid.checked(fixed, axes))
         except TaskError as exc:
             where = f"{prefix}.strategies.{strategy}"
             raise StudyError(_config_message(exc, keys, where)) from None
-    return tasks
+    return grids
 
 
 def _config_message(exc: TaskError, keys: list[str], strategy: str) -> str:

@@ -86,6 +86,9 @@ class Family:
     # None (the family brings up a cluster of its own)
     splits: Callable[[Task], bool] | None = None
     split: str | None = None
+    # the solver seconds a checked task should take on one core (a model of its size, for
+    # ``stage=plan``); None: the family gives no estimate
+    estimate: Callable[[Task], float] | None = None
     # small tasks for the contract tests, each valid and quick (a second or less)
     examples: tuple[Mapping[str, Any], ...] = ()
 

@@ -113,18 +113,20 @@ def test_task_ids_are_the_hash_of_the_defined_json(value):
 
 @pytest.mark.parametrize("family", REAL)
 def test_the_grid_path_gives_validate_s_task_and_id(family):
-    """registry.grid_tasks (planning's path) equals validate + task_id on every example of
-    every family, also where a whole-task check fills in a parameter (mastermind's second)."""
-    from solvers.registry import grid_tasks
+    """solvers.grid (planning's path) equals validate + task_id on every example of every
+    family, also where a whole-task check fills in a parameter (mastermind's second); a value
+    repeated on an axis is one task."""
+    from solvers.grid import Grid
 
     cases = [{"family": family, **example} for example in get_family(family).examples]
     for raw in cases:
         fixed = {k: v for k, v in raw.items() if k in ("family", "strategy")}
         axes = [(k, [v, v]) for k, v in raw.items() if k not in fixed]  # each value twice
-        found = grid_tasks(fixed, axes)
-        assert len(found) == 2 ** len(axes)
-        for task, tid in found:
-            assert task == validate(raw) and tid == task_id(task) == reference_task_id(task)
+        grid = Grid.checked(fixed, axes)
+        assert len(grid) == 1
+        ((tid, task),) = grid.tasks()
+        assert task == validate(raw) and tid == task_id(task) == reference_task_id(task)
+        assert grid.ids() == [tid]
 
 
 @pytest.mark.parametrize("family", REAL)

@@ -12,7 +12,7 @@ from tests_support import cli, compose_config, reference_task_id
 
 from pipeline import store
 from pipeline.run import run_study
-from pipeline.study import StudyError, plan
+from pipeline.study import StudyError, plan, planned
 from solvers import Family, Param, register, solve
 from solvers.registry import as_int, families
 
@@ -58,29 +58,38 @@ def test_config_defaults_live_in_conf_only():
 
 
 @pytest.mark.parametrize("name", STUDIES)
-def test_planning_checks_each_axis_value_once_with_the_same_result(name, monkeypatch):
-    """plan() checks and encodes each axis value once (registry.grid_tasks); the tasks,
-    their order and their ids equal those of validating every task in full and hashing it."""
-    import itertools
-
-    import pipeline.study as study_module
-    from solvers.registry import task_id, validate
-
+def test_planning_checks_each_axis_value_once_with_the_same_result(name):
+    """plan() checks each axis value once and the whole-task check once per class
+    (solvers.grid); the tasks, their order and their ids equal those of validating every
+    combination in full, hashing it, and keeping each task's first occurrence."""
     study = _plain(config(f"study={name}").study)
     fast = plan(study)
+    assert [(t.task_id, t.task) for t in fast] == reference_plan(study)
+    assert len(planned(study)) == len(fast)
 
-    def full(fixed, axes):
-        names = [n for n, _ in axes]
-        out = []
-        for combo in itertools.product(*(values for _, values in axes)):
-            task = validate({**fixed, **dict(zip(names, combo, strict=True))})
-            out.append((task, task_id(task)))
-        return out
 
-    monkeypatch.setattr(study_module, "grid_tasks", full)
-    slow = plan(study)
-    assert [t.task_id for t in fast] == [t.task_id for t in slow]
-    assert [t.task for t in fast] == [t.task for t in slow]
+def reference_plan(study: dict) -> list[tuple[str, dict]]:
+    """The brute-force plan: every combination validated and hashed, first occurrences."""
+    import itertools
+
+    from solvers.registry import task_id, validate
+
+    shared = study.get("grid") or {}
+    parts = study.get("grids") or [{"strategies": study.get("strategies")}]
+    out: dict[str, dict] = {}
+    for part in parts:
+        axes = {**shared, **(part.get("grid") or {})}
+        strategies = part.get("strategies")
+        own_axes = {None: {}} if strategies is None else {s: a or {} for s, a in strategies.items()}
+        for strategy, own in own_axes.items():
+            all_axes = {**axes, **own}
+            fixed = {"family": study["family"]}
+            if strategy is not None:
+                fixed["strategy"] = strategy
+            for combo in itertools.product(*all_axes.values()):
+                task = validate({**fixed, **dict(zip(all_axes, combo, strict=True))})
+                out.setdefault(task_id(task), task)
+    return list(out.items())
 
 
 def test_planning_reports_a_bad_value_deep_in_a_grid_by_its_config_key():
@@ -215,7 +224,8 @@ def test_compaction_keeps_each_task_s_newest_rows_and_the_files_readable(tmp_pat
     (old,) = store.write_rows(results, [row("a", "ok"), row("b", "error")], {"run": 1})
     (gone,) = store.write_rows(results, [row("c", "error")], {"run": 2})
     (new,) = store.write_rows(results, [row("b", "ok"), row("c", "ok")], {"run": 3})
-    assert store.compact(results) == {"a": "ok", "b": "ok", "c": "ok"}
+    stored = store.compact(results)
+    assert sorted(stored.every.ids) == sorted(stored.ok.ids) == [b"a", b"b", b"c"]
     assert store.result_files(results) == [old, new] and not gone.exists()
     assert pq.read_table(old)["task_id"].to_pylist() == ["a"]
     assert store.bad_file_reason(old) is None and store.file_metadata(old) == {"run": 1}
