@@ -49,7 +49,7 @@ REPORT_NAME = "report.html"
 
 # The most rows of a family the page embeds (its "All results" and "Failed tasks" tables):
 # at 10^6 rows the whole store made a report.html of hundreds of MB that no browser opens;
-# 20,000 rows of the load benchmark's card_guessing grid make about 6 MB of JSON (measured:
+# 20,000 rows of the load benchmark's grid make about 6 MB of JSON (measured:
 # docs/faults-and-load.md, "Summaries of large stores").  The page says how many rows exist
 # and how to read them all.
 REPORT_ROWS = 20_000

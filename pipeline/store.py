@@ -382,26 +382,34 @@ class StoreCounts:
 
 def store_counts(results: str | Path) -> StoreCounts:
     """Rows, distinct tasks and solver seconds per family and status, and distinct tasks in
-    all: one DuckDB query over the files' task_id, status and seconds columns."""
+    all: one DuckDB query per family over its files' task_id, status and seconds columns
+    (task ids hash the family, so no id is in two families).  10^6 rows: ~0.5 s and ~0.2 GB
+    while it runs (grouping sets, or one query over every file with the family taken from
+    the path, took twice the memory)."""
     import duckdb
     import pandas as pd
 
-    files = result_files(results)
-    if not files:
-        return StoreCounts(pd.DataFrame(columns=OVERVIEW_COLUMNS), 0)
-    query = (
-        "SELECT regexp_extract(filename, 'family=([^/]+)/[^/]+$', 1) AS family, status, "
-        "count(*) AS rows, count(DISTINCT task_id) AS tasks, "
-        "coalesce(sum(seconds), 0) AS seconds, GROUPING(family, status) AS total "
-        f"FROM read_parquet({files_sql(files)}, union_by_name = true, filename = true, "
-        "hive_partitioning = false) GROUP BY GROUPING SETS ((family, status), ()) "
-        "ORDER BY family, status"
-    )
+    parts, tasks = [], 0
     with duckdb.connect(config={"threads": 2, "memory_limit": "1GB"}) as con:
-        table = con.sql(query).to_arrow_table().to_pandas()
-    total = table["total"] != 0
-    by_status = table.loc[~total, OVERVIEW_COLUMNS].reset_index(drop=True)
-    return StoreCounts(by_status, int(table.loc[total, "tasks"].sum()))
+        for family in stored_families(results):
+            files = files_sql(family_files(results, family))
+            source = f"read_parquet({files}, union_by_name = true, hive_partitioning = false)"
+            query = (
+                "SELECT status, count(*) AS rows, count(DISTINCT task_id) AS tasks, "
+                f"coalesce(sum(seconds), 0) AS seconds FROM {source} "
+                "GROUP BY status ORDER BY status"
+            )
+            table = con.sql(query).to_arrow_table().to_pandas()
+            if len(table) > 1:  # a task may have rows of two statuses: count it once
+                query = f"SELECT count(DISTINCT task_id) FROM {source}"
+                tasks += int(con.sql(query).fetchall()[0][0])
+            else:
+                tasks += int(table["tasks"].sum())
+            parts.append(table.assign(family=family))
+    if not parts:
+        return StoreCounts(pd.DataFrame(columns=OVERVIEW_COLUMNS), 0)
+    by_status = pd.concat(parts, ignore_index=True)[OVERVIEW_COLUMNS]
+    return StoreCounts(by_status, tasks)
 
 
 def files_sql(files: Iterable[Path]) -> str:

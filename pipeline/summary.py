@@ -67,7 +67,7 @@ def write_summary(
         large_rows=large_rows,
         **_given(report_rows=report_rows),
     )
-    write_index(study_dir.parent)
+    write_index(study_dir.parent, known={study_dir.name: counts})
     return path
 
 

@@ -7,9 +7,9 @@ say they take one (:func:`takes_stored_rows`): the function then reads only what
 object wraps a DataFrame too, so the code that reads it is one and the same on a small
 study's frame and on a large store's files.
 
-In SQL the rows are the view ``rows`` (the family's columns and ``family``); ``_row`` is
-the row's place in the store (files oldest first, then their rows), which keeps "the first
-row" of a tie the same as in :func:`pipeline.store.load_results`' frame.
+In SQL the rows are the view ``rows`` (the family's columns and ``family``), in store order
+(files oldest first, then their rows: DuckDB keeps the insertion order of a scan), the
+order of :func:`pipeline.store.load_results`' frame.
 """
 
 from __future__ import annotations
@@ -55,44 +55,39 @@ class StoredRows:
         self.files = [Path(f) for f in files]
         self._con = duckdb.connect(config={"threads": 2, "memory_limit": "1GB"})
         self._frames: dict[tuple[str, ...] | None, pd.DataFrame] = {}
-        self._con.execute(f"CREATE VIEW rows AS {self._source(frame, columns, where)}")
+        self._con.sql(f"CREATE VIEW rows AS {self._source(frame, columns, where)}")
 
     def _source(self, frame: pd.DataFrame | None, columns: Sequence[str], where: str) -> str:
         cond = f"WHERE {where}" if where else ""
         if frame is not None:
             frame = frame.drop(columns=["family"], errors="ignore").reset_index(drop=True)
-            self._con.register("source_frame", frame.assign(_row=range(len(frame))))
+            self._con.register("source_frame", frame)
             return f"SELECT *, {sql_text(self.family)} AS family FROM source_frame {cond}"
         if not self.files:
             cols = ", ".join(f"NULL AS {quoted(c)}" for c in columns) or "NULL AS task_id"
-            return f"SELECT {cols}, NULL AS family, 0 AS _row WHERE false"
+            return f"SELECT {cols}, NULL AS family WHERE false"
         names = ", ".join(sql_text(str(f)) for f in self.files)
         found = self._file_columns(names)
-        order = pd.DataFrame({"filename": [str(f) for f in self.files]})
-        self._con.register("file_order", order.assign(file_no=range(len(order))))
         cols = ", ".join(quoted(c) if c in found else f"NULL AS {quoted(c)}" for c in columns)
-        return (  # _row without a window or a sort: the file's place, then the row's
-            f"SELECT {cols}, {sql_text(self.family)} AS family, "
-            "file_no * 4294967296 + file_row_number AS _row "
-            f"FROM read_parquet([{names}], union_by_name = true, filename = true, "
-            "file_row_number = true, hive_partitioning = false) "
-            f"JOIN file_order USING (filename) {cond}"
+        return (  # in file order (the list's), then row order: DuckDB keeps insertion order
+            f"SELECT {cols}, {sql_text(self.family)} AS family "
+            f"FROM read_parquet([{names}], union_by_name = true, hive_partitioning = false) "
+            f"{cond}"
         )
 
     def _file_columns(self, names: str) -> set[str]:
         query = f"DESCRIBE SELECT * FROM read_parquet([{names}], union_by_name = true)"
-        return {r[0] for r in self._con.execute(query).fetchall()}
+        return {r[0] for r in self._con.sql(query).fetchall()}
 
     def count(self, where: str = "") -> int:
         """How many rows (matching the SQL condition ``where``, if given)."""
         cond = f"WHERE {where}" if where else ""
-        return int(self._con.execute(f"SELECT count(*) FROM rows {cond}").fetchone()[0])
+        return int(self._con.sql(f"SELECT count(*) FROM rows {cond}").fetchall()[0][0])
 
     @property
     def columns(self) -> list[str]:
-        """The column names (the family's, then ``family``; not ``_row``)."""
-        names = [r[0] for r in self._con.execute("DESCRIBE rows").fetchall()]
-        return [c for c in names if c != "_row"]
+        """The column names (the family's, then ``family``)."""
+        return [r[0] for r in self._con.sql("DESCRIBE rows").fetchall()]
 
     def query(self, sql: str) -> pd.DataFrame:
         """The result of ``sql`` (which reads the view ``rows``) as a DataFrame."""
@@ -103,10 +98,10 @@ class StoredRows:
     ) -> pd.DataFrame:
         """The rows (matching ``where``, the first ``limit``) in store order, ``columns`` only
         (default all), with ``family`` after ``study`` as in ``load_results``."""
-        cols = ", ".join(quoted(c) for c in columns) if columns is not None else "* EXCLUDE (_row)"
+        cols = ", ".join(quoted(c) for c in columns) if columns is not None else "*"
         cond = f"WHERE {where}" if where else ""
         lim = f"LIMIT {int(limit)}" if limit is not None else ""
-        out = self.query(f"SELECT {cols} FROM rows {cond} ORDER BY _row {lim}")
+        out = self.query(f"SELECT {cols} FROM rows {cond} {lim}")
         if "family" in out and "study" in out:
             out.insert(out.columns.get_loc("study") + 1, "family", out.pop("family"))
         return out
