@@ -12,7 +12,7 @@ Each round runs ``stage=summary`` (summary.md, report.html, the outputs' index.h
 fresh process and prints its wall time, its CPU time (user + system) and its peak RSS, then
 the store's rows and files and the size of report.html.  Wall times move on a shared 2-core
 VM; CPU time is the steadier measure.  Exit status 1 if the best round's wall time is over
-60 s (the target of issue #25) or its peak RSS over 1 GB.
+60 s (the target of issue #25) or its peak RSS over 1 GiB.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def build_store(outputs: Path, n_tasks: int) -> None:
 
 
 def one_round(outputs: Path, n_tasks: int) -> tuple[dict, float]:
-    """(wall and CPU seconds a fresh process reports for stage=summary, its peak RSS in MB)."""
+    """(wall and CPU seconds a fresh process reports for stage=summary, its peak RSS in MiB)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     res = subprocess.run(
         [sys.executable, "-c", ROUND, str(ROOT), str(outputs), str(n_tasks)],
@@ -106,7 +106,7 @@ def main() -> int:
         results.append(out)
         print(
             f"round {i + 1}: stage=summary {out['wall']:.1f} s wall, {out['cpu']:.1f} s CPU, "
-            f"peak RSS {peak:.0f} MB",
+            f"peak RSS {peak:.0f} MiB",
             flush=True,
         )
     best = min(results, key=lambda r: r["wall"])
@@ -122,7 +122,7 @@ def main() -> int:
     ok_wall, ok_rss = best["wall"] < LIMIT_S, best["peak"] < LIMIT_RSS_MB
     print(
         f"best round under {LIMIT_S:.0f} s wall: {'yes' if ok_wall else 'NO'}; "
-        f"peak RSS under {LIMIT_RSS_MB:.0f} MB: {'yes' if ok_rss else 'NO'}"
+        f"peak RSS under {LIMIT_RSS_MB:.0f} MiB: {'yes' if ok_rss else 'NO'}"
     )
     return 0 if ok_wall and ok_rss else 1
 
