@@ -9,7 +9,8 @@ study's frame and on a large store's files.
 
 In SQL the rows are the view ``rows`` (the family's columns and ``family``), in store order
 (files oldest first, then their rows: DuckDB keeps the insertion order of a scan), the
-order of :func:`pipeline.store.load_results`' frame.
+order of :func:`pipeline.store.load_results`' frame; ``ordered_rows`` adds ``_row``, the
+row's place in that order, for queries that pick "the first row" of a group.
 """
 
 from __future__ import annotations
@@ -54,25 +55,40 @@ class StoredRows:
         self.family = family
         self.files = [Path(f) for f in files]
         self._con = duckdb.connect(config={"threads": 2, "memory_limit": "1GB"})
+        self._con.sql("SET enable_progress_bar = false")
         self._frames: dict[tuple[str, ...] | None, pd.DataFrame] = {}
-        self._con.sql(f"CREATE VIEW rows AS {self._source(frame, columns, where)}")
+        self._queries: dict[str, pd.DataFrame] = {}
+        rows, ordered = self._sources(frame, columns, where)
+        self._con.sql(f"CREATE VIEW rows AS {rows}")
+        self._con.sql(f"CREATE VIEW ordered_rows AS {ordered}")
 
-    def _source(self, frame: pd.DataFrame | None, columns: Sequence[str], where: str) -> str:
+    def _sources(
+        self, frame: pd.DataFrame | None, columns: Sequence[str], where: str
+    ) -> tuple[str, str]:
+        """The SQL of the views ``rows`` and ``ordered_rows`` (the same rows with ``_row``,
+        their place in the store: the file's place in the list, then the row's in its file)."""
         cond = f"WHERE {where}" if where else ""
+        family = sql_text(self.family)
         if frame is not None:
             frame = frame.drop(columns=["family"], errors="ignore").reset_index(drop=True)
-            self._con.register("source_frame", frame)
-            return f"SELECT *, {sql_text(self.family)} AS family FROM source_frame {cond}"
+            self._con.register("source_frame", frame.assign(_row=range(len(frame))))
+            ordered = f"SELECT *, {family} AS family FROM source_frame {cond}"
+            return f"SELECT * EXCLUDE (_row) FROM ({ordered})", ordered
         if not self.files:
             cols = ", ".join(f"NULL AS {quoted(c)}" for c in columns) or "NULL AS task_id"
-            return f"SELECT {cols}, NULL AS family WHERE false"
+            empty = f"SELECT {cols}, NULL AS family WHERE false"
+            return empty, f"SELECT *, 0 AS _row FROM ({empty})"
         names = ", ".join(sql_text(str(f)) for f in self.files)
         found = self._file_columns(names)
+        order = pd.DataFrame({"filename": [str(f) for f in self.files]})
+        self._con.register("file_order", order.assign(file_no=range(len(order))))
         cols = ", ".join(quoted(c) if c in found else f"NULL AS {quoted(c)}" for c in columns)
-        return (  # in file order (the list's), then row order: DuckDB keeps insertion order
-            f"SELECT {cols}, {sql_text(self.family)} AS family "
-            f"FROM read_parquet([{names}], union_by_name = true, hive_partitioning = false) "
-            f"{cond}"
+        scan = f"read_parquet([{names}], union_by_name = true, hive_partitioning = false"
+        return (  # rows: in file order (the list's), then row order (DuckDB keeps a scan's)
+            f"SELECT {cols}, {family} AS family FROM {scan}) {cond}",
+            f"SELECT {cols}, {family} AS family, file_no * 4294967296 + file_row_number AS _row "
+            f"FROM {scan}, filename = true, file_row_number = true) "
+            f"JOIN file_order USING (filename) {cond}",
         )
 
     def _file_columns(self, names: str) -> set[str]:
@@ -105,6 +121,13 @@ class StoredRows:
         if "family" in out and "study" in out:
             out.insert(out.columns.get_loc("study") + 1, "family", out.pop("family"))
         return out
+
+    def cached_query(self, sql: str) -> pd.DataFrame:
+        """:meth:`query`, run once per object and ``sql`` (a summary and a report that need
+        the same rows read them once)."""
+        if sql not in self._queries:
+            self._queries[sql] = self.query(sql)
+        return self._queries[sql]
 
     def cached_frame(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """:meth:`frame` of ``columns``, read once per object (a summary and a report that

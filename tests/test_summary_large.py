@@ -20,20 +20,25 @@ from pipeline.report import write_report
 from pipeline.summary import generic_summary, write_summary
 from solvers import solve
 from solvers._rows import StoredRows
+from solvers.card_guessing.summary_rows import summary_rows
 
 STUDY = {"name": "big", "description": "an entropy grid written in three batches"}
 
 
 def solved_rows() -> list[dict]:
-    """An entropy grid on (2,2,1) (18 info rows: more than the per-deck table keeps), a gamma
-    grid on (2,1), the references, and two failed tasks (29 rows); ids unique, study 'big'."""
-    tasks = [{"deck": [2, 2, 1], "strategy": s} for s in ("optimal", "greedy")]
-    for r, t, g in itertools.product([0.0, 1.0, math.inf], [0.0, 1.0, 2.0], [0.1, 1.0]):
-        tasks.append(
-            {"deck": [2, 2, 1], "strategy": "info", "entropy_r": r, "entropy_t": t, "gamma": g}
-        )
-    tasks += [{"deck": [2, 1], "strategy": "info", "gamma": g / 4} for g in range(5)]
-    tasks += [{"deck": [2, 1], "strategy": s} for s in ("optimal", "greedy")]
+    """Entropy grids (r x t x gamma) on (2,2,1) and (2,1) (36 and 30 info rows: more than
+    the per-deck table keeps; on (2,1) most gammas tie), the references, and two failed
+    tasks (72 rows); ids unique, study 'big'."""
+    tasks = [{"deck": d, "strategy": s} for d in ([2, 2, 1], [2, 1]) for s in ("optimal", "greedy")]
+    grids = [
+        ([2, 2, 1], [0.0, 1.0, math.inf], [0.0, 1.0, 2.0], [0.1, 0.4, 0.7, 1.0]),
+        ([2, 1], [0.5, 1.0, 2.0], [0.5, 1.0], [g / 4 for g in range(5)]),
+    ]
+    for deck, rs, ts, gammas in grids:
+        for g, r, t in itertools.product(gammas, rs, ts):  # late gammas: past the first 13
+            tasks.append(
+                {"deck": deck, "strategy": "info", "entropy_r": r, "entropy_t": t, "gamma": g}
+            )
     rows = [row for task in tasks for row in solve({"family": "card_guessing", **task})]
     for n, row in enumerate(rows):
         row.update(task_id=f"{n:020d}", study="big")
@@ -108,10 +113,12 @@ def test_the_large_store_path_writes_the_same_summary_as_pandas(study_dir, tmp_p
     write_summary(plain, STUDY)
     write_summary(large, STUDY, large_rows=0)
     assert seen == ["DataFrame", "StoredRows"]
+    lazy = store.family_rows(large / "results", "card_guessing", "ok")
+    assert len(summary_rows(lazy)) < lazy.count() == 70  # the exact info rows were reduced
     text = (plain / "summary.md").read_text()
     assert text == (large / "summary.md").read_text()
     assert "### Which entropies make info optimal" in text and "boom 1" in text
-    assert "29 results: 27 ok, 2 failed" in text
+    assert "72 results: 70 ok, 2 failed" in text
     tables = sorted(p.name for p in (plain / "summary").glob("*.parquet"))
     assert "card_guessing_entropy_grid.parquet" in tables
     for name in tables:
@@ -127,12 +134,12 @@ def test_the_report_caps_its_rows_and_says_how_to_read_them_all(study_dir):
     assert len(tables["All results (card_guessing)"]["rows"]) == 5
     assert len(tables["Failed tasks (card_guessing)"]["rows"]) == 2  # fewer than the cap
     text = html.unescape(path.read_text())
-    assert "first 5 of 27 rows" in text
+    assert "first 5 of 70 rows" in text
     folder = store.family_dir(study_dir.resolve() / "results", "card_guessing")
     assert f"read_parquet('{folder}/*.parquet') WHERE status = 'ok'" in text
-    assert "29 tasks, 29 result rows: 27 ok, 2 failed" in text
+    assert "72 tasks, 72 result rows: 70 ok, 2 failed" in text
     whole = page_data(write_report(study_dir, STUDY))["tables"]
-    assert len(next(t for t in whole if t["title"].startswith("All results"))["rows"]) == 27
+    assert len(next(t for t in whole if t["title"].startswith("All results"))["rows"]) == 70
 
 
 def test_the_index_counts_without_rows_and_leaves_big_families_out_of_comparisons(study_dir):
@@ -142,13 +149,13 @@ def test_the_index_counts_without_rows_and_leaves_big_families_out_of_comparison
     copy_study(study_dir, outputs, "twin")
     text = write_index(outputs).read_text()
     assert re.search(
-        r"data-study='big'>.*?<td>card_guessing</td><td></td><td>29</td>"
-        r"<td>27</td><td>2</td>",
+        r"data-study='big'>.*?<td>card_guessing</td><td></td><td>72</td>"
+        r"<td>70</td><td>2</td>",
         text,
     )
     assert '"studies":["big","twin"]' in text
     text = write_index(outputs, compare_rows=10).read_text()
-    assert "Left out of the comparison" in text and "big (card_guessing, 27 rows)" in text
+    assert "Left out of the comparison" in text and "big (card_guessing, 70 rows)" in text
     assert '"families":[]' in text
 
 
