@@ -51,8 +51,8 @@ def summary_rows(rows: pd.DataFrame | StoredRows) -> pd.DataFrame:
 def reducible(rows: StoredRows) -> bool:
     """Whether the exact info rows can be reduced: one feedback model, two or more entropy
     points (see the module docstring)."""
-    feedbacks = rows.query("SELECT count(DISTINCT feedback) AS n FROM rows")["n"].iloc[0]
-    points = rows.query(
+    feedbacks = rows.cached_query("SELECT count(DISTINCT feedback) AS n FROM rows")["n"].iloc[0]
+    points = rows.cached_query(
         "SELECT count(*) AS n FROM (SELECT DISTINCT entropy_r, entropy_t, log_base "
         f"FROM rows WHERE {EXACT_INFO})"
     )["n"].iloc[0]
