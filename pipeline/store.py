@@ -386,14 +386,15 @@ def store_counts(results: str | Path) -> StoreCounts:
     (task ids hash the family, so no id is in two families).  10^6 rows: ~0.5 s and ~0.2 GB
     while it runs (grouping sets, or one query over every file with the family taken from
     the path, took twice the memory)."""
-    import duckdb
     import pandas as pd
 
+    from solvers._rows import connect
+
     parts, tasks = [], 0
-    with duckdb.connect(config={"threads": 2, "memory_limit": "1GB"}) as con:
+    with connect() as con:
         for family in stored_families(results):
             files = files_sql(family_files(results, family))
-            source = f"read_parquet({files}, union_by_name = true, hive_partitioning = false)"
+            source = f"read_parquet({files}, union_by_name = false, hive_partitioning = false)"
             query = (
                 "SELECT status, count(*) AS rows, count(DISTINCT task_id) AS tasks, "
                 f"coalesce(sum(seconds), 0) AS seconds FROM {source} "

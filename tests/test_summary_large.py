@@ -166,3 +166,15 @@ def test_the_generic_summary_reads_only_its_first_rows_of_stored_rows(study_dir,
     lazy = store.family_rows(results, "card_guessing", "ok")
     assert generic_summary(lazy, tmp_path) == generic_summary(ok, tmp_path)
     assert generic_summary(ok.head(0), tmp_path) == "No successful results."
+
+
+def test_a_report_of_rows_already_loaded_matches_the_report_from_the_store(study_dir):
+    loaded = store.load_results(study_dir / "results")
+    from_store = page_data(write_report(study_dir, STUDY))
+    text_store = (study_dir / "report.html").read_text()
+    from_rows = page_data(write_report(study_dir, STUDY, loaded))
+    assert from_rows["tables"][2:] == from_store["tables"][2:]  # after the provenance tables
+    status = re.compile(r"<p class='status'>(.*?)</p>")
+    assert status.search(text_store).group(1) == status.search(
+        (study_dir / "report.html").read_text()
+    ).group(1)
