@@ -8,6 +8,11 @@ with ``stage=run`` into ``DIR/load`` (default ``/tmp/store1m``), once: about 3-5
 
 ``python benchmarks/bench_summary.py [--outputs DIR] [--rounds 1]``
 
+``python benchmarks/bench_summary.py --replicate 10 --source /tmp/store1m --outputs
+/tmp/store10m`` makes a 10^7-row store of that one without running anything: every file
+hard-linked 10 times under new names (the same 10^6 task ids ten times, as a store holds
+before compaction), to time the summary stage at 10^7 rows.
+
 Each round runs ``stage=summary`` (summary.md, report.html, the outputs' index.html) in a
 fresh process and prints its wall time, its CPU time (user + system) and its peak RSS, then
 the store's rows and files and the size of report.html.  Wall times move on a shared 2-core
@@ -59,6 +64,20 @@ def build_store(outputs: Path, n_tasks: int) -> None:
     print(f"built {report.study_dir}: {report.line()} in {time.perf_counter() - start:.0f} s")
 
 
+def replicate_store(source: Path, outputs: Path, copies: int) -> int:
+    """Hard-link every results file of ``source/load`` ``copies`` times into
+    ``outputs/load`` under new names (part-<ns + k>-...); return how many files it made."""
+    made = 0
+    for path in sorted((source / "load" / "results").glob("family=*/part-*.parquet")):
+        _, ns, rest = path.name.split("-", 2)
+        folder = outputs / "load" / "results" / path.parent.name
+        folder.mkdir(parents=True, exist_ok=True)
+        for k in range(copies):
+            os.link(path, folder / f"part-{int(ns) + k:020d}-{rest}")
+            made += 1
+    return made
+
+
 def one_round(outputs: Path, n_tasks: int) -> tuple[dict, float]:
     """(wall and CPU seconds a fresh process reports for stage=summary, its peak RSS in MiB)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -90,10 +109,18 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, default=10**6)
     parser.add_argument("--outputs", type=Path, default=DEFAULT_OUTPUTS)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--replicate", type=int, metavar="N", help="N hard-linked copies")
+    parser.add_argument("--source", type=Path, default=DEFAULT_OUTPUTS)
     args = parser.parse_args()
     study_dir = args.outputs / "load"
     if args.build:
         build_store(args.outputs, args.tasks)
+        return 0
+    if args.replicate is not None:
+        if args.replicate < 1 or (study_dir / "results").exists():
+            parser.error(f"--replicate={args.replicate}: give N >= 1 and a new --outputs")
+        made = replicate_store(args.source, args.outputs, args.replicate)
+        print(f"{made:,} files under {study_dir / 'results'}")
         return 0
     if not (study_dir / "results").is_dir():
         print(f"{study_dir} has no store: run this with --build first (3-5 minutes)")
