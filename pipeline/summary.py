@@ -14,7 +14,7 @@ import pandas as pd
 
 from pipeline import store
 from pipeline.index import write_index
-from pipeline.report import write_report
+from pipeline.report import REPORT_ROWS, write_report
 from pipeline.store import StoreCounts, family_rows, store_counts
 from solvers._report import markdown_table
 from solvers._rows import StoredRows, accepts_stored_rows, takes_stored_rows
@@ -28,14 +28,14 @@ def write_summary(
     study: Mapping[str, Any],
     *,
     large_rows: int = store.LARGE_ROWS,
-    report_rows: int | None = None,
+    report_rows: int = REPORT_ROWS,
 ) -> Path:
     """Write <study_dir>/summary.md (and summary/ files) from the store; return its path.
 
     The store is never read into pandas whole: counts come from DuckDB (store_counts), a
     family's ok rows reach its functions as a DataFrame up to ``large_rows`` rows and as a
     StoredRows beyond (if they take one), and the report embeds at most ``report_rows`` rows
-    of a family (default :data:`pipeline.report.REPORT_ROWS`).
+    of a family's rows.
     """
     results = study_dir / "results"
     out_dir = study_dir / "summary"
@@ -60,19 +60,10 @@ def write_summary(
     os.replace(tmp, path)
     # report.html beside it (pipeline/report.py), and <outputs>/index.html (pipeline/index.py)
     write_report(
-        study_dir,
-        study,
-        oks=oks,
-        counts=counts,
-        large_rows=large_rows,
-        **_given(report_rows=report_rows),
+        study_dir, study, oks=oks, counts=counts, report_rows=report_rows, large_rows=large_rows
     )
     write_index(study_dir.parent, known={study_dir.name: counts})
     return path
-
-
-def _given(**kwargs: Any) -> dict[str, Any]:
-    return {k: v for k, v in kwargs.items() if v is not None}
 
 
 def status_line(counts: StoreCounts) -> str:
