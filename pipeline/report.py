@@ -5,7 +5,8 @@ script and Plotly's JavaScript are inlined (Plotly gzip-compressed and base64-en
 MB instead of 4.8, unpacked by the browser's DecompressionStream).  It holds the study's
 description, its resolved config and provenance (package versions, code version, when each
 batch ran), every family's sections (from the family's registered report function, or a
-generic table of its rows), every result row, and the failures with their messages.
+generic table of its rows), its result rows and its failures with their messages (up to
+REPORT_ROWS of each: beyond, the page says how many exist and how to read them all).
 
 Tables become JSON that the inlined script renders: sortable by any column (exact ``p/q``
 columns sort exactly, with big integers), filterable per column (text, or ``>x``, ``<=x``,
