@@ -2,7 +2,8 @@
 
 Counts come from DuckDB and a large family's rows reach its functions lazily (StoredRows),
 so a store of 10^6-10^7 rows is never read into pandas whole (docs/faults-and-load.md,
-"Summaries of large stores").  Re-run it alone with ``python -m pipeline study=NAME stage=summary``.
+"Summaries of large stores").  Re-run it alone with
+``python -m pipeline study=NAME stage=summary``.
 """
 
 from __future__ import annotations
