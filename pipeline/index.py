@@ -121,12 +121,12 @@ def study_status(folder: Path, rows: pd.DataFrame) -> dict[str, Any]:
 
 def planned_tasks(study: Mapping[str, Any]) -> int | None:
     """How many tasks the study's grid (as last run) plans, or None if it cannot be planned."""
-    from pipeline.study import StudyError, plan
+    from pipeline.study import StudyError, planned
 
     if not study:
         return None
     try:
-        return len(plan(study))
+        return planned(study).n_tasks  # counted, not listed
     except (StudyError, ValueError, TypeError, KeyError):
         return None
 
