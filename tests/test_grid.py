@@ -237,3 +237,44 @@ def test_stage_plan_counts_tasks_and_stored_ones_and_writes_nothing(tmp_path):
     again = cli("study=paper", grid, "stage=plan", f"paths.outputs={tmp_path}")
     assert "6 tasks in 2 grid(s), 2 already stored, 4 to run" in again.stdout
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_time():
+    """BatchCutter: single tasks until a time is known, then ~batch_seconds of solver time,
+    shrinking at the end but not below a tenth of that; never across two grids; a task the
+    store holds is never in a batch."""
+    from pipeline.config import RunConfig
+    from pipeline.run import BatchCutter
+
+    study = {
+        "name": "cut",
+        "family": "card_guessing",
+        "grid": {"deck": [[2, 1], [1, 1, 1]], "feedback": ["partial"]},
+        "strategies": {
+            "info": {"gamma": [i / 100 for i in range(1, 100)], "entropy_t": [0.5, 1.0, 2.0]},
+            "greedy": {},
+        },
+    }
+    ids = [t.task_id for t in plan(study)]
+    tasks = planned(study)
+    tasks.against_store(IdSet(id_array(ids[5::7])), IdSet(id_array(ids[5::7])))
+    run_cfg = RunConfig(
+        batch_size="auto",
+        batch_seconds=1.0,
+        max_batch=10_000,
+        max_in_flight=4,
+        task_timeout_s=None,
+        progress=False,
+    )
+    cutter = BatchCutter(tasks, 2, run_cfg)
+    sizes, seen = [], []
+    while (batch := cutter.next_batch()) is not None:
+        pairs = batch.pairs()
+        assert len({task["strategy"] for _, task in pairs}) == 1  # one grid a batch
+        sizes.append(len(pairs))
+        seen += [tid for tid, _ in pairs]
+        cutter.observe(len(pairs) * 0.01, len(pairs))  # 10 ms a task: the target is 100
+    assert seen == [tid for i, tid in enumerate(ids) if (i - 5) % 7 or i < 5]
+    assert sizes[0] == 1 and max(sizes) == 100
+    assert min(sizes[1:-2]) >= 10  # the tail stops at a tenth of the target (the last
+    # batch of each grid holds what is left of it)
