@@ -112,7 +112,8 @@ def plan_text(tasks: Plan, results: Path) -> str:
         lines.append(f"  ({tasks.repeated:,} grid points repeat an earlier task and run once)")
     estimate = tasks.estimated_seconds()
     if estimate is None:
-        lines.append(f"  solver time: no estimate (family {tasks.family} gives none)")
+        family = tasks.family
+        lines.append(f"  solver time: no estimate (family {family} has no model for these tasks)")
     else:
         seconds, sampled = estimate
         lines.append(

@@ -87,8 +87,8 @@ class Family:
     splits: Callable[[Task], bool] | None = None
     split: str | None = None
     # the solver seconds a checked task should take on one core (a model of its size, for
-    # ``stage=plan``); None: the family gives no estimate
-    estimate: Callable[[Task], float] | None = None
+    # ``stage=plan``), None for a task it cannot estimate; None: the family gives none
+    estimate: Callable[[Task], float | None] | None = None
     # small tasks for the contract tests, each valid and quick (a second or less)
     examples: tuple[Mapping[str, Any], ...] = ()
 

@@ -278,3 +278,28 @@ def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_tim
     assert sizes[0] == 1 and max(sizes) == 100
     assert min(sizes[1:-2]) >= 10  # the tail stops at a tenth of the target (the last
     # batch of each grid holds what is left of it)
+
+
+def test_the_solver_time_estimate_is_the_family_s_model_summed_over_the_tasks_to_run():
+    """Plan.estimated_seconds: with every task sampled, the sum of the family's estimate
+    over the tasks left to run; None where the family (or a task) has no model."""
+    from solvers.card_guessing import estimated_seconds
+
+    study = {
+        "name": "estimate",
+        "family": "card_guessing",
+        "grid": {"deck": [[2, 1], [3, 3, 3], [4, 4, 4]], "feedback": ["partial"]},
+        "strategies": {"info": {"gamma": [0.1, 0.5, 0.9]}, "optimal": {}},
+    }
+    tasks = planned(study)
+    everything = plan(study)
+    ids = [t.task_id for t in everything]
+    tasks.against_store(IdSet(id_array(ids[:2])), IdSet(id_array(ids[:2])))
+    seconds, sampled = tasks.estimated_seconds()
+    assert sampled == len(tasks) == len(ids) - 2
+    assert seconds == pytest.approx(sum(estimated_seconds(t.task) for t in everything[2:]))
+    study["strategies"] = {"optimal": {}}
+    study["grid"]["feedback"] = ["complete"]  # no model measured for complete feedback
+    assert planned(study).estimated_seconds() is None
+    triples = {"name": "x", "family": "triples", "grid": {"ranks": [4], "suits": [4], "n": [2]}}
+    assert planned(triples).estimated_seconds() is None  # a family without a model
