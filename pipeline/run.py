@@ -110,8 +110,10 @@ def plan_text(tasks: Plan, results: Path) -> str:
     ]
     if tasks.repeated:
         lines.append(f"  ({tasks.repeated:,} grid points repeat an earlier task and run once)")
-    estimate = tasks.estimated_seconds()
-    if estimate is None:
+    estimate = tasks.estimated_seconds() if len(tasks) else (0.0, 0)
+    if not len(tasks):
+        lines.append("  solver time: none, every task is stored")
+    elif estimate is None:
         family = tasks.family
         lines.append(f"  solver time: no estimate (family {family} has no model for these tasks)")
     else:
