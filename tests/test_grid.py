@@ -303,3 +303,54 @@ def test_the_solver_time_estimate_is_the_family_s_model_summed_over_the_tasks_to
     assert planned(study).estimated_seconds() is None
     triples = {"name": "x", "family": "triples", "grid": {"ranks": [4], "suits": [4], "n": [2]}}
     assert planned(triples).estimated_seconds() is None  # a family without a model
+
+
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 12), st.booleans()), max_size=6),
+        min_size=1,
+        max_size=5,
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_the_store_s_newest_rows_and_ids_match_a_plain_python_reading(tmp_path_factory, files):
+    """store.compact's arrays against dicts: each task keeps the rows of the newest file
+    holding it; a task is ok when its newest file has an ok row (files of (task, ok) rows,
+    20-digit hex ids, some sharing their first 16 digits)."""
+    from pipeline import store
+
+    results = tmp_path_factory.mktemp("store") / "results"
+
+    def tid(n):
+        return f"{n % 3:016x}{n:04x}"  # ids 0, 3, 6... share their first 16 digits
+
+    newest, ok = {}, {}
+    for number, rows in enumerate(files):
+        stored = [
+            {
+                "family": "card_guessing",
+                "task_id": tid(n),
+                "study": "s",
+                "status": "ok" if good else "error",
+            }
+            for n, good in rows
+        ]
+        store.write_rows(results, stored, {"file": number})
+        for n, _ in rows:
+            newest[tid(n)] = number
+        for n, _ in rows:
+            ok[tid(n)] = any(good for m, good in rows if m == n)
+    stored = store.compact(results)
+    assert sorted(stored.every.ids.tolist()) == sorted(t.encode() for t in newest)
+    assert sorted(stored.ok.ids.tolist()) == sorted(t.encode() for t in newest if ok[t])
+    rows = store.load_results(results)
+    for path in store.result_files(results):
+        number = store.file_metadata(path)["file"]
+        assert all(newest[t] == number for t in pq_ids(path))
+    assert set(rows["task_id"]) == set(newest)
+
+
+def pq_ids(path):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path)["task_id"].to_pylist()
