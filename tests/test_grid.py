@@ -234,6 +234,8 @@ def test_stage_plan_counts_tasks_and_stored_ones_and_writes_nothing(tmp_path):
     )
     assert ran.returncode == 0, ran.stderr
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    bad = cli("study=paper", "study.grid.deck=[[3,-1]]", "stage=plan", f"paths.outputs={tmp_path}")
+    assert bad.returncode == 2 and "study.grid.deck=[3, -1]" in bad.stderr
     again = cli("study=paper", grid, "stage=plan", f"paths.outputs={tmp_path}")
     assert "6 tasks in 2 grid(s), 2 already stored, 4 to run" in again.stdout
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
