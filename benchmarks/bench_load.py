@@ -3,6 +3,7 @@
 ``python benchmarks/bench_load.py [--tasks N] [--sample N] [--summary]``
 ``python benchmarks/bench_load.py --pairs ROUNDS`` (end to end, order-balanced)
 ``python benchmarks/bench_load.py --instructions`` (counted, not timed)
+``python benchmarks/bench_load.py --scale --tasks 1000000 --plan-tasks 10000000`` (memory)
 
 The study is a dense grid of the card_guessing ``info`` strategy (gamma x Sharma-Mittal
 order r x degree t) on two tiny decks, about half a millisecond of solver time per task.
@@ -20,6 +21,11 @@ the same counts on a busy or a quiet machine, where the times above move by 30-5
 minutes on a shared 2-core VM.  It runs each stage in its own process (start-up, planning,
 the plain loop on two processes with and without its tasks, the pipeline) and prints the
 instructions of a task's work, of planning and of the pipeline's machinery, per task.
+
+``--scale`` measures the driver at size, each step in a fresh process (peak memory from the
+kernel, the process's own, not its workers'): ``stage=plan`` of a ``--plan-tasks`` grid, a real
+run of ``--tasks`` tasks into a kept store, the same study again (every task stored: the
+store read as arrays, nothing run) and ``stage=plan`` on the full store.
 
 ``--pairs`` times whole runs instead: a fresh process that plans the study and runs the plain
 loop on two processes, against a fresh process that runs the study through the pipeline
@@ -152,12 +158,21 @@ def pipeline_config(study: dict, outputs: Path, stage: str, *extra: str) -> dict
     return cfg
 
 
-STAGES = ("start", "plan", "loop0", "loop", "pipeline")
+STAGES = ("start", "plan", "loop0", "loop", "pipeline", "study-plan", "study-run")
 
 
-def run_stage(stage: str, n_tasks: int, overrides: list[str]) -> None:
+def run_stage(stage: str, n_tasks: int, overrides: list[str], store: str | None = None) -> None:
     """What one counted process does: start-up (imports, config) and then the stage."""
     study = load_study(n_tasks)
+    if stage.startswith("study-"):  # --scale: run_study with a kept store, timed
+        cfg = pipeline_config(study, Path(store), stage.removeprefix("study-"), *overrides)
+        start = time.perf_counter()
+        run_study(cfg, log=lambda line: print(f"    {line}"))
+        print(
+            f"    {time.perf_counter() - start:.1f} s wall in run_study, driver peak memory "
+            f"{peak_rss_mib():.0f} MiB"
+        )
+        return
     with tempfile.TemporaryDirectory() as tmp:
         cfg = pipeline_config(study, Path(tmp), "run", *overrides)
         if stage == "pipeline":
@@ -171,9 +186,29 @@ def run_stage(stage: str, n_tasks: int, overrides: list[str]) -> None:
                 plain_loop(tasks, 0, N_WORKERS)
 
 
-def stage_command(stage: str, n_tasks: int, overrides: list[str]) -> list[str]:
+def stage_command(
+    stage: str, n_tasks: int, overrides: list[str], store: str | None = None
+) -> list[str]:
     """The command line of a fresh process that runs one stage (see :func:`run_stage`)."""
-    return [sys.executable, __file__, "--tasks", str(n_tasks), "--stage", stage, *overrides]
+    kept = ["--store", store] if store else []
+    return [sys.executable, __file__, "--tasks", str(n_tasks), "--stage", stage, *kept, *overrides]
+
+
+def scale(n_tasks: int, plan_tasks: int, overrides: list[str]) -> None:
+    """The driver at size: plan a big grid, run a big one, resume it, plan it when stored."""
+    with tempfile.TemporaryDirectory() as store:
+        steps = [
+            (f"stage=plan, {plan_tasks:,} tasks, empty store", "study-plan", plan_tasks),
+            (f"a real run of {n_tasks:,} tasks (stage=run)", "study-run", n_tasks),
+            (f"the same study again ({n_tasks:,} stored)", "study-run", n_tasks),
+            (f"stage=plan, {n_tasks:,} tasks, all stored", "study-plan", n_tasks),
+        ]
+        for label, stage, n in steps:
+            print(f"{label}:", flush=True)
+            start = time.perf_counter()
+            cmd = stage_command(stage, n, ["run.progress=false", *overrides], store)
+            subprocess.run(cmd, check=True)
+            print(f"    {time.perf_counter() - start:.1f} s wall for the process", flush=True)
 
 
 def instructions(stage: str, n_tasks: int, overrides: list[str]) -> int:
@@ -267,11 +302,18 @@ def main() -> None:
     parser.add_argument(
         "--pairs", type=int, metavar="ROUNDS", help="end-to-end wall time, order-balanced rounds"
     )
+    parser.add_argument(
+        "--scale", action="store_true", help="driver time and memory at size (see above)"
+    )
+    parser.add_argument("--plan-tasks", type=int, default=10_000_000, help="--scale's plan size")
     parser.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)  # one counted run
+    parser.add_argument("--store", help=argparse.SUPPRESS)  # --scale's kept store
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. run.batch_seconds=1")
     args = parser.parse_args()
     if args.stage:
-        return run_stage(args.stage, args.tasks, args.overrides)
+        return run_stage(args.stage, args.tasks, args.overrides, args.store)
+    if args.scale:
+        return scale(args.tasks, args.plan_tasks, args.overrides)
     if args.instructions:
         return count_instructions(args.tasks, args.overrides)
     if args.pairs is not None:

@@ -37,15 +37,39 @@ def id_array(ids: Sequence[str] | pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 
 def id_keys(ids: np.ndarray) -> np.ndarray:
-    """The first 16 hex digits of each id as a ``uint64`` (0 where they are not hex)."""
+    """The first 16 hex digits of each id as a ``uint64`` (monotone in the ids' byte order
+    for lowercase hex ids)."""
     if not len(ids):
         return np.zeros(0, np.uint64)
-    raw = np.frombuffer(ids.astype(f"S{ID_LENGTH}").tobytes(), np.uint8)  # the first 20
-    digits = raw.reshape(len(ids), ID_LENGTH)[:, :16].astype(np.int16)
-    nibbles = np.where(digits >= ord("a"), digits - (ord("a") - 10), digits - ord("0"))
-    nibbles = np.clip(nibbles, 0, 15).astype(np.uint8)
+    raw = np.ascontiguousarray(ids.astype(f"S{ID_LENGTH}", copy=False)).view(np.uint8)
+    nibbles = raw.reshape(len(ids), ID_LENGTH)[:, :16].copy()  # in place below: 16 B an id
+    nibbles -= ord("0")
+    nibbles[nibbles > 9] -= ord("a") - ord("0") - 10  # a-f (what is not hex comes out wrong:
+    nibbles &= 15  # a key only speeds the search; the whole id decides)
     octets = (nibbles[:, 0::2] << 4) | nibbles[:, 1::2]
     return np.ascontiguousarray(octets).view(">u8").ravel().astype(np.uint64)
+
+
+def id_order(ids: np.ndarray) -> np.ndarray:
+    """The stable permutation sorting ``ids`` bytewise (equal ids keep their order).
+
+    20-byte ids sort as three big-endian integers (``np.lexsort``): at 10^6 ids ~10x faster
+    than sorting the byte strings themselves, with the same order.
+    """
+    if ids.dtype.itemsize != ID_LENGTH:
+        return np.argsort(ids, kind="stable")
+    raw = np.ascontiguousarray(ids).view(np.uint8).reshape(len(ids), ID_LENGTH)
+    high = np.ascontiguousarray(raw[:, :8]).view(">u8").ravel()
+    middle = np.ascontiguousarray(raw[:, 8:16]).view(">u8").ravel()
+    low = np.ascontiguousarray(raw[:, 16:]).view(">u4").ravel()
+    return np.lexsort((low, middle, high))
+
+
+def first_of_each(sorted_ids: np.ndarray) -> np.ndarray:
+    """Which positions of a sorted id array start a run of equal ids."""
+    starts = np.ones(len(sorted_ids), bool)
+    starts[1:] = sorted_ids[1:] != sorted_ids[:-1]
+    return starts
 
 
 class IdSet:
@@ -53,11 +77,15 @@ class IdSet:
 
     __slots__ = ("keys", "ids")
 
-    def __init__(self, ids: np.ndarray):
-        ids = np.unique(ids)
+    def __init__(self, ids: np.ndarray, *, sorted_unique: bool = False):
+        if not sorted_unique:
+            ids = ids[id_order(ids)]
+            ids = ids[first_of_each(ids)]
         keys = id_keys(ids)
-        order = np.argsort(keys, kind="stable")
-        self.keys, self.ids = keys[order], ids[order]
+        if len(keys) > 1 and not np.all(keys[1:] >= keys[:-1]):  # not hex digits
+            order = np.argsort(keys, kind="stable")
+            keys, ids = keys[order], ids[order]
+        self.keys, self.ids = keys, ids
 
     def __len__(self) -> int:
         return len(self.ids)

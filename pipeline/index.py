@@ -182,14 +182,13 @@ def left_out_html(left_out: list[tuple[str, str, int]], compare_rows: int) -> st
 
 
 def planned_tasks(study: Mapping[str, Any]) -> int | None:
-    """How many tasks the study's grid (as last run) plans, or None if it cannot be planned
-    (counted, not listed: a 10^6-task study in milliseconds)."""
+    """How many tasks the study's grid (as last run) plans, or None if it cannot be planned."""
     from pipeline.study import StudyError, planned
 
     if not study:
         return None
     try:
-        return planned(study).n_tasks
+        return planned(study).n_tasks  # counted, not listed
     except (StudyError, ValueError, TypeError, KeyError):
         return None
 

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.ids import EMPTY, IdSet, id_array
+from pipeline.ids import EMPTY, IdSet, first_of_each, id_array, id_order
 from solvers.registry import COMMON_COLUMNS, Row, get_family, row_columns
 
 if TYPE_CHECKING:  # pandas only where results are read: workers that write them skip its import
@@ -95,13 +95,20 @@ def encode_rows(rows: Iterable[Row], metadata: bytes) -> list[EncodedFile]:
         by_family.setdefault(row["family"], []).append(row)
     out = []
     for family, fam_rows in by_family.items():
-        schema = family_schema(family)
-        columns = {name: [row.get(name) for row in fam_rows] for name in schema.names}
-        table = pa.Table.from_pydict(columns, schema=schema)
+        # the rows turned into columns by Arrow's C++ converter (a struct array of the
+        # dicts: 2.1 us a row of the load benchmark, against 3.6 us for Python lists per
+        # column); keys outside the schema (the partition column) are left out
+        rows_as_structs = pa.array(fam_rows, type=_row_type(family))
+        table = pa.Table.from_batches([pa.RecordBatch.from_struct_array(rows_as_structs)])
         sink = pa.BufferOutputStream()
         pq.write_table(table.replace_schema_metadata({METADATA_KEY: metadata}), sink)
         out.append((family, sink.getvalue().to_pybytes()))
     return out
+
+
+def _row_type(family: str) -> pa.StructType:
+    """A family's row as an Arrow struct (the fields of its files' schema; ~50 us)."""
+    return pa.struct(list(family_schema(family)))
 
 
 def write_encoded(results: Path, files: Iterable[EncodedFile]) -> list[Path]:
@@ -246,15 +253,20 @@ def _newest_rows(files: list[Path]) -> tuple[StoredIds, list[np.ndarray]]:
     if not ids:
         return StoredIds(EMPTY, EMPTY), []
     all_ids, all_ok, all_files = np.concatenate(ids), np.concatenate(ok), np.concatenate(file_no)
-    unique, inverse = np.unique(all_ids, return_inverse=True)
-    newest = np.full(len(unique), -1, np.int32)
-    np.maximum.at(newest, inverse, all_files)
-    kept = all_files == newest[inverse]
-    ok_unique = np.zeros(len(unique), bool)
-    ok_unique[inverse[kept & all_ok]] = True
+    order = id_order(all_ids)  # stable: a task's rows stay oldest file first
+    sorted_ids, sorted_files = all_ids[order], all_files[order]
+    starts = first_of_each(sorted_ids)
+    group = np.cumsum(starts) - 1  # the task of each sorted row
+    last = np.r_[np.flatnonzero(starts)[1:], len(order)] - 1  # each task's newest row
+    kept = np.empty(len(order), bool)
+    kept[order] = sorted_files == sorted_files[last][group]
+    ok_task = np.zeros(len(last), bool)
+    ok_task[group[(all_ok & kept)[order]]] = True  # a task with an ok row in its newest file
+    unique = sorted_ids[starts]
     bounds = np.cumsum([0, *map(len, ids)])
     per_file = [kept[a:b] for a, b in itertools.pairwise(bounds)]
-    return StoredIds(IdSet(unique), IdSet(unique[ok_unique])), per_file
+    every = IdSet(unique, sorted_unique=True)
+    return StoredIds(every, IdSet(unique[ok_task], sorted_unique=True)), per_file
 
 
 def _ids_and_ok(path: Path) -> tuple[np.ndarray, np.ndarray]:

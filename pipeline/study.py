@@ -123,7 +123,8 @@ class Plan:
 
     def estimated_seconds(self, sample: int = 1000) -> tuple[float, int] | None:
         """(the family's estimate of the solver time of the tasks left to run, how many
-        tasks it was evaluated on), or None for a family without ``estimate``.
+        tasks it was evaluated on), or None for a family without ``estimate`` or a sampled
+        task it cannot estimate.
 
         Each grid's estimate is its mean over up to ``sample`` evenly spaced tasks times its
         task count: exact when the estimate depends on the sampled axes only through values
@@ -140,6 +141,8 @@ class Plan:
             spaced = np.linspace(0, len(positions) - 1, min(sample, len(positions)))
             picked = np.unique(positions[spaced.astype(np.int64)])
             values = [estimate(task) for _, task in grid.tasks_at(picked)]
+            if any(v is None for v in values):
+                return None
             total += float(np.mean(values)) * len(positions)
             sampled += len(values)
         return total, sampled

@@ -41,7 +41,6 @@ from solvers.registry import (
     _id_piece,
     _json_value,
     _knobs,
-    _literal,
     _omitted_if_none,
     param_value,
     task_id,
@@ -254,6 +253,11 @@ def _id_template(fam: Family, base: Task, names: list[str], canon: list[list[Any
     payload = "".join(f"{{{part}}}" if j % 2 else _literal(part) for j, part in enumerate(parts))
     pieces = [[_id_piece(names[i], v) for v in values] for i, values in enumerate(canon)]
     return payload, pieces
+
+
+def _literal(text: str) -> str:
+    """``text`` as literal text inside a str.format string."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 class _Recorder(dict):

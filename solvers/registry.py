@@ -13,10 +13,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
-import itertools
 import json
 import math
-import operator
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -87,8 +85,8 @@ class Family:
     splits: Callable[[Task], bool] | None = None
     split: str | None = None
     # the solver seconds a checked task should take on one core (a model of its size, for
-    # ``stage=plan``); None: the family gives no estimate
-    estimate: Callable[[Task], float] | None = None
+    # ``stage=plan``), None for a task it cannot estimate; None: the family gives none
+    estimate: Callable[[Task], float | None] | None = None
     # small tasks for the contract tests, each valid and quick (a second or less)
     examples: tuple[Mapping[str, Any], ...] = ()
 
@@ -237,74 +235,6 @@ def _fresh(value: Any) -> Any:
     return value
 
 
-def grid_tasks(
-    fixed: Mapping[str, Any], axes: Sequence[tuple[str, Sequence[Any]]]
-) -> list[tuple[Task, str]]:
-    """(:func:`validate`'s task, its :func:`task_id`) for every combination of the ``axes``'
-    values (``itertools.product`` order: the last axis varies fastest) joined to ``fixed``.
-
-    A grid repeats each axis value across thousands of tasks, so each value is checked and
-    encoded once, in the order the product first meets it (the first combination as validate
-    checks a task); only the whole-task check and the hash run for every task.  A TaskError
-    is what validate would raise for the first task that has the bad value.
-    """
-    names = [name for name, _ in axes]
-    fam, base = _checked_params({**fixed, **{name: values[0] for name, values in axes}})
-    strategy = base["strategy"]
-    canon: list[list[Any]] = [[base[name]] for name in names]
-    for i in reversed(range(len(axes))):  # axis i's later values appear once the later
-        p = fam.param(names[i])  # axes have shown all of theirs
-        canon[i] += [param_value(fam, p, strategy, {p.name: v}) for v in axes[i][1][1:]]
-    # the id's JSON as a format string: constant parameters encoded now, one field per axis
-    # (marked "\0i\0" in the JSON, where a NUL cannot otherwise occur: JSON escapes it)
-    knobs = _knobs(fam.name)
-    if _omitted_if_none(fam.name):  # the id's keys may differ between tasks
-        return [(task, task_id(task)) for task, _ in grid_tasks_unhashed(fam, base, names, canon)]
-    keys = sorted(k for k in base if k not in knobs)
-    axis_of = {name: i for i, name in enumerate(names)}
-    marked = [f"\0{axis_of[k]}\0" if k in axis_of else _id_piece(k, base[k]) for k in keys]
-    parts = _id_json(marked, _json_value(fam.version)).split("\0")  # odd: an axis number
-    payload = "".join(f"{{{part}}}" if j % 2 else _literal(part) for j, part in enumerate(parts))
-    pieces = [[_id_piece(names[i], v) for v in values] for i, values in enumerate(canon)]
-    lists = [i for i, values in enumerate(canon) if any(type(v) is list for v in values)]
-    check = fam.check_task
-    out_tasks = []
-    for values, encoded in zip(itertools.product(*canon), itertools.product(*pieces), strict=True):
-        task = dict(base)
-        task.update(zip(names, values, strict=True))
-        for i in lists:  # each task owns its lists, as validate's tasks do
-            task[names[i]] = _fresh(values[i])
-        if check is None:
-            out_tasks.append((task, _sha_id(payload.format(*encoded))))
-            continue
-        before = list(task.values())
-        check(task)
-        if any(map(operator.is_not, task.values(), before)):  # the check filled a value in
-            out_tasks.append((task, task_id(task)))
-        else:
-            out_tasks.append((task, _sha_id(payload.format(*encoded))))
-    return out_tasks
-
-
-def grid_tasks_unhashed(
-    fam: Family, base: Task, names: list[str], canon: list[list[Any]]
-) -> list[tuple[Task, None]]:
-    """The grid's checked tasks (no ids yet), in ``itertools.product`` order."""
-    out = []
-    for values in itertools.product(*canon):
-        task = dict(base)
-        task.update(zip(names, map(_fresh, values), strict=True))
-        if fam.check_task is not None:
-            fam.check_task(task)
-        out.append((task, None))
-    return out
-
-
-def _literal(text: str) -> str:
-    """``text`` as literal text inside a str.format string."""
-    return text.replace("{", "{{").replace("}", "}}")
-
-
 def param_columns(task: Task) -> Row:
     """Row columns for a canonical task's parameters (lists become "3,3,3" strings)."""
     return {k: _column_value(v) for k, v in task.items()}
@@ -439,7 +369,7 @@ def task_id(task: Task) -> str:
 
     The hash is of ``json.dumps({"version": ..., "params": identity_params(task)},
     sort_keys=True, separators=(",", ":"), default=str)``, assembled here from each value's
-    own encoding (the same text; :func:`grid_tasks` reuses the encodings across a grid).
+    own encoding (the same text; :class:`solvers.grid.Grid` reuses the encodings across a grid).
     """
     pieces = [_id_piece(k, v) for k, v in identity_params(task).items()]
     return _hashed_id(pieces, _json_value(get_family(task["family"]).version))

@@ -234,6 +234,125 @@ def test_stage_plan_counts_tasks_and_stored_ones_and_writes_nothing(tmp_path):
     )
     assert ran.returncode == 0, ran.stderr
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    bad = cli("study=paper", "study.grid.deck=[[3,-1]]", "stage=plan", f"paths.outputs={tmp_path}")
+    assert bad.returncode == 2 and "study.grid.deck=[3, -1]" in bad.stderr
     again = cli("study=paper", grid, "stage=plan", f"paths.outputs={tmp_path}")
     assert "6 tasks in 2 grid(s), 2 already stored, 4 to run" in again.stdout
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_time():
+    """BatchCutter: single tasks until a time is known, then ~batch_seconds of solver time,
+    shrinking at the end but not below a tenth of that; never across two grids; a task the
+    store holds is never in a batch."""
+    from pipeline.config import RunConfig
+    from pipeline.run import BatchCutter
+
+    study = {
+        "name": "cut",
+        "family": "card_guessing",
+        "grid": {"deck": [[2, 1], [1, 1, 1]], "feedback": ["partial"]},
+        "strategies": {
+            "info": {"gamma": [i / 100 for i in range(1, 100)], "entropy_t": [0.5, 1.0, 2.0]},
+            "greedy": {},
+        },
+    }
+    ids = [t.task_id for t in plan(study)]
+    tasks = planned(study)
+    tasks.against_store(IdSet(id_array(ids[5::7])), IdSet(id_array(ids[5::7])))
+    run_cfg = RunConfig(
+        batch_size="auto",
+        batch_seconds=1.0,
+        max_batch=10_000,
+        max_in_flight=4,
+        task_timeout_s=None,
+        progress=False,
+    )
+    cutter = BatchCutter(tasks, 2, run_cfg)
+    sizes, seen = [], []
+    while (batch := cutter.next_batch()) is not None:
+        pairs = batch.pairs()
+        assert len({task["strategy"] for _, task in pairs}) == 1  # one grid a batch
+        sizes.append(len(pairs))
+        seen += [tid for tid, _ in pairs]
+        cutter.observe(len(pairs) * 0.01, len(pairs))  # 10 ms a task: the target is 100
+    assert seen == [tid for i, tid in enumerate(ids) if (i - 5) % 7 or i < 5]
+    assert sizes[0] == 1 and max(sizes) == 100
+    assert min(sizes[1:-2]) >= 10  # the tail stops at a tenth of the target (the last
+    # batch of each grid holds what is left of it)
+
+
+def test_the_solver_time_estimate_is_the_family_s_model_summed_over_the_tasks_to_run():
+    """Plan.estimated_seconds: with every task sampled, the sum of the family's estimate
+    over the tasks left to run; None where the family (or a task) has no model."""
+    from solvers.card_guessing import estimated_seconds
+
+    study = {
+        "name": "estimate",
+        "family": "card_guessing",
+        "grid": {"deck": [[2, 1], [3, 3, 3], [4, 4, 4]], "feedback": ["partial"]},
+        "strategies": {"info": {"gamma": [0.1, 0.5, 0.9]}, "optimal": {}},
+    }
+    tasks = planned(study)
+    everything = plan(study)
+    ids = [t.task_id for t in everything]
+    tasks.against_store(IdSet(id_array(ids[:2])), IdSet(id_array(ids[:2])))
+    seconds, sampled = tasks.estimated_seconds()
+    assert sampled == len(tasks) == len(ids) - 2
+    assert seconds == pytest.approx(sum(estimated_seconds(t.task) for t in everything[2:]))
+    study["strategies"] = {"optimal": {}}
+    study["grid"]["feedback"] = ["complete"]  # no model measured for complete feedback
+    assert planned(study).estimated_seconds() is None
+    triples = {"name": "x", "family": "triples", "grid": {"ranks": [4], "suits": [4], "n": [2]}}
+    assert planned(triples).estimated_seconds() is None  # a family without a model
+
+
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 12), st.booleans()), max_size=6),
+        min_size=1,
+        max_size=5,
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_the_store_s_newest_rows_and_ids_match_a_plain_python_reading(tmp_path_factory, files):
+    """store.compact's arrays against dicts: each task keeps the rows of the newest file
+    holding it; a task is ok when its newest file has an ok row (files of (task, ok) rows,
+    20-digit hex ids, some sharing their first 16 digits)."""
+    from pipeline import store
+
+    results = tmp_path_factory.mktemp("store") / "results"
+
+    def tid(n):
+        return f"{n % 3:016x}{n:04x}"  # ids 0, 3, 6... share their first 16 digits
+
+    newest, ok = {}, {}
+    for number, rows in enumerate(files):
+        stored = [
+            {
+                "family": "card_guessing",
+                "task_id": tid(n),
+                "study": "s",
+                "status": "ok" if good else "error",
+            }
+            for n, good in rows
+        ]
+        store.write_rows(results, stored, {"file": number})
+        for n, _ in rows:
+            newest[tid(n)] = number
+        for n, _ in rows:
+            ok[tid(n)] = any(good for m, good in rows if m == n)
+    stored = store.compact(results)
+    assert sorted(stored.every.ids.tolist()) == sorted(t.encode() for t in newest)
+    assert sorted(stored.ok.ids.tolist()) == sorted(t.encode() for t in newest if ok[t])
+    rows = store.load_results(results)
+    for path in store.result_files(results):
+        number = store.file_metadata(path)["file"]
+        assert all(newest[t] == number for t in pq_ids(path))
+    assert set(rows["task_id"]) == set(newest)
+
+
+def pq_ids(path):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path)["task_id"].to_pylist()

@@ -105,6 +105,24 @@ def check_task(task: Task) -> None:
             )
 
 
+# solver seconds per estimated state of the exact partial-feedback solver, one core, measured
+# with benchmarks/bench_estimate.py (decks (2,1) to (4,4,4,4), cold and warm caches: optimal
+# 18-48 us, greedy 9-25 us, info 44-170 us), plus a fixed cost per task (the load
+# benchmark's info tasks on 3-card decks: ~0.26 ms); estimates within a factor of ~3
+SECONDS_PER_STATE = {"optimal": 30e-6, "greedy": 15e-6, "info": 80e-6}
+SECONDS_PER_TASK = 0.2e-3
+
+
+def estimated_seconds(task: Task) -> float | None:
+    """Roughly the solver seconds of a checked task on one core (``stage=plan``), or None
+    where no model was measured (other feedback, methods and strategies)."""
+    per_state = SECONDS_PER_STATE.get(task["strategy"])
+    exact = task["method"] == "exact" or task["strategy"] == "optimal"
+    if per_state is None or task["feedback"] != "partial" or not exact or ranked_run.applies(task):
+        return None
+    return SECONDS_PER_TASK + per_state * estimated_states(task["deck"])
+
+
 def splits_over_cluster(task: Task) -> bool:
     """Whether a checked task is the distributed mode (method=float, workers > 1: layered.py)."""
     return task["method"] == "float" and (task["workers"] or 1) > 1
@@ -211,6 +229,7 @@ FAMILY = register(
         ),
         run=run,
         check_task=check_task,
+        estimate=estimated_seconds,
         splits=splits_over_cluster,
         split="solvers.card_guessing.layered:split_rows",
         columns={
