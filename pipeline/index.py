@@ -29,7 +29,7 @@ from pipeline.report import (
     parameter_columns,
     write_atomic,
 )
-from pipeline.store import load_results
+from pipeline.store import StoreCounts, family_rows, store_counts
 from solvers.registry import get_family
 
 INDEX_NAME = "index.html"
@@ -42,14 +42,30 @@ def study_dirs(outputs: Path) -> list[Path]:
     return sorted(p for p in outputs.iterdir() if (p / "results").is_dir())
 
 
-def write_index(outputs: Path) -> Path:
-    """Write <outputs>/index.html from every study's store; return its path."""
+# A study's family with more ok rows than this is left out of the comparison view (its rows
+# would be read into memory and embedded in index.html); the page names what was left out.
+COMPARE_ROWS = 50_000
+
+
+def write_index(
+    outputs: Path,
+    *,
+    compare_rows: int = COMPARE_ROWS,
+    known: Mapping[str, StoreCounts] | None = None,
+) -> Path:
+    """Write <outputs>/index.html from every study's store; return its path.
+
+    Each study's line comes from DuckDB counts (no rows read; ``known``: study name ->
+    counts just taken, not taken again); the comparison view reads the ok rows of the
+    families two or more studies share, up to ``compare_rows`` a family.
+    """
     outputs = Path(outputs)
-    statuses, rows_by_study = [], {}
+    statuses, counts_by_study = [], {}
     for folder in study_dirs(outputs):
-        rows, status = read_study(folder)
-        rows_by_study[folder.name] = rows
+        counts, status = read_study(folder, given=(known or {}).get(folder.name))
+        counts_by_study[folder.name] = counts
         statuses.append(status)
+    rows_by_study, left_out = comparable_rows(outputs, counts_by_study, compare_rows)
     data = {"families": comparison_data(rows_by_study)}
     body = [
         "<h1>guesslab studies</h1>",
@@ -60,6 +76,7 @@ def write_index(outputs: Path) -> Path:
         "(the k-th row of a task with several rows matches the k-th); differing rows are "
         "highlighted, and the difference B - A of every numeric result is shown (exact, as "
         "a fraction, for exact p/q results).</p>",
+        left_out_html(left_out, compare_rows),
         "<div id='compare-view'></div>",
     ]
     page = (
@@ -73,16 +90,21 @@ def write_index(outputs: Path) -> Path:
     return write_atomic(outputs / INDEX_NAME, page)
 
 
-def read_study(folder: Path, tries: int = 3) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """(a study's rows, its status line); another study's run may replace a file while it
+def read_study(
+    folder: Path, tries: int = 3, given: StoreCounts | None = None
+) -> tuple[StoreCounts, dict[str, Any]]:
+    """(a study's counts, its status line); another study's run may replace a file while it
     is read (compaction, atomically), so a vanished file is read again, and a store that
-    stays unreadable is listed as such instead of stopping this study's summary."""
+    stays unreadable is listed as such instead of stopping this study's summary.
+    ``given``: the study's counts, already taken."""
+    import duckdb
+
     error: Exception | None = None
     for _ in range(tries):
         try:
-            rows = load_results(folder / "results")
-            return rows, study_status(folder, rows)
-        except (OSError, ValueError) as exc:
+            counts = given if given is not None else store_counts(folder / "results")
+            return counts, study_status(folder, counts)
+        except (OSError, ValueError, duckdb.Error) as exc:
             error = exc
     status = {
         "study": folder.name,
@@ -95,28 +117,68 @@ def read_study(folder: Path, tries: int = 3) -> tuple[pd.DataFrame, dict[str, An
         "report": (folder / "report.html").exists(),
         "summary": (folder / "summary.md").exists(),
     }
-    return load_results(folder / "no results"), status
+    return store_counts(folder / "no results"), status
 
 
-def study_status(folder: Path, rows: pd.DataFrame) -> dict[str, Any]:
+def study_status(folder: Path, counts: StoreCounts) -> dict[str, Any]:
     """One study's line: families, planned and stored tasks, ok, failed, last run, links."""
     batches, newest = batch_table(folder)
     study = (newest.get("config") or {}).get("study") or {}
-    tasks = rows.drop_duplicates("task_id") if len(rows) else rows
-    failed = set(rows.loc[rows["status"] == "error", "task_id"]) if len(rows) else set()
+    failed = counts.tasks_with("error")
     return {
         "study": folder.name,
-        "family": ", ".join(sorted(rows["family"].dropna().unique())) if len(rows) else "",
+        "family": ", ".join(counts.families),
         "description": " ".join(str(study.get("description", "")).split()),
         "planned": planned_tasks(study),
-        "tasks": len(tasks),
-        "ok": len(tasks) - len(failed),
-        "failed": len(failed),
+        "tasks": counts.tasks,
+        "ok": counts.tasks - failed,
+        "failed": failed,
         "last_run": batches["stored_at"].iloc[-1] if len(batches) else "",
         "code_version": newest.get("code_version", ""),
         "report": (folder / "report.html").exists(),
         "summary": (folder / "summary.md").exists(),
     }
+
+
+def comparable_rows(
+    outputs: Path, counts_by_study: Mapping[str, StoreCounts], compare_rows: int
+) -> tuple[dict[str, pd.DataFrame], list[tuple[str, str, int]]]:
+    """(study -> the ok rows of its families that another study holds too, at most
+    ``compare_rows`` a family; the (study, family, ok rows) left out for their size)."""
+    import duckdb
+
+    holders: dict[str, list[str]] = {}
+    for name, counts in counts_by_study.items():
+        for family in counts.families:
+            if counts.rows_with("ok", family):
+                holders.setdefault(family, []).append(name)
+    frames: dict[str, list[pd.DataFrame]] = {}
+    left_out = []
+    for family, names in sorted(holders.items()):
+        if len(names) < 2:
+            continue
+        for name in names:
+            n = counts_by_study[name].rows_with("ok", family)
+            if n > compare_rows:
+                left_out.append((name, family, n))
+                continue
+            try:
+                rows = family_rows(outputs / name / "results", family, "ok").frame()
+            except (OSError, ValueError, duckdb.Error):
+                continue  # listed as unreadable in the status table
+            frames.setdefault(name, []).append(rows)
+    return {n: pd.concat(f, ignore_index=True) for n, f in frames.items()}, left_out
+
+
+def left_out_html(left_out: list[tuple[str, str, int]], compare_rows: int) -> str:
+    """A note naming the studies' families too large for the comparison view, or ""."""
+    if not left_out:
+        return ""
+    names = ", ".join(f"{esc(s)} ({esc(f)}, {n:,} rows)" for s, f, n in left_out)
+    return (
+        f"<p class='note'>Left out of the comparison (more than {compare_rows:,} ok rows of a "
+        f"family): {names}. Compare them in DuckDB or pandas from their results/ folders.</p>"
+    )
 
 
 def planned_tasks(study: Mapping[str, Any]) -> int | None:

@@ -5,7 +5,8 @@ script and Plotly's JavaScript are inlined (Plotly gzip-compressed and base64-en
 MB instead of 4.8, unpacked by the browser's DecompressionStream).  It holds the study's
 description, its resolved config and provenance (package versions, code version, when each
 batch ran), every family's sections (from the family's registered report function, or a
-generic table of its rows), every result row, and the failures with their messages.
+generic table of its rows), its result rows and its failures with their messages (up to
+REPORT_ROWS of each: beyond, the page says how many exist and how to read them all).
 
 Tables become JSON that the inlined script renders: sortable by any column (exact ``p/q``
 columns sort exactly, with big integers), filterable per column (text, or ``>x``, ``<=x``,
@@ -29,44 +30,94 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from pipeline.store import file_metadata, result_files
+from pipeline.store import (
+    LARGE_ROWS,
+    StoreCounts,
+    family_dir,
+    family_rows,
+    file_metadata,
+    frame_counts,
+    ok_rows,
+    result_files,
+    store_counts,
+)
+from solvers._rows import StoredRows, accepts_stored_rows
 from solvers.registry import family_report, get_family
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 REPORT_NAME = "report.html"
 
 
-def write_report(
-    study_dir: Path, study: Mapping[str, Any], rows: pd.DataFrame | None = None
-) -> Path:
-    """Write <study_dir>/report.html (self-contained) from the store; return its path."""
-    from pipeline.store import load_results
+# The most rows of a family the page embeds (its "All results" and "Failed tasks" tables).
+# Every row of a 10^6-row store made a report.html of 189 MB (43 s, 2.7 GiB to write); the
+# first 20,000 rows of that store make 5.8 MB in all (1.5 MB of it Plotly).
+# The page says how many rows exist and gives the line that reads them all (measured:
+# docs/faults-and-load.md, "Summaries of large stores").
+REPORT_ROWS = 20_000
 
-    rows = load_results(study_dir / "results") if rows is None else rows
+Rows = pd.DataFrame | StoredRows
+
+
+def write_report(
+    study_dir: Path,
+    study: Mapping[str, Any],
+    rows: pd.DataFrame | None = None,
+    *,
+    oks: Mapping[str, Rows] | None = None,
+    counts: StoreCounts | None = None,
+    report_rows: int = REPORT_ROWS,
+    large_rows: int = LARGE_ROWS,
+) -> Path:
+    """Write <study_dir>/report.html (self-contained) from the store; return its path.
+
+    ``rows``: the store already loaded (``load_results``), else it is read family by family
+    (DuckDB counts, ``oks``: the ok rows the summary stage read, reused); each family's
+    tables embed at most ``report_rows`` rows.
+    """
+    results = study_dir / "results"
+    if rows is not None:
+        counts = frame_counts(rows)
+    counts = counts if counts is not None else store_counts(results)
     page = Page(title=f"Study {study['name']}")
     page.add_html(f"<h1>Study <code>{esc(study['name'])}</code></h1>")
     if study.get("description"):
         page.add_html(
             f"<p class='description'>{esc(' '.join(str(study['description']).split()))}</p>"
         )
-    page.add_html(f"<p class='status'>{esc(status_text(rows))}</p>")
+    page.add_html(f"<p class='status'>{esc(status_text(counts))}</p>")
     add_provenance(page, study_dir)
-    for family in sorted(rows["family"].dropna().unique()) if len(rows) else []:
-        add_family(page, family, rows[rows["family"] == family])
+    for family in counts.families:
+        if rows is not None:
+            fam_rows = rows[rows["family"] == family]
+            ok: Rows = fam_rows[fam_rows["status"] == "ok"].reset_index(drop=True)
+            errors: Rows = fam_rows[fam_rows["status"] == "error"]
+        else:
+            ok = (oks or {}).get(family)
+            if ok is None:
+                report_fn = family_report(family)  # none: the generic table reads 1 slice
+                lazy_ok = report_fn is None or accepts_stored_rows(report_fn)
+                ok = ok_rows(results, family, lazy_ok=lazy_ok, large_rows=large_rows)
+            errors = family_rows(results, family, "error")
+        add_family(page, family, ok, errors, results, report_rows)
     return write_atomic(study_dir / REPORT_NAME, page.html())
 
 
-def status_text(rows: pd.DataFrame) -> str:
+def status_text(counts: StoreCounts) -> str:
     """Tasks, ok and failed results, and solver time, in one sentence."""
-    if not len(rows):
+    if not counts.rows:
         return "The store holds no results yet."
-    ok = int((rows["status"] == "ok").sum())
-    tasks = rows["task_id"].nunique()
-    secs = float(rows["seconds"].fillna(0).sum())
+    ok = counts.rows_with("ok")
     return (
-        f"{tasks} tasks, {len(rows)} result rows: {ok} ok, {len(rows) - ok} failed; "
-        f"{secs:.2f} s of solver time."
+        f"{counts.tasks} tasks, {counts.rows} result rows: {ok} ok, {counts.rows - ok} failed; "
+        f"{counts.seconds:.2f} s of solver time."
     )
+
+
+def first_rows(rows: Rows, n: int) -> pd.DataFrame:
+    """The first ``n`` of ``rows`` (store order) as a DataFrame."""
+    if isinstance(rows, pd.DataFrame):
+        return rows.head(n)
+    return rows.frame(limit=n)
 
 
 # ------------------------------------------------------------------------------ provenance
@@ -145,18 +196,49 @@ def add_provenance(page: Page, study_dir: Path) -> None:
 # ------------------------------------------------------------------------------ families
 
 
-def add_family(page: Page, family: str, fam_rows: pd.DataFrame) -> None:
-    """A family's sections (its report function, or a generic table), all rows, failures."""
+def add_family(
+    page: Page, family: str, ok: Rows, errors: Rows, results: Path, report_rows: int
+) -> None:
+    """A family's sections (its report function, or a generic table), its first
+    ``report_rows`` rows and failures, and how to read every row when there are more."""
     page.add_html(f"<h2 id='family-{esc(family)}'>Family <code>{esc(family)}</code></h2>")
-    ok = fam_rows[fam_rows["status"] == "ok"].reset_index(drop=True)
     report = family_report(family)
-    if report is not None and len(ok):
+    n_ok = len(ok)
+    if report is not None and n_ok:
+        if isinstance(ok, StoredRows) and not accepts_stored_rows(report):
+            ok = ok.frame()
         for section in report(ok):
             add_section(page, section)
-    page.add_table(f"All results ({family})", result_columns(family, ok))
-    errors = fam_rows[fam_rows["status"] == "error"]
-    if len(errors):
-        page.add_table(f"Failed tasks ({family})", failure_table(family, errors), css="failures")
+    shown = first_rows(ok, report_rows)
+    page.add_table(
+        f"All results ({family})",
+        result_columns(family, shown),
+        note=capped_note(family, len(shown), n_ok, results, "ok"),
+        total=n_ok,
+    )
+    n_errors = len(errors)
+    if n_errors:
+        shown = first_rows(errors, report_rows)
+        page.add_table(
+            f"Failed tasks ({family})",
+            failure_table(family, shown),
+            note=capped_note(family, len(shown), n_errors, results, "error"),
+            css="failures",
+            total=n_errors,
+        )
+
+
+def capped_note(family: str, shown: int, total: int, results: Path, status: str) -> str:
+    """ "" when every row is shown, else how many are and the one line that reads them all."""
+    if shown >= total:
+        return ""
+    folder = family_dir(results.resolve(), family)
+    return (
+        f"The first {shown:,} of {total:,} rows (this page keeps at most {shown:,} per table; "
+        f'the store holds every row). All of them, in Python: duckdb.sql("SELECT * FROM '
+        f"read_parquet('{folder}/*.parquet') WHERE status = '{status}'\").df() or "
+        f"pandas.read_parquet('{folder}', filters=[('status', '==', '{status}')])."
+    )
 
 
 def add_section(page: Page, section: Any) -> None:
@@ -237,14 +319,19 @@ class Page:
         *,
         open_: bool = True,
         css: str = "",
+        total: int | None = None,
     ) -> None:
-        """Append a sortable, filterable table of ``frame`` (collapsed unless ``open_``)."""
+        """Append a sortable, filterable table of ``frame`` (collapsed unless ``open_``);
+        ``total``: how many rows exist when ``frame`` holds only the first of them."""
         n = len(self.tables)
         self.tables.append(table_spec(title, frame, formats or {}))
         tag = "open" if open_ else ""
+        count = f"{len(frame)} rows"
+        if total is not None and total > len(frame):
+            count = f"first {len(frame):,} of {total:,} rows"
         self.body.append(
             f"<details class='table-block {css}' {tag}><summary>{esc(title)} "
-            f"<span class='count'>({len(frame)} rows)</span></summary>"
+            f"<span class='count'>({count})</span></summary>"
             + (f"<p class='note'>{esc(note)}</p>" if note else "")
             + f"<div class='gl-table' data-table='{n}'></div></details>"
         )

@@ -1,6 +1,9 @@
 """The summary stage: read a study's store, write summary.md, tables and plots.
 
-Re-run it alone with ``python -m pipeline study=NAME stage=summary``.
+Counts come from DuckDB and a large family's rows reach its functions lazily (StoredRows),
+so a store of 10^6-10^7 rows is never read into pandas whole (docs/faults-and-load.md,
+"Summaries of large stores").  Re-run it alone with
+``python -m pipeline study=NAME stage=summary``.
 """
 
 from __future__ import annotations
@@ -12,49 +15,69 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline import store
 from pipeline.index import write_index
-from pipeline.report import write_report
-from pipeline.store import load_results
+from pipeline.report import REPORT_ROWS, write_report
+from pipeline.store import StoreCounts, family_rows, store_counts
 from solvers._report import markdown_table
+from solvers._rows import StoredRows, accepts_stored_rows, takes_stored_rows
 from solvers.registry import COMMON_COLUMNS, family_summary, get_family
 
 GENERIC_ROWS = 200
 
 
-def write_summary(study_dir: Path, study: Mapping[str, Any]) -> Path:
-    """Write <study_dir>/summary.md (and summary/ files) from the store; return its path."""
+def write_summary(
+    study_dir: Path,
+    study: Mapping[str, Any],
+    *,
+    large_rows: int = store.LARGE_ROWS,
+    report_rows: int = REPORT_ROWS,
+) -> Path:
+    """Write <study_dir>/summary.md (and summary/ files) from the store; return its path.
+
+    The store is never read into pandas whole: counts come from DuckDB (store_counts), a
+    family's ok rows reach its functions as a DataFrame up to ``large_rows`` rows and as a
+    StoredRows beyond (if they take one), and the report embeds at most ``report_rows`` rows
+    of a family's rows.
+    """
+    results = study_dir / "results"
     out_dir = study_dir / "summary"
     out_dir.mkdir(parents=True, exist_ok=True)
-    rows = load_results(study_dir / "results")
+    counts = store_counts(results)
     parts = [f"# Study `{study['name']}`", ""]
     if study.get("description"):
         parts += [" ".join(str(study["description"]).split()), ""]
-    parts += [status_line(rows), ""]
-    for family in sorted(rows["family"].dropna().unique()) if len(rows) else []:
-        fam_rows = rows[rows["family"] == family]
-        ok = fam_rows[fam_rows["status"] == "ok"].reset_index(drop=True)
+    parts += [status_line(counts), ""]
+    oks = {}
+    for family in counts.families:
         fn = family_summary(family) or generic_summary
+        lazy_ok = accepts_stored_rows(fn)
+        oks[family] = ok = store.ok_rows(results, family, lazy_ok=lazy_ok, large_rows=large_rows)
         parts += [f"## Family `{family}`", "", fn(ok, out_dir).rstrip(), ""]
-        errors = fam_rows[fam_rows["status"] == "error"]
-        if len(errors):
+        if counts.rows_with("error", family):
+            errors = family_rows(results, family, "error").frame(limit=GENERIC_ROWS)
             parts += ["### Failed tasks", "", markdown_table(_error_table(errors)), ""]
     path = study_dir / "summary.md"
     tmp = study_dir / ".summary.md.tmp"
     tmp.write_text("\n".join(parts))
     os.replace(tmp, path)
-    write_report(study_dir, study, rows)  # report.html beside it (pipeline/report.py)
-    write_index(study_dir.parent)  # and <outputs>/index.html, every study (pipeline/index.py)
+    # report.html beside it (pipeline/report.py), and <outputs>/index.html (pipeline/index.py)
+    write_report(
+        study_dir, study, oks=oks, counts=counts, report_rows=report_rows, large_rows=large_rows
+    )
+    write_index(study_dir.parent, known={study_dir.name: counts})
     return path
 
 
-def status_line(rows: pd.DataFrame) -> str:
-    """How many rows the store holds, by status, and their compute time."""
-    if not len(rows):
+def status_line(counts: StoreCounts) -> str:
+    """How many rows the store holds, by status, and their compute time (from DuckDB)."""
+    if not counts.rows:
         return "The store holds no results yet."
-    ok = int((rows["status"] == "ok").sum())
-    err = len(rows) - ok
-    secs = float(rows["seconds"].fillna(0).sum())
-    return f"{len(rows)} results: {ok} ok, {err} failed; {secs:.2f} s of solver time in total."
+    ok = counts.rows_with("ok")
+    return (
+        f"{counts.rows} results: {ok} ok, {counts.rows - ok} failed; "
+        f"{counts.seconds:.2f} s of solver time in total."
+    )
 
 
 def _error_table(errors: pd.DataFrame) -> pd.DataFrame:
@@ -69,16 +92,24 @@ def parameter_columns(family: str) -> list[str]:
     return [p.name for p in fam.params if p.identity]
 
 
-def generic_summary(rows: pd.DataFrame, out_dir: Path) -> str:
-    """A table of every result (parameters and scalar results), for families without one."""
-    if not len(rows):
+@takes_stored_rows
+def generic_summary(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
+    """A table of the first GENERIC_ROWS results (parameters and scalar results) and how
+    many more the store holds, for families without a summary of their own."""
+    total = len(rows)
+    if not total:
         return "No successful results."
-    family = rows["family"].iloc[0]
+    first = (
+        rows.head(GENERIC_ROWS)
+        if isinstance(rows, pd.DataFrame)
+        else rows.frame(limit=GENERIC_ROWS)
+    )
+    family = first["family"].iloc[0]
     fam = get_family(family)
-    params = [c for c in parameter_columns(family) if c in rows]
-    values = [c for c, t in fam.columns.items() if c in rows and not t.startswith("list")]
-    cols = [c for c in ["strategy", *params, *values] if c in rows and c not in COMMON_COLUMNS]
-    cols = ["strategy", *cols] if "strategy" in rows and rows["strategy"].notna().any() else cols
-    table = rows[list(dict.fromkeys(cols))].head(GENERIC_ROWS)
-    more = f"\n\n({len(rows) - GENERIC_ROWS} more rows in the store.)" if len(rows) > 200 else ""
+    params = [c for c in parameter_columns(family) if c in first]
+    values = [c for c, t in fam.columns.items() if c in first and not t.startswith("list")]
+    cols = [c for c in ["strategy", *params, *values] if c in first and c not in COMMON_COLUMNS]
+    cols = ["strategy", *cols] if "strategy" in first and first["strategy"].notna().any() else cols
+    table = first[list(dict.fromkeys(cols))]
+    more = f"\n\n({total - GENERIC_ROWS} more rows in the store.)" if total > GENERIC_ROWS else ""
     return markdown_table(table) + more

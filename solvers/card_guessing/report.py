@@ -14,21 +14,26 @@ from fractions import Fraction
 import pandas as pd
 import plotly.graph_objects as go
 
+from solvers._rows import StoredRows, takes_stored_rows
 from solvers._sections import Figure, Section, Table, heatmap, hover_fields, scatter
 from solvers.card_guessing import summary_feedback as feedback_models
 from solvers.card_guessing import summary_info as info
 from solvers.card_guessing import summary_suits52 as suits
 from solvers.card_guessing.summary import score_table
+from solvers.card_guessing.summary_rows import summary_rows
 from solvers.entropy import preset_name
 
 HOVER = ["deck", "feedback", "strategy", "tie_break", "gamma", "entropy_r", "entropy_t"]
 
 
-def report(rows: pd.DataFrame) -> list[Section]:
+@takes_stored_rows
+def report(rows: pd.DataFrame | StoredRows) -> list[Section]:
     """Sections: scores per deck (table and bars); the gamma sweep, the entropy grid, the
-    feedback models and the equal decks where the rows hold them."""
+    feedback models and the equal decks where the rows hold them (of stored rows, from the
+    rows :func:`summary_rows.summary_rows` reads)."""
     if not len(rows):
         return []
+    rows = summary_rows(rows)
     out = [score_section(rows)]
     if "feedback" in rows and rows["feedback"].nunique() >= 2:
         out.append(feedback_section(rows))

@@ -7,18 +7,23 @@ from pathlib import Path
 import pandas as pd
 
 from solvers._report import bar_chart, file_name
+from solvers._rows import StoredRows, takes_stored_rows
 from solvers.card_guessing import summary_feedback as feedback_sections
 from solvers.card_guessing import summary_info as info_sections
 from solvers.card_guessing import summary_ranks52 as ranks_sections
 from solvers.card_guessing import summary_suits52 as suits_sections
+from solvers.card_guessing.summary_rows import summary_rows
 
 KEY_COLUMNS = ["strategy", "tie_break", "gamma", "entropy_r", "entropy_t", "decrement", "method"]
 
 
-def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
-    """Markdown: a table per (deck, feedback) and a bar chart of expected scores."""
+@takes_stored_rows
+def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
+    """Markdown: a table per (deck, feedback) and a bar chart of expected scores (of stored
+    rows, from the rows :func:`summary_rows.summary_rows` reads)."""
     if not len(rows):
         return "No successful results."
+    rows = summary_rows(rows)
     table = score_table(info_sections.compact(rows))
     table.to_parquet(out_dir / "card_guessing_scores.parquet", index=False)
     parts = []
