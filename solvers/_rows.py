@@ -137,7 +137,8 @@ class StoredRows:
 
 
 # DuckDB's memory for one query's hash tables and buffers (it spills to a temporary folder
-# beyond): 10^7 rows took 1.4 GB with 1 GB allowed, 0.9 GB with 500 MB, and 30% more time.
+# beyond): card_guessing's reduction of 10^7 rows took 1.4 GB with 1 GB allowed, 0.9 GB
+# with 500 MB, and 30% more time.
 DUCKDB_MEMORY = "500MB"
 
 
