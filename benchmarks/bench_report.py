@@ -17,14 +17,11 @@ round is over the limit (the wall time is printed and judged too, with the load 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import resource
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from _fresh import ROOT, fresh_json  # noqa: E402 - a sibling script module
+
 LIMIT_BYTES = 5 * 1024 * 1024
 LIMIT_S = 10.0
 
@@ -67,16 +64,7 @@ print(json.dumps(out))
 
 def one_round(study_dir: Path, config: Path) -> tuple[dict, float]:
     """(the timings one fresh process reports, its peak RSS in MB)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    res = subprocess.run(
-        [sys.executable, "-c", ROUND, str(study_dir), str(config)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=True,
-    )
-    peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
-    return json.loads(res.stdout.strip().splitlines()[-1]), peak
+    return fresh_json(ROUND, study_dir, config)
 
 
 def main() -> int:

@@ -23,15 +23,13 @@ VM; CPU time is the steadier measure.  Exit status 1 if the best round's wall ti
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from _fresh import ROOT, fresh_json  # noqa: E402 - a sibling script module
+
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -80,16 +78,7 @@ def replicate_store(source: Path, outputs: Path, copies: int) -> int:
 
 def one_round(outputs: Path, n_tasks: int) -> tuple[dict, float]:
     """(wall and CPU seconds a fresh process reports for stage=summary, its peak RSS in MiB)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    res = subprocess.run(
-        [sys.executable, "-c", ROUND, str(ROOT), str(outputs), str(n_tasks)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=True,
-    )
-    peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
-    return json.loads(res.stdout.strip().splitlines()[-1]), peak
+    return fresh_json(ROUND, ROOT, outputs, n_tasks)
 
 
 def store_size(study_dir: Path) -> tuple[int, int]:
