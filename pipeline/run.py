@@ -102,18 +102,17 @@ def preflight(cfg: Mapping[str, Any]) -> tuple[Config, Plan]:
 
 def plan_text(tasks: Plan, results: Path) -> str:
     """What ``stage=plan`` prints: tasks, how many are stored, the solver time to expect."""
-    stored = store.stored_ids(results).ok
-    tasks.against_store(stored, stored)
+    stored = store.stored_ids(results)
+    tasks.against_store(stored.ok, stored.every)
     lines = [
         f"study {tasks.name}: {tasks.n_tasks:,} tasks in {len(tasks.grids)} grid(s), "
         f"{tasks.stored:,} already stored, {len(tasks):,} to run",
     ]
     if tasks.repeated:
         lines.append(f"  ({tasks.repeated:,} grid points repeat an earlier task and run once)")
-    estimate = tasks.estimated_seconds() if len(tasks) else (0.0, 0)
     if not len(tasks):
         lines.append("  solver time: none, every task is stored")
-    elif estimate is None:
+    elif (estimate := tasks.estimated_seconds()) is None:
         family = tasks.family
         lines.append(f"  solver time: no estimate (family {family} has no model for these tasks)")
     else:
