@@ -106,9 +106,7 @@ class Plan:
             return supersedes
         for g, grid in enumerate(self.grids):
             keep = self.keep[g]
-            for lo in range(0, len(grid), CHUNK):
-                hi = min(lo + CHUNK, len(grid))
-                ids = id_array(grid.ids(lo, hi))
+            for lo, hi, ids in _id_chunks(grid):
                 running = np.ones(hi - lo, bool) if keep is None else keep[lo:hi].copy()
                 if not recompute:
                     found = ok.contains(ids) & running
@@ -135,17 +133,25 @@ class Plan:
         total, sampled = 0.0, 0
         for g, grid in enumerate(self.grids):
             keep = self.keep[g]
-            positions = np.arange(len(grid)) if keep is None else np.flatnonzero(keep)
-            if not len(positions):
+            n = len(grid) if keep is None else int(keep.sum())
+            if not n:
                 continue
-            spaced = np.linspace(0, len(positions) - 1, min(sample, len(positions)))
-            picked = np.unique(positions[spaced.astype(np.int64)])
+            spaced = np.unique(np.linspace(0, n - 1, min(sample, n)).astype(np.int64))
+            picked = spaced if keep is None else np.flatnonzero(keep)[spaced]
             values = [estimate(task) for _, task in grid.tasks_at(picked)]
             if any(v is None for v in values):
                 return None
-            total += float(np.mean(values)) * len(positions)
+            total += float(np.mean(values)) * n
             sampled += len(values)
         return total, sampled
+
+
+def _id_chunks(grid: Grid) -> Iterator[tuple[int, int, np.ndarray]]:
+    """(lo, hi, the ids of positions lo..hi-1 as an array) over the grid, CHUNK at a time:
+    no Python string outlives its chunk."""
+    for lo in range(0, len(grid), CHUNK):
+        hi = min(lo + CHUNK, len(grid))
+        yield lo, hi, id_array(grid.ids(lo, hi))
 
 
 def _first_occurrences(grids: list[Grid]) -> list[np.ndarray | None]:
@@ -160,7 +166,7 @@ def _first_occurrences(grids: list[Grid]) -> list[np.ndarray | None]:
     keep: list[np.ndarray | None] = [None] * len(grids)
     if not suspects:
         return keep
-    ids = np.concatenate([id_array(grids[i].ids()) for i in suspects])
+    ids = np.concatenate([ids for i in suspects for _, _, ids in _id_chunks(grids[i])])
     first = np.zeros(len(ids), bool)
     first[np.unique(ids, return_index=True)[1]] = True
     at = 0
