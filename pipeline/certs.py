@@ -121,20 +121,29 @@ def make_leaf(
     return key, cert
 
 
-def _write_key(path: Path, key: ec.EllipticCurvePrivateKey) -> None:
-    data = key.private_bytes(
+def key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+    """The private key in PEM (PKCS#8, unencrypted)."""
+    return key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
+
+
+def cert_pem(cert: x509.Certificate) -> bytes:
+    """The certificate in PEM."""
+    return cert.public_bytes(serialization.Encoding.PEM)
+
+
+def _write_key(path: Path, key: ec.EllipticCurvePrivateKey) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
+        fh.write(key_pem(key))
     os.chmod(path, 0o600)
 
 
 def _write_cert(path: Path, cert: x509.Certificate) -> None:
-    path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    path.write_bytes(cert_pem(cert))
 
 
 def write_cluster_certs(folder: Path, hosts: list[str], days: int = 365) -> dict[str, Path]:

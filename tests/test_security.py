@@ -46,6 +46,37 @@ def test_the_embedded_local_cluster_listens_on_loopback_only():
     assert {ip for ip, _ in sockets} == {"127.0.0.1"}, sockets
 
 
+def test_the_embedded_cluster_refuses_clients_without_its_throwaway_certificate():
+    import ssl
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from distributed import Client
+
+    from pipeline.backends.local import throwaway_security
+
+    cluster = {"kind": "local", "n_workers": 1, "threads_per_worker": 1}
+    with open_runner(cluster) as runner:
+        address = runner.client.scheduler.address
+        host, port = address.removeprefix("tls://").rsplit(":", 1)
+        assert runner.client.submit(sum, [1, 2]).result() == 3
+        stranger = throwaway_security()  # a certificate of another (throwaway) CA
+        cert = x509.load_pem_x509_certificate(stranger.tls_client_cert.encode())
+        assert isinstance(cert.public_key(), ec.EllipticCurvePublicKey)
+        with pytest.raises((OSError, TimeoutError)):
+            Client(address, security=stranger, timeout="3s")
+        ctx = ssl.create_default_context()  # no certificate at all
+        ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+        with (
+            socket.create_connection((host, int(port)), timeout=10) as raw,
+            pytest.raises((ssl.SSLError, ConnectionError)),
+            ctx.wrap_socket(raw) as tls,
+        ):
+            tls.sendall(b"hello")
+            if tls.recv(1) == b"":  # TLS 1.3 reports the refusal on the first read
+                raise ConnectionError("closed by the scheduler")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -106,10 +106,27 @@ def throwaway_security() -> Any:
     Scheduler, workers and this client prove they hold it (mutual TLS): a process of
     another user on this machine, which can reach every loopback port, is refused, where
     plain tcp:// would let it submit any pickled function to run as this user.
+
+    A CA and one certificate for every party, both with P-256 keys
+    (:mod:`pipeline.certs`, as ``python -m pipeline.certs`` writes for a real cluster),
+    valid for a day: Dask's own ``Security.temporary`` generates an RSA-2048 key, which
+    took ~0.2 s of every run's start (a tenth of the load benchmark's fixed cost); these
+    take ~2 ms, and their handshakes are cheaper too (benchmarks/bench_load.py).
     """
     from distributed.security import Security
 
-    return Security.temporary()
+    from pipeline.certs import cert_pem, key_pem, make_ca, make_leaf
+
+    ca_key, ca = make_ca(days=1)
+    key, cert = make_leaf(ca_key, ca, "local", ["127.0.0.1", "localhost"], days=1)
+    key_text, cert_text = key_pem(key).decode(), cert_pem(cert).decode()
+    roles = ("client", "scheduler", "worker")
+    return Security(
+        require_encryption=True,
+        tls_ca_file=cert_pem(ca).decode(),
+        **{f"tls_{role}_key": key_text for role in roles},
+        **{f"tls_{role}_cert": cert_text for role in roles},
+    )
 
 
 def exposure_warning(cluster: Any) -> str | None:
