@@ -27,6 +27,15 @@ kernel, the process's own, not its workers'): ``stage=plan`` of a ``--plan-tasks
 run of ``--tasks`` tasks into a kept store, the same study again (every task stored: the
 store read as arrays, nothing run) and ``stage=plan`` on the full store.
 
+``--breakdown`` splits one in-process run's CPU time into the solver's work and the rest,
+each part measured in the process that spends it (so the shares hold however fast the shared
+machine is that minute): ``solve()`` on the workers' task threads, the rest of their batches
+(task build, ids, rows to Parquet), the worker processes outside batches (Dask's worker,
+heartbeats, transfers), and the driver (the imports the plain loop does not need, planning,
+cluster start and stop, scheduler, client, writing files).  It wraps ``solve`` and the
+batch function before the cluster forks its workers (Linux's start method), and each
+worker appends its thread-CPU counts to a file.
+
 ``--pairs`` times whole runs instead: a fresh process that plans the study and runs the plain
 loop on two processes, against a fresh process that runs the study through the pipeline
 (both pay start-up and planning), in rounds of loop, pipeline, pipeline, loop, so that a
@@ -274,6 +283,91 @@ def wall_pairs(rounds: int, n_tasks: int, overrides: list[str]) -> None:
     )
 
 
+def _counted(folder: str, fn, solve_cpu: list[float]):
+    """``fn`` (the batch function) wrapped to append its thread-CPU time, and the time spent
+    in solve() during it, to ``folder``/<pid> (see :func:`breakdown`)."""
+
+    def batch(*args, **kwargs):
+        cpu, solved = time.thread_time(), solve_cpu[0]
+        done = fn(*args, **kwargs)
+        line = f"{time.thread_time() - cpu} {solve_cpu[0] - solved} {done.n_tasks}\n"
+        with open(Path(folder) / str(os.getpid()), "a") as fh:
+            fh.write(line)
+        return done
+
+    batch.__module__, batch.__qualname__ = fn.__module__, fn.__qualname__  # pickled by name
+    return batch
+
+
+def _timed_solve(fn, solve_cpu: list[float]):
+    """``fn`` (solve) wrapped to add its thread-CPU time to ``solve_cpu[0]``."""
+
+    def timed(*args, **kwargs):
+        cpu = time.thread_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            solve_cpu[0] += time.thread_time() - cpu
+
+    return timed
+
+
+def breakdown(n_tasks: int, overrides: list[str]) -> None:
+    """Print where one pipeline run's CPU time goes, as shares of the solver's work."""
+    import pipeline.execute
+    import pipeline.run
+    from pipeline.study import planned
+
+    study = load_study(n_tasks)
+    cpu = time.process_time()
+    planned(study)
+    plan_cpu = time.process_time() - cpu
+    cpu = time.process_time()
+    import distributed  # noqa: F401 - what run_study imports and the plain loop does not
+    import pandas  # noqa: F401
+
+    import_cpu = time.process_time() - cpu
+    solve_cpu = [0.0]
+    with tempfile.TemporaryDirectory() as counts, tempfile.TemporaryDirectory() as tmp:
+        pipeline.execute.solve = _timed_solve(pipeline.execute.solve, solve_cpu)
+        pipeline.run.run_task_slice = _counted(counts, pipeline.run.run_task_slice, solve_cpu)
+        cfg = pipeline_config(study, Path(tmp), "run", *overrides)
+        (driver0, workers0), start = cpu_seconds(), time.perf_counter()
+        report = run_study(cfg, log=lambda *_: None)
+        wall, (driver, workers) = time.perf_counter() - start, cpu_seconds()
+        lines = [
+            [float(x) for x in line.split()]
+            for path in Path(counts).iterdir()
+            for line in path.read_text().splitlines()
+        ]
+    batch_cpu = sum(line[0] for line in lines)
+    work = sum(line[1] for line in lines)
+    parts = [
+        (
+            "the workers' batches beyond solve() (task build, ids, rows to Parquet)",
+            batch_cpu - work,
+        ),
+        (
+            "the worker processes outside batches (Dask's worker, transfers)",
+            workers - workers0 - batch_cpu,
+        ),
+        ("the driver's imports the plain loop does without (distributed, pandas)", import_cpu),
+        ("the driver's planning (planned(), timed apart)", plan_cpu),
+        (
+            "the driver's run beyond planning (cluster, scheduler, client, files)",
+            driver - driver0 - plan_cpu,
+        ),
+    ]
+    print(
+        f"{report.computed:,} tasks in {wall:.1f} s wall, {len(lines)} batches; solve() on the "
+        f"workers: {work:.2f} CPU s ({work / report.computed * 1e6:.0f} us/task)"
+    )
+    for label, seconds in parts:
+        print(f"  {label}: {seconds:.2f} CPU s, {seconds / work:.1%} of the work")
+    rest = sum(seconds for _, seconds in parts)
+    print(f"  in all: {rest:.2f} CPU s, {rest / work:.1%} of the work")
+
+
 def count_instructions(n_tasks: int, overrides: list[str]) -> None:
     """Print the instructions per task of the work, of planning and of the pipeline."""
     counts = {stage: instructions(stage, n_tasks, overrides) for stage in STAGES}
@@ -300,6 +394,9 @@ def main() -> None:
         "--instructions", action="store_true", help="count instructions (perf) instead of time"
     )
     parser.add_argument(
+        "--breakdown", action="store_true", help="one run's CPU time, part by part (see above)"
+    )
+    parser.add_argument(
         "--pairs", type=int, metavar="ROUNDS", help="end-to-end wall time, order-balanced rounds"
     )
     parser.add_argument(
@@ -316,6 +413,8 @@ def main() -> None:
         return scale(args.tasks, args.plan_tasks, args.overrides)
     if args.instructions:
         return count_instructions(args.tasks, args.overrides)
+    if args.breakdown:
+        return breakdown(args.tasks, args.overrides)
     if args.pairs is not None:
         if args.pairs < 1:
             parser.error(f"--pairs={args.pairs}: give at least 1 round")
