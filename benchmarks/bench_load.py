@@ -243,6 +243,11 @@ def instructions(stage: str, n_tasks: int, overrides: list[str]) -> int:
         fields = line.split(",")
         if len(fields) > 2 and fields[2].startswith("instructions") and fields[0].isdigit():
             return int(fields[0])
+    if "<not supported>" in out.stderr:  # a VM that hides the hardware counters
+        raise SystemExit(
+            "perf cannot count instructions on this machine (<not supported>: no hardware "
+            "counters, as on many VMs); --breakdown splits one run's CPU time instead"
+        )
     raise SystemExit(f"perf stat printed no instruction count:\n{out.stderr}")
 
 
