@@ -32,7 +32,8 @@ each part measured in the process that spends it (so the shares hold however fas
 machine is that minute): ``solve()`` on the workers' task threads, the rest of their batches
 (task build, ids, rows to Parquet), the worker processes outside batches (Dask's worker,
 heartbeats, transfers), and the driver (the imports the plain loop does not need, planning,
-cluster start and stop, scheduler, client, writing files).  It wraps ``solve`` and the
+cluster start and stop, scheduler, client, writing files); then the plain loop on the same
+tasks, to show how much slower solve() itself ran on the workers.  It wraps ``solve`` and the
 batch function before the cluster forks its workers (Linux's start method), and each
 worker appends its thread-CPU counts to a file.
 
@@ -371,6 +372,12 @@ def breakdown(n_tasks: int, overrides: list[str]) -> None:
         print(f"  {label}: {seconds:.2f} CPU s, {seconds / work:.1%} of the work")
     rest = sum(seconds for _, seconds in parts)
     print(f"  in all: {rest:.2f} CPU s, {rest / work:.1%} of the work")
+    _, loop_cpu = plain_loop(plan(study), 0, N_WORKERS)
+    loop_cpu *= report.computed
+    print(
+        f"the same tasks in the plain loop on {N_WORKERS} processes, just after: {loop_cpu:.2f} "
+        f"CPU s: solve() took {work / loop_cpu - 1:+.1%} on the workers"
+    )
 
 
 def count_instructions(n_tasks: int, overrides: list[str]) -> None:
