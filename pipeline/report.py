@@ -35,7 +35,7 @@ from pipeline.store import (
     StoreCounts,
     family_dir,
     family_rows,
-    file_metadata,
+    files_metadata,
     frame_counts,
     ok_rows,
     result_files,
@@ -126,9 +126,16 @@ def first_rows(rows: Rows, n: int) -> pd.DataFrame:
 def batch_table(study_dir: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     """(one line per stored batch file: when it was stored, when its run started, code and
     solver version; the metadata of the newest file)."""
-    lines, newest = [], {}
-    for path in result_files(study_dir / "results"):
-        meta = file_metadata(path)
+    batches, newest, _ = provenance(study_dir)
+    return batches, newest
+
+
+def provenance(study_dir: Path) -> tuple[pd.DataFrame, dict[str, Any], pd.DataFrame]:
+    """(the batch table, the newest file's metadata, every package version recorded), from
+    one read of each file's footer (two passes took 6.3 s at 5,790 files)."""
+    lines, newest, seen = [], {}, {}
+    files = result_files(study_dir / "results")
+    for path, meta in zip(files, files_metadata(files), strict=True):
         lines.append(
             {
                 "stored_at": stored_at(path),
@@ -142,10 +149,15 @@ def batch_table(study_dir: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
         )
         if meta.get("config") or not newest:  # result_files lists the oldest first
             newest = meta
+        for pkg, version in (meta.get("packages") or {}).items():
+            seen.setdefault(pkg, set()).add(str(version))
     table = pd.DataFrame(lines)
     if len(table):
         table = table.sort_values("stored_at", kind="stable").reset_index(drop=True)
-    return table, newest
+    packages = pd.DataFrame(
+        [{"package": p, "version": ", ".join(sorted(v))} for p, v in sorted(seen.items())]
+    )
+    return table, newest, packages
 
 
 def stored_at(path: Path) -> str:
@@ -159,20 +171,9 @@ def stored_at(path: Path) -> str:
     return when.isoformat(timespec="milliseconds")
 
 
-def package_table(study_dir: Path) -> pd.DataFrame:
-    """Every package version recorded in the store's files (several where batches differ)."""
-    seen: dict[str, set[str]] = {}
-    for path in result_files(study_dir / "results"):
-        for pkg, version in (file_metadata(path).get("packages") or {}).items():
-            seen.setdefault(pkg, set()).add(str(version))
-    return pd.DataFrame(
-        [{"package": p, "version": ", ".join(sorted(v))} for p, v in sorted(seen.items())]
-    )
-
-
 def add_provenance(page: Page, study_dir: Path) -> None:
     """The resolved config, package versions, code versions and the batches' times."""
-    batches, newest = batch_table(study_dir)
+    batches, newest, packages = provenance(study_dir)
     page.add_html("<h2 id='provenance'>Config and provenance</h2>")
     if not len(batches):
         page.add_html("<p>No results stored yet.</p>")
@@ -189,7 +190,7 @@ def add_provenance(page: Page, study_dir: Path) -> None:
         "<details><summary>Resolved config of the newest batch</summary>"
         f"<pre class='config'>{esc(config)}</pre></details>"
     )
-    page.add_table("Package versions", package_table(study_dir), open_=False)
+    page.add_table("Package versions", packages, open_=False)
     page.add_table("Batches (one results file each)", batches, open_=False)
 
 

@@ -325,8 +325,22 @@ def _without_partition(table: pa.Table) -> pa.Table:
 
 def file_metadata(path: str | Path) -> dict[str, Any]:
     """The guesslab key-value metadata of one results file (config, versions, code)."""
-    meta = pq.read_schema(path).metadata or {}
-    return json.loads(meta.get(METADATA_KEY, b"{}"))
+    return files_metadata([path])[0]
+
+
+def files_metadata(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    """The guesslab metadata of each file, in order: each footer read once (Parquet's file
+    metadata, not the Arrow schema: 1.9 s instead of 2.6 s for 5,790 files) and each
+    distinct text parsed once (a run writes the same metadata into all its files).  Files
+    of one run share one dict: read it, do not change it."""
+    parsed: dict[bytes, dict[str, Any]] = {}
+    out = []
+    for path in paths:
+        text = (pq.read_metadata(path).metadata or {}).get(METADATA_KEY, b"{}")
+        if text not in parsed:
+            parsed[text] = json.loads(text)
+        out.append(parsed[text])
+    return out
 
 
 def family_files(results: str | Path, family: str) -> list[Path]:

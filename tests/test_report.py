@@ -205,3 +205,28 @@ def test_a_family_without_a_report_function_gets_the_generic_part(tmp_path):
     titles = [t["title"] for t in page_data(path)["tables"]]
     assert f"All results ({family})" in titles
     assert "id='plotly-gz'" not in path.read_text()  # no figures: no Plotly either
+
+
+def test_provenance_reads_each_file_once_and_keeps_every_run_apart(tmp_path):
+    from pipeline.report import provenance
+
+    results = tmp_path / "results"
+    row = {"family": "card_guessing", "study": "s", "status": "ok"}
+    runs = [
+        {"written_at": "run-1", "code_version": "a", "packages": {"numpy": "1.0"}},
+        {"written_at": "run-2", "code_version": "b", "packages": {"numpy": "2.0"}},
+    ]
+    for i, meta in enumerate(runs):
+        for j in range(3):  # three batch files per run, the same metadata in each
+            store.write_rows(results, [{**row, "task_id": f"{i}{j}".ljust(20, "0")}], meta)
+    runs[1]["config"] = {"study": {"name": "s"}}
+    store.write_rows(results, [{**row, "task_id": "9".ljust(20, "0")}], runs[1])
+    files = store.result_files(results)
+    metas = store.files_metadata(files)
+    assert metas == [store.file_metadata(f) for f in files]
+    assert metas[0] is metas[2] and metas[3] is metas[5] and metas[0] != metas[3]
+    batches, newest, packages = provenance(tmp_path)
+    assert batches["run_started"].tolist() == ["run-1"] * 3 + ["run-2"] * 4
+    assert batches["code_version"].tolist() == ["a"] * 3 + ["b"] * 4
+    assert newest["config"] == {"study": {"name": "s"}}
+    assert packages.to_dict("records") == [{"package": "numpy", "version": "1.0, 2.0"}]
