@@ -22,14 +22,15 @@ import pandas as pd
 
 from pipeline.report import (
     asset,
-    batch_table,
     esc,
     json_script,
     json_value,
+    newest_metadata,
     parameter_columns,
+    stored_at,
     write_atomic,
 )
-from pipeline.store import StoreCounts, family_rows, store_counts
+from pipeline.store import StoreCounts, family_rows, file_metadata, result_files, store_counts
 from solvers.registry import get_family
 
 INDEX_NAME = "index.html"
@@ -122,7 +123,10 @@ def read_study(
 
 def study_status(folder: Path, counts: StoreCounts) -> dict[str, Any]:
     """One study's line: families, planned and stored tasks, ok, failed, last run, links."""
-    batches, newest = batch_table(folder)
+    # from the files' names and the newest footers: reading every footer (the report's
+    # batch table) took 1.6 s for each study of 5,790 files at every summary stage
+    files = result_files(folder / "results")
+    newest = newest_metadata(lambda i: file_metadata(files[i]), len(files))
     study = (newest.get("config") or {}).get("study") or {}
     failed = counts.tasks_with("error")
     return {
@@ -133,7 +137,7 @@ def study_status(folder: Path, counts: StoreCounts) -> dict[str, Any]:
         "tasks": counts.tasks,
         "ok": counts.tasks - failed,
         "failed": failed,
-        "last_run": batches["stored_at"].iloc[-1] if len(batches) else "",
+        "last_run": max(map(stored_at, files), default=""),
         "code_version": newest.get("code_version", ""),
         "report": (folder / "report.html").exists(),
         "summary": (folder / "summary.md").exists(),

@@ -230,3 +230,18 @@ def test_provenance_reads_each_file_once_and_keeps_every_run_apart(tmp_path):
     assert batches["code_version"].tolist() == ["a"] * 3 + ["b"] * 4
     assert newest["config"] == {"study": {"name": "s"}}
     assert packages.to_dict("records") == [{"package": "numpy", "version": "1.0, 2.0"}]
+
+
+def test_the_newest_metadata_is_read_from_the_newest_file_back():
+    from pipeline.report import newest_metadata
+
+    metas = [{"n": 0}, {"n": 1, "config": {"a": 1}}, {"n": 2}, {"n": 3}]
+    read = []
+
+    def at(i):
+        read.append(i)
+        return metas[i]
+
+    assert newest_metadata(at, 4) == metas[1] and read == [3, 2, 1]
+    assert newest_metadata(lambda i: {"n": i}, 3) == {"n": 0}  # no config: the oldest file's
+    assert newest_metadata(at, 0) == {}
