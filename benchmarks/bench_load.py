@@ -37,6 +37,14 @@ tasks, to show how much slower solve() itself ran on the workers.  It wraps ``so
 batch function before the cluster forks its workers (Linux's start method), and each
 worker appends its thread-CPU counts to a file.
 
+``--callgrind`` counts instructions where ``perf`` cannot (valgrind's callgrind, ~50x slower:
+~40 minutes for 100,000 tasks on two cores), for the parts that do not depend on time: the
+solver's work (``solve()`` over the grid in one process), what batches add to it (the same
+tasks built, solved and encoded as a worker does, batch by batch), and a run's fixed cost (the
+imports and a TLS LocalCluster started and stopped, its workers included), each the
+difference of two processes' counts.  What the cluster does while it runs fires by the second,
+and a run 50x slower would count it 50x over: ``--breakdown`` gives it in CPU time.
+
 ``--pairs`` times whole runs instead: a fresh process that plans the study and runs the plain
 loop on two processes, against a fresh process that runs the study through the pipeline
 (both pay start-up and planning), in rounds of loop, pipeline, pipeline, loop, so that a
@@ -169,6 +177,8 @@ def pipeline_config(study: dict, outputs: Path, stage: str, *extra: str) -> dict
 
 
 STAGES = ("start", "plan", "loop0", "loop", "pipeline", "study-plan", "study-run")
+COUNTED = ("cg-start", "cg-cluster", "cg-tasks", "cg-solve", "cg-batches")  # --callgrind
+BATCH = 1_500  # tasks a batch, about what the run's batch cutter picks on this grid
 
 
 def run_stage(stage: str, n_tasks: int, overrides: list[str], store: str | None = None) -> None:
@@ -183,6 +193,8 @@ def run_stage(stage: str, n_tasks: int, overrides: list[str], store: str | None 
             f"{peak_rss_mib():.0f} MiB"
         )
         return
+    if stage.startswith("cg-"):
+        return counted_stage(stage, study)
     with tempfile.TemporaryDirectory() as tmp:
         cfg = pipeline_config(study, Path(tmp), "run", *overrides)
         if stage == "pipeline":
@@ -194,6 +206,91 @@ def run_stage(stage: str, n_tasks: int, overrides: list[str], store: str | None 
                 plain_loop(tasks[: 2 * N_WORKERS], 0, N_WORKERS)
             elif stage == "loop":
                 plain_loop(tasks, 0, N_WORKERS)
+
+
+def counted_stage(stage: str, study: dict) -> None:
+    """What one process counted by --callgrind does (see :func:`callgrind_counts`)."""
+    import numpy as np
+    import pandas  # noqa: F401 - the pipeline's driver imports it before its workers start
+
+    from pipeline.run import TaskSlice, run_task_slice
+    from pipeline.study import planned
+
+    grid = planned(study).grids[0]
+    if stage == "cg-start":  # imports, config and planning: what every stage below does first
+        return
+    if stage == "cg-cluster":  # the imports, a TLS LocalCluster up, one tiny task, down
+        import distributed  # noqa: F401
+
+        from pipeline.backends import open_runner
+
+        cluster = {"kind": "local", "n_workers": N_WORKERS, "threads_per_worker": 1}
+        with open_runner(cluster) as runner:
+            runner.client.submit(sum, [1, 2]).result()
+        return
+    tasks = [task for _, task in grid.tasks()]
+    solve(tasks[0])  # warm-up: imports and compilation are not per-task work
+    if stage == "cg-solve":
+        for task in tasks:
+            solve(task, canonical=True)
+    elif stage == "cg-batches":  # what a worker runs: build, solve and encode batch by batch
+        for start in range(0, len(grid), BATCH):
+            positions = np.arange(start, min(start + BATCH, len(grid)))
+            run_task_slice(TaskSlice(grid, positions), "load", None, b"{}", None)
+
+
+def callgrind_count(stage: str, n_tasks: int) -> int:
+    """Instructions a fresh process running ``stage`` executed, with its forked children
+    (valgrind's callgrind: the same count on a busy or an idle machine)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.%p"]
+        try:
+            subprocess.run(
+                [*cmd, *stage_command(stage, n_tasks, [])],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+        except OSError as exc:
+            raise SystemExit(
+                f"--callgrind needs valgrind (apt-get install valgrind): {exc}"
+            ) from None
+        except subprocess.CalledProcessError as exc:
+            raise SystemExit(f"{stage} failed under valgrind:\n{exc.stderr[-3000:]}") from None
+        return sum(
+            int(line.split()[1])
+            for out in Path(tmp).glob("cg.*")
+            for line in out.read_text().splitlines()
+            if line.startswith("summary:")
+        )
+
+
+def callgrind_counts(n_tasks: int) -> None:
+    """Print the instructions of the work and of the pipeline's parts that do not depend on
+    time: a batch's machinery beyond the solver, and a run's fixed cost."""
+    from pipeline.study import planned
+
+    n = len(planned(load_study(n_tasks)).grids[0])
+    counts = {stage: callgrind_count(stage, n_tasks) for stage in COUNTED}
+    work = counts["cg-solve"] - counts["cg-tasks"]
+    batches = counts["cg-batches"] - counts["cg-solve"]
+    fixed = counts["cg-cluster"] - counts["cg-start"]
+    print(f"instructions (valgrind callgrind, every process), {n:,} tasks:")
+    print(f"  the work, solve() in one process: {work / n / 1e6:.3f} M per task")
+    parts = [
+        (f"batches of {BATCH:,} beyond solve() (task build, ids, rows to Parquet)", batches),
+        (
+            f"a run's fixed cost (imports, a TLS LocalCluster of {N_WORKERS} up and down)",
+            fixed,
+        ),
+    ]
+    for label, count in parts:
+        print(f"  {label}: {count / n / 1e3:.1f} k per task, {count / work:.2%} of the work")
+    print(
+        "  not counted: what the cluster does while it runs (heartbeats, health checks, "
+        "transfers, the scheduler): its timers fire by the second, and under valgrind a run "
+        "lasts ~50x longer; --breakdown measures it in CPU time"
+    )
 
 
 def stage_command(
@@ -406,6 +503,9 @@ def main() -> None:
         "--instructions", action="store_true", help="count instructions (perf) instead of time"
     )
     parser.add_argument(
+        "--callgrind", action="store_true", help="count instructions (valgrind), see above"
+    )
+    parser.add_argument(
         "--breakdown", action="store_true", help="one run's CPU time, part by part (see above)"
     )
     parser.add_argument(
@@ -415,7 +515,9 @@ def main() -> None:
         "--scale", action="store_true", help="driver time and memory at size (see above)"
     )
     parser.add_argument("--plan-tasks", type=int, default=10_000_000, help="--scale's plan size")
-    parser.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)  # one counted run
+    parser.add_argument(
+        "--stage", choices=STAGES + COUNTED, help=argparse.SUPPRESS
+    )  # one counted run
     parser.add_argument("--store", help=argparse.SUPPRESS)  # --scale's kept store
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. run.batch_seconds=1")
     args = parser.parse_args()
@@ -427,6 +529,8 @@ def main() -> None:
         return count_instructions(args.tasks, args.overrides)
     if args.breakdown:
         return breakdown(args.tasks, args.overrides)
+    if args.callgrind:
+        return callgrind_counts(args.tasks)
     if args.pairs is not None:
         if args.pairs < 1:
             parser.error(f"--pairs={args.pairs}: give at least 1 round")
