@@ -243,7 +243,14 @@ def callgrind_count(stage: str, n_tasks: int) -> int:
     """Instructions a fresh process running ``stage`` executed, with its forked children
     (valgrind's callgrind: the same count on a busy or an idle machine)."""
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.%p"]
+        # a forked child starts with its parent's counts: each process writes out and zeroes
+        # its counts just before it forks (CPython's PyOS_BeforeFork), and the parts add up
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            "--dump-before=PyOS_BeforeFork",
+            f"--callgrind-out-file={tmp}/cg.%p",
+        ]
         try:
             subprocess.run(
                 [*cmd, *stage_command(stage, n_tasks, [])],
