@@ -38,12 +38,13 @@ batch function before the cluster forks its workers (Linux's start method), and 
 worker appends its thread-CPU counts to a file.
 
 ``--callgrind`` counts instructions where ``perf`` cannot (valgrind's callgrind, ~50x slower:
-~40 minutes for 100,000 tasks on two cores), for the parts that do not depend on time: the
-solver's work (``solve()`` over the grid in one process), what batches add to it (the same
-tasks built, solved and encoded as a worker does, batch by batch), and a run's fixed cost (the
-imports and a TLS LocalCluster started and stopped, its workers included), each the
-difference of two processes' counts.  What the cluster does while it runs fires by the second,
-and a run 50x slower would count it 50x over: ``--breakdown`` gives it in CPU time.
+~45-60 minutes for 100,000 tasks on an idle machine, one stage after another), for the parts
+that do not depend on time: the solver's work (``solve()`` over the grid in one process),
+what batches add to it (the same tasks built, solved and encoded as a worker does, batch by
+batch), and a run's fixed cost (the imports and a TLS LocalCluster started and stopped, its
+workers included), each the difference of two processes' counts.  What the cluster does
+while it runs fires by the second, and a run 50x slower would count it 50x over:
+``--breakdown`` gives it in CPU time.
 
 ``--pairs`` times whole runs instead: a fresh process that plans the study and runs the plain
 loop on two processes, against a fresh process that runs the study through the pipeline
