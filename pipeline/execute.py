@@ -10,7 +10,7 @@ import select
 import signal
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from solvers.registry import Row, get_family, param_columns, solve
 
 
 def run_batch(
-    batch: list[tuple[str, dict]],
+    batch: Iterable[tuple[str, dict]],
     study: str,
     timeout: float | None = None,
     cluster: Callable[[], Any] | None = None,
@@ -29,7 +29,17 @@ def run_batch(
     time is up; the task then gets an error row saying so.  ``cluster`` is handed to tasks
     that split their work over the cluster they run on (see ``Family.split``).
     """
-    rows: list[Row] = []
+    return list(batch_rows(batch, study, timeout, cluster))
+
+
+def batch_rows(
+    batch: Iterable[tuple[str, dict]],
+    study: str,
+    timeout: float | None = None,
+    cluster: Callable[[], Any] | None = None,
+) -> Iterator[Row]:
+    """:func:`run_batch`'s rows, task by task, as they are solved (the tasks are taken from
+    ``batch`` one at a time too: a worker holds one task and the rows not yet encoded)."""
     for tid, task in batch:
         try:
             if timeout is None:
@@ -40,8 +50,7 @@ def run_batch(
             out = [error_row(task, exc)]
         for row in out:
             row["task_id"], row["study"] = tid, study
-        rows.extend(out)
-    return rows
+        yield from out
 
 
 class TaskTimeout(Exception):

@@ -11,7 +11,7 @@ import os
 import pickle
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -23,7 +23,7 @@ from pipeline import locking, store
 from pipeline.backends import check_cluster, exposure_warning, open_runner
 from pipeline.backends.base import quiet_dask_logs
 from pipeline.config import Config, RunConfig, checked_config
-from pipeline.execute import batch_error_row, run_batch
+from pipeline.execute import batch_error_row, batch_rows
 from pipeline.study import Plan, StudyError, planned
 from solvers.grid import Grid, runs
 from solvers.registry import get_family
@@ -293,7 +293,12 @@ class TaskSlice:
 
     def pairs(self) -> list[tuple[str, dict]]:
         """The batch's (task_id, task) pairs, built now."""
-        return [pair for a, b in self.runs for pair in self.grid.tasks(a, b)]
+        return list(self.iter_pairs())
+
+    def iter_pairs(self) -> Iterator[tuple[str, dict]]:
+        """The batch's (task_id, task) pairs, each built when it is asked for."""
+        for a, b in self.runs:
+            yield from self.grid.tasks(a, b)
 
     def __getstate__(self) -> bytes:
         return pickle.dumps((self.grid, self.runs), protocol=pickle.HIGHEST_PROTOCOL)
@@ -313,22 +318,34 @@ class DoneBatch:
     seconds: float  # solver time of its tasks (batch sizing learns from it)
 
 
-def done_batch(rows: list[dict], n_tasks: int, metadata: bytes) -> DoneBatch:
-    """A batch's rows encoded as Parquet (where the batch ran), with their counts."""
+def done_batch(rows: Iterable[dict], n_tasks: int, metadata: bytes) -> DoneBatch:
+    """A batch's rows encoded as Parquet (where the batch ran), with their counts; ``rows``
+    is read once, as the solver makes them (see ``store.ENCODE_CHUNK``)."""
+    counts = {"rows": 0, "errors": 0, "seconds": 0.0}
+
+    def counted(rows: Iterable[dict]) -> Iterator[dict]:
+        for row in rows:
+            counts["rows"] += 1
+            counts["errors"] += row["status"] == "error"
+            counts["seconds"] += row["seconds"] or 0.0
+            yield row
+
+    files = store.encode_rows(counted(rows), metadata)
     return DoneBatch(
-        files=store.encode_rows(rows, metadata),
+        files=files,
         n_tasks=n_tasks,
-        n_rows=len(rows),
-        n_errors=sum(1 for r in rows if r["status"] == "error"),
-        seconds=sum(r["seconds"] or 0.0 for r in rows),
+        n_rows=counts["rows"],
+        n_errors=counts["errors"],
+        seconds=counts["seconds"],
     )
 
 
 def run_task_slice(
     batch: TaskSlice, study: str, timeout, metadata: bytes, cluster: Any
 ) -> DoneBatch:
-    """What the workers run: the batch's rows, encoded there, so the driver only writes."""
-    rows = run_batch(batch.pairs(), study, timeout, cluster)
+    """What the workers run: the batch's rows, encoded there, so the driver only writes.
+    Tasks are built, solved and encoded one after another, never held all at once."""
+    rows = batch_rows(batch.iter_pairs(), study, timeout, cluster)
     return done_batch(rows, len(batch), metadata)
 
 
@@ -340,7 +357,7 @@ def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int, m
     """
     if runner.client is None:
         while (batch := cutter.next_batch()) is not None:
-            yield done_batch(run_batch(batch.pairs(), study, timeout), len(batch), metadata)
+            yield done_batch(batch_rows(batch.iter_pairs(), study, timeout), len(batch), metadata)
         return
     from distributed import as_completed
 

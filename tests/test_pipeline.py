@@ -213,6 +213,39 @@ def test_rerun_recomputes_nothing_and_recompute_replaces_rows(outputs):
     assert len(rows) == 2 and rows["task_id"].is_unique
 
 
+def test_a_batch_s_rows_are_encoded_chunk_by_chunk_as_they_arrive():
+    """Rows of two families, interleaved and many chunks long, come out as one file per
+    family (in the order they first appear) holding every row in order; the counts a batch
+    reports are read on the way; the rows are read from an iterator once."""
+    from pipeline.run import done_batch
+
+    n = 3 * store.ENCODE_CHUNK + 7
+
+    def rows():
+        for i in range(n):
+            family = "high_low" if i % 3 == 0 else "card_guessing"
+            status = "error" if i % 5 == 0 else "ok"
+            yield {
+                "family": family,
+                "task_id": f"{i:04d}",
+                "study": "s",
+                "status": status,
+                "seconds": 0.5,
+            }
+
+    done = done_batch(rows(), n_tasks=n, metadata=b'{"run": 1}')
+    assert [family for family, _ in done.files] == ["high_low", "card_guessing"]
+    assert (done.n_tasks, done.n_rows) == (n, n)
+    assert done.n_errors == len(range(0, n, 5)) and done.seconds == 0.5 * n
+    import io
+
+    for family, blob in done.files:
+        table = pq.read_table(io.BytesIO(blob))
+        want = [r["task_id"] for r in rows() if r["family"] == family]
+        assert table["task_id"].to_pylist() == want
+        assert table.schema.metadata[store.METADATA_KEY] == b'{"run": 1}'
+
+
 def test_compaction_keeps_each_task_s_newest_rows_and_the_files_readable(tmp_path):
     """An older file losing some rows is rewritten in place, its schema and metadata kept; a
     file losing all its rows goes; every remaining task's status comes back."""
