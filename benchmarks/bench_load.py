@@ -59,6 +59,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -388,7 +389,9 @@ def wall_pairs(rounds: int, n_tasks: int, overrides: list[str]) -> None:
     runs = 2 * rounds
     print(
         f"pipeline / loop over {rounds} rounds: wall {pipe_wall / loop_wall:.3f} "
-        f"(rounds {min(ratios):.3f}-{max(ratios):.3f}), CPU {pipe_cpu / loop_cpu:.3f}; "
+        f"(rounds {min(ratios):.3f}-{max(ratios):.3f}, median {statistics.median(ratios):.3f}: "
+        f"a round whose minutes ran slow moves the mean, not the median), "
+        f"CPU {pipe_cpu / loop_cpu:.3f}; "
         f"mean pipeline run {pipe_wall / runs:.1f} s ({n * runs / pipe_wall:,.0f} tasks/s with "
         f"start-up and planning), loop {loop_wall / runs:.1f} s"
     )
