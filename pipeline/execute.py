@@ -17,29 +17,20 @@ from typing import Any
 from solvers.registry import Row, get_family, param_columns, solve
 
 
-def run_batch(
-    batch: Iterable[tuple[str, dict]],
-    study: str,
-    timeout: float | None = None,
-    cluster: Callable[[], Any] | None = None,
-) -> list[Row]:
-    """Rows for a batch of (task_id, task): results, or one "error" row per failing task.
-
-    With ``timeout`` (seconds), each task runs in a forked child that is killed when the
-    time is up; the task then gets an error row saying so.  ``cluster`` is handed to tasks
-    that split their work over the cluster they run on (see ``Family.split``).
-    """
-    return list(batch_rows(batch, study, timeout, cluster))
-
-
 def batch_rows(
     batch: Iterable[tuple[str, dict]],
     study: str,
     timeout: float | None = None,
     cluster: Callable[[], Any] | None = None,
 ) -> Iterator[Row]:
-    """:func:`run_batch`'s rows, task by task, as they are solved (the tasks are taken from
-    ``batch`` one at a time too: a worker holds one task and the rows not yet encoded)."""
+    """Rows for a batch of (task_id, task): results, or one "error" row per failing task,
+    task by task as they are solved (the tasks are taken from ``batch`` one at a time too: a
+    worker holds one task and the rows not yet encoded).
+
+    With ``timeout`` (seconds), each task runs in a forked child that is killed when the
+    time is up; the task then gets an error row saying so.  ``cluster`` is handed to tasks
+    that split their work over the cluster they run on (see ``Family.split``).
+    """
     for tid, task in batch:
         try:
             if timeout is None:

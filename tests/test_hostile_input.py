@@ -52,7 +52,7 @@ execute.solve = slow_solve
 task = {{"family": "card_guessing", "deck": [2, 2], "feedback": "none", "strategy": "optimal"}}
 try:
     execute.solve_with_timeout(task, 10.0)
-except Exception:  # as run_batch does: the task gets an error row, the study goes on
+except Exception:  # as batch_rows does: the task gets an error row, the study goes on
     pass
 print("returned in", os.getpid(), flush=True)
 """
