@@ -32,3 +32,39 @@ def test_summary_writes_tables_and_a_heatmap_per_game(tmp_path) -> None:
 
 def test_summary_of_no_rows(tmp_path) -> None:
     assert "No successful" in get_summary("mastermind")(pd.DataFrame(), tmp_path)
+
+
+def test_a_dense_rt_sweep_is_summarised_by_its_best_points_and_a_grid_file(tmp_path) -> None:
+    """A 20 x 20 (r, t) sweep (rows copied from one real solve, each point given its own
+    value): the Markdown shows the best points, not a 20-column table; the whole grid is in
+    Parquet, cell by cell; the heatmap is drawn without writing 400 numbers in it."""
+    game = {"family": "mastermind", "pegs": 2, "colours": 3, "jar": None}
+    (base,) = solve({**game, "strategy": "sharma_mittal", "entropy_r": 1.0, "entropy_t": 1.0})
+    orders, degrees = [0.1 * i for i in range(20)], [0.2 * j for j in range(20)]
+    rows = [
+        {**base, "entropy_r": r, "entropy_t": t, "expected_guesses": 3 + (r - 0.7) ** 2 + t}
+        for r, t in itertools.product(orders, degrees)
+    ]
+    rows += solve({**game, "strategy": "minimax"})
+    text = get_summary("mastermind")(pd.DataFrame(rows), tmp_path)
+    assert "r \\ t" not in text and "rows r, columns t:" not in text
+    assert "The grid (20 orders r x 20 degrees t) is in `summary/mastermind_2x3_uniform" in text
+    grid = pd.read_parquet(tmp_path / "mastermind_2x3_uniform_grid.parquet")
+    assert grid.shape == (20, 21) and grid.columns[0] == "r \\ t"
+    assert grid.loc[3, "t=0.2"] == 3 + (orders[3] - 0.7) ** 2 + 0.2
+    best_points = text.split("its best 12 points:")[1].split("![")[0]
+    first = best_points.strip().splitlines()[2]  # the header, the rule, the best point
+    assert [cell.strip() for cell in first.split("|")[1:4]] == ["0.7", "0", "3"]
+    assert (tmp_path / "mastermind_2x3_uniform.png").stat().st_size > 0
+
+
+def test_a_small_grid_is_a_markdown_table(tmp_path) -> None:
+    game = {"family": "mastermind", "pegs": 2, "colours": 3, "jar": None}
+    rows = [
+        row
+        for r, t in itertools.product([0.0, 1.0], [1.0, 2.0])
+        for row in solve({**game, "strategy": "sharma_mittal", "entropy_r": r, "entropy_t": t})
+    ]
+    text = get_summary("mastermind")(pd.DataFrame(rows), tmp_path)
+    assert "rows r, columns t:" in text and "r \\ t" in text
+    assert not (tmp_path / "mastermind_2x3_uniform_grid.parquet").exists()

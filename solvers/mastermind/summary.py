@@ -16,6 +16,14 @@ from solvers._report import file_name, save_figure  # noqa: E402
 from solvers.entropy import PRESETS, preset_name  # noqa: E402
 
 GAME = ["pegs", "colours", "jar"]
+# A game's (r, t) grid is shown as a Markdown table up to this many orders and degrees; a
+# denser sweep (100 x 100 points, say) gets its best points there and the whole grid in
+# Parquet.  The heatmap writes each cell's value in it up to ANNOTATED cells (beyond, the
+# numbers overlap, and matplotlib's text objects would dominate the summary's time), and
+# labels every k-th order and degree, at most TICKS of each.
+GRID_SHOWN = 12
+ANNOTATED = GRID_SHOWN * GRID_SHOWN
+TICKS = 15
 RESULTS = ["expected_guesses", "expected_guesses_exact", "total_guesses", "max_guesses"]
 
 
@@ -44,16 +52,26 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
             name = file_name(f"mastermind_{game[0]}x{game[1]}_{game[2].replace(',', '-')}.png")
             heatmap(grid, ref, title, out_dir / name)
             best = sm.nsmallest(1, "expected_guesses").iloc[0]
-            parts += [
+            line = (
                 f"Sharma-Mittal over {len(sm)} (r, t) points: best {best['expected_guesses']:.6f} "
                 f"at (r, t) = ({fmt(best['entropy_r'])}, {fmt(best['entropy_t'])}), worst "
-                f"{sm['expected_guesses'].max():.6f}; rows r, columns t:",
-                "",
-                markdown_table(grid_table(grid), floatfmt=".4f"),
-                "",
-                f"![{title}](summary/{name})",
-                "",
-            ]
+                f"{sm['expected_guesses'].max():.6f}"
+            )
+            if max(grid.shape) <= GRID_SHOWN:
+                table_md = markdown_table(grid_table(grid), floatfmt=".4f")
+                parts += [f"{line}; rows r, columns t:", "", table_md]
+            else:  # a dense sweep: the whole grid in Parquet, the heatmap, the best points here
+                grid_file = name.removesuffix(".png") + "_grid.parquet"
+                grid_table(grid).to_parquet(out_dir / grid_file, index=False)
+                top = sm.nsmallest(GRID_SHOWN, "expected_guesses")
+                parts += [
+                    f"{line}. The grid ({grid.shape[0]} orders r x {grid.shape[1]} degrees t) "
+                    f"is in `summary/{grid_file}` (rows r, columns t); its best "
+                    f"{len(top)} points:",
+                    "",
+                    markdown_table(top[["entropy_r", "entropy_t", *RESULTS]], ".6g"),
+                ]
+            parts += ["", f"![{title}](summary/{name})", ""]
     from solvers.mastermind.optimal_summary import gap_section, subtree_section
 
     parts += [gap_section(whole, out_dir), subtree_section(table, out_dir)]
@@ -127,13 +145,14 @@ def heatmap(grid: pd.DataFrame, ref: pd.DataFrame, title: str, path: Path) -> Pa
     fig, ax = plt.subplots(figsize=(7.5, 6.0))
     values = grid.to_numpy(dtype=float)
     image = ax.imshow(values, cmap="viridis_r", origin="lower", aspect="auto")
-    ax.set_xticks(range(len(grid.columns)), [fmt(t) for t in grid.columns])
-    ax.set_yticks(range(len(grid.index)), [fmt(r) for r in grid.index])
+    xs, ys = tick_positions(len(grid.columns)), tick_positions(len(grid.index))
+    ax.set_xticks(xs, [fmt(grid.columns[j]) for j in xs], rotation=90 if len(xs) > 8 else 0)
+    ax.set_yticks(ys, [fmt(grid.index[i]) for i in ys])
     ax.set_xlabel("degree t")
     ax.set_ylabel("order r")
     best = np.nanmin(values)
-    for i in range(values.shape[0]):
-        for j in range(values.shape[1]):
+    if values.size <= ANNOTATED:
+        for i, j in np.ndindex(values.shape):
             v = values[i, j]
             if np.isfinite(v):
                 weight = "bold" if v <= best + 1e-12 else "normal"
@@ -141,9 +160,18 @@ def heatmap(grid: pd.DataFrame, ref: pd.DataFrame, title: str, path: Path) -> Pa
                 ax.text(
                     j, i, f"{v:.3f}", ha="center", va="center", fontsize=7, weight=weight, c=colour
                 )
+    else:  # too many cells to write in: mark the best ones
+        i, j = np.nonzero(values <= best + 1e-12)
+        ax.plot(j, i, "r*", ms=8, label=f"best {best:.4f}")
+        ax.legend(loc="upper right", fontsize=7)
     refs = ", ".join(
         f"{s} {v:.3f}" for s, v in zip(ref["strategy"], ref["expected_guesses"], strict=True)
     )
     ax.set_title(f"Expected guesses, Sharma-Mittal strategy\n{title}\n{refs}", fontsize=8)
     fig.colorbar(image, ax=ax, label="expected number of guesses")
     return save_figure(fig, path)
+
+
+def tick_positions(n: int) -> list[int]:
+    """Every k-th of the positions 0..n-1, evenly spaced, at most TICKS of them."""
+    return list(range(0, n, math.ceil(n / TICKS))) if n else []
