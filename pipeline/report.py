@@ -213,7 +213,7 @@ def add_family(
         if isinstance(ok, StoredRows) and not accepts_stored_rows(report):
             ok = ok.frame()
         for section in report(ok):
-            add_section(page, section)
+            add_section(page, section, report_rows)
     shown = first_rows(ok, report_rows)
     page.add_table(
         f"All results ({family})",
@@ -246,8 +246,9 @@ def capped_note(family: str, shown: int, total: int, results: Path, status: str)
     )
 
 
-def add_section(page: Page, section: Any) -> None:
-    """One family section: its title, then its tables, figures and paragraphs in order."""
+def add_section(page: Page, section: Any, report_rows: int = REPORT_ROWS) -> None:
+    """One family section: its title, then its tables (the first ``report_rows`` rows of
+    each), figures and paragraphs in order."""
     page.add_html(f"<h3>{esc(section.title)}</h3>")
     for item in section.items:
         if isinstance(item, str):
@@ -255,7 +256,13 @@ def add_section(page: Page, section: Any) -> None:
         elif hasattr(item, "figure"):
             page.add_figure(item.title, item.figure, item.note)
         else:
-            page.add_table(item.title, item.frame, item.formats, item.note)
+            total = len(item.frame)
+            note = item.note
+            if total > report_rows:  # a dense sweep's table: the summary's Parquet has it all
+                capped = f"The first {report_rows:,} of {total:,} rows; summary/*.parquet and "
+                note = " ".join([note, capped + "the store hold every one."]).strip()
+            frame = item.frame.head(report_rows)
+            page.add_table(item.title, frame, item.formats, note, total=total)
 
 
 def parameter_columns(family: str) -> list[str]:

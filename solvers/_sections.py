@@ -72,6 +72,11 @@ def hover_text(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
+# A trace of a report's scatter plot keeps at most so many points (every k-th): 10^6 points
+# of a dense sweep made a 100 MB page that no browser draws.
+TRACE_POINTS = 5_000
+
+
 def scatter(
     frame: pd.DataFrame,
     *,
@@ -87,18 +92,24 @@ def scatter(
     log_y: bool = False,
 ) -> go.Figure:
     """One trace per value of ``group`` (or one trace): y against x, hover showing the
-    row's ``hover`` columns (its parameters and exact value) besides x and y."""
+    row's ``hover`` columns (its parameters and exact value) besides x and y; a trace of
+    more than TRACE_POINTS points shows every k-th of them (and its last), and says so."""
     fig = go.Figure()
     groups = frame.groupby(group, sort=False) if group else [("", frame)]
     for name, part in groups:
         part = part.sort_values(x, kind="stable")
+        name = str(name) if group else y
+        if len(part) > TRACE_POINTS:
+            step = math.ceil(len(part) / TRACE_POINTS)
+            name = f"{name} (1 point in {step} of {len(part):,})"
+            part = part.iloc[sorted({*range(0, len(part), step), len(part) - 1})]
         data, lines = hover_fields(part, [x, y, *[h for h in hover if h not in (x, y)]])
         fig.add_trace(
             go.Scatter(
                 x=part[x].tolist(),
                 y=part[y].tolist(),
                 mode=mode,
-                name=str(name) if group else y,
+                name=name,
                 customdata=data,
                 hovertemplate=lines + "<extra>%{fullData.name}</extra>",
                 marker={"size": 5},

@@ -14,6 +14,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from solvers._report import save_figure  # noqa: E402
+from solvers._rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
 
 GAME = ["ranks", "suits", "cards", "strategy", "entropy_r", "entropy_t", "first_guess"]
 SHOWN = [
@@ -32,7 +33,8 @@ SHOWN = [
 ]
 
 
-def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
+@takes_stored_rows
+def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
     """Markdown: per deck, one line per strategy and hand size, then a histogram plot."""
     if not len(rows):
         return "No successful results."
@@ -63,30 +65,114 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
     return "\n".join(parts)
 
 
-def result_table(rows: pd.DataFrame) -> pd.DataFrame:
+OPTIONAL = ("entropy_r", "entropy_t", "sample", "standard_error")
+CHUNK = ["n_chunks", "answer_chunk", "total_guesses", "answers", "max_guesses", "histogram"]
+SAMPLED = ["task_id", *GAME, "answers", "total_guesses", "average_guesses", "standard_error"]
+
+
+def result_table(rows: pd.DataFrame | StoredRows) -> pd.DataFrame:
     """One line per game and strategy: exact rows (chunks summed) and sample rows."""
-    rows = rows.drop_duplicates("task_id", keep="last") if "task_id" in rows else rows
-    rows = rows.copy()
-    for col in ("entropy_r", "entropy_t", "sample", "standard_error"):
-        if col not in rows:
-            rows[col] = np.nan
-    sampled = rows["sample"].notna()
-    lines = [exact_line(group) for _, group in rows[~sampled].groupby(GAME, dropna=False)]
-    lines += [sample_line(row) for _, row in rows[sampled].iterrows()]
+    if isinstance(rows, StoredRows):
+        totals, sampled = stored_chunk_totals(rows), stored_samples(rows)
+    else:
+        rows = rows.drop_duplicates("task_id", keep="last") if "task_id" in rows else rows
+        rows = rows.copy()
+        for col in OPTIONAL:
+            if col not in rows:
+                rows[col] = np.nan
+        is_sample = rows["sample"].notna()
+        totals, sampled = chunk_totals(rows[~is_sample]), rows[is_sample]
+    lines = [exact_line(total) for total in totals.to_dict("records")]
+    lines += [sample_line(row) for _, row in sampled.iterrows()]
     table = pd.DataFrame(lines)
     return table.sort_values(["ranks", "suits", "cards", "method", "label"]).reset_index(drop=True)
 
 
-def exact_line(group: pd.DataFrame) -> dict:
-    """The chunks of one game added up exactly (partial when chunks are missing)."""
-    first = group.iloc[0]
-    n_chunks = int(first["n_chunks"])
-    group = group.drop_duplicates(["n_chunks", "answer_chunk"], keep="last")
-    done = group[group["n_chunks"] == n_chunks]["answer_chunk"].nunique()
-    total, answers = int(group["total_guesses"].sum()), int(group["answers"].sum())
+def chunk_totals(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per game (GAME, in sorted order), its chunks added up: the first row's ``n_chunks``,
+    ``done`` (that chunking's chunks present), answers, guesses, the longest game and the
+    histogram, each chunk counted once (its last row)."""
+    out = []
+    for _, group in rows.groupby(GAME, dropna=False):
+        first = group.iloc[0]
+        group = group.drop_duplicates(["n_chunks", "answer_chunk"], keep="last")
+        same = group[group["n_chunks"] == first["n_chunks"]]
+        out.append(
+            {
+                **{k: first[k] for k in GAME},
+                "n_chunks": int(first["n_chunks"]),
+                "done": int(same["answer_chunk"].nunique()),
+                "answers": int(group["answers"].sum()),
+                "total_guesses": int(group["total_guesses"].sum()),
+                "max_guesses": int(group["max_guesses"].max()),
+                "histogram": add_histograms(group["histogram"]),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def stored_chunk_totals(rows: StoredRows) -> pd.DataFrame:
+    """:func:`chunk_totals` of stored rows, added up by DuckDB (10^6 chunks never reach
+    pandas): each task's last row, each (game, chunking, chunk)'s last, then per game."""
+    have = set(rows.columns)
+    game = ", ".join(quoted(c) if c in have else f"NULL AS {quoted(c)}" for c in GAME)
+    names = ", ".join(quoted(c) for c in GAME)
+    sample = "sample IS NULL" if "sample" in have else "true"
+    last_task = "QUALIFY row_number() OVER (PARTITION BY task_id ORDER BY _row DESC) = 1"
+    if "task_id" not in have:
+        last_task = ""
+    return rows.query(
+        f"""
+        WITH tasks AS (
+            SELECT {game}, {", ".join(CHUNK)}, _row FROM ordered_rows WHERE {sample} {last_task}
+        ), games AS (
+            SELECT *, dense_rank() OVER (ORDER BY {names}) AS game_no,
+                first_value(n_chunks) OVER (PARTITION BY {names} ORDER BY _row) AS first_chunks
+            FROM tasks
+        ), chunks AS (
+            SELECT * FROM games
+            QUALIFY row_number() OVER (
+                PARTITION BY game_no, n_chunks, answer_chunk ORDER BY _row DESC) = 1
+        ), bins AS (
+            SELECT game_no, i, sum(h) AS h FROM (
+                SELECT game_no, unnest(histogram) AS h,
+                    unnest(generate_series(1, len(histogram))) AS i FROM chunks
+            ) GROUP BY game_no, i
+        ), histograms AS (
+            SELECT game_no, list(h::BIGINT ORDER BY i) AS histogram FROM bins GROUP BY game_no
+        )
+        SELECT {", ".join(f"any_value({quoted(c)}) AS {quoted(c)}" for c in GAME)},
+            any_value(first_chunks)::BIGINT AS n_chunks,
+            count(DISTINCT answer_chunk) FILTER (WHERE n_chunks = first_chunks)::BIGINT AS done,
+            sum(answers)::BIGINT AS answers, sum(total_guesses)::BIGINT AS total_guesses,
+            max(max_guesses)::BIGINT AS max_guesses, any_value(h.histogram) AS histogram
+        FROM chunks JOIN histograms h USING (game_no)
+        GROUP BY game_no ORDER BY game_no
+        """
+    )
+
+
+def stored_samples(rows: StoredRows) -> pd.DataFrame:
+    """The sample rows of stored rows (each task's last), SAMPLED and ``sample``."""
+    have = set(rows.columns)
+    if "sample" not in have:
+        return pd.DataFrame(columns=[*SAMPLED, "sample", "max_guesses", "histogram"])
+    cols = [c for c in [*SAMPLED, "sample", "max_guesses", "histogram"] if c in have]
+    sampled = rows.frame(cols, where="sample IS NOT NULL")
+    for col in OPTIONAL:
+        if col not in sampled:
+            sampled[col] = np.nan
+    return sampled.drop_duplicates("task_id", keep="last") if "task_id" in sampled else sampled
+
+
+def exact_line(totals: dict) -> dict:
+    """The chunks of one game added up exactly (partial when chunks are missing), from
+    :func:`chunk_totals`' line."""
+    n_chunks, done = totals["n_chunks"], totals["done"]
+    total, answers = int(totals["total_guesses"]), int(totals["answers"])
     mean = Fraction(total, answers)
     return {
-        **game_columns(first),
+        **game_columns(totals),
         "method": "exact" if done == n_chunks else "exact (partial)",
         "chunks": f"{done}/{n_chunks}",
         "answers": answers,
@@ -94,8 +180,8 @@ def exact_line(group: pd.DataFrame) -> dict:
         "average_guesses": float(mean),
         "standard_error": None,
         "average_guesses_exact": f"{mean.numerator}/{mean.denominator}",
-        "max_guesses": int(group["max_guesses"].max()),
-        "histogram": add_histograms(group["histogram"]),
+        "max_guesses": int(totals["max_guesses"]),
+        "histogram": [int(x) for x in totals["histogram"]],
     }
 
 

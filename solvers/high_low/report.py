@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import pandas as pd
 
+from solvers._rows import StoredRows, takes_stored_rows
 from solvers._sections import Figure, Section, Table, scatter
-from solvers.high_low.summary import deck_table, distinct_table
+from solvers.high_low.summary import deck_table, distinct_table, summary_rows
 
 DECK_HOVER = ["ranks", "suits", "ties", "strategy", "method", "p_perfect_exact", "p_perfect_se"]
 
 
-def report(rows: pd.DataFrame) -> list[Section]:
+@takes_stored_rows
+def report(rows: pd.DataFrame | StoredRows) -> list[Section]:
     """Sections: distinct cards 1..n (when present) and real decks (when present)."""
+    rows = summary_rows(rows)
     out = []
     distinct = rows[rows["n"].notna()] if "n" in rows else rows.iloc[:0]
     decks = rows[rows["ranks"].notna()] if "ranks" in rows else rows.iloc[:0]

@@ -12,10 +12,39 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from solvers._report import markdown_table, save_figure  # noqa: E402
+from solvers._rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
 
 PLOT = "high_low_p_perfect.png"
 DECK_PLOT = "high_low_decks.png"
 SHOWN_N = (2, 3, 4, 5, 6, 7, 8, 9, 10, 19, 20, 50, 99, 100, 150, 200)
+
+# What the summary and the report read of a large store: every table keeps the first row
+# (store order) of a game and strategy (KEYS), or reads the departure columns of a row.
+KEYS = ["n", "ranks", "suits", "ties", "strategy", "method"]
+DEPARTURES = ["departures", "departures_top", "departures_top_uneven"]
+SUMMARY_COLUMNS = [
+    *KEYS,
+    *("p_perfect", "p_perfect_exact", "p_perfect_se", "log10_p_perfect", "expected_correct"),
+    *("expected_correct_exact", "n_states", "departures_checked", "departures_uneven"),
+    *DEPARTURES,
+]
+
+
+def summary_rows(rows: pd.DataFrame | StoredRows) -> pd.DataFrame:
+    """The rows the summary and the report read: a DataFrame as it is; of stored rows, in
+    store order (read once), the first of each KEYS and every row with departures, in
+    SUMMARY_COLUMNS (the tables keep the first row of a key, so theirs are the same)."""
+    if isinstance(rows, pd.DataFrame):
+        return rows
+    have = set(rows.columns)
+    cols = ", ".join(quoted(c) for c in SUMMARY_COLUMNS if c in have)
+    keys = ", ".join(quoted(c) for c in KEYS if c in have)
+    departing = " OR ".join(f"{c} IS NOT NULL" for c in DEPARTURES if c in have) or "false"
+    return rows.cached_query(
+        f"""SELECT {cols} FROM ordered_rows
+        WHERE _row IN (SELECT min(_row) FROM ordered_rows GROUP BY {keys}) OR {departing}
+        ORDER BY _row"""
+    )
 
 
 def distinct_table(rows: pd.DataFrame) -> pd.DataFrame:
@@ -89,8 +118,10 @@ def plot_decks(table: pd.DataFrame, path: Path) -> None:
     save_figure(fig, path)
 
 
-def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
+@takes_stored_rows
+def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
     """Markdown: distinct-card table and log-scale plot, real-deck table and plot."""
+    rows = summary_rows(rows)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     parts = ["## high_low: calling higher or lower (Norvig 2020)"]

@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from solvers._report import file_name, save_figure  # noqa: E402
+from solvers._rows import StoredRows, frame_of, takes_stored_rows  # noqa: E402
 from solvers.entropy import PRESETS, preset_name  # noqa: E402
 
 GAME = ["pegs", "colours", "jar"]
@@ -25,15 +26,23 @@ GRID_SHOWN = 12
 ANNOTATED = GRID_SHOWN * GRID_SHOWN
 TICKS = 15
 RESULTS = ["expected_guesses", "expected_guesses_exact", "total_guesses", "max_guesses"]
+# What the summary and the report read of a large store (StoredRows): no ids, no messages,
+# no guess_pmf (a list per row), no execution knobs; every row (each is a point of a grid).
+SUMMARY_COLUMNS = [
+    *("pegs", "colours", "jar", "strategy", "entropy_r", "entropy_t", "guess_limit", "subtree"),
+    *RESULTS,
+    *("first_guess", "histogram", "n_codes", "subtree_mass_exact", "search_nodes", "seconds"),
+]
 
 
-def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
+@takes_stored_rows
+def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
     """Markdown: per game, reference strategies, named entropies, (r, t) table and heatmap."""
     if not len(rows):
         return "No successful results."
     from solvers._report import markdown_table
 
-    table = result_table(rows)
+    table = result_table(frame_of(rows, SUMMARY_COLUMNS))
     table.to_parquet(out_dir / "mastermind_results.parquet", index=False)
     parts = []
     whole = table[[not isinstance(s, str) for s in table["subtree"]]]  # subtrees: see below

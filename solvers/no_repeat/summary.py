@@ -3,6 +3,7 @@ figure 1."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import matplotlib
@@ -12,19 +13,27 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from solvers._report import save_figure  # noqa: E402
+from solvers._rows import StoredRows, frame_of, takes_stored_rows  # noqa: E402
 
 FIGURE_N = 20  # figure 1a's deck size
 FIGURE_M_MAX = 14  # figure 1a's last m
+SHOWN_EVERY = 25  # summary.md lists N = 25, 50, ... (and the first N) ...
+SHOWN_LINES = 40  # ... or every k-th multiple of 25 when that would be more lines
+SCAN = ["N", "n_tuples", "n_violations", "min_gap", "min_gap_n", "min_gap_k", "min_gap_m"]
+CURVES = ["curve_m", "curve_h_a", "curve_h_b"]  # lists, read for N = FIGURE_N only
 
 
-def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
-    """Markdown: totals (violations, smallest gap), a per-N table, figure 1a and 1b plots."""
+@takes_stored_rows
+def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
+    """Markdown: totals (violations, smallest gap), a per-N table, figure 1a and 1b plots
+    (of stored rows: the scalar columns of every row, the curves of N = FIGURE_N)."""
     from solvers._report import markdown_table
 
     if not len(rows):
         return "No successful results."
-    rows = rows.sort_values("N")
-    cols = ["N", "n_tuples", "n_violations", "min_gap", "min_gap_n", "min_gap_k", "min_gap_m"]
+    curves = figure_rows(rows)
+    rows = frame_of(rows, [*SCAN, "max_gap", "fixed_gap"]).sort_values("N")
+    cols = SCAN
     table = rows[[*cols, "max_gap", "fixed_gap"]].reset_index(drop=True)
     table.to_parquet(out_dir / "no_repeat_scan.parquet", index=False)
     smallest = table.loc[table["min_gap"].idxmin()] if table["min_gap"].notna().any() else None
@@ -42,15 +51,23 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
             f"{int(smallest['min_gap_k'])}, m = {int(smallest['min_gap_m'])}.",
             "",
         ]
-    shown = table[(table["N"] % 25 == 0) | (table["N"] == table["N"].min())]
+    every = SHOWN_EVERY * max(1, math.ceil(table["N"].max() / SHOWN_EVERY / SHOWN_LINES))
+    shown = table[(table["N"] % every == 0) | (table["N"] == table["N"].min())]
     parts += [markdown_table(shown[cols]), ""]
-    for name, plot in (
-        ("no_repeat_figure_1a.png", plot_figure_1a),
-        ("no_repeat_figure_1b.png", plot_figure_1b),
+    for name, plot, data in (
+        ("no_repeat_figure_1a.png", plot_figure_1a, curves),
+        ("no_repeat_figure_1b.png", plot_figure_1b, rows),
     ):
-        if plot(rows, out_dir / name):
+        if plot(data, out_dir / name):
             parts += [f"![{name}](summary/{name})", ""]
     return "\n".join(parts)
+
+
+def figure_rows(rows: pd.DataFrame | StoredRows) -> pd.DataFrame:
+    """The rows of N = FIGURE_N with their curves (figure 1a), in store order."""
+    if isinstance(rows, pd.DataFrame):
+        return rows[rows["N"] == FIGURE_N]
+    return rows.frame(["N", *CURVES], where=f"N = {FIGURE_N}")
 
 
 def plot_figure_1a(rows: pd.DataFrame, path: Path) -> bool:

@@ -12,11 +12,24 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from solvers._report import markdown_table, save_figure  # noqa: E402
+from solvers._rows import StoredRows, takes_stored_rows  # noqa: E402
+from solvers.registry import row_columns  # noqa: E402
 
 DECK = ["ranks", "suits", "k"]
+# The columns each analysis's section reads (of a large store, those only, analysis by
+# analysis: a distribution's rows, one per level and round, are most of a big study).
+COLUMNS = {
+    "win_probability": [*DECK, "n", "p_win", "p_win_exact"],
+    "monte_carlo": [*DECK, "n", "games", "p_win", "p_win_mc", "p_win_se", "z_score"],
+    "hitting_times": [*DECK, "start", "target", "expected_rounds", "expected_rounds_exact"],
+    "distribution": [*DECK, "start", "after_rounds", "level", "prob", "prob_exact"],
+    "equilibrium": [*DECK, "crossing_level", "mode_level", "mean_level", "region_mass"]
+    + ["stationary"],
+}
 
 
-def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
+@takes_stored_rows
+def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
     """Markdown: one section per analysis present, each with a table and a PNG plot."""
     if not len(rows):
         return "No successful results."
@@ -30,10 +43,24 @@ def summarize(rows: pd.DataFrame, out_dir: Path) -> str:
     }
     parts = []
     for analysis, section in sections.items():
-        part = rows[rows["analysis"] == analysis]
+        part = analysis_rows(rows, analysis)
         if len(part):
             parts.append(section(part, out_dir))
     return "\n".join(parts)
+
+
+def analysis_rows(rows: pd.DataFrame | StoredRows, analysis: str) -> pd.DataFrame:
+    """The rows of one analysis, in store order (of stored rows: its COLUMNS only), its
+    integer columns as integers (a frame of every analysis holds them as floats with NaN)."""
+    if isinstance(rows, pd.DataFrame):
+        part = rows[rows["analysis"] == analysis]
+    else:
+        have = set(rows.columns)
+        cols = [c for c in COLUMNS[analysis] if c in have]
+        part = rows.frame(cols, where=f"analysis = '{analysis}'")
+    ints = [c for c, kind in row_columns("triples").items() if kind == "int64" and c in part]
+    whole = [c for c in ints if part[c].dtype.kind == "f" and part[c].notna().all()]
+    return part.astype(dict.fromkeys(whole, "int64")) if whole else part
 
 
 def deck_label(ranks: int, suits: int, k: int) -> str:
