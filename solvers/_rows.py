@@ -55,6 +55,7 @@ class StoredRows:
         self._con = connect()
         self._frames: dict[tuple[str, ...] | None, pd.DataFrame] = {}
         self._queries: dict[str, pd.DataFrame] = {}
+        self._memo: dict[str, Any] = {}
         rows, ordered = self._sources(frame, columns, where)
         self._con.sql(f"CREATE VIEW rows AS {rows}")
         self._con.sql(f"CREATE VIEW ordered_rows AS {ordered}")
@@ -130,6 +131,13 @@ class StoredRows:
         if key not in self._frames:
             self._frames[key] = self.frame(columns)
         return self._frames[key]
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()``, run once per object and ``key`` (a table the summary and the report
+        both build from the rows, such as mastermind's result table of 10^6 grid points)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def __len__(self) -> int:
         """How many rows (see :meth:`count`)."""

@@ -121,6 +121,11 @@ def scatter(
     return fig
 
 
+# A report's heatmap shows at most so many cells (every k-th row and column beyond): each
+# cell carries its hover text, and a 1000 x 1000 (r, t) sweep made a 150 MB page.
+HEATMAP_CELLS = 10_000
+
+
 def heatmap(
     frame: pd.DataFrame,
     *,
@@ -133,9 +138,15 @@ def heatmap(
     reverse: bool = False,
 ) -> go.Figure:
     """A heatmap of ``z`` over the (x, y) values of ``frame`` (categorical axes, in sorted
-    order), hover showing each cell's row: x, y, z and the ``hover`` columns."""
+    order), hover showing each cell's row: x, y, z and the ``hover`` columns; of more than
+    HEATMAP_CELLS cells, every k-th x and y value (and the last), as the title says."""
     xs = sorted(frame[x].unique())
     ys = sorted(frame[y].unique())
+    if len(xs) * len(ys) > HEATMAP_CELLS:
+        step = math.ceil(math.sqrt(len(xs) * len(ys) / HEATMAP_CELLS))
+        title += f" (1 {x} and 1 {y} value in {step} of {len(xs):,} x {len(ys):,})"
+        xs, ys = every_kth(xs, step), every_kth(ys, step)
+        frame = frame[frame[x].isin(xs) & frame[y].isin(ys)]
     records = frame.to_dict("records")
     cells = {(a, b): row for a, b, row in zip(frame[x], frame[y], records, strict=True)}
     names = [x, y, z, *[h for h in hover if h not in (x, y, z)]]
@@ -160,6 +171,11 @@ def heatmap(
     fig.update_xaxes(title=x, type="category")
     fig.update_yaxes(title=y, type="category")
     return fig
+
+
+def every_kth(values: list[Any], step: int) -> list[Any]:
+    """Every ``step``-th of ``values`` from the first, and the last."""
+    return [*values[::step], *values[-1:]] if (len(values) - 1) % step else values[::step]
 
 
 def _cell_value(row: Mapping[str, Any] | None, z: str) -> float | None:

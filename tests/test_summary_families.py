@@ -173,3 +173,19 @@ def test_a_scatter_trace_of_many_points_shows_every_kth_and_the_last():
     assert many.x[-1] == n and many.y[-1] == 1.0  # the last point (largest n) is kept
     assert many.name == f"a (1 point in 4 of {n:,})"
     assert few.name == "b" and len(few.x) == 50
+
+
+def test_a_heatmap_of_many_cells_shows_every_kth_row_and_column_and_the_last():
+    from solvers._sections import HEATMAP_CELLS, heatmap
+
+    side = 251  # 63,001 cells: 1 value in 3 of each axis, 84 x 84 cells
+    grid = pd.DataFrame(itertools.product(range(side), range(side)), columns=["r", "t"])
+    grid["v"] = grid["r"] * 1000 + grid["t"]
+    fig = heatmap(grid, x="t", y="r", z="v", title="grid")
+    cells = fig.data[0]
+    assert list(cells.x[:3]) == ["0", "3", "6"] and cells.x[-1] == "250"
+    assert len(cells.x) * len(cells.y) <= HEATMAP_CELLS and len(cells.y) == 85
+    assert cells.z[-1][-1] == 250_250 and cells.z[1][2] == 3006
+    assert fig.layout.title.text == "grid (1 t and 1 r value in 3 of 251 x 251)"
+    small = heatmap(grid[(grid["r"] < 100) & (grid["t"] < 100)], x="t", y="r", z="v")
+    assert len(small.data[0].x) == 100 and len(small.data[0].y) == 100

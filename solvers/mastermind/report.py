@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from solvers._rows import StoredRows, frame_of, takes_stored_rows
+from solvers._rows import StoredRows, takes_stored_rows
 from solvers._sections import Figure, Section, Table, heatmap
 from solvers.mastermind.summary import (
     RESULTS,
-    SUMMARY_COLUMNS,
     game_title,
     named_members,
-    result_table,
+    results,
 )
 
 SHOWN = ["label", *RESULTS, "first_guess", "histogram", "n_codes"]
@@ -27,7 +26,7 @@ def report(rows: pd.DataFrame | StoredRows) -> list[Section]:
     """One section per game (pegs, colours, jar), then the whole result table."""
     if not len(rows):
         return []
-    table = result_table(frame_of(rows, SUMMARY_COLUMNS))
+    table = results(rows)
     out = [game_section(game, group) for game, group in table.groupby(GAME_KEYS, sort=True)]
     everything = table.drop(columns=["jar_label"]).sort_values(
         ["pegs", "colours", "jar", "expected_guesses"], kind="stable"

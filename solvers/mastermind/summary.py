@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib
@@ -13,7 +14,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from solvers._report import file_name, save_figure  # noqa: E402
-from solvers._rows import StoredRows, frame_of, takes_stored_rows  # noqa: E402
+from solvers._rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
 from solvers.entropy import PRESETS, preset_name  # noqa: E402
 
 GAME = ["pegs", "colours", "jar"]
@@ -42,7 +43,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
         return "No successful results."
     from solvers._report import markdown_table
 
-    table = result_table(frame_of(rows, SUMMARY_COLUMNS))
+    table = results(rows)
     table.to_parquet(out_dir / "mastermind_results.parquet", index=False)
     parts = []
     whole = table[[not isinstance(s, str) for s in table["subtree"]]]  # subtrees: see below
@@ -87,31 +88,57 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
     return "\n".join(parts)
 
 
+def results(rows: pd.DataFrame | StoredRows) -> pd.DataFrame:
+    """:func:`result_table` of the rows (of stored rows: their SUMMARY_COLUMNS, histograms
+    as text by DuckDB, built once for the summary and the report)."""
+    if isinstance(rows, pd.DataFrame):
+        return result_table(rows)
+    have = set(rows.columns)
+    cols = ", ".join(
+        "array_to_string(histogram, ',') AS histogram" if c == "histogram" else quoted(c)
+        for c in SUMMARY_COLUMNS
+        if c in have
+    )
+    sql = f"SELECT {cols} FROM rows"
+    return rows.memo("mastermind.result_table", lambda: result_table(rows.query(sql)))
+
+
 def result_table(rows: pd.DataFrame) -> pd.DataFrame:
     """One line per result with a readable strategy label and game label."""
     table = rows.copy()
     for col in ("jar", "entropy_r", "entropy_t", "total_guesses", "subtree", "guess_limit"):
         if col not in table:
             table[col] = None
-    table["jar_label"] = [
-        "uniform" if not isinstance(j, str) or len(set(j.split(","))) == 1 else j
-        for j in table["jar"]
-    ]
-    table["label"] = [
-        s if s != "sharma_mittal" else f"sharma_mittal({fmt(r)}, {fmt(t)})"
-        for s, r, t in zip(table["strategy"], table["entropy_r"], table["entropy_t"], strict=True)
-    ]
-    table["label"] = [  # the optimum with at most so many guesses per game
-        label if pd.isna(g) else f"{label} (at most {int(g)} guesses)"
-        for label, g in zip(table["label"], table["guess_limit"], strict=True)
-    ]
-    table["histogram"] = [",".join(map(str, h)) for h in table["histogram"]]
+    table["jar_label"] = per_value(table, ["jar"], jar_label)
+    table["label"] = per_value(table, ["strategy", "entropy_r", "entropy_t", "guess_limit"], label)
+    if len(table) and not isinstance(table["histogram"].iloc[0], str):  # lists, not text
+        table["histogram"] = [",".join(map(str, h)) for h in table["histogram"]]
     totals = [None if v is None or v != v else int(v) for v in table["total_guesses"]]
     table["total_guesses"] = pd.Series(totals, index=table.index, dtype=object)
     keep = ["pegs", "colours", "jar", "jar_label", "strategy", "entropy_r", "entropy_t", "label"]
     keep += [*RESULTS, "first_guess", "histogram", "n_codes"]
     keep += ["guess_limit", "subtree", "subtree_mass_exact", "search_nodes", "seconds"]
     return table[[c for c in keep if c in table]]
+
+
+def per_value(table: pd.DataFrame, columns: list[str], fn: Callable[..., str]) -> np.ndarray:
+    """``fn(*values)`` for each row's values of ``columns``, computed once per distinct
+    combination (a dense grid's 10^6 rows have few: a label per row took 10 s)."""
+    codes = table.groupby(columns, dropna=False, sort=False).ngroup().to_numpy()
+    firsts = table[columns].drop_duplicates()
+    texts = [fn(*values) for values in firsts.itertuples(index=False)]
+    return np.asarray(texts, dtype=object)[codes] if len(table) else np.array([], dtype=object)
+
+
+def jar_label(jar: object) -> str:
+    """ "uniform", or the jar's weights when they differ."""
+    return "uniform" if not isinstance(jar, str) or len(set(jar.split(","))) == 1 else jar
+
+
+def label(strategy: str, r: float, t: float, guess_limit: float) -> str:
+    """A strategy's label: its name, Sharma-Mittal's (r, t), the optimum's guess limit."""
+    text = strategy if strategy != "sharma_mittal" else f"sharma_mittal({fmt(r)}, {fmt(t)})"
+    return text if pd.isna(guess_limit) else f"{text} (at most {int(guess_limit)} guesses)"
 
 
 def named_members(sm: pd.DataFrame) -> pd.DataFrame:
