@@ -53,9 +53,7 @@ class StoredRows:
         self.family = family
         self.files = [Path(f) for f in files]
         self._con = connect()
-        self._frames: dict[tuple[str, ...] | None, pd.DataFrame] = {}
-        self._queries: dict[str, pd.DataFrame] = {}
-        self._memo: dict[str, Any] = {}
+        self._memo: dict[Any, Any] = {}
         rows, ordered = self._sources(frame, columns, where)
         self._con.sql(f"CREATE VIEW rows AS {rows}")
         self._con.sql(f"CREATE VIEW ordered_rows AS {ordered}")
@@ -120,19 +118,15 @@ class StoredRows:
     def cached_query(self, sql: str) -> pd.DataFrame:
         """:meth:`query`, run once per object and ``sql`` (a summary and a report that need
         the same rows read them once)."""
-        if sql not in self._queries:
-            self._queries[sql] = self.query(sql)
-        return self._queries[sql]
+        return self.memo(("query", sql), lambda: self.query(sql))
 
     def cached_frame(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """:meth:`frame` of ``columns``, read once per object (a summary and a report that
         need the same columns read them once)."""
         key = tuple(columns) if columns is not None else None
-        if key not in self._frames:
-            self._frames[key] = self.frame(columns)
-        return self._frames[key]
+        return self.memo(("frame", key), lambda: self.frame(columns))
 
-    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
         """``compute()``, run once per object and ``key`` (a table the summary and the report
         both build from the rows, such as mastermind's result table of 10^6 grid points)."""
         if key not in self._memo:

@@ -102,7 +102,7 @@ def scatter(
         if len(part) > TRACE_POINTS:
             step = math.ceil(len(part) / TRACE_POINTS)
             name = f"{name} (1 point in {step} of {len(part):,})"
-            part = part.iloc[sorted({*range(0, len(part), step), len(part) - 1})]
+            part = part.iloc[every_kth(range(len(part)), step)]
         data, lines = hover_fields(part, [x, y, *[h for h in hover if h not in (x, y)]])
         fig.add_trace(
             go.Scatter(
@@ -173,9 +173,10 @@ def heatmap(
     return fig
 
 
-def every_kth(values: list[Any], step: int) -> list[Any]:
+def every_kth(values: Sequence[Any], step: int) -> list[Any]:
     """Every ``step``-th of ``values`` from the first, and the last."""
-    return [*values[::step], *values[-1:]] if (len(values) - 1) % step else values[::step]
+    kept = list(values[::step])
+    return [*kept, values[-1]] if (len(values) - 1) % step else kept
 
 
 def _cell_value(row: Mapping[str, Any] | None, z: str) -> float | None:

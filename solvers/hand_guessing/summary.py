@@ -75,11 +75,7 @@ def result_table(rows: pd.DataFrame | StoredRows) -> pd.DataFrame:
     if isinstance(rows, StoredRows):
         totals, sampled = stored_chunk_totals(rows), stored_samples(rows)
     else:
-        rows = rows.drop_duplicates("task_id", keep="last") if "task_id" in rows else rows
-        rows = rows.copy()
-        for col in OPTIONAL:
-            if col not in rows:
-                rows[col] = np.nan
+        rows = last_of_each_task(rows)
         is_sample = rows["sample"].notna()
         totals, sampled = chunk_totals(rows[~is_sample]), rows[is_sample]
     lines = [exact_line(total) for total in totals.to_dict("records")]
@@ -158,11 +154,15 @@ def stored_samples(rows: StoredRows) -> pd.DataFrame:
     if "sample" not in have:
         return pd.DataFrame(columns=[*SAMPLED, "sample", "max_guesses", "histogram"])
     cols = [c for c in [*SAMPLED, "sample", "max_guesses", "histogram"] if c in have]
-    sampled = rows.frame(cols, where="sample IS NOT NULL")
-    for col in OPTIONAL:
-        if col not in sampled:
-            sampled[col] = np.nan
-    return sampled.drop_duplicates("task_id", keep="last") if "task_id" in sampled else sampled
+    return last_of_each_task(rows.frame(cols, where="sample IS NOT NULL"))
+
+
+def last_of_each_task(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each task's last row (a task stored twice before compaction counts once), with the
+    OPTIONAL columns a store without them lacks (as NaN)."""
+    rows = rows.drop_duplicates("task_id", keep="last") if "task_id" in rows else rows
+    missing = [col for col in OPTIONAL if col not in rows]
+    return rows.assign(**dict.fromkeys(missing, np.nan)) if missing else rows
 
 
 def exact_line(totals: dict) -> dict:

@@ -33,8 +33,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
         return "No successful results."
     curves = figure_rows(rows)
     rows = frame_of(rows, [*SCAN, "max_gap", "fixed_gap"]).sort_values("N")
-    cols = SCAN
-    table = rows[[*cols, "max_gap", "fixed_gap"]].reset_index(drop=True)
+    table = rows[[*SCAN, "max_gap", "fixed_gap"]].reset_index(drop=True)
     table.to_parquet(out_dir / "no_repeat_scan.parquet", index=False)
     smallest = table.loc[table["min_gap"].idxmin()] if table["min_gap"].notna().any() else None
     parts = [
@@ -53,7 +52,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
         ]
     every = SHOWN_EVERY * max(1, math.ceil(table["N"].max() / SHOWN_EVERY / SHOWN_LINES))
     shown = table[(table["N"] % every == 0) | (table["N"] == table["N"].min())]
-    parts += [markdown_table(shown[cols]), ""]
+    parts += [markdown_table(shown[SCAN]), ""]
     for name, plot, data in (
         ("no_repeat_figure_1a.png", plot_figure_1a, curves),
         ("no_repeat_figure_1b.png", plot_figure_1b, rows),

@@ -23,8 +23,14 @@ COLUMNS = {
     "monte_carlo": [*DECK, "n", "games", "p_win", "p_win_mc", "p_win_se", "z_score"],
     "hitting_times": [*DECK, "start", "target", "expected_rounds", "expected_rounds_exact"],
     "distribution": [*DECK, "start", "after_rounds", "level", "prob", "prob_exact"],
-    "equilibrium": [*DECK, "crossing_level", "mode_level", "mean_level", "region_mass"]
-    + ["stationary"],
+    "equilibrium": [
+        *DECK,
+        "crossing_level",
+        "mode_level",
+        "mean_level",
+        "region_mass",
+        "stationary",
+    ],
 }
 
 
