@@ -12,20 +12,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tests_support import compose_config
+from tests_support import compose_config, page_data
 
 from pipeline import store
 from pipeline.report import json_value, table_spec, write_report
 from pipeline.run import run_study
 from solvers.registry import solve
-
-
-def page_data(path: Path) -> dict:
-    """The JSON the report's script renders (tables and figures)."""
-    text = path.read_text()
-    found = re.search(r"<script type='application/json' id='gl-data'>(.*?)</script>", text, re.S)
-    assert found, "no data block"
-    return json.loads(found.group(1).replace("<\\/", "</"))
 
 
 def external_references(text: str) -> list[str]:

@@ -10,13 +10,12 @@ data of report.html.
 from __future__ import annotations
 
 import itertools
-import json
-import re
 import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from tests_support import page_data
 
 from pipeline import store
 from pipeline.summary import write_summary
@@ -106,13 +105,6 @@ def family_store(tmp_path: Path, family: str) -> Path:
     return folder
 
 
-def report_data(path: Path) -> dict:
-    """The JSON report.html renders (its tables and figures)."""
-    text = path.read_text()
-    found = re.search(r"<script type='application/json' id='gl-data'>(.*?)</script>", text, re.S)
-    return json.loads(found.group(1).replace("<\\/", "</"))
-
-
 @pytest.mark.parametrize("family", sorted(TASKS))
 def test_the_large_store_path_writes_what_the_pandas_path_writes(family, tmp_path, monkeypatch):
     folder = family_store(tmp_path, family)
@@ -147,7 +139,7 @@ def test_the_large_store_path_writes_what_the_pandas_path_writes(family, tmp_pat
             assert (plain / "summary" / name).read_bytes() == (
                 large / "summary" / name
             ).read_bytes(), name
-    assert report_data(plain / "report.html") == report_data(large / "report.html")
+    assert page_data(plain / "report.html") == page_data(large / "report.html")
 
 
 def test_a_family_section_s_tables_keep_report_rows_and_say_how_many_exist():

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 import itertools
-import json
 import math
 import re
 import shutil
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from tests_support import page_data
 
 from pipeline import store
 from pipeline.report import write_report
@@ -63,13 +63,6 @@ def copy_study(folder: Path, outputs: Path, name: str = "") -> Path:
     target = outputs / (name or folder.name)
     shutil.copytree(folder / "results", target / "results")
     return target
-
-
-def page_data(path: Path) -> dict:
-    """The JSON the report's script renders (tables and figures)."""
-    text = path.read_text()
-    found = re.search(r"<script type='application/json' id='gl-data'>(.*?)</script>", text, re.S)
-    return json.loads(found.group(1).replace("<\\/", "</"))
 
 
 def test_stored_rows_read_as_load_results_does(study_dir):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -52,3 +53,11 @@ def reference_task_id(task) -> str:
         default=str,
     )
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+def page_data(path: Path) -> dict:
+    """The JSON a report page's script renders (its tables and figures)."""
+    text = path.read_text()
+    found = re.search(r"<script type='application/json' id='gl-data'>(.*?)</script>", text, re.S)
+    assert found, "no data block"
+    return json.loads(found.group(1).replace("<\\/", "</"))
