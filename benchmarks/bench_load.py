@@ -68,6 +68,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from pipeline.heap import frozen_for_exit  # noqa: E402
 from pipeline.run import run_study  # noqa: E402
 from pipeline.study import plan  # noqa: E402
 from solvers import solve  # noqa: E402
@@ -533,7 +534,10 @@ def main() -> None:
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. run.batch_seconds=1")
     args = parser.parse_args()
     if args.stage:
-        return run_stage(args.stage, args.tasks, args.overrides, args.store)
+        run_stage(args.stage, args.tasks, args.overrides, args.store)
+        # every stage's process ends as the guesslab command does, the plain loop's too: its
+        # heap frozen, so neither pays the interpreter's last collection (pipeline.heap)
+        return frozen_for_exit()
     if args.scale:
         return scale(args.tasks, args.plan_tasks, args.overrides)
     if args.instructions:
