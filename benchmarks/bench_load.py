@@ -214,7 +214,6 @@ def run_stage(stage: str, n_tasks: int, overrides: list[str], store: str | None 
 def counted_stage(stage: str, study: dict) -> None:
     """What one process counted by --callgrind does (see :func:`callgrind_counts`)."""
     import numpy as np
-    import pandas  # noqa: F401 - the pipeline's driver imports it before its workers start
 
     from pipeline.run import TaskSlice, run_task_slice
     from pipeline.study import planned
@@ -222,15 +221,15 @@ def counted_stage(stage: str, study: dict) -> None:
     grid = planned(study).grids[0]
     if stage == "cg-start":  # imports, config and planning: what every stage below does first
         return
-    if stage == "cg-cluster":  # the imports, a TLS LocalCluster up, one tiny task, down
-        import distributed  # noqa: F401
-
+    if stage == "cg-cluster":  # the driver's imports, a TLS LocalCluster up, one task, down
         from pipeline.backends import open_runner
 
         cluster = {"kind": "local", "n_workers": N_WORKERS, "threads_per_worker": 1}
         with open_runner(cluster) as runner:
             runner.client.submit(sum, [1, 2]).result()
         return
+    import pandas  # noqa: F401 - a worker starts with it (its driver imported it to fork)
+
     tasks = [task for _, task in grid.tasks()]
     solve(tasks[0])  # warm-up: imports and compilation are not per-task work
     if stage == "cg-solve":
