@@ -1,0 +1,57 @@
+"""The cycle collector around the driver's start and exit (pipeline.heap)."""
+
+from __future__ import annotations
+
+import gc
+import sys
+from importlib import metadata
+
+import pytest
+
+from pipeline.__main__ import cli
+from pipeline.heap import no_cyclic_gc
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_no_cyclic_gc_pauses_the_collector_and_leaves_it_as_it_was(enabled):
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        with no_cyclic_gc():
+            assert not gc.isenabled()
+        assert gc.isenabled() is enabled
+        with pytest.raises(RuntimeError), no_cyclic_gc():  # restored after an error too
+            raise RuntimeError("boom")
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_the_command_freezes_the_heap_on_its_way_out_even_when_it_fails(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["guesslab", "study=no_such_study"])
+    before = gc.get_freeze_count()
+    try:
+        with pytest.raises(SystemExit) as exc:
+            cli()
+        assert exc.value.code == 2  # the usual refusal, before any work
+        assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()  # this test process goes on
+    assert "study='no_such_study': unknown study" in capsys.readouterr().err
+
+
+def test_main_itself_never_freezes_so_callers_in_a_process_that_goes_on_keep_their_heap(
+    monkeypatch,
+):
+    from pipeline.__main__ import main
+
+    monkeypatch.setattr(sys, "argv", ["guesslab", "study=no_such_study"])
+    before = gc.get_freeze_count()
+    with pytest.raises(SystemExit):
+        main()
+    assert gc.get_freeze_count() == before
+
+
+def test_the_guesslab_command_is_the_freezing_entry_point():
+    (script,) = metadata.entry_points(group="console_scripts", name="guesslab")
+    assert script.value == "pipeline.__main__:cli"
