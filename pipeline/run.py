@@ -225,9 +225,14 @@ class BatchCutter:
     """Cuts the plan's tasks into batches as they are needed, sized to take ~batch_seconds.
 
     A batch is a grid and positions in it (a worker builds the tasks itself).  The first
-    batches hold one task each (one per worker); then the size follows the mean solver time
-    per task seen so far, never more than ``max_batch`` and never so large that the last
-    batches leave workers idle.
+    batches hold one task each (one per worker); then the size follows the solver time per
+    task of the batches seen, never more than ``max_batch`` and never so large that the
+    last batches leave workers idle.
+
+    The time per task is a running average that weighs each finished batch half (not the
+    mean of everything seen): a worker's first tasks run with cold solver caches (on the
+    load benchmark ~1 ms a task, then ~0.3 ms), and the mean of everything seen held the
+    batches at a few hundred tasks for a dozen batches a worker where two or three suffice.
     """
 
     def __init__(self, tasks: Plan, n_workers: int, run_cfg: RunConfig):
@@ -239,20 +244,21 @@ class BatchCutter:
         self.fixed = None if run_cfg.batch_size == "auto" else run_cfg.batch_size
         self.max_batch = run_cfg.max_batch
         self.seconds = run_cfg.batch_seconds
-        self.time_seen = 0.0
-        self.tasks_seen = 0
+        self.per_task: float | None = None  # solver seconds a task, a running average
 
     def observe(self, seconds: float, n_tasks: int) -> None:
         """Learn the time per task from a finished batch's solver seconds."""
-        self.time_seen += seconds
-        self.tasks_seen += n_tasks
+        if n_tasks <= 0:
+            return
+        latest = seconds / n_tasks
+        self.per_task = latest if self.per_task is None else (self.per_task + latest) / 2
 
     def size(self) -> int:
         if self.fixed is not None:
             return self.fixed
-        if self.tasks_seen == 0:
+        if self.per_task is None:
             return 1
-        per_task = max(self.time_seen / self.tasks_seen, 1e-6)
+        per_task = max(self.per_task, 1e-6)
         target = int(self.seconds / per_task)
         # the last batches shrink so that no worker is left idle long, but not below a tenth
         # of the target: every batch costs a few ms (a Parquet file, the scheduler), and a

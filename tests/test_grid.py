@@ -282,6 +282,36 @@ def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_tim
     # batch of each grid holds what is left of it)
 
 
+def test_batches_grow_to_their_target_soon_after_a_cold_start():
+    """A worker's first tasks run with cold caches: here the first two batches take 100 ms a
+    task, the rest 10 ms (a target of 100 tasks a batch).  The size is at 90% of the target
+    by the tenth batch; with the mean of every task seen it took eighteen."""
+    from pipeline.config import RunConfig
+    from pipeline.run import BatchCutter
+
+    study = {
+        "name": "cold",
+        "family": "card_guessing",
+        "grid": {"deck": [[2, 1], [1, 1, 1]], "feedback": ["partial"]},
+        "strategies": {"info": {"gamma": [i / 1000 for i in range(1, 1000)]}},
+    }
+    run_cfg = RunConfig(
+        batch_size="auto",
+        batch_seconds=1.0,
+        max_batch=10_000,
+        max_in_flight=4,
+        task_timeout_s=None,
+        progress=False,
+    )
+    cutter = BatchCutter(planned(study), 2, run_cfg)
+    sizes = []
+    while (batch := cutter.next_batch()) is not None and len(sizes) < 12:
+        sizes.append(len(batch))
+        cutter.observe(len(batch) * (0.1 if len(sizes) <= 2 else 0.01), len(batch))
+    assert sizes[:3] == [1, 10, 10]
+    assert min(sizes[9:12]) >= 90
+
+
 def test_the_solver_time_estimate_is_the_family_s_model_summed_over_the_tasks_to_run():
     """Plan.estimated_seconds: with every task sampled, the sum of the family's estimate
     over the tasks left to run; None where the family (or a task) has no model."""
