@@ -241,11 +241,24 @@ def test_stage_plan_counts_tasks_and_stored_ones_and_writes_nothing(tmp_path):
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 
+def auto_batching():
+    """The run settings of auto batching, ~1 s of solver time a batch."""
+    from pipeline.config import RunConfig
+
+    return RunConfig(
+        batch_size="auto",
+        batch_seconds=1.0,
+        max_batch=10_000,
+        max_in_flight=4,
+        task_timeout_s=None,
+        progress=False,
+    )
+
+
 def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_time():
     """BatchCutter: single tasks until a time is known, then ~batch_seconds of solver time,
     shrinking at the end but not below a tenth of that; never across two grids; a task the
     store holds is never in a batch."""
-    from pipeline.config import RunConfig
     from pipeline.run import BatchCutter
 
     study = {
@@ -260,14 +273,7 @@ def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_tim
     ids = [t.task_id for t in plan(study)]
     tasks = planned(study)
     tasks.against_store(IdSet(id_array(ids[5::7])), IdSet(id_array(ids[5::7])))
-    run_cfg = RunConfig(
-        batch_size="auto",
-        batch_seconds=1.0,
-        max_batch=10_000,
-        max_in_flight=4,
-        task_timeout_s=None,
-        progress=False,
-    )
+    run_cfg = auto_batching()
     cutter = BatchCutter(tasks, 2, run_cfg)
     sizes, seen = [], []
     while (batch := cutter.next_batch()) is not None:
@@ -286,7 +292,6 @@ def test_batches_grow_to_their_target_soon_after_a_cold_start():
     """A worker's first tasks run with cold caches: here the first two batches take 100 ms a
     task, the rest 10 ms (a target of 100 tasks a batch).  The size is at 90% of the target
     by the tenth batch; with the mean of every task seen it took eighteen."""
-    from pipeline.config import RunConfig
     from pipeline.run import BatchCutter
 
     study = {
@@ -295,14 +300,7 @@ def test_batches_grow_to_their_target_soon_after_a_cold_start():
         "grid": {"deck": [[2, 1], [1, 1, 1]], "feedback": ["partial"]},
         "strategies": {"info": {"gamma": [i / 1000 for i in range(1, 1000)]}},
     }
-    run_cfg = RunConfig(
-        batch_size="auto",
-        batch_seconds=1.0,
-        max_batch=10_000,
-        max_in_flight=4,
-        task_timeout_s=None,
-        progress=False,
-    )
+    run_cfg = auto_batching()
     cutter = BatchCutter(planned(study), 2, run_cfg)
     sizes = []
     while (batch := cutter.next_batch()) is not None and len(sizes) < 12:
