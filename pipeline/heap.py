@@ -1,9 +1,9 @@
 """The driver's heap and Python's cycle collector.
 
 A full collection walks every container object the process holds.  The driver holds many
-(Hydra, Dask, pandas, pyarrow, Numba and the solvers' modules: ~1.5 million objects after a
-run starts), and most of them live as long as the process, so the collector's walks over
-them find nothing:
+(~155,000 that the collector tracks once Hydra, Dask, pandas, pyarrow, Numba and the solvers
+are imported, counted with ``gc.get_objects``), and most of them live as long as the
+process, so the collector's walks over them find nothing:
 
 - while large modules import, they make objects by the hundred thousand and set off
   collections that walk everything made so far: ``distributed`` and ``pandas`` imported in
