@@ -246,3 +246,48 @@ def test_forked_workers_start_with_pandas_imported():
     """pyarrow imports pandas the first time it builds an array, so each worker's first
     Parquet encoding paid ~0.4 s of CPU for it; the driver imports it once before forking."""
     assert python_output(FORKED_WORKERS_HAVE_PANDAS) == "[True]"
+
+
+def _heartbeat_filters() -> int:
+    import logging
+
+    from pipeline.backends.worker_setup import HeartbeatAtCloseFilter
+
+    logger = logging.getLogger("distributed.worker")
+    return sum(isinstance(f, HeartbeatAtCloseFilter) for f in logger.filters)
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_local_workers_start_with_the_heartbeat_filter_once(method):
+    """Every worker runs pipeline.backends.worker_setup as it starts, forked or spawned."""
+    from pipeline.backends import open_runner
+
+    cluster = {"kind": "local", "n_workers": 1, "start_method": method}
+    with open_runner(cluster) as runner:
+        assert list(runner.client.run(_heartbeat_filters).values()) == [1]
+
+
+def test_a_heartbeat_error_is_kept_while_the_worker_runs_and_dropped_as_it_leaves():
+    """dask/distributed#7105: a heartbeat in flight as the cluster retires its workers logged
+    a traceback after a finished run; a failing heartbeat mid-run still shows."""
+    import logging
+
+    from distributed.core import Status
+
+    from pipeline.backends.worker_setup import HEARTBEAT_FAILED, HeartbeatAtCloseFilter
+
+    class Worker:  # what the filter reads of a worker: its status
+        status = Status.running
+
+    def record(msg: str) -> logging.LogRecord:
+        return logging.LogRecord("distributed.worker", logging.ERROR, __file__, 1, msg, (), None)
+
+    worker = Worker()
+    keep = HeartbeatAtCloseFilter(worker).filter
+    assert keep(record(HEARTBEAT_FAILED))
+    for leaving in (Status.closing_gracefully, Status.closing, Status.closed):
+        worker.status = leaving
+        assert not keep(record(HEARTBEAT_FAILED)), leaving
+        assert keep(record("Compute Failed")), leaving  # other errors always show
+    gone = HeartbeatAtCloseFilter(Worker())  # the worker object is gone at once (refcount)
+    assert not gone.filter(record(HEARTBEAT_FAILED))

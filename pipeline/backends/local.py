@@ -75,6 +75,13 @@ def local_cluster_settings(dashboard: bool, method: str = "auto") -> dict[str, A
     }
 
 
+def worker_preloads() -> list[str]:
+    """The modules every worker runs as it starts: the user's Dask setting, and ours."""
+    import dask
+
+    return [*dask.config.get("distributed.worker.preload", []), "pipeline.backends.worker_setup"]
+
+
 @contextlib.contextmanager
 def _ready_to_fork(enabled: bool) -> Iterator[None]:
     """The driver prepared for forking its workers (nothing when ``enabled`` is false).
@@ -171,6 +178,7 @@ def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interfac
             # the scheduler's HTTP server (dashboard or not) on loopback, at a free port
             scheduler_kwargs={"dashboard": cluster.dashboard, "dashboard_address": "127.0.0.1:0"},
             memory_limit=cluster.memory_limit,
+            preload=worker_preloads(),
             **({"security": security, "protocol": "tls://"} if security else {}),
         ) as lc,
         Client(lc, security=security) as client,
