@@ -41,9 +41,13 @@ worker appends its thread-CPU counts to a file.
 ~45-60 minutes for 100,000 tasks on an idle machine, one stage after another), for the parts
 that do not depend on time: the solver's work (``solve()`` over the grid in one process),
 what batches add to it (the same tasks built, solved and encoded as a worker does, batch by
-batch), and a run's fixed cost (the imports and a TLS LocalCluster started and stopped, its
-workers included), each the difference of two processes' counts.  What the cluster does
-while it runs fires by the second, and a run 50x slower would count it 50x over:
+batch), a run's fixed cost (the imports and a TLS LocalCluster started and stopped, its
+workers included), and the running cluster's timers per second (the same cluster held up
+idle ``IDLE_S`` seconds longer), each the difference of two processes' counts; then what they
+come to on the load benchmark's run (``--at-tasks``, ``--at-seconds``: its wall time from
+``--pairs``, ``--at-work``: the grid's instructions a task when the counted sample is
+smaller).  Each batch's dispatch is left out: a whole run under valgrind lasts ~50x longer, and
+its timers swamp it (a real run of 60 batches came out within the timers' estimate);
 ``--breakdown`` gives it in CPU time.
 
 ``--pairs`` times whole runs instead: a fresh process that plans the study and runs the plain
@@ -181,7 +185,9 @@ def pipeline_config(study: dict, outputs: Path, stage: str, *extra: str) -> dict
 
 STAGES = ("start", "plan", "loop0", "loop", "pipeline", "study-plan", "study-run")
 COUNTED = ("cg-start", "cg-cluster", "cg-tasks", "cg-solve", "cg-batches")  # --callgrind
+RUNNING = ("cg-idle",)  # --callgrind: the cluster's timers, per second
 BATCH = 1_500  # tasks a batch, about what the run's batch cutter picks on this grid
+IDLE_S = 30.0  # seconds cg-idle holds its cluster up, idle
 
 
 def run_stage(stage: str, n_tasks: int, overrides: list[str], store: str | None = None) -> None:
@@ -221,12 +227,14 @@ def counted_stage(stage: str, study: dict) -> None:
     grid = planned(study).grids[0]
     if stage == "cg-start":  # imports, config and planning: what every stage below does first
         return
-    if stage == "cg-cluster":  # the driver's imports, a TLS LocalCluster up, one task, down
-        from pipeline.backends import open_runner
+    if stage in ("cg-cluster", "cg-idle"):  # the driver's imports, a TLS LocalCluster up,
+        from pipeline.backends import open_runner  # one task (then idle for cg-idle), down
 
         cluster = {"kind": "local", "n_workers": N_WORKERS, "threads_per_worker": 1}
         with open_runner(cluster) as runner:
             runner.client.submit(sum, [1, 2]).result()
+            if stage == "cg-idle":
+                time.sleep(IDLE_S)
         return
     import pandas  # noqa: F401 - a worker starts with it (its driver imported it to fork)
 
@@ -274,31 +282,49 @@ def callgrind_count(stage: str, n_tasks: int) -> int:
         )
 
 
-def callgrind_counts(n_tasks: int) -> None:
-    """Print the instructions of the work and of the pipeline's parts that do not depend on
-    time: a batch's machinery beyond the solver, and a run's fixed cost."""
+def callgrind_counts(n_tasks: int, at: argparse.Namespace) -> None:
+    """Print the instructions of the work and of the pipeline's parts: a batch's machinery
+    beyond the solver, a run's fixed cost and the running cluster's timers per second; then
+    what they come to on a run of ``at.tasks`` tasks over ``at.seconds`` seconds (the load
+    benchmark's, as ``--pairs`` measures it)."""
     from pipeline.study import planned
 
     n = len(planned(load_study(n_tasks)).grids[0])
-    counts = {stage: callgrind_count(stage, n_tasks) for stage in COUNTED}
+    counts = {stage: callgrind_count(stage, n_tasks) for stage in COUNTED + RUNNING}
     work = counts["cg-solve"] - counts["cg-tasks"]
     batches = counts["cg-batches"] - counts["cg-solve"]
     fixed = counts["cg-cluster"] - counts["cg-start"]
+    per_second = (counts["cg-idle"] - counts["cg-cluster"]) / IDLE_S
     print(f"instructions (valgrind callgrind, every process), {n:,} tasks:")
     print(f"  the work, solve() in one process: {work / n / 1e6:.3f} M per task")
-    parts = [
-        (f"batches of {BATCH:,} beyond solve() (task build, ids, rows to Parquet)", batches),
-        (
-            f"a run's fixed cost (imports, a TLS LocalCluster of {N_WORKERS} up and down)",
-            fixed,
-        ),
-    ]
-    for label, count in parts:
-        print(f"  {label}: {count / n / 1e3:.1f} k per task, {count / work:.2%} of the work")
     print(
-        "  not counted: what the cluster does while it runs (heartbeats, health checks, "
-        "transfers, the scheduler): its timers fire by the second, and under valgrind a run "
-        "lasts ~50x longer; --breakdown measures it in CPU time"
+        f"  batches of {BATCH:,} beyond solve() (task build, ids, rows to Parquet): "
+        f"{batches / n / 1e3:.1f} k per task, {batches / work:.2%} of the work"
+    )
+    print(
+        f"  a run's fixed cost (imports, a TLS LocalCluster of {N_WORKERS} up and down): "
+        f"{fixed / 1e9:.2f} G"
+    )
+    print(
+        f"  the cluster's timers (an idle cluster held up {IDLE_S:.0f} s: heartbeats, "
+        f"monitors, health checks): {per_second / 1e6:.1f} M per second"
+    )
+    work_at = at.tasks * (at.work * 1e6 if at.work else work / n)
+    parts = {
+        "batches beyond solve()": batches / n * at.tasks,
+        "fixed cost": fixed,
+        f"timers over {at.seconds:g} s": per_second * at.seconds,
+    }
+    where = f"{at.work:g} M a task, given" if at.work else "as counted above"
+    print(f"  on {at.tasks:,} tasks (work {where}) over {at.seconds:g} s:")
+    for label, count in parts.items():
+        print(f"    {label}: {count / 1e9:.2f} G, {count / work_at:.2%} of the work")
+    total = sum(parts.values())
+    print(f"    in all: {total / 1e9:.2f} G, {total / work_at:.2%} of the work")
+    print(
+        "  not counted: each batch's dispatch (Dask's submit, scheduling, the result over TLS, "
+        "the file written): a real run under valgrind lasts ~50x longer and its timers, "
+        "counted at the idle rate above, swamp it; --breakdown gives it in CPU time"
     )
 
 
@@ -516,6 +542,12 @@ def main() -> None:
     parser.add_argument(
         "--callgrind", action="store_true", help="count instructions (valgrind), see above"
     )
+    for flag, kind, default, text in [
+        ("--at-tasks", int, 100_000, "--callgrind: the run to put the counts on, its tasks"),
+        ("--at-seconds", float, 24.0, "... its wall time (--pairs' mean pipeline run)"),
+        ("--at-work", float, 0.0, "... its work, M instructions a task (0: as counted)"),
+    ]:
+        parser.add_argument(flag, type=kind, default=default, help=text)
     parser.add_argument(
         "--breakdown", action="store_true", help="one run's CPU time, part by part (see above)"
     )
@@ -527,7 +559,7 @@ def main() -> None:
     )
     parser.add_argument("--plan-tasks", type=int, default=10_000_000, help="--scale's plan size")
     parser.add_argument(
-        "--stage", choices=STAGES + COUNTED, help=argparse.SUPPRESS
+        "--stage", choices=STAGES + COUNTED + RUNNING, help=argparse.SUPPRESS
     )  # one counted run
     parser.add_argument("--store", help=argparse.SUPPRESS)  # --scale's kept store
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. run.batch_seconds=1")
@@ -544,7 +576,8 @@ def main() -> None:
     if args.breakdown:
         return breakdown(args.tasks, args.overrides)
     if args.callgrind:
-        return callgrind_counts(args.tasks)
+        at = argparse.Namespace(tasks=args.at_tasks, seconds=args.at_seconds, work=args.at_work)
+        return callgrind_counts(args.tasks, at)
     if args.pairs is not None:
         if args.pairs < 1:
             parser.error(f"--pairs={args.pairs}: give at least 1 round")
