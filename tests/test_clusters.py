@@ -291,3 +291,15 @@ def test_a_heartbeat_error_is_kept_while_the_worker_runs_and_dropped_as_it_leave
         assert keep(record("Compute Failed")), leaving  # other errors always show
     gone = HeartbeatAtCloseFilter(Worker())  # the worker object is gone at once (refcount)
     assert not gone.filter(record(HEARTBEAT_FAILED))
+
+
+@pytest.mark.parametrize("theirs", [None, [], "my_setup", ["a_setup", "b_setup"]])
+def test_our_worker_preload_comes_after_the_users_own(theirs):
+    import dask
+
+    from pipeline.backends.local import worker_preloads
+
+    with dask.config.set({"distributed.worker.preload": theirs}):
+        mine = worker_preloads()
+    given = [theirs] if isinstance(theirs, str) else list(theirs or [])
+    assert mine == [*given, "pipeline.backends.worker_setup"]

@@ -76,10 +76,12 @@ def local_cluster_settings(dashboard: bool, method: str = "auto") -> dict[str, A
 
 
 def worker_preloads() -> list[str]:
-    """The modules every worker runs as it starts: the user's Dask setting, and ours."""
+    """The modules every worker runs as it starts: the user's Dask setting (a name or a
+    list, as Dask takes it), and ours."""
     import dask
 
-    return [*dask.config.get("distributed.worker.preload", []), "pipeline.backends.worker_setup"]
+    theirs = dask.config.get("distributed.worker.preload", None) or []
+    return [*([theirs] if isinstance(theirs, str) else theirs), "pipeline.backends.worker_setup"]
 
 
 @contextlib.contextmanager
