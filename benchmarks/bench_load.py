@@ -184,8 +184,8 @@ def pipeline_config(study: dict, outputs: Path, stage: str, *extra: str) -> dict
 
 
 STAGES = ("start", "plan", "loop0", "loop", "pipeline", "study-plan", "study-run")
-COUNTED = ("cg-start", "cg-cluster", "cg-tasks", "cg-solve", "cg-batches")  # --callgrind
-RUNNING = ("cg-idle",)  # --callgrind: the cluster's timers, per second
+# --callgrind's stages (cg-idle: the cluster's timers, per second)
+COUNTED = ("cg-start", "cg-cluster", "cg-idle", "cg-tasks", "cg-solve", "cg-batches")
 BATCH = 1_500  # tasks a batch, about what the run's batch cutter picks on this grid
 IDLE_S = 30.0  # seconds cg-idle holds its cluster up, idle
 
@@ -282,15 +282,16 @@ def callgrind_count(stage: str, n_tasks: int) -> int:
         )
 
 
-def callgrind_counts(n_tasks: int, at: argparse.Namespace) -> None:
-    """Print the instructions of the work and of the pipeline's parts: a batch's machinery
-    beyond the solver, a run's fixed cost and the running cluster's timers per second; then
-    what they come to on a run of ``at.tasks`` tasks over ``at.seconds`` seconds (the load
-    benchmark's, as ``--pairs`` measures it)."""
+def callgrind_counts(args: argparse.Namespace) -> None:
+    """Print the instructions of the work (``args.tasks`` of the grid) and of the pipeline's
+    parts: a batch's machinery beyond the solver, a run's fixed cost and the running
+    cluster's timers per second; then what they come to on a run of ``args.at_tasks`` tasks
+    over ``args.at_seconds`` seconds (the load benchmark's, as ``--pairs`` measures it)."""
+    n_tasks = args.tasks
     from pipeline.study import planned
 
     n = len(planned(load_study(n_tasks)).grids[0])
-    counts = {stage: callgrind_count(stage, n_tasks) for stage in COUNTED + RUNNING}
+    counts = {stage: callgrind_count(stage, n_tasks) for stage in COUNTED}
     work = counts["cg-solve"] - counts["cg-tasks"]
     batches = counts["cg-batches"] - counts["cg-solve"]
     fixed = counts["cg-cluster"] - counts["cg-start"]
@@ -309,14 +310,14 @@ def callgrind_counts(n_tasks: int, at: argparse.Namespace) -> None:
         f"  the cluster's timers (an idle cluster held up {IDLE_S:.0f} s: heartbeats, "
         f"monitors, health checks): {per_second / 1e6:.1f} M per second"
     )
-    work_at = at.tasks * (at.work * 1e6 if at.work else work / n)
+    work_at = args.at_tasks * (args.at_work * 1e6 if args.at_work else work / n)
     parts = {
-        "batches beyond solve()": batches / n * at.tasks,
+        "batches beyond solve()": batches / n * args.at_tasks,
         "fixed cost": fixed,
-        f"timers over {at.seconds:g} s": per_second * at.seconds,
+        f"timers over {args.at_seconds:g} s": per_second * args.at_seconds,
     }
-    where = f"{at.work:g} M a task, given" if at.work else "as counted above"
-    print(f"  on {at.tasks:,} tasks (work {where}) over {at.seconds:g} s:")
+    where = f"{args.at_work:g} M a task, given" if args.at_work else "as counted above"
+    print(f"  on {args.at_tasks:,} tasks (work {where}) over {args.at_seconds:g} s:")
     for label, count in parts.items():
         print(f"    {label}: {count / 1e9:.2f} G, {count / work_at:.2%} of the work")
     total = sum(parts.values())
@@ -559,7 +560,7 @@ def main() -> None:
     )
     parser.add_argument("--plan-tasks", type=int, default=10_000_000, help="--scale's plan size")
     parser.add_argument(
-        "--stage", choices=STAGES + COUNTED + RUNNING, help=argparse.SUPPRESS
+        "--stage", choices=STAGES + COUNTED, help=argparse.SUPPRESS
     )  # one counted run
     parser.add_argument("--store", help=argparse.SUPPRESS)  # --scale's kept store
     parser.add_argument("overrides", nargs="*", help="config overrides, e.g. run.batch_seconds=1")
@@ -576,8 +577,7 @@ def main() -> None:
     if args.breakdown:
         return breakdown(args.tasks, args.overrides)
     if args.callgrind:
-        at = argparse.Namespace(tasks=args.at_tasks, seconds=args.at_seconds, work=args.at_work)
-        return callgrind_counts(args.tasks, at)
+        return callgrind_counts(args)
     if args.pairs is not None:
         if args.pairs < 1:
             parser.error(f"--pairs={args.pairs}: give at least 1 round")
