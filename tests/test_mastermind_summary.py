@@ -68,3 +68,26 @@ def test_a_small_grid_is_a_markdown_table(tmp_path) -> None:
     text = get_summary("mastermind")(pd.DataFrame(rows), tmp_path)
     assert "rows r, columns t:" in text and "r \\ t" in text
     assert not (tmp_path / "mastermind_2x3_uniform_grid.parquet").exists()
+
+
+def test_the_reference_line_names_the_limited_optimum_apart_from_the_optimum(tmp_path) -> None:
+    """The report's text line and the heatmap's title list each reference strategy by its
+    label: "optimal" and "optimal (at most 3 guesses)", not "optimal" twice."""
+    from solvers.mastermind.report import report
+    from solvers.mastermind.summary import references, result_table
+
+    game = {"family": "mastermind", "pegs": 2, "colours": 3, "jar": None}
+    rows = solve({**game, "strategy": "minimax"})
+    rows += solve({**game, "strategy": "optimal"})
+    rows += solve({**game, "strategy": "optimal", "guess_limit": 3})
+    for r, t in itertools.product([1.0, 2.0], [1.0, 2.0]):
+        rows += solve({**game, "strategy": "sharma_mittal", "entropy_r": r, "entropy_t": t})
+    frame = pd.DataFrame(rows)
+    (section,) = report(frame)[:1]
+    (line,) = [item for item in section.items if isinstance(item, str)]
+    refs = line.partition("References: ")[2]
+    assert "optimal (at most 3 guesses) " in refs, refs
+    assert refs.count("optimal") == 2, refs
+    table = result_table(frame)
+    title = references(table[table["strategy"] != "sharma_mittal"], ".3f")
+    assert "optimal (at most 3 guesses) " in title and "minimax " in title, title

@@ -15,6 +15,7 @@ from solvers.mastermind.summary import (
     RESULTS,
     game_title,
     named_members,
+    references,
     results,
 )
 
@@ -52,9 +53,7 @@ def game_section(game: tuple, group: pd.DataFrame) -> Section:
     items: list = [Table(f"Strategies: {title}", lines[[c for c in SHOWN if c in lines]])]
     if sm["entropy_r"].nunique() > 1 and sm["entropy_t"].nunique() > 1:
         best = sm.nsmallest(1, "expected_guesses").iloc[0]
-        refs = ", ".join(
-            f"{s} {v:.6f}" for s, v in zip(ref["strategy"], ref["expected_guesses"], strict=True)
-        )
+        refs = references(ref)
         items.append(
             f"Sharma-Mittal over {len(sm)} (r, t) points: best {best['expected_guesses']:.6f} "
             f"({best['expected_guesses_exact']}) at r = {best['entropy_r']:g}, t = "

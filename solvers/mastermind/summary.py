@@ -200,12 +200,17 @@ def heatmap(grid: pd.DataFrame, ref: pd.DataFrame, title: str, path: Path) -> Pa
         i, j = np.nonzero(values <= best + 1e-12)
         ax.plot(j, i, "r*", ms=8, label=f"best {best:.4f}")
         ax.legend(loc="upper right", fontsize=7)
-    refs = ", ".join(
-        f"{s} {v:.3f}" for s, v in zip(ref["strategy"], ref["expected_guesses"], strict=True)
-    )
+    refs = references(ref, ".3f")
     ax.set_title(f"Expected guesses, Sharma-Mittal strategy\n{title}\n{refs}", fontsize=8)
     fig.colorbar(image, ax=ax, label="expected number of guesses")
     return save_figure(fig, path)
+
+
+def references(ref: pd.DataFrame, digits: str = ".6f") -> str:
+    """The reference strategies' expected guesses, each by its label ("optimal (at most 5
+    guesses)" apart from "optimal"), as "label value, ..."."""
+    values = zip(ref["label"], ref["expected_guesses"], strict=True)
+    return ", ".join(f"{label} {value:{digits}}" for label, value in values)
 
 
 def tick_positions(n: int) -> list[int]:

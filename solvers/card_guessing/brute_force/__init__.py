@@ -1,0 +1,1 @@
+"""Brute force: every deck order enumerated, the cross-check of the exact solvers."""

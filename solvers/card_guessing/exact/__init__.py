@@ -1,0 +1,1 @@
+"""Exact solvers of card guessing: rational values for small decks."""

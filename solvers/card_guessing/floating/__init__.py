@@ -1,0 +1,1 @@
+"""Floating-point engines for large decks (NumPy and Numba), checked against exact/."""

@@ -1,0 +1,1 @@
+"""Monte Carlo play on real shuffled decks (seeded, with standard errors)."""

@@ -1,0 +1,1 @@
+"""From a task to its result row: checks and rows per kind of task."""
