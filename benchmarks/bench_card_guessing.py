@@ -15,7 +15,7 @@ import platform
 import time
 from fractions import Fraction
 
-from solvers.card_guessing import partial
+from solvers.card_guessing.exact import yes_no
 
 
 def baseline_optimal(deck: tuple[int, ...]) -> Fraction:
@@ -80,9 +80,9 @@ def main() -> None:
     print(f"{'deck':>14} {'strategy':>9} {'value':>28} {'states':>8} {'seconds':>8}")
     for deck in [(3, 3, 3), (4, 4, 4), (4, 4, 4, 4), (5, 5, 5, 5), (6, 6, 6), (5, 3, 2, 1)]:
         for strategy in ("optimal", "greedy"):
-            partial._arrangements.cache_clear()
-            partial._rook_polynomial.cache_clear()
-            (v, n), t = timed(partial.expected_score, partial.evaluation(strategy), deck)
+            yes_no._arrangements.cache_clear()
+            yes_no._rook_polynomial.cache_clear()
+            (v, n), t = timed(yes_no.expected_score, yes_no.evaluation(strategy), deck)
             print(f"{str(deck):>14} {strategy:>9} {str(v):>28} {n:>8} {t:>8.3f}")
     decks = [(3, 3, 3)] if args.quick else [(3, 3, 3), (4, 4, 4)]
     for deck in decks:

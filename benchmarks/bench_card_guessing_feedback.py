@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from solvers.card_guessing import bounds, complete, nofeedback
+from solvers.card_guessing.exact import complete_feedback, entropy_bounds, no_feedback
 
 SUITS = (13, 13, 13, 13)
 RANKS = (4,) * 13
@@ -41,23 +41,23 @@ def main() -> None:
     print(f"{'deck':<28}{'case':<34}{'seconds':>10}  result")
     for deck in decks:
         name = f"({','.join(map(str, deck))})" if len(deck) < 6 else f"{len(deck)} types of 4"
-        t, (pmf, n_states) = timed(lambda d=deck: complete.score_distribution(d), repeat)
+        t, (pmf, n_states) = timed(lambda d=deck: complete_feedback.score_distribution(d), repeat)
         mean = sum(k * q for k, q in enumerate(pmf))
         print(f"{name:<28}{'complete: score counts (pmf)':<34}{t:>10.4f}  {float(mean):.6f}")
         print(f"{'':<28}{'  states (sorted compositions)':<34}{'':>10}  {n_states}")
-        t, value = timed(lambda d=deck: complete.expected_score(d), repeat)
+        t, value = timed(lambda d=deck: complete_feedback.expected_score(d), repeat)
         print(f"{'':<28}{'complete: step chances (Fraction)':<34}{t:>10.4f}  {float(value):.6f}")
-        t, b = timed(lambda d=deck: bounds.score_bounds(d), repeat)
+        t, b = timed(lambda d=deck: entropy_bounds.score_bounds(d), repeat)
         shown = f"[{b['bound_lower']:.4f} (chords {b['bound_lower_chords']:.4f}), "
         shown += f"{b['bound_upper']:.4f}]"
         print(f"{'':<28}{'entropy bounds (bisection 1e-12)':<34}{t:>10.4f}  {shown}")
-        cycle = nofeedback.guess_counts(nofeedback.named_sequence("cycle", deck), len(deck))
-        t, pmf = timed(lambda d=deck, m=cycle: nofeedback.score_distribution(d, m), repeat)
+        cycle = no_feedback.guess_counts(no_feedback.named_sequence("cycle", deck), len(deck))
+        t, pmf = timed(lambda d=deck, m=cycle: no_feedback.score_distribution(d, m), repeat)
         mean = sum(k * q for k, q in enumerate(pmf))
         print(f"{'':<28}{'none: cycle sequence pmf':<34}{t:>10.4f}  {float(mean):.6f}")
     deck = (13, 13, 13, 13) if not args.quick else (3, 3, 3)
     tied = list(range(len(deck)))
-    t, pmf = timed(lambda: nofeedback.mixed_score_distribution(deck, tied), 1)
+    t, pmf = timed(lambda: no_feedback.mixed_score_distribution(deck, tied), 1)
     print(f"{str(deck):<28}{'none: uniform ties (mixture)':<34}{t:>10.4f}  {len(pmf) - 1} cards")
 
 

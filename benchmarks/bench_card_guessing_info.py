@@ -19,7 +19,11 @@ import time
 import numpy as np
 
 from solvers import no_repeat, solve
-from solvers.card_guessing import fast_info, montecarlo, partial, partial_run, players
+from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.floating import info_kernels
+from solvers.card_guessing.simulation import shuffled_decks
+from solvers.card_guessing.strategies import belief_players
+from solvers.card_guessing.tasks import yes_no_tasks
 from solvers.registry import validate
 
 DECKS_52 = {"13 ranks x 4": [4] * 13, "4 suits x 13": [13] * 4}
@@ -54,10 +58,10 @@ def bench_exact(quick: bool) -> None:
 def bench_greedy_mc(quick: bool) -> None:
     n_games = 10_000 if quick else 100_000
     print(f"\n## Monte Carlo greedy, {n_games:,} games, one core (Numba float path)")
-    montecarlo.greedy_scores([3, 3, 3], 10, np.random.default_rng(0))  # compile / load cache
+    shuffled_decks.greedy_scores([3, 3, 3], 10, np.random.default_rng(0))  # compile / load cache
     for name, deck in DECKS_52.items():
         (scores, exact_calls), sec = timed(
-            montecarlo.greedy_scores, deck, n_games, np.random.default_rng(1)
+            shuffled_decks.greedy_scores, deck, n_games, np.random.default_rng(1)
         )
         se = scores.std(ddof=1) / np.sqrt(n_games)
         print(
@@ -68,12 +72,16 @@ def bench_greedy_mc(quick: bool) -> None:
 
 def bench_info_fast_mc(quick: bool) -> None:
     n_games = 10_000 if quick else 100_000
-    print(f"\n## Monte Carlo info, {n_games:,} games, one core (Numba float filter, fast_info.py)")
-    montecarlo.info_scores([3, 3, 3], 10, np.random.default_rng(0), 0.15)  # compile / load cache
+    print(
+        f"\n## Monte Carlo info, {n_games:,} games, one core (Numba float filter, info_kernels.py)"
+    )
+    shuffled_decks.info_scores(
+        [3, 3, 3], 10, np.random.default_rng(0), 0.15
+    )  # compile / load cache
     for label, (r, t) in (("Shannon bits", (1.0, 1.0)), ("Renyi-2 (r=2, t=1) bits", (2.0, 1.0))):
         deck = DECKS_52["4 suits x 13"]
         (scores, play), sec = timed(
-            montecarlo.info_scores, deck, n_games, np.random.default_rng(1), 0.15, r, t, 2.0
+            shuffled_decks.info_scores, deck, n_games, np.random.default_rng(1), 0.15, r, t, 2.0
         )
         se = scores.std(ddof=1) / np.sqrt(n_games)
         print(
@@ -89,19 +97,19 @@ def bench_info_rank_deck(quick: bool) -> None:
     cap = 10 if quick else 60
     deck = DECKS_52["13 ranks x 4"]
     print(f"\n## 13 ranks x 4: composition posterior size along a greedy game (stop after {cap} s)")
-    order = montecarlo.shuffled_orders(deck, 1, np.random.default_rng(2))[0].tolist()
-    state, start = partial.initial_state(deck), time.perf_counter()
+    order = shuffled_decks.shuffled_orders(deck, 1, np.random.default_rng(2))[0].tolist()
+    state, start = yes_no.initial_state(deck), time.perf_counter()
     for pos, card in enumerate(order):
         if pos % 4 == 0:
-            (_, probs), sec = timed(fast_info.float_posterior, state)
+            (_, probs), sec = timed(info_kernels.float_posterior, state)
             print(f"after {pos:2d} cards: {probs.size:>11,} compositions ({sec:.2f} s)", flush=True)
             if time.perf_counter() - start > cap:
                 break
         c, p = [x for x, _ in state[1]], [y for _, y in state[1]]
-        a = int(np.argmax(montecarlo.float_yes_weights(c, p)[0]))
-        state = (partial.after_yes if a == card else partial.after_no)(state, a)
-    play = fast_info.InfoPlay(deck, 0.15)
-    orders = montecarlo.shuffled_orders(deck, 1, np.random.default_rng(3))
+        a = int(np.argmax(shuffled_decks.float_yes_weights(c, p)[0]))
+        state = (yes_no.after_yes if a == card else yes_no.after_no)(state, a)
+    play = info_kernels.InfoPlay(deck, 0.15)
+    orders = shuffled_decks.shuffled_orders(deck, 1, np.random.default_rng(3))
     try:
         _, sec = timed(play.scores, orders, np.zeros(1, np.int64))
         print(f"one info game: {sec:.1f} s")
@@ -112,9 +120,9 @@ def bench_info_rank_deck(quick: bool) -> None:
 def bench_info_float(quick: bool) -> None:
     top = 7 if quick else 10
     print(f"\n## method float, info (gamma 0.15, Shannon bits), m x 4 for m = 1..{top}")
-    fast_info.evaluate([2, 2], 0.15)  # compile / load cache
+    info_kernels.evaluate([2, 2], 0.15)  # compile / load cache
     for m in range(1, top + 1):
-        value, sec = timed(fast_info.evaluate, [m] * 4, 0.15)
+        value, sec = timed(info_kernels.evaluate, [m] * 4, 0.15)
         print(
             f"{m:2d} x 4: {value.expected_score:.9f}  labelled states {value.n_states:>10,}  "
             f"canonical {value.n_canonical:>8,}  largest posterior {value.largest_support:>5,}  "
@@ -136,15 +144,15 @@ def bench_info_mc(quick: bool) -> None:
     print(f"\n## Monte Carlo info on 52 cards: one game, step by step, stopped after {cap} s")
     for name, deck in DECKS_52.items():
         task = {"family": "card_guessing", "deck": deck, "strategy": "info", "gamma": 0.15}
-        player = partial_run.player(validate({**task, "method": "monte_carlo", "n_games": 1}))
-        order = montecarlo.shuffled_orders(deck, 1, np.random.default_rng(2))[0].tolist()
-        state, start, marks, done = partial.initial_state(deck), time.perf_counter(), [], 0
+        player = yes_no_tasks.player(validate({**task, "method": "monte_carlo", "n_games": 1}))
+        order = shuffled_decks.shuffled_orders(deck, 1, np.random.default_rng(2))[0].tolist()
+        state, start, marks, done = yes_no.initial_state(deck), time.perf_counter(), [], 0
         signal.signal(signal.SIGALRM, _time_up)
         signal.alarm(cap)  # a single decision late in the game can take far longer than cap
         try:
             for pos, card in enumerate(order):
                 a = player.guesses(state, None)[0]
-                state = (partial.after_yes if a == card else partial.after_no)(state, a)
+                state = (yes_no.after_yes if a == card else yes_no.after_no)(state, a)
                 done = pos + 1
                 if done % 5 == 0:
                     marks.append(f"{done} cards {time.perf_counter() - start:.1f} s")
@@ -161,7 +169,11 @@ def bench_info_small_mc() -> None:
         {"family": "card_guessing", "deck": [4, 4, 4], "strategy": "info", "gamma": 0.15}
     )
     scores, sec = timed(
-        montecarlo.play_games, [4, 4, 4], partial_run.player(task), 20_000, np.random.default_rng(3)
+        shuffled_decks.play_games,
+        [4, 4, 4],
+        yes_no_tasks.player(task),
+        20_000,
+        np.random.default_rng(3),
     )
     print(f"20,000 games {sec:.1f} s, mean {scores.mean():.4f}")
 
@@ -169,19 +181,20 @@ def bench_info_small_mc() -> None:
 def bench_float_counts() -> None:
     print("\n## Yes-weights of the 52 states of one greedy game (4 x 13), one Python call each")
     deck = [13] * 4
-    order = montecarlo.shuffled_orders(deck, 1, np.random.default_rng(4))[0].tolist()
+    order = shuffled_decks.shuffled_orders(deck, 1, np.random.default_rng(4))[0].tolist()
     states = []
-    state = partial.initial_state(deck)
-    player = players.StatePlayer(partial.greedy_chooser("lowest"))
+    state = yes_no.initial_state(deck)
+    player = belief_players.StatePlayer(yes_no.greedy_chooser("lowest"))
     for card in order:
         states.append(state)
         a = player.guesses(state, None)[0]
-        state = (partial.after_yes if a == card else partial.after_no)(state, a)
-    partial._arrangements.cache_clear()
-    _, exact_sec = timed(lambda: [partial.yes_counts(s) for s in states])
+        state = (yes_no.after_yes if a == card else yes_no.after_no)(state, a)
+    yes_no._arrangements.cache_clear()
+    _, exact_sec = timed(lambda: [yes_no.yes_counts(s) for s in states])
     _, float_sec = timed(
         lambda: [
-            montecarlo.float_yes_weights([c for c, _ in s[1]], [p for _, p in s[1]]) for s in states
+            shuffled_decks.float_yes_weights([c for c, _ in s[1]], [p for _, p in s[1]])
+            for s in states
         ]
     )
     print(f"{len(states)} states: exact {exact_sec * 1e3:.1f} ms, float {float_sec * 1e3:.1f} ms")

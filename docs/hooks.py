@@ -28,16 +28,6 @@ from solvers.registry import REQUIRED, Family, Param, get_family  # noqa: E402
 
 MARKER = re.compile(r"<!--\s*(params|strategies|columns):\s*([A-Za-z_][A-Za-z0-9_]*)\s*-->")
 
-# The family docs in the code still call the source documents by their file numbers; the
-# manual names them (see bibliography.md).
-SOURCES = {
-    "seed 000": "Gural, Simper & So (2019)",
-    "seed 001": "Norvig (2020)",
-    "seed 002": "Hofer & Nelson (2016)",
-    "seed 003": "Holmes (2016)",
-    "seed 004": "Juraszek (2014)",
-}
-
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
     """The page's Markdown with every ``params``/``strategies`` marker replaced (MkDocs hook)."""
@@ -68,7 +58,7 @@ def params_table(fam: Family) -> str:
             [
                 f"`{p.name}`",
                 default_text(p),
-                cell(cited(p.doc)),
+                cell(p.doc),
                 cell(check_text(p)),
                 strategies_of(p, fam),
                 "identity" if p.identity else "execution knob (not in the task id)",
@@ -89,7 +79,7 @@ def columns_table(fam: Family) -> str:
 
 def strategies_text(fam: Family) -> str:
     """The family's doc string and its strategies (the default marked), as Markdown."""
-    doc = plain(cited(inspect.cleandoc(fam.doc))) if fam.doc else ""
+    doc = plain(inspect.cleandoc(fam.doc)) if fam.doc else ""
     if fam.strategies:
         names = ", ".join(
             f"`{s}`" + (" (default)" if s == fam.default_strategy else "") for s in fam.strategies
@@ -184,13 +174,6 @@ def returned_expressions(filename: str) -> dict[tuple[int, str], ast.expr]:
                 first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
                 found.setdefault((first, node.name), []).append(body[0].value)
     return {key: nodes[0] for key, nodes in found.items() if len(nodes) == 1}
-
-
-def cited(text: str) -> str:
-    """``text`` with the source documents' file numbers replaced by author and year."""
-    for seed, citation in SOURCES.items():
-        text = text.replace(seed, citation)
-    return text
 
 
 def plain(text: str) -> str:

@@ -13,7 +13,9 @@ import pytest
 from conftest import compositions
 
 from solvers import TaskError, solve
-from solvers.card_guessing import brute, estimated_states, partial
+from solvers.card_guessing import estimated_states
+from solvers.card_guessing.brute_force import yes_no_orders
+from solvers.card_guessing.exact import yes_no
 
 
 def exact(deck, strategy="optimal", **params):
@@ -24,12 +26,12 @@ def exact(deck, strategy="optimal", **params):
 
 def solver_policy(deck, strategy, tie_break="lowest"):
     """The solver's policy as a brute-force Policy (history -> guess)."""
-    ev = partial.evaluation(strategy, tie_break)
+    ev = yes_no.evaluation(strategy, tie_break)
 
     def policy(history, belief, position):
-        state = partial.initial_state(deck)
+        state = yes_no.initial_state(deck)
         for guess, ok in history:
-            state = (partial.after_yes if ok else partial.after_no)(state, guess)
+            state = (yes_no.after_yes if ok else yes_no.after_no)(state, guess)
         return ev.guess(state)
 
     return policy
@@ -60,18 +62,18 @@ def test_posterior_and_optimal_guess_in_the_seed_example():
     (3,3,3), the
     remaining three cards are (0,1,2), (1,1,1), (2,1,0) with probabilities 3/10, 3/5, 1/10;
     c is the likeliest next card (2/5) but the optimal guess is b (1/3)."""
-    state = partial.initial_state((3, 3, 3))
+    state = yes_no.initial_state((3, 3, 3))
     for guess, ok in [(0, True), (1, False), (1, False), (1, False), (1, True), (1, True)]:
-        state = (partial.after_yes if ok else partial.after_no)(state, guess)
-    posterior = partial.composition_posterior(state)
+        state = (yes_no.after_yes if ok else yes_no.after_no)(state, guess)
+    posterior = yes_no.composition_posterior(state)
     assert posterior == {
         (0, 1, 2): Fraction(3, 10),
         (1, 1, 1): Fraction(3, 5),
         (2, 1, 0): Fraction(1, 10),
     }
-    probs = partial.next_card_probabilities(state)
+    probs = yes_no.next_card_probabilities(state)
     assert probs[1] == Fraction(1, 3) and probs[2] == Fraction(2, 5)
-    assert partial.evaluation("optimal").guess(state) == 1
+    assert yes_no.evaluation("optimal").guess(state) == 1
 
 
 # ------------------------------------------------------------ brute-force cross-checks
@@ -87,11 +89,11 @@ def test_solvers_equal_enumeration_of_every_order(deck):
     every order; its greedy equals an independent greedy computed from the orders."""
     for strategy in ("optimal", "greedy"):
         row = exact(deck, strategy)
-        mean, pmf = brute.policy_value(deck, solver_policy(deck, strategy))
+        mean, pmf = yes_no_orders.policy_value(deck, solver_policy(deck, strategy))
         assert Fraction(row["expected_score_exact"]) == mean
         assert row["score_pmf"] == pytest.approx([float(q) for q in pmf], abs=1e-15)
     for tie_break in ("lowest", "highest"):
-        mean, _ = brute.policy_value(deck, brute.greedy_policy(tie_break))
+        mean, _ = yes_no_orders.policy_value(deck, yes_no_orders.greedy_policy(tie_break))
         assert Fraction(exact(deck, "greedy", tie_break=tie_break)["expected_score_exact"]) == mean
 
 
@@ -102,22 +104,22 @@ def test_solvers_equal_enumeration_for_7_and_8_cards(n_cards):
     for deck in compositions(n_cards):
         for strategy in ("optimal", "greedy"):
             row = exact(deck, strategy)
-            mean, _ = brute.policy_value(deck, solver_policy(deck, strategy))
+            mean, _ = yes_no_orders.policy_value(deck, solver_policy(deck, strategy))
             assert Fraction(row["expected_score_exact"]) == mean, (deck, strategy)
-        mean, _ = brute.policy_value(deck, brute.greedy_policy("lowest"))
+        mean, _ = yes_no_orders.policy_value(deck, yes_no_orders.greedy_policy("lowest"))
         assert Fraction(exact(deck, "greedy")["expected_score_exact"]) == mean, deck
 
 
 @pytest.mark.parametrize("deck", [d for d in _decks_up_to(5)] + [(2, 2, 2), (4, 2), (3, 2, 1)])
 def test_optimum_equals_brute_force_over_belief_sets(deck):
     """The optimum equals a recursion over sets of consistent orders (no (c, p) statistic)."""
-    assert Fraction(exact(deck)["expected_score_exact"]) == brute.optimal_value(deck)
+    assert Fraction(exact(deck)["expected_score_exact"]) == yes_no_orders.optimal_value(deck)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("deck", [(2, 2, 1, 1), (4, 2, 1), (3, 3), (2, 2, 2, 1), (3, 2, 2)])
 def test_optimum_equals_brute_force_over_belief_sets_slow(deck):
-    assert Fraction(exact(deck)["expected_score_exact"]) == brute.optimal_value(deck)
+    assert Fraction(exact(deck)["expected_score_exact"]) == yes_no_orders.optimal_value(deck)
 
 
 def test_uniform_tie_break_averages_lowest_and_other_choices():
@@ -145,7 +147,7 @@ def test_row_has_distribution_variance_and_states():
 
 @pytest.mark.parametrize("deck", [(3, 3, 3), (4, 4, 4), (2, 2, 2, 2), (5, 3, 2, 1), (1,) * 12])
 def test_state_estimate_is_within_a_small_factor(deck):
-    real = partial.optimal_value(deck)[1]
+    real = yes_no.optimal_value(deck)[1]
     assert real / 5 <= estimated_states(list(deck)) <= real * 5
 
 

@@ -1,7 +1,7 @@
-"""card_guessing, partial feedback: the compiled (float) info move of fast_info.py.
+"""card_guessing, partial feedback: the compiled (float) info move of info_kernels.py.
 
 Checks: the composition posterior behind info (the generating-function identity for the past
-"no" slots against partial.arrangements; the float filter against the exact posterior), its
+"no" slots against yes_no.arrangements; the float filter against the exact posterior), its
 Sharma-Mittal entropies against solvers.entropy, and Monte Carlo play of the compiled path
 against the exact Python path on the same shuffled decks.
 """
@@ -18,7 +18,10 @@ import numpy as np
 import pytest
 
 from solvers import entropy, solve
-from solvers.card_guessing import fast_info, info, montecarlo, partial, players
+from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.floating import info_kernels
+from solvers.card_guessing.simulation import shuffled_decks
+from solvers.card_guessing.strategies import belief_players, entropy_weighted
 
 FAMILY = "card_guessing"
 POINTS = [(1, 1), (2, 0.5), (0, 1), (0, 0), (math.inf, 2), (0.7, 1.3), (3, 1), (1.2, 4), (0.3, 1)]
@@ -28,13 +31,13 @@ def states_in_play(deck, n_orders: int, seed: int):
     """Labelled states met while naming random possible types on shuffled orders of ``deck``."""
     rng = np.random.default_rng(seed)
     out = []
-    for order in montecarlo.shuffled_orders(deck, n_orders, rng).tolist():
-        state = partial.initial_state(deck)
+    for order in shuffled_decks.shuffled_orders(deck, n_orders, rng).tolist():
+        state = yes_no.initial_state(deck)
         for card in order:
             out.append(state)
-            possible = [a for a, y in enumerate(partial.yes_counts(state)) if y]
+            possible = [a for a, y in enumerate(yes_no.yes_counts(state)) if y]
             a = possible[int(rng.integers(len(possible)))]
-            state = (partial.after_yes if a == card else partial.after_no)(state, a)
+            state = (yes_no.after_yes if a == card else yes_no.after_no)(state, a)
     return out
 
 
@@ -58,7 +61,7 @@ def past_fillings(m, p, free) -> int:
 
 
 def test_generating_function_counts_the_fillings_of_the_past_slots():
-    """A(m, p) = [x^m] prod_j (S - x_j)^{p_j} S^F equals partial.arrangements on small cases."""
+    """A(m, p) = [x^m] prod_j (S - x_j)^{p_j} S^F equals yes_no.arrangements on small cases."""
     for m in itertools.product(range(4), repeat=3):
         for p in itertools.product(range(3), repeat=3):
             free = sum(m) - sum(p)
@@ -66,7 +69,7 @@ def test_generating_function_counts_the_fillings_of_the_past_slots():
                 continue
             pairs = tuple(zip(m, p, strict=True))
             # arrangements() counts the slots refused by i as p_i, the rest free
-            assert past_fillings(m, p, free) == partial.arrangements(pairs), (m, p)
+            assert past_fillings(m, p, free) == yes_no.arrangements(pairs), (m, p)
 
 
 def exact_posterior_by_identity(state) -> dict:
@@ -89,27 +92,27 @@ def exact_posterior_by_identity(state) -> dict:
 
 @pytest.mark.parametrize("deck", [(3, 3, 3), (5, 3, 2, 1), (2, 2, 2, 2), (4, 1)], ids=str)
 def test_float_posterior_is_the_exact_composition_posterior(deck):
-    """The float filter's posterior equals partial.composition_posterior (and the identity)."""
+    """The float filter's posterior equals yes_no.composition_posterior (and the identity)."""
     for state in states_in_play(deck, 6, seed=1):
-        exact = partial.composition_posterior(state)
-        ks, probs = fast_info.float_posterior(state)
+        exact = yes_no.composition_posterior(state)
+        ks, probs = info_kernels.float_posterior(state)
         got = {tuple(k): q for k, q in zip(ks.tolist(), probs.tolist(), strict=True)}
         assert set(got) == set(exact), state
         for k, q in exact.items():
             assert got[k] == pytest.approx(float(q), rel=1e-13), (state, k)
     for state in states_in_play(deck, 1, seed=2)[:8]:
-        assert exact_posterior_by_identity(state) == partial.composition_posterior(state)
+        assert exact_posterior_by_identity(state) == yes_no.composition_posterior(state)
 
 
 @pytest.mark.parametrize("deck", [(3, 3, 3), (5, 3, 2, 1), (4, 4, 2), (2, 2, 2, 2)], ids=str)
 def test_float_posterior_entropy_equals_the_exact_one(deck):
     """H_{r,t} from the float posterior = entropy.sharma_mittal of the exact posterior, 1e-12."""
     for state in states_in_play(deck, 5, seed=3):
-        exact = [float(q) for q in partial.composition_posterior(state).values()]
+        exact = [float(q) for q in yes_no.composition_posterior(state).values()]
         for r, t in POINTS:
             for base in (2.0, math.e):
                 want = entropy.sharma_mittal(exact, r, t, base, normalize=True)
-                got = fast_info.float_posterior_entropy(state, r, t, base)
+                got = info_kernels.float_posterior_entropy(state, r, t, base)
                 assert got == pytest.approx(want, rel=1e-12, abs=1e-14), (state, r, t)
 
 
@@ -118,11 +121,13 @@ def test_tied_mask_flags_scores_at_the_tie_threshold():
     (best - 1e-9) is unsure; impossible types (-inf) never count."""
     err = np.full(3, 1e-12)
     scores = np.array([0.5, 0.5 - 1e-12, -np.inf])
-    assert fast_info._tied_mask(scores, err, info.TIE_TOLERANCE) == 0b11
+    assert info_kernels._tied_mask(scores, err, entropy_weighted.TIE_TOLERANCE) == 0b11
     scores = np.array([0.5, 0.4, 0.1])
-    assert fast_info._tied_mask(scores, err, info.TIE_TOLERANCE) == 0b1
+    assert info_kernels._tied_mask(scores, err, entropy_weighted.TIE_TOLERANCE) == 0b1
     scores = np.array([0.5, 0.5 - 1e-9, 0.1])
-    assert fast_info._tied_mask(scores, err, info.TIE_TOLERANCE) == fast_info.UNSURE
+    assert (
+        info_kernels._tied_mask(scores, err, entropy_weighted.TIE_TOLERANCE) == info_kernels.UNSURE
+    )
 
 
 # ----------------------------------------------------------------------- Monte Carlo
@@ -130,9 +135,9 @@ def test_tied_mask_flags_scores_at_the_tie_threshold():
 
 def python_play(deck, orders, gamma, r, t, base, tie_break):
     """Scores of the exact Python info player on the given orders."""
-    pl = players.StatePlayer(info.info_chooser(gamma, r, t, base, tie_break))
+    pl = belief_players.StatePlayer(entropy_weighted.info_chooser(gamma, r, t, base, tie_break))
     memo: dict = {}
-    return [montecarlo.play_one(o, deck, pl, None, memo) for o in orders.tolist()]
+    return [shuffled_decks.play_one(o, deck, pl, None, memo) for o in orders.tolist()]
 
 
 @pytest.mark.parametrize(
@@ -148,10 +153,10 @@ def python_play(deck, orders, gamma, r, t, base, tie_break):
 )
 def test_compiled_info_plays_exactly_the_exact_policy(deck, gamma, r, t, tie_break):
     """Same shuffled decks, same scores as the Python info player (lowest/highest ties)."""
-    fast, play = montecarlo.info_scores(
+    fast, play = shuffled_decks.info_scores(
         deck, 300, np.random.default_rng(5), gamma, r, t, 2.0, tie_break
     )
-    orders = montecarlo.shuffled_orders(deck, 300, np.random.default_rng(5))
+    orders = shuffled_decks.shuffled_orders(deck, 300, np.random.default_rng(5))
     assert fast.tolist() == python_play(deck, orders, gamma, r, t, 2.0, tie_break)
     assert play.largest_support >= 1
 
@@ -160,9 +165,9 @@ def test_unsure_decisions_go_to_the_exact_path_and_play_stays_exact():
     """With the rounding bounds widened a million-fold many decisions are taken exactly (and
     the games replayed): the scores are still those of the exact policy."""
     deck = (4, 3, 2, 2)
-    orders = montecarlo.shuffled_orders(deck, 200, np.random.default_rng(6))
+    orders = shuffled_decks.shuffled_orders(deck, 200, np.random.default_rng(6))
     seeds = np.arange(200)
-    play = fast_info.InfoPlay(deck, 0.15, err_scale=1e6)
+    play = info_kernels.InfoPlay(deck, 0.15, err_scale=1e6)
     assert play.scores(orders, seeds).tolist() == python_play(deck, orders, 0.15, 1, 1, 2, "lowest")
     assert play.exact_calls > 0
 
@@ -176,20 +181,20 @@ def test_uniform_ties_agree_with_the_exact_value():
 
 
 def test_monte_carlo_rows_of_info_use_the_compiled_path(monkeypatch):
-    """partial_run sends info Monte Carlo to montecarlo.info_scores (not the Python players)."""
+    """yes_no_tasks sends info Monte Carlo to shuffled_decks.info_scores, not the Python players."""
 
     def refuse(*args, **kwargs):
         raise AssertionError("the Python path was used")
 
-    monkeypatch.setattr(montecarlo, "play_games", refuse)
+    monkeypatch.setattr(shuffled_decks, "play_games", refuse)
     task = {"family": FAMILY, "deck": [13] * 4, "strategy": "info", "gamma": 0.15}
     (out,) = solve({**task, "method": "monte_carlo", "n_games": 100})
     assert out["status"] == "ok" and 10 < out["expected_score"] < 25 and out["std_error"] > 0
 
 
 def test_a_posterior_beyond_the_support_limit_is_a_clear_error():
-    play = fast_info.InfoPlay([4] * 13, 0.15, max_support=200)
-    orders = montecarlo.shuffled_orders([4] * 13, 1, np.random.default_rng(0))
+    play = info_kernels.InfoPlay([4] * 13, 0.15, max_support=200)
+    orders = shuffled_decks.shuffled_orders([4] * 13, 1, np.random.default_rng(0))
     with pytest.raises(ValueError, match="max_support=200"):
         play.scores(orders, np.zeros(1, np.int64))
 
@@ -211,7 +216,7 @@ def test_largest_posterior_is_the_largest_slice_of_the_composition_box(deck):
     """Brute force: count the compositions k <= c with each sum n; the bound is the largest."""
     boxes = itertools.product(*(range(c + 1) for c in deck))
     sizes = Counter(sum(k) for k in boxes)
-    assert info.largest_posterior(deck) == max(sizes.values())
+    assert entropy_weighted.largest_posterior(deck) == max(sizes.values())
 
 
 def test_multinomial_helper_sanity():
@@ -279,7 +284,7 @@ def test_suits52_summary_gives_the_best_info_over_the_gamma_grid(tmp_path):
     or 0.5."""
     import pandas as pd
 
-    from solvers.card_guessing import summary_suits52 as suits52
+    from solvers.card_guessing.summary import suits52
 
     rows = []
     for deck in ([3, 3, 3], [2, 2, 2, 2]):

@@ -15,7 +15,8 @@ import pytest
 from conftest import compositions
 
 from solvers import TaskError, solve
-from solvers.card_guessing import bounds, brute_feedback, complete, nofeedback
+from solvers.card_guessing.brute_force import feedback_orders
+from solvers.card_guessing.exact import complete_feedback, entropy_bounds, no_feedback
 
 
 def row(deck, feedback, strategy="optimal", **params):
@@ -40,40 +41,40 @@ def mean(pmf) -> Fraction:
 def test_complete_distinct_cards_score_the_harmonic_number(n):
     """n distinct cards: the k-th last card is guessed right with chance 1/k, total H_n."""
     for strategy in ("optimal", "greedy"):
-        assert exact(row((1,) * n, "complete", strategy)) == complete.harmonic(n)
+        assert exact(row((1,) * n, "complete", strategy)) == complete_feedback.harmonic(n)
 
 
 @pytest.mark.parametrize("n", range(1, 13))
 def test_complete_two_equal_types_closed_form(n):
     """(n, n): n + (4^n / C(2n, n) - 1) / 2."""
     expected = n + (Fraction(4**n, comb(2 * n, n)) - 1) / 2
-    assert exact(row((n, n), "complete")) == expected == complete.two_type_score(n)
+    assert exact(row((n, n), "complete")) == expected == complete_feedback.two_type_score(n)
 
 
 @pytest.mark.parametrize("deck", [d for k in range(1, 7) for d in compositions(k)])
 def test_complete_equals_brute_force_over_every_order_and_policy(deck):
     """Optimum over every adaptive policy, and greedy's whole distribution, by enumeration."""
-    pmf, _ = complete.score_distribution(deck)
-    assert mean(pmf) == brute_feedback.complete_optimum(deck)
-    assert pmf == brute_feedback.complete_greedy_pmf(deck)
-    assert pmf == brute_feedback.complete_greedy_pmf(deck, highest=True)
+    pmf, _ = complete_feedback.score_distribution(deck)
+    assert mean(pmf) == feedback_orders.complete_optimum(deck)
+    assert pmf == feedback_orders.complete_greedy_pmf(deck)
+    assert pmf == feedback_orders.complete_greedy_pmf(deck, highest=True)
 
 
 @pytest.mark.parametrize("deck", [(2, 3, 2), (3, 1, 3), (2, 2, 2, 1)])
 def test_complete_brute_force_seven_cards(deck):
-    pmf, _ = complete.score_distribution(deck)
-    assert mean(pmf) == brute_feedback.complete_optimum(deck)
-    assert pmf == brute_feedback.complete_greedy_pmf(deck)
+    pmf, _ = complete_feedback.score_distribution(deck)
+    assert mean(pmf) == feedback_orders.complete_optimum(deck)
+    assert pmf == feedback_orders.complete_greedy_pmf(deck)
 
 
 def test_complete_row_mean_variance_states():
     r = row((3, 3, 3), "complete")
-    pmf, n_states = complete.score_distribution((3, 3, 3))
+    pmf, n_states = complete_feedback.score_distribution((3, 3, 3))
     assert r["expected_score_exact"] == "4021/840"
     var = sum(k * k * q for k, q in enumerate(pmf)) - mean(pmf) ** 2
     assert Fraction(r["score_variance_exact"]) == var
     assert r["score_pmf"] == [float(q) for q in pmf]
-    assert r["n_states"] == n_states == complete.state_count((3, 3, 3)) == 20
+    assert r["n_states"] == n_states == complete_feedback.state_count((3, 3, 3)) == 20
     assert row((3, 3, 3), "complete", "greedy", tie_break="uniform")["expected_score_exact"] == (
         "4021/840"
     )
@@ -84,9 +85,9 @@ def test_complete_full_deck_exact(deck):
     """52 cards, suits and ranks: exact, and equal to the sum of per-step success chances."""
     r = row(deck, "complete")
     value = exact(r)
-    assert value == complete.expected_score(deck)  # a second, independent exact path
+    assert value == complete_feedback.expected_score(deck)  # a second, independent exact path
     assert value.denominator > 1 and math.isclose(sum(r["score_pmf"]), 1.0)
-    assert r["n_states"] == complete.state_count(deck) == 2380
+    assert r["n_states"] == complete_feedback.state_count(deck) == 2380
     assert r["bound_lower_chords"] <= r["expected_score"] <= r["bound_upper"]
 
 
@@ -98,31 +99,34 @@ def test_complete_full_deck_values():
 
 def test_state_count_bounds_the_states_and_is_exact_for_equal_counts():
     for deck in [(3, 3, 3), (2, 2, 2, 2, 2), (1, 2, 2, 5), (4, 1, 4)]:
-        _, n_states = complete.score_distribution(deck)
-        assert n_states <= complete.state_count(deck)
-        assert (n_states == complete.state_count(deck)) == (len(set(deck)) == 1)
+        _, n_states = complete_feedback.score_distribution(deck)
+        assert n_states <= complete_feedback.state_count(deck)
+        assert (n_states == complete_feedback.state_count(deck)) == (len(set(deck)) == 1)
 
 
 # --------------------------------------------------------------------------- no feedback
 
 
 SMALL_NONE = [
-    d for k in range(1, 6) for d in compositions(k) if len(d) ** k * complete.orders(d) <= 40_000
+    d
+    for k in range(1, 6)
+    for d in compositions(k)
+    if len(d) ** k * complete_feedback.orders(d) <= 40_000
 ]
 
 
 @pytest.mark.parametrize("deck", SMALL_NONE)
 def test_none_optimum_is_the_largest_count_over_every_sequence(deck):
     """Brute force over every guess sequence: the best is max_i c_i (always name it)."""
-    assert brute_feedback.none_optimum(deck) == max(deck) == exact(row(deck, "none"))
+    assert feedback_orders.none_optimum(deck) == max(deck) == exact(row(deck, "none"))
     assert exact(row(deck, "none", "greedy")) == max(deck)
 
 
 @pytest.mark.parametrize("deck", [(2, 1), (1, 2, 1), (2, 2), (3, 1, 1)])
 def test_none_distribution_equals_enumeration_for_every_sequence(deck):
-    for seq in brute_feedback.all_sequences(deck):
-        m = nofeedback.guess_counts(seq, len(deck))
-        assert nofeedback.score_distribution(deck, m) == brute_feedback.sequence_pmf(deck, seq)
+    for seq in feedback_orders.all_sequences(deck):
+        m = no_feedback.guess_counts(seq, len(deck))
+        assert no_feedback.score_distribution(deck, m) == feedback_orders.sequence_pmf(deck, seq)
 
 
 def test_none_named_sequences():
@@ -130,12 +134,12 @@ def test_none_named_sequences():
     deck = (4, 2, 1)
     assert exact(row(deck, "none", "sequence", sequence="blocks")) == Fraction(21, 7)
     assert exact(row(deck, "none", "sequence", sequence="constant")) == 4
-    cycle = nofeedback.named_sequence("cycle", deck)
+    cycle = no_feedback.named_sequence("cycle", deck)
     assert cycle == [0, 1, 2, 0, 1, 2, 0]
     r = row(deck, "none", "sequence", sequence=cycle)
     assert exact(r) == Fraction(3 * 4 + 2 * 2 + 2 * 1, 7)
     assert r["sequence"] == "0,1,2,0,1,2,0"
-    assert r["score_pmf"] == [float(q) for q in brute_feedback.sequence_pmf(deck, cycle)]
+    assert r["score_pmf"] == [float(q) for q in feedback_orders.sequence_pmf(deck, cycle)]
     assert row(deck, "none", "sequence", sequence="0,0,0,0,0,0,0")["expected_score"] == 4
 
 
@@ -147,7 +151,7 @@ def test_none_greedy_tie_breaks():
     assert low["score_pmf"] == high["score_pmf"]
     uniform = row(deck, "none", "greedy", tie_break="uniform")
     seqs = list(itertools.product((0, 2), repeat=5))
-    pmfs = [brute_feedback.sequence_pmf(deck, s) for s in seqs]
+    pmfs = [feedback_orders.sequence_pmf(deck, s) for s in seqs]
     averaged = [sum(p[k] for p in pmfs) / len(seqs) for k in range(6)]
     assert uniform["score_pmf"] == [float(q) for q in averaged]
     assert exact(uniform) == 2
@@ -180,15 +184,15 @@ def test_seed_000_section_4_bounds_for_333():
 
 def test_seed_printed_segment_alone_does_not_give_470():
     """The seed prints only phi's last segment; alone (clamped) it gives 3.92, not 4.70."""
-    assert f"{sum(bounds.step_bounds((3, 3, 3), 'seed_last_segment')):.2f}" == "3.92"
+    assert f"{sum(entropy_bounds.step_bounds((3, 3, 3), 'printed_last_segment')):.2f}" == "3.92"
 
 
 def test_distinct_cards_lower_bounds_are_tight():
     """Every state of a deck of distinct cards is uniform, so both lower bounds equal H_n;
     Fano's curve is for M = n types and is loose once fewer types are left."""
     for n in (2, 3, 5, 8):
-        b = bounds.score_bounds((1,) * n)
-        h_n = float(complete.harmonic(n))
+        b = entropy_bounds.score_bounds((1,) * n)
+        h_n = float(complete_feedback.harmonic(n))
         for key in ("bound_lower", "bound_lower_chords"):
             assert math.isclose(b[key], h_n, abs_tol=1e-6)
         assert b["bound_upper"] > h_n + 0.1 or n == 2
@@ -199,9 +203,9 @@ def test_distinct_cards_lower_bounds_are_tight():
 )
 def test_rigorous_bounds_hold_at_every_step(deck):
     """Fano (upper) and the chord curve (lower) bound every step's success chance."""
-    success = [float(p) for p in complete.step_success(deck)]
-    upper = bounds.step_bounds(deck, "fano")
-    lower = bounds.step_bounds(deck, "chords")
+    success = [float(p) for p in complete_feedback.step_success(deck)]
+    upper = entropy_bounds.step_bounds(deck, "fano")
+    lower = entropy_bounds.step_bounds(deck, "chords")
     for lo, p, up in zip(lower, success, upper, strict=True):
         assert lo - 1e-6 <= p <= up + 1e-6
 
@@ -210,20 +214,20 @@ def test_seed_lower_bound_is_not_a_bound_in_general():
     """Applied to the averaged entropy, the least-entropy curve can overshoot: at step 8 of
     (3,3,3) (two cards left) it claims 0.786 against the true 5/8, and on (2,2) the summed
     "lower bound" 2.99 exceeds the exact 17/6."""
-    step8 = bounds.step_bounds((3, 3, 3), "feder_merhav")[7]
-    assert complete.step_success((3, 3, 3))[7] == Fraction(5, 8)
+    step8 = entropy_bounds.step_bounds((3, 3, 3), "feder_merhav")[7]
+    assert complete_feedback.step_success((3, 3, 3))[7] == Fraction(5, 8)
     assert step8 > 0.78
-    assert bounds.score_bounds((2, 2))["bound_lower"] > 17 / 6 + 0.1
+    assert entropy_bounds.score_bounds((2, 2))["bound_lower"] > 17 / 6 + 0.1
 
 
 def test_inverse_meets_its_tolerance():
-    curve = bounds.feder_merhav_curve(4)
+    curve = entropy_bounds.feder_merhav_curve(4)
     for x in (0.05, 0.3, 0.5, 0.6, 0.7):
-        pi = bounds.inverse(curve, curve(x), 0.0, 0.75)
+        pi = entropy_bounds.inverse(curve, curve(x), 0.0, 0.75)
         assert abs(curve(pi) - curve(x)) < 1e-9
         if x != 0.5:  # the curve is flat at 1/2 (h'(1/2) = 0): pi is ill-conditioned there
             assert abs(pi - x) < 1e-9
-    assert bounds.inverse(curve, -1.0, 0.0, 0.75) == 0.0
+    assert entropy_bounds.inverse(curve, -1.0, 0.0, 0.75) == 0.0
 
 
 def test_single_type_deck_bounds():
@@ -272,7 +276,7 @@ def test_bad_feedback_tasks_name_the_key(task, key):
 
 def test_bounds_unknown_curve():
     with pytest.raises(ValueError, match="unknown curve"):
-        bounds.step_bounds((2, 2), "renyi")
+        entropy_bounds.step_bounds((2, 2), "renyi")
 
 
 # ------------------------------------------------------------------------------ summary
@@ -304,7 +308,7 @@ def test_feedback_summary_section(tmp_path):
 def test_single_feedback_model_has_no_comparison(tmp_path):
     import pandas as pd
 
-    from solvers.card_guessing import summary_feedback as feedback_sections
+    from solvers.card_guessing.summary import feedback as feedback_sections
 
     rows = solve({"family": "card_guessing", "deck": [2, 2], "feedback": "complete"})
     assert feedback_sections.sections(pd.DataFrame(rows), tmp_path) == []
@@ -313,7 +317,7 @@ def test_single_feedback_model_has_no_comparison(tmp_path):
 @pytest.mark.parametrize("deck", [(13, 13, 13, 13), (4,) * 13, (3, 5, 2), (6, 1)])
 def test_complete_scores_at_least_the_largest_count(deck):
     """Naming a most frequent type always scores at least max_i c_i, and that is reachable."""
-    pmf, _ = complete.score_distribution(deck)
+    pmf, _ = complete_feedback.score_distribution(deck)
     low = min(k for k, q in enumerate(pmf) if q)
     assert low == max(deck)
 

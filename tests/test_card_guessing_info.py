@@ -16,7 +16,11 @@ import pytest
 from conftest import compositions
 
 from solvers import TaskError, solve
-from solvers.card_guessing import brute, info, montecarlo, partial, partial_run, players
+from solvers.card_guessing.brute_force import yes_no_orders
+from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.simulation import shuffled_decks
+from solvers.card_guessing.strategies import belief_players, entropy_weighted
+from solvers.card_guessing.tasks import yes_no_tasks
 
 FAMILY = "card_guessing"
 
@@ -31,12 +35,12 @@ def exact_value(deck, strategy, **params) -> Fraction:
     return Fraction(row(deck, strategy, **params)["expected_score_exact"])
 
 
-def seed_example_state():
+def paper_example_state():
     """Gural, Simper & So (2019), section 2.3: (3,3,3) after yes to a, three no to b, then two yes
     to b."""
-    state = partial.initial_state((3, 3, 3))
+    state = yes_no.initial_state((3, 3, 3))
     for guess, ok in [(0, True), (1, False), (1, False), (1, False), (1, True), (1, True)]:
-        state = (partial.after_yes if ok else partial.after_no)(state, guess)
+        state = (yes_no.after_yes if ok else yes_no.after_no)(state, guess)
     return state
 
 
@@ -44,9 +48,9 @@ def as_brute_policy(deck, player):
     """A Player as a brute-force Policy: replay the history to get its state and belief."""
 
     def policy(history, belief, position):
-        state, own = partial.initial_state(deck), player.start(tuple(deck))
+        state, own = yes_no.initial_state(deck), player.start(tuple(deck))
         for guess, ok in history:
-            state = (partial.after_yes if ok else partial.after_no)(state, guess)
+            state = (yes_no.after_yes if ok else yes_no.after_no)(state, guess)
             own = player.update(own, guess, ok)
         return player.guesses(state, own)[0]
 
@@ -57,7 +61,7 @@ def task_player(deck, strategy, **params):
     from solvers.registry import validate
 
     task = validate({"family": FAMILY, "deck": list(deck), "strategy": strategy, **params})
-    return partial_run.player(task)
+    return yes_no_tasks.player(task)
 
 
 # ------------------------------------------------------------------ published figures
@@ -80,20 +84,20 @@ def test_info_at_gamma_zero_is_greedy():
             assert got == exact_value(deck, "greedy", tie_break=tie_break), (deck, tie_break)
 
 
-def test_conditional_entropies_of_the_seed_example():
+def test_conditional_entropies_of_the_paper_s_example():
     """Gural, Simper & So (2019), section 2.3: H(c_8 | X_7(a)) = 1.777, 1.079, 1.643 for a, b, c.
 
     They are Shannon entropies in bits of the composition of the cards still to come after
     the answer, averaged over the answer: P(yes) H(after yes) + P(no) H(after no).
     """
-    state = seed_example_state()
-    h = info.posterior_entropy(1.0, 1.0, 2.0)
-    probs = partial.next_card_probabilities(state)
-    got = [info.expected_posterior_entropy(state, a, probs[a], h) for a in range(3)]
+    state = paper_example_state()
+    h = entropy_weighted.posterior_entropy(1.0, 1.0, 2.0)
+    probs = yes_no.next_card_probabilities(state)
+    got = [entropy_weighted.expected_posterior_entropy(state, a, probs[a], h) for a in range(3)]
     assert [round(x, 3) for x in got] == [1.777, 1.079, 1.643]
 
 
-def test_playable_strategies_match_the_seed_to_its_four_decimals():
+def test_playable_strategies_match_the_paper_to_its_four_decimals():
     """Gural, Simper & So (2019), section 6: count tracker 4.2387, constant decrement 0.55: 4.2482
     on (3,3,3).
 
@@ -106,15 +110,17 @@ def test_playable_strategies_match_the_seed_to_its_four_decimals():
     assert decrement == Fraction(2379, 560) and round(float(decrement), 4) == 4.2482
 
 
-def test_playable_rules_left_open_by_the_seed_do_not_matter_on_333():
+def test_playable_rules_left_open_by_the_paper_do_not_matter_on_333():
     """Clipping at zero and skipping exhausted types leave both values unchanged on (3,3,3)."""
     for clip in (True, False):
         for skip in (True, False):
             rules = {"clip": clip, "skip_exhausted": skip}
-            mean = _mean(players.exact_distribution((3, 3, 3), players.count_tracker(**rules)))
+            mean = _mean(
+                belief_players.exact_distribution((3, 3, 3), belief_players.count_tracker(**rules))
+            )
             assert mean == Fraction(7121, 1680)
-            pl = players.constant_decrement(0.55, **rules)
-            assert _mean(players.exact_distribution((3, 3, 3), pl)) == Fraction(2379, 560)
+            pl = belief_players.constant_decrement(0.55, **rules)
+            assert _mean(belief_players.exact_distribution((3, 3, 3), pl)) == Fraction(2379, 560)
 
 
 def _mean(result):
@@ -139,7 +145,7 @@ def test_exact_values_equal_play_on_every_order(deck):
     """Every deck of 2..6 cards: value and pmf equal playing the policy on every deck order."""
     for strategy, params in CASES:
         got = row(deck, strategy, **params)
-        mean, pmf = brute.policy_value(
+        mean, pmf = yes_no_orders.policy_value(
             deck, as_brute_policy(deck, task_player(deck, strategy, **params))
         )
         assert Fraction(got["expected_score_exact"]) == mean, (strategy, params)
@@ -151,7 +157,7 @@ def test_info_through_players_equals_the_evaluation(deck):
     """Two exact evaluations of info (Evaluation chooser; Player memo) agree, with uniform."""
     for tie_break in ("lowest", "uniform"):
         pl = task_player(deck, "info", gamma=0.3, tie_break=tie_break)
-        assert _mean(players.exact_distribution(deck, pl)) == exact_value(
+        assert _mean(belief_players.exact_distribution(deck, pl)) == exact_value(
             deck, "info", gamma=0.3, tie_break=tie_break
         )
 
@@ -159,21 +165,21 @@ def test_info_through_players_equals_the_evaluation(deck):
 def test_info_uses_the_posterior_of_both_answers():
     """In the source's example state info with a large gamma names b (the informative guess),
     and with gamma = 0 names c (the likeliest)."""
-    state = seed_example_state()
-    ys = partial.yes_counts(state)
-    assert info.info_chooser(0.0)(state, ys) == [2]
-    assert info.info_chooser(1.0)(state, ys) == [1]
+    state = paper_example_state()
+    ys = yes_no.yes_counts(state)
+    assert entropy_weighted.info_chooser(0.0)(state, ys) == [2]
+    assert entropy_weighted.info_chooser(1.0)(state, ys) == [1]
 
 
 def test_float_noise_does_not_break_exact_ties():
     """Scores equal up to rounding are tied, so the tie-break decides (documented tolerance)."""
-    assert info.tied_best([0.5, 0.5 + 1e-15, 0.2]) == [0, 1]
-    assert info.tied_best([0.5, 0.5 + 1e-6, 0.2]) == [1]
+    assert entropy_weighted.tied_best([0.5, 0.5 + 1e-15, 0.2]) == [0, 1]
+    assert entropy_weighted.tied_best([0.5, 0.5 + 1e-6, 0.2]) == [1]
     # symmetric deck: the first guess is a tie among all three types
-    chooser_low = info.info_chooser(0.15, tie_break="lowest")
-    chooser_high = info.info_chooser(0.15, tie_break="highest")
-    start = partial.initial_state((3, 3, 3))
-    ys = partial.yes_counts(start)
+    chooser_low = entropy_weighted.info_chooser(0.15, tie_break="lowest")
+    chooser_high = entropy_weighted.info_chooser(0.15, tie_break="highest")
+    start = yes_no.initial_state((3, 3, 3))
+    ys = yes_no.yes_counts(start)
     assert chooser_low(start, ys) == [0] and chooser_high(start, ys) == [2]
 
 
@@ -214,18 +220,18 @@ def test_float_yes_weights_equal_exact_counts_within_their_bound():
     52-card decks (13 ranks x 4, 4 suits x 13), and the rounding bound holds."""
     rng = np.random.default_rng(7)
     for deck in ([4] * 13, [13] * 4, [6, 5, 3, 1]):
-        for order in montecarlo.shuffled_orders(deck, 3, rng).tolist():
-            state = partial.initial_state(deck)
+        for order in shuffled_decks.shuffled_orders(deck, 3, rng).tolist():
+            state = yes_no.initial_state(deck)
             for pos, card in enumerate(order):
                 c = [x for x, _ in state[1]]
                 p = [y for _, y in state[1]]
-                w, err = montecarlo.float_yes_weights(c, p)
+                w, err = shuffled_decks.float_yes_weights(c, p)
                 scale = Fraction(prod(factorial(x) for x in c), factorial(sum(c) - 1))
-                for a, y in enumerate(partial.yes_counts(state)):
+                for a, y in enumerate(yes_no.yes_counts(state)):
                     assert abs(Fraction(w[a]) - y * scale) <= Fraction(err[a])
                 guess = int(np.argmax(w))
                 hit = guess == card
-                state = (partial.after_yes if hit else partial.after_no)(state, guess)
+                state = (yes_no.after_yes if hit else yes_no.after_no)(state, guess)
                 if pos > 30:
                     break
 
@@ -234,10 +240,10 @@ def test_fast_greedy_plays_exactly_greedy():
     """The Numba path's scores equal exact greedy play (Python) on the same shuffled decks."""
     deck = [3, 3, 2, 2]
     for tie_break in ("lowest", "highest"):
-        fast, _ = montecarlo.greedy_scores(deck, 300, np.random.default_rng(3), tie_break)
-        orders = montecarlo.shuffled_orders(deck, 300, np.random.default_rng(3))
-        pl = players.StatePlayer(partial.greedy_chooser(tie_break))
-        slow = [montecarlo.play_one(o, deck, pl, None, {}) for o in orders.tolist()]
+        fast, _ = shuffled_decks.greedy_scores(deck, 300, np.random.default_rng(3), tie_break)
+        orders = shuffled_decks.shuffled_orders(deck, 300, np.random.default_rng(3))
+        pl = belief_players.StatePlayer(yes_no.greedy_chooser(tie_break))
+        slow = [shuffled_decks.play_one(o, deck, pl, None, {}) for o in orders.tolist()]
         assert fast.tolist() == slow
 
 
@@ -298,13 +304,13 @@ def test_rows_carry_the_new_columns():
 
 
 def test_compositions_are_exactly_the_capped_ones():
-    """partial._compositions (pruned so big decks' posteriors stay cheap) lists every capped
+    """yes_no._compositions (pruned so big decks' posteriors stay cheap) lists every capped
     composition once."""
     import itertools
 
     for caps in ([3, 0, 2], [4] * 5, [1, 2, 3], [2, 2]):
         for n in range(sum(caps) + 2):
-            got = sorted(map(tuple, partial._compositions(n, caps)))
+            got = sorted(map(tuple, yes_no._compositions(n, caps)))
             ranges = [range(c + 1) for c in caps]
             assert got == sorted(c for c in itertools.product(*ranges) if sum(c) == n)
 

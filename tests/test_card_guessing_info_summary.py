@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 
 from pipeline.study import plan
 from solvers import solve
-from solvers.card_guessing import summary_info as info_summary
+from solvers.card_guessing.summary import info as info_summary
 from solvers.registry import family_summary as get_summary
 
 

@@ -1,7 +1,7 @@
-"""The ranked float solver of yes/no card guessing (solvers/card_guessing/ranked.py).
+"""The ranked float solver of yes/no card guessing (solvers/card_guessing/ranked_states.py).
 
-Checked against brute-force enumeration of every deck order (brute.py) on tiny decks, the
-exact rational solver (partial.py) to 1e-12 relative, and the hashed float solver (fast.py);
+Checked against brute-force enumeration of every deck order (yes_no_orders.py) on tiny decks, the
+exact rational solver (yes_no.py) to 1e-12 relative, and the hashed float solver (layer_kernels.py);
 the state ranks against a brute-force listing of each layer's code sequences.
 """
 
@@ -14,7 +14,10 @@ import numpy as np
 import pytest
 
 from solvers import TaskError, solve
-from solvers.card_guessing import brute, fast, partial, persistent, ranked
+from solvers.card_guessing.brute_force import yes_no_orders
+from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.floating import layer_kernels, ranked_states
+from solvers.card_guessing.simulation import persistent
 from solvers.registry import task_id, validate
 
 REL = 1e-12
@@ -26,7 +29,7 @@ def close(a: float, b: Fraction | float) -> bool:
     return abs(a - float(b)) <= REL * max(1.0, abs(float(b)))
 
 
-def pair_greedy(window: Fraction) -> partial.Evaluation:
+def pair_greedy(window: Fraction) -> yes_no.Evaluation:
     """Exact greedy by pairs: of the types at least (1 - window) times as likely as the
     likeliest, the smallest (c, p) pair (canonical states sort pairs ascending)."""
 
@@ -34,17 +37,17 @@ def pair_greedy(window: Fraction) -> partial.Evaluation:
         floor = max(ys) * (1 - window)
         return [next(a for a, y in enumerate(ys) if y > 0 and y >= floor)]
 
-    return partial.Evaluation(choose, canonical_states=True)
+    return yes_no.Evaluation(choose, canonical_states=True)
 
 
-def exact(ev: partial.Evaluation, deck) -> tuple[Fraction, Fraction, list[Fraction]]:
+def exact(ev: yes_no.Evaluation, deck) -> tuple[Fraction, Fraction, list[Fraction]]:
     """(mean, variance, pmf) of ``ev``'s policy, exactly."""
-    pmf, _ = partial.score_distribution(ev, deck)
+    pmf, _ = yes_no.score_distribution(ev, deck)
     mean = sum(k * q for k, q in enumerate(pmf))
     return mean, sum(k * k * q for k, q in enumerate(pmf)) - mean * mean, pmf
 
 
-def check_solution(sol: ranked.Solution, mean, var, pmf) -> None:
+def check_solution(sol: ranked_states.Solution, mean, var, pmf) -> None:
     assert close(sol.expected_score, mean)
     assert close(sol.score_variance, var)
     assert len(sol.score_pmf) == len(pmf)
@@ -53,26 +56,26 @@ def check_solution(sol: ranked.Solution, mean, var, pmf) -> None:
 
 @pytest.mark.parametrize("deck", DECKS, ids=str)
 def test_optimal_matches_exact(deck):
-    check_solution(ranked.solve(deck), *exact(partial.evaluation("optimal"), deck))
+    check_solution(ranked_states.solve(deck), *exact(yes_no.evaluation("optimal"), deck))
 
 
 @pytest.mark.parametrize("window", [Fraction(0), Fraction(1, 20), Fraction(1, 5)], ids=str)
 @pytest.mark.parametrize("deck", DECKS, ids=str)
 def test_greedy_by_pairs_matches_exact(deck, window):
-    sol = ranked.solve(deck, "greedy", window=float(window))
+    sol = ranked_states.solve(deck, "greedy", window=float(window))
     check_solution(sol, *exact(pair_greedy(window), deck))
 
 
 @pytest.mark.parametrize("deck", [(1, 1), (2, 2), (1, 1, 1), (2, 2, 2)], ids=str)
 def test_against_brute_force(deck):
-    """Every order of the deck played out (brute.py, tiny decks only)."""
-    assert close(ranked.solve(deck).expected_score, brute.optimal_value(deck))
+    """Every order of the deck played out (yes_no_orders.py, tiny decks only)."""
+    assert close(ranked_states.solve(deck).expected_score, yes_no_orders.optimal_value(deck))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("deck", [(4, 4, 4, 4), (5, 5, 5), (3, 3, 3, 3, 3), (7, 7)], ids=str)
 def test_optimal_matches_fast(deck):
-    sol, ref = ranked.solve(deck), fast.optimal(deck)
+    sol, ref = ranked_states.solve(deck), layer_kernels.optimal(deck)
     assert abs(sol.expected_score - ref.expected_score) <= REL * ref.expected_score
     assert abs(sol.score_variance - ref.score_variance) <= 1e-10 * ref.score_variance
     assert np.allclose(sol.score_pmf, ref.score_pmf, rtol=1e-10, atol=1e-14)
@@ -81,7 +84,7 @@ def test_optimal_matches_fast(deck):
 
 def sequences(deck, layer: int) -> set[tuple[int, ...]]:
     """Brute force: the non-increasing code sequences of ``layer`` (module docstring)."""
-    cd = ranked.codes(deck)
+    cd = ranked_states.codes(deck)
     weight = cd.weight.tolist()
     out = set()
     for seq in itertools.combinations_with_replacement(range(cd.exhausted, -1, -1), cd.r):
@@ -95,7 +98,7 @@ def sequences(deck, layer: int) -> set[tuple[int, ...]]:
 @pytest.mark.parametrize("deck", [(2, 2), (3, 3, 3), (2, 2, 2, 2)], ids=str)
 def test_ranks_are_a_bijection(deck):
     """Each layer's ranks 0..size-1 unrank to distinct sequences of that layer and back."""
-    cd = ranked.codes(deck)
+    cd = ranked_states.codes(deck)
     args = (cd.m, cd.r, cd.exhausted, cd.weight, cd.eq, cd.le, cd.offsets)
     for layer in range(cd.n_cards + 1):
         expected = sequences(deck, layer)
@@ -103,21 +106,21 @@ def test_ranks_are_a_bijection(deck):
         seen = set()
         seq = np.empty(cd.r, np.int64)
         for i in range(int(cd.sizes[layer])):
-            ranked._unrank(i, layer, *args, seq)
-            assert ranked._rank(seq, layer, *args) == i
+            ranked_states._unrank(i, layer, *args, seq)
+            assert ranked_states._rank(seq, layer, *args) == i
             seen.add(tuple(seq.tolist()))
         assert seen == expected
 
 
 def test_unequal_deck_is_refused():
     with pytest.raises(ValueError, match="r types of m"):
-        ranked.codes([3, 2])
+        ranked_states.codes([3, 2])
 
 
 def test_estimated_bytes_grow_with_the_deck():
-    small, large = ranked.estimated_bytes([4] * 5), ranked.estimated_bytes([4] * 9)
+    small, large = ranked_states.estimated_bytes([4] * 5), ranked_states.estimated_bytes([4] * 9)
     assert 0 < small < large
-    assert sum(ranked.layer_sizes([4] * 5)) * 24 < ranked.estimated_bytes([4] * 5) * 2
+    assert sum(ranked_states.layer_sizes([4] * 5)) * 24 < ranked_states.estimated_bytes([4] * 5) * 2
 
 
 # --------------------------------------------------------------- the family's tasks
@@ -129,7 +132,7 @@ def task(**params) -> dict:
 
 def test_family_runs_ranked_tasks():
     row = solve(task(deck=[3, 3, 3], method="ranked"))[0]
-    exact_value, _ = partial.optimal_value((3, 3, 3))
+    exact_value, _ = yes_no.optimal_value((3, 3, 3))
     assert close(row["expected_score"], exact_value)
     row = solve(task(deck=[3, 3, 3], method="ranked", strategy="persistent"))[0]
     assert close(row["expected_score"], exact(persistent_exact(Fraction(1, 10)), (3, 3, 3))[0])
@@ -152,7 +155,7 @@ def test_out_of_reach_is_refused_up_front(params, key, words):
     assert words in str(err.value)
 
 
-def persistent_exact(window: Fraction) -> partial.Evaluation:
+def persistent_exact(window: Fraction) -> yes_no.Evaluation:
     """Exact persistent policy: of the types at least (1 - window) times as likely as the
     likeliest, the one refused most often (ties: the smallest (c, p) pair)."""
 
@@ -161,12 +164,12 @@ def persistent_exact(window: Fraction) -> partial.Evaluation:
         admitted = [a for a, y in enumerate(ys) if y > 0 and y >= floor]
         return [max(admitted, key=lambda a: (state[1][a][1], -a))]
 
-    return partial.Evaluation(choose, canonical_states=True)
+    return yes_no.Evaluation(choose, canonical_states=True)
 
 
 @pytest.mark.parametrize("deck", [(2, 2), (3, 3, 3), (2, 2, 2, 2), (4, 4, 4)], ids=str)
 def test_persistent_matches_exact(deck):
-    sol = ranked.solve(deck, "persistent", window=0.1)
+    sol = ranked_states.solve(deck, "persistent", window=0.1)
     check_solution(sol, *exact(persistent_exact(Fraction(1, 10)), deck))
 
 
@@ -175,7 +178,7 @@ def test_persistent_monte_carlo_agrees_with_ranked():
     """Seeded play on 4 types of 4 within 4 standard errors of the exact value."""
     scores, unsure = persistent.policy_scores([4] * 4, 20_000, np.random.default_rng(7),
                                               "persistent", 0.1)  # fmt: skip
-    exact_value = ranked.solve([4] * 4, "persistent", window=0.1).expected_score
+    exact_value = ranked_states.solve([4] * 4, "persistent", window=0.1).expected_score
     se = scores.std(ddof=1) / np.sqrt(scores.size)
     assert abs(scores.mean() - exact_value) < 4 * se
     assert unsure == 0
@@ -203,7 +206,7 @@ def test_summary_section(tmp_path):
     """The ranks52 section: table per n, plot with extrapolation, and Monte Carlo rows."""
     import pandas as pd
 
-    from solvers.card_guessing import summary_ranks52
+    from solvers.card_guessing.summary import ranks52
 
     rows = []
     for n in (2, 3, 4):
@@ -215,13 +218,13 @@ def test_summary_section(tmp_path):
     mc = {"deck": [4] * 13, "method": "monte_carlo", "n_games": 500, "strategy": "persistent"}
     rows.append(solve(task(**mc))[0])
     frame = pd.DataFrame(rows)
-    table = summary_ranks52.ranks_table(frame).set_index("n")
+    table = ranks52.ranks_table(frame).set_index("n")
     assert table.index.tolist() == [2, 3, 4]
-    assert close(table.loc[3, "optimal"], partial.optimal_value((4, 4, 4))[0])
-    # greedy with lowest-index ties on 3 x 4 (fast.py) is below greedy with pair ties
+    assert close(table.loc[3, "optimal"], yes_no.optimal_value((4, 4, 4))[0])
+    # greedy with lowest-index ties on 3 x 4 (layer_kernels.py) is below greedy with pair ties
     assert table.loc[3, "greedy_lowest"] < table.loc[3, "greedy_pair"]
     assert close(table.loc[4, "gap"], table.loc[4, "optimal"] - table.loc[4, "greedy_pair"])
-    text = "\n".join(summary_ranks52.sections(frame, tmp_path))
+    text = "\n".join(ranks52.sections(frame, tmp_path))
     assert "Extrapolation" in text and "13 ranks x 4, Monte Carlo" in text
     assert (tmp_path / "card_guessing_ranks.png").stat().st_size > 0
-    assert summary_ranks52.sections(frame[frame["method"] == "float"], tmp_path) == []
+    assert ranks52.sections(frame[frame["method"] == "float"], tmp_path) == []

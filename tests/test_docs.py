@@ -159,3 +159,27 @@ def test_every_page_with_python_blocks_is_run():
 def test_the_manual_cites_sources_by_author_not_by_file_number():
     for page in PAGES:
         assert not re.search(r"seed 00\d", page.read_text(), flags=re.I), page
+
+
+def test_every_work_the_manual_cites_is_in_the_bibliography():
+    """Each "Author (year)" on a page has its entry "**Author ... (year).**" in bibliography.md."""
+    bib = (DOCS / "bibliography.md").read_text()
+    entries = re.findall(r"^- \*\*(.+?) \((\d{4})\)\.\*\*", bib, flags=re.M)
+    known = {(re.split(r",| &| et al", authors)[0].strip(), year) for authors, year in entries}
+    cite = re.compile(
+        r"\b([A-Z][a-zA-Z\-]+)(?: et al\.|(?:,? (?:&|and) [A-Z][a-zA-Z\-]+|, [A-Z][a-zA-Z\-]+)*)"
+        r" \((\d{4})[a-z]?[),;]"
+    )
+    missing = {
+        (m.group(1), m.group(2), page.name)
+        for page in PAGES
+        for m in cite.finditer(" ".join(page.read_text().split()))
+        if (m.group(1), m.group(2)) not in known
+    }
+    assert not missing, sorted(missing)
+
+
+def test_the_bibliography_says_what_each_unpublished_source_is():
+    bib = " ".join((DOCS / "bibliography.md").read_text().split())
+    assert "Manuscript" not in bib
+    assert "The Informaticists" in bib

@@ -345,7 +345,7 @@ def test_the_seed_programs_swapped_rating() -> None:
     games take 4773 guesses in all; under the issue's rules 4732."""
     f = T.features(FULL, 2)
     first = hand_index(FULL, [FULL.parse("6C"), FULL.parse("TD")])
-    order = P.seed_program_order(f)
+    order = P.juraszek_program_order(f)
     seed = P.play(f, first, P.Rule(swapped_scoring=True, priority=order))
     assert int(seed.guesses.sum()) == 4773
     assert int(P.play(f, first, P.Rule(priority=order)).guesses.sum()) == 4732

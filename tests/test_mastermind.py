@@ -92,7 +92,7 @@ def test_feedback_table_matches_plain_counting(pegs, colours) -> None:
             assert fbs[table[i, j]] == M.feedback(g, s)
 
 
-def test_feedback_set_for_three_pegs_seed_002_section_1_1() -> None:
+def test_feedback_set_for_three_pegs_hofer_nelson_section_1_1() -> None:
     """Hofer & Nelson (2016) section 1.1 lists R_3; it omits (1, 0), which occurs (guess 122, code
     133).
 

@@ -14,7 +14,8 @@ from collections import Counter
 import pytest
 
 from solvers import TaskError, no_repeat, solve
-from solvers.card_guessing import info, partial
+from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.strategies import entropy_weighted
 
 
 def history_orders(N, n, k, m):
@@ -63,17 +64,17 @@ def test_closed_forms_equal_the_exact_card_guessing_posterior(N):
     """Independent check through the (c, p) statistic of the card_guessing family."""
     n, k, m = no_repeat.valid_tuples(N)
     h_a, h_b = no_repeat.entropies(N, n, k, m)
-    h = info.posterior_entropy(1.0, 1.0, math.e)
+    h = entropy_weighted.posterior_entropy(1.0, 1.0, math.e)
     for i in range(len(n)):
-        state = partial.initial_state((1,) * N)
+        state = yes_no.initial_state((1,) * N)
         free = n[i] - k[i] - m[i]
         history = [(0, False)] * free + [(j, True) for j in range(k[i])]
         history += [(k[i], False)] * m[i]
         for guess, ok in history:
-            state = (partial.after_yes if ok else partial.after_no)(state, guess)
-        probs = partial.next_card_probabilities(state)
+            state = (yes_no.after_yes if ok else yes_no.after_no)(state, guess)
+        probs = yes_no.next_card_probabilities(state)
         for guess, want in ((k[i], h_a[i]), (N - 1, h_b[i])):
-            got = info.expected_posterior_entropy(state, guess, probs[guess], h)
+            got = entropy_weighted.expected_posterior_entropy(state, guess, probs[guess], h)
             assert got == pytest.approx(want, abs=1e-12)
 
 

@@ -8,6 +8,7 @@ import site
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -20,10 +21,8 @@ def run(cmd: list[str], cwd: Path, timeout: float = 600) -> subprocess.Completed
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
-    """A fresh virtual environment with guesslab installed from a freshly built wheel (not
-    editable); its dependencies come from this environment's site-packages through a .pth
-    line (no download), which does not run this environment's editable-install hook."""
+def built(tmp_path_factory) -> tuple[Path, str]:
+    """A freshly built wheel, and what the build printed."""
     tmp = tmp_path_factory.mktemp("wheel")
     source = tmp / "source"  # a clean copy: setuptools' build/ folder may hold stale files
     ignore = shutil.ignore_patterns(".*", "build", "dist", "outputs", "*.egg-info", "__pycache__")
@@ -31,6 +30,16 @@ def installed(tmp_path_factory) -> Path:
     built = run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp), str(source)], tmp)
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = tmp.glob("guesslab-*.whl")
+    return wheel, built.stdout + built.stderr
+
+
+@pytest.fixture(scope="module")
+def installed(built, tmp_path_factory) -> Path:
+    """A fresh virtual environment with guesslab installed from a freshly built wheel (not
+    editable); its dependencies come from this environment's site-packages through a .pth
+    line (no download), which does not run this environment's editable-install hook."""
+    wheel = built[0]
+    tmp = tmp_path_factory.mktemp("venv")
     venv = tmp / "venv"
     made = run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp)
     assert made.returncode == 0, made.stderr
@@ -77,3 +86,23 @@ def test_the_terminal_game_starts(installed, tmp_path):
 def test_an_unknown_study_lists_the_shipped_ones(installed, tmp_path):
     res = run([str(installed / "guesslab"), "study=nonesuch", "paths.outputs=out"], tmp_path)
     assert res.returncode == 2 and "paper" in res.stderr and "high_low" in res.stderr
+
+
+@pytest.mark.slow
+def test_the_build_is_quiet_and_the_wheel_holds_every_module(built):
+    """No setuptools "Package would be ignored" warning (every data folder is declared), and
+    every Python file and data file of the source packages is in the wheel."""
+    wheel, log = built
+    assert "would be ignored" not in log, log[-3000:]
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+    wanted = {
+        p.relative_to(ROOT).as_posix()
+        for top in ("pipeline", "solvers")
+        for p in (ROOT / top).rglob("*")
+        if p.suffix in (".py", ".js", ".css") and "__pycache__" not in p.parts
+    }
+    wanted |= {
+        "pipeline/" + p.relative_to(ROOT).as_posix() for p in (ROOT / "conf").rglob("*.yaml")
+    }
+    assert not wanted - names, sorted(wanted - names)

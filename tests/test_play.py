@@ -18,7 +18,8 @@ from io import StringIO
 import pytest
 from conftest import ROOT
 
-from solvers.card_guessing import partial, play
+from solvers.card_guessing import play
+from solvers.card_guessing.exact import yes_no
 from solvers.registry import TaskError
 
 F = Fraction
@@ -27,7 +28,7 @@ JQK = ["J", "Q", "K"]
 
 def state_after(deck, steps):
     """The (c, p) state after (guess, yes) steps from a fresh ``deck``."""
-    state = partial.initial_state(deck)
+    state = yes_no.initial_state(deck)
     for guess, yes in steps:
         state = play.after(state, guess, yes)
     return state
@@ -40,11 +41,11 @@ def test_one_no_splits_the_belief_as_in_figure_4():
     """Gural, Simper & So (2019) section 7, Fig. 4: J right gives (2,3,3) for sure; then a wrong Q
     splits it
     into (1,3,3) (J was the card) and (2,3,2) (K was), (1,3,3) being the less likely."""
-    assert play.belief_bars(partial.composition_posterior(state_after((3, 3, 3), [(0, 1)]))) == [
+    assert play.belief_bars(yes_no.composition_posterior(state_after((3, 3, 3), [(0, 1)]))) == [
         ("(2,3,3)", F(1), "top")
     ]
     state = state_after((3, 3, 3), [(0, True), (1, False)])
-    bars = play.belief_bars(partial.composition_posterior(state))
+    bars = play.belief_bars(yes_no.composition_posterior(state))
     assert bars == [("(2,3,2)", F(3, 5), "top"), ("(1,3,3)", F(2, 5), "rest")]
 
 
@@ -96,7 +97,7 @@ def test_strategies_come_from_the_family_and_unplayable_ones_say_so(monkeypatch)
     monkeypatch.setitem(play.PLAYERS, "nonesuch", lambda task: AlwaysFirst())
     player = play.make_player(task)
     assert play.own_expectation(player, (1, 1)) is None  # not an exact Evaluation
-    assert player.guess(partial.initial_state((1, 1))) == 0
+    assert player.guess(yes_no.initial_state((1, 1))) == 0
 
 
 # ------------------------------------------------------------------ pure rendering
@@ -104,7 +105,7 @@ def test_strategies_come_from_the_family_and_unplayable_ones_say_so(monkeypatch)
 
 def test_belief_bars_fold_the_rest_into_other():
     no_to_each = [(0, False), (1, False), (2, False), (0, False)]
-    belief = partial.composition_posterior(state_after((3, 3, 3), no_to_each))
+    belief = yes_no.composition_posterior(state_after((3, 3, 3), no_to_each))
     assert len(belief) > 6
     bars = play.belief_bars(belief, rows=4)
     assert len(bars) == 4 and bars[-1][0] == f"other ({len(belief) - 3})"
@@ -137,7 +138,7 @@ def test_wide_decks_still_fit_80_columns():
     deck = (1,) * 13
     names = play.default_names(13)
     state = state_after(deck, [(0, False), (1, False)])
-    probs = partial.next_card_probabilities(state)
+    probs = yes_no.next_card_probabilities(state)
     lines = [
         *play.belief_lines(state, names),
         *play.chances_lines(probs, names, 2, play.Style(True)),
@@ -278,7 +279,7 @@ def test_human_game_scores_and_beliefs_match_brute_force(strategy):
     you, cpu = play.play_human(setup, order, console)
     assert you == sum(JQK.index(m) == c for m, c in zip(mine, order, strict=True))
     # replay the computer's moves and check every belief it showed against enumeration
-    state, guesses, answers = partial.initial_state(deck), [], []
+    state, guesses, answers = yes_no.initial_state(deck), [], []
     text = out.getvalue()
     for card in order:
         guess = setup.player.guess(state)
@@ -286,7 +287,7 @@ def test_human_game_scores_and_beliefs_match_brute_force(strategy):
         answers.append(guess == card)
         state = play.after(state, guess, guess == card)
         if state[0]:
-            assert partial.composition_posterior(state) == brute_belief(deck, guesses, answers)
+            assert yes_no.composition_posterior(state) == brute_belief(deck, guesses, answers)
             for line in play.belief_lines(state, JQK):
                 assert line in text
     assert cpu == sum(answers)

@@ -20,7 +20,7 @@ from pipeline.report import write_report
 from pipeline.summary import generic_summary, write_summary
 from solvers import solve
 from solvers._rows import StoredRows
-from solvers.card_guessing.summary_rows import summary_rows
+from solvers.card_guessing.summary.rows import summary_rows
 
 STUDY = {"name": "big", "description": "an entropy grid written in three batches"}
 

@@ -1,12 +1,13 @@
 """Family ``card_guessing``: name the next card of a shuffled deck (Gural, Simper & So 2019).
 
 Parameters: ``deck`` (cards per type), ``feedback`` (``partial`` = yes/no, ``complete``, ``none``;
-see feedback_models.py, with strategy ``sequence`` and its ``sequence``), ``strategy``,
-``tie_break``, ``method`` (``exact``, ``monte_carlo`` with ``n_games``, or ``float``: fast.py,
-info: fast_info.py; with the knob ``workers``; or ``ranked``: uniform decks, ranked_run.py, with
+see tasks/feedback_tasks.py, with strategy ``sequence`` and its ``sequence``), ``strategy``,
+``tie_break``, ``method`` (``exact``, ``monte_carlo`` with ``n_games``, or ``float``:
+floating/layer_kernels.py, info: floating/info_kernels.py; with the knob ``workers``; or
+``ranked``: uniform decks, tasks/ranked_tasks.py, with
 strategy ``persistent``, window 0.1) and the execution knob ``max_states``;
 strategy ``info`` adds ``gamma``, ``entropy`` (a preset) or ``entropy_r`` and ``entropy_t``,
-``log_base``; ``constant_decrement`` adds ``decrement`` (see partial_run.py).
+``log_base``; ``constant_decrement`` adds ``decrement`` (see yes_no_tasks.py).
 """
 
 from __future__ import annotations
@@ -14,14 +15,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from solvers import entropy
-from solvers.card_guessing import (
-    fast,
-    fast_info,
-    feedback_models,
-    partial,
-    partial_run,
-    ranked_run,
-)
+from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.floating import info_kernels, layer_kernels
+from solvers.card_guessing.tasks import feedback_tasks, ranked_tasks, yes_no_tasks
 from solvers.registry import (
     Family,
     Param,
@@ -39,8 +35,8 @@ from solvers.registry import (
 
 VERSION = "1"
 FEEDBACKS = ("partial", "complete", "none")
-STRATEGIES = ("optimal", "greedy", *partial_run.STRATEGIES, "sequence", "persistent")
-TIE_BREAKS = ("lowest", "highest", "uniform", "pair")  # pair: ranked_run.py
+STRATEGIES = ("optimal", "greedy", *yes_no_tasks.STRATEGIES, "sequence", "persistent")
+TIE_BREAKS = ("lowest", "highest", "uniform", "pair")  # pair: ranked_tasks.py
 DEFAULT_MAX_STATES = 3_000_000
 
 
@@ -85,15 +81,15 @@ def _estimated_states(deck: tuple[int, ...]) -> int:
 
 def check_task(task: Task) -> None:
     """Refuse, before any work, a deck too large for the exact solver."""
-    partial_run.check_partial_task(task)
-    if ranked_run.applies(task):
-        return ranked_run.check_task(task)  # method ranked, persistent, pair ties
+    yes_no_tasks.check_partial_task(task)
+    if ranked_tasks.applies(task):
+        return ranked_tasks.check_task(task)  # method ranked, persistent, pair ties
     if task["feedback"] != "partial" or task["strategy"] == "sequence":
-        return feedback_models.check_task(task)  # complete / none feedback, fixed sequences
+        return feedback_tasks.check_task(task)  # complete / none feedback, fixed sequences
     if task["method"] == "float" and task["strategy"] == "info":
-        return fast_info.check_float_task(task)  # the info policy's tree in floats
+        return info_kernels.check_float_task(task)  # the info policy's tree in floats
     if task["method"] == "float":
-        return fast.check_float_task(task)  # the layered float solver (fast.py)
+        return layer_kernels.check_float_task(task)  # the layered float solver (layer_kernels.py)
     if task["method"] == "exact" or task["strategy"] == "optimal":
         estimate = estimated_states(task["deck"])
         if estimate > task["max_states"]:
@@ -118,31 +114,39 @@ def estimated_seconds(task: Task) -> float | None:
     where no model was measured (other feedback, methods and strategies)."""
     per_state = SECONDS_PER_STATE.get(task["strategy"])
     exact = task["method"] == "exact" or task["strategy"] == "optimal"
-    if per_state is None or task["feedback"] != "partial" or not exact or ranked_run.applies(task):
+    if (
+        per_state is None
+        or task["feedback"] != "partial"
+        or not exact
+        or ranked_tasks.applies(task)
+    ):
         return None
     return SECONDS_PER_TASK + per_state * estimated_states(task["deck"])
 
 
 def splits_over_cluster(task: Task) -> bool:
-    """Whether a checked task is the distributed mode (method=float, workers > 1: layered.py)."""
+    """Whether a checked task is the distributed mode (method=float, workers > 1).
+
+    That mode is floating/dask_layers.py.
+    """
     return task["method"] == "float" and (task["workers"] or 1) > 1
 
 
 def run(task: Task) -> list[Row]:
     """One row: the exact expected score, its distribution and the states visited."""
-    if ranked_run.applies(task):
-        return ranked_run.rows(task)
+    if ranked_tasks.applies(task):
+        return ranked_tasks.rows(task)
     if task["feedback"] != "partial":
-        return feedback_models.rows(task)
+        return feedback_tasks.rows(task)
     if task["method"] == "float" and task["strategy"] == "info":
-        return fast_info.float_rows(task)
+        return info_kernels.float_rows(task)
     if task["method"] == "float":
-        return fast.float_rows(task)
-    if task["strategy"] in partial_run.STRATEGIES or task["method"] == "monte_carlo":
-        return partial_run.rows(task)
-    ev = partial.evaluation(task["strategy"], task["tie_break"] or "lowest")
-    pmf, n_states = partial.score_distribution(ev, task["deck"])
-    return [partial_run.exact_row(pmf, n_states)]
+        return layer_kernels.float_rows(task)
+    if task["strategy"] in yes_no_tasks.STRATEGIES or task["method"] == "monte_carlo":
+        return yes_no_tasks.rows(task)
+    ev = yes_no.evaluation(task["strategy"], task["tie_break"] or "lowest")
+    pmf, n_states = yes_no.score_distribution(ev, task["deck"])
+    return [yes_no_tasks.exact_row(pmf, n_states)]
 
 
 FAMILY = register(
@@ -160,7 +164,7 @@ FAMILY = register(
             Param("feedback", one_of(FEEDBACKS), "partial", "what the player is told"),
             Param(
                 "sequence",
-                feedback_models.check_sequence,
+                feedback_tasks.check_sequence,
                 "constant",
                 "feedback none: type indices named in turn, or constant, cycle, blocks",
                 ("sequence",),
@@ -170,7 +174,7 @@ FAMILY = register(
                 one_of(TIE_BREAKS),
                 "lowest",
                 "ties between equally good types",
-                ("greedy", *partial_run.STRATEGIES),
+                ("greedy", *yes_no_tasks.STRATEGIES),
             ),
             Param(
                 "method",
@@ -180,14 +184,14 @@ FAMILY = register(
             ),
             Param(
                 "n_games",
-                partial_run.check_n_games,
+                yes_no_tasks.check_n_games,
                 None,
                 "Monte Carlo: shuffled decks played (method=monte_carlo only)",
                 dtype="int64",
             ),
             Param(
                 "gamma",
-                partial_run.check_gamma,
+                yes_no_tasks.check_gamma,
                 0.15,
                 "info: entropy weight",
                 ("info",),
@@ -195,7 +199,7 @@ FAMILY = register(
             ),
             Param(
                 "entropy",
-                partial_run.check_preset,
+                yes_no_tasks.check_preset,
                 None,
                 "info: a named Sharma-Mittal member (sets entropy_r, entropy_t)",
                 ("info",),
@@ -231,7 +235,7 @@ FAMILY = register(
         check_task=check_task,
         estimate=estimated_seconds,
         splits=splits_over_cluster,
-        split="solvers.card_guessing.layered:split_rows",
+        split="solvers.card_guessing.floating.dask_layers:split_rows",
         columns={
             "expected_score": "float64",
             "expected_score_exact": "string",
@@ -240,8 +244,8 @@ FAMILY = register(
             "score_pmf": "list<float64>",
             "n_states": "int64",
             "std_error": "float64",
-            "first_moves": "string",  # method=float, optimal: the first moves (fast.py)
-            **feedback_models.COLUMNS,
+            "first_moves": "string",  # method=float, optimal: the first moves (layer_kernels.py)
+            **feedback_tasks.COLUMNS,
         },
     )
 )

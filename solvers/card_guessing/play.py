@@ -15,10 +15,10 @@ answer, a bar chart of its exact belief over the composition of the cards still 
 scores and what the optimal strategy expects on average, exactly.
 
 Rendering is done by small pure functions returning lines (tested directly); the loops only
-ask, update the (c, p) state of :mod:`solvers.card_guessing.partial` and print.  A new
+ask, update the (c, p) state of :mod:`solvers.card_guessing.exact.yes_no` and print.  A new
 strategy becomes playable by adding one entry to :data:`PLAYERS` (name -> function of the
 validated task returning an object with ``guess(state)``); strategies the family registers
-that :func:`solvers.card_guessing.partial.evaluation` knows work without an entry.
+that :func:`solvers.card_guessing.exact.yes_no.evaluation` knows work without an entry.
 """
 
 from __future__ import annotations
@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol, TextIO
 
-from solvers.card_guessing import partial
+from solvers.card_guessing.exact import yes_no
 from solvers.registry import TaskError, get_family, validate
 
 Deck = tuple[int, ...]  # cards per type
 Belief = Mapping[Deck, Fraction]  # composition of the cards still to come -> probability
-State = partial.State
+State = yes_no.State
 Guess = int  # index of a card type
 Bar = tuple[str, Fraction, str]  # (label, probability, kind: "top", "rest" or "other")
 Lines = list[str]
@@ -65,11 +65,11 @@ PlayerFactory = Callable[[Mapping[str, Any]], Guesser]
 
 
 def _evaluation_player(task: Mapping[str, Any]) -> Guesser:
-    return partial.evaluation(task["strategy"], task.get("tie_break") or "lowest")
+    return yes_no.evaluation(task["strategy"], task.get("tie_break") or "lowest")
 
 
 # strategy name (one the family registers) -> the computer player for its validated task;
-# a strategy without an entry is played by partial.evaluation(strategy, tie_break)
+# a strategy without an entry is played by yes_no.evaluation(strategy, tie_break)
 PLAYERS: dict[str, PlayerFactory] = {
     "optimal": _evaluation_player,
     "greedy": _evaluation_player,
@@ -191,7 +191,7 @@ def belief_lines(
     n = state[0]
     if n == 0:
         return []
-    belief = partial.composition_posterior(state)
+    belief = yes_no.composition_posterior(state)
     what = "card" if n == 1 else "cards"
     head = f"Computer's belief about the {n} {what} still to come ({','.join(names)}):"
     return [clip(head, width), *bar_chart(belief_bars(belief), style, width)]
@@ -441,12 +441,12 @@ class Setup:
 
 def computer_step(player: Guesser, state: State) -> tuple[list[Fraction], Guess]:
     """The computer's chances for the next card and its guess."""
-    return partial.next_card_probabilities(state), player.guess(state)
+    return yes_no.next_card_probabilities(state), player.guess(state)
 
 
 def after(state: State, guess: Guess, yes: bool) -> State:
     """The (c, p) state after naming ``guess`` and hearing yes or no."""
-    return partial.after_yes(state, guess) if yes else partial.after_no(state, guess)
+    return yes_no.after_yes(state, guess) if yes else yes_no.after_no(state, guess)
 
 
 def intro_lines(setup: Setup, mode: str, seed: int | None, style: Style) -> Lines:
@@ -469,13 +469,13 @@ def intro_lines(setup: Setup, mode: str, seed: int | None, style: Style) -> Line
             f"The computer ({setup.strategy} strategy) names each card first; answer y or n.",
             "undo takes back your last answer; quit stops.",
         ]
-    return lines + ["", *belief_lines(partial.initial_state(setup.deck), setup.names, style)]
+    return lines + ["", *belief_lines(yes_no.initial_state(setup.deck), setup.names, style)]
 
 
 def play_human(setup: Setup, order: Sequence[Guess], console: Console) -> tuple[int, int]:
     """The person guesses the shuffled ``order`` while the computer plays it alongside."""
     style, names, total = console.style, setup.names, len(order)
-    state = partial.initial_state(setup.deck)
+    state = yes_no.initial_state(setup.deck)
     you = cpu = 0
     history: list[tuple[Guess, bool]] = []
     choices = "/".join(names)
@@ -515,7 +515,7 @@ def play_human(setup: Setup, order: Sequence[Guess], console: Console) -> tuple[
 def play_computer(setup: Setup, console: Console) -> int:
     """The computer guesses a physical deck; the person answers yes or no for each card."""
     style, names = console.style, setup.names
-    state = partial.initial_state(setup.deck)
+    state = yes_no.initial_state(setup.deck)
     total, cpu = state[0], 0
     undo: list[tuple[State, int]] = []
     while state[0] > 0:
@@ -588,7 +588,7 @@ def player_task(deck: Sequence[int], strategy: str, params: Mapping[str, str]) -
 
 
 def make_player(task: Mapping[str, Any]) -> Guesser:
-    """The computer player for a validated task: PLAYERS entry, else partial.evaluation."""
+    """The computer player for a validated task: PLAYERS entry, else yes_no.evaluation."""
     factory = PLAYERS.get(task["strategy"], _evaluation_player)
     try:
         return factory(task)
@@ -602,8 +602,8 @@ def make_player(task: Mapping[str, Any]) -> Guesser:
 
 def own_expectation(player: Guesser, deck: Sequence[int]) -> Fraction | None:
     """The exact expected score of the computer's own strategy, when it can be evaluated."""
-    if isinstance(player, partial.Evaluation):
-        return partial.expected_score(player, deck)[0]
+    if isinstance(player, yes_no.Evaluation):
+        return yes_no.expected_score(player, deck)[0]
     return None
 
 
@@ -613,7 +613,7 @@ def make_setup(deck: Sequence[int], names: list[str], strategy: str, params: Map
     player = make_player(task)
     deck = tuple(task["deck"])
     own = own_expectation(player, deck)  # fills the player's memo: its guesses are then free
-    optimal = own if strategy == "optimal" and own is not None else partial.optimal_value(deck)[0]
+    optimal = own if strategy == "optimal" and own is not None else yes_no.optimal_value(deck)[0]
     return Setup(deck, names, strategy, player, optimal, own)
 
 

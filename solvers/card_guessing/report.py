@@ -2,7 +2,7 @@
 (r, t) entropy grid, as sortable tables and interactive Plotly figures.
 
 The tables are the summary's (:mod:`solvers.card_guessing.summary` and
-:mod:`solvers.card_guessing.summary_info`); each figure's hover shows the row's parameters
+:mod:`solvers.card_guessing.summary.info`); each figure's hover shows the row's parameters
 and its exact ``p/q`` score.  Sources: Gural, Simper & So (2019), *Information Theory in a
 Card-Guessing Game* (the gamma sweep of their figure 3, the entropy-weighted strategy).
 """
@@ -16,11 +16,10 @@ import plotly.graph_objects as go
 
 from solvers._rows import StoredRows, takes_stored_rows
 from solvers._sections import Figure, Section, Table, heatmap, hover_fields, scatter
-from solvers.card_guessing import summary_feedback as feedback_models
-from solvers.card_guessing import summary_info as info
-from solvers.card_guessing import summary_suits52 as suits
-from solvers.card_guessing.summary import score_table
-from solvers.card_guessing.summary_rows import summary_rows
+from solvers.card_guessing.summary import feedback as feedback_models
+from solvers.card_guessing.summary import info, score_table
+from solvers.card_guessing.summary import suits52 as suits
+from solvers.card_guessing.summary.rows import summary_rows
 from solvers.entropy import preset_name
 
 HOVER = ["deck", "feedback", "strategy", "tie_break", "gamma", "entropy_r", "entropy_t"]

@@ -100,7 +100,7 @@ def choose(f: T.Features, candidates: np.ndarray, rule: Rule) -> int:
     return best(candidates, scores(f, candidates, candidates, rule), rule)
 
 
-def seed_program_order(f: T.Features) -> np.ndarray:
+def juraszek_program_order(f: T.Features) -> np.ndarray:
     """Tie order of the source's program: its candidate list order (lower value comes first).
 
     Its hands are subsets of a deck listed suit by suit, and the subsets that leave out the

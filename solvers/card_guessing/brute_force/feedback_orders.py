@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from itertools import product
 
-from solvers.card_guessing.brute import Order, deck_orders
+from solvers.card_guessing.brute_force.yes_no_orders import Order, deck_orders
 
 
 def complete_optimum(deck: Sequence[int]) -> Fraction:

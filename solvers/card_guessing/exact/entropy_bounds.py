@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from solvers.card_guessing.complete import state_probabilities
+from solvers.card_guessing.exact.complete_feedback import state_probabilities
 
 TOLERANCE = 1e-12  # bisection stops when the bracket on pi is this narrow
 Curve = Callable[[float], float]  # an entropy (bits) as a function of the error probability
@@ -60,7 +60,7 @@ def feder_merhav_curve(m: int) -> Curve:
     return phi
 
 
-def seed_last_segment_curve(m: int) -> Curve:
+def printed_last_segment_curve(m: int) -> Curve:
     """The source's printed phi: only the segment (M-2)/(M-1) <= pi <= (M-1)/M (k = M - 1)."""
     k = m - 1
     return lambda x: k * math.log2(k) * (1.0 - x) + binary_entropy(k * x - k + 1.0)
@@ -105,7 +105,8 @@ def step_bounds(deck: Sequence[int], curve: str) -> list[float]:
     """Per-step bounds on P(correct guess) from the averaged entropy, for a named curve.
 
     ``fano``: upper bounds; ``feder_merhav`` (the source's lower bound), ``chords``
-    (rigorous lower bound) or ``seed_last_segment`` (the printed formula alone): lower bounds.
+    (rigorous lower bound) or ``printed_last_segment`` (the formula as printed by Gural, Simper
+    & So 2019, which holds on the last segment only): lower bounds.
     """
     m = sum(1 for c in deck if c > 0)
     hs = step_entropies(deck)
@@ -117,7 +118,7 @@ def step_bounds(deck: Sequence[int], curve: str) -> list[float]:
     curves = {
         "feder_merhav": (feder_merhav_curve, 0.0),
         "chords": (chord_curve, 0.0),
-        "seed_last_segment": (seed_last_segment_curve, (m - 2) / (m - 1)),
+        "printed_last_segment": (printed_last_segment_curve, (m - 2) / (m - 1)),
     }
     if curve not in curves:
         raise ValueError(f"unknown curve {curve!r}; valid: fano, {', '.join(curves)}")

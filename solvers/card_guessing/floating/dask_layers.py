@@ -1,8 +1,9 @@
 """The layered float solver of yes/no card guessing, spread over Dask workers.
 
-solvers/card_guessing/fast.py holds the kernels (pure NumPy/Numba on arrays of state keys);
+solvers/card_guessing/layer_kernels.py holds the kernels (pure NumPy/Numba on arrays of state keys);
 this module only moves arrays.  Every layer (states after L cards) is split into ``parts``
-partitions by a hash of the state key (fast.partition_of), each held on a worker as a future;
+partitions by a hash of the state key (layer_kernels.partition_of), each held on a worker as a
+future;
 part h of every layer is submitted to worker h (modulo the workers; a hint, not a rule); the
 driver never gathers a layer:
 
@@ -24,7 +25,7 @@ Selection: the family parameter ``workers`` (execution knob, not part of the tas
 (``Family.split`` names :func:`split_rows`): it runs on the cluster the caller hands in (the
 pipeline hands in the one the task runs on), or, given none, on a LocalCluster on 127.0.0.1
 of one worker process with ``workers`` threads (:func:`local_client`).  The solver itself
-(fast.py) never imports Dask.
+(layer_kernels.py) never imports Dask.
 """
 
 from __future__ import annotations
@@ -37,49 +38,49 @@ from typing import Any
 import numpy as np
 from distributed import Client, LocalCluster
 
-from solvers.card_guessing import fast
+from solvers.card_guessing.floating import layer_kernels
 
 Parts = list  # one future per partition of a layer
 
 
-def _start_part(lay: fast.Layout, h: int, parts: int) -> np.ndarray:
-    key = np.array([fast.start_key(lay)], np.int64)
-    return key[fast.partition_of(key, parts) == h]
+def _start_part(lay: layer_kernels.Layout, h: int, parts: int) -> np.ndarray:
+    key = np.array([layer_kernels.start_key(lay)], np.int64)
+    return key[layer_kernels.partition_of(key, parts) == h]
 
 
 def _by_owner(keys: np.ndarray, parts: int, *columns: np.ndarray) -> list:
     """``keys`` (and any parallel columns) split into the partitions that own them."""
-    where = fast.partition_of(keys, parts)
+    where = layer_kernels.partition_of(keys, parts)
     masks = [where == h for h in range(parts)]
     if not columns:
         return [keys[m] for m in masks]
     return [(keys[m], *(c[m] for c in columns)) for m in masks]
 
 
-def _pieces(keys: np.ndarray, lay: fast.Layout, parts: int) -> list[np.ndarray]:
+def _pieces(keys: np.ndarray, lay: layer_kernels.Layout, parts: int) -> list[np.ndarray]:
     """The children of a part, sorted, split into the next layer's partitions.
 
     Sorted keys matter: a state's children are near each other in a sorted layer, so the
     backward pass reads their values from nearby memory; in hash order the same pass took
     2.6x as long ((9,9,9,9), one process).
     """
-    return _by_owner(np.sort(fast.children(keys, lay)), parts)
+    return _by_owner(np.sort(layer_kernels.children(keys, lay)), parts)
 
 
 def _union(h: int, *splits: list) -> np.ndarray:
     """Partition h of the next layer: the sorted distinct keys of every part's piece for h."""
     if len(splits) == 1:
         return splits[0][h]  # already sorted and distinct
-    return np.sort(fast.distinct(np.concatenate([split[h] for split in splits])))
+    return np.sort(layer_kernels.distinct(np.concatenate([split[h] for split in splits])))
 
 
-def _last_values(keys: np.ndarray, lay: fast.Layout) -> tuple:
+def _last_values(keys: np.ndarray, lay: layer_kernels.Layout) -> tuple:
     """(log A, E, E^2, best) of one part of the last layer (no card to come)."""
-    (logs, vals, sqs), best = fast.layer_values(keys, lay, None, None, 0)
+    (logs, vals, sqs), best = layer_kernels.layer_values(keys, lay, None, None, 0)
     return logs, vals, sqs, best
 
 
-def _part_values(keys: np.ndarray, lay: fast.Layout, n_left: int, *next_layer) -> tuple:
+def _part_values(keys: np.ndarray, lay: layer_kernels.Layout, n_left: int, *next_layer) -> tuple:
     """(log A, E, E^2, best) of one part of a layer, from the whole next layer.
 
     ``next_layer`` holds the next layer's parts' keys, then their values, part by part.
@@ -87,7 +88,7 @@ def _part_values(keys: np.ndarray, lay: fast.Layout, n_left: int, *next_layer) -
     parts = len(next_layer) // 2
     nkeys = _joined(next_layer[:parts])
     nvals = tuple(_joined([v[i] for v in next_layer[parts:]]) for i in range(3))
-    (logs, vals, sqs), best = fast.layer_values(keys, lay, nkeys, nvals, n_left)
+    (logs, vals, sqs), best = layer_kernels.layer_values(keys, lay, nkeys, nvals, n_left)
     return logs, vals, sqs, best
 
 
@@ -97,17 +98,17 @@ def _joined(arrays: Sequence[np.ndarray]) -> np.ndarray:
 
 def _edges(keys: np.ndarray, best: np.ndarray, paths: np.ndarray, lay, parts: int) -> list:
     """The policy's edges (child key, path count) from a part, split by the child's owner."""
-    ekeys, epaths = fast.policy_edges(keys, best, paths, lay.r, lay.width, lay.bits_p)
+    ekeys, epaths = layer_kernels.policy_edges(keys, best, paths, lay.r, lay.width, lay.bits_p)
     return _by_owner(ekeys, parts, epaths)
 
 
 def _paths(keys: np.ndarray, h: int, *edges: list) -> np.ndarray:
     """Policy path counts of part h's states: the sum over the edges into them."""
     out = np.zeros(keys.size)
-    table = fast.hash_table(keys)
+    table = layer_kernels.hash_table(keys)
     for split in edges:
         ekeys, epaths = split[h]
-        fast.add_paths(keys, table, ekeys, epaths, out)
+        layer_kernels.add_paths(keys, table, ekeys, epaths, out)
     return out
 
 
@@ -119,7 +120,9 @@ def _reach(keys: np.ndarray, best: np.ndarray, h: int, lay, parts: int, *edges: 
 
 def _score_mass(keys: np.ndarray, logs: np.ndarray, h: int, lay, *edges: list) -> np.ndarray:
     """P(final score = k) summed over part h of the last layer, from the edges into it."""
-    return fast.score_mass(keys, _paths(keys, h, *edges), logs, fast.start_log_count(lay), lay)
+    return layer_kernels.score_mass(
+        keys, _paths(keys, h, *edges), logs, layer_kernels.start_log_count(lay), lay
+    )
 
 
 class Placement:
@@ -135,7 +138,7 @@ class Placement:
         return self.client.submit(func, *args, workers=self.hints[h], allow_other_workers=True)
 
 
-def forward(run: Placement, lay: fast.Layout, parts: int) -> list[Parts]:
+def forward(run: Placement, lay: layer_kernels.Layout, parts: int) -> list[Parts]:
     """The keys of every layer, as parts (each sorted)."""
     layers = [[run.submit(h, _start_part, lay, h, parts) for h in range(parts)]]
     for _ in range(lay.n_cards):
@@ -144,7 +147,7 @@ def forward(run: Placement, lay: fast.Layout, parts: int) -> list[Parts]:
     return layers
 
 
-def backward(run: Placement, lay: fast.Layout, layers: list, tree_depth: int):
+def backward(run: Placement, lay: layer_kernels.Layout, layers: list, tree_depth: int):
     """(values of layer 0 as parts, best slots of every layer, last layer's log A, first moves)."""
     first: dict[int, dict[int, tuple[int, float, float]]] = {}
     bests: list = [None] * len(layers)
@@ -164,7 +167,9 @@ def backward(run: Placement, lay: fast.Layout, layers: list, tree_depth: int):
     return values, bests, last_logs, first
 
 
-def score_pmf(run: Placement, lay: fast.Layout, layers: list, bests: list, last_logs) -> list:
+def score_pmf(
+    run: Placement, lay: layer_kernels.Layout, layers: list, bests: list, last_logs
+) -> list:
     """P(final score = k) under the policy ``bests``; consumes ``layers`` and ``bests``."""
     parts = len(layers[0])
     edges: list = []
@@ -181,9 +186,11 @@ def score_pmf(run: Placement, lay: fast.Layout, layers: list, bests: list, last_
     return np.sum(run.client.gather(masses), axis=0).tolist()
 
 
-def optimal(client: Client, deck: Sequence[int], parts: int, tree_depth: int = 4) -> fast.Solution:
-    """fast.optimal(deck) with every layer split into ``parts`` partitions over ``client``."""
-    lay = fast.layout(deck)
+def optimal(
+    client: Client, deck: Sequence[int], parts: int, tree_depth: int = 4
+) -> layer_kernels.Solution:
+    """layer_kernels.optimal(deck), every layer split into ``parts`` partitions over ``client``."""
+    lay = layer_kernels.layout(deck)
     run = Placement(client, parts)
     layers = forward(run, lay, parts)
     lengths = client.gather([[run.submit(h, len, p) for h, p in enumerate(ly)] for ly in layers])
@@ -193,7 +200,9 @@ def optimal(client: Client, deck: Sequence[int], parts: int, tree_depth: int = 4
     del values
     pmf = score_pmf(run, lay, layers, bests, last_logs)
     mean = float(result[1][0])
-    return fast.Solution(mean, float(result[2][0]) - mean * mean, sum(sizes), sizes, first, pmf)
+    return layer_kernels.Solution(
+        mean, float(result[2][0]) - mean * mean, sum(sizes), sizes, first, pmf
+    )
 
 
 def _moves(keys: list[np.ndarray], values: list[tuple]) -> dict[int, tuple[int, float, float]]:
@@ -234,4 +243,4 @@ def split_rows(task: dict, cluster: Callable[[], Any] | None) -> list[dict]:
     opened = cluster() if cluster is not None else local_client(task["workers"])
     with opened as client:
         sol = optimal(client, task["deck"], task["workers"])
-    return fast.float_rows(task, sol)
+    return layer_kernels.float_rows(task, sol)

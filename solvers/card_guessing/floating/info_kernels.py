@@ -1,9 +1,10 @@
 """The ``info`` move in floating point (Numba): Monte Carlo on 52-card decks and ``method: float``.
 
-The exact ``info`` move (info.py) needs the composition posterior of the n cards still to
-come in a state (c, p).  Here it is computed as a *filter*: given the posterior P over the
-composition k of the cards to come, the next card is a type ``b`` with probability k_b / n
-(the cards to come are in uniform random order given k, no answer constrains them), so
+The exact ``info`` move (strategies/entropy_weighted.py) needs the composition posterior of the
+n cards still to come in a state (c, p).  Here it is computed as a *filter*: given the
+posterior P over the composition k of the cards to come, the next card is a type ``b`` with
+probability k_b / n (the cards to come are in uniform random order given k, no answer constrains
+them), so
 
     the weight of k' = k - e_b among the cards after the next one is  P(k) * k_b.
 
@@ -20,9 +21,9 @@ statistic is sufficient), and every prefix of a consistent history is consistent
 ``P(next is a) = sum_k' C[k', a] / sum C``; the entropies H_{r,t} of the two posteriors are
 computed as solvers/entropy.py does (same limits and branches), in one pass over the weights.
 
-Decisions are *exactly* those of :func:`info.info_chooser`: that chooser ties every score
-within ``info.TIE_TOLERANCE`` of the best and lets the tie-break pick.  The float scores here
-and there differ by rounding only (bounded by :data:`ERR_H` per entropy, see
+Decisions are *exactly* those of :func:`entropy_weighted.info_chooser`: that chooser ties every
+score within ``entropy_weighted.TIE_TOLERANCE`` of the best and lets the tie-break pick.  The
+float scores here and there differ by rounding only (bounded by :data:`ERR_H` per entropy, see
 :func:`_score_errors`), so whenever a type's score lies within that bound of the tie
 threshold the caller must take the decision from the exact Python path (the kernels say
 "unsure").  Interchangeable types (same (c_i, p_i)) share one computation, so their exact
@@ -44,7 +45,8 @@ from numba import njit, types
 from numba.typed import Dict
 
 from solvers import entropy
-from solvers.card_guessing import info, partial
+from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.strategies import entropy_weighted
 
 Codes = np.ndarray  # int64 per type: c << bits_p | p (0 for an exhausted type)
 TIE_CODES = {"lowest": 0, "highest": 1, "uniform": 2}
@@ -511,7 +513,7 @@ def _scores(cs, ps, n, C, mm, gamma, r_, t_, inv_lb, bits_p, code_bits, per_word
 
 @njit(cache=True)
 def _tied_mask(score, err, tol):
-    """Bit mask of the types tied at the best score (as info.tied_best), or UNSURE."""
+    """Bit mask of the types tied at the best score (as entropy_weighted.tied_best), or UNSURE."""
     r = score.size
     best = -np.inf
     ebest = 0.0
@@ -655,16 +657,19 @@ def _play_games(
     return scores, stops, cs_out, ps_out, largest
 
 
-ExactMask = Callable[[partial.State], int]  # a labelled state -> mask of the tied types
+ExactMask = Callable[[yes_no.State], int]  # a labelled state -> mask of the tied types
 
 
 def exact_tied_mask(gamma: float, r: float, t: float, log_base: float) -> ExactMask:
-    """The exact path's tied set (info.tied_best of info.info_scores) as a bit mask."""
-    h = info.posterior_entropy(r, t, log_base)
+    """The exact path's tied set as a bit mask.
 
-    def mask(state: partial.State) -> int:
-        scores = info.info_scores(state, partial.yes_counts(state), gamma, h)
-        return sum(1 << a for a in info.tied_best(scores))
+    That set is entropy_weighted.tied_best of entropy_weighted.info_scores.
+    """
+    h = entropy_weighted.posterior_entropy(r, t, log_base)
+
+    def mask(state: yes_no.State) -> int:
+        scores = entropy_weighted.info_scores(state, yes_no.yes_counts(state), gamma, h)
+        return sum(1 << a for a in entropy_weighted.tied_best(scores))
 
     return mask
 
@@ -679,7 +684,7 @@ class InfoPlay:
     t: float = 1.0
     log_base: float = 2.0
     tie_break: str = "lowest"
-    max_support: int = info.MAX_POSTERIOR
+    max_support: int = entropy_weighted.MAX_POSTERIOR
     err_scale: float = 1.0  # widen the rounding bounds (tests: force exact decisions)
 
     def __post_init__(self) -> None:
@@ -705,7 +710,7 @@ class InfoPlay:
                 self.r,
                 self.t,
                 1.0 / math.log(self.log_base),
-                info.TIE_TOLERANCE,
+                entropy_weighted.TIE_TOLERANCE,
                 TIE_CODES[self.tie_break],
                 self.pack.bits_p,
                 self.pack.code_bits,
@@ -743,7 +748,7 @@ class InfoPlay:
 # ------------------------------------------------------------------ Python entry points
 
 
-def float_posterior(state: partial.State) -> tuple[np.ndarray, np.ndarray]:
+def float_posterior(state: yes_no.State) -> tuple[np.ndarray, np.ndarray]:
     """(compositions, probabilities) of the cards still to come in a labelled state."""
     n, pairs = state
     cs = np.array([c for c, _ in pairs], np.int64)
@@ -754,7 +759,7 @@ def float_posterior(state: partial.State) -> tuple[np.ndarray, np.ndarray]:
     return ws[0][:m].copy(), w / w.sum()
 
 
-def float_posterior_entropy(state: partial.State, r: float, t: float, log_base: float) -> float:
+def float_posterior_entropy(state: yes_no.State, r: float, t: float, log_base: float) -> float:
     """H_{r,t} (units of ``log_base``) of the composition posterior of a state, in floats."""
     _, w = float_posterior(state)
     return float(_entropy(w, w.size, float(r), float(t), 1.0 / math.log(log_base)))
@@ -837,7 +842,7 @@ def evaluate(
     t: float = 1.0,
     log_base: float = 2.0,
     tie_break: str = "lowest",
-    max_support: int = info.MAX_POSTERIOR,
+    max_support: int = entropy_weighted.MAX_POSTERIOR,
     progress: Progress | None = None,
 ) -> InfoValue:
     """The info policy's score distribution on a shuffled ``deck``, in floats.
@@ -870,7 +875,7 @@ def evaluate(
             r,
             t,
             1.0 / math.log(log_base),
-            info.TIE_TOLERANCE,
+            entropy_weighted.TIE_TOLERANCE,
             bits_p,
             pack.code_bits,
             pack.per_word,

@@ -1,6 +1,6 @@
-"""Yes/no card guessing in floating point, layer by layer: decks too large for partial.py.
+"""Yes/no card guessing in floating point, layer by layer: decks too large for exact/yes_no.py.
 
-The state is the (c, p) statistic of partial.py: n cards to come and, per type, c = cards not
+The state is the (c, p) statistic of exact/yes_no.py: n cards to come and, per type, c = cards not
 yet confirmed by a yes and p = "no" answers to it.  Here a state is one int64 *key*: each
 type's pair is a code ``c << bits_p | p`` in a fixed-width slot.  In *canonical* mode the
 codes are sorted (types are interchangeable, exhausted types vanish); in *labelled* mode
@@ -20,8 +20,8 @@ P(next card is a) = A(yes child) / A(state) and P(not a) = A(no child) / A(state
 exponentials of differences of logs: no huge factorials and no cancellation.
 
 The kernels here are pure NumPy/Numba functions on arrays of keys (a layer or any part of
-one), so a caller may split a layer over processes: the family's layered.py does so with
-Dask.
+one), so a caller may split a layer over processes: the family's
+floating/dask_layers.py does so with Dask.
 """
 
 from __future__ import annotations
@@ -472,7 +472,7 @@ def _optimal_layer(keys, r, width, bits_p, nkeys, ntable, nlog, nval, nsq, with_
         if not with_values:
             continue
         top = -1.0
-        for a in range(r - 1, -1, -1):  # smallest pair first, as partial.py breaks ties
+        for a in range(r - 1, -1, -1):  # smallest pair first, as exact/yes_no.py breaks ties
             if yidx[a] < 0 or (a > 0 and cs[a] == cs[a - 1] and ps[a] == ps[a - 1]):
                 continue  # impossible, or the same as the type before
             q = math.exp(ylog[a] - lg)
@@ -856,7 +856,8 @@ def check_float_task(task: dict) -> None:
 def float_rows(task: dict, sol: Solution | None = None) -> list[dict]:
     """One row of the float solver: expected score, variance and score pmf (no exact columns).
 
-    ``sol``: the task's solution when it was computed elsewhere (layered.py, over Dask).
+    ``sol``: the task's solution when it was computed elsewhere (over Dask:
+    floating/dask_layers.py).
     """
     deck = task["deck"]
     if sol is None and task["strategy"] == "optimal":

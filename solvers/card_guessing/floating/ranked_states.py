@@ -1,6 +1,6 @@
 """Yes/no card guessing on a uniform deck (r types of m cards) with ranked states: no hashing.
 
-The state is partial.py's (c, p) statistic, canonical (types are interchangeable).  Here each
+The state is exact/yes_no.py's (c, p) statistic, canonical (types are interchangeable).  Here each
 type's pair is a *code*: active codes ``(c - 1) * (P + 1) + p`` for c = 1..m, p = 0..P
 (P = N - 1), ordered by (c, p), and one code K (the largest) for an exhausted type.  A
 canonical state is the non-increasing sequence of its r codes (exhausted types first).
@@ -22,7 +22,7 @@ the other types have unconfirmed cards: log A = -inf, skipped) and feasible ones
 reaches (solved anyway, never read): :func:`layer_sizes` counts the space.
 
 Probabilities come from arrangement counts A kept as logarithms, built from positive sums only
-(as in fast.py):
+(as in floating/layer_kernels.py):
 
 - a state with n >= 1 cards to come: A = sum over types a of A(yes child for a);
 - the last layer (n = 0): a free slot (a forgotten "no") is filled first, A = sum over types a
@@ -31,9 +31,9 @@ Probabilities come from arrangement counts A kept as logarithms, built from posi
   the unconfirmed cards T = sum of c by one, so the last layer is solved in order of T; a
   state without "no"s is a multinomial coefficient.
 
-The same values as fast.py to 1e-12 (tests; fast.py is tested against the exact rational
-solver partial.py).  fast.py packs a state into a 63-bit key and so stops at 7 types of 4;
-ranks have no such limit: memory is (see :func:`estimated_bytes`).
+The same values as layer_kernels.py to 1e-12 (tests; layer_kernels.py is tested against the exact
+rational solver exact/yes_no.py).  layer_kernels.py packs a state into a 63-bit key and so stops
+at 7 types of 4; ranks have no such limit: memory is (see :func:`estimated_bytes`).
 """
 
 from __future__ import annotations
@@ -361,8 +361,9 @@ def _layer(layer, size, policy, window, m, r, big, weight, eq, le, offsets, n_p,
     """(log A, E[future], E[future^2], chosen position) for each rank of ``layer`` < N.
 
     ``policy`` 0 is optimal (the best expected score; ties within TIE_TOLERANCE go to the
-    smallest (c, p) pair, as in fast.py and partial.py), 1 greedy by pairs: of the types at
-    least (1 - window) times as likely as the likeliest, the smallest (c, p) pair (window 0:
+    smallest (c, p) pair, as in layer_kernels.py and exact/yes_no.py), 1 greedy by pairs: of the
+    types at least (1 - window) times as likely as the likeliest, the smallest (c, p) pair
+    (window 0:
     greedy with ties to the smallest pair); 2 persistent: of the same admitted types, the one
     refused most often (ties: the smallest pair), which keeps naming a type after a "no" while
     it stays nearly as likely as the likeliest.
@@ -444,7 +445,8 @@ def _add_paths(layer, best, paths, npaths, m, r, big, weight, eq, le, offsets, n
 def policy_pmf(cd: Codes, bests: list, last_logs: np.ndarray) -> list[float]:
     """P(final score = k), k = 0..N, of the policy ``bests`` (a chosen position per rank).
 
-    P(reach s) = paths(s) A(s) / A(start) (the products of probabilities telescope; fast.py);
+    P(reach s) = paths(s) A(s) / A(start) (the products of probabilities telescope;
+    layer_kernels.py);
     the score of a last-layer state is N - T.  Consumes ``bests``.
     """
     n = cd.n_cards

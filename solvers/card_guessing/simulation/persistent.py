@@ -1,16 +1,17 @@
-"""Playable policies of ranked.py on real shuffled decks: Monte Carlo, paired with greedy.
+"""Playable policies of the ranked solver on real shuffled decks: Monte Carlo, paired with greedy.
 
 ``persistent`` (window w): of the types at least (1 - w) times as likely to be next as the
 likeliest, name the one refused most often (ties: the smallest (c, p) pair).  It keeps naming
 a type after a "no" while that type stays nearly as likely as the likeliest, which is what
 the exact optimum does on decks of 4 to 9 types of 4 and greedy does not (see the manual page
 card_guessing_ranks52.md).  ``pairs`` is greedy with ties to the smallest (c, p) pair (w = 0).
-ranked.py evaluates both exactly on uniform decks; here they are played on shuffled decks.
+floating/ranked_states.py evaluates both exactly on uniform decks; here they are played on
+shuffled decks.
 
-The next-card probabilities come from the float rook-polynomial weights of montecarlo.py
+The next-card probabilities come from the float rook-polynomial weights of shuffled_decks.py
 (with their rounding bound); a decision whose admitted set or refusal order is closer to a
 threshold than that bound is counted as *unsure* (reported, not replayed: the policy played
-is the float one).  Games use the same shuffles as montecarlo.greedy_scores from the same
+is the float one).  Games use the same shuffles as shuffled_decks.greedy_scores from the same
 seed, so a policy and greedy are compared game by game (paired standard error).
 """
 
@@ -22,7 +23,8 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
-from solvers.card_guessing import fast_info, montecarlo
+from solvers.card_guessing.floating import info_kernels
+from solvers.card_guessing.simulation import shuffled_decks
 
 TIE = 1e-12
 POLICY_CODES = {"pairs": 1, "persistent": 2}
@@ -31,7 +33,7 @@ POLICY_CODES = {"pairs": 1, "persistent": 2}
 @numba.njit(cache=True)
 def _choice(c, p, window, policy, w, err):
     """(guess, unsure) of the policy in state (c, p) from float weights."""
-    montecarlo._yes_weights(c, p, w, err)
+    shuffled_decks._yes_weights(c, p, w, err)
     top, top_err = 0.0, 0.0
     for a in range(c.size):
         if w[a] > top:
@@ -74,7 +76,7 @@ def _games(orders, deck, window, policy):
         for at in range(n):
             guess, doubt = _choice(c, p, window, policy, w, err)
             unsure += doubt
-            scores[g] += fast_info.record_answer(c, p, guess, orders[g, at] == guess)
+            scores[g] += info_kernels.record_answer(c, p, guess, orders[g, at] == guess)
     return scores, unsure
 
 
@@ -82,12 +84,14 @@ def policy_scores(
     deck: Sequence[int], n_games: int, rng: np.random.Generator, policy: str, window: float
 ) -> tuple[np.ndarray, int]:
     """(scores, unsure decisions) of ``policy`` on ``n_games`` shuffles, drawn from ``rng``
-    exactly as montecarlo.greedy_scores draws them (same seed: the same decks)."""
+    exactly as shuffled_decks.greedy_scores draws them (same seed: the same decks)."""
     counts = np.asarray(deck, dtype=np.int64)
     out = np.empty(n_games, dtype=np.int64)
     unsure = 0
-    for start in range(0, n_games, montecarlo.CHUNK):
-        orders = montecarlo.shuffled_orders(deck, min(montecarlo.CHUNK, n_games - start), rng)
+    for start in range(0, n_games, shuffled_decks.CHUNK):
+        orders = shuffled_decks.shuffled_orders(
+            deck, min(shuffled_decks.CHUNK, n_games - start), rng
+        )
         rng.integers(2**31 - 1)  # greedy_scores draws a seed per chunk: stay in step
         scores, doubt = _games(orders, counts, window, POLICY_CODES[policy])
         out[start : start + len(orders)] = scores
@@ -104,7 +108,7 @@ def paired_comparison(
     start = time.process_time()
     ours, unsure = policy_scores(deck, n_games, np.random.default_rng(seed), policy, window)
     mid = time.process_time()
-    greedy, exact_calls = montecarlo.greedy_scores(deck, n_games, np.random.default_rng(seed))
+    greedy, exact_calls = shuffled_decks.greedy_scores(deck, n_games, np.random.default_rng(seed))
     end = time.process_time()
     diff = ours - greedy
     return {

@@ -5,7 +5,7 @@ Two paths, both playing the *same* policies as the exact solvers:
 
 * :func:`play_games`: any :class:`players.Player` in Python (greedy, info, optimal, the
   playable strategies); decisions are exact (integer arrangement counts, Fractions).
-* :func:`info_scores`: info compiled with Numba (fast_info.py: the composition posterior is
+* :func:`info_scores`: info compiled with Numba (info_kernels.py: the composition posterior is
   carried along each game as a float filter; unsure decisions go to the exact path).
 * :func:`greedy_scores`: greedy compiled with Numba for big decks (52 cards).  The next-card
   probabilities come from a float version of the arrangement count (the rook-polynomial
@@ -22,15 +22,15 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
-from solvers.card_guessing import fast_info
-from solvers.card_guessing.partial import (
+from solvers.card_guessing.exact.yes_no import (
     after_no,
     after_yes,
     greedy_chooser,
     initial_state,
     yes_counts,
 )
-from solvers.card_guessing.players import Player
+from solvers.card_guessing.floating import info_kernels
+from solvers.card_guessing.strategies.belief_players import Player
 
 Scores = np.ndarray  # int64 score per game
 CHUNK = 8192  # games shuffled at once
@@ -113,14 +113,14 @@ def info_scores(
     t: float = 1.0,
     log_base: float = 2.0,
     tie_break: str = "lowest",
-) -> tuple[Scores, fast_info.InfoPlay]:
-    """(scores, play): info on ``n_games`` shuffled decks, Numba fast path (fast_info.py).
+) -> tuple[Scores, info_kernels.InfoPlay]:
+    """(scores, play): info on ``n_games`` shuffled decks, Numba fast path (info_kernels.py).
 
     ``play.exact_calls`` counts the decisions the floats could not make safely (taken from
-    the exact Python path, info.py); ``play.largest_support`` the largest composition
-    posterior met.  Decision and entropy caches are shared by every game of the call.
+    the exact Python path, strategies/entropy_weighted.py); ``play.largest_support`` the largest
+    composition posterior met.  Decision and entropy caches are shared by every game of the call.
     """
-    play = fast_info.InfoPlay(deck, gamma, r, t, log_base, tie_break)
+    play = info_kernels.InfoPlay(deck, gamma, r, t, log_base, tie_break)
     out = np.empty(n_games, dtype=np.int64)
     for start in range(0, n_games, CHUNK):
         orders = shuffled_orders(deck, min(CHUNK, n_games - start), rng)
@@ -263,7 +263,7 @@ def _play_from(
             guess = _greedy_guess(c, p, tie, w, err, tied)
             if guess < 0:
                 return score, at
-        score += fast_info.record_answer(c, p, guess, order[at] == guess)
+        score += info_kernels.record_answer(c, p, guess, order[at] == guess)
     return score, -1
 
 

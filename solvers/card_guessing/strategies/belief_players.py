@@ -25,7 +25,7 @@ from collections.abc import Hashable, Sequence
 from fractions import Fraction
 from typing import Protocol
 
-from solvers.card_guessing.partial import (
+from solvers.card_guessing.exact.yes_no import (
     Chooser,
     Deck,
     Evaluation,

@@ -29,7 +29,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from solvers import entropy
-from solvers.card_guessing.partial import (
+from solvers.card_guessing.exact.yes_no import (
     Chooser,
     Guess,
     State,

@@ -8,11 +8,11 @@ import pandas as pd
 
 from solvers._report import bar_chart, file_name
 from solvers._rows import StoredRows, takes_stored_rows
-from solvers.card_guessing import summary_feedback as feedback_sections
-from solvers.card_guessing import summary_info as info_sections
-from solvers.card_guessing import summary_ranks52 as ranks_sections
-from solvers.card_guessing import summary_suits52 as suits_sections
-from solvers.card_guessing.summary_rows import summary_rows
+from solvers.card_guessing.summary import feedback as feedback_sections
+from solvers.card_guessing.summary import info as info_sections
+from solvers.card_guessing.summary import ranks52 as ranks_sections
+from solvers.card_guessing.summary import suits52 as suits_sections
+from solvers.card_guessing.summary.rows import summary_rows
 
 KEY_COLUMNS = ["strategy", "tie_break", "gamma", "entropy_r", "entropy_t", "decrement", "method"]
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from solvers.card_guessing import bounds, complete, nofeedback
+from solvers.card_guessing.exact import complete_feedback, entropy_bounds, no_feedback
 from solvers.registry import Row, Task, TaskError, exact_columns, int_list
 
 STRATEGIES_BY_FEEDBACK = {
@@ -34,10 +34,10 @@ COLUMNS = {
 
 def check_sequence(value: Any) -> str | list[int]:
     """A named sequence (constant, cycle, blocks) or a list of type indices (0-based)."""
-    if isinstance(value, str) and value.strip() in nofeedback.SEQUENCE_NAMES:
+    if isinstance(value, str) and value.strip() in no_feedback.SEQUENCE_NAMES:
         return value.strip()
     if isinstance(value, str) and not value.replace(",", "").replace(" ", "").isdigit():
-        names = ", ".join(nofeedback.SEQUENCE_NAMES)
+        names = ", ".join(no_feedback.SEQUENCE_NAMES)
         raise ValueError(f"must be a list of type indices or one of: {names}")
     return int_list(value, low=0)
 
@@ -88,7 +88,7 @@ def estimated_work(task: Task) -> int:
     """States the exact solve visits (complete feedback), or the number of cards (none)."""
     deck = task["deck"]
     if task["feedback"] == "complete":
-        return complete.state_count(deck)
+        return complete_feedback.state_count(deck)
     return sum(deck)
 
 
@@ -106,25 +106,25 @@ def rows(task: Task) -> list[Row]:
 
 def complete_row(deck: Sequence[int]) -> Row:
     """Exact score distribution of optimal complete-feedback play, with the entropy bounds."""
-    pmf, n_states = complete.score_distribution(deck)
-    return {**pmf_columns(pmf), "n_states": n_states, **bounds.score_bounds(deck)}
+    pmf, n_states = complete_feedback.score_distribution(deck)
+    return {**pmf_columns(pmf), "n_states": n_states, **entropy_bounds.score_bounds(deck)}
 
 
 def none_row(task: Task) -> Row:
     """Exact score distribution of a no-feedback strategy."""
     deck, strategy = task["deck"], task["strategy"]
     if strategy == "greedy" and task["tie_break"] == "uniform":
-        return pmf_columns(nofeedback.mixed_score_distribution(deck, tied_types(deck)))
+        return pmf_columns(no_feedback.mixed_score_distribution(deck, tied_types(deck)))
     tied = tied_types(deck)
     if strategy == "sequence":
         seq = task["sequence"]
-        guesses = nofeedback.named_sequence(seq, deck) if isinstance(seq, str) else seq
+        guesses = no_feedback.named_sequence(seq, deck) if isinstance(seq, str) else seq
     elif strategy == "greedy" and task["tie_break"] == "highest":
         guesses = [tied[-1]] * sum(deck)
     else:  # optimal, or greedy with ties to the lowest type
         guesses = [tied[0]] * sum(deck)
-    m = nofeedback.guess_counts(guesses, len(deck))
-    return pmf_columns(nofeedback.score_distribution(deck, m))
+    m = no_feedback.guess_counts(guesses, len(deck))
+    return pmf_columns(no_feedback.score_distribution(deck, m))
 
 
 def pmf_columns(pmf: list[Fraction]) -> Row:

@@ -1,8 +1,8 @@
 """Rows for yes/no (partial) feedback tasks of the info and playable strategies, and Monte Carlo.
 
-Exact method: ``info`` runs through :class:`partial.Evaluation` (labelled states for the
+Exact method: ``info`` runs through :class:`yes_no.Evaluation` (labelled states for the
 lowest/highest tie-breaks, canonical states for uniform); the playable strategies through
-:func:`players.exact_counts` (memo on state and estimates).  Monte Carlo plays shuffled decks
+:func:`belief_players.exact_counts` (memo on state and estimates).  Monte Carlo plays shuffled decks
 (:mod:`montecarlo`; greedy and info through their compiled paths), seeded from the task id.
 """
 
@@ -13,8 +13,13 @@ from fractions import Fraction
 from typing import Any
 
 from solvers import entropy
-from solvers.card_guessing import partial, players
-from solvers.card_guessing.info import MAX_POSTERIOR, info_chooser, largest_posterior
+from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.strategies import belief_players
+from solvers.card_guessing.strategies.entropy_weighted import (
+    MAX_POSTERIOR,
+    info_chooser,
+    largest_posterior,
+)
 from solvers.registry import Row, Task, TaskError, as_int, exact_columns, task_rng
 
 INFO = "info"
@@ -102,9 +107,9 @@ def rows(task: Task) -> list[Row]:
         return [monte_carlo_row(task)]
     deck = task["deck"]
     if task["strategy"] == INFO:
-        pmf, n_states = partial.score_distribution(info_evaluation(task), deck)
+        pmf, n_states = yes_no.score_distribution(info_evaluation(task), deck)
     else:
-        pmf, n_states = players.exact_distribution(deck, player(task))
+        pmf, n_states = belief_players.exact_distribution(deck, player(task))
     return [exact_row(pmf, n_states)]
 
 
@@ -120,28 +125,28 @@ def exact_row(pmf: list[Fraction], n_states: int) -> Row:
     }
 
 
-def info_evaluation(task: Task) -> partial.Evaluation:
+def info_evaluation(task: Task) -> yes_no.Evaluation:
     """The Evaluation of a task's info policy."""
     tie_break = task["tie_break"] or "lowest"
     chooser = info_chooser(
         task["gamma"], task["entropy_r"], task["entropy_t"], task["log_base"], tie_break
     )
-    return partial.Evaluation(chooser, canonical_states=tie_break == "uniform")
+    return yes_no.Evaluation(chooser, canonical_states=tie_break == "uniform")
 
 
-def player(task: Task) -> players.Player:
+def player(task: Task) -> belief_players.Player:
     """The task's strategy as a Player (for exact playable runs and Python Monte Carlo)."""
     strategy, tie_break = task["strategy"], task["tie_break"] or "lowest"
     if strategy == "count_tracker":
-        return players.count_tracker(tie_break)
+        return belief_players.count_tracker(tie_break)
     if strategy == "constant_decrement":
-        return players.constant_decrement(task["decrement"], tie_break)
+        return belief_players.constant_decrement(task["decrement"], tie_break)
     if strategy == INFO:
-        return players.StatePlayer(info_chooser(*_info_args(task), tie_break))
+        return belief_players.StatePlayer(info_chooser(*_info_args(task), tie_break))
     if strategy == "greedy":
-        return players.StatePlayer(partial.greedy_chooser(tie_break))
+        return belief_players.StatePlayer(yes_no.greedy_chooser(tie_break))
     if strategy == "optimal":
-        return players.EvaluationPlayer(partial.evaluation("optimal"))
+        return belief_players.EvaluationPlayer(yes_no.evaluation("optimal"))
     raise ValueError(f"no Monte Carlo player for strategy {strategy!r}")
 
 
@@ -150,11 +155,11 @@ def _info_args(task: Task) -> tuple[float, float, float, float]:
 
 
 def fast_info_fits(deck: list[int]) -> bool:
-    """Whether the compiled info path (fast_info.py) can pack ``deck``'s states."""
-    from solvers.card_guessing import fast_info
+    """Whether the compiled info path (info_kernels.py) can pack ``deck``'s states."""
+    from solvers.card_guessing.floating import info_kernels
 
     try:
-        fast_info.packing(deck)
+        info_kernels.packing(deck)
     except ValueError:
         return False
     return True
@@ -162,15 +167,15 @@ def fast_info_fits(deck: list[int]) -> bool:
 
 def monte_carlo_row(task: Task) -> Row:
     """Mean, standard error, variance and score frequencies over ``n_games`` shuffled decks."""
-    from solvers.card_guessing import montecarlo  # imports Numba: only when needed
+    from solvers.card_guessing.simulation import shuffled_decks  # imports Numba: only when needed
 
     rng = task_rng(task)
     deck, n_games = task["deck"], task["n_games"]
     if task["strategy"] == "greedy":
-        scores, _ = montecarlo.greedy_scores(deck, n_games, rng, task["tie_break"] or "lowest")
+        scores, _ = shuffled_decks.greedy_scores(deck, n_games, rng, task["tie_break"] or "lowest")
     elif task["strategy"] == INFO and fast_info_fits(deck):
         tie_break = task["tie_break"] or "lowest"
-        scores, _ = montecarlo.info_scores(deck, n_games, rng, *_info_args(task), tie_break)
+        scores, _ = shuffled_decks.info_scores(deck, n_games, rng, *_info_args(task), tie_break)
     else:
-        scores = montecarlo.play_games(deck, player(task), n_games, rng)
-    return montecarlo.summary(scores, sum(deck))
+        scores = shuffled_decks.play_games(deck, player(task), n_games, rng)
+    return shuffled_decks.summary(scores, sum(deck))
