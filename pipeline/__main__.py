@@ -81,8 +81,26 @@ def group_options(group: str, dirs: list[Path] | None = None) -> list[str]:
     return sorted({p.stem for d in dirs for p in (d / group).glob("*.yaml")})
 
 
+def check_config_dirs(argv: list[str]) -> None:
+    """Refuse a ``--config-dir`` (``-cd``) that is not a folder, before Hydra searches it."""
+    for i, arg in enumerate(argv):
+        for flag in ("--config-dir", "-cd"):
+            if arg == flag and i + 1 < len(argv):
+                value = argv[i + 1]
+            elif arg.startswith(flag + "="):
+                value = arg.split("=", 1)[1]
+            else:
+                continue
+            folder = Path(value).expanduser()
+            if not folder.is_dir():
+                what = "not a folder" if folder.exists() else "no such folder"
+                where = "" if str(folder.resolve()) == value else f" ({folder.resolve()})"
+                raise StudyError(f"{flag}={value!r}: {what}{where}")
+
+
 def check_choices(argv: list[str]) -> None:
     """Refuse an unknown study/cluster/paths name on the command line, listing valid ones."""
+    check_config_dirs(argv)
     dirs = search_dirs(argv)
     for arg in argv:
         key, sep, value = arg.lstrip("+~").partition("=")
@@ -116,12 +134,34 @@ def _check_yaml(path: Path | None) -> None:
 
 
 def _with_study_file(message: str) -> str:
-    """A study.* error message with the study file it came from, when there is one."""
+    """A study.* error message with where its value came from: the command line override
+    that set it, or else the study file, when there is one."""
     if not message.startswith("study."):
         return message
+    override = command_line_override(message, list(HydraConfig.get().overrides.task))
+    if override is not None:
+        return f"{message} (from the command line override {override})"
     choice = HydraConfig.get().runtime.choices.get("study")
     path = config_file("study", str(choice), search_dirs(sys.argv[1:])) if choice else None
     return f"{message} (in {path})" if path else message
+
+
+def command_line_override(message: str, overrides: list[str]) -> str | None:
+    """The override of ``overrides`` that set the key a ``study.*`` message names (that key,
+    a section holding it, or a key inside it), or None when the study file set it."""
+    named = re.match(r"study(?:\.[^.=:\[\s]+|\[\d+\])*", message)
+    if named is None:
+        return None
+    key = named.group(0)
+    for override in overrides:
+        given = override.lstrip("+~").partition("=")[0]
+        if given == "study" or not given.startswith("study."):
+            continue  # the choice of study file, or another section
+        if key == given or key.startswith((given + ".", given + "[")):
+            return override
+        if given.startswith((key + ".", key + "[")):
+            return override
+    return None
 
 
 def _sweep_values(value: str) -> list[str]:

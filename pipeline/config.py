@@ -4,8 +4,9 @@ Hydra composes the config from ``conf/`` (where every default lives, with its co
 :func:`checked_config` then validates the whole of it against the pydantic models below
 before any work: strict types (``no``, ``"false"`` or ``1`` are not booleans), ranges, one
 model per cluster kind (chosen by ``cluster.kind``), and no unknown keys (``+run.foo=1`` is
-an error, not silently ignored).  A bad value raises :class:`ConfigError` naming the key and
-the value; the study grid itself is checked by :func:`pipeline.study.plan`.
+an error, not silently ignored), in the study section too (:class:`StudyConfig`: a misspelled
+``stratagies:`` is refused, not ignored).  A bad value raises :class:`ConfigError` naming the
+key and the value; the study grid's values are checked by :func:`pipeline.study.planned`.
 
 Why pydantic rather than Hydra structured configs: OmegaConf converts ``"no"``/``"off"`` to
 booleans, has no ranges or per-kind unions, and reports errors as Hydra tracebacks (exit 1);
@@ -17,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -278,6 +279,46 @@ _CLUSTER_ADAPTER: TypeAdapter[Any] = TypeAdapter(Cluster)
 STAGES = ("all", "plan", "run", "summary")
 
 
+def _study_name(value: Any) -> str:
+    if not isinstance(value, str) or not value or "/" in value or value.startswith("."):
+        raise ValueError("must be a plain, non-empty name")
+    return value
+
+
+Axes = dict[str, Any]  # parameter -> list of values (each axis is checked by planned)
+Strategies = dict[str, Axes | None]  # strategy -> its own axes
+
+
+class GridPart(Strict):
+    """One part of ``study.grids``: its own axes and strategies (the family is the study's)."""
+
+    grid: Axes | None = None
+    strategies: Strategies | None = None
+
+
+class StudyConfig(Strict):
+    """A study file (conf/study/NAME.yaml or the user's own): the study's keys, strictly.
+
+    Its keys are optional (a study gives ``grid`` and ``strategies``, or ``grids``), so
+    these models, unlike the run config's, have defaults: absent means not given.  The grid's
+    values are checked by :func:`pipeline.study.planned` against the family's parameters.
+    """
+
+    name: Annotated[Any, AfterValidator(_study_name)]
+    family: str
+    description: str | None = None
+    grid: Axes | None = None
+    strategies: Strategies | None = None
+    grids: list[GridPart] | None = None
+
+    def plain(self) -> dict[str, Any]:
+        """The study as plain dicts and lists, the keys not given left out."""
+        return self.model_dump(exclude_none=True)
+
+
+STUDY_MODELS = (StudyConfig, GridPart)  # the models with defaults (optional study keys)
+
+
 class Config(Strict):
     """The whole run configuration (the study grid is checked by pipeline.study.planned)."""
 
@@ -286,7 +327,7 @@ class Config(Strict):
     run: RunConfig
     paths: PathsConfig
     cluster: Cluster
-    study: dict[str, Any]
+    study: StudyConfig
 
 
 def cluster_model(kind: Any) -> type[Strict]:
@@ -338,33 +379,59 @@ def checked_config(cfg: Mapping[str, Any]) -> Config:
         raise ConfigError(_message(exc, cfg)) from None
 
 
+def checked_study(study: Mapping[str, Any]) -> StudyConfig:
+    """The validated study section; ConfigError naming the first bad key and value."""
+    try:
+        return StudyConfig.model_validate(dict(study))
+    except ValidationError as exc:
+        raise ConfigError(_message(exc, {"study": study}, prefix="study")) from None
+
+
 def _message(exc: ValidationError, cfg: Mapping[str, Any], prefix: str = "") -> str:
     """``key=value: reason`` for the first error pydantic found."""
     err = exc.errors(include_url=False)[0]
-    loc = [str(p) for p in err["loc"]]
+    loc: list[str | int] = [p for p in err["loc"] if p != "[key]"]
     loc = [prefix, *loc] if prefix else loc
     if len(loc) > 1 and loc[0] == "cluster" and loc[1] in CLUSTER_KINDS:
         del loc[1]  # the union's tag (cluster.kind), not a key
-    key = ".".join(loc)
+    if "[key]" in err["loc"]:  # a mapping's key that is not text (``1:`` in YAML)
+        key = ".".join(str(p) for p in loc)
+        return f"{key}: a key must be a name, not {_short(err['input'])}"
+    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
     reason = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
-        return f"{key}={err['input']!r}: unknown key; valid: {', '.join(_known(loc, cfg))}"
+        valid = ", ".join(_known(loc, cfg))
+        return f"{key}={_short(err['input'])}: unknown key; valid: {valid}"
     if err["type"] == "missing":
         return f"{key}: required, and not given"
+    if err["type"] in ("dict_type", "model_type"):
+        reason = "must be a mapping of names to values"
     if err["type"] in ("string_type", "int_type", "float_type", "bool_type", "list_type"):
         reason = reason.replace("Input should be", "must be")
     return f"{key}={_short(err['input'])}: {reason}"
 
 
-def _known(loc: list[str], cfg: Mapping[str, Any]) -> list[str]:
+def _known(loc: list[str | int], cfg: Mapping[str, Any]) -> list[str]:
     """The keys valid where an unknown key ``loc`` was given."""
     model: Any = Config
     for part in loc[:-1]:
+        if isinstance(part, int):
+            continue  # an item of a list of sections (study.grids)
         if part == "cluster":
             model = cluster_model(cfg["cluster"]["kind"])
             continue
-        model = model.model_fields[part].annotation
+        model = _section(model.model_fields[part].annotation)
     return list(model.model_fields)
+
+
+def _section(annotation: Any) -> Any:
+    """The model inside an annotation (``GridPart`` of ``list[GridPart] | None``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        if (found := _section(arg)) is not None:
+            return found
+    return None
 
 
 def _short(value: Any, limit: int = 80) -> str:

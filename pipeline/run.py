@@ -65,7 +65,7 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     """
     cfg = _plain(cfg)
     conf, tasks = preflight(cfg)
-    study = conf.study
+    study = conf.study.plain()
     report = StudyReport(study=study["name"], study_dir=study_dir(cfg), planned=tasks.n_tasks)
     results = report.study_dir / "results"
     if conf.stage == "plan":
@@ -105,8 +105,9 @@ def plan_text(tasks: Plan, results: Path) -> str:
     stored = store.stored_ids(results)
     tasks.against_store(stored.ok, stored.every)
     lines = [
-        f"study {tasks.name}: {tasks.n_tasks:,} tasks in {len(tasks.grids)} grid(s), "
-        f"{tasks.stored:,} already stored, {len(tasks):,} to run",
+        f"study {tasks.name}: {tasks.n_tasks:,} tasks ({_counted(tasks.parts, 'grid')}"
+        + (f", {_counted(len(tasks.strategies), 'strategy')}" if tasks.strategies else "")
+        + f"), {tasks.stored:,} already stored, {len(tasks):,} to run",
     ]
     if tasks.repeated:
         lines.append(f"  ({tasks.repeated:,} grid points repeat an earlier task and run once)")
@@ -123,6 +124,13 @@ def plan_text(tasks: Plan, results: Path) -> str:
         )
     lines.append("  nothing was run or written (stage=plan)")
     return "\n".join(lines)
+
+
+def _counted(n: int, noun: str) -> str:
+    """``1 grid``, ``3 grids``, ``2 strategies``."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
 
 
 def _duration(seconds: float) -> str:

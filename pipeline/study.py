@@ -25,7 +25,7 @@ the axes shared by all of them::
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -33,6 +33,9 @@ from pipeline.heap import no_cyclic_gc
 from pipeline.ids import IdSet, id_array
 from solvers.grid import Grid
 from solvers.registry import Task, TaskError, get_family
+
+if TYPE_CHECKING:
+    from pipeline.config import StudyConfig
 
 CHUNK = 65_536  # tasks hashed at a time when ids are needed in bulk (bounded memory)
 
@@ -58,13 +61,20 @@ class Plan:
     every position of grid ``g`` runs, else a boolean array over the grid (1 byte a task).
     """
 
-    def __init__(self, name: str, family: str, grids: list[Grid]):
+    def __init__(self, name: str, family: str, grids: list[Grid], parts: int = 1):
         self.name, self.family, self.grids = name, family, grids
+        self.parts = parts  # the study's grids (one, or the parts of study.grids)
         self.keep: list[np.ndarray | None] = _first_occurrences(grids)
         self.repeated = sum(
             len(g) - int(k.sum()) for g, k in zip(grids, self.keep, strict=True) if k is not None
         )
         self.stored = 0  # tasks left out because the store holds them (against_store)
+
+    @property
+    def strategies(self) -> list[str]:
+        """The study's strategies, in order (none for a family without strategies)."""
+        named = (g.base.get("strategy") for g in self.grids)
+        return list(dict.fromkeys(s for s in named if s is not None))
 
     @property
     def n_tasks(self) -> int:
@@ -181,13 +191,17 @@ def plan(study: Mapping[str, Any]) -> list[PlannedTask]:
     return list(planned(study))
 
 
-def planned(study: Mapping[str, Any]) -> Plan:
+def planned(study: Mapping[str, Any] | StudyConfig) -> Plan:
     """The study's :class:`Plan`: every task validated (as validate would, by class), none
     listed.  Raises StudyError naming the offending config key and value before anything
-    runs."""
-    name = study.get("name")
-    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
-        raise StudyError(f"study.name={name!r}: must be a plain, non-empty name")
+    runs: a study given as a mapping is first checked by
+    :class:`pipeline.config.StudyConfig` (known keys only, typed)."""
+    from pipeline.config import StudyConfig, checked_study
+
+    if not isinstance(study, StudyConfig):
+        study = checked_study(study)
+    study = study.plain()
+    name = study["name"]
     try:
         family = get_family(study.get("family"))
     except TaskError as exc:
@@ -207,7 +221,7 @@ def planned(study: Mapping[str, Any]) -> Plan:
         ]
     with no_cyclic_gc():  # planning: 10-25% of it was collections when tasks were listed
         grids = _grids(family.name, shared, parts_found)
-        return Plan(name, family.name, grids)
+        return Plan(name, family.name, grids, parts=len(parts_found))
 
 
 def _grids(family: str, shared: Mapping[str, Any], parts_found) -> list[Grid]:

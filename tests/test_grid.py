@@ -222,7 +222,7 @@ def test_stage_plan_counts_tasks_and_stored_ones_and_writes_nothing(tmp_path):
     grid = "study.grid.deck=[[3,3,3],[2,2],[1,1,1]]"
     first = cli("study=paper", grid, "stage=plan", f"paths.outputs={tmp_path}")
     assert first.returncode == 0, first.stderr
-    assert "study paper: 6 tasks in 2 grid(s), 0 already stored, 6 to run" in first.stdout
+    assert "study paper: 6 tasks (1 grid, 2 strategies), 0 already stored, 6 to run" in first.stdout
     assert "nothing was run or written" in first.stdout
     assert list(tmp_path.iterdir()) == []
     ran = cli(
@@ -237,7 +237,7 @@ def test_stage_plan_counts_tasks_and_stored_ones_and_writes_nothing(tmp_path):
     bad = cli("study=paper", "study.grid.deck=[[3,-1]]", "stage=plan", f"paths.outputs={tmp_path}")
     assert bad.returncode == 2 and "study.grid.deck=[3, -1]" in bad.stderr
     again = cli("study=paper", grid, "stage=plan", f"paths.outputs={tmp_path}")
-    assert "6 tasks in 2 grid(s), 2 already stored, 4 to run" in again.stdout
+    assert "6 tasks (1 grid, 2 strategies), 2 already stored, 4 to run" in again.stdout
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 

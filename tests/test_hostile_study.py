@@ -1,0 +1,175 @@
+"""Study files are checked like the run config: typed, strict, once, before any work; the
+messages say where a bad value came from; the program names itself."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT
+from tests_support import cli, compose_config
+
+from pipeline.__main__ import main
+from pipeline.config import checked_config, checked_study
+from pipeline.run import _plain
+from pipeline.study import StudyError, plan
+
+VALID_STUDY_KEYS = "valid: name, family, description, grid, strategies, grids"
+
+
+def cli_in_process(monkeypatch, capsys, *args: str) -> tuple[int, str]:
+    """(exit status, stderr) of ``python -m pipeline ARGS``, run in this process."""
+    monkeypatch.setattr(sys, "argv", ["pipeline", *args])
+    try:
+        main()
+        status = 0
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else 1
+    return status, capsys.readouterr().err
+
+
+def own_study(folder: Path, text: str, name: str = "mine") -> Path:
+    """``folder/study/NAME.yaml`` holding ``text``: a user's study folder."""
+    (folder / "study").mkdir(parents=True, exist_ok=True)
+    path = folder / "study" / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def refused(monkeypatch, capsys, tmp_path, *args: str) -> str:
+    """The one line of a run refused with exit 2 that wrote nothing."""
+    outputs = tmp_path / "out"
+    status, err = cli_in_process(
+        monkeypatch, capsys, *args, "cluster=sync", f"paths.outputs={outputs}"
+    )
+    lines = err.strip().splitlines()
+    assert status == 2 and len(lines) == 1 and lines[0].startswith("error: "), err
+    assert not outputs.exists()
+    return lines[0]
+
+
+GOOD = "name: mine\nfamily: high_low\ngrid:\n  n: [4]\nstrategies:\n  optimal: {}\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        ("stratagies:\n  majority: {}\n", "study.stratagies={'majority': {}}"),
+        ("descripton: a typo\n", "study.descripton='a typo'"),
+        ("colour: red\n", "study.colour='red'"),
+    ],
+)
+def test_a_misspelled_key_in_a_study_file_is_refused_naming_it(
+    tmp_path, monkeypatch, capsys, line, key
+):
+    """A misspelled top-level key ran with exit 0 and was ignored (a misspelled strategy
+    never ran)."""
+    path = own_study(tmp_path / "studies", GOOD + line)
+    line = refused(
+        monkeypatch, capsys, tmp_path, "--config-dir", str(path.parents[1]), "study=mine"
+    )
+    assert line.startswith(f"error: {key}: unknown key; {VALID_STUDY_KEYS}"), line
+    assert f"(in {path})" in line
+
+
+def test_an_added_study_key_on_the_command_line_is_refused(tmp_path, monkeypatch, capsys):
+    """``+study.foo=1`` was accepted while ``+run.foo=1`` was refused."""
+    line = refused(monkeypatch, capsys, tmp_path, "+study.foo=1")
+    assert line.startswith(f"error: study.foo=1: unknown key; {VALID_STUDY_KEYS}"), line
+    assert line.endswith("(from the command line override +study.foo=1)"), line
+
+
+def test_a_family_inside_a_grid_part_is_refused(tmp_path, monkeypatch, capsys):
+    """A per-grid ``family:`` was ignored, and the run failed later with "unknown parameter
+    for family 'card_guessing'"."""
+    text = (
+        "name: mine\nfamily: card_guessing\ngrids:\n"
+        "  - grid: {deck: [[2, 2]]}\n    strategies: {optimal: {}}\n"
+        "  - family: high_low\n    grid: {n: [4]}\n    strategies: {optimal: {}}\n"
+    )
+    path = own_study(tmp_path / "studies", text)
+    line = refused(
+        monkeypatch, capsys, tmp_path, "--config-dir", str(path.parents[1]), "study=mine"
+    )
+    assert line.startswith(
+        "error: study.grids[1].family='high_low': unknown key; valid: grid, strategies"
+    ), line
+
+
+@pytest.mark.parametrize(
+    ("study", "message"),
+    [
+        ({"grids": [{"grid": {"n": [4]}, "family": "x"}]}, "study.grids[0].family='x'"),
+        ({"grid": [4]}, "study.grid=[4]: must be a mapping of names to values"),
+        ({"grids": [3]}, "study.grids[0]=3: must be a mapping of names to values"),
+        ({"description": 5}, "study.description=5: must be a valid string"),
+        ({"grid": {1: [4]}}, "study.grid.1: a key must be a name, not 1"),
+        ({"name": "a/b"}, "study.name='a/b': must be a plain, non-empty name"),
+    ],
+)
+def test_a_study_from_python_is_checked_by_the_same_model(study, message):
+    base = {"name": "mine", "family": "high_low", "grid": {"n": [4]}}
+    with pytest.raises(StudyError) as err:
+        plan({**base, **study})
+    assert str(err.value).startswith(message), err.value
+
+
+STUDIES = sorted(p.stem for p in (ROOT / "conf" / "study").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_every_shipped_study_passes_the_strict_model(name):
+    raw = yaml.safe_load((ROOT / "conf" / "study" / f"{name}.yaml").read_text())
+    assert checked_study(raw).plain() == raw
+    checked = checked_config(_plain(compose_config(f"study={name}", "cluster=sync")))
+    assert checked.study.name == name
+
+
+# ---------------------------------------------------------------- messages that mislead
+
+
+def test_a_value_from_the_command_line_is_said_to_come_from_there(tmp_path, monkeypatch, capsys):
+    """It was reported as "in .../conf/study/paper.yaml"."""
+    line = refused(monkeypatch, capsys, tmp_path, "study.grid.deck=[[3,-1]]")
+    assert "study.grid.deck=[3, -1]: must be >= 1" in line
+    assert line.endswith("(from the command line override study.grid.deck=[[3,-1]])"), line
+    assert "paper.yaml" not in line
+
+
+def test_a_value_from_the_study_file_still_names_the_file(tmp_path, monkeypatch, capsys):
+    path = own_study(tmp_path / "studies", "name: mine\nfamily: high_low\ngrid:\n  n: [0]\n")
+    args = ["--config-dir", str(path.parents[1]), "study=mine", "study.name=mine"]
+    line = refused(monkeypatch, capsys, tmp_path, *args)
+    assert line.startswith("error: study.grid.n=0: must be >= 2") and f"(in {path})" in line
+
+
+@pytest.mark.parametrize("flag", ["--config-dir", "-cd"])
+def test_a_config_dir_that_does_not_exist_is_said_to_be_missing(
+    tmp_path, monkeypatch, capsys, flag
+):
+    """It said only "unknown study"."""
+    missing = tmp_path / "no-such-folder"
+    line = refused(monkeypatch, capsys, tmp_path, flag, str(missing), "study=mine")
+    assert line == f"error: {flag}='{missing}': no such folder", line
+
+
+def test_stage_plan_counts_the_grids_of_a_one_grid_study(tmp_path):
+    """The one-grid default study printed "2 grid(s)" (one grid per strategy)."""
+    out = cli("stage=plan", "cluster=sync", f"paths.outputs={tmp_path}")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("study paper: 2 tasks (1 grid, 2 strategies), 0 already"), out
+    two = cli("study=high_low", "stage=plan", "cluster=sync", f"paths.outputs={tmp_path}")
+    assert "tasks (2 grids, 2 strategies)" in two.stdout, two
+    none = cli("study=triples", "stage=plan", "cluster=sync", f"paths.outputs={tmp_path}")
+    assert "study triples: 14 tasks (1 grid), " in none.stdout, none
+
+
+def test_help_names_the_program(tmp_path):
+    """``guesslab --help`` opened with "__main__ is powered by Hydra"."""
+    out = cli("--help", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    first = out.stdout.splitlines()[0]
+    assert first.startswith("guesslab: run a study") and "__main__" not in out.stdout
+    assert "usage: guesslab [study=NAME]" in out.stdout
