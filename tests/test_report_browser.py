@@ -119,6 +119,117 @@ def add_failure(study_dir: Path) -> None:
     write_summary(study_dir, {"name": study_dir.name, "description": "with a failure"})
 
 
+# One small study of every shipped family (a family with a report function shows figures).
+FAMILY_STUDIES = {
+    "card_guessing": ["study=paper", "study.name=cg", "study.grid.deck=[[3,3,3],[2,2,1]]"],
+    "high_low": ["study=high_low", "study.name=hl"],
+    "mastermind": [
+        "study=mastermind",
+        "study.name=mm",
+        "study.grid.pegs=[3]",
+        "study.grid.jar=[[1,1,1,1],[5,1,1,1]]",
+        "study.strategies.optimal.guess_limit=[null,4]",
+        "study.strategies.sharma_mittal.entropy_r=[1,2]",
+        "study.strategies.sharma_mittal.entropy_t=[1,2]",
+    ],
+    "triples": ["study=triples", "study.name=tr", "study.grid.n=[1,2,3]"],
+    "hand_guessing": ["study=hand_guessing", "study.name=hg", "study.grid.cards=[1]"],
+    "no_repeat": ["study=no_repeat_conjecture", "study.name=nr", "study.grid.N=[4,5,6,20]"],
+}
+WIDTHS = (1300, 800)  # window widths (px) the figures are checked at, 1000 px tall
+
+
+@pytest.fixture(scope="module")
+def family_reports(tmp_path_factory) -> dict[str, Path]:
+    """family -> the report.html of a small study of that family."""
+    out = tmp_path_factory.mktemp("families") / "outputs"
+    reports = {}
+    for family, overrides in FAMILY_STUDIES.items():
+        cfg = compose_config(
+            f"paths.outputs={out}", "cluster=sync", "run.progress=false", *overrides
+        )
+        run_study(cfg, log=lambda *_: None)
+        reports[family] = out / cfg.study.name / "report.html"
+    return reports
+
+
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory) -> Path:
+    """Where the screenshots go: $GUESSLAB_SCREENSHOTS, else the run's temporary folder
+    (pytest keeps the last three runs' folders: /tmp/pytest-of-USER/pytest-N/screenshots0)."""
+    folder = os.environ.get("GUESSLAB_SCREENSHOTS")
+    return Path(folder) if folder else tmp_path_factory.mktemp("screenshots")
+
+
+# Each figure's drawn box (its element and every SVG Plotly drew in it), its block's box, and
+# the box of the element after its block, in page coordinates.
+FIGURE_BOXES = """
+const box = (e) => {
+  const r = e.getBoundingClientRect();
+  return {top: r.top + scrollY, bottom: r.bottom + scrollY, left: r.left, right: r.right};
+};
+const union = (boxes) => ({
+  top: Math.min(...boxes.map((b) => b.top)), bottom: Math.max(...boxes.map((b) => b.bottom)),
+  left: Math.min(...boxes.map((b) => b.left)), right: Math.max(...boxes.map((b) => b.right)),
+});
+return Array.from(document.querySelectorAll(".figure-block")).map((block) => {
+  const fig = block.querySelector(".gl-figure");
+  const svgs = Array.from(fig.querySelectorAll("svg.main-svg")).map(box);
+  const next = block.nextElementSibling;
+  return {
+    title: block.querySelector("h4").textContent,
+    svgs: svgs.length,
+    element: box(fig),
+    figure: union([box(fig), ...svgs]),
+    block: box(block),
+    next: next ? {...box(next), tag: next.tagName, text: next.textContent.slice(0, 60)} : null,
+  };
+});
+"""
+
+
+def overlaps(a: dict, b: dict) -> bool:
+    """Whether two boxes share any area."""
+    return (
+        a["top"] < b["bottom"]
+        and b["top"] < a["bottom"]
+        and (a["left"] < b["right"] and b["left"] < a["right"])
+    )
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_STUDIES))
+def test_no_figure_covers_what_follows_it_at_two_widths(
+    driver, family_reports, family, screenshots
+):
+    """Every figure of every family's report stays inside its block and off the next
+    element (a table's header and first rows were drawn over a 0 px tall figure element),
+    at two window widths; a full-page screenshot of each width is kept for a person."""
+    from solvers.registry import family_report
+
+    try:
+        for width in WIDTHS:
+            driver.set_window_size(width, 1000)
+            open_page(driver, family_reports[family], "figuresReady")
+            assert driver.execute_script("return document.body.dataset.figuresReady") != "failed"
+            figures = driver.execute_script(FIGURE_BOXES)
+            if family_report(family) is not None:
+                assert figures, f"{family}: a family with a report function shows no figure"
+            for fig in figures:
+                where = f"{family} at {width} px, figure {fig['title']!r}"
+                assert fig["svgs"] >= 1, f"{where}: not drawn"
+                element, drawn = fig["element"], fig["figure"]
+                assert element["bottom"] - element["top"] >= 100, (where, fig)
+                assert element["bottom"] >= drawn["bottom"] - 0.5, (f"{where}: spills", fig)
+                assert fig["block"]["top"] <= fig["figure"]["top"], (where, fig)
+                assert fig["figure"]["bottom"] <= fig["block"]["bottom"] + 0.5, (where, fig)
+                if fig["next"] is not None:
+                    assert not overlaps(fig["figure"], fig["next"]), (where, fig)
+            assert console_errors(driver) == []
+            screenshot(driver, f"report_{family}_{width}px", screenshots, width=width)
+    finally:
+        driver.set_window_size(1300, 1600)
+
+
 def wait_for(drv, script: str, timeout: float = WAIT_S):
     """The first truthy value of ``script`` (JavaScript returning a value), polled."""
     end = time.monotonic() + timeout
@@ -143,12 +254,13 @@ def console_errors(drv) -> list[dict]:
     return [entry for entry in drv.get_log("browser") if entry["level"] == "SEVERE"]
 
 
-def screenshot(drv, name: str, tmp_path: Path) -> Path:
-    """Save a full-page screenshot as NAME.png; return its path."""
+def screenshot(drv, name: str, tmp_path: Path, width: int = 1300) -> Path:
+    """Save a full-page screenshot (``width`` px wide, at most 6000 px tall) as NAME.png
+    in $GUESSLAB_SCREENSHOTS or ``tmp_path``; return its path."""
     folder = Path(os.environ.get("GUESSLAB_SCREENSHOTS", tmp_path))
     folder.mkdir(parents=True, exist_ok=True)
     height = drv.execute_script("return document.documentElement.scrollHeight")
-    drv.set_window_size(1300, min(max(int(height), 800), 6000))
+    drv.set_window_size(width, min(max(int(height), 800), 6000))
     path = folder / f"{name}.png"
     drv.save_screenshot(str(path))
     drv.set_window_size(1300, 1600)

@@ -2,6 +2,7 @@
 "use strict";
 (function () {
   const DATA = JSON.parse(document.getElementById("gl-data").textContent);
+  const FIGURE_HEIGHT = 450; // px, a figure whose layout sets no height (report.css: the same)
   document.querySelectorAll(".gl-table").forEach((root) => {
     GL.Table(root, DATA.tables[Number(root.dataset.table)]);
   });
@@ -30,7 +31,11 @@
     if (!(await loadPlotly())) throw new Error("Plotly could not be unpacked");
     for (const div of targets) {
       const fig = DATA.figures[Number(div.dataset.figure)];
-      await Plotly.newPlot(div, fig.data, fig.layout || {}, { responsive: true, displaylogo: false });
+      const layout = fig.layout || {};
+      // a responsive plot fills its element's height, so the element needs one of its own
+      // (without it the element is 0 px tall and the plot spills over what follows)
+      div.style.height = (layout.height || FIGURE_HEIGHT) + "px";
+      await Plotly.newPlot(div, fig.data, layout, { responsive: true, displaylogo: false });
     }
     document.body.dataset.figuresReady = String(targets.length);
   }
