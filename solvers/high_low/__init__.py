@@ -4,7 +4,7 @@ Decks: ``n`` distinct cards 1..n, or a real deck of ``ranks`` x ``suits`` cards 
 card is scored by ``ties`` (``lose``, ``win`` or ``push``).  Strategies: ``optimal`` (best chance
 of a perfect game) and ``majority`` (call the side holding more unseen cards, "higher" on a
 tie).  ``method``: ``exact`` (integers, then fractions), ``float`` (NumPy for distinct
-cards; Numba layers for real decks up to the full 13 x 4 deck, fast.py) or ``monte_carlo``
+cards; Numba layers for real decks up to the full 13 x 4 deck, float_layers.py) or ``monte_carlo``
 (``n_games`` seeded games, any deck, majority rule).  The expected
 number of right calls is always the best possible when play goes on after a miss, computed
 exactly by a hypergeometric sum (the call never changes what comes next).
@@ -18,7 +18,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from solvers.high_low import deck, distinct, fast
+from solvers.high_low import deck, distinct, float_layers
 from solvers.registry import (
     Family,
     Param,
@@ -95,7 +95,7 @@ def check_task(task: Task) -> None:
 
 
 def check_float_deck(ranks: int, suits: int) -> None:
-    """Refuse a real deck whose float layers would not fit in fast.MEMORY_LIMIT bytes."""
+    """Refuse a real deck whose float layers would not fit in float_layers.MEMORY_LIMIT bytes."""
     if ranks * math.log2(max(suits, 2)) > 40:  # over 10^12 count vectors: no exact count needed
         raise TaskError(
             "ranks",
@@ -104,14 +104,14 @@ def check_float_deck(ranks: int, suits: int) -> None:
             f"{float(suits) ** ranks:.1e} count vectors x {2 * ranks + 1} cards showing; "
             "use method=monte_carlo",
         )
-    size = fast.size_estimate(ranks, suits)
-    if size.total_bytes > fast.MEMORY_LIMIT:
+    size = float_layers.size_estimate(ranks, suits)
+    if size.total_bytes > float_layers.MEMORY_LIMIT:
         raise TaskError(
             "ranks",
             ranks,
             f"ranks x suits = {ranks}x{suits} is too large for the float path: "
             f"{size.states:,} states ({size.vectors:,} count vectors), about "
-            f"{size.total_bytes / 1e9:.1f} GB, limit {fast.MEMORY_LIMIT / 1e9:.0f} GB; "
+            f"{size.total_bytes / 1e9:.1f} GB, limit {float_layers.MEMORY_LIMIT / 1e9:.0f} GB; "
             "use method=monte_carlo",
         )
 
@@ -170,13 +170,16 @@ def float_deck_columns(ranks: int, suits: int, ties: str, strategy: str) -> Row:
 
 
 @functools.lru_cache(maxsize=2)
-def float_deck_solution(ranks: int, suits: int, equal_ok: bool, strategy: str) -> fast.Result:
-    """fast.solve, kept for the next task: ties win and push give the same perfect games."""
+def float_deck_solution(
+    ranks: int, suits: int, equal_ok: bool, strategy: str
+) -> float_layers.Result:
+    """float_layers.solve, kept for the next task: ties win and push give the same perfect
+    games."""
     ties = "win" if equal_ok else "lose"
-    return fast.solve(ranks, suits, ties, strategy, departures=strategy == "optimal")
+    return float_layers.solve(ranks, suits, ties, strategy, departures=strategy == "optimal")
 
 
-def departure_record(d: fast.Departure) -> dict[str, Any]:
+def departure_record(d: float_layers.Departure) -> dict[str, Any]:
     """A departure as plain JSON-able values."""
     below, same, above = d.state
     return {

@@ -156,7 +156,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-# ------------------------------------------------------------ optimal against majority (fast.py)
+# ------------------------------------------------ optimal against majority (float_layers.py)
 
 SHOWN_DEPARTURES = 6  # likeliest departing states listed per deck and tie rule
 
