@@ -72,8 +72,10 @@ def default_store(tmp_path_factory) -> Path:
     return folder
 
 
-def test_mkdocs_build_is_strict_and_clean(tmp_path):
-    site = tmp_path / "site"
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory) -> Path:
+    """The manual built with ``mkdocs build --strict`` (a failing build fails every user)."""
+    site = tmp_path_factory.mktemp("mkdocs") / "site"
     out = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
         capture_output=True,
@@ -82,8 +84,13 @@ def test_mkdocs_build_is_strict_and_clean(tmp_path):
         timeout=300,
     )
     assert out.returncode == 0, out.stdout + out.stderr
+    return site
+
+
+def test_mkdocs_build_is_strict_and_clean(built_site):
+    site = built_site
     for name in ("card_guessing", "high_low", "mastermind", "triples", "hand_guessing"):
-        html = (site / "games" / name / "index.html").read_text()
+        html = (site / "games" / f"{name}.html").read_text()
         assert "<!-- params:" not in html
         for p in get_family(name).params:  # the generated table reached the page
             assert f"<td><code>{p.name}</code></td>" in html, (name, p.name)
@@ -183,3 +190,44 @@ def test_the_bibliography_says_what_each_unpublished_source_is():
     bib = " ".join((DOCS / "bibliography.md").read_text().split())
     assert "Manuscript" not in bib
     assert "The Informaticists" in bib
+
+
+# Words that narrate when or in what order the work was done, or cite the tracker; the
+# benchmarks page alone carries dates, beside the figures they qualify.
+NARRATION = [
+    r"\bsessions?\b",
+    r"\b(the )?(round before|previous round|last round)\b",
+    r"\bnew this\b",
+    r"\b(an hour|minutes) later\b",
+    r"\bthis morning\b",
+    r"\btried and not adopted\b",
+    r"\bmeasured again\b",
+    r"(?<![\w/])#\d+\b",
+    r"\bissues? #?\d+\b",
+]
+DATE = r"\b20\d\d-\d\d-\d\d\b"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
+def test_no_page_narrates_the_history_of_the_work(page):
+    text = " ".join(page.read_text().split())
+    patterns = NARRATION + ([] if page.name == "benchmarks.md" else [DATE])
+    found = [m.group(0) for pat in patterns for m in re.finditer(pat, text, flags=re.I)]
+    assert not found, f"{page.relative_to(DOCS)}: {found}"
+
+
+def test_the_built_site_works_opened_from_disk(built_site):
+    """Every link between pages names an HTML file that exists (through file:// a link to a
+    folder shows a directory listing), and every image a page shows exists."""
+    bad = []
+    for page in built_site.rglob("*.html"):
+        if page.name == "404.html":
+            continue  # served only: its links are absolute by design
+        html = page.read_text(errors="replace")
+        for attr, target in re.findall(r'(href|src)="([^"#?]+)[^"]*"', html):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("//"):
+                continue  # another site, mailto:, data:
+            dest = (page.parent / target).resolve()
+            if target.endswith("/") or dest.is_dir() or not dest.exists():
+                bad.append(f"{page.relative_to(built_site)}: {attr}={target}")
+    assert not bad, bad[:20]
