@@ -1,0 +1,214 @@
+"""The long-task facility's interface (solvers.longtask): budget, need, checkpoints, progress
+and the task context, on their own (the pipeline's wiring is tested in
+tests/test_longtask_pipeline.py)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from solvers import longtask
+from solvers.longtask import Budget, Checkpoints, Need, Progress, TaskContext
+
+
+def test_format_bytes():
+    assert longtask.format_bytes(512) == "512 B"
+    assert longtask.format_bytes(8 * 10**9) == "8.0 GB"
+    assert longtask.format_bytes(55.9e9) == "55.9 GB"
+    assert longtask.format_bytes(1.2e12) == "1.2 TB"
+
+
+def test_need_and_budget_are_frozen_values():
+    need = Need(10**9, disk=5, note="n")
+    assert (need.memory, need.disk, need.note) == (10**9, 5, "n")
+    assert Need(1) == Need(1, 0, "")
+    with pytest.raises(AttributeError):
+        need.memory = 2  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        Budget(1, "x").bytes = 2  # type: ignore[misc]
+
+
+def test_current_outside_the_pipeline_is_the_machine_default():
+    ctx = longtask.current()
+    assert ctx.workers == 1 and ctx.checkpoints is None and ctx.client() is None
+    assert 0 < ctx.budget.bytes <= longtask.available_memory() * 2
+    assert ctx.budget.source.startswith("available memory of this machine (")
+    ctx.progress(1, 2, "states", "nothing listens")  # a no-op
+
+
+def test_using_sets_and_restores_the_context():
+    ctx = TaskContext(Budget(123, "run.memory_budget=123B"), workers=3)
+    with longtask.using(ctx) as got:
+        assert got is ctx and longtask.current() is ctx
+        inner = TaskContext(Budget(1, "inner"))
+        with longtask.using(inner):
+            assert longtask.current() is inner
+        assert longtask.current() is ctx
+    assert longtask.current() is not ctx
+
+
+def test_checkpoints_commit_finished_load_and_clear(tmp_path):
+    root = tmp_path / "study" / "checkpoints"
+    cp = Checkpoints(root / "abc123", root=root)
+    assert cp.finished() == set() and not cp.folder.exists()  # made on first use
+    p = cp.path("layer-000")
+    p.write_bytes(b"zero")
+    assert cp.finished() == set()  # written, not committed: does not exist
+    with pytest.raises(FileNotFoundError, match="not committed"):
+        cp.load_path("layer-000")
+    cp.commit("layer-000")
+    assert cp.finished() == {"layer-000"}
+    assert cp.load_path("layer-000").read_bytes() == b"zero"
+    # a piece may be a folder of files (several arrays)
+    d = cp.path("layer-001")
+    d.mkdir()
+    (d / "values.npy").write_bytes(b"v")
+    cp.commit("layer-001")
+    assert cp.finished() == {"layer-000", "layer-001"}
+    assert (cp.load_path("layer-001") / "values.npy").read_bytes() == b"v"
+    # committed again: replaced
+    cp.path("layer-000").write_bytes(b"again")
+    cp.commit("layer-000")
+    assert cp.load_path("layer-000").read_bytes() == b"again"
+    cp.clear()
+    assert not cp.folder.exists() and cp.finished() == set() and root.is_dir()
+
+
+def test_checkpoints_path_drops_a_leftover_of_a_killed_attempt(tmp_path):
+    cp = Checkpoints(tmp_path / "cp" / "t", root=tmp_path / "cp")
+    cp.path("a").write_bytes(b"half written")
+    again = cp.path("a")
+    assert not again.exists()  # a fresh start for the piece
+    with pytest.raises(FileNotFoundError, match="nothing was written"):
+        cp.commit("a")
+    assert cp.finished() == set()
+
+
+@pytest.mark.parametrize("name", ["", ".hidden", "a/b", "..", "x" * 201, "a b", 7])
+def test_checkpoints_refuse_bad_piece_names(tmp_path, name):
+    cp = Checkpoints(tmp_path / "t")
+    with pytest.raises(ValueError, match="checkpoint piece name"):
+        cp.path(name)
+
+
+def test_checkpoints_never_follow_a_link(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("keep")
+    root = tmp_path / "study" / "checkpoints"
+    root.mkdir(parents=True)
+    (root / "task").symlink_to(outside)
+    cp = Checkpoints(root / "task", root=root)
+    assert cp.finished() == set()
+    with pytest.raises(OSError, match="symbolic link"):
+        cp.path("layer-0")
+    with pytest.raises(FileNotFoundError):
+        cp.load_path("keep")
+    cp.clear()  # removes the link, never its target
+    assert not (root / "task").is_symlink() and (outside / "keep").read_text() == "keep"
+    # a link among the pieces is not a piece, and clearing leaves its target alone
+    cp.path("real").write_text("r")
+    cp.commit("real")
+    (cp.folder / "linked").symlink_to(outside / "keep")
+    assert cp.finished() == {"real"}
+    cp.clear()
+    assert (outside / "keep").read_text() == "keep"
+
+
+def test_checkpoints_must_lie_below_their_root(tmp_path):
+    with pytest.raises(ValueError, match="is not below"):
+        Checkpoints(tmp_path / "a", root=tmp_path / "b")
+
+
+def test_checkpoints_pickle(tmp_path):
+    cp = Checkpoints(tmp_path / "cp" / "t", root=tmp_path / "cp")
+    assert pickle.loads(pickle.dumps(cp)) == cp
+
+
+def test_a_committed_piece_survives_a_kill_and_an_uncommitted_one_does_not(tmp_path):
+    code = f"""
+import os, signal
+from solvers.longtask import Checkpoints
+cp = Checkpoints({str(tmp_path / "t")!r})
+cp.path("done").write_bytes(b"1" * 1000)
+cp.commit("done")
+with open(cp.path("half"), "wb") as fh:
+    fh.write(b"2" * 10)
+    fh.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], check=False)
+    assert proc.returncode == -9
+    cp = Checkpoints(tmp_path / "t")
+    assert cp.finished() == {"done"}
+    assert cp.load_path("done").read_bytes() == b"1" * 1000
+
+
+def test_progress_is_rate_limited_and_reports_rate_and_time_left():
+    got: list[Progress] = []
+    ctx = TaskContext(Budget(1, "b"), task_id="tid", sink=got.append, interval=3600)
+    ctx.progress(0, 100, "states", "start")
+    for i in range(1, 99):
+        ctx.progress(i, 100, "states")
+    assert [p.done for p in got] == [0]  # the rest were within the interval
+    time.sleep(0.01)
+    ctx.progress(100, 100, "states", "done")  # the last always passes
+    assert [p.done for p in got] == [0, 100]
+    last = got[-1]
+    assert last.task_id == "tid" and last.unit == "states" and last.note == "done"
+    assert last.rate > 0 and last.seconds_left == 0
+    assert set(last.as_dict()) == {
+        "task_id",
+        "done",
+        "total",
+        "unit",
+        "note",
+        "rate",
+        "seconds_left",
+        "at",
+    }
+
+
+def test_progress_time_left_follows_the_rate():
+    got: list[Progress] = []
+    ctx = TaskContext(Budget(1, "b"), sink=got.append, interval=0)
+    ctx.progress(0, 10)
+    time.sleep(0.05)
+    ctx.progress(5, 10)
+    p = got[-1]
+    assert p.rate == pytest.approx(5 / 0.05, rel=0.6)
+    assert p.seconds_left == pytest.approx(5 / p.rate)
+
+
+def test_client_is_made_once_on_first_use():
+    calls = []
+    ctx = TaskContext(Budget(1, "b"), client_factory=lambda: calls.append(1) or "client")
+    assert calls == []
+    assert ctx.client() == "client" and ctx.client() == "client"
+    assert calls == [1]
+
+
+def test_longtask_imports_neither_the_pipeline_nor_dask():
+    code = (
+        "import sys, solvers.longtask as m; m.current(); "
+        "bad = [n for n in sys.modules if n.split('.')[0] in ('pipeline', 'distributed', 'dask')]; "
+        "print(bad)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_interface_names():
+    for name in ("Budget", "Need", "Checkpoints", "TaskContext", "current", "using"):
+        assert hasattr(longtask, name)
+    cp = Checkpoints(Path("/tmp/x/y"))
+    for meth in ("finished", "path", "commit", "load_path", "clear"):
+        assert callable(getattr(cp, meth))
