@@ -17,6 +17,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pandas as pd
 
@@ -197,6 +198,14 @@ def planned_tasks(study: Mapping[str, Any]) -> int | None:
         return None
 
 
+def study_href(study: str, file: str = "report.html") -> str:
+    """The link from index.html to ``file`` in a study's folder, as an attribute value: the
+    folder's name percent-encoded as one path segment after "./" (a name such as
+    ``javascript:alert(1)`` is a folder, never a scheme; ``#``, ``%``, ``?``, ``\\`` and
+    quotes reach the folder they name)."""
+    return esc(f"./{quote(study, safe='')}/{quote(file, safe='')}")
+
+
 def status_html(statuses: list[dict[str, Any]]) -> str:
     """The status table, one row per study, with links to its report and summary."""
     head = (
@@ -208,9 +217,9 @@ def status_html(statuses: list[dict[str, Any]]) -> str:
         name = esc(s["study"])
         links = []
         if s["report"]:
-            links.append(f"<a class='report-link' href='{name}/report.html'>report</a>")
+            links.append(f"<a class='report-link' href='{study_href(s['study'])}'>report</a>")
         if s["summary"]:
-            links.append(f"<a href='{name}/summary.md'>summary.md</a>")
+            links.append(f"<a href='{study_href(s['study'], 'summary.md')}'>summary.md</a>")
         planned = "" if s["planned"] is None else s["planned"]
         css = " class='has-failures'" if s["failed"] else ""
         lines.append(

@@ -19,7 +19,7 @@ from pipeline import store
 from pipeline.index import write_index
 from pipeline.report import REPORT_ROWS, write_report
 from pipeline.store import StoreCounts, family_rows, store_counts
-from solvers._report import markdown_table
+from solvers._report import markdown_code, markdown_table, markdown_text
 from solvers._rows import StoredRows, accepts_stored_rows, takes_stored_rows
 from solvers.registry import COMMON_COLUMNS, family_summary, get_family
 
@@ -44,9 +44,10 @@ def write_summary(
     out_dir = study_dir / "summary"
     out_dir.mkdir(parents=True, exist_ok=True)
     counts = store_counts(results)
-    parts = [f"# Study `{study['name']}`", ""]
+    # the study's name and description are shown as typed (no Markdown or HTML of theirs)
+    parts = [f"# Study {markdown_code(study['name'])}", ""]
     if study.get("description"):
-        parts += [" ".join(str(study["description"]).split()), ""]
+        parts += [markdown_text(" ".join(str(study["description"]).split())), ""]
     parts += [status_line(counts), ""]
     oks = {}
     for family in counts.families:
