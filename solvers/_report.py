@@ -45,18 +45,45 @@ def bar_chart(
     return save_figure(fig, path)
 
 
+# What Markdown would read as markup in text from a study, a parameter or an error: raw HTML
+# (<, >, & become entities, so <script> or an onerror attribute is shown, never run), links,
+# images and code spans ([, ], ` and \ escaped by a backslash); | too inside a table cell.
+_HTML_ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_MARKUP = re.compile(r"([\\`\[\]])")
+_CELL_MARKUP = re.compile(r"([\\`\[\]|])")
+
+
+def markdown_text(value: Any, *, cell: bool = False) -> str:
+    """``value`` as Markdown that shows it as text, on one line: no raw HTML, link, image
+    or code span survives (GitHub and Python-Markdown, which MkDocs uses, render it as the
+    characters it holds).  ``cell``: for a table cell (``|`` escaped too).  Every summary
+    writes text that is not its own through this (tables: :func:`markdown_table`)."""
+    text = re.sub(r"[\r\n]+", " ", str(value)).translate(_HTML_ENTITIES)
+    return (_CELL_MARKUP if cell else _MARKUP).sub(r"\\\1", text)
+
+
+def markdown_code(value: Any) -> str:
+    """``value`` as one Markdown code span (shown as typed, HTML included, on one line),
+    fenced by more backticks than any run of them inside it."""
+    text = re.sub(r"[\r\n]+", " ", str(value))
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def markdown_table(df: pd.DataFrame, floatfmt: str = ".10g") -> str:
     """A GitHub Markdown table of ``df`` (no index), rendered by tabulate; missing values are
-    empty cells and floats take ``floatfmt``."""
+    empty cells, floats take ``floatfmt``, and text is shown as text (:func:`markdown_text`:
+    no HTML, link or image of a value survives)."""
     from tabulate import tabulate
 
     def cell(v: Any) -> Any:
         if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
             return None
-        return v.replace("|", "\\|") if isinstance(v, str) else v
+        return markdown_text(v, cell=True) if isinstance(v, str) else v
 
     rows = [[cell(v) for v in row] for row in df.itertuples(index=False)]
-    headers = [str(c) for c in df.columns]
+    headers = [markdown_text(c, cell=True) for c in df.columns]
     return tabulate(rows, headers=headers, tablefmt="github", floatfmt=floatfmt, missingval="")
 
 

@@ -13,12 +13,15 @@ Cards: A Guessing Game* (5/6 for three distinct cards).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -27,6 +30,7 @@ from conftest import ROOT
 from tests_support import compose_config
 
 from pipeline import store
+from pipeline.index import write_index
 from pipeline.run import run_study
 from pipeline.summary import write_summary
 from solvers.registry import solve
@@ -369,6 +373,31 @@ def test_the_index_shows_every_study_and_compares_two(driver, outputs, tmp_path)
     wait_for(driver, "return document.body.dataset.figuresReady")
     assert driver.current_url.endswith("/high_low/report.html")
     assert console_errors(driver) == []
+
+
+# study folder names whose links were a javascript: URL or dead (#, %, \\, ?)
+HOSTILE_NAMES = ["javascript:alert(1)", "a#b", "100%", "back\\slash", "q?x=1", 'it\'s "q"']
+
+
+def test_index_links_open_studies_of_any_folder_name_and_run_no_script(driver, outputs, tmp_path):
+    """Each report link of the index, clicked, opens its own folder's report (a name such as
+    javascript:alert(1) once made the link run that script)."""
+    from selenium.common.exceptions import NoAlertPresentException
+
+    out = tmp_path / "outputs"
+    for name in ["paper", *HOSTILE_NAMES]:
+        shutil.copytree(outputs / "paper", out / name)
+    write_index(out)
+    for name in HOSTILE_NAMES:
+        open_page(driver, out / "index.html", "compareReady")
+        row = driver.find_element("css selector", f"#status tr[data-study={json.dumps(name)}]")
+        row.find_element("css selector", "a.report-link").click()
+        with pytest.raises(NoAlertPresentException):
+            driver.switch_to.alert.text  # noqa: B018 (an alert would have opened by now)
+        wait_for(driver, "return document.body && document.body.dataset.tablesReady")
+        reached = Path(url2pathname(urlsplit(driver.current_url).path))
+        assert reached == out / name / "report.html", (name, driver.current_url)
+        assert console_errors(driver) == []
 
 
 BIG = 10**30
