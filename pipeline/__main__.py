@@ -99,18 +99,70 @@ def check_config_dirs(argv: list[str]) -> None:
 
 
 def check_choices(argv: list[str]) -> None:
-    """Refuse an unknown study/cluster/paths name on the command line, listing valid ones."""
+    """Refuse an unknown study/cluster/paths name on the command line, listing valid ones,
+    and any config file Hydra will read that it cannot read safely (:func:`check_yaml`): the
+    primary config, the files chosen on the command line and, for a group not chosen there,
+    the primary config's default."""
     check_config_dirs(argv)
+    check_override_numbers(argv)
     dirs = search_dirs(argv)
+    primary = config_file("", _config_name(argv), dirs)
+    defaults = _defaults(check_yaml(primary))
+    chosen = set()
     for arg in argv:
         key, sep, value = arg.lstrip("+~").partition("=")
         if not sep or key not in CHOICE_GROUPS:
             continue
+        chosen.add(key)
         valid = group_options(key, dirs)
         for choice in _sweep_values(value):
             if choice not in valid:
                 raise StudyError(f"{key}={choice!r}: unknown {key}; valid: {', '.join(valid)}")
-            _check_yaml(config_file(key, choice, dirs))
+            check_yaml(config_file(key, choice, dirs))
+    for group, choice in defaults.items():
+        if group in CHOICE_GROUPS and group not in chosen and isinstance(choice, str):
+            check_yaml(config_file(group, choice, dirs))
+
+
+def _config_name(argv: list[str]) -> str:
+    """The primary config's name (``--config-name``/``-cn``, else guesslab's ``config``)."""
+    name = "config"
+    for i, arg in enumerate(argv):
+        for flag in ("--config-name", "-cn"):
+            if arg == flag and i + 1 < len(argv):
+                name = argv[i + 1]
+            elif arg.startswith(flag + "="):
+                name = arg.split("=", 1)[1]
+    return name
+
+
+def _defaults(config: Any) -> dict[str, Any]:
+    """The group choices of a primary config's defaults list (``- study: paper``)."""
+    entries = config.get("defaults") if isinstance(config, dict) else None
+    found: dict[str, Any] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict):
+            found.update(entry)
+    return found
+
+
+MAX_DIGITS = 4300  # Python reads no longer integer (sys.get_int_max_str_digits())
+MAX_NODES = 1_000_000  # values in a config file once its aliases are expanded
+
+
+def check_override_numbers(argv: list[str]) -> None:
+    """Refuse an override holding a number too long to read (Hydra's parser raised
+    ValueError), before Hydra parses it."""
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if not sep:
+            continue
+        longest = max((len(run) for run in re.findall(r"\d+", value)), default=0)
+        if longest > MAX_DIGITS:
+            raise StudyError(
+                f"{key.lstrip('+~')}={value}: a number of {longest} digits; "
+                f"numbers have at most {MAX_DIGITS} digits"
+            )
 
 
 def config_file(group: str, name: str, dirs: list[Path]) -> Path | None:
@@ -118,19 +170,78 @@ def config_file(group: str, name: str, dirs: list[Path]) -> Path | None:
     return next((f for d in dirs if (f := d / group / f"{name}.yaml").is_file()), None)
 
 
-def _check_yaml(path: Path | None) -> None:
-    """Refuse a config file that is not valid YAML, naming the file and the line."""
+def check_yaml(path: Path | None) -> Any:
+    """A config file's content, read safely; StudyError naming the file (and the line, or
+    the key) for one Hydra could not read in one line and in bounded time: not UTF-8, not
+    YAML, an alias inside itself, aliases expanding to more than MAX_NODES values, an
+    integer of more than MAX_DIGITS digits."""
     if path is None:
-        return
-    import yaml
-
+        return None
     try:
-        yaml.safe_load(path.read_text())
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise StudyError(
+            f"{path}: line {line}: not UTF-8 text (byte {exc.object[exc.start]:#04x}); "
+            "save the file as UTF-8"
+        ) from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if node is not None:
+            _check_node(node, path)
+        return yaml.safe_load(text)
+    except RecursionError:
+        raise StudyError(f"{path}: nested too deeply to read") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or exc
         raise StudyError(f"{path}:{where}: not valid YAML ({problem})") from None
+
+
+def _check_node(root: yaml.Node, path: Path) -> None:
+    """Refuse a self-containing alias, an alias bomb and overlong integers, walking each
+    distinct node once (its expanded size memoised), so the check is linear in the file."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def where(keys: list[str]) -> str:
+        return f"{path}: {''.join(k if k[0] == '[' else '.' + k for k in keys)[1:] or 'top'}"
+
+    def size(node: yaml.Node, keys: list[str]) -> int:
+        if id(node) in sizes:
+            return sizes[id(node)]
+        if id(node) in open_nodes:
+            raise StudyError(f"{where(keys)}: an alias inside the value it names (a loop)")
+        total = 1
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag.endswith(":int") and len(node.value) > MAX_DIGITS:
+                raise StudyError(
+                    f"{where(keys)}={node.value}: a number of {len(node.value)} digits; "
+                    f"numbers have at most {MAX_DIGITS} digits"
+                )
+        else:
+            open_nodes.add(id(node))
+            if isinstance(node, yaml.MappingNode):
+                for key, value in node.value:
+                    name = key.value if isinstance(key, yaml.ScalarNode) else "?"
+                    total += size(key, keys) + size(value, [*keys, name])
+                    if total > MAX_NODES:
+                        break
+            else:
+                for i, item in enumerate(node.value):
+                    total += size(item, [*keys, f"[{i}]"])
+                    if total > MAX_NODES:
+                        break
+            open_nodes.discard(id(node))
+        if total > MAX_NODES:
+            raise StudyError(
+                f"{where(keys)}: more than {MAX_NODES:,} values once its aliases are expanded"
+            )
+        sizes[id(node)] = total
+        return total
+
+    size(root, [])
 
 
 def _with_study_file(message: str) -> str:

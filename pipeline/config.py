@@ -112,7 +112,7 @@ def _duration(value: Any) -> Any:
 
     try:
         seconds = parse_timedelta(value, default="seconds")
-    except (TypeError, ValueError, KeyError):
+    except (TypeError, ValueError, KeyError, OverflowError):  # "1e400s": int() of infinity
         seconds = None
     if seconds is None or isinstance(value, bool) or not 0 <= seconds < math.inf:
         raise ValueError("give a duration such as 50m or 90s")
@@ -127,7 +127,7 @@ def _memory(value: Any) -> str | int:
     try:
         if isinstance(value, bool) or parse_bytes(value) <= 0:
             raise ValueError
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError("give a size such as 4GiB, or auto") from None
     return value
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from pipeline.heap import no_cyclic_gc
 from pipeline.ids import IdSet, id_array
+from solvers import family_import_errors
 from solvers.grid import Grid
 from solvers.registry import Task, TaskError, get_family
 
@@ -202,6 +203,8 @@ def planned(study: Mapping[str, Any] | StudyConfig) -> Plan:
         study = checked_study(study)
     study = study.plain()
     name = study["name"]
+    for where, why in family_import_errors().items():
+        raise StudyError(f"{where}: {why}")
     try:
         family = get_family(study.get("family"))
     except TaskError as exc:

@@ -42,11 +42,29 @@ class CheckEveryJob(Callback):
             if key not in verdicts:
                 try:
                     preflight(job)
-                    return  # a job that runs: Hydra's sweep folder is wanted
                 except StudyError as exc:
                     verdicts[key] = str(exc)
+                    continue
+                make_sweep_dir(config, job)  # a job that runs: Hydra's sweep folder is wanted
+                return
         if verdicts:
             raise SweepRefused(next(iter(verdicts.values())))
+
+
+def make_sweep_dir(config: DictConfig, job: dict[str, Any]) -> None:
+    """Make Hydra's sweep folder (as its launcher would next); SweepRefused, naming
+    ``paths.outputs``, where it cannot be made (a read-only working folder, say)."""
+    from pathlib import Path
+
+    folder = Path(str(config.hydra.sweep.dir))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SweepRefused(
+            f"paths.outputs={job['paths']['outputs']!r}: cannot make the multirun folder "
+            f"{folder.absolute()} ({exc.strerror or exc}); run from a folder you can write "
+            "to, or set paths.outputs to one"
+        ) from None
 
 
 def job_overrides(config: DictConfig) -> list[list[str]]:

@@ -45,7 +45,30 @@ for _mod in pkgutil.iter_modules(__path__):
     if not _mod.name.startswith("_") and _mod.name != "registry":
         importlib.import_module(f"{__name__}.{_mod.name}")
 
+_IMPORT_ERRORS: dict[str, str] = {}
+
+
+def family_import_errors() -> dict[str, str]:
+    """The families from elsewhere that failed to import: {where they were named: why}.
+
+    A module named in ``GUESSLAB_FAMILIES`` (or an entry point) that raises on import does
+    not break ``import solvers``; the pipeline refuses to run while one is listed here
+    (exit 2, one line naming the setting and the error)."""
+    return dict(_IMPORT_ERRORS)
+
+
+def _import_family(where: str, load) -> None:
+    try:
+        load()
+    except Exception as exc:  # any error of a user's module, said in one line
+        _IMPORT_ERRORS[where] = f"cannot be imported ({type(exc).__name__}: {exc})"
+
+
 for _entry in entry_points(group="guesslab.families"):
-    _entry.load()
-for _name in filter(None, (n.strip() for n in os.environ.get("GUESSLAB_FAMILIES", "").split(","))):
-    importlib.import_module(_name)
+    _import_family(f"entry point guesslab.families {_entry.name!r}", _entry.load)
+_env = os.environ.get("GUESSLAB_FAMILIES", "")
+for _name in filter(None, (n.strip() for n in _env.split(","))):
+    _import_family(
+        f"GUESSLAB_FAMILIES={_env!r}: module {_name!r}",
+        lambda name=_name: importlib.import_module(name),
+    )

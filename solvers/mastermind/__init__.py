@@ -26,6 +26,7 @@ scores computed in a different order still tie.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -194,6 +195,15 @@ def evaluate(
 # ----------------------------------------------------------------------------- the family
 
 
+MAX_WEIGHT_DIGITS = 100  # a weight's numerator and denominator have fewer digits
+WEIGHT_RANGE = f"numerator and denominator below 10^{MAX_WEIGHT_DIGITS}"
+
+
+def _quoted(text: str) -> str:
+    """``repr(text)``, its middle left out past 40 characters."""
+    return repr(text) if len(text) <= 40 else f"{text[:20]!r}...({len(text)} characters)"
+
+
 def check_jar(value: object) -> Jar | None:
     """A jar as a list of positive weights (ints or rationals such as "1/3"); None: uniform."""
     if value is None:
@@ -207,9 +217,18 @@ def check_jar(value: object) -> Jar | None:
         try:
             if isinstance(v, bool):
                 raise ValueError
-            f = Fraction(str(v))
+            text = str(v)  # ValueError for an int of more than 4300 digits
+        except ValueError:
+            raise ValueError(f"weight {v!r} is not a number") from None
+        exponent = re.search(r"[eE]\s*([-+]?\d+)", text)
+        if len(text) > MAX_WEIGHT_DIGITS or exponent and abs(int(exponent[1])) > MAX_WEIGHT_DIGITS:
+            raise ValueError(f"weight {_quoted(text)} is out of range: {WEIGHT_RANGE}")
+        try:
+            f = Fraction(text)
         except (ValueError, ZeroDivisionError):
             raise ValueError(f"weight {v!r} is not a number") from None
+        if max(abs(f.numerator), f.denominator) >= 10**MAX_WEIGHT_DIGITS:
+            raise ValueError(f"weight {_quoted(text)} is out of range: {WEIGHT_RANGE}")
         fracs.append(f)
     if any(f < 0 for f in fracs):
         raise ValueError("weights must not be negative")
