@@ -121,4 +121,35 @@ def test_the_wheel_lists_every_package():
         for p in (ROOT / pkg).rglob("__init__.py")
     }
     found.discard("hydra_plugins")  # a namespace package: no __init__.py of its own
-    assert listed == found | {"pipeline.conf"}
+    # folders of data only (configs, report assets), declared so setuptools installs them
+    data = {"pipeline.assets"} | {
+        f"pipeline.conf.{d.name}" for d in (ROOT / "conf").iterdir() if d.is_dir()
+    }
+    data = {d for d in data if not d.endswith("__pycache__")}
+    assert listed == found | {"pipeline.conf"} | data
+
+
+ROLES = ("exact", "brute_force", "strategies")
+
+
+def test_card_guessing_rules_and_strategies_stay_apart_from_the_machinery():
+    """exact/, brute_force/ and strategies/ import no Dask, pandas or pipeline, and nothing of
+    the family's tasks/, summary/, floating/ or simulation/ (the architecture page's rule)."""
+    mods = modules()
+    for name, path in mods.items():
+        if not any(name.startswith(f"solvers.card_guessing.{role}") for role in ROLES):
+            continue
+        tree = ast.parse(path.read_text())
+        tops = {
+            a.name.split(".")[0]
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Import)
+            for a in n.names
+        }
+        tops |= {
+            (n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+        }
+        assert not tops & {"dask", "distributed", "pandas", "pipeline"}, name
+        for dep in imports_of(path, name, set(mods)):
+            inside = dep.removeprefix("solvers.card_guessing.").split(".")[0]
+            assert inside not in ("tasks", "summary", "floating", "simulation"), (name, dep)

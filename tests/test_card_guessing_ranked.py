@@ -16,7 +16,7 @@ import pytest
 from solvers import TaskError, solve
 from solvers.card_guessing.brute_force import yes_no_orders
 from solvers.card_guessing.exact import yes_no
-from solvers.card_guessing.floating import layer_kernels, ranked_states
+from solvers.card_guessing.floating import layer_kernels, ranked_states, ranked_tree
 from solvers.card_guessing.simulation import persistent
 from solvers.registry import task_id, validate
 
@@ -228,3 +228,32 @@ def test_summary_section(tmp_path):
     assert "Extrapolation" in text and "13 ranks x 4, Monte Carlo" in text
     assert (tmp_path / "card_guessing_ranks.png").stat().st_size > 0
     assert ranks52.sections(frame[frame["method"] == "float"], tmp_path) == []
+
+
+# ------------------------------------------------- method: float runs the faster engine
+
+
+@pytest.mark.parametrize(
+    "deck", [[1], [2], [1, 1, 1], [2, 2, 2], [3, 3, 3], [1, 1, 1, 1], [4, 4, 4, 4]]
+)
+def test_float_optimal_on_a_uniform_deck_runs_ranked_with_the_same_row(deck, monkeypatch):
+    """method=float, optimal, uniform deck: the ranked engine's row equals the hashed layers'
+    to 1e-12, first moves (the decision tree) included, and the hashed solver is not run."""
+    task = {"family": "card_guessing", "deck": deck, "method": "float"}
+    expected = layer_kernels.float_rows(validate(task))[0]
+    monkeypatch.setattr(layer_kernels, "optimal", lambda *a, **k: pytest.fail("hashed ran"))
+    (row,) = solve(task)
+    assert row["first_moves"] == expected["first_moves"]
+    assert row["n_states"] == expected["n_states"]
+    assert row["expected_score"] == pytest.approx(expected["expected_score"], rel=1e-12)
+    assert row["score_variance"] == pytest.approx(expected["score_variance"], rel=1e-9, abs=1e-12)
+    assert row["score_pmf"] == pytest.approx(expected["score_pmf"], abs=1e-12)
+
+
+def test_float_tasks_the_ranked_engine_does_not_solve_stay_on_the_hashed_layers():
+    base = {"deck": [3, 3, 3], "method": "float", "strategy": "optimal", "workers": 1}
+    assert ranked_tree.runs_ranked(base)
+    assert not ranked_tree.runs_ranked({**base, "deck": [3, 2, 2]})
+    assert not ranked_tree.runs_ranked({**base, "deck": [3, 3]})  # n_states would differ
+    assert not ranked_tree.runs_ranked({**base, "strategy": "greedy"})
+    assert not ranked_tree.runs_ranked({**base, "workers": 2})

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from solvers import entropy
 from solvers.card_guessing.exact import yes_no
-from solvers.card_guessing.floating import info_kernels, layer_kernels
+from solvers.card_guessing.floating import info_kernels, layer_kernels, ranked_tree
 from solvers.card_guessing.tasks import feedback_tasks, ranked_tasks, yes_no_tasks
 from solvers.registry import (
     Family,
@@ -140,6 +140,8 @@ def run(task: Task) -> list[Row]:
         return feedback_tasks.rows(task)
     if task["method"] == "float" and task["strategy"] == "info":
         return info_kernels.float_rows(task)
+    if task["method"] == "float" and ranked_tree.runs_ranked(task):
+        return ranked_tree.float_rows(task)
     if task["method"] == "float":
         return layer_kernels.float_rows(task)
     if task["strategy"] in yes_no_tasks.STRATEGIES or task["method"] == "monte_carlo":

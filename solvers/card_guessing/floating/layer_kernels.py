@@ -33,6 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from solvers.card_guessing.floating import first_moves
+
 Keys = np.ndarray  # int64 state keys of one layer (or part of one)
 LayerValues = tuple[np.ndarray, np.ndarray, np.ndarray]  # log A, E[future], E[future^2]
 
@@ -802,29 +804,16 @@ def labelled_children(step: tuple, reach: np.ndarray) -> tuple[Keys, np.ndarray]
 def decision_tree(sol: Solution, deck: Sequence[int], names: str = "ABCDEFGHIJ") -> list[str]:
     """The optimal first moves as indented lines: what to name after each answer so far."""
     lay = layout(deck)
-    lines: list[str] = []
 
-    def walk(pairs: list[tuple[int, int]], depth: int, indent: str) -> None:
-        moves = sol.first_moves.get(depth)
+    def lookup(depth: int, pairs: list[tuple[int, int]]):
         key = encode(pairs, lay)
-        if moves is None or key not in moves or lay.n_cards == depth:
-            return
-        slot, log_a, value = moves[key]
-        c, p = decode(key, lay)[slot]
-        a = next(i for i, pr in enumerate(pairs) if pr == (c, p))  # lowest type of that class
-        yes = [(cc - (i == a), pp if cc - (i == a) else 0) for i, (cc, pp) in enumerate(pairs)]
-        no = [(cc, pp + (i == a)) for i, (cc, pp) in enumerate(pairs)]
-        nxt = sol.first_moves.get(depth + 1, {})
-        q = math.exp(nxt[encode(yes, lay)][1] - log_a) if encode(yes, lay) in nxt else None
-        chance = f", P(yes) = {q:.4f}" if q is not None else ""
-        lines.append(f"{indent}card {depth + 1}: name {names[a]} (expected {value:.6f}{chance})")
-        for word, child in (("yes", yes), ("no", no)):
-            if encode(child, lay) in nxt:
-                lines.append(f"{indent}  after {word}:")
-                walk(child, depth + 1, indent + "    ")
+        entry = sol.first_moves.get(depth, {}).get(key)
+        if entry is None:
+            return None
+        slot, log_a, value = entry
+        return decode(key, lay)[slot], log_a, value
 
-    walk([(c, 0) for c in lay.deck], 0, "")
-    return lines
+    return first_moves.tree_lines(deck, lookup, names)
 
 
 # ------------------------------------------------------------ the family's float rows

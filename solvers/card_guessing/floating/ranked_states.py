@@ -161,6 +161,11 @@ def _rank(seq, layer, m, r, big, weight, eq, le, offsets):
     return rank
 
 
+def rank_of(seq: np.ndarray, layer: int, m, r, big, weight, eq, le, offsets) -> int:
+    """Index of the canonical code sequence ``seq`` in the rank space of ``layer``."""
+    return int(_rank(seq, layer, m, r, big, weight, eq, le, offsets))
+
+
 @kernel
 def _unrank(i, layer, m, r, big, weight, eq, le, offsets, seq):
     """Fill ``seq`` with the code sequence of rank ``i`` in ``layer``; return its exhausted
@@ -480,6 +485,9 @@ class Solution:
     rank_space: int  # ranks allotted over all layers (feasible or not)
     layer_sizes: list[int] = field(default_factory=list)  # feasible states per layer
     score_pmf: list[float] | None = None
+    # the first layers' (log A, E[future], chosen position) by rank, when asked for
+    # (``keep_layers``): what :mod:`ranked_tree` draws the first moves from
+    top_layers: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
 
 
 def solve(
@@ -488,10 +496,12 @@ def solve(
     with_pmf: bool = True,
     progress: Progress | None = None,
     window: float = 0.0,
+    keep_layers: int = 0,
 ) -> Solution:
     """The expected score (and variance, and pmf) of the optimal or greedy-by-pairs policy
     (see :func:`_layer`; ``window`` in [0, 1)) on a uniform ``deck``, in floats; memory about
-    :func:`estimated_bytes`."""
+    :func:`estimated_bytes`.  ``keep_layers``: keep layers 0 .. keep_layers - 1 whole
+    (:attr:`Solution.top_layers`)."""
     cd = codes(deck)
     n = cd.n_cards
     args = (cd.m, cd.r, cd.exhausted, cd.weight, cd.eq, cd.le, cd.offsets, cd.n_p)
@@ -501,11 +511,14 @@ def solve(
     zeros = np.zeros(logs.size)
     nlog, nval, nsq = logs, zeros, zeros
     bests: list = [None] * n
+    top: list = [None] * min(keep_layers, n)
     for layer in range(n - 1, -1, -1):
         size = int(cd.sizes[layer])
         nlog, nval, nsq, best = _layer(
             layer, size, POLICIES[policy], window, *args, nlog, nval, nsq
         )
+        if layer < len(top):
+            top[layer] = (nlog, nval, best)
         feasible.append(int(np.count_nonzero(nlog > -np.inf)))
         if with_pmf:
             bests[layer] = best
@@ -515,5 +528,5 @@ def solve(
     pmf = policy_pmf(cd, bests, last_logs) if with_pmf else None
     feasible.reverse()
     return Solution(
-        mean, float(nsq[0]) - mean * mean, sum(feasible), int(cd.sizes.sum()), feasible, pmf
+        mean, float(nsq[0]) - mean * mean, sum(feasible), int(cd.sizes.sum()), feasible, pmf, top
     )
