@@ -19,7 +19,7 @@ from pipeline import store
 from pipeline.index import write_index
 from pipeline.report import REPORT_ROWS, write_report
 from pipeline.store import StoreCounts, family_rows, store_counts
-from solvers._report import markdown_code, markdown_table, markdown_text
+from solvers._report import left_out, markdown_code, markdown_table, markdown_text
 from solvers._rows import StoredRows, accepts_stored_rows, takes_stored_rows
 from solvers.registry import COMMON_COLUMNS, family_summary, get_family
 
@@ -55,9 +55,12 @@ def write_summary(
         lazy_ok = accepts_stored_rows(fn)
         oks[family] = ok = store.ok_rows(results, family, lazy_ok=lazy_ok, large_rows=large_rows)
         parts += [f"## Family `{family}`", "", fn(ok, out_dir).rstrip(), ""]
-        if counts.rows_with("error", family):
+        if n_errors := counts.rows_with("error", family):
             errors = family_rows(results, family, "error").frame(limit=GENERIC_ROWS)
             parts += ["### Failed tasks", "", markdown_table(_error_table(errors)), ""]
+            every = f"report.html (up to {report_rows:,}) and the store (status = 'error')"
+            if note := left_out(len(errors), n_errors, "failed rows", every):
+                parts += [note, ""]
     path = study_dir / "summary.md"
     tmp = study_dir / ".summary.md.tmp"
     tmp.write_text("\n".join(parts))

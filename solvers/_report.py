@@ -47,10 +47,11 @@ def bar_chart(
 
 # What Markdown would read as markup in text from a study, a parameter or an error: raw HTML
 # (<, >, & become entities, so <script> or an onerror attribute is shown, never run), links,
-# images and code spans ([, ], ` and \ escaped by a backslash); | too inside a table cell.
+# images and code spans ([, ] and ` escaped by a backslash, and a backslash before any ASCII
+# punctuation, which would escape it); | too inside a table cell.
 _HTML_ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
-_MARKUP = re.compile(r"([\\`\[\]])")
-_CELL_MARKUP = re.compile(r"([\\`\[\]|])")
+_MARKUP = re.compile(r"(\\(?=[!-/:-@[-`{-~])|[`\[\]])")
+_CELL_MARKUP = re.compile(r"(\\(?=[!-/:-@[-`{-~])|[`\[\]|])")
 
 
 def markdown_text(value: Any, *, cell: bool = False) -> str:
@@ -85,6 +86,14 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = ".10g") -> str:
     rows = [[cell(v) for v in row] for row in df.itertuples(index=False)]
     headers = [markdown_text(c, cell=True) for c in df.columns]
     return tabulate(rows, headers=headers, tablefmt="github", floatfmt=floatfmt, missingval="")
+
+
+def left_out(shown: int, total: int, what: str, where: str) -> str:
+    """ "" when a table shows all ``total`` of its ``what``, else the sentence a summary puts
+    under it: how many it shows and where every one of them is."""
+    if shown >= total:
+        return ""
+    return f"The table shows {shown} of the {total} {what}; every one is in {where}."
 
 
 MAX_NAME = 120  # characters of a file name made from values (file systems allow 255 bytes)

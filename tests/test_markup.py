@@ -34,6 +34,7 @@ HOSTILE = [
     "a `code` span and a | bar",
     "two\nlines <b>bold</b>",
     "back\\slash \\[not a link](x)",
+    "r \\ t, a\\|b, a\\\\b",
     "&lt;script&gt; as entities",
     "```",
 ]

@@ -11,11 +11,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers._report import markdown_table, save_figure  # noqa: E402
+from solvers._report import left_out, markdown_table, save_figure  # noqa: E402
 from solvers._rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
 
 PLOT = "high_low_p_perfect.png"
 DECK_PLOT = "high_low_decks.png"
+# summary.md shows every value of n up to SHOWN_ROWS of them; beyond, those in SHOWN_N and
+# the first and last, and says where every one is (summary/high_low_distinct.parquet)
+SHOWN_ROWS = 40
 SHOWN_N = (2, 3, 4, 5, 6, 7, 8, 9, 10, 19, 20, 50, 99, 100, 150, 200)
 
 # What the summary and the report read of a large store: every table keeps the first row
@@ -84,6 +87,15 @@ def short_exact(value, limit: int = 32):
     return value if len(value) <= limit else f"({len(value)} characters, see Parquet)"
 
 
+def shown_n(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the distinct-card table summary.md shows: every one up to SHOWN_ROWS,
+    else those of SHOWN_N and the first and the last n."""
+    if len(table) <= SHOWN_ROWS:
+        return table.copy()
+    ends = table["n"].isin([table["n"].min(), table["n"].max()])
+    return table[table["n"].isin(SHOWN_N) | ends].copy()
+
+
 def plot_distinct(table: pd.DataFrame, path: Path) -> None:
     """P(perfect game) against n on a log scale."""
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
@@ -132,13 +144,16 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
         table = distinct_table(distinct_rows)
         table.to_parquet(out_dir / "high_low_distinct.parquet")
         plot_distinct(table, out_dir / PLOT)
-        shown = table[table["n"].isin(SHOWN_N)].copy()
+        shown = shown_n(table)
         shown["p_perfect_exact"] = shown["p_perfect_exact"].map(short_exact)
+        every = f"`{link}/high_low_distinct.parquet` and report.html"
         parts += [
             f"Distinct cards 1..n, optimal play (the majority call), {len(table)} values of n.",
             markdown_table(shown.drop(columns=["log10_p_perfect"]), ".6g"),
+            left_out(len(shown), len(table), "values of n", every),
             f"![P(perfect game) against n]({link}/{PLOT})",
         ]
+        parts = [p for p in parts if p]
     if not deck_rows.empty:
         table = deck_table(deck_rows)
         table.to_parquet(out_dir / "high_low_decks.parquet")
@@ -193,15 +208,18 @@ def departure_table(rows: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def likeliest_departures(rows: pd.DataFrame) -> pd.DataFrame:
-    """The likeliest departing states of each optimal float row (from departures_top)."""
-    records = []
+def likeliest_departures(rows: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """(the likeliest departing states of each optimal float row, at most SHOWN_DEPARTURES of
+    each of its lists; how many its lists hold in all), from departures_top[_uneven]."""
+    records, kept = [], 0
     for column, split in [("departures_top", "any"), ("departures_top_uneven", "uneven")]:
         if column not in rows:
             continue
         for rec in rows[rows[column].notna()].to_dict("records"):
-            records += departure_records(rec, json.loads(rec[column]), split)
-    return pd.DataFrame(records)
+            top = json.loads(rec[column])
+            kept += len(top)
+            records += departure_records(rec, top, split)
+    return pd.DataFrame(records), kept
 
 
 def departure_records(rec: dict, top: list[dict], split: str) -> list[dict]:
@@ -246,7 +264,7 @@ def departure_parts(rows: pd.DataFrame) -> list[str]:
             "breaks upwards).",
             markdown_table(counts, ".6g"),
         ]
-    top = likeliest_departures(rows)
+    top, kept = likeliest_departures(rows)
     if not top.empty:
         parts += [
             "The likeliest of those states (split any: all departures; uneven: only uneven "
@@ -256,4 +274,6 @@ def departure_parts(rows: pd.DataFrame) -> list[str]:
             "relative loss of P(no wrong call from here) by the majority's call.",
             markdown_table(top, ".4g"),
         ]
-    return parts
+        every = "the store's columns departures_top and departures_top_uneven (JSON)"
+        parts += [left_out(len(top), kept, "states the solver kept", every)]
+    return [p for p in parts if p]

@@ -53,9 +53,12 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
         ref = group[group["strategy"] != "sharma_mittal"]
         sm = group[group["strategy"] == "sharma_mittal"]
         shown = ["label", *RESULTS, "first_guess", "histogram"]
-        lines = pd.concat([ref, named_members(sm)]).sort_values("expected_guesses")
+        is_grid = sm["entropy_r"].nunique() > 1 and sm["entropy_t"].nunique() > 1
+        # a grid's points are in the grid table below; a line or a point of (r, t) is here
+        members = named_members(sm) if is_grid else labelled_members(sm)
+        lines = pd.concat([ref, members]).sort_values("expected_guesses")
         parts += [markdown_table(lines[[c for c in shown if c in lines]]), ""]
-        if sm["entropy_r"].nunique() > 1 and sm["entropy_t"].nunique() > 1:
+        if is_grid:
             grid = sm.pivot_table(
                 index="entropy_r", columns="entropy_t", values="expected_guesses"
             ).sort_index()
@@ -153,6 +156,16 @@ def named_members(sm: pd.DataFrame) -> pd.DataFrame:
             line["label"] = f"sharma_mittal {name} ({fmt(r)}, {fmt(t)})"
             out.append(line)
     return pd.DataFrame(out)
+
+
+def labelled_members(sm: pd.DataFrame) -> pd.DataFrame:
+    """Every Sharma-Mittal row, a named point of the (r, t) plane labelled by its name."""
+    named = named_members(sm)
+    if named.empty:
+        return sm
+    points = set(zip(named["entropy_r"], named["entropy_t"], strict=True))
+    others = [(r, t) not in points for r, t in zip(sm["entropy_r"], sm["entropy_t"], strict=True)]
+    return pd.concat([named, sm[others]])
 
 
 def game_title(pegs: int, colours: int, jar: str) -> str:

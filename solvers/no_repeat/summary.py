@@ -12,13 +12,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers._report import save_figure  # noqa: E402
+from solvers._report import left_out, save_figure  # noqa: E402
 from solvers._rows import StoredRows, frame_of, takes_stored_rows  # noqa: E402
 
 FIGURE_N = 20  # figure 1a's deck size
 FIGURE_M_MAX = 14  # figure 1a's last m
-SHOWN_EVERY = 25  # summary.md lists N = 25, 50, ... (and the first N) ...
-SHOWN_LINES = 40  # ... or every k-th multiple of 25 when that would be more lines
+SHOWN_LINES = 40  # summary.md lists every N up to this many; beyond, N = 25, 50, ...
+SHOWN_EVERY = 25  # (and the first and last N), or every k-th multiple of 25 when that would
+# be more lines, and says where every N is (summary/no_repeat_scan.parquet)
 SCAN = ["N", "n_tuples", "n_violations", "min_gap", "min_gap_n", "min_gap_k", "min_gap_m"]
 CURVES = ["curve_m", "curve_h_a", "curve_h_b"]  # lists, read for N = FIGURE_N only
 
@@ -50,9 +51,11 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
             f"{int(smallest['min_gap_k'])}, m = {int(smallest['min_gap_m'])}.",
             "",
         ]
-    every = SHOWN_EVERY * max(1, math.ceil(table["N"].max() / SHOWN_EVERY / SHOWN_LINES))
-    shown = table[(table["N"] % every == 0) | (table["N"] == table["N"].min())]
+    shown = shown_lines(table)
     parts += [markdown_table(shown[SCAN]), ""]
+    every = "`summary/no_repeat_scan.parquet` (with max_gap and fixed_gap)"
+    if note := left_out(len(shown), len(table), "values of N", every):
+        parts += [note, ""]
     for name, plot, data in (
         ("no_repeat_figure_1a.png", plot_figure_1a, curves),
         ("no_repeat_figure_1b.png", plot_figure_1b, rows),
@@ -60,6 +63,16 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
         if plot(data, out_dir / name):
             parts += [f"![{name}](summary/{name})", ""]
     return "\n".join(parts)
+
+
+def shown_lines(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the per-N table summary.md shows: every one up to SHOWN_LINES, else the
+    multiples of SHOWN_EVERY (every k-th of them past SHOWN_LINES) and the first and last N."""
+    if len(table) <= SHOWN_LINES:
+        return table
+    every = SHOWN_EVERY * max(1, math.ceil(table["N"].max() / SHOWN_EVERY / SHOWN_LINES))
+    ends = table["N"].isin([table["N"].min(), table["N"].max()])
+    return table[(table["N"] % every == 0) | ends]
 
 
 def figure_rows(rows: pd.DataFrame | StoredRows) -> pd.DataFrame:

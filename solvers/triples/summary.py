@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers._report import markdown_table, save_figure  # noqa: E402
+from solvers._report import left_out, markdown_table, save_figure  # noqa: E402
 from solvers._rows import StoredRows, takes_stored_rows  # noqa: E402
 from solvers.registry import row_columns  # noqa: E402
 
@@ -185,7 +185,11 @@ def distribution_section(rows: pd.DataFrame, out_dir: Path) -> str:
         save_figure(fig, out_dir / name)
         tail = grid[list(grid.columns[-2:])].rename(columns=lambda j: f"after {j} rounds")
         parts += [f"Deck {deck_label(ranks, suits, k)}, start {start}:", ""]
-        parts += [markdown_table(tail.reset_index()), "", f"![distribution](summary/{name})", ""]
+        parts += [markdown_table(tail.reset_index()), ""]
+        every = "`summary/triples_distribution.parquet` (one row per level and round)"
+        if note := left_out(len(tail.columns), len(grid.columns), "rounds (the last)", every):
+            parts += [note, ""]
+        parts += [f"![distribution](summary/{name})", ""]
     return "\n".join(parts)
 
 
