@@ -12,6 +12,7 @@ of the sweep and then exits with the status of the first failed job.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
@@ -289,8 +290,15 @@ def hydra_main(cfg: DictConfig) -> None:
         report = run_study(cfg)
     except KeyboardInterrupt as exc:
         raise Stopped(stopped_message(getattr(exc, "report", None))) from None
-    except (StudyError, StoreError, OmegaConfBaseException) as exc:
-        text = one_line(exc) if isinstance(exc, OmegaConfBaseException) else str(exc)
+    except (StudyError, StoreError, OmegaConfBaseException, OSError) as exc:
+        if isinstance(exc, OSError) and not isinstance(exc, StoreError):
+            if exc.errno not in NO_ROOM:
+                raise
+            text = no_room_line(cfg, exc)
+        elif isinstance(exc, OmegaConfBaseException):
+            text = one_line(exc)
+        else:
+            text = str(exc)
         message = f"error: {abbreviated(_with_study_file(text))}"
         print(message, file=sys.stderr)
         if multirun:
@@ -305,6 +313,19 @@ def hydra_main(cfg: DictConfig) -> None:
         if multirun:
             raise JobFailed(1, message)
         _failed_tasks.append(report.errors)
+
+
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)  # the disk refused a write
+
+
+def no_room_line(cfg: Any, exc: OSError) -> str:
+    """The one line for a write the disk refused (full, over quota, read-only) outside the
+    store's own writes (which raise StoreError): the summary's files, runs/*.yaml."""
+    where = exc.filename or Path(str(cfg.paths.outputs)) / str(cfg.study.name)
+    return (
+        f"paths.outputs={str(cfg.paths.outputs)!r}: cannot write {where} "
+        f"({os.strerror(exc.errno)}); no partial file was left, the stored results are intact"
+    )
 
 
 class Stopped(KeyboardInterrupt):

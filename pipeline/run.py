@@ -419,7 +419,12 @@ def _save_run_config(cfg: Mapping[str, Any], where: Path) -> None:
     runs = where / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H-%M-%S-%fZ")
-    (runs / f"{stamp}.yaml").write_text(yaml.safe_dump(_plain(cfg), sort_keys=False))
+    path = runs / f"{stamp}.yaml"
+    try:
+        path.write_text(yaml.safe_dump(_plain(cfg), sort_keys=False))
+    except BaseException:  # a full disk: no empty or partial record of the run is left
+        path.unlink(missing_ok=True)
+        raise
 
 
 def run_metadata(cfg: Mapping[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import pandas as pd
 from pipeline import store
 from pipeline.index import write_index
 from pipeline.report import REPORT_ROWS, write_report
+from pipeline.staging import staged
 from pipeline.store import StoreCounts, family_rows, store_counts
 from solvers._report import left_out, markdown_code, markdown_table, markdown_text
 from solvers._rows import StoredRows, accepts_stored_rows, takes_stored_rows
@@ -54,7 +55,9 @@ def write_summary(
         fn = family_summary(family) or generic_summary
         lazy_ok = accepts_stored_rows(fn)
         oks[family] = ok = store.ok_rows(results, family, lazy_ok=lazy_ok, large_rows=large_rows)
-        parts += [f"## Family `{family}`", "", fn(ok, out_dir).rstrip(), ""]
+        with staged(out_dir) as staging:  # summary/ gets complete files only (a full disk)
+            text = fn(ok, staging)
+        parts += [f"## Family `{family}`", "", text.rstrip(), ""]
         if n_errors := counts.rows_with("error", family):
             errors = family_rows(results, family, "error").frame(limit=GENERIC_ROWS)
             parts += ["### Failed tasks", "", markdown_table(_error_table(errors)), ""]

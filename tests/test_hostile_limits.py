@@ -6,11 +6,13 @@ from __future__ import annotations
 import errno
 import os
 import pathlib
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from tests_support import cli
 
 from pipeline.__main__ import main
@@ -181,3 +183,58 @@ def test_a_multirun_from_a_read_only_folder(tmp_path, monkeypatch, capsys):
         f"error: paths.outputs='outputs': cannot make the multirun folder {read_only}/outputs/"
     ), err
     assert "(Read-only file system)" in err and list(read_only.iterdir()) == []
+
+
+# ------------------------------------------------------- a disk that refuses to write more
+
+
+def small_files_only(limit: int = 64):
+    """A child process that cannot write more than ``limit`` bytes to a file, as on a full
+    disk (RLIMIT_FSIZE: a longer write fails with EFBIG, SIGXFSZ ignored)."""
+    import resource
+    import signal
+
+    def limit_writes():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return limit_writes
+
+
+def cli_on_a_full_disk(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        preexec_fn=small_files_only(),
+    )
+
+
+def test_a_full_disk_during_the_summary_stage(tmp_path):
+    """It was a traceback (exit 1) and a truncated .summary.md.tmp or figure left behind."""
+    stored = cli("cluster=sync", "stage=run", "run.progress=false", f"paths.outputs={tmp_path}")
+    assert stored.returncode == 0, stored.stderr
+    before = sorted((tmp_path / "paper" / "results").rglob("*"))
+    out = cli_on_a_full_disk("cluster=sync", "stage=summary", f"paths.outputs={tmp_path}")
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == (
+        f"error: paths.outputs='{tmp_path}': cannot write {tmp_path / 'paper'} (File too "
+        "large); no partial file was left, the stored results are intact"
+    )
+    left = [p for p in tmp_path.rglob("*") if p.is_file() and "results" not in p.parts]
+    assert sorted(p.name for p in left if p.parent.name != "runs") == [".lock", ".running"], left
+    assert not list((tmp_path / "paper").glob(".*staging*"))
+    assert sorted((tmp_path / "paper" / "results").rglob("*")) == before
+
+
+def test_a_full_disk_at_the_start_of_a_run(tmp_path):
+    """It was a traceback (exit 1) and an empty runs/*.yaml left behind."""
+    out = cli_on_a_full_disk("cluster=sync", "run.progress=false", f"paths.outputs={tmp_path}")
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: paths.outputs='{tmp_path}': "), lines
+    assert "(File too large)" in lines[0]
+    assert list(tmp_path.iterdir()) == []  # the run made the study folder, and removed it
