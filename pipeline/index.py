@@ -31,6 +31,7 @@ from pipeline.report import (
     stored_at,
     write_atomic,
 )
+from pipeline.safe_paths import is_real_dir, real_subdirs
 from pipeline.store import StoreCounts, family_rows, file_metadata, result_files, store_counts
 from solvers.registry import get_family
 
@@ -38,10 +39,10 @@ INDEX_NAME = "index.html"
 
 
 def study_dirs(outputs: Path) -> list[Path]:
-    """Every study folder under ``outputs`` (one holding a results/ folder), by name."""
-    if not outputs.is_dir():
-        return []
-    return sorted(p for p in outputs.iterdir() if (p / "results").is_dir())
+    """Every study folder under ``outputs`` (one holding a results/ folder), by name: real
+    folders only (a link to another folder is not a study of these outputs, and is never
+    followed; see pipeline.safe_paths)."""
+    return sorted(p for p in real_subdirs(Path(outputs).resolve()) if is_real_dir(p / "results"))
 
 
 # A study's family with more ok rows than this is left out of the comparison view (its rows

@@ -20,12 +20,14 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from pipeline.safe_paths import open_regular
+
 
 @contextlib.contextmanager
 def study_lock(study_dir: Path) -> Iterator[None]:
     """Hold the study folder's exclusive lock (blocks until no other job holds it)."""
     study_dir.mkdir(parents=True, exist_ok=True)
-    with open(study_dir / ".lock", "a") as fh:
+    with _open_lock(study_dir / ".lock") as fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -41,7 +43,7 @@ def study_lock(study_dir: Path) -> Iterator[None]:
 def running(study_dir: Path, when_alone: Callable[[], object]) -> Iterator[None]:
     """Mark this job as computing in the study; call ``when_alone()`` first if no other is."""
     study_dir.mkdir(parents=True, exist_ok=True)
-    with open(study_dir / ".running", "a") as fh:
+    with _open_lock(study_dir / ".running") as fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             when_alone()
@@ -55,6 +57,12 @@ def running(study_dir: Path, when_alone: Callable[[], object]) -> Iterator[None]
 
 
 LOCK_FILES = (".lock", ".running")
+
+
+def _open_lock(path: Path):
+    """A lock file opened for appending, created if missing; never through a link, never a
+    FIFO or another special file (pipeline.safe_paths.UnsafePath)."""
+    return open(open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "a")  # noqa: SIM115
 
 
 def first_missing(path: Path) -> Path | None:
@@ -89,7 +97,7 @@ def remove_if_untouched(root: Path) -> None:
 def _unlink_if_free(path: Path) -> None:
     """Delete an empty lock file unless another job holds (or waits on) it."""
     try:
-        with open(path, "a") as fh:
+        with _open_lock(path) as fh:
             if path.stat().st_size:
                 return
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)

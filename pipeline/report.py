@@ -22,7 +22,6 @@ import gzip
 import html
 import json
 import math
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from pipeline.safe_paths import write_replacing
 from pipeline.store import (
     LARGE_ROWS,
     StoreCounts,
@@ -454,8 +454,6 @@ def esc(value: Any) -> str:
 
 
 def write_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file renamed into place."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    """Write ``text`` to ``path`` through a new temporary file renamed into place (never
+    written through a link: pipeline.safe_paths)."""
+    return write_replacing(path, text.encode("utf-8"))

@@ -24,6 +24,7 @@ from pipeline.backends import check_cluster, exposure_warning, open_runner
 from pipeline.backends.base import quiet_dask_logs
 from pipeline.config import Config, RunConfig, checked_config
 from pipeline.execute import batch_error_row, batch_rows
+from pipeline.safe_paths import UnsafePath, check_study_folder, ensure_dir, open_regular
 from pipeline.study import Plan, StudyError, planned
 from solvers.grid import Grid, runs
 from solvers.registry import get_family
@@ -68,6 +69,10 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     study = conf.study.plain()
     report = StudyReport(study=study["name"], study_dir=study_dir(cfg), planned=tasks.n_tasks)
     results = report.study_dir / "results"
+    try:  # never a link out of the study folder, nor a FIFO that would hang a reader
+        check_study_folder(report.study_dir)
+    except UnsafePath as exc:
+        raise StudyError(f"paths.outputs={cfg['paths']['outputs']!r}: {exc}") from None
     if conf.stage == "plan":
         log(plan_text(tasks, results))
         return report
@@ -220,7 +225,8 @@ def _check_writable(cfg: Mapping[str, Any], where: Path) -> None:
     try:
         where.mkdir(parents=True, exist_ok=True)
         probe = where / f".write-probe-{os.getpid()}"
-        probe.write_bytes(b"")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        os.close(os.open(probe, flags, 0o600))
         probe.unlink()
     except OSError as exc:
         raise StudyError(
@@ -416,12 +422,13 @@ def _save_run_config(cfg: Mapping[str, Any], where: Path) -> None:
     """Keep the resolved config of this run under <study>/runs/ (provenance)."""
     import yaml
 
-    runs = where / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
+    runs = ensure_dir(where / "runs", below=where)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H-%M-%S-%fZ")
     path = runs / f"{stamp}.yaml"
+    fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
-        path.write_text(yaml.safe_dump(_plain(cfg), sort_keys=False))
+        with open(fd, "w") as fh:
+            fh.write(yaml.safe_dump(_plain(cfg), sort_keys=False))
     except BaseException:  # a full disk: no empty or partial record of the run is left
         path.unlink(missing_ok=True)
         raise

@@ -12,6 +12,10 @@ Files are written under a hidden temporary name and renamed into place, so a rea
 killed run never sees half a file.  A task that is run again (an error retried, or
 ``store.recompute=true``) gets its new row in a new file; :func:`compact` then drops the
 older rows of the same task ids, file by file and atomically, so one row per task remains.
+
+Every read, move and delete goes through :mod:`pipeline.safe_paths`: only regular files in
+real folders are listed, no link is followed, and an entry that is not a regular file is
+moved to quarantine as the entry itself, never opened.
 """
 
 from __future__ import annotations
@@ -32,6 +36,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.ids import EMPTY, IdSet, first_of_each, id_array, id_order
+from pipeline.safe_paths import (
+    UnsafePath,
+    ensure_dir,
+    is_real_dir,
+    kind,
+    odd_entries,
+    real_subdirs,
+    regular_files,
+)
 from solvers.registry import COMMON_COLUMNS, Row, get_family, row_columns
 
 if TYPE_CHECKING:  # pandas only where results are read: workers that write them skip its import
@@ -65,11 +78,14 @@ def family_dir(results: Path, family: str) -> Path:
 
 
 def result_files(results: str | Path) -> list[Path]:
-    """Every finished results file under ``results``, oldest first."""
-    results = Path(results)
-    if not results.is_dir():
-        return []
-    return sorted(results.glob("family=*/part-*.parquet"), key=lambda p: p.name)
+    """Every finished results file under ``results``, oldest first: regular files only, in
+    real ``family=*`` folders (a link, a FIFO or a folder named like one is never listed)."""
+    files = [f for d in real_subdirs(Path(results), "family=") for f in _part_files(d)]
+    return sorted(files, key=lambda p: p.name)
+
+
+def _part_files(folder: Path) -> list[Path]:
+    return regular_files(folder, "part-", ".parquet")
 
 
 EncodedFile = tuple[str, bytes]  # (family, the bytes of one finished Parquet file)
@@ -147,12 +163,17 @@ def _atomic_write(data: bytes, folder: Path) -> Path:
     name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
     tmp = folder / f".{name}.tmp"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as fh:
+        # the study folder (results' parent) was checked; results and the family folder are
+        # made here, each checked to be a real folder (never a link out of the study folder)
+        ensure_dir(folder, below=folder.parent.parent)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+        with open(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, folder / name)
+    except UnsafePath:
+        raise
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise StoreError(f"cannot write results to {folder}: {exc}") from exc
@@ -197,33 +218,67 @@ def upgrade_files(results: Path) -> int:
 
 
 def _replace_file(path: Path, table: pa.Table, metadata: Mapping[bytes, bytes] | None) -> None:
-    """Write ``table`` (with ``metadata``) over ``path`` through a temporary file."""
+    """Write ``table`` (with ``metadata``) over ``path`` through a new temporary file."""
     tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table.replace_schema_metadata(metadata), tmp)
+    if kind(tmp) is not None:
+        tmp.unlink()  # a stale temporary, or a link: the entry goes, never its target
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+    with open(fd, "wb") as fh:
+        pq.write_table(table.replace_schema_metadata(metadata), fh)
     os.replace(tmp, path)
 
 
 def quarantine_bad_files(results: Path, quarantine: Path) -> list[tuple[Path, str]]:
-    """Move every non-results file out of the store into ``quarantine``; (path, reason) each."""
-    if not results.is_dir():
+    """Move every entry of the store that is not a results file into ``quarantine``;
+    (path, reason) each.
+
+    Foreign and unreadable files go, and so does every entry that is not a regular file (a
+    link, a FIFO, a socket, a device, a folder named like a results file): it is renamed as
+    it is, never opened or followed, so a link's target is never read, moved or deleted.
+    ``results`` and the family folders must be real folders (see
+    :func:`pipeline.safe_paths.check_study_folder`); a link there is left alone.
+    """
+    if not is_real_dir(results):
         return []
     moved = []
-    for path in sorted(results.glob("family=*/*")):
-        if path.name.startswith(".") or path.is_dir():
-            continue
-        reason = bad_file_reason(path)
-        if reason is None:
-            continue
-        target = quarantine / path.parent.name / path.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(path, target)
-        moved.append((path, reason))
-    for path in sorted(p for p in results.iterdir() if p.is_file() and not p.name.startswith(".")):
-        target = quarantine / path.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(path, target)
-        moved.append((path, "not inside a family=<name> folder"))
+    for folder in sorted(real_subdirs(results, "family=")):
+        for path in sorted(p for p in regular_files(folder) if not p.name.startswith(".")):
+            reason = bad_file_reason(path)
+            if reason is not None:
+                moved.append((_quarantine(path, quarantine, folder.name), reason))
+        with os.scandir(folder) as entries:
+            subdirs = [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+        odd = [*odd_entries(folder), *((p, "folder") for p in subdirs)]
+        for path, what in sorted(odd):
+            if not path.name.startswith(".") or what == "folder":
+                moved.append((_quarantine(path, quarantine, folder.name), _not_a_file(what)))
+    for path in sorted(p for p in regular_files(results) if not p.name.startswith(".")):
+        moved.append((_quarantine(path, quarantine), "not inside a family=<name> folder"))
+    for path, what in odd_entries(results):
+        if not (path.name.startswith("family=") and what.startswith("a symbolic link")):
+            moved.append((_quarantine(path, quarantine), _not_a_file(what)))
     return moved
+
+
+def _not_a_file(what: str) -> str:
+    """Why an entry that is not a regular file was quarantined."""
+    if what == "folder":
+        return "a folder, not a results file"
+    return f"not a regular file but {what}, never opened or followed"
+
+
+def _quarantine(path: Path, quarantine: Path, family: str = "") -> Path:
+    """Move the entry ``path`` (itself: a link is not followed) into ``quarantine/family``
+    (each level made a real folder), under a name no earlier quarantined entry has; returns
+    ``path``."""
+    folder = ensure_dir(quarantine / family if family else quarantine, below=quarantine.parent)
+    target = folder / path.name
+    n = 1
+    while kind(target) is not None:
+        target = folder / f"{path.name}.{n}"
+        n += 1
+    os.rename(path, target)
+    return path
 
 
 @dataclass(frozen=True)
@@ -305,10 +360,18 @@ def _ids_and_ok(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def remove_temporaries(results: Path) -> int:
-    """Delete temporary files a killed run left behind; return how many."""
-    if not results.is_dir():
-        return 0
-    stale = list(results.glob("family=*/.part-*.tmp"))
+    """Delete temporary files a killed run left behind (in real family folders only, the
+    entries themselves: a link's target is never touched); return how many."""
+    stale = []
+    for folder in real_subdirs(results, "family="):
+        with os.scandir(folder) as entries:
+            stale += [
+                Path(e.path)
+                for e in entries
+                if e.name.startswith(".part-")
+                and e.name.endswith(".tmp")
+                and not e.is_dir(follow_symlinks=False)
+            ]
     for path in stale:
         path.unlink()
     return len(stale)
@@ -323,13 +386,13 @@ def load_results(path: str | Path, family: str | None = None) -> pd.DataFrame:
     import pandas as pd
 
     path = Path(path)
-    results = path / "results" if (path / "results").is_dir() else path
+    results = path / "results" if is_real_dir(path / "results") else path
     frames = []
-    for fam_dir in sorted(results.glob("family=*")):
+    for fam_dir in sorted(real_subdirs(results, "family=")):
         name = fam_dir.name.split("=", 1)[1]
         if family is not None and name != family:
             continue
-        files = sorted(fam_dir.glob("part-*.parquet"), key=lambda p: p.name)
+        files = sorted(_part_files(fam_dir), key=lambda p: p.name)
         if files:
             tables = [_without_partition(pq.read_table(f)) for f in files]
             table = pa.concat_tables(tables, promote_options="permissive")
@@ -368,8 +431,10 @@ def files_metadata(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
 
 def family_files(results: str | Path, family: str) -> list[Path]:
     """The finished results files of one family, oldest first."""
-    folder = family_dir(Path(results), family)
-    return sorted(folder.glob("part-*.parquet"), key=lambda p: p.name)
+    results = Path(results)
+    if not is_real_dir(results):
+        return []
+    return sorted(_part_files(family_dir(results, family)), key=lambda p: p.name)
 
 
 def stored_families(results: str | Path) -> list[str]:

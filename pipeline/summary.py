@@ -8,7 +8,6 @@ so a store of 10^6-10^7 rows is never read into pandas whole (docs/faults-and-lo
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pandas as pd
 from pipeline import store
 from pipeline.index import write_index
 from pipeline.report import REPORT_ROWS, write_report
+from pipeline.safe_paths import ensure_dir, write_replacing
 from pipeline.staging import staged
 from pipeline.store import StoreCounts, family_rows, store_counts
 from solvers._report import left_out, markdown_code, markdown_table, markdown_text
@@ -42,8 +42,7 @@ def write_summary(
     of a family's rows.
     """
     results = study_dir / "results"
-    out_dir = study_dir / "summary"
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = ensure_dir(study_dir / "summary", below=study_dir)  # a real folder, not a link
     counts = store_counts(results)
     # the study's name and description are shown as typed (no Markdown or HTML of theirs)
     parts = [f"# Study {markdown_code(study['name'])}", ""]
@@ -64,10 +63,7 @@ def write_summary(
             every = f"report.html (up to {report_rows:,}) and the store (status = 'error')"
             if note := left_out(len(errors), n_errors, "failed rows", every):
                 parts += [note, ""]
-    path = study_dir / "summary.md"
-    tmp = study_dir / ".summary.md.tmp"
-    tmp.write_text("\n".join(parts))
-    os.replace(tmp, path)
+    path = write_replacing(study_dir / "summary.md", "\n".join(parts).encode())
     # report.html beside it (pipeline/report.py), and <outputs>/index.html (pipeline/index.py)
     write_report(
         study_dir, study, oks=oks, counts=counts, report_rows=report_rows, large_rows=large_rows

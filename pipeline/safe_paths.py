@@ -1,0 +1,238 @@
+"""The file-system rule of the store: nothing outside the study folder is read, moved or
+deleted, and nothing but a regular file is ever opened.
+
+The study folder is ``<paths.outputs>/<study.name>`` (``paths.outputs`` with its own links
+resolved: pointing it at another disk is the user's choice).  Below it no symbolic link is
+ever followed:
+
+- :func:`check_study_folder` (called by every run, before any work) refuses a study folder
+  in which a folder the pipeline uses (the study folder itself, ``results``,
+  ``results/family=*``, ``quarantine``, ``summary``, ``runs`` and what is below the last
+  two) or a file it opens by name (``.lock``, ``.running``) is a link or a special file:
+  the run exits 2 naming the path, and touches nothing.
+- The readers (:func:`regular_files`, :func:`real_subdirs`) list entries with ``lstat``
+  semantics: a link, a FIFO, a socket, a device or a folder named like a results file is
+  never listed, so it is never opened (a FIFO cannot hang a reader, a link cannot bring in
+  another folder's rows).  :func:`odd_entries` lists them for the store's upkeep, which
+  moves each (the entry itself, by ``rename``: a link's target is never touched) to
+  ``quarantine/``.
+- Folders are created one level at a time and checked (:func:`ensure_dir`), and files are
+  created with ``O_NOFOLLOW`` (:func:`open_regular`, :func:`write_replacing`), so a link put
+  in place of a folder or a file is refused rather than written through.
+
+The checks are ``lstat`` calls on entries as found; they guard against a link or a special
+file that is there before or between runs (a mistake, or a hostile file in a shared folder),
+not against the account that owns the study folder swapping entries while a run reads them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+# Folders below the study folder that the pipeline reads or writes; below SCANNED every
+# entry must be a real folder or a regular file (plots and run configs are written there).
+STUDY_FOLDERS = ("results", "quarantine", "summary", "runs")
+SCANNED = ("summary", "runs")
+STUDY_FILES = (".lock", ".running")  # opened by name (pipeline.locking)
+
+
+class UnsafePath(OSError):
+    """A path the store would have to follow out of its study folder, or open although it
+    is not a regular file; nothing was read, moved or deleted through it."""
+
+
+def kind(path: Path) -> str | None:
+    """What ``path`` is, without following a link: "folder", "file", "a symbolic link (to
+    X)", "a FIFO"..., or None if there is nothing there."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):  # nothing there (or a file above it)
+        return None
+    return _kind(path, mode)
+
+
+def _kind(path: Path, mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISLNK(mode):
+        try:
+            return f"a symbolic link (to {os.readlink(path)})"
+        except OSError:
+            return "a symbolic link"
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def is_real_dir(path: Path) -> bool:
+    """Whether ``path`` is a folder (not a link to one)."""
+    return kind(path) == "folder"
+
+
+def unsafe_entries(study_dir: Path) -> list[tuple[Path, str]]:
+    """Each path of ``study_dir`` the store could only use by following a link out of the
+    study folder or by opening a special file, with what it is (empty: the folder is fine).
+
+    See the module docstring for what is checked; ``lstat`` only, nothing is opened."""
+    found = []
+
+    def expect(path: Path, wanted: str) -> bool:
+        what = kind(path)
+        if what is not None and what != wanted:
+            found.append((path, what))
+        return what == wanted
+
+    if not expect(study_dir, "folder"):
+        return found
+    for name in STUDY_FOLDERS:
+        expect(study_dir / name, "folder")
+    for name in STUDY_FILES:
+        expect(study_dir / name, "file")
+    results = study_dir / "results"
+    if is_real_dir(results):
+        with os.scandir(results) as entries:
+            for entry in entries:
+                if entry.name.startswith("family=") and entry.is_symlink():
+                    found.append((Path(entry.path), kind(Path(entry.path)) or "gone"))
+    for name in SCANNED:
+        top = study_dir / name
+        if not is_real_dir(top):
+            continue
+        for folder, dirs, files in os.walk(top, followlinks=False):
+            for entry in (*dirs, *files):
+                path = Path(folder, entry)
+                what = kind(path)
+                if what not in (None, "file", "folder"):
+                    found.append((path, what))
+    return sorted(found)
+
+
+def check_study_folder(study_dir: Path) -> None:
+    """Raise UnsafePath naming the first path :func:`unsafe_entries` finds."""
+    found = unsafe_entries(study_dir)
+    if found:
+        path, what = found[0]
+        more = f" (and {len(found) - 1} more such entries)" if len(found) > 1 else ""
+        wanted = "a file" if path.name in STUDY_FILES else "a real folder or a regular file"
+        if path == study_dir or (path.parent == study_dir and path.name in STUDY_FOLDERS):
+            wanted = "a real folder"
+        if path.parent.name == "results" and path.name.startswith("family="):
+            wanted = "a real folder"
+        raise UnsafePath(
+            f"{path} is {_article(what)}, where the study needs {wanted}{more}; guesslab never "
+            "follows a link out of its study folder nor opens a special file: move it away"
+        )
+
+
+def _article(what: str) -> str:
+    return {"file": "a file", "folder": "a folder"}.get(what, what)
+
+
+def real_subdirs(folder: Path, prefix: str = "") -> Iterator[Path]:
+    """The folders (not links to folders) directly in ``folder`` whose names start with
+    ``prefix``; nothing if ``folder`` is not a real folder."""
+    if not is_real_dir(folder):
+        return
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name.startswith(prefix) and entry.is_dir(follow_symlinks=False):
+                yield Path(entry.path)
+
+
+def regular_files(folder: Path, prefix: str = "", suffix: str = "") -> list[Path]:
+    """The regular files (no links, FIFOs, sockets, devices or folders) directly in a real
+    ``folder`` whose names start with ``prefix`` and end with ``suffix``."""
+    if not is_real_dir(folder):
+        return []
+    with os.scandir(folder) as entries:
+        return [
+            Path(e.path)
+            for e in entries
+            if e.name.startswith(prefix)
+            and e.name.endswith(suffix)
+            and e.is_file(follow_symlinks=False)
+        ]
+
+
+def odd_entries(folder: Path) -> list[tuple[Path, str]]:
+    """The entries of a real ``folder`` that are neither regular files nor real folders
+    (links, FIFOs, sockets, devices), with what each is; never opened or followed."""
+    if not is_real_dir(folder):
+        return []
+    out = []
+    with os.scandir(folder) as entries:
+        for e in entries:
+            if not e.is_file(follow_symlinks=False) and not e.is_dir(follow_symlinks=False):
+                out.append((Path(e.path), kind(Path(e.path)) or "gone"))
+    return sorted(out)
+
+
+def ensure_dir(path: Path, below: Path) -> Path:
+    """Create ``path`` (a folder below the folder ``below``, made if missing) one level at
+    a time; UnsafePath if any level below ``below`` is a link or not a folder.  Returns
+    ``path``."""
+    rel = path.relative_to(below)
+    below.mkdir(parents=True, exist_ok=True)
+    here = below
+    for part in rel.parts:
+        here = here / part
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(here)
+        what = kind(here)
+        if what != "folder":
+            raise UnsafePath(
+                f"{here} is {_article(what or 'gone')}, where the store needs a real folder; "
+                "guesslab never follows a link out of its study folder: move it away"
+            )
+    return path
+
+
+def open_regular(path: Path, flags: int, mode: int = 0o666) -> int:
+    """``os.open`` that never follows a link and never blocks on a FIFO; UnsafePath unless
+    what it opened is a regular file."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK, mode)
+    except OSError as exc:
+        what = kind(path)
+        if what not in (None, "file"):
+            raise UnsafePath(f"{path} is {_article(what)}, where a regular file belongs") from exc
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        what = kind(path)
+        os.close(fd)
+        raise UnsafePath(f"{path} is {_article(what or 'gone')}, where a regular file belongs")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def write_replacing(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a new temporary file beside it, renamed into place
+    (a link or file at ``path`` is replaced, never written through)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    what = kind(tmp)
+    if what == "folder":
+        raise UnsafePath(f"{tmp} is a folder, where a temporary file goes: move it away")
+    if what is not None:
+        tmp.unlink()  # a stale temporary (or a link): the entry goes, a target is untouched
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return path
