@@ -1,0 +1,173 @@
+"""Make the manual's figures from the studies themselves.
+
+Each figure of the manual (docs/img/*.png) is a plot a study's summary draws: this script runs
+those studies through the pipeline, exactly as ``python -m pipeline study=NAME`` does (into
+``--outputs``, so tasks already stored there are not computed again), and copies each plot to
+its place under docs/img/.
+
+    python scripts/manual_figures.py                  # every figure (about 25 min on 2 cores)
+    python scripts/manual_figures.py --quick          # all but the studies of over a minute
+    python scripts/manual_figures.py --only gamma_sweep mastermind_gaps
+    python scripts/manual_figures.py --list           # the figures, their studies and costs
+
+The costs are wall times of a fresh run on the 2-core machine of the benchmarks page.
+Exit status: 0 done, 1 a study failed (its output is printed), 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS_IMG = ROOT / "docs" / "img"
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str  # the file under docs/img/ (without .png)
+    study: str  # the study that draws it
+    plot: str  # the PNG its summary writes under <outputs>/<study>/summary/
+    seconds: int  # wall time of a fresh run of the study, 2 cores
+    shows: str  # what a reader sees
+
+
+FIGURES = (
+    Figure(
+        "gamma_sweep",
+        "gamma_sweep",
+        "card_guessing_gamma_sweep.png",
+        20,
+        "yes/no guessing: the entropy-weighted strategy against greedy and optimal, over gamma",
+    ),
+    Figure(
+        "entropy_grid",
+        "entropy_grid",
+        "card_guessing_entropy_grid.png",
+        25,
+        "yes/no guessing: the best info score over the Sharma-Mittal (r, t) plane",
+    ),
+    Figure(
+        "ranks",
+        "ranks52",
+        "card_guessing_ranks.png",
+        1200,
+        "n types of 4 cards: optimum, greedy and persistent against n",
+    ),
+    Figure(
+        "high_low_p_perfect",
+        "high_low",
+        "high_low_p_perfect.png",
+        10,
+        "higher/lower with distinct cards: P(every call right) against n",
+    ),
+    Figure(
+        "high_low_decks",
+        "high_low",
+        "high_low_decks.png",
+        10,
+        "higher/lower on real decks: P(every call right) per deck and tie rule",
+    ),
+    Figure(
+        "mastermind_gaps",
+        "mastermind",
+        "mastermind_gaps.png",
+        50,
+        "Mastermind: each heuristic's expected guesses over perfect play, per jar",
+    ),
+    Figure(
+        "triples_win",
+        "triples",
+        "triples_win.png",
+        5,
+        "three of a kind: P(triples before a quartet) per deck",
+    ),
+    Figure(
+        "triples_equilibrium",
+        "triples_equilibrium",
+        "triples_equilibrium.png",
+        5,
+        "three of a kind: the adaptive chain's stationary level",
+    ),
+    Figure(
+        "hand_guessing_histograms",
+        "hand_guessing",
+        "hand_guessing_histograms.png",
+        25,
+        "hand guessing: guesses per game, per strategy",
+    ),
+)
+QUICK_SECONDS = 60  # --quick leaves out studies slower than this
+
+
+def chosen(only: list[str] | None, quick: bool) -> list[Figure]:
+    """The figures asked for; SystemExit(2) naming an unknown one and the valid names."""
+    names = [f.name for f in FIGURES]
+    for name in only or []:
+        if name not in names:
+            print(f"error: unknown figure {name!r}; valid: {', '.join(names)}", file=sys.stderr)
+            raise SystemExit(2)
+    figs = [f for f in FIGURES if only is None or f.name in only]
+    return [f for f in figs if not quick or f.seconds <= QUICK_SECONDS]
+
+
+def run_study(study: str, outputs: Path, cluster: str) -> None:
+    """``python -m pipeline study=STUDY`` into ``outputs``; SystemExit(1) if it fails."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "pipeline",
+        f"study={study}",
+        f"paths.outputs={outputs}",
+        f"cluster={cluster}",
+        "run.progress=false",
+    ]
+    print("$ python " + " ".join(cmd[1:]), flush=True)
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        print(done.stdout + done.stderr, file=sys.stderr)
+        raise SystemExit(1)
+
+
+def make(figs: list[Figure], outputs: Path, img: Path, cluster: str) -> list[Path]:
+    """Run each figure's study once and copy its plots to ``img``; the files written."""
+    img.mkdir(parents=True, exist_ok=True)
+    written = []
+    for study in dict.fromkeys(f.study for f in figs):
+        run_study(study, outputs, cluster)
+        for fig in (f for f in figs if f.study == study):
+            src = outputs / study / "summary" / fig.plot
+            if not src.is_file():
+                print(f"error: study {study} drew no {fig.plot} (in {src.parent})", file=sys.stderr)
+                raise SystemExit(1)
+            dest = img / f"{fig.name}.png"
+            shutil.copyfile(src, dest)
+            written.append(dest)
+            print(f"  {dest.relative_to(img.parent) if img.parent in dest.parents else dest}")
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="these figures only")
+    parser.add_argument("--quick", action="store_true", help="skip studies over a minute")
+    parser.add_argument("--list", action="store_true", help="list the figures and exit")
+    parser.add_argument("--outputs", type=Path, default=ROOT / "outputs", help="the store")
+    parser.add_argument("--img", type=Path, default=DOCS_IMG, help="where the PNGs go")
+    parser.add_argument("--cluster", default="local", help="cluster config (local, sync)")
+    args = parser.parse_args(argv)
+    figs = chosen(args.only, args.quick)
+    if args.list:
+        for f in figs:
+            print(f"{f.name:26} study={f.study:20} ~{f.seconds:>5} s  {f.shows}")
+        return 0
+    make(figs, args.outputs.resolve(), args.img.resolve(), args.cluster)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
