@@ -248,7 +248,7 @@ def test_rows_hold_declared_columns():
         (dict(ranks=1, suits=1), "suits"),
         (dict(n=5, ties="maybe"), "ties"),
         (dict(n=5, method="guess"), "method"),
-        (dict(ranks=14, suits=4, method="float"), "ranks"),
+        (dict(ranks=32, suits=4, method="float"), "ranks"),
         (dict(ranks=200, suits=4, method="float"), "ranks"),
         (dict(ranks=13, suits=4), "ranks"),
         (dict(n=5000), "n"),

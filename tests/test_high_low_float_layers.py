@@ -16,7 +16,7 @@ import pytest
 
 from solvers import solve
 from solvers.high_low import deck, float_layers
-from solvers.registry import TaskError, task_id, validate
+from solvers.registry import task_id, validate
 
 TINY = [(2, 2), (3, 2), (2, 3), (1, 3), (4, 2), (2, 4)]
 SMALL = [(5, 3), (4, 4), (6, 3), (3, 5), (2, 6), (13, 1), (9, 2)]
@@ -212,21 +212,12 @@ def test_float_keeps_existing_task_ids():
     )
 
 
-@pytest.mark.parametrize("ranks, suits", [(14, 4), (13, 5), (27, 2), (200, 4)])
-def test_float_refuses_decks_beyond_memory(ranks, suits):
-    """Refused up front, naming ranks, the states and the memory it would take."""
-    with pytest.raises(TaskError) as err:
-        validate({"family": "high_low", "ranks": ranks, "suits": suits, "method": "float"})
-    assert err.value.key == "ranks"
-    assert "states" in str(err.value) or "count vectors" in str(err.value)
-    assert "GB" in str(err.value) or ranks == 200
-
-
-def test_full_deck_is_accepted_by_the_float_path():
-    """13 x 4 fits: about 1.1e9 states, under the memory limit."""
-    task = validate({"family": "high_low", "ranks": 13, "suits": 4, "method": "float"})
+@pytest.mark.parametrize("ranks, suits", [(13, 4), (14, 4), (15, 4), (13, 5), (27, 2)])
+def test_large_decks_are_accepted_by_the_float_path(ranks, suits):
+    """No fixed size limit at validation: a deck's memory is weighed against the budget of
+    where it runs (Family.needs; tests/test_high_low_checkpoints.py)."""
+    task = validate({"family": "high_low", "ranks": ranks, "suits": suits, "method": "float"})
     assert task["method"] == "float"
-    assert float_layers.size_estimate(13, 4).total_bytes < float_layers.MEMORY_LIMIT
 
 
 # ------------------------------------------------------------------ Monte Carlo and summary

@@ -4,7 +4,8 @@ Decks: ``n`` distinct cards 1..n, or a real deck of ``ranks`` x ``suits`` cards 
 card is scored by ``ties`` (``lose``, ``win`` or ``push``).  Strategies: ``optimal`` (best chance
 of a perfect game) and ``majority`` (call the side holding more unseen cards, "higher" on a
 tie).  ``method``: ``exact`` (integers, then fractions), ``float`` (NumPy for distinct
-cards; Numba layers for real decks up to the full 13 x 4 deck, float_layers.py) or ``monte_carlo``
+cards; Numba layers for real decks, float_layers.py: sized by the memory budget of where it
+runs, layers on disk when short, checkpointed and resumed) or ``monte_carlo``
 (``n_games`` seeded games, any deck, majority rule).  The expected
 number of right calls is always the best possible when play goes on after a miss, computed
 exactly by a hypergeometric sum (the call never changes what comes next).
@@ -19,6 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from solvers.high_low import deck, distinct, float_layers
+from solvers.longtask import Need
 from solvers.registry import (
     Family,
     Param,
@@ -95,25 +97,20 @@ def check_task(task: Task) -> None:
 
 
 def check_float_deck(ranks: int, suits: int) -> None:
-    """Refuse a real deck whose float layers would not fit in float_layers.MEMORY_LIMIT bytes."""
-    if ranks * math.log2(max(suits, 2)) > 40:  # over 10^12 count vectors: no exact count needed
-        raise TaskError(
-            "ranks",
-            ranks,
-            f"ranks x suits = {ranks}x{suits} is far beyond the float path: about "
-            f"{float(suits) ** ranks:.1e} count vectors x {2 * ranks + 1} cards showing; "
-            "use method=monte_carlo",
-        )
-    size = float_layers.size_estimate(ranks, suits)
-    if size.total_bytes > float_layers.MEMORY_LIMIT:
-        raise TaskError(
-            "ranks",
-            ranks,
-            f"ranks x suits = {ranks}x{suits} is too large for the float path: "
-            f"{size.states:,} states ({size.vectors:,} count vectors), about "
-            f"{size.total_bytes / 1e9:.1f} GB, limit {float_layers.MEMORY_LIMIT / 1e9:.0f} GB; "
-            "use method=monte_carlo",
-        )
+    """Refuse a real deck whose count vectors do not fit the float path's codes; its memory
+    is weighed against the budget of where it runs (:func:`needs`)."""
+    float_layers.check_deck(ranks, suits)
+
+
+def needs(task: Task, workers: int) -> Need | None:
+    """The float path's need for a real deck: one process (Numba threads over a layer),
+    whatever ``workers``; its smallest memory is with the layers on disk, and the solve
+    keeps both in memory when the budget allows (:func:`float_layers.choose_storage`).
+    None for the other methods (small) and for distinct cards (O(n) floats)."""
+    if task["method"] != "float" or task["n"] is not None:
+        return None
+    size = float_layers.sizing(task["ranks"], task["suits"])
+    return Need(memory=size.out_of_core, disk=size.disk, note=size.describe())
 
 
 def distinct_expected(n: int) -> Fraction:
@@ -225,6 +222,7 @@ FAMILY = register(
         ),
         run=run,
         check_task=check_task,
+        needs=needs,
         columns={
             "n_cards": "int64",
             "p_perfect": "float64",

@@ -22,17 +22,40 @@ card is not a miss]) / m``, on the better side (optimal) or the side holding mor
 cancels, so a probability near 1e-8 keeps about 1e-13 relative precision.
 ``P(perfect game) = sum(W of the full deck) / (ranks * suits)``.
 
-Sizes (:func:`size_estimate`): ``sum_L suits**L`` vectors over all layers (8.9e7 for 13 x 4,
-at most 8.2e6 in one layer); two layers of ``W`` are held at once (1.7 GB for 13 x 4).
+Sizes (:func:`size_estimate`, :func:`sizing`): ``sum_L suits**L`` vectors over all layers
+(8.9e7 for 13 x 4, at most 8.2e6 in one layer); two layers of ``W`` are held at once (1.7 GB
+for 13 x 4, 7.0 GB for 14 x 4, 29.2 GB for 15 x 4).
+
+A long task (:mod:`solvers.longtask`): the memory budget of where the solve runs decides where
+the layers live (:func:`choose_storage`): both in memory, or, when only one fits, each layer a
+memory-mapped file written in order while the previous one is read through the page cache.  A
+layer reads its children at random (a mirror image's values sit anywhere in the previous
+layer, and the non-mirrored ones lie in ``2 L`` increasing streams), so the previous layer is
+the smallest unit that can leave memory without random reads from disk: the out-of-core need
+is one layer, not a bounded buffer.  Splitting by length group does not help: one group holds
+up to 80% of a layer.  Each finished layer is committed as a checkpoint (``layer-037``: its
+``W`` and the counts so far; only the last is kept) and a solve resumes after it; progress is
+reported after every layer, in states.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from numba import njit, prange
+
+from solvers import longtask
+from solvers.registry import TaskError
 
 kernel = njit(cache=True, nogil=True)
 parallel_kernel = njit(cache=True, nogil=True, parallel=True)
@@ -40,7 +63,11 @@ parallel_kernel = njit(cache=True, nogil=True, parallel=True)
 Ties = str  # "lose", "win" or "push"
 Policy = str  # "optimal" or "majority"
 State = tuple[tuple[int, ...], int, tuple[int, ...]]  # deck.State: (below, same, above)
-MEMORY_LIMIT = 6 * 10**9  # bytes: decks needing more are refused (the house limit per process)
+# bytes a solving process holds besides its layers: Python, NumPy, Numba and its compiled
+# kernels (measured: 0.17 GB on 2 x 2, 0.19 GB on 10 x 4; 13 x 4: 1.77 GB, 1.68 GB of layers)
+OVERHEAD = 250 * 10**6
+STORAGES = ("auto", "memory", "disk")  # where the layers live (see :func:`choose_storage`)
+CODE_BITS = 62  # a count vector's code is an int64: ranks x field_bits(suits) bits at most
 MARGIN = 1e-12  # relative: a call is strictly better only by more than this
 TOP = 12  # departures from the majority rule kept, likeliest first
 CHUNKS = 256  # a layer's vectors of one length are solved in this many parts (in parallel)
@@ -75,23 +102,99 @@ class Size:
         return 8 * self.layer_values
 
 
-def size_estimate(ranks: int, suits: int) -> Size:
-    """Exact vector, state and value counts of :func:`solve` (any deck size, no work)."""
+def layer_states(ranks: int, suits: int) -> list[int]:
+    """states[m]: (count vector, card showing) states with m cards left, mirror pairs apart
+    (the last layer, the full deck before the first card is shown, holds none)."""
     counts = composition_counts(ranks, suits)
     n = ranks * suits
-    vectors = states = 0
-    slots = []
+    out = []
     for m in range(n + 1):
-        slots.append(sum(counts[length][m] * length for length in range(ranks + 1)))
-        vectors += sum(counts[length][m] for length in range(ranks + 1))
+        states = 0
         for length in range(ranks + 1 if m < n else 0):
             k = counts[length][m]
             full = counts[length - 1][m - suits] if length >= 1 and m >= suits else 0
             states += length * (k - full)  # entries that can hold the card showing
             states += (length + 1) * k if length < ranks else 0  # gaps
+        out.append(states)
+    return out
+
+
+def size_estimate(ranks: int, suits: int) -> Size:
+    """Exact vector, state and value counts of :func:`solve` (any deck size, no work)."""
+    counts = composition_counts(ranks, suits)
+    n = ranks * suits
+    vectors = 0
+    slots = []
+    for m in range(n + 1):
+        slots.append(sum(counts[length][m] * length for length in range(ranks + 1)))
+        vectors += sum(counts[length][m] for length in range(ranks + 1))
     peak = max(a + b for a, b in zip(slots, slots[1:], strict=False)) if n > 1 else 1
     largest = max(sum(counts[length][m] for length in range(ranks + 1)) for m in range(n + 1))
-    return Size(vectors, states, peak, largest)
+    return Size(vectors, sum(layer_states(ranks, suits)), peak, largest)
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """Bytes a solve needs, by where its layers live."""
+
+    in_memory: int  # per process: both layers in memory (the fastest)
+    out_of_core: int  # per process: layers in files, the previous one read through the cache
+    disk: int  # layer files at the peak (two layers), out of core or keeping checkpoints
+    states: int  # (count vector, card showing) states, mirror pairs apart
+
+    def describe(self) -> str:
+        """The sizes for a message."""
+        return (
+            f"{self.states:,} states: {longtask.format_bytes(self.in_memory)} per process with "
+            f"both layers in memory, {longtask.format_bytes(self.out_of_core)} with the layers "
+            f"on disk ({longtask.format_bytes(self.disk)} of files)"
+        )
+
+
+def sizing(ranks: int, suits: int) -> Sizing:
+    """What :func:`solve` needs for a ranks x suits deck (exact counts, no work).
+
+    In memory, a solve holds two buffers the size of the largest layer.  Out of core, each
+    layer is a file: the current one is written in order, the previous one is read through
+    the operating system's page cache (at random, for a mirror image's values), which should
+    hold it for speed: its need is one largest layer.
+    """
+    sizes = group_sizes(ranks, suits)
+    layers = [int(layer_bases(sizes, m)[-1]) for m in range(ranks * suits + 1)]
+    largest = 8 * max(layers)
+    disk = 8 * max(a + b for a, b in zip(layers, layers[1:], strict=False))
+    states = size_estimate(ranks, suits).states
+    return Sizing(OVERHEAD + 2 * largest, OVERHEAD + largest, disk, states)
+
+
+def check_deck(ranks: int, suits: int) -> None:
+    """Refuse a deck whose count vectors do not fit the solver's 64-bit codes."""
+    if ranks * field_bits(suits) > CODE_BITS:
+        raise TaskError(
+            "ranks",
+            ranks,
+            f"ranks x suits = {ranks}x{suits}: a count vector takes {ranks} x "
+            f"{field_bits(suits)} bits, over the float path's {CODE_BITS}-bit codes (about "
+            f"{float(suits) ** ranks:.1e} count vectors); use method=monte_carlo",
+        )
+
+
+def choose_storage(size: Sizing, budget: longtask.Budget, storage: str = "auto") -> str:
+    """Where the layers live, "memory" or "disk": in memory when both layers fit the budget,
+    else on disk when the out-of-core need fits; ``storage`` other than "auto" forces one.
+    MemoryError naming the need and the budget when neither fits."""
+    if storage not in STORAGES:
+        raise ValueError(f"storage={storage!r}: one of {', '.join(STORAGES)}")
+    if storage != "auto":
+        return storage
+    if size.in_memory <= budget.bytes:
+        return "memory"
+    if size.out_of_core <= budget.bytes:
+        return "disk"
+    raise MemoryError(
+        f"needs {longtask.format_bytes(size.out_of_core)} of memory per process at the least "
+        f"({size.describe()}), over the budget: {budget.source}"
+    )
 
 
 # ----------------------------------------------------------------------------- coding
@@ -462,6 +565,9 @@ class Result:
     uneven: int | None = None  # departures where the cards above and below differ in number
     top: list[Departure] = field(default_factory=list)  # the likeliest departures
     top_uneven: list[Departure] = field(default_factory=list)  # the likeliest uneven ones
+    storage: str = "memory"  # where the layers lived: "memory" or "disk"
+    resumed_from: int = 0  # the checkpointed layer the solve started from (0: none)
+    layers_solved: int = 0  # layers computed by this call
 
 
 def as_state(length: int, code: int, pos: int, gap: bool, flipped: bool, suits: int) -> State:
@@ -481,41 +587,266 @@ def solve(
     ties: Ties = "lose",
     policy: Policy = "optimal",
     departures: bool = False,
+    storage: str = "auto",
+    context: longtask.TaskContext | None = None,
 ) -> Result:
-    """P(no wrong call) of a ranks x suits deck in float64; size limit: :func:`size_estimate`.
+    """P(no wrong call) of a ranks x suits deck in float64; sizes: :func:`sizing`.
 
     ``departures`` (optimal policy only) also counts the states where the best call strictly
-    beats the majority rule's and keeps the likeliest of them.
+    beats the majority rule's and keeps the likeliest of them.  ``context`` (default: the
+    running task's, :func:`solvers.longtask.current`) gives the memory budget that decides
+    where the layers live (:func:`choose_storage`; ``storage`` forces it), the checkpoints
+    (each finished layer is kept; a solve finding them resumes after the last) and the
+    progress reports (states done, after each layer).
     """
     if departures and policy != "optimal":
         raise ValueError("departures are found while solving the optimal policy")
+    check_deck(ranks, suits)
+    ctx = context if context is not None else longtask.current()
+    size = sizing(ranks, suits)
+    try:
+        where = choose_storage(size, ctx.budget, storage)
+    except MemoryError as err:
+        raise TaskError("ranks", ranks, f"ranks x suits = {ranks}x{suits} {err}") from None
     optimal = policy == "optimal"
     n = ranks * suits
     bits = field_bits(suits)
     before = rank_table(ranks, suits)
     sizes = group_sizes(ranks, suits)
-    size = size_estimate(ranks, suits)
-    largest = max(int(layer_bases(sizes, m)[-1]) for m in range(n + 1))
-    buffers = [np.empty(largest), np.empty(largest)]
-    prev, pbase = buffers[0], layer_bases(sizes, 0)
-    states = 1  # the empty deck
+    per_layer = layer_states(ranks, suits)
+    done = np.cumsum(per_layer[:-1])  # states of the layers up to m - 1 (the last holds none)
     lgam = np.array([math.lgamma(i + 1) for i in range(n + 1)])
-    top = np.zeros((CHUNKS, 2 * TOP, 8))
-    found = np.zeros((CHUNKS, 3), np.int64)
-    for m in range(1, n + 1):
-        cbase = layer_bases(sizes, m)
-        cur = buffers[m % 2]
-        count = _layer(m, ranks, suits, bits, ties != "lose", optimal, before, sizes, prev, pbase,
-                       cur, cbase, departures and m < n, lgam, top, found)  # fmt: skip
-        if m < n:
-            states += count
-        prev, pbase = cur, cbase
-    result = Result(float(prev[:ranks].sum() / n), states, size.vectors, size.layer_values)
+    identity = {
+        "format": 1,
+        "ranks": ranks,
+        "suits": suits,
+        "tie_ok": ties != "lose",
+        "optimal": optimal,
+        "departures": departures,
+        "chunks": CHUNKS,
+        "top": TOP,
+    }
+    with _layer_store(where, ctx.checkpoints, identity, sizes, size, ranks) as store:
+        start, prev, states, top, found = store.resume()
+        pbase = layer_bases(sizes, start)
+        if start:
+            ctx.progress(done[start], done[-1], "states", f"layer {start} of {n}, resumed")
+        for m in range(start + 1, n + 1):
+            cbase = layer_bases(sizes, m)
+            cur = store.begin(m, int(cbase[-1]))
+            count = _layer(m, ranks, suits, bits, ties != "lose", optimal, before, sizes, prev,
+                           pbase, cur, cbase, departures and m < n, lgam, top, found)  # fmt: skip
+            if m < n:
+                states += count
+                store.finish(m, cur, states, top, found)
+            ctx.progress(done[min(m, n - 1)], done[-1], "states", f"layer {m} of {n}, {where}")
+            prev, pbase = cur, cbase
+        p = float(np.asarray(prev[:ranks]).sum() / n)
+    counted = size_estimate(ranks, suits)
+    result = Result(p, states, counted.vectors, counted.layer_values, storage=where,
+                    resumed_from=start, layers_solved=n - start)  # fmt: skip
     if departures:
         result.checked, result.departures, result.uneven = (int(v) for v in found.sum(axis=0))
         result.top = top_departures(top[:, :TOP].reshape(-1, 8), suits)
         result.top_uneven = top_departures(top[:, TOP:].reshape(-1, 8), suits)
     return result
+
+
+# ----------------------------------------------------------------------------- layer storage
+
+_PIECE = re.compile(r"layer-(\d+)")
+_VALUES = "w.f64"  # a layer's W, float64 in the machine's byte order, in layer order
+_META = "meta.npz"  # the counts so far: states, departures found, the likeliest kept
+
+
+@contextlib.contextmanager
+def _layer_store(
+    where: str,
+    checkpoints: longtask.Checkpoints | None,
+    identity: dict,
+    sizes: np.ndarray,
+    size: Sizing,
+    ranks: int,
+) -> Iterator[_Layers]:
+    """The layers of one solve, in memory or in files; with ``checkpoints``, each finished
+    layer is kept there (out of core without checkpoints: in a temporary folder)."""
+    if where == "memory":
+        store: _Layers = _Layers(checkpoints, identity, sizes, in_memory=True)
+        try:
+            yield store
+        finally:
+            store.close()
+        return
+    if checkpoints is not None:
+        _check_disk(checkpoints.folder, size, ranks)
+        store = _Layers(checkpoints, identity, sizes, in_memory=False)
+        try:
+            yield store
+        finally:
+            store.close()
+        return
+    with tempfile.TemporaryDirectory(prefix="high_low_layers-") as folder:
+        _check_disk(Path(folder), size, ranks)
+        spill = longtask.Checkpoints(Path(folder) / "layers", root=folder)
+        store = _Layers(spill, identity, sizes, in_memory=False)
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+def _check_disk(folder: Path, size: Sizing, ranks: int) -> None:
+    """Refuse layers on disk when the folder's file system has less room than they need."""
+    here = folder
+    while not here.exists():
+        here = here.parent
+    free = shutil.disk_usage(here).free
+    if free < size.disk:
+        raise TaskError(
+            "ranks",
+            ranks,
+            f"the layers on disk need {longtask.format_bytes(size.disk)}, {here} has "
+            f"{longtask.format_bytes(free)} free",
+        )
+
+
+class _Layers:
+    """Two layers of W: the previous one (read) and the one being computed.
+
+    In memory: two buffers the size of the largest layer; a finished layer is written to its
+    checkpoint by a thread while the next one is computed.  On disk: each layer is a
+    memory-mapped file written in place as its checkpoint piece (``layer-037/w.f64``) and
+    committed when finished.  Either way only the last committed layer is kept: a solve
+    resumes from it.
+    """
+
+    def __init__(
+        self,
+        checkpoints: longtask.Checkpoints | None,
+        identity: dict,
+        sizes: np.ndarray,
+        in_memory: bool,
+    ):
+        self.checkpoints, self.identity, self.sizes = checkpoints, identity, sizes
+        self.in_memory = in_memory
+        self.ranks = int(identity["ranks"])
+        largest = max(int(layer_bases(sizes, m)[-1]) for m in range(sizes.shape[0]))
+        self.buffers = [np.empty(largest), np.empty(largest)] if in_memory else []
+        self.maps: dict[int, np.memmap] = {}
+        self.pending: dict[int, Path] = {}  # out of core: the piece folder of layer m
+        self.writer: threading.Thread | None = None
+        self.failure: BaseException | None = None
+
+    def resume(self) -> tuple[int, np.ndarray, int, np.ndarray, np.ndarray]:
+        """(layer, its W, states so far, top, found) of the last committed layer that
+        belongs to this solve, or the empty deck's layer 0."""
+        top = np.zeros((CHUNKS, 2 * TOP, 8))
+        found = np.zeros((CHUNKS, 3), np.int64)
+        empty = np.empty(1)
+        for m in sorted(self._committed(), reverse=True):
+            meta = self._meta(m)
+            if meta is None:
+                continue
+            values = self.checkpoints.load_path(f"layer-{m:03d}") / _VALUES
+            count = int(layer_bases(self.sizes, m)[-1])
+            if values.stat().st_size != 8 * count:
+                continue
+            top[...], found[...] = meta["top"], meta["found"]
+            if self.in_memory:
+                w = self.buffers[m % 2][:count]
+                with open(values, "rb") as fh:
+                    fh.readinto(memoryview(w).cast("B"))
+            else:
+                w = np.memmap(values, np.float64, "r", shape=(count,))
+                self.maps[m] = w
+            return m, np.asarray(w), int(meta["states"]), top, found
+        return 0, empty, 1, top, found  # the empty deck: one state, no W
+
+    def begin(self, m: int, count: int) -> np.ndarray:
+        """The array layer m is computed into."""
+        if self.in_memory:  # the buffer's last writer was joined by finish(m - 1)
+            return self.buffers[m % 2]
+        folder = self.checkpoints.path(f"layer-{m:03d}")
+        folder.mkdir()
+        self.pending[m] = folder
+        w = np.memmap(folder / _VALUES, np.float64, "w+", shape=(count,))
+        self.maps[m] = w
+        return np.asarray(w)
+
+    def finish(self, m: int, w: np.ndarray, states: int, top: np.ndarray, found: np.ndarray):
+        """Keep finished layer m (m < ranks x suits) as a checkpoint, drop older ones."""
+        if self.checkpoints is None:
+            return
+        counts = (states, top.copy(), found.copy())
+        if not self.in_memory:
+            self.maps[m].flush()
+            self._commit(m, self.pending.pop(m), *counts)
+            self.maps.pop(m - 2, None)
+            self.maps.pop(m - 1, None)  # the array handed to the kernel keeps it mapped
+            return
+        count = int(layer_bases(self.sizes, m)[-1])
+        self._join()
+        self.writer = threading.Thread(
+            target=self._write, args=(m, w[:count], *counts), name=f"layer-{m:03d}", daemon=True
+        )
+        self.writer.start()
+
+    def close(self) -> None:
+        """Wait for the last checkpoint being written (its failure raised)."""
+        self._join()
+        self.maps.clear()
+
+    # -- helpers
+
+    def _write(self, m, w, states, top, found) -> None:
+        try:
+            folder = self.checkpoints.path(f"layer-{m:03d}")
+            folder.mkdir()
+            with open(folder / _VALUES, "wb") as fh:
+                fh.write(memoryview(w).cast("B"))
+            self._commit(m, folder, states, top, found)
+        except BaseException as err:  # raised in the solving thread by _join
+            self.failure = err
+
+    def _commit(self, m, folder, states, top, found) -> None:
+        name = f"layer-{m:03d}"
+        np.savez(
+            folder / _META,
+            identity=np.array(json.dumps(self.identity, sort_keys=True)),
+            states=np.int64(states),
+            top=top,
+            found=found,
+        )
+        self.checkpoints.commit(name)
+        for old in self._committed():
+            if old < m:
+                shutil.rmtree(self.checkpoints.load_path(f"layer-{old:03d}"), ignore_errors=True)
+
+    def _join(self) -> None:
+        if self.writer is not None:
+            self.writer.join()
+            self.writer = None
+        if self.failure is not None:
+            failure, self.failure = self.failure, None
+            raise failure
+
+    def _committed(self) -> list[int]:
+        if self.checkpoints is None:
+            return []
+        return [int(x.group(1)) for x in map(_PIECE.fullmatch, self.checkpoints.finished()) if x]
+
+    def _meta(self, m: int) -> dict | None:
+        """The counts kept with layer m, or None when they belong to another solve."""
+        try:
+            path = self.checkpoints.load_path(f"layer-{m:03d}") / _META
+            with np.load(path, allow_pickle=False) as meta:
+                if json.loads(str(meta["identity"])) != self.identity:
+                    return None
+                if meta["top"].shape != (CHUNKS, 2 * TOP, 8) or meta["found"].shape != (CHUNKS, 3):
+                    return None
+                return {k: meta[k] for k in ("states", "top", "found")}
+        except (OSError, ValueError, KeyError):
+            return None
 
 
 def top_departures(top: np.ndarray, suits: int) -> list[Departure]:
