@@ -3,10 +3,15 @@
 
 from __future__ import annotations
 
+import re
+import shlex
+from pathlib import Path
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tests_support import compose_config
+from conftest import ROOT
+from tests_support import cli, compose_config
 
 from pipeline import store
 from pipeline.run import run_study
@@ -119,3 +124,72 @@ def test_a_store_of_the_old_layout_reads_resumes_and_upgrades(tmp_path):
     import pandas as pd
 
     check_frame(pd.read_parquet(results))  # upgraded: the standard readers work again
+
+
+def usage_blocks(*needles: str) -> list[str]:
+    """docs/usage.md's python blocks holding every one of ``needles``."""
+    text = (ROOT / "docs" / "usage.md").read_text()
+    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+    return [b for b in blocks if all(n in b for n in needles)]
+
+
+@pytest.fixture(scope="module")
+def mixed_study(tmp_path_factory) -> Path:
+    """A folder holding outputs/paper made as docs/usage.md makes a study of two families:
+    the default study, then ``python -m pipeline study=high_low study.name=paper``."""
+    folder = tmp_path_factory.mktemp("mixed")
+    (line,) = re.findall(
+        r"^(python -m pipeline study=high_low study.name=paper)\s",
+        (ROOT / "docs" / "usage.md").read_text(),
+        flags=re.M,
+    )
+    for args in [[], shlex.split(line)[3:]]:
+        out = cli(*args, "cluster=sync", "run.progress=false", cwd=folder)
+        assert out.returncode == 0, out.stderr
+    return folder
+
+
+@pytest.mark.slow
+def test_the_manuals_polars_read_of_a_mixed_study_has_every_row_and_column(
+    mixed_study, monkeypatch, capsys
+):
+    pl = pytest.importorskip("polars")
+    results = mixed_study / "outputs" / "paper" / "results"
+    assert sorted(p.name for p in results.iterdir()) == ["family=card_guessing", "family=high_low"]
+    every = duckdb_rows(results)
+    # what the manual says of the whole-folder scan: refused, or every row and one schema
+    glob = f"{results}/**/*.parquet"
+    with pytest.raises(pl.exceptions.SchemaError, match="extra column"):
+        pl.scan_parquet(glob, hive_partitioning=True).collect()
+    loose = pl.scan_parquet(
+        glob, hive_partitioning=True, missing_columns="insert", extra_columns="ignore"
+    ).collect()
+    assert len(loose) == len(every) and "p_perfect" not in loose.columns
+    # the manual's block: every row and every column of both families
+    (block,) = usage_blocks("import polars", "diagonal_relaxed")
+    monkeypatch.chdir(mixed_study)
+    scope: dict = {}
+    exec(compile(block, "docs/usage.md", "exec"), scope)
+    rows = scope["rows"]
+    assert len(rows) == len(every) == 2 + 279  # paper's 2 tasks, high_low's 279
+    assert {"expected_score", "expected_score_exact", "p_perfect", "n"} <= set(rows.columns)
+    by_family = dict(rows.group_by("family").len().iter_rows())
+    assert by_family == {"card_guessing": 2, "high_low": 279}
+    high_low = rows.filter(pl.col("family") == "high_low")
+    assert high_low["p_perfect"].null_count() == 0
+    assert sorted(rows.filter(pl.col("family") == "card_guessing")["expected_score_exact"]) == EXACT
+    printed = capsys.readouterr().out
+    assert "card_guessing" in printed and "high_low" in printed
+    # and the manual's DuckDB block on the same study
+    (sql_block,) = usage_blocks("union_by_name")
+    exec(compile(sql_block, "docs/usage.md", "exec"), {})
+    assert "high_low" in capsys.readouterr().out
+
+
+def duckdb_rows(results: Path):
+    import duckdb
+
+    return duckdb.sql(
+        f"SELECT * FROM read_parquet('{results}/**/*.parquet', hive_partitioning = true, "
+        "union_by_name = true)"
+    ).df()
