@@ -30,7 +30,11 @@ from pydantic import (
     ValidationError,
 )
 
-from pipeline.study import StudyError
+
+class StudyError(ValueError):
+    """A config value is invalid (the study's or the run's): the message names the config key
+    and the value.  Raised before any work; exit status 2."""
+
 
 ConfigError = StudyError  # one exception for every bad config value: exit status 2
 

@@ -25,24 +25,18 @@ the axes shared by all of them::
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from pipeline.config import StudyConfig, StudyError, checked_study
 from pipeline.heap import no_cyclic_gc
 from pipeline.ids import IdSet, id_array
 from solvers import family_import_errors
 from solvers.grid import Grid
 from solvers.registry import Task, TaskError, get_family
 
-if TYPE_CHECKING:
-    from pipeline.config import StudyConfig
-
 CHUNK = 65_536  # tasks hashed at a time when ids are needed in bulk (bounded memory)
-
-
-class StudyError(ValueError):
-    """A study config is invalid; the message names the config key and the value."""
 
 
 class PlannedTask(NamedTuple):
@@ -197,8 +191,6 @@ def planned(study: Mapping[str, Any] | StudyConfig) -> Plan:
     listed.  Raises StudyError naming the offending config key and value before anything
     runs: a study given as a mapping is first checked by
     :class:`pipeline.config.StudyConfig` (known keys only, typed)."""
-    from pipeline.config import StudyConfig, checked_study
-
     if not isinstance(study, StudyConfig):
         study = checked_study(study)
     study = study.plain()
