@@ -7,17 +7,41 @@ config still left files, even outside ``paths.outputs`` (``study.name=../../esca
 the sweep at ``on_multirun_start`` (before the sweeper); when every job would be refused,
 the multirun exits 2 with nothing written.  A sweep with some good jobs runs them (the
 folder is theirs) and each refused job exits 2 writing nothing of its own.
+
+Hydra also makes a folder for each job (``hydra.sweep.dir``/``hydra.sweep.subdir``, composed
+from the job's own overrides) before the job starts, so a refused job of a sweep with
+``study.name=good,../../escape`` still got ``escape/multirun/<time>/<n>`` outside
+``paths.outputs``.  Each job's folder is the sweep's folder instead: ``hydra.sweep.subdir``
+is ``${guesslab_job_dir:}``, which :class:`CheckEveryJob` resolves once in the driver to
+the sweep folder's absolute path (a path joined to an absolute one is that one), and every
+job's config carries the value (Hydra copies the driver config's resolver cache into each
+job's, as it does for ``${now:...}``).  The job's folder is then one that exists: Hydra
+makes none, and a job writes nothing there (``hydra.output_subdir`` is null).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from pipeline.study import StudyError
+
+JOB_DIR_RESOLVER = "guesslab_job_dir"
+_sweep_dir: list[str] = []  # the sweep folder of this process's multirun (driver only)
+
+
+def job_dir() -> str:
+    """``${guesslab_job_dir:}``: the sweep folder (absolute) once :class:`CheckEveryJob`
+    pinned it, else ``.`` (the job's ``hydra.sweep.dir`` itself)."""
+    return _sweep_dir[-1] if _sweep_dir else "."
+
+
+if not OmegaConf.has_resolver(JOB_DIR_RESOLVER):
+    OmegaConf.register_new_resolver(JOB_DIR_RESOLVER, job_dir, use_cache=True)
 
 
 class SweepRefused(BaseException):  # noqa: N818 - a refusal, not an error of the sweep
@@ -46,9 +70,18 @@ class CheckEveryJob(Callback):
                     verdicts[key] = str(exc)
                     continue
                 make_sweep_dir(config, job)  # a job that runs: Hydra's sweep folder is wanted
+                pin_job_dirs(config)
                 return
         if verdicts:
             raise SweepRefused(next(iter(verdicts.values())))
+
+
+def pin_job_dirs(config: DictConfig) -> None:
+    """Make every job's folder the sweep folder (see the module docstring): resolve
+    ``${guesslab_job_dir:}`` in the driver's config, where it is cached and then copied
+    into each job's config."""
+    _sweep_dir.append(os.path.abspath(str(config.hydra.sweep.dir)))
+    str(config.hydra.sweep.subdir)  # resolved now: the value lands in the config's cache
 
 
 def make_sweep_dir(config: DictConfig, job: dict[str, Any]) -> None:

@@ -61,3 +61,32 @@ def test_a_good_multirun_still_runs_every_job(tmp_path, monkeypatch, capsys):
     assert status == 0, err
     assert len(list((tmp_path / "paper" / "runs").glob("*.yaml"))) == 1  # 2nd job: all stored
     assert list((tmp_path / "paper" / "multirun").glob("*/multirun.yaml"))
+
+
+@pytest.mark.parametrize("launcher", ["basic", "joblib"])
+def test_a_refused_job_of_a_good_sweep_writes_nothing_anywhere(
+    tmp_path, monkeypatch, capsys, launcher
+):
+    """Hydra made each job's folder from the job's own overrides before the job ran: the
+    refused job of study.name=good,../../ESCAPED got ESCAPED/multirun/<time>/1 outside
+    paths.outputs.  Every job runs in the sweep folder now, which Hydra made for the good
+    job; a job gets no folder of its own."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    status, err = multirun(
+        monkeypatch,
+        capsys,
+        "cluster=sync",
+        "run.progress=false",
+        "paths.outputs=A/out",
+        "study.name=good,../../ESCAPED",
+        f"hydra/launcher={launcher}",
+    )
+    assert status == 2 and "study.name='../../ESCAPED'" in err, err
+    outside = [p for p in files_under(tmp_path) if work / "A" not in (p, *p.parents)]
+    assert outside == [work]
+    sweeps = list((work / "A" / "out" / "paper" / "multirun").iterdir())
+    assert len(sweeps) == 1 and [p.name for p in sweeps[0].iterdir()] == ["multirun.yaml"]
+    good = work / "A" / "out" / "good"
+    assert (good / "summary.md").is_file() and not (good / "multirun").exists()
