@@ -14,6 +14,7 @@ import sys
 from collections import Counter
 from fractions import Fraction
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -465,3 +466,14 @@ def test_terminal_ctrl_d_and_ctrl_c_exit_cleanly(key, message, status):
     child.close()
     assert "Traceback" not in child.before
     assert child.exitstatus == status
+
+
+def test_usage_names_the_command_the_player_typed():
+    assert play.program_name("/venv/bin/guesslab-play") == "guesslab-play"
+    assert play.program_name("/x/solvers/card_guessing/play.py") == (
+        "python -m solvers.card_guessing.play"
+    )
+    script = Path(sys.executable).parent / "guesslab-play"
+    if script.exists():  # the console script of this environment's install
+        out = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and out.stdout.startswith("usage: guesslab-play"), out.stdout

@@ -635,10 +635,18 @@ def parse_params(items: Sequence[str]) -> dict[str, str]:
     return out
 
 
+COMMAND = "guesslab-play"  # the installed console script (pyproject's [project.scripts])
+
+
+def program_name(argv0: str) -> str:
+    """The name usage lines give: the console script, or the module run with ``python -m``."""
+    return COMMAND if os.path.basename(argv0) == COMMAND else "python -m solvers.card_guessing.play"
+
+
 def parser() -> argparse.ArgumentParser:
     """The command-line options."""
     p = argparse.ArgumentParser(
-        prog="python -m solvers.card_guessing.play",
+        prog=program_name(sys.argv[0]),
         description=(
             "Play the yes/no card-guessing game against the computer "
             "(Gural, Simper & So 2019, section 7)."
