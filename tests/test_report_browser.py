@@ -3,8 +3,8 @@
 The module fixture runs scripts/browser_setup.sh when chromium or chromedriver is missing
 (apt-get install chromium chromium-driver); the tests skip only where that cannot run (not
 root, no apt-get), and say so.  The pages are opened from disk (file://), as a reader would.
-Screenshots go to $GUESSLAB_SCREENSHOTS (default: the test's temporary folder); look at them
-once before a change to the report lands.
+Screenshots go to $GUESSLAB_SCREENSHOTS (default: the run's temporary folder, screenshots0;
+``pytest -s`` prints each path); look at them once before a change to the report lands.
 
 Expected values: Gural, Simper & So (2019), *Information Theory in a Card-Guessing Game*
 (greedy 475/112 and the optimum 2383/560 on the (3,3,3) deck); Norvig (2020), *Flipping
@@ -280,7 +280,7 @@ def table_by_title(drv, prefix: str):
     raise AssertionError(f"no table titled {prefix!r}")
 
 
-def test_the_report_renders_every_table_and_figure_without_errors(driver, outputs, tmp_path):
+def test_the_report_renders_every_table_and_figure_without_errors(driver, outputs, screenshots):
     path = outputs / "paper_more" / "report.html"
     open_page(driver, path, "figuresReady")
     assert driver.execute_script("return document.body.dataset.figuresReady") not in ("failed",)
@@ -295,7 +295,7 @@ def test_the_report_renders_every_table_and_figure_without_errors(driver, output
     assert failed.get_attribute("data-total") == "1"
     assert "10^11 states, too many" in failed.text
     assert console_errors(driver) == []
-    screenshot(driver, "report_paper_more", tmp_path)
+    screenshot(driver, "report_paper_more", screenshots)
 
 
 def test_a_report_table_sorts_and_filters(driver, outputs):
@@ -320,7 +320,7 @@ def test_a_report_table_sorts_and_filters(driver, outputs):
     assert console_errors(driver) == []
 
 
-def test_hovering_a_point_shows_its_parameters_and_exact_value(driver, outputs, tmp_path):
+def test_hovering_a_point_shows_its_parameters_and_exact_value(driver, outputs, screenshots):
     from selenium.webdriver import ActionChains
 
     open_page(driver, outputs / "high_low" / "report.html", "figuresReady")
@@ -335,11 +335,11 @@ def test_hovering_a_point_shows_its_parameters_and_exact_value(driver, outputs, 
     )
     assert "n = 3" in text and "p_perfect_exact = 5/6" in text
     assert "p_perfect = 0.8333333333333334" in text  # the float's repr, every digit
-    screenshot(driver, "report_high_low_hover", tmp_path)
+    screenshot(driver, "report_high_low_hover", screenshots)
     assert console_errors(driver) == []
 
 
-def test_the_index_shows_every_study_and_compares_two(driver, outputs, tmp_path):
+def test_the_index_shows_every_study_and_compares_two(driver, outputs, screenshots):
     from selenium.webdriver.support.ui import Select
 
     open_page(driver, outputs / "index.html", "compareReady")
@@ -358,7 +358,7 @@ def test_the_index_shows_every_study_and_compares_two(driver, outputs, tmp_path)
     (changed,) = compare.find_elements("css selector", "tbody tr.gl-diff")
     assert "2383/560" in changed.text and "2384/560" in changed.text
     assert "1.786e-3" in changed.text and "1/560" in changed.text  # B - A, float and exact
-    screenshot(driver, "index", tmp_path)
+    screenshot(driver, "index", screenshots)
     Select(driver.find_element("id", "compare-b")).select_by_visible_text("paper_more")
     assert compare.get_attribute("data-total") == "2"
     assert compare.get_attribute("data-differing") == "0"
