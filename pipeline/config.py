@@ -136,6 +136,22 @@ def _memory(value: Any) -> str | int:
     return value
 
 
+def _memory_budget(value: Any) -> str | int | None:
+    """``run.memory_budget``: null (the memory of where the run executes) or a size."""
+    if value is None:
+        return None
+    from dask.utils import parse_bytes
+
+    try:
+        if isinstance(value, bool) or not isinstance(value, str | int) or parse_bytes(value) <= 0:
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(
+            "give a size such as 8GB or 512MiB, or null (the memory of where the run executes)"
+        ) from None
+    return value
+
+
 def _optional_file(value: Any) -> str | None:
     if value is None:
         return None
@@ -161,6 +177,7 @@ class RunConfig(Strict):
     max_in_flight: PositiveInt
     task_timeout_s: Annotated[Any, AfterValidator(_timeout)]
     progress: Annotated[Any, AfterValidator(_bool_or_auto)]
+    memory_budget: Annotated[Any, AfterValidator(lambda v: _memory_budget(v))]
 
 
 class PathsConfig(Strict):

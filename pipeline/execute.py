@@ -4,16 +4,21 @@ optional time limit per task.  The cluster backends are in :mod:`pipeline.backen
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 import pickle
 import select
 import signal
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from pipeline.long_tasks import LongTaskSetup, finish
+from solvers.longtask import Deferred, current, reset_current, set_current, using
 from solvers.registry import Row, get_family, param_columns, solve
 
 
@@ -22,6 +27,8 @@ def batch_rows(
     study: str,
     timeout: float | None = None,
     cluster: Callable[[], Any] | None = None,
+    setup: LongTaskSetup | None = None,
+    checkpointed: list[str] | None = None,
 ) -> Iterator[Row]:
     """Rows for a batch of (task_id, task): results, or one "error" row per failing task,
     task by task as they are solved (the tasks are taken from ``batch`` one at a time too: a
@@ -29,19 +36,48 @@ def batch_rows(
 
     With ``timeout`` (seconds), each task runs in a forked child that is killed when the
     time is up; the task then gets an error row saying so.  ``cluster`` is handed to tasks
-    that split their work over the cluster they run on (see ``Family.split``).
+    that split their work over the cluster they run on (see ``Family.split``).  With
+    ``setup``, each task runs inside its :class:`~solvers.longtask.TaskContext` (budget,
+    checkpoints, progress), and the ids of ok tasks that left a checkpoint folder are
+    appended to ``checkpointed`` (the driver clears those folders once the rows are stored).
     """
-    for tid, task in batch:
-        try:
-            if timeout is None:
-                out = solve(task, canonical=True, cluster=cluster)
-            else:
-                out = solve_with_timeout(task, timeout, cluster)
-        except Exception as exc:  # a failing task becomes a row; the study goes on
-            out = [error_row(task, exc)]
-        for row in out:
-            row["task_id"], row["study"] = tid, study
-        yield from out
+    if setup is None:
+        for tid, task in batch:
+            yield from _task_rows(tid, task, study, timeout, cluster)
+        return
+    # one holder for the batch: a task's context is made only if it asks (current())
+    held = Deferred(setup.context)
+    token = set_current(held)
+    try:
+        for tid, task in batch:
+            held.key, held.ctx = tid, None
+            try:
+                out = _task_rows(tid, task, study, timeout, cluster)
+            finally:
+                kept = held.ctx is not None and finish(held.ctx)
+            if kept and checkpointed is not None and out and out[0]["status"] == "ok":
+                checkpointed.append(tid)
+            yield from out
+    finally:
+        with contextlib.suppress(ValueError):  # closed from another context: nothing to undo
+            reset_current(token)
+
+
+def _task_rows(tid: str, task: dict, study: str, timeout, cluster) -> list[Row]:
+    """The task's rows, or its one error row."""
+    try:
+        out = _solved(task, timeout, cluster)
+    except Exception as exc:  # a failing task becomes a row; the study goes on
+        out = [error_row(task, exc)]
+    for row in out:
+        row["task_id"], row["study"] = tid, study
+    return out
+
+
+def _solved(task: dict, timeout: float | None, cluster: Any) -> list[Row]:
+    if timeout is None:
+        return solve(task, canonical=True, cluster=cluster)
+    return solve_with_timeout(task, timeout, cluster)
 
 
 class TaskTimeout(Exception):
@@ -49,23 +85,39 @@ class TaskTimeout(Exception):
 
 
 def solve_with_timeout(task: dict, seconds: float, cluster: Any = None) -> list[Row]:
-    """solve(task) in a forked child process, killed after ``seconds``."""
+    """solve(task) in a forked child process, killed after ``seconds``.
+
+    The child's progress reports come back through the same pipe as its result, each a
+    frame of its own, and go to the parent's task context (:func:`solvers.longtask.current`).
+    """
     read_fd, write_fd = os.pipe()
+    parent = current()
     pid = os.fork()
     if pid == 0:  # the child always ends in os._exit: it must never return into the driver
         try:
             os.close(read_fd)
+            lock = threading.Lock()
+
+            def send(kind: bytes, payload: bytes) -> None:
+                with lock:
+                    _write_all(write_fd, kind + len(payload).to_bytes(8, "big") + payload)
+
+            relay = None
+            if parent.sink is not None:
+                relay = lambda report: send(b"p", pickle.dumps(report))  # noqa: E731
             try:
-                payload = pickle.dumps(("ok", solve(task, canonical=True, cluster=cluster)))
+                with using(dataclasses.replace(parent, sink=relay)):
+                    payload = pickle.dumps(("ok", solve(task, canonical=True, cluster=cluster)))
             except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
                 payload = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
-            with os.fdopen(write_fd, "wb") as fh:
-                fh.write(payload)
+            send(b"r", payload)
+            os.close(write_fd)
         finally:
             os._exit(0)
     os.close(write_fd)
     deadline = time.monotonic() + seconds
-    chunks = []
+    buffer = bytearray()
+    result: bytes | None = None
     try:
         while True:
             left = deadline - time.monotonic()
@@ -76,16 +128,30 @@ def solve_with_timeout(task: dict, seconds: float, cluster: Any = None) -> list[
             data = os.read(read_fd, 1 << 20)
             if not data:
                 break
-            chunks.append(data)
+            buffer += data
+            while len(buffer) >= 9 and len(buffer) >= 9 + int.from_bytes(buffer[1:9], "big"):
+                end = 9 + int.from_bytes(buffer[1:9], "big")
+                kind, payload = bytes(buffer[:1]), bytes(buffer[9:end])
+                del buffer[:end]
+                if kind == b"r":
+                    result = payload
+                elif parent.sink is not None:
+                    parent.sink(pickle.loads(payload))
     finally:
         os.close(read_fd)
         os.waitpid(pid, 0)
-    if not chunks:
+    if result is None:
         raise RuntimeError("the task's process ended without a result")
-    status, value = pickle.loads(b"".join(chunks))
+    status, value = pickle.loads(result)
     if status == "error":
         raise RuntimeError(value)
     return value
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def batch_error_row(tid: str, task: dict, study: str, exc: BaseException) -> Row:

@@ -24,6 +24,16 @@ from pipeline.backends import check_cluster, exposure_warning, open_runner
 from pipeline.backends.base import quiet_dask_logs
 from pipeline.config import Config, RunConfig, checked_config
 from pipeline.execute import batch_error_row, batch_rows
+from pipeline.long_tasks import (
+    LongTaskSetup,
+    ProgressBars,
+    check_needs,
+    clear_checkpoints,
+    needs_text,
+    progress_shown,
+    remove_empty_checkpoints,
+    where_it_runs,
+)
 from pipeline.safe_paths import UnsafePath, check_study_folder, ensure_dir, open_regular
 from pipeline.study import Plan, StudyError, planned
 from solvers.grid import Grid, runs
@@ -74,14 +84,15 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     except UnsafePath as exc:
         raise StudyError(f"paths.outputs={cfg['paths']['outputs']!r}: {exc}") from None
     if conf.stage == "plan":
-        log(plan_text(tasks, results))
+        log(plan_text(tasks, results, conf))
         return report
     warning = exposure_warning(conf.cluster)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
     if conf.stage in ("all", "run"):
+        setup = long_task_setup(conf, tasks, report.study_dir)  # refuses a need over budget
         try:
-            _run_tasks(cfg, conf, tasks, results, report, log)
+            _run_tasks(cfg, conf, tasks, results, report, log, setup)
         except KeyboardInterrupt as exc:
             exc.report = report  # what the one line on Ctrl-C reports
             raise
@@ -105,10 +116,28 @@ def preflight(cfg: Mapping[str, Any]) -> tuple[Config, Plan]:
     return conf, tasks
 
 
-def plan_text(tasks: Plan, results: Path) -> str:
-    """What ``stage=plan`` prints: tasks, how many are stored, the solver time to expect."""
+def long_task_setup(conf: Config, tasks: Plan, where: Path) -> LongTaskSetup:
+    """The tasks' long-task context (budget, workers, checkpoints, progress), after the
+    family's needs of the tasks left to run were checked against the budget (StudyError
+    when one is over: before any work)."""
+    place = where_it_runs(conf)
+    if get_family(tasks.family).needs is not None:
+        stored = store.stored_ids(where / "results")
+        tasks.against_store(stored.ok, stored.every, recompute=conf.store.recompute)
+        check_needs(tasks, place, where)
+    return LongTaskSetup(place, where, progress=_shown(conf.run.progress))
+
+
+def plan_text(tasks: Plan, results: Path, conf: Config | None = None) -> str:
+    """What ``stage=plan`` prints: tasks, how many are stored, the solver time to expect,
+    and (given ``conf``, for a family with ``needs``) the largest task's memory and disk
+    against the budget; StudyError for a task over it."""
     stored = store.stored_ids(results)
     tasks.against_store(stored.ok, stored.every)
+    needs: list[str] = []
+    if conf is not None and get_family(tasks.family).needs is not None:
+        place = where_it_runs(conf)
+        needs = needs_text(check_needs(tasks, place, results.parent), place)
     lines = [
         f"study {tasks.name}: {tasks.n_tasks:,} tasks ({_counted(tasks.parts, 'grid')}"
         + (f", {_counted(len(tasks.strategies), 'strategy')}" if tasks.strategies else "")
@@ -127,6 +156,7 @@ def plan_text(tasks: Plan, results: Path) -> str:
             f"  solver time: about {_duration(seconds)} for the tasks to run (the family's "
             f"estimate, from {sampled:,} sampled tasks)"
         )
+    lines += needs
     lines.append("  nothing was run or written (stage=plan)")
     return "\n".join(lines)
 
@@ -146,17 +176,17 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
 
 
-def _run_tasks(cfg, conf: Config, tasks, results: Path, report: StudyReport, log) -> None:
+def _run_tasks(cfg, conf: Config, tasks, results: Path, report: StudyReport, log, setup) -> None:
     new_root = locking.first_missing(report.study_dir)
     try:
-        _run_tasks_in(cfg, conf, tasks, results, report, log)
+        _run_tasks_in(cfg, conf, tasks, results, report, log, setup)
     except BaseException:
         if new_root is not None and not report.files:  # failed before storing anything
             locking.remove_if_untouched(new_root)
         raise
 
 
-def _run_tasks_in(cfg, conf: Config, tasks, results: Path, report: StudyReport, log) -> None:
+def _run_tasks_in(cfg, conf: Config, tasks, results: Path, report: StudyReport, log, setup):
     _check_writable(cfg, report.study_dir)
     if results.exists() and not results.is_dir():
         raise StudyError(
@@ -170,7 +200,7 @@ def _run_tasks_in(cfg, conf: Config, tasks, results: Path, report: StudyReport, 
             # listed before compacting: compact reads each of these files (and maybe more)
             stored = set(store.result_files(results))
             done = _tidy_store(results, report.study_dir, log)
-        _run_todo(cfg, conf, tasks, results, report, log, done, stored)
+        _run_todo(cfg, conf, tasks, results, report, log, done, stored, setup)
 
 
 def _tidy_store(results: Path, where: Path, log) -> store.StoredIds:
@@ -182,7 +212,7 @@ def _tidy_store(results: Path, where: Path, log) -> store.StoredIds:
 
 
 def _run_todo(
-    cfg, conf: Config, tasks: Plan, results, report: StudyReport, log, done, stored
+    cfg, conf: Config, tasks: Plan, results, report: StudyReport, log, done, stored, setup
 ) -> None:
     # rows this run writes supersede stored ones only if it reruns a stored task
     supersedes = tasks.against_store(done.ok, done.every, recompute=conf.store.recompute)
@@ -197,17 +227,21 @@ def _run_todo(
         log(f"running {len(tasks)} tasks on {runner.description}")
         cutter = BatchCutter(tasks, runner.n_workers, run_cfg)
         in_flight = run_cfg.max_in_flight * runner.n_workers
-        with _progress(len(tasks), run_cfg.progress) as bar:
+        bars = ProgressBars(setup.progress)  # the running long tasks, below the tasks bar
+        setup.sink = bars.show  # tasks run here (cluster=sync); on workers: worker events
+        with _progress(len(tasks), run_cfg.progress) as bar, progress_shown(runner, bars):
             batches = _results(
-                runner, cutter, report.study, run_cfg.task_timeout_s, in_flight, metadata
+                runner, cutter, report.study, run_cfg.task_timeout_s, in_flight, metadata, setup
             )
             for finished in batches:
                 report.files += store.write_encoded(results, finished.files)
+                clear_checkpoints(report.study_dir, finished.checkpointed)  # rows are stored
                 report.rows_written += finished.n_rows
                 report.computed += finished.n_tasks
                 report.errors += finished.n_errors
                 cutter.observe(finished.seconds, finished.n_tasks)
                 bar.update(finished.n_tasks)
+    remove_empty_checkpoints(report.study_dir)
     with locking.study_lock(report.study_dir):
         if supersedes or _written_by_others(results, stored, report.files):
             store.compact(results)
@@ -338,9 +372,13 @@ class DoneBatch:
     n_rows: int
     n_errors: int
     seconds: float  # solver time of its tasks (batch sizing learns from it)
+    # ok tasks that left a checkpoint folder: cleared once these rows are stored
+    checkpointed: list[str] = field(default_factory=list)
 
 
-def done_batch(rows: Iterable[dict], n_tasks: int, metadata: bytes) -> DoneBatch:
+def done_batch(
+    rows: Iterable[dict], n_tasks: int, metadata: bytes, checkpointed: list[str] | None = None
+) -> DoneBatch:
     """A batch's rows encoded as Parquet (where the batch ran), with their counts; ``rows``
     is read once, as the solver makes them (see ``store.ENCODE_CHUNK``)."""
     counts = {"rows": 0, "errors": 0, "seconds": 0.0}
@@ -359,19 +397,35 @@ def done_batch(rows: Iterable[dict], n_tasks: int, metadata: bytes) -> DoneBatch
         n_rows=counts["rows"],
         n_errors=counts["errors"],
         seconds=counts["seconds"],
+        checkpointed=checkpointed if checkpointed is not None else [],
     )
 
 
 def run_task_slice(
-    batch: TaskSlice, study: str, timeout, metadata: bytes, cluster: Any
+    batch: TaskSlice,
+    study: str,
+    timeout,
+    metadata: bytes,
+    cluster: Any,
+    setup: LongTaskSetup | None = None,
 ) -> DoneBatch:
     """What the workers run: the batch's rows, encoded there, so the driver only writes.
-    Tasks are built, solved and encoded one after another, never held all at once."""
-    rows = batch_rows(batch.iter_pairs(), study, timeout, cluster)
-    return done_batch(rows, len(batch), metadata)
+    Tasks are built, solved and encoded one after another, never held all at once; each in
+    its long-task context when ``setup`` is given."""
+    kept: list[str] = []
+    rows = batch_rows(batch.iter_pairs(), study, timeout, cluster, setup, kept)
+    return done_batch(rows, len(batch), metadata, kept)
 
 
-def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int, metadata: bytes):
+def _results(
+    runner,
+    cutter: BatchCutter,
+    study: str,
+    timeout,
+    in_flight: int,
+    metadata: bytes,
+    setup: LongTaskSetup | None = None,
+):
     """A DoneBatch per finished batch, in completion order.
 
     At most ``in_flight`` batches are submitted at a time; a batch whose worker died (or
@@ -379,7 +433,7 @@ def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int, m
     """
     if runner.client is None:
         while (batch := cutter.next_batch()) is not None:
-            yield done_batch(batch_rows(batch.iter_pairs(), study, timeout), len(batch), metadata)
+            yield run_task_slice(batch, study, timeout, metadata, None, setup)
         return
     from distributed import as_completed
 
@@ -387,7 +441,14 @@ def _results(runner, cutter: BatchCutter, study: str, timeout, in_flight: int, m
 
     def submit(batch):
         fut = runner.client.submit(
-            run_task_slice, batch, study, timeout, metadata, runner.task_cluster, pure=False
+            run_task_slice,
+            batch,
+            study,
+            timeout,
+            metadata,
+            runner.task_cluster,
+            setup,
+            pure=False,
         )
         batch_of[fut] = batch
         return fut
@@ -414,8 +475,13 @@ def _progress(total: int, setting: bool | str):
     """tqdm's bar on stderr: shown when ``setting`` is true, or "auto" and stderr is a tty."""
     from tqdm import tqdm
 
-    show = sys.stderr.isatty() if setting == "auto" else setting
+    show = _shown(setting)
     return tqdm(total=total, unit="task", desc="tasks", dynamic_ncols=True, disable=not show)
+
+
+def _shown(setting: bool | str) -> bool:
+    """Whether progress is shown: ``run.progress`` true, or "auto" and stderr is a tty."""
+    return sys.stderr.isatty() if setting == "auto" else bool(setting)
 
 
 def _save_run_config(cfg: Mapping[str, Any], where: Path) -> None:

@@ -35,12 +35,15 @@ from typing import Any
 __all__ = [
     "Budget",
     "Checkpoints",
+    "Deferred",
     "Need",
     "Progress",
     "TaskContext",
     "available_memory",
     "current",
     "format_bytes",
+    "reset_current",
+    "set_current",
     "using",
 ]
 
@@ -363,7 +366,24 @@ class TaskContext:
         return self._client
 
 
-_CURRENT: contextvars.ContextVar[TaskContext | None] = contextvars.ContextVar(
+class Deferred:
+    """A context made on first use: ``make(key)`` runs when the task first asks
+    :func:`current` (a task that never asks costs the pipeline a contextvar set and reset,
+    not the making of a context); ``ctx`` is the context made, or None."""
+
+    __slots__ = ("ctx", "key", "make")
+
+    def __init__(self, make: Callable[[Any], TaskContext], key: Any = None):
+        self.make, self.key = make, key
+        self.ctx: TaskContext | None = None
+
+    def get(self) -> TaskContext:
+        if self.ctx is None:
+            self.ctx = self.make(self.key)
+        return self.ctx
+
+
+_CURRENT: contextvars.ContextVar[TaskContext | Deferred | None] = contextvars.ContextVar(
     "guesslab_task_context", default=None
 )
 
@@ -373,6 +393,8 @@ def current() -> TaskContext:
     it, or outside the pipeline a default (available memory, one worker, no checkpoints,
     progress a no-op, no client)."""
     ctx = _CURRENT.get()
+    if type(ctx) is Deferred:
+        return ctx.get()
     if ctx is None:
         free = available_memory()
         ctx = TaskContext(Budget(free, f"available memory of this machine ({format_bytes(free)})"))
@@ -380,10 +402,22 @@ def current() -> TaskContext:
 
 
 @contextlib.contextmanager
-def using(ctx: TaskContext) -> Iterator[TaskContext]:
-    """Make ``ctx`` the :func:`current` context inside the ``with`` block."""
+def using(ctx: TaskContext | Deferred) -> Iterator[TaskContext | Deferred]:
+    """Make ``ctx`` (or the context a :class:`Deferred` makes on first use) the
+    :func:`current` context inside the ``with`` block."""
     token = _CURRENT.set(ctx)
     try:
         yield ctx
     finally:
         _CURRENT.reset(token)
+
+
+def set_current(ctx: TaskContext | Deferred) -> contextvars.Token:
+    """:func:`using` without the ``with`` block (a hot loop): the token for
+    :func:`reset_current`."""
+    return _CURRENT.set(ctx)
+
+
+def reset_current(token: contextvars.Token) -> None:
+    """Undo the :func:`set_current` that gave ``token``."""
+    _CURRENT.reset(token)

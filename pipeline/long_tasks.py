@@ -1,0 +1,500 @@
+"""The pipeline's side of the long-task facility (:mod:`solvers.longtask`).
+
+- **The budget** (:func:`where_it_runs`): the memory one process of a task may hold, taken
+  from where the run executes: ``run.memory_budget`` if set; else the Dask workers' memory
+  limit (``cluster.memory_limit`` of a LocalCluster as each worker parses it,
+  ``cluster.memory`` of a Slurm job, the ``memory_limit`` the scheduler reports for each
+  of its workers under ``cluster=address``, the smallest); else, under ``cluster=sync``,
+  this machine's available memory (psutil).
+- **The refusal** (:func:`check_needs`): before any work (``stage=plan`` and ``run``) each
+  class of tasks left to run is asked its :class:`~solvers.longtask.Need` through
+  ``Family.needs``; a need over the budget, or a disk need over the free disk of the study
+  folder, stops the study with one line (a StudyError: exit status 2).
+- **The context** (:class:`LongTaskSetup`, :meth:`LongTaskSetup.context`): what the workers
+  set around each task (``solvers.longtask.using``): the budget, the number of workers, the
+  task's checkpoint folder ``<study folder>/checkpoints/<task id>/`` and where its progress
+  reports go; the driver clears a task's folder once its ok row is stored
+  (:func:`clear_checkpoints`).
+- **Progress** (:class:`ProgressBars`): reports travel from a Dask worker to the driver as
+  Dask worker events (``Worker.log_event`` on the topic :data:`TOPIC`, the driver subscribed
+  with ``Client.subscribe_topic``), under ``cluster=sync`` straight to the display; the
+  driver shows each running long task as a second tqdm bar below the tasks bar.
+
+Nothing here imports Dask's ``distributed`` at module level (``cluster=sync`` must not).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from solvers.grid import Grid, _Recorder
+from solvers.longtask import Budget, Checkpoints, Need, Progress, TaskContext, format_bytes
+from solvers.registry import Task, get_family, identity_params
+
+TOPIC = "guesslab-progress"  # the Dask worker-event topic of progress reports
+CHECKPOINTS = "checkpoints"  # <study folder>/checkpoints/<task id>/
+
+
+# ------------------------------------------------------------------------------ budget
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a run executes: one process's memory budget (None: unknown until a task runs,
+    e.g. workers without a memory limit) and the worker processes a task may use."""
+
+    budget: Budget | None
+    workers: int
+
+
+def where_it_runs(conf: Any) -> Where:
+    """The budget and worker count of the configured run (see the module docstring).
+
+    Under ``cluster=address`` the scheduler is asked once (an ``identity`` request, no
+    client) for its workers' memory limits."""
+    cluster, knob = conf.cluster, conf.run.memory_budget
+    kind = cluster.kind
+    budget: Budget | None
+    if kind == "sync":
+        workers = 1
+        if knob is None:
+            free = _available_memory()
+            budget = Budget(free, f"available memory under cluster=sync ({format_bytes(free)})")
+    elif kind == "local":
+        workers = cluster.n_workers or os.cpu_count() or 1
+        if knob is None:
+            limit = worker_memory_limit(cluster.memory_limit, cluster.threads_per_worker)
+            budget = _worker_budget(limit, f"cluster.memory_limit={cluster.memory_limit}")
+    elif kind == "slurm":
+        workers = cluster.maximum_jobs
+        if knob is None:
+            from dask.utils import parse_bytes
+
+            limit = parse_bytes(cluster.memory)
+            budget = _worker_budget(limit, f"cluster.memory={cluster.memory}")
+    elif kind == "address":
+        limits = scheduler_memory_limits(cluster)
+        workers = max(1, len(limits))
+        if knob is None:
+            known = [m for m in limits if m]
+            if not limits or len(known) < len(limits):
+                budget = None  # a worker without a limit: each task reads its own machine
+            else:
+                budget = _worker_budget(min(known), f"scheduler {cluster.address}")
+    else:  # pragma: no cover - config.py admits no other kind
+        raise ValueError(kind)
+    if knob is not None:
+        from dask.utils import parse_bytes
+
+        budget = Budget(parse_bytes(knob), f"run.memory_budget={knob}")
+    return Where(budget, workers)
+
+
+def _worker_budget(limit: int | None, setting: str) -> Budget | None:
+    if not limit:
+        return None
+    return Budget(limit, f"the Dask workers' memory_limit ({format_bytes(limit)} each, {setting})")
+
+
+def worker_memory_limit(setting: Any, nthreads: int) -> int | None:
+    """The memory limit (bytes; None: none) a Dask worker with ``nthreads`` threads takes
+    from the ``memory_limit`` setting, exactly as the worker parses it ("auto": this
+    machine's memory, or its cgroup limit, times its share of the cores)."""
+    from distributed.worker_memory import parse_memory_limit
+
+    return parse_memory_limit(setting, nthreads, logger=logging.getLogger(__name__))
+
+
+def scheduler_memory_limits(cluster: Any) -> list[int | None]:
+    """Each worker's ``memory_limit`` as the scheduler at ``cluster.address`` reports it."""
+    from pipeline.backends.address import security_files
+    from pipeline.backends.base import tls_security
+    from pipeline.backends.probe import check_scheduler, connection_error
+    from pipeline.config import ConfigError, seconds
+
+    files = security_files(cluster)
+    security = tls_security(files) if files else None
+    try:
+        reply = check_scheduler(cluster.address, seconds(cluster.timeout), security)
+    except Exception as exc:  # noqa: BLE001 - whatever answered, it is not our scheduler
+        raise ConfigError(connection_error(cluster, exc, security is not None)) from None
+    return [w.get("memory_limit") or None for w in reply.get("workers", {}).values()]
+
+
+def _available_memory() -> int:
+    import psutil
+
+    return int(psutil.virtual_memory().available)
+
+
+def free_disk(path: Path) -> int:
+    """Free bytes on the file system of ``path`` (or of its nearest existing folder)."""
+    here = path
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    return shutil.disk_usage(here).free
+
+
+# ---------------------------------------------------------------------------- refusal
+
+
+@dataclass(frozen=True)
+class Needed:
+    """The largest needs among a plan's tasks left to run (for ``stage=plan``)."""
+
+    memory: tuple[str, Task, Need] | None = None  # (task id, task, need) of the most memory
+    disk: tuple[str, Task, Need] | None = None
+
+
+def check_needs(plan: Any, where: Where, study_dir: Path) -> Needed:
+    """Ask ``Family.needs`` of every class of tasks left to run; raise StudyError (one line:
+    the task, its need, the budget and where it came from) for the first over the budget
+    or over the free disk of the study folder.  Returns the largest needs found."""
+    from pipeline.study import StudyError
+
+    fam = get_family(plan.family)
+    if fam.needs is None:
+        return Needed()
+    top_memory = top_disk = None
+    free: int | None = None
+    for g, grid in enumerate(plan.grids):
+        for tid, task, need in grid_needs(grid, plan.keep[g], fam.needs, where.workers):
+            if need is None:
+                continue
+            budget = where.budget
+            if budget is not None and need.memory > budget.bytes:
+                raise StudyError(
+                    f"{describe(task)} (task {tid}) needs {format_bytes(need.memory)} of memory "
+                    f"per process{_note(need)}, over the budget of {format_bytes(budget.bytes)} "
+                    f"from {budget.source}; set run.memory_budget, give the workers more "
+                    "memory or run on more workers"
+                )
+            if need.disk:
+                free = free_disk(study_dir) if free is None else free
+                if need.disk > free:
+                    raise StudyError(
+                        f"{describe(task)} (task {tid}) needs {format_bytes(need.disk)} of disk "
+                        f"for its checkpoints{_note(need)}, over the {format_bytes(free)} free "
+                        f"under {study_dir}; free some disk or choose another paths.outputs"
+                    )
+            if top_memory is None or need.memory > top_memory[2].memory:
+                top_memory = (tid, task, need)
+            if need.disk and (top_disk is None or need.disk > top_disk[2].disk):
+                top_disk = (tid, task, need)
+    return Needed(top_memory, top_disk)
+
+
+def needs_text(needed: Needed, where: Where) -> list[str]:
+    """``stage=plan``'s lines on the largest needs against the budget."""
+    lines = []
+    if needed.memory is not None:
+        tid, task, need = needed.memory
+        budget = (
+            f"the budget is {format_bytes(where.budget.bytes)} from {where.budget.source}"
+            if where.budget is not None
+            else "the workers set no memory limit: each task checks its own machine"
+        )
+        lines.append(
+            f"  memory: the largest task ({describe(task)}) needs {format_bytes(need.memory)} "
+            f"per process on {where.workers} worker{'s' * (where.workers != 1)}"
+            f"{_note(need)}; {budget}"
+        )
+    if needed.disk is not None:
+        tid, task, need = needed.disk
+        lines.append(
+            f"  disk: the largest task ({describe(task)}) needs {format_bytes(need.disk)} of "
+            "checkpoints under the study folder"
+        )
+    return lines
+
+
+def _note(need: Need) -> str:
+    return f" ({need.note})" if need.note else ""
+
+
+def describe(task: Task) -> str:
+    """A task as the user wrote it: ``deck=[4, 4, 4] strategy=optimal``."""
+    shown = {k: v for k, v in identity_params(task).items() if k != "family" and v is not None}
+    return " ".join(f"{k}={v}" for k, v in shown.items())
+
+
+def grid_needs(
+    grid: Grid, keep: np.ndarray | None, needs: Callable[[Task, int], Any], workers: int
+) -> Iterator[tuple[str, Task, Any]]:
+    """(task id, task, need) for the first task left to run of each class of ``grid``'s
+    tasks agreeing on the axes ``needs`` reads (learned as it goes, as the grid learns the
+    axes of its whole-task check): a 10^6-task grid over two decks asks twice."""
+    axis_of = {name: i for i, name in enumerate(grid.names)}
+    read: set[int] = set()
+    while True:
+        out, grew = [], False
+        for position in _class_heads(grid, keep, sorted(read)):
+            tid, task = next(grid.tasks_at([position]))
+            recorder = _Recorder(task)
+            need = needs(recorder, workers)
+            seen = (
+                set(axis_of.values())
+                if recorder.everything
+                else {axis_of[k] for k in recorder.read if k in axis_of}
+            )
+            if not seen <= read:
+                read |= seen
+                grew = True
+                break
+            out.append((tid, task, need))
+        if not grew:
+            yield from out
+            return
+
+
+def _class_heads(grid: Grid, keep: np.ndarray | None, axes: list[int]) -> list[int]:
+    """The first position left to run of each combination of ``axes``' values, in order."""
+    size = 65_536
+    heads: dict[tuple[int, ...], int] = {}
+    for lo in range(0, len(grid), size):
+        hi = min(lo + size, len(grid))
+        positions = np.arange(lo, hi) if keep is None else np.flatnonzero(keep[lo:hi]) + lo
+        if not len(positions):
+            continue
+        if not axes:
+            return [int(positions[0])]
+        coords = np.unravel_index(positions, grid.shape)
+        combos = np.stack([coords[i] for i in axes], axis=1)
+        found, first = np.unique(combos, axis=0, return_index=True)
+        for combo, i in zip(map(tuple, found.tolist()), first.tolist(), strict=True):
+            heads.setdefault(combo, int(positions[i]))
+    return sorted(heads.values())
+
+
+# ----------------------------------------------------------------- context on a worker
+
+
+@dataclass
+class LongTaskSetup:
+    """What a batch's tasks get as their :class:`~solvers.longtask.TaskContext` (pickled
+    with the batch to the workers).
+
+    ``sink`` (not pickled) takes the progress reports when the tasks run in the driver's
+    process (``cluster=sync``); on a Dask worker they go out as worker events when
+    ``progress`` is on."""
+
+    where: Where
+    study_dir: Path | None  # None: no checkpoints
+    progress: bool
+    sink: Callable[[Progress], None] | None = field(default=None, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "sink": None, "_worker": False}
+
+    def _on_worker(self) -> Any:
+        """The Dask worker of this process, or None; asked once per batch."""
+        worker = self.__dict__.get("_worker", False)
+        if worker is False:
+            worker = self.__dict__["_worker"] = _this_worker()
+        return worker
+
+    def context(self, tid: str) -> TaskContext:
+        """The context of task ``tid`` in this process (see :func:`finish`)."""
+        budget = self.where.budget or _own_budget()
+        checkpoints = (
+            None
+            if self.study_dir is None
+            else Checkpoints(self.study_dir / CHECKPOINTS / tid, root=self.study_dir)
+        )
+        worker = self._on_worker()
+        sink = self.sink
+        if sink is None and self.progress and worker is not None:
+            sink = _event_sink(worker)
+        client = _WorkerClient() if worker is not None else None
+        return TaskContext(
+            budget,
+            workers=self.where.workers,
+            checkpoints=checkpoints,
+            task_id=tid,
+            sink=sink if self.progress else None,
+            client_factory=client,
+        )
+
+
+def finish(ctx: TaskContext | None) -> bool:
+    """After a task: its thread rejoins the worker's pool if it seceded to use the client;
+    whether it left a checkpoint folder (lstat: a link counts, to be removed)."""
+    if ctx is None:
+        return False
+    if isinstance(ctx.client_factory, _WorkerClient):
+        ctx.client_factory.rejoin()
+    return ctx.checkpoints is not None and os.path.lexists(ctx.checkpoints.folder)
+
+
+def _own_budget() -> Budget:
+    free = _available_memory()
+    return Budget(free, f"available memory of this worker's machine ({format_bytes(free)})")
+
+
+def _this_worker() -> Any:
+    """The Dask worker running this code, or None (no Dask loaded, or not on a worker)."""
+    if "distributed" not in sys.modules:
+        return None
+    from distributed import get_worker
+
+    try:
+        return get_worker()
+    except ValueError:
+        return None
+
+
+def _event_sink(worker: Any) -> Callable[[Progress], None]:
+    """Progress reports as worker events on TOPIC (``log_event`` may be called from any
+    thread of the task)."""
+
+    def send(report: Progress) -> None:
+        worker.log_event(TOPIC, report.as_dict())
+
+    return send
+
+
+class _WorkerClient:
+    """``TaskContext.client`` on a Dask worker: the worker's client, the task seceded from
+    the worker's thread pool (it may wait on tasks it submits) until it ends."""
+
+    def __init__(self) -> None:
+        self.seceded = False
+
+    def __call__(self) -> Any:
+        from distributed import get_client, secede
+
+        client = get_client()
+        secede()
+        self.seceded = True
+        return client
+
+    def rejoin(self) -> None:
+        if self.seceded:
+            from distributed import rejoin
+
+            rejoin()
+            self.seceded = False
+
+
+def clear_checkpoints(study_dir: Path, task_ids: list[str]) -> None:
+    """Remove the checkpoint folders of tasks whose ok rows are stored (links not followed)."""
+    for tid in task_ids:
+        Checkpoints(study_dir / CHECKPOINTS / tid, root=study_dir).clear()
+
+
+def remove_empty_checkpoints(study_dir: Path) -> None:
+    """Remove ``<study>/checkpoints`` if it is an empty real folder (at the end of a run)."""
+    folder = study_dir / CHECKPOINTS
+    if not folder.is_symlink():
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+# ------------------------------------------------------------------- the driver's display
+
+
+class ProgressBars:
+    """One tqdm bar per running long task, below the tasks bar; thread-safe (Dask calls
+    :meth:`show` from its event loop's thread)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.bars: dict[str | None, Any] = {}
+        self.lock = threading.Lock()
+
+    def show(self, report: Progress) -> None:
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        with self.lock:
+            bar = self.bars.get(report.task_id)
+            if bar is None:
+                name = (report.task_id or "task")[:10]
+                bar = self.bars[report.task_id] = tqdm(
+                    total=_whole(report.total),
+                    desc=f"task {name}",
+                    unit=report.unit or "it",
+                    unit_scale=report.total >= 10_000,  # 1.2M/70.7G states; 3/27 layers
+                    dynamic_ncols=True,
+                    position=len(self.bars) + 1,
+                    leave=False,
+                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} {unit}"
+                    "{postfix}",
+                )
+            bar.total = _whole(report.total)
+            bar.n = _whole(report.done)
+            bar.set_postfix_str(postfix(report), refresh=False)
+            bar.refresh()
+            if report.total > 0 and report.done >= report.total:
+                bar.close()
+                del self.bars[report.task_id]
+
+    def on_event(self, event: Any) -> None:
+        """A Dask worker event ``(time, message)`` on :data:`TOPIC`."""
+        _, msg = event  # the scheduler adds the sending worker's address to the message
+        with contextlib.suppress(TypeError, KeyError):
+            self.show(Progress(**{k: msg[k] for k in Progress.__dataclass_fields__}))
+
+    def close(self) -> None:
+        with self.lock:
+            for bar in self.bars.values():
+                bar.close()
+            self.bars.clear()
+
+
+def _whole(x: float) -> float | int:
+    return int(x) if float(x).is_integer() else x
+
+
+def postfix(report: Progress) -> str:
+    """``1.2M states/s, 3.4 min left, layer 12``: the rate, the time left, the note."""
+    parts = []
+    if report.rate:
+        parts.append(f"{_scaled(report.rate)} {report.unit or 'it'}/s")
+    if report.seconds_left is not None:
+        parts.append(f"{_span(report.seconds_left)} left")
+    if report.note:
+        parts.append(report.note)
+    return ", ".join(parts)
+
+
+def _scaled(x: float) -> str:
+    for size, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= size:
+            return f"{x / size:.3g}{suffix}"
+    return f"{x:.3g}"
+
+
+def _span(seconds: float) -> str:
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+@contextlib.contextmanager
+def progress_shown(runner: Any, bars: ProgressBars) -> Iterator[None]:
+    """The runner's workers' progress events shown on ``bars`` while the block runs."""
+    client = runner.client
+    if client is None or not bars.enabled:
+        yield
+        return
+    client.subscribe_topic(TOPIC, bars.on_event)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            client.unsubscribe_topic(TOPIC)
+        bars.close()

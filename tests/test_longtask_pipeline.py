@@ -1,0 +1,398 @@
+"""The long-task facility through the pipeline: the budget of where a run executes, the
+up-front refusal of a need over it (exit 2, one line), checkpoints that survive a killed
+driver and are cleared once the row is stored, and progress shown in the terminal.
+
+A toy family (``toy_layers``, from a module in a temporary folder named in
+GUESSLAB_FAMILIES, as a user's own game) sums ``layers`` squares, one checkpoint piece a
+layer, reporting progress after each; every layer it computes (not loads) leaves a marker
+file, so a test counts recomputations."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import psutil
+import pytest
+from tests_support import compose_config
+
+from pipeline.config import checked_config
+from pipeline.long_tasks import ProgressBars, postfix, where_it_runs
+from pipeline.run import _plain
+from solvers.longtask import Progress
+
+TOY = '''
+"""A toy long task: the sum of the squares 0..layers-1, one checkpoint piece a layer."""
+import os
+import time
+import uuid
+from pathlib import Path
+
+from solvers import longtask
+from solvers.registry import Family, Param, as_float, as_int, register
+
+
+def needs(task, workers):
+    return longtask.Need(
+        memory=task["mem_mb"] * 10**6, disk=task["disk_mb"] * 10**6,
+        note=f"{task['layers']} layers",
+    )
+
+
+def run(task, client=None):
+    ctx = longtask.current()
+    cp = ctx.checkpoints
+    done = cp.finished() if cp is not None else set()
+    fail_at = int(os.environ.get("TOY_FAIL_AT", "-1"))
+    total = 0
+    for i in range(task["layers"]):
+        name = f"layer-{i:03d}"
+        if name in done:
+            value = int(cp.load_path(name).read_text())
+        else:
+            if i == fail_at:
+                raise RuntimeError(f"toy failure at layer {i}")
+            time.sleep(task["sleep"])
+            value = i * i if client is None else client.submit(pow, i, 2, pure=False).result()
+            markers = os.environ.get("TOY_MARKERS")
+            if markers:
+                Path(markers, f"layer-{i:03d}.{uuid.uuid4().hex}").touch()
+            if cp is not None:
+                cp.path(name).write_text(str(value))
+                cp.commit(name)
+        total += value
+        ctx.progress(i + 1, task["layers"], "layers", f"layer {i}")
+    return [{
+        "total": total, "budget": ctx.budget.bytes, "workers": ctx.workers,
+        "kept": cp is not None,
+    }]
+
+
+def split(task, cluster):
+    """The same sum, each layer's square computed on the cluster (ctx.client())."""
+    return run(task, longtask.current().client())
+
+
+register(Family(
+    name="toy_layers", version="1", run=run, needs=needs,
+    splits=lambda task: task["split"], split="toylong:split",
+    columns={"total": "int64", "budget": "int64", "workers": "int64", "kept": "bool"},
+    params=(
+        Param("layers", lambda v: as_int(v, low=1), 4, "layers", dtype="int64"),
+        Param("mem_mb", lambda v: as_int(v, low=0), 1, "memory need (MB)", dtype="int64"),
+        Param("disk_mb", lambda v: as_int(v, low=0), 0, "disk need (MB)", dtype="int64"),
+        Param("split", lambda v: bool(v), False, "run as a split task", dtype="bool"),
+        Param("sleep", lambda v: as_float(v, low=0), 0.0, "seconds a layer",
+              identity=False, dtype="float64"),
+    ),
+))
+'''
+
+
+def toy_folder(tmp_path: Path, **grid) -> Path:
+    """tmp/toylong.py and tmp/studies/study/toy.yaml (grid: one value per parameter)."""
+    (tmp_path / "toylong.py").write_text(textwrap.dedent(TOY))
+    studies = tmp_path / "studies" / "study"
+    studies.mkdir(parents=True, exist_ok=True)
+    axes = "".join(f"  {k}: [{v}]\n" for k, v in grid.items())
+    (studies / "toy.yaml").write_text(f"name: toy\nfamily: toy_layers\ngrid:\n{axes}")
+    (tmp_path / "markers").mkdir(exist_ok=True)
+    return tmp_path
+
+
+def toy_env(folder: Path, **extra: str) -> dict[str, str]:
+    env = {**os.environ, "GUESSLAB_FAMILIES": "toylong", "TOY_MARKERS": str(folder / "markers")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH")]))
+    env.pop("TOY_FAIL_AT", None)
+    return {**env, **extra}
+
+
+def guesslab_cmd(folder: Path, *args: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "pipeline",
+        "--config-dir",
+        str(folder / "studies"),
+        "study=toy",
+        "paths.outputs=out",
+        *args,
+    ]
+
+
+def guesslab(folder: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        guesslab_cmd(folder, *args),
+        cwd=folder,
+        env=toy_env(folder, **env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def markers(folder: Path) -> list[str]:
+    """The layers computed so far, one entry per computation."""
+    return sorted(p.name.split(".")[0] for p in (folder / "markers").iterdir())
+
+
+def stored(folder: Path) -> pd.DataFrame:
+    return pd.read_parquet(folder / "out" / "toy" / "results")
+
+
+# ------------------------------------------------------------------------------ budget
+
+
+def conf_of(*overrides: str):
+    return checked_config(_plain(compose_config(*overrides)))
+
+
+def test_the_budget_under_sync_is_the_available_memory():
+    where = where_it_runs(conf_of("cluster=sync"))
+    assert where.workers == 1
+    assert where.budget.source.startswith("available memory under cluster=sync (")
+    free = psutil.virtual_memory().available
+    assert abs(where.budget.bytes - free) < 0.2 * free
+
+
+@pytest.mark.parametrize("cluster", ["sync", "local"])
+def test_run_memory_budget_overrides_where_the_run_executes(cluster):
+    where = where_it_runs(conf_of(f"cluster={cluster}", "run.memory_budget=8GB"))
+    assert (where.budget.bytes, where.budget.source) == (8 * 10**9, "run.memory_budget=8GB")
+
+
+@pytest.mark.parametrize("limit", ["700MiB", "auto"])
+def test_the_budget_of_a_local_cluster_is_its_workers_memory_limit(limit):
+    """The figure the pipeline computes from the config is what each started worker holds."""
+    from pipeline.backends import open_runner
+
+    conf = conf_of("cluster=local", "cluster.n_workers=2", f"cluster.memory_limit={limit}")
+    where = where_it_runs(conf)
+    assert where.workers == 2
+    assert where.budget.source.startswith("the Dask workers' memory_limit (")
+    assert f"cluster.memory_limit={limit}" in where.budget.source
+    with open_runner(conf.cluster) as runner:
+        info = runner.client.scheduler_info(n_workers=-1)["workers"]
+        limits = {w["memory_limit"] for w in info.values()}
+    assert limits == {where.budget.bytes}
+    if limit == "700MiB":
+        assert where.budget.bytes == 700 * 2**20
+
+
+def test_the_budget_under_address_is_what_the_scheduler_reports():
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2,
+        processes=False,
+        protocol="tcp://",
+        host="127.0.0.1",
+        memory_limit="5GiB",
+        dashboard_address="127.0.0.1:0",
+    ) as lc:
+        conf = conf_of("cluster=address", f"cluster.address={lc.scheduler_address}")
+        where = where_it_runs(conf)
+    assert where.workers == 2
+    assert where.budget.bytes == 5 * 2**30
+    assert "scheduler tcp://" in where.budget.source
+
+
+@pytest.mark.parametrize("value", ["lots", "-1GB", "0", True, 1.5])
+def test_a_bad_memory_budget_is_refused_naming_the_key(value):
+    from pipeline.config import ConfigError
+
+    with pytest.raises(ConfigError, match="run.memory_budget") as info:
+        conf_of("cluster=sync", f"run.memory_budget={str(value).lower()}")
+    assert "give a size such as 8GB" in str(info.value)
+
+
+# ---------------------------------------------------------------------------- refusal
+
+
+@pytest.mark.parametrize("stage", ["plan", "run"])
+def test_a_need_over_the_budget_is_refused_up_front_with_exit_2(tmp_path, stage):
+    folder = toy_folder(tmp_path, layers=3, mem_mb=2000)
+    res = guesslab(folder, "cluster=sync", f"stage={stage}", "run.memory_budget=1GB")
+    assert res.returncode == 2, res.stderr
+    line = res.stderr.strip()
+    assert len(line.splitlines()) == 1, line
+    assert "layers=3 mem_mb=2000" in line and "(task " in line
+    assert "needs 2.0 GB of memory per process (3 layers)" in line
+    assert "over the budget of 1.0 GB from run.memory_budget=1GB" in line
+    assert not (folder / "out").exists() and markers(folder) == []
+
+
+def test_the_refusal_names_the_available_memory_under_sync(tmp_path):
+    folder = toy_folder(tmp_path, mem_mb=10**9)  # a petabyte
+    res = guesslab(folder, "cluster=sync")
+    assert res.returncode == 2, res.stderr
+    assert "needs 1.0 PB of memory per process" in res.stderr
+    assert "from available memory under cluster=sync (" in res.stderr
+    assert not (folder / "out").exists()
+
+
+def test_a_disk_need_over_the_free_disk_is_refused(tmp_path):
+    folder = toy_folder(tmp_path, disk_mb=10**12)  # an exabyte
+    res = guesslab(folder, "cluster=sync")
+    assert res.returncode == 2, res.stderr
+    assert "needs 1000.0 PB of disk for its checkpoints (4 layers), over the" in res.stderr
+    assert "free under" in res.stderr
+    assert not (folder / "out").exists()
+
+
+def test_plan_shows_the_largest_need_against_the_budget(tmp_path):
+    folder = toy_folder(tmp_path, layers="2, 5", mem_mb=300)
+    res = guesslab(folder, "cluster=sync", "stage=plan", "run.memory_budget=1GB")
+    assert res.returncode == 0, res.stderr
+    assert (
+        "memory: the largest task (disk_mb=0 layers=2 mem_mb=300 split=False) needs 300.0 MB "
+        "per process on 1 worker (2 layers); the budget is 1.0 GB from run.memory_budget=1GB"
+    ) in res.stdout
+    assert not (folder / "out").exists()
+
+
+def test_a_stored_task_over_the_budget_is_not_refused(tmp_path):
+    """Only tasks left to run are checked: a study computed with a larger budget still
+    summarises (and reruns nothing) under a smaller one."""
+    folder = toy_folder(tmp_path, mem_mb=2000)
+    assert guesslab(folder, "cluster=sync", "run.memory_budget=4GB").returncode == 0
+    res = guesslab(folder, "cluster=sync", "run.memory_budget=1GB")
+    assert res.returncode == 0, res.stderr
+    assert "1 already stored" in res.stdout
+    res = guesslab(folder, "cluster=sync", "run.memory_budget=1GB", "store.recompute=true")
+    assert res.returncode == 2 and "over the budget" in res.stderr
+
+
+# ------------------------------------------------------------------- checkpoints, resume
+
+
+def test_a_task_gets_the_run_s_budget_workers_and_checkpoints_which_are_cleared(tmp_path):
+    folder = toy_folder(tmp_path, layers=3)
+    res = guesslab(folder, "cluster=sync", "run.memory_budget=3GB", "run.progress=false")
+    assert res.returncode == 0, res.stderr
+    row = stored(folder).iloc[0]
+    assert (row.total, row.budget, row.workers, bool(row.kept)) == (0 + 1 + 4, 3 * 10**9, 1, True)
+    assert markers(folder) == ["layer-000", "layer-001", "layer-002"]
+    assert not (folder / "out" / "toy" / "checkpoints").exists()  # cleared, folder too
+
+
+def test_a_failed_task_keeps_its_checkpoints_and_the_rerun_resumes(tmp_path):
+    folder = toy_folder(tmp_path, layers=4)
+    res = guesslab(folder, "cluster=sync", "run.progress=false", TOY_FAIL_AT="2")
+    assert res.returncode == 1, res.stderr
+    (tid,) = stored(folder)["task_id"]
+    pieces = folder / "out" / "toy" / "checkpoints" / tid
+    assert sorted(p.name for p in pieces.iterdir() if not p.name.startswith(".")) == [
+        "layer-000",
+        "layer-001",
+    ]
+    res = guesslab(folder, "cluster=sync", "run.progress=false")
+    assert res.returncode == 0, res.stderr
+    ok = stored(folder).query("status == 'ok'")
+    assert list(ok["total"]) == [0 + 1 + 4 + 9]
+    assert markers(folder) == ["layer-000", "layer-001", "layer-002", "layer-003"]  # once each
+    assert not pieces.exists()
+
+
+def _run_and_kill(folder: Path, n_layers: int, *args: str) -> set[str]:
+    """Start the study, SIGKILL the driver (its whole process group) once at least two
+    layers are committed; the layers committed at the kill."""
+    proc = subprocess.Popen(
+        guesslab_cmd(folder, *args),
+        cwd=folder,
+        env=toy_env(folder),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    checkpoints = folder / "out" / "toy" / "checkpoints"
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            committed = {
+                p.name for d in checkpoints.glob("*") for p in d.glob("layer-*") if d.is_dir()
+            }
+            if len(committed) >= 2:
+                break
+            assert proc.poll() is None, "the run ended before it was killed"
+            time.sleep(0.02)
+        else:
+            raise AssertionError("no two layers committed in time")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    committed = {p.name for d in checkpoints.glob("*") for p in d.glob("layer-*")}
+    assert len(committed) < n_layers
+    return committed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cluster", ["sync", "local"])
+def test_a_killed_driver_resumes_from_its_committed_pieces(tmp_path, cluster):
+    n = 6
+    folder = toy_folder(tmp_path, layers=n, sleep=0.4)
+    args = (
+        (f"cluster={cluster}", "cluster.n_workers=1") if cluster == "local" else ("cluster=sync",)
+    )
+    args = (*args, "run.progress=false")
+    committed = _run_and_kill(folder, n, *args)
+    assert not (folder / "out" / "toy" / "results").exists() or stored(folder).empty
+    res = guesslab(folder, *args)
+    assert res.returncode == 0, res.stderr
+    assert list(stored(folder)["total"]) == [sum(i * i for i in range(n))]
+    computed = markers(folder)
+    for name in committed:  # a committed layer was never computed again
+        assert computed.count(name) == 1, (name, computed)
+    assert set(computed) == {f"layer-{i:03d}" for i in range(n)}
+    assert not (folder / "out" / "toy" / "checkpoints").exists()
+
+
+# ---------------------------------------------------------------------------- progress
+
+
+def test_postfix_says_rate_time_left_and_note():
+    report = Progress("t", 3, 10, "layers", "layer 2", 1.5e6, 200.0, 0.0)
+    assert postfix(report) == "1.5M layers/s, 3.3 min left, layer 2"
+    assert postfix(Progress("t", 0, 10, "", "", None, None, 0.0)) == ""
+
+
+def test_progress_bars_follow_reports_and_close_when_done(capsys):
+    bars = ProgressBars(enabled=True)
+    bars.show(Progress("abcdef0123456789", 2, 4, "layers", "layer 1", 2.0, 1.0, 0.0))
+    assert list(bars.bars) == ["abcdef0123456789"]
+    last = Progress("abcdef0123456789", 4, 4, "layers", "", None, 0.0, 0.0).as_dict()
+    bars.on_event((0.0, {**last, "worker": "tcp://127.0.0.1:1234"}))  # as the scheduler sends
+    assert bars.bars == {}
+    err = capsys.readouterr().err
+    assert "task abcdef0123" in err and "2/4 layers, 2 layers/s, 1 s left, layer 1" in err
+    quiet = ProgressBars(enabled=False)
+    quiet.show(Progress("x", 1, 2, "layers", "", None, None, 0.0))
+    assert quiet.bars == {} and capsys.readouterr().err == ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("cluster", "split", "timeout"),
+    [("sync", False, None), ("sync", False, 60), ("local", False, None), ("local", True, None)],
+)
+def test_a_long_task_s_progress_reaches_the_terminal(tmp_path, cluster, split, timeout):
+    folder = toy_folder(tmp_path, layers=5, sleep=0.3, split=str(split).lower())
+    extra = [f"cluster={cluster}"]
+    if cluster == "local":
+        extra.append("cluster.n_workers=2")
+    if timeout:
+        extra.append(f"run.task_timeout_s={timeout}")
+    res = guesslab(folder, *extra, "run.progress=true")
+    assert res.returncode == 0, res.stderr
+    assert list(stored(folder)["total"]) == [0 + 1 + 4 + 9 + 16]
+    assert "layers/s" in res.stderr and "left, layer " in res.stderr, res.stderr
+    assert "task " in res.stderr and "/5 layers" in res.stderr
+    quiet = guesslab(folder, *extra, "run.progress=false", "store.recompute=true")
+    assert quiet.returncode == 0, quiet.stderr
+    assert "layers" not in quiet.stderr and "tasks" not in quiet.stderr
