@@ -141,7 +141,6 @@ def test_family_runs_ranked_tasks():
 @pytest.mark.parametrize(
     ("params", "key", "words"),
     [
-        ({"deck": [4] * 10, "method": "ranked"}, "deck", "961,923,061 states, 12.8 GB"),
         ({"deck": [4, 3], "method": "ranked"}, "deck", "r types of m"),
         ({"deck": [4, 4], "method": "ranked", "strategy": "greedy"}, "tie_break", "pair"),
         ({"deck": [4, 4], "strategy": "persistent"}, "method", "ranked or monte_carlo"),

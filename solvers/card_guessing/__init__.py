@@ -112,6 +112,8 @@ SECONDS_PER_TASK = 0.2e-3
 def estimated_seconds(task: Task) -> float | None:
     """Roughly the solver seconds of a checked task on one core (``stage=plan``), or None
     where no model was measured (other feedback, methods and strategies)."""
+    if task["method"] == "ranked":
+        return ranked_tasks.estimated_seconds(task)
     per_state = SECONDS_PER_STATE.get(task["strategy"])
     exact = task["method"] == "exact" or task["strategy"] == "optimal"
     if (
@@ -125,11 +127,18 @@ def estimated_seconds(task: Task) -> float | None:
 
 
 def splits_over_cluster(task: Task) -> bool:
-    """Whether a checked task is the distributed mode (method=float, workers > 1).
+    """Whether a checked task is a distributed mode: method=float with workers > 1
+    (floating/dask_layers.py), or method=ranked out of core (tasks/ranked_tasks.py)."""
+    return (task["method"] == "float" and (task["workers"] or 1) > 1) or ranked_tasks.splits(task)
 
-    That mode is floating/dask_layers.py.
-    """
-    return task["method"] == "float" and (task["workers"] or 1) > 1
+
+def split_rows(task: Task, cluster) -> list[Row]:
+    """The rows of a task that :func:`splits_over_cluster`, from its distributed mode."""
+    if task["method"] == "ranked":
+        return ranked_tasks.split_rows(task, cluster)
+    from solvers.card_guessing.floating import dask_layers
+
+    return dask_layers.split_rows(task, cluster)
 
 
 def run(task: Task) -> list[Row]:
@@ -227,7 +236,8 @@ FAMILY = register(
                 "workers",
                 lambda v: as_int(v, low=1),
                 1,
-                "method=float, optimal: Dask workers sharing each layer (1: in this process)",
+                "method=float, optimal, or method=ranked: Dask workers sharing each layer (1: in "
+                "this process; ranked goes out of core on its own when memory is short)",
                 identity=False,
                 dtype="int64",
             ),
@@ -237,7 +247,8 @@ FAMILY = register(
         check_task=check_task,
         estimate=estimated_seconds,
         splits=splits_over_cluster,
-        split="solvers.card_guessing.floating.dask_layers:split_rows",
+        split="solvers.card_guessing:split_rows",
+        needs=ranked_tasks.needs,
         columns={
             "expected_score": "float64",
             "expected_score_exact": "string",

@@ -3,16 +3,20 @@
 ``method: ranked`` solves a uniform deck (r types of m cards) with ranked_states.py: strategy
 ``optimal``, ``greedy`` with ``tie_break: pair`` (ties to the smallest (c, p) pair) or
 ``persistent`` (window PERSISTENT_WINDOW).  ``method: monte_carlo`` plays ``persistent`` or
-greedy with pair ties on shuffled decks (simulation/persistent.py), seeded from the task id.  A deck
-whose ranked arrays would pass MAX_BYTES is refused before any work, naming its states and
-memory.
+greedy with pair ties on shuffled decks (simulation/persistent.py), seeded from the task id.
+
+Where a ranked solve runs is sized by where it runs (solvers/longtask.py): in this process's
+memory when its arrays (ranked_states.estimated_bytes) fit the task's memory budget and the
+knob ``workers`` is 1; otherwise out of core (floating/ranked_layers.py): layers on disk in the
+task's checkpoint folder, each split into chunks run on the Dask workers of the cluster the task
+runs on (none: in this process).  :func:`needs` tells the pipeline the least memory per process
+and the disk that takes, before any work.
 """
 
 from __future__ import annotations
 
 from solvers.registry import Row, Task, TaskError, task_rng
 
-MAX_BYTES = 6 * 10**9  # one process of the shared 24 GB machine
 STRATEGIES = ("optimal", "greedy", "persistent")
 # persistent's window, fixed (a new family parameter would change every existing task id);
 # chosen as the best of 0.05..0.16 on 4 to 6 types of 4 (exact, ranked_states.py): see the manual
@@ -47,17 +51,103 @@ def check_task(task: Task) -> None:
     if task["method"] != "ranked":
         return
     try:
-        cd = ranked_states.codes(task["deck"])
+        ranked_states.codes(task["deck"])
     except ValueError as exc:
         raise TaskError("deck", task["deck"], str(exc)) from None
-    need = ranked_states.estimated_bytes(task["deck"])
-    if need > MAX_BYTES:
-        raise TaskError(
-            "deck",
-            task["deck"],
-            f"too large for the ranked solver: about {int(cd.sizes.sum()):,} states, "
-            f"{need / 1e9:.1f} GB of arrays (limit {MAX_BYTES / 1e9:.0f} GB)",
-        )
+
+
+def in_memory_bytes(deck) -> int:
+    """Peak bytes of a process solving ``deck`` in memory: its arrays and the process's own."""
+    from solvers.card_guessing.floating import ranked_layers, ranked_states
+
+    return ranked_states.estimated_bytes(deck) + ranked_layers.BASE_BYTES
+
+
+def needs(task: Task, workers: int):
+    """What a checked ``method: ranked`` task needs per process (None for other tasks): in
+    memory, its arrays; out of core, a worker's least chunk and the layers' disk.  The smaller
+    memory is the need (the run goes out of core when the budget is below the in-memory one)."""
+    if task["method"] != "ranked":
+        return None
+    from solvers.card_guessing.floating import ranked_layers
+    from solvers.longtask import Need, format_bytes
+
+    deck = task["deck"]
+    whole = in_memory_bytes(deck)
+    plan = ranked_layers.plan(deck)
+    states = f"{sum(plan.sizes):,} ranked states in {len(plan.sizes)} layers"
+    if (task["workers"] or 1) == 1 and whole <= plan.memory:
+        return Need(whole, 0, f"{states}; in memory")
+    return Need(
+        plan.memory,
+        plan.disk,
+        f"{states}; in memory {format_bytes(whole)} if the budget holds it, else layers out of "
+        f"core ({format_bytes(plan.disk)} of files, chunks sized by the budget over "
+        f"{workers} worker(s))",
+    )
+
+
+def splits(task: Task) -> bool:
+    """Whether a checked task runs out of core (floating/ranked_layers.py): ``method:
+    ranked`` with ``workers`` > 1, or whose in-memory arrays pass this process's budget."""
+    if task["method"] != "ranked":
+        return False
+    from solvers import longtask
+
+    if (task["workers"] or 1) > 1:
+        return True
+    return in_memory_bytes(task["deck"]) > longtask.current().budget.bytes
+
+
+def split_rows(task: Task, cluster) -> list[Row]:
+    """The row of a ranked task solved out of core (floating/ranked_layers.py) on the
+    cluster the task runs on (its context's client, else ``cluster``: a callable giving a
+    context manager that yields a client), or, given none, on a LocalCluster of ``workers``
+    processes sharing the budget (``workers`` > 1), or in this process."""
+    from contextlib import nullcontext
+
+    from solvers import longtask
+
+    ctx = longtask.current()
+    client = ctx.client()
+    if client is not None:
+        opened = nullcontext(client)
+    elif cluster is not None:
+        opened = cluster()
+    elif (task["workers"] or 1) > 1:
+        opened = local_client(task["workers"], ctx.budget.bytes // task["workers"])
+    else:
+        opened = nullcontext(None)
+    with opened as client:
+        return [_layered_row(task, client, ctx)]
+
+
+def _layered_row(task: Task, client, ctx) -> Row:
+    from solvers.card_guessing.floating import ranked_layers
+    from solvers.card_guessing.floating.layer_kernels import solution_row
+
+    budget = ctx.budget.bytes
+    if client is not None:
+        limits = [w.get("memory_limit") or 0 for w in client.scheduler_info()["workers"].values()]
+        budget = min([b for b in limits if b > 0] or [budget])
+    sol = ranked_layers.solve(
+        task["deck"],
+        task["strategy"],
+        window(task),
+        client=client,
+        checkpoints=ctx.checkpoints,
+        budget_bytes=budget,
+        progress=lambda done, total, note: ctx.progress(done, total, "ranks", note),
+    )
+    return solution_row(sol)
+
+
+def local_client(workers: int, memory_limit: int):
+    """A client of a new LocalCluster on 127.0.0.1: ``workers`` processes of one thread,
+    each limited to ``memory_limit`` bytes."""
+    from solvers.card_guessing.floating.dask_layers import local_client as local
+
+    return local(workers, threads=False, memory_limit=memory_limit)
 
 
 def window(task: Task) -> float:
@@ -79,3 +169,21 @@ def rows(task: Task) -> list[Row]:
     from solvers.card_guessing.floating.layer_kernels import solution_row
 
     return [solution_row(ranked_states.solve(task["deck"], task["strategy"], window=window(task)))]
+
+
+# CPU seconds per ranked state and squared type count, and the fixed seconds of a solve: the
+# cost model of ``stage=plan`` (a + b r^2 seconds per rank: a state ranks up to 2r successors
+# of r codes each), fitted on measured out-of-core runs (benchmarks/bench_ranked_layers.py)
+SECONDS_PER_RANK_R2 = 1.9e-8
+SECONDS_PER_SOLVE = 2.0
+
+
+def estimated_seconds(task: Task) -> float | None:
+    """CPU seconds of a checked ``method: ranked`` task by the cost model above."""
+    if task["method"] != "ranked":
+        return None
+    from solvers.card_guessing.floating import ranked_states
+
+    deck = task["deck"]
+    ranks = sum(ranked_states.layer_sizes(deck))
+    return SECONDS_PER_SOLVE + SECONDS_PER_RANK_R2 * len(deck) ** 2 * ranks

@@ -1,0 +1,670 @@
+"""The ranked solver (ranked_states.py) with its layers on disk, each split over many workers.
+
+Same states, same policies (optimal, greedy with pair ties, persistent), same arithmetic: a
+state's values are computed by the same floating-point operations in the same order as
+ranked_states.py, so the two agree to the last bit on the values (the score distribution's
+final sum runs in another order: ~1e-16).  What changes is where a layer lives:
+
+- **Files.** Layer L is a raw little-endian float64 file of ``sizes[L]`` rows of (log A,
+  E[future], E[future^2]) in rank order (the last layer: log A alone), and the policy's
+  choices an int8 file per layer; the last layer also keeps its states' unconfirmed cards T
+  (int8).  Raw, not ``.npy``: with no header, the byte range of ranks [lo, hi) is
+  [lo, hi) times the row size, so chunk boundaries at multiples of :data:`ALIGN` ranks are
+  page-aligned in every file and two workers never write the same page (safe on a shared
+  file system); the shape comes from ``ranked_states.codes(deck)``.  Files are the task's
+  checkpoint pieces (solvers/longtask.py): ``layer-037`` is committed (fsync + rename) only
+  when all its chunks are written, so a committed layer is whole.
+- **Chunks.** A layer's rank range is cut into contiguous chunks of at most ``chunk`` ranks
+  (a multiple of ALIGN, sized from the memory budget: :func:`chunk_states`); each chunk is one
+  Dask task, run by whichever worker is free, writing its rows at its offset with ``pwrite``.
+- **Successors.** A state's successors are found by rank (ranked_states._rank) in the next
+  layer's file, mapped read-only (``np.memmap``) by the task and unmapped when it ends.  Ranks
+  order states by their largest codes first, so a chunk's successors lie in a few windows of
+  the next layer: a chunk reads 2-8 times its own bytes of it (measured on 8 types of 4,
+  chunks of 2^16 to 2^20 states); :data:`TOUCH` bounds that in the memory model.
+- **The network** carries, per layer, only chunk descriptors (deck, layer, rank range, file
+  paths) one way and small summaries (feasible states, T histograms, score histograms,
+  edge-file windows) back; values never cross it.
+- **The last layer** (no card to come) is solved in passes of T = 0..N, as in
+  ranked_states.py: a pass writes the states with T unconfirmed cards from those with T - 1
+  (already in the file); a chunk is visited only in the passes its T histogram asks for.
+- **The score distribution** runs forward: a chunk of layer L adds the path counts of the
+  edges into it (from the sorted edge files of layer L - 1's chunks, read by window), and
+  writes the edges out of it (child rank, path count) sorted by child rank; the last layer's
+  chunks return score histograms.  Edges come from the int8 choices kept per layer.
+
+Resuming: pieces committed by a killed run are kept; the solve restarts at the lowest layer
+whose values are committed (layers 0..L-1 still to do), reusing the choices and counts of the
+finished ones.  Values of layer L + 2 are removed once layer L is committed (only the next
+layer is read), the last layer's log A is kept for the score distribution.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numba import prange
+
+from solvers.card_guessing.floating import ranked_states as rs
+from solvers.card_guessing.floating.ranked_states import (
+    CHUNK,
+    POLICIES,
+    TIE_TOLERANCE,
+    _feasible,
+    _last_log,
+    _logsumexp,
+    _moved,
+    _rank,
+    _unrank,
+    _yes_code,
+    kernel,
+    parallel_kernel,
+)
+
+FORMAT = 1  # the checkpoint files' layout; a folder of another format is not reused
+ALIGN = 4096  # chunk boundaries are multiples of this many ranks: page-aligned in every file
+TOUCH = 8  # a chunk maps at most ~TOUCH times its own value bytes of the next layer
+# bytes a chunk state costs its worker at the peak: its values and choice (25), the next
+# layer's mapped pages (TOUCH x 24), and the score pass's edges and sort (~100, fits below)
+BYTES_PER_CHUNK_STATE = 25 + TOUCH * 24
+BASE_BYTES = 350 * 10**6  # a worker process's own: Python, NumPy, Numba's kernels, Dask
+MIN_CHUNK = 16 * ALIGN  # the smallest chunk a budget may ask for
+ROW = 3  # float64 columns of a layer below the last: log A, E, E^2
+
+
+@functools.lru_cache(maxsize=4)
+def _codes(deck: tuple[int, ...]) -> rs.Codes:
+    return rs.codes(deck)
+
+
+def _args(cd: rs.Codes) -> tuple:
+    return (cd.m, cd.r, cd.exhausted, cd.weight, cd.eq, cd.le, cd.offsets, cd.n_p)
+
+
+# ------------------------------------------------------------------------------ kernels
+
+
+@parallel_kernel
+def _values(layer, lo, hi, policy, window, m, r, big, weight, eq, le, offsets, n_p, nxt):
+    """ranked_states._layer for ranks [lo, hi) of ``layer``: rows (log A, E, E^2) and the
+    chosen position, from the next layer's rows ``nxt`` ((size, 3), or (size, 1): log A of
+    the last layer, whose E and E^2 are 0).  The same operations in the same order."""
+    size = hi - lo
+    out = np.zeros((size, 3))
+    best = np.full(size, -1, np.int8)
+    full = nxt.shape[1] == 3
+    for chunk in prange((size + CHUNK - 1) // CHUNK):
+        seq = np.empty(r, np.int64)
+        child = np.empty(r, np.int64)
+        ylog = np.empty(r, np.float64)
+        yrank = np.empty(r, np.int64)
+        for s in range(chunk * CHUNK, min(size, (chunk + 1) * CHUNK)):
+            out[s, 0] = -np.inf
+            e = _unrank(lo + s, layer, m, r, big, weight, eq, le, offsets, seq)
+            if not _feasible(seq, e, r, n_p):
+                continue
+            for j in range(e, r):
+                if j > e and seq[j] == seq[j - 1]:
+                    ylog[j], yrank[j] = ylog[j - 1], yrank[j - 1]
+                    continue
+                _moved(seq, j, _yes_code(seq[j], n_p, big), r, child)
+                yrank[j] = _rank(child, layer + 1, m, r, big, weight, eq, le, offsets)
+                ylog[j] = nxt[yrank[j], 0]
+            lg = _logsumexp(ylog, e, r)
+            out[s, 0] = lg
+            if lg == -np.inf:
+                continue
+            floor = -np.inf
+            if policy >= 1:
+                for j in range(e, r):
+                    floor = max(floor, ylog[j])
+                floor += math.log1p(-window) + math.log1p(-TIE_TOLERANCE)
+            top = -1.0
+            for j in range(r - 1, e - 1, -1):
+                if ylog[j] == -np.inf or (j > e and seq[j] == seq[j - 1]):
+                    continue
+                q = math.exp(ylog[j] - lg)
+                yv = nxt[yrank[j], 1] if full else 0.0
+                ysq = nxt[yrank[j], 2] if full else 0.0
+                v = q * (1.0 + yv)
+                sq = q * (1.0 + 2.0 * yv + ysq)
+                if seq[j] % n_p + 1 < n_p:
+                    _moved(seq, j, seq[j] + 1, r, child)
+                    k = _rank(child, layer + 1, m, r, big, weight, eq, le, offsets)
+                    if nxt[k, 0] > -np.inf:
+                        qn = math.exp(nxt[k, 0] - lg)
+                        v += qn * (nxt[k, 1] if full else 0.0)
+                        sq += qn * (nxt[k, 2] if full else 0.0)
+                if policy >= 1 and ylog[j] < floor:
+                    continue
+                crit = v if policy == 0 else (seq[j] % n_p if policy == 2 else 0.0)
+                if best[s] < 0 or crit > top * (1.0 + TIE_TOLERANCE):
+                    top = crit
+                    out[s, 1] = v
+                    out[s, 2] = sq
+                    best[s] = j
+    return out, best
+
+
+@parallel_kernel
+def _unconfirmed(layer, lo, hi, m, r, big, weight, eq, le, offsets, n_p):
+    """T = sum of c for ranks [lo, hi) of ``layer`` (-1 if infeasible)."""
+    size = hi - lo
+    out = np.empty(size, np.int8)
+    for chunk in prange((size + CHUNK - 1) // CHUNK):
+        seq = np.empty(r, np.int64)
+        for s in range(chunk * CHUNK, min(size, (chunk + 1) * CHUNK)):
+            e = _unrank(lo + s, layer, m, r, big, weight, eq, le, offsets, seq)
+            if not _feasible(seq, e, r, n_p):
+                out[s] = -1
+                continue
+            t = 0
+            for j in range(e, r):
+                t += seq[j] // n_p + 1
+            out[s] = t
+    return out
+
+
+@parallel_kernel
+def _last_logs(t, ranks, logs, m, r, big, weight, eq, le, offsets, n_p, logf):
+    """log A of the last layer's states ``ranks`` (each with t unconfirmed cards), from
+    ``logs`` (the layer's file: those with t - 1 are done)."""
+    layer = m * r
+    out = np.empty(ranks.size)
+    for chunk in prange((ranks.size + CHUNK - 1) // CHUNK):
+        seq = np.empty(r, np.int64)
+        child = np.empty(r, np.int64)
+        terms = np.empty(r, np.float64)
+        for s in range(chunk * CHUNK, min(ranks.size, (chunk + 1) * CHUNK)):
+            e = _unrank(ranks[s], layer, m, r, big, weight, eq, le, offsets, seq)
+            out[s] = _last_log(seq, e, t, logs, m, r, big, weight, eq, le, offsets, n_p, logf,
+                               child, terms)  # fmt: skip
+    return out
+
+
+@kernel
+def _edges(layer, lo, best, paths, m, r, big, weight, eq, le, offsets, n_p):
+    """The policy's edges out of ranks [lo, lo + paths.size): (child rank, path count), in
+    the order ranked_states._add_paths adds them."""
+    n = 0
+    for s in range(paths.size):
+        if paths[s] != 0.0 and best[s] >= 0:
+            n += 2
+    ranks = np.empty(n, np.int64)
+    weights = np.empty(n)
+    seq = np.empty(r, np.int64)
+    child = np.empty(r, np.int64)
+    k = 0
+    for s in range(paths.size):
+        if paths[s] == 0.0 or best[s] < 0:
+            continue
+        _unrank(lo + s, layer, m, r, big, weight, eq, le, offsets, seq)
+        j = best[s]
+        _moved(seq, j, _yes_code(seq[j], n_p, big), r, child)
+        ranks[k] = _rank(child, layer + 1, m, r, big, weight, eq, le, offsets)
+        weights[k] = paths[s]
+        k += 1
+        if seq[j] % n_p + 1 < n_p:
+            _moved(seq, j, seq[j] + 1, r, child)
+            ranks[k] = _rank(child, layer + 1, m, r, big, weight, eq, le, offsets)
+            weights[k] = paths[s]
+            k += 1
+    return ranks[:k], weights[:k]
+
+
+# --------------------------------------------------------------------------- file helpers
+
+
+def _pwrite(path: str, array: np.ndarray, offset: int) -> None:
+    """Write ``array``'s bytes into the existing file ``path`` at byte ``offset``."""
+    data = memoryview(np.ascontiguousarray(array)).cast("B")
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        done = 0
+        while done < len(data):
+            done += os.pwrite(fd, data[done : done + (1 << 30)], offset + done)
+    finally:
+        os.close(fd)
+
+
+def _pread(path: str, dtype, lo: int, hi: int, width: int = 1) -> np.ndarray:
+    """Rows [lo, hi) of a raw file of ``width`` columns of ``dtype``, read (not mapped)."""
+    dtype = np.dtype(dtype)
+    with open(path, "rb") as f:
+        f.seek(lo * width * dtype.itemsize)
+        out = np.fromfile(f, dtype, (hi - lo) * width)
+    if out.size != (hi - lo) * width:
+        raise OSError(f"{path}: short read of rows {lo}..{hi}")
+    return out.reshape(-1, width) if width > 1 else out
+
+
+def _mapped(path: str, rows: int, width: int, dtype=np.float64, mode: str = "r") -> np.ndarray:
+    return np.memmap(path, dtype=dtype, mode=mode, shape=(rows, width) if width else rows)
+
+
+def _allocate(path: Path, nbytes: int) -> None:
+    """A file of ``nbytes`` (sparse until written)."""
+    with open(path, "wb") as f:
+        f.truncate(nbytes)
+
+
+# ---------------------------------------------------------------------------- chunk tasks
+# each runs on a worker, reads and writes files, and returns only a small summary
+
+
+def layer_chunk(deck, layer, lo, hi, policy, window, next_path, next_width, out_path, best_path):
+    """Rows of ranks [lo, hi) of ``layer`` from the next layer's file: written in place;
+    returns (feasible states, CPU seconds, ranks)."""
+    cpu = time.process_time()
+    cd = _codes(tuple(deck))
+    nxt = _mapped(next_path, int(cd.sizes[layer + 1]), next_width)
+    out, best = _values(layer, lo, hi, POLICIES[policy], window, *_args(cd), nxt)
+    del nxt  # unmapped: its pages leave this process
+    _pwrite(out_path, out, lo * ROW * 8)
+    _pwrite(best_path, best, lo)
+    return int(np.count_nonzero(out[:, 0] > -np.inf)), time.process_time() - cpu, hi - lo
+
+
+def last_t_chunk(deck, lo, hi, t_path, log_path):
+    """T of the last layer's ranks [lo, hi) into ``t_path`` (and -inf log A into
+    ``log_path``); returns the chunk's histogram of T + 1 (bin 0: infeasible)."""
+    cd = _codes(tuple(deck))
+    t = _unconfirmed(cd.n_cards, lo, hi, *_args(cd))
+    _pwrite(t_path, t, lo)
+    _pwrite(log_path, np.full(hi - lo, -np.inf), lo * 8)
+    return np.bincount(t.astype(np.int64) + 1, minlength=cd.n_cards + 2)
+
+
+def last_log_chunk(deck, t, lo, hi, t_path, log_path):
+    """log A of the last layer's ranks in [lo, hi) with t unconfirmed cards, written in
+    place; returns (of them, those with a finite log A; CPU seconds)."""
+    cpu = time.process_time()
+    cd = _codes(tuple(deck))
+    n = cd.n_cards
+    ranks = lo + np.flatnonzero(_pread(t_path, np.int8, lo, hi) == t)
+    logs = _mapped(log_path, int(cd.sizes[n]), 0)
+    vals = _last_logs(t, ranks, logs, *_args(cd), rs.log_factorials(n))
+    del logs
+    out = _mapped(log_path, int(cd.sizes[n]), 0, mode="r+")
+    out[ranks] = vals
+    out.flush()
+    del out
+    return int(np.count_nonzero(vals > -np.inf)), time.process_time() - cpu
+
+
+def _paths_in(lo: int, hi: int, slices: Sequence[tuple[str, int, int]]) -> np.ndarray:
+    """Path counts of ranks [lo, hi): the edges into them, read window by window."""
+    paths = np.zeros(hi - lo)
+    for path, start, stop in slices:
+        edges = np.load(path, mmap_mode="r")
+        part = np.array(edges[start:stop])  # a copy: the map is dropped with ``edges``
+        del edges
+        paths += np.bincount(part["rank"] - lo, weights=part["paths"], minlength=hi - lo)
+    return paths
+
+
+EDGE = np.dtype([("rank", "<i8"), ("paths", "<f8")])
+
+
+def reach_chunk(deck, layer, lo, hi, slices, best_path, edges_path, next_bounds):
+    """Edges out of ranks [lo, hi) of ``layer`` given the edges into them (``slices``; None:
+    the start state), sorted by child rank into ``edges_path``; returns the windows of that
+    file falling in each chunk of the next layer, {chunk: (start, stop)}."""
+    cd = _codes(tuple(deck))
+    paths = np.ones(hi - lo) if slices is None else _paths_in(lo, hi, slices)
+    best = _pread(best_path, np.int8, lo, hi)
+    ranks, weights = _edges(layer, lo, best, paths, *_args(cd))
+    del paths, best
+    order = np.argsort(ranks, kind="stable")
+    edges = np.empty(ranks.size, EDGE)
+    edges["rank"] = ranks[order]
+    edges["paths"] = weights[order]
+    del ranks, weights, order
+    np.save(edges_path, edges)
+    cuts = np.searchsorted(edges["rank"], next_bounds)
+    pairs = zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True)
+    return {h: (a, b) for h, (a, b) in enumerate(pairs) if b > a}
+
+
+def score_chunk(deck, lo, hi, slices, t_path, log_path):
+    """P(final score = k) summed over the last layer's ranks [lo, hi), from the edges in."""
+    cd = _codes(tuple(deck))
+    n = cd.n_cards
+    paths = _paths_in(lo, hi, slices)
+    logs = _pread(log_path, np.float64, lo, hi)
+    t = _pread(t_path, np.int8, lo, hi)
+    hit = (paths > 0) & (logs > -np.inf)
+    logf = rs.log_factorials(n)
+    log_start = logf[n] - cd.r * logf[cd.m]
+    prob = np.exp(np.log(paths[hit]) + logs[hit] - log_start)
+    return np.bincount(n - t[hit].astype(np.int64), weights=prob, minlength=n + 1)
+
+
+# ------------------------------------------------------------------------------ sizing
+
+
+def chunk_states(budget_bytes: int, threads: int = 1) -> int:
+    """The largest chunk (ranks, a multiple of ALIGN) a process of ``budget_bytes`` running
+    ``threads`` chunks at once can hold: (budget - BASE_BYTES) / threads / BYTES_PER_CHUNK_STATE."""
+    room = (budget_bytes - BASE_BYTES) // max(threads, 1) // BYTES_PER_CHUNK_STATE
+    return max(MIN_CHUNK, int(room) // ALIGN * ALIGN)
+
+
+def bounds(size: int, chunk: int) -> np.ndarray:
+    """Chunk boundaries of a layer of ``size`` ranks: 0, chunk, 2 chunk, ..., size."""
+    return np.array([*range(0, size, chunk), size], np.int64)
+
+
+def spans(size: int, chunk: int) -> list[tuple[int, int]]:
+    """The chunks [lo, hi) of a layer of ``size`` ranks."""
+    cuts = bounds(size, chunk).tolist()
+    return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What an out-of-core solve of a deck needs (see :func:`plan`)."""
+
+    sizes: list[int]  # ranks per layer
+    memory: int  # bytes per worker process at the peak (the smallest chunk)
+    disk: int  # bytes of files at the peak
+    chunk: int  # ranks per chunk for the budget given (0: none given)
+    chunks: int  # chunks of the largest layer
+
+
+def disk_bytes(sizes: Sequence[int], reach: float = 1.0) -> int:
+    """Peak bytes of files: every layer's choices (1 B a rank), the last layer's log A and T
+    (9 B), and the largest of two adjacent value layers (24 B a rank each) or, in the score
+    pass, two layers' edges (2 x 16 B per state reached, ``reach`` the share reached)."""
+    n = len(sizes) - 1
+    pairs = max([sizes[i] + sizes[i + 1] for i in range(n - 1)] or [0])
+    values = max(24 * pairs, 24 * sizes[n - 1]) if n else 0
+    edges = 32 * reach * max(sizes[i] + sizes[i + 1] for i in range(n)) if n else 0
+    return int(sum(sizes) + 9 * sizes[n] + max(values, edges))
+
+
+def plan(deck: Sequence[int], budget_bytes: int | None = None, threads: int = 1) -> Plan:
+    """Sizes, per-worker memory and disk of an out-of-core solve of ``deck``."""
+    sizes = [int(s) for s in _codes(tuple(int(c) for c in deck)).sizes]
+    chunk = chunk_states(budget_bytes, threads) if budget_bytes else 0
+    big = max(sizes)
+    return Plan(
+        sizes,
+        BASE_BYTES + MIN_CHUNK * BYTES_PER_CHUNK_STATE,
+        disk_bytes(sizes),
+        chunk,
+        -(-big // chunk) if chunk else 0,
+    )
+
+
+# ------------------------------------------------------------------------------ running
+
+
+class _Local:
+    """Runs chunk tasks in this process, one after another (no cluster: out of core here)."""
+
+    def run(self, func: Callable, calls: Iterable[tuple], done: Callable[[Any], None]) -> list:
+        out = []
+        for args in calls:
+            out.append(func(*args))
+            done(out[-1])
+        return out
+
+
+class _Dask:
+    """Runs chunk tasks on a Dask client's workers, as they free up."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def run(self, func: Callable, calls: Iterable[tuple], done: Callable[[Any], None]) -> list:
+        from distributed import as_completed
+
+        futures = [self.client.submit(func, *args, pure=False) for args in calls]
+        index = {f.key: i for i, f in enumerate(futures)}
+        out: list = [None] * len(futures)
+        for fut in as_completed(futures):
+            out[index[fut.key]] = fut.result()
+            done(out[index[fut.key]])
+            fut.release()
+        return out
+
+
+class _Scratch:
+    """Checkpoints of a solve that keeps none: pieces in a temporary folder, removed after."""
+
+    def __init__(self, parent: str | None = None):
+        from solvers.longtask import Checkpoints
+
+        self.tmp = tempfile.mkdtemp(prefix="ranked-layers-", dir=parent)
+        self.store = Checkpoints(Path(self.tmp) / "task", root=self.tmp)
+
+    def close(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _layer_name(layer: int) -> str:
+    return f"layer-{layer:03d}"
+
+
+def _drop(store, name: str) -> None:
+    """Remove a committed piece no later step reads (its file only)."""
+    if name in store.finished():
+        os.unlink(store.load_path(name))
+
+
+Report = Callable[[float, float, str], None]
+
+
+def solve(
+    deck: Sequence[int],
+    policy: str = "optimal",
+    window: float = 0.0,
+    *,
+    client: Any = None,
+    checkpoints: Any = None,
+    chunk: int | None = None,
+    budget_bytes: int | None = None,
+    with_pmf: bool = True,
+    progress: Report | None = None,
+    log: Callable[[str], None] | None = None,
+) -> rs.Solution:
+    """ranked_states.solve(deck, policy, window=window) with every layer on disk, split into
+    chunks of ``chunk`` ranks (default: from ``budget_bytes`` per worker, see
+    :func:`chunk_states`) run on ``client``'s workers (None: in this process).
+
+    ``checkpoints``: a solvers.longtask.Checkpoints (on a cluster: on a shared file system);
+    committed layers found there are reused.  None: a temporary folder, removed after.
+    ``progress(done, total, note)`` is called as chunks finish (ranks solved of all layers).
+    """
+    deck = tuple(int(c) for c in deck)
+    if policy not in POLICIES:
+        raise ValueError(f"policy {policy!r}: one of {', '.join(POLICIES)}")
+    cd = _codes(deck)
+    sizes = [int(s) for s in cd.sizes]
+    if chunk is None:
+        threads = 1
+        if client is not None:
+            info = client.scheduler_info()["workers"].values()
+            threads = max([w.get("nthreads", 1) for w in info] or [1])
+        chunk = chunk_states(budget_bytes or _default_budget(), threads)
+    chunk = max(ALIGN, int(chunk) // ALIGN * ALIGN)
+    scratch = _Scratch() if checkpoints is None else None
+    store = scratch.store if scratch else checkpoints
+    runner = _Dask(client) if client is not None else _Local()
+    say = log or (lambda text: None)
+    try:
+        return _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf,
+                      progress, say)  # fmt: skip
+    finally:
+        if scratch:
+            scratch.close()
+
+
+def _default_budget() -> int:
+    from solvers import longtask
+
+    return longtask.current().budget.bytes
+
+
+def _meta(store, deck, policy, window) -> None:
+    """Check (or write) the folder's description; a folder of another solve is refused."""
+    meta = {"format": FORMAT, "deck": list(deck), "policy": policy, "window": window}
+    if "meta.json" in store.finished():
+        found = json.loads(store.load_path("meta.json").read_text())
+        if found != meta:
+            raise ValueError(
+                f"checkpoint folder {store.folder} holds another solve ({found}), not {meta}"
+            )
+        return
+    store.path("meta.json").write_text(json.dumps(meta))
+    store.commit("meta.json")
+
+
+def _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf, progress, say):
+    n = cd.n_cards
+    _meta(store, deck, policy, window)
+    done_names = store.finished()
+    total = float(sum(sizes))
+    state = {"done": 0.0}
+
+    def report(amount: float, note: str) -> None:
+        state["done"] += amount
+        if progress:
+            progress(state["done"], total, note)
+
+    counts: dict[int, int] = {}
+    for layer in range(n + 1):
+        name = f"count-{layer:03d}"
+        if name in done_names:
+            counts[layer] = json.loads(store.load_path(name).read_text())["feasible"]
+    # the lowest layer whose values are committed (with every layer above it counted)
+    start = n + 1
+    for layer in range(n, -1, -1):
+        if layer not in counts:
+            break
+        if _layer_name(layer) in done_names:
+            start = layer
+    if start <= n:
+        report(float(sum(sizes[start:])), f"resumed at layer {start}")
+        say(f"resuming: layers {start}..{n} committed in {store.folder}")
+    if start > n:
+        counts[n] = _last_layer(deck, cd, sizes, store, runner, chunk, report)
+        start = n
+    for layer in range(start - 1, -1, -1):
+        wall, cpu = time.perf_counter(), 0.0
+        nxt = _layer_name(layer + 1)
+        width = 1 if layer + 1 == n else ROW
+        out = store.path(_layer_name(layer))
+        best = store.path(f"best-{layer:03d}")
+        _allocate(out, sizes[layer] * ROW * 8)
+        _allocate(best, sizes[layer])
+        nxt_path = str(store.load_path(nxt))
+        calls = [
+            (deck, layer, a, b, policy, window, nxt_path, width, str(out), str(best))
+            for a, b in spans(sizes[layer], chunk)
+        ]
+        note = f"layer {layer} of {n}"
+        results = runner.run(layer_chunk, calls, lambda res, note=note: report(res[2], note))
+        feasible = sum(r[0] for r in results)
+        cpu = sum(r[1] for r in results)
+        store.commit(f"best-{layer:03d}")
+        _put_json(store, f"count-{layer:03d}", {"feasible": feasible, "cpu_s": cpu})
+        store.commit(_layer_name(layer))
+        counts[layer] = feasible
+        if layer + 2 < n:
+            _drop(store, _layer_name(layer + 2))
+        say(
+            f"layer {layer}: {sizes[layer]:,} ranks, {feasible:,} feasible, {len(calls)} "
+            f"chunks, {time.perf_counter() - wall:.1f} s wall, {cpu:.1f} s CPU"
+        )
+    top = _pread(str(store.load_path(_layer_name(0))), np.float64, 0, 1, ROW)[0]
+    mean = float(top[1])
+    pmf = _score_pmf(deck, cd, sizes, store, runner, chunk) if with_pmf else None
+    feasible = [counts[layer] for layer in range(n + 1)]
+    return rs.Solution(
+        mean, float(top[2]) - mean * mean, sum(feasible), int(sum(sizes)), feasible, pmf
+    )
+
+
+def _put_json(store, name: str, data: dict) -> None:
+    store.path(name).write_text(json.dumps(data))
+    store.commit(name)
+
+
+def _last_layer(deck, cd, sizes, store, runner, chunk, report) -> int:
+    """log A and T of the last layer, in passes of T (committed as ``layer-N``, ``last-t``)."""
+    n = cd.n_cards
+    size = sizes[n]
+    t_path, log_path = store.path("last-t"), store.path(_layer_name(n))
+    _allocate(t_path, size)
+    _allocate(log_path, size * 8)
+    chunks = spans(size, chunk)
+    hists = runner.run(
+        last_t_chunk,
+        [(deck, a, b, str(t_path), str(log_path)) for a, b in chunks],
+        lambda res: None,
+    )
+    feasible = 0
+    passes = n + 1
+    for t in range(passes):
+        calls = [
+            (deck, t, a, b, str(t_path), str(log_path))
+            for (a, b), hist in zip(chunks, hists, strict=True)
+            if hist[t + 1]
+        ]
+        results = runner.run(last_log_chunk, calls, lambda res: None)
+        feasible += sum(r[0] for r in results)
+        share = size * (t + 1) // passes - size * t // passes
+        report(float(share), f"layer {n} (last), pass T={t} of {n}")
+    store.commit("last-t")
+    _put_json(store, f"count-{n:03d}", {"feasible": feasible})
+    store.commit(_layer_name(n))
+    return feasible
+
+
+def _score_pmf(deck, cd, sizes, store, runner, chunk) -> list[float]:
+    """P(final score = k) of the policy whose choices are committed, forward over chunks."""
+    n = cd.n_cards
+    work = store.path("score-pass")
+    work.mkdir()
+    slices: list[list | None] = [None]  # edges into each chunk of the current layer
+    for layer in range(n):
+        nxt = bounds(sizes[layer + 1], chunk)
+        best = str(store.load_path(f"best-{layer:03d}"))
+        calls, names = [], []
+        for h, (a, b) in enumerate(spans(sizes[layer], chunk)):
+            if slices[h] is not None and not slices[h]:
+                continue  # nothing reaches this chunk
+            names.append(str(work / f"edges-{layer:03d}-{h:06d}.npy"))
+            calls.append((deck, layer, a, b, slices[h], best, names[-1], nxt))
+        windows = runner.run(reach_chunk, calls, lambda res: None)
+        for path in work.glob(f"edges-{layer - 1:03d}-*.npy"):
+            path.unlink()
+        slices = [[] for _ in range(nxt.size - 1)]
+        for name, win in zip(names, windows, strict=True):
+            for h, (a, b) in win.items():
+                slices[h].append((name, a, b))
+    t_path, log_path = str(store.load_path("last-t")), str(store.load_path(_layer_name(n)))
+    calls = [
+        (deck, a, b, slices[h], t_path, log_path)
+        for h, (a, b) in enumerate(spans(sizes[n], chunk))
+        if slices[h]
+    ]
+    hists = runner.run(score_chunk, calls, lambda res: None)
+    import shutil
+
+    shutil.rmtree(work, ignore_errors=True)
+    return np.sum(hists, axis=0).tolist()

@@ -1,0 +1,201 @@
+"""The ranked solver out of core and over Dask workers (floating/ranked_layers.py).
+
+Checked against the single-process ranked solver (ranked_states.py) to 1e-12 (the values come
+out bit for bit; the score distribution's last sum runs in another order), in this process
+and on LocalClusters whose workers are capped below what one process needs, with each
+worker's measured peak RSS under its cap; a run killed mid-way resumes from its committed
+layers without recomputing them.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from solvers import TaskError, longtask, solve
+from solvers.card_guessing.floating import ranked_layers, ranked_states
+from solvers.card_guessing.tasks import ranked_tasks
+from solvers.registry import get_family, validate
+
+REL = 1e-12
+POLICIES = [("optimal", 0.0), ("greedy", 0.0), ("persistent", ranked_tasks.PERSISTENT_WINDOW)]
+
+
+def same(a: ranked_states.Solution, b: ranked_states.Solution) -> None:
+    def close(x, y):
+        return abs(x - y) <= REL * max(1.0, abs(y))
+
+    assert close(a.expected_score, b.expected_score)
+    assert close(a.score_variance, b.score_variance)
+    assert len(a.score_pmf) == len(b.score_pmf)
+    assert all(close(x, y) for x, y in zip(a.score_pmf, b.score_pmf, strict=True))
+    assert (a.n_states, a.rank_space, a.layer_sizes) == (b.n_states, b.rank_space, b.layer_sizes)
+
+
+@pytest.mark.parametrize(("policy", "window"), POLICIES)
+@pytest.mark.parametrize("deck", [(4,), (2, 2), (3, 3, 3), (4, 4, 4, 4), (2,) * 6])
+def test_out_of_core_in_this_process_matches_ranked_states(deck, policy, window):
+    layered = ranked_layers.solve(deck, policy, window, chunk=ranked_layers.ALIGN)
+    same(layered, ranked_states.solve(deck, policy, window=window))
+
+
+def test_chunks_are_page_aligned_and_sized_by_the_budget():
+    assert ranked_layers.chunk_states(10**9) % ranked_layers.ALIGN == 0
+    small, large = ranked_layers.chunk_states(5 * 10**8), ranked_layers.chunk_states(4 * 10**9)
+    assert ranked_layers.MIN_CHUNK <= small < large
+    per = ranked_layers.BYTES_PER_CHUNK_STATE
+    assert ranked_layers.BASE_BYTES + large * per <= 4 * 10**9
+    assert ranked_layers.chunk_states(4 * 10**9, threads=2) < large
+    assert list(ranked_layers.bounds(10, 4)) == [0, 4, 8, 10]
+
+
+def peak_rss() -> int:
+    """This process's peak resident set (bytes, Linux: ru_maxrss is in kB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def capped_cluster(workers: int, cap: int):
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        memory_limit=cap,
+    )
+    return cluster, Client(cluster)
+
+
+CAP = 700 * 10**6
+
+
+@pytest.fixture(scope="module")
+def two_workers():
+    cluster, client = capped_cluster(2, CAP)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.mark.parametrize(("policy", "window"), POLICIES)
+def test_two_capped_workers_match_one_process(policy, window, tmp_path, two_workers):
+    deck = (4,) * 5
+    store = longtask.Checkpoints(tmp_path / "ck", root=tmp_path)
+    sol = ranked_layers.solve(
+        deck, policy, window, client=two_workers, checkpoints=store, chunk=ranked_layers.ALIGN
+    )
+    same(sol, ranked_states.solve(deck, policy, window=window))
+    peaks = two_workers.run(peak_rss)
+    assert len(peaks) == 2 and all(p < CAP for p in peaks.values()), peaks
+
+
+@pytest.mark.slow
+def test_eight_types_on_three_capped_workers(tmp_path):
+    """8 types of 4 on 3 workers, each capped at 450 MB: one process needs ~900 MB (its
+    arrays ~550 MB; 594 MB measured).  Every policy's mean, variance and distribution to
+    1e-12, every worker's measured peak RSS under its cap."""
+    deck = (4,) * 8
+    cap = 450 * 10**6
+    assert ranked_tasks.in_memory_bytes(deck) > cap
+    cluster, client = capped_cluster(3, cap)
+    try:
+        for policy, window in POLICIES:
+            sol = ranked_layers.solve(deck, policy, window, client=client, budget_bytes=cap)
+            same(sol, ranked_states.solve(deck, policy, window=window))
+        peaks = client.run(peak_rss)
+    finally:
+        client.close()
+        cluster.close()
+    assert len(peaks) == 3 and all(p < cap for p in peaks.values()), peaks
+
+
+RUN = """
+import sys
+from solvers import longtask
+from solvers.card_guessing.floating import ranked_layers
+store = longtask.Checkpoints(sys.argv[1], root=sys.argv[2])
+sol = ranked_layers.solve((4,) * 6, checkpoints=store, chunk=4096, log=print)
+print("VALUE", repr(sol.expected_score), flush=True)
+"""
+
+
+def test_killed_run_resumes_from_its_committed_layers(tmp_path):
+    folder, root = tmp_path / "ck", tmp_path
+    proc = subprocess.Popen([sys.executable, "-c", RUN, str(folder), str(root)])
+    deadline = time.monotonic() + 300
+    while not (folder / "layer-012").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "no layer 12 committed"
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (folder / "count-000").exists(), "the run finished before it was killed"
+    kept = {p.name: p.stat().st_mtime_ns for p in folder.iterdir() if p.is_file()}
+    store = longtask.Checkpoints(folder, root=root)
+    logged: list[str] = []
+    sol = ranked_layers.solve((4,) * 6, checkpoints=store, chunk=4096, log=logged.append)
+    assert sol.expected_score == ranked_states.solve((4,) * 6).expected_score
+    resumed = json.loads(store.load_path("meta.json").read_text())
+    assert resumed["deck"] == [4] * 6
+    first = int(logged[0].split("layers ")[1].split("..")[0])
+    assert 0 < first <= 12 and logged[0].startswith("resuming")
+    redone = [int(m.split(":")[0].split()[1]) for m in logged[1:]]
+    assert redone == list(range(first - 1, -1, -1))  # finished layers not recomputed
+    for name, mtime in kept.items():  # committed pieces untouched (some dropped once read)
+        if (folder / name).exists() and name.startswith(("best-", "count-", "last-")):
+            assert (folder / name).stat().st_mtime_ns == mtime, name
+
+
+def test_a_folder_of_another_solve_is_refused(tmp_path):
+    store = longtask.Checkpoints(tmp_path / "ck", root=tmp_path)
+    ranked_layers.solve((2, 2), checkpoints=store, chunk=4096)
+    with pytest.raises(ValueError, match="holds another solve"):
+        ranked_layers.solve((2, 2), "greedy", checkpoints=store, chunk=4096)
+
+
+def test_needs_replace_the_fixed_limit():
+    fam = get_family("card_guessing")
+    small = validate({"family": "card_guessing", "deck": [4] * 4, "method": "ranked"})
+    need = fam.needs(small, 1)
+    assert need.disk == 0 and need.memory == ranked_tasks.in_memory_bytes([4] * 4)
+    big = validate({"family": "card_guessing", "deck": [4] * 13, "method": "ranked"})
+    need = fam.needs(big, 64)
+    plan = ranked_layers.plan([4] * 13)
+    assert need.memory == plan.memory < 10**9
+    assert need.disk == plan.disk > 10**12  # every layer's choices, the last layer, two layers
+    assert "70,729,002,512 ranked states" in need.note
+    assert fam.needs(validate({"family": "card_guessing", "deck": [4, 4]}), 1) is None
+    assert not hasattr(ranked_tasks, "MAX_BYTES")
+
+
+def test_ranked_task_goes_out_of_core_when_the_budget_is_short(tmp_path):
+    task = validate({"family": "card_guessing", "deck": [4] * 5, "method": "ranked"})
+    fam = get_family("card_guessing")
+    short = longtask.TaskContext(
+        longtask.Budget(ranked_tasks.in_memory_bytes([4] * 5) - 1, "a test budget"),
+        checkpoints=longtask.Checkpoints(tmp_path / "ck", root=tmp_path),
+    )
+    reports: list = []
+    short.sink = reports.append
+    short.interval = 0.0
+    short.__post_init__()
+    with longtask.using(short):
+        assert fam.splits(task)
+        row = solve(task)[0]
+    assert not fam.splits(task)  # the default budget (this machine's memory) holds it
+    assert row["expected_score"] == ranked_states.solve([4] * 5).expected_score
+    assert (tmp_path / "ck" / "layer-000").is_file()  # layers were files: checkpoints
+    assert reports and reports[-1].done == reports[-1].total and reports[-1].unit == "ranks"
+
+
+def test_ids_and_refusals_of_ranked_tasks_hold():
+    with pytest.raises(TaskError, match="r types of m"):
+        validate({"family": "card_guessing", "deck": [4, 3], "method": "ranked"})
+    validate({"family": "card_guessing", "deck": [4] * 13, "method": "ranked"})  # no limit
