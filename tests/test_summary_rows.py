@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import re
 import textwrap
-from pathlib import Path
 
 import pandas as pd
 from tests_support import cli
