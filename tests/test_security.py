@@ -46,6 +46,44 @@ def test_the_embedded_local_cluster_listens_on_loopback_only():
     assert {ip for ip, _ in sockets} == {"127.0.0.1"}, sockets
 
 
+def _answer(port: int) -> bytes:
+    """The first bytes a loopback port answers to a plain HTTP request (b"" if none)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+        conn.settimeout(3)
+        conn.sendall(b"GET /info/main/workers.html HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        try:
+            return conn.recv(64)
+        except (TimeoutError, ConnectionError):
+            return b""
+
+
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_without_the_dashboard_nothing_serves_http(start_method):
+    """Dask serves plain HTTP (workers, task names, call stacks, logs) from the scheduler
+    and every worker even with the dashboard off; the default LocalCluster serves none."""
+    with open_runner({"kind": "local", "n_workers": 2, "start_method": start_method}) as runner:
+        me = psutil.Process()
+        pids = {me.pid} | {p.pid for p in me.children(recursive=True)}
+        sockets = _listening(pids)
+        answers = {port: _answer(port) for _, port in sockets}
+        servers = runner.client.run_on_scheduler(
+            lambda dask_scheduler: (
+                dask_scheduler.http_server._stopped,
+                dict(dask_scheduler.services),
+            )
+        )
+        workers = runner.client.run(lambda dask_worker: dask_worker.http_server._stopped)
+    assert len(sockets) == 5, sockets  # the scheduler, two workers, two nannies: no HTTP
+    assert not [port for port, text in answers.items() if text.startswith(b"HTTP/")], answers
+    assert servers == (True, {}) and all(workers.values()), (servers, workers)
+
+
+def test_with_the_dashboard_its_http_server_stays():
+    with open_runner({"kind": "local", "n_workers": 1, "dashboard": True}) as runner:
+        port = int(runner.client.dashboard_link.split(":")[2].split("/")[0])
+        assert _answer(port).startswith(b"HTTP/1.1 ")
+
+
 def test_the_embedded_cluster_refuses_clients_without_its_throwaway_certificate():
     import ssl
 

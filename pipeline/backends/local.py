@@ -65,23 +65,45 @@ def local_cluster_settings(dashboard: bool, method: str = "auto") -> dict[str, A
     run in the driver and in every worker; at their defaults they took ~2 of the driver's
     6 CPU seconds while the load study ran (benchmarks/bench_load.py, 100,000 tasks).  Memory
     is still checked twice a second.  Workers start by ``method`` (:func:`start_method`).
+
+    Without the dashboard the scheduler and the workers serve no HTTP routes (Dask's
+    defaults show workers, task names, call stacks and logs to any local account), and
+    their HTTP servers are closed as they start (:mod:`pipeline.backends.http_off`).
     """
-    return {
+    settings: dict[str, Any] = {
         "distributed.worker.multiprocessing-method": start_method(method),
         "distributed.worker.profile.enabled": dashboard,
         "distributed.worker.memory.monitor-interval": "500ms",
         "distributed.admin.system-monitor.interval": "2s",
         "distributed.admin.tick.interval": "1s",
     }
+    if not dashboard:
+        settings["distributed.scheduler.http.routes"] = []
+        settings["distributed.worker.http.routes"] = []
+    return settings
 
 
-def worker_preloads() -> list[str]:
+def worker_preloads(dashboard: bool = True) -> list[str]:
     """The modules every worker runs as it starts: the user's Dask setting (a name or a
-    list, as Dask takes it), and ours."""
+    list, as Dask takes it), and ours (without the dashboard: no HTTP server)."""
+    ours = ["pipeline.backends.worker_setup", *([] if dashboard else [HTTP_OFF])]
+    return [*_their_preloads("worker"), *ours]
+
+
+def scheduler_preloads(dashboard: bool) -> list[str]:
+    """The modules the scheduler runs as it starts: the user's, and ours (without the
+    dashboard: no HTTP server)."""
+    return [*_their_preloads("scheduler"), *([] if dashboard else [HTTP_OFF])]
+
+
+HTTP_OFF = "pipeline.backends.http_off"
+
+
+def _their_preloads(role: str) -> list[str]:
     import dask
 
-    theirs = dask.config.get("distributed.worker.preload", None) or []
-    return [*([theirs] if isinstance(theirs, str) else theirs), "pipeline.backends.worker_setup"]
+    theirs = dask.config.get(f"distributed.{role}.preload", None) or []
+    return [theirs] if isinstance(theirs, str) else list(theirs)
 
 
 @contextlib.contextmanager
@@ -177,10 +199,15 @@ def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interfac
             threads_per_worker=cluster.threads_per_worker,
             processes=True,
             host="127.0.0.1",
-            # the scheduler's HTTP server (dashboard or not) on loopback, at a free port
-            scheduler_kwargs={"dashboard": cluster.dashboard, "dashboard_address": "127.0.0.1:0"},
+            # the scheduler's HTTP server on loopback, at a free port (closed as it starts
+            # when the dashboard is off: pipeline/backends/http_off.py)
+            scheduler_kwargs={
+                "dashboard": cluster.dashboard,
+                "dashboard_address": "127.0.0.1:0",
+                "preload": scheduler_preloads(cluster.dashboard),
+            },
             memory_limit=cluster.memory_limit,
-            preload=worker_preloads(),
+            preload=worker_preloads(cluster.dashboard),
             **({"security": security, "protocol": "tls://"} if security else {}),
         ) as lc,
         Client(lc, security=security) as client,
