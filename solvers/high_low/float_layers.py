@@ -774,20 +774,21 @@ class _Layers:
         return np.asarray(w)
 
     def finish(self, m: int, w: np.ndarray, states: int, top: np.ndarray, found: np.ndarray):
-        """Keep finished layer m (m < ranks x suits) as a checkpoint, drop older ones."""
+        """Keep finished layer m (m < ranks x suits) as a checkpoint, drop older ones: a
+        thread writes (in memory) or flushes (on disk) it and commits it while the next
+        layer is computed (which only reads it)."""
         if self.checkpoints is None:
             return
         counts = (states, top.copy(), found.copy())
-        if not self.in_memory:
-            self.maps[m].flush()
-            self._commit(m, self.pending.pop(m), *counts)
-            self.maps.pop(m - 2, None)
-            self.maps.pop(m - 1, None)  # the array handed to the kernel keeps it mapped
-            return
-        count = int(layer_bases(self.sizes, m)[-1])
-        self._join()
+        self._join()  # layer m - 1's writer: its buffer is the next layer's
+        if self.in_memory:
+            count = int(layer_bases(self.sizes, m)[-1])
+            args = (m, w[:count], None, *counts)
+        else:
+            self.maps.pop(m - 2, None)  # the array handed to the kernel keeps m - 1 mapped
+            args = (m, None, self.pending.pop(m), *counts)
         self.writer = threading.Thread(
-            target=self._write, args=(m, w[:count], *counts), name=f"layer-{m:03d}", daemon=True
+            target=self._write, args=args, name=f"layer-{m:03d}", daemon=True
         )
         self.writer.start()
 
@@ -798,12 +799,16 @@ class _Layers:
 
     # -- helpers
 
-    def _write(self, m, w, states, top, found) -> None:
+    def _write(self, m, w, folder, states, top, found) -> None:
+        """Write layer m's values (in memory) or flush its mapped file (on disk), commit."""
         try:
-            folder = self.checkpoints.path(f"layer-{m:03d}")
-            folder.mkdir()
-            with open(folder / _VALUES, "wb") as fh:
-                fh.write(memoryview(w).cast("B"))
+            if w is not None:
+                folder = self.checkpoints.path(f"layer-{m:03d}")
+                folder.mkdir()
+                with open(folder / _VALUES, "wb") as fh:
+                    fh.write(memoryview(w).cast("B"))
+            else:
+                self.maps[m].flush()
             self._commit(m, folder, states, top, found)
         except BaseException as err:  # raised in the solving thread by _join
             self.failure = err
