@@ -203,6 +203,50 @@ def test_the_budget_under_address_is_what_the_scheduler_reports():
     assert "scheduler tcp://" in where.budget.source
 
 
+def test_the_budget_of_slurm_jobs_is_their_memory():
+    where = where_it_runs(conf_of("cluster=slurm", "cluster.memory=3GiB", "cluster.maximum_jobs=5"))
+    assert (where.budget.bytes, where.workers) == (3 * 2**30, 5)
+    assert "cluster.memory=3GiB" in where.budget.source
+
+
+def test_needs_is_asked_once_per_class_of_the_tasks_left_to_run():
+    """A grid of 3 sizes x 1000 seeds, whose need reads the size only: asked once per size,
+    on the first task of its class left to run (one more ask learns what it reads)."""
+    import numpy as np
+
+    from pipeline.long_tasks import grid_needs
+    from solvers.grid import Grid
+    from solvers.longtask import Need
+    from solvers.registry import Family, Param, as_int, families, register
+
+    if "test_sized" not in families():
+        register(
+            Family(
+                name="test_sized",
+                version="1",
+                params=(
+                    Param("size", as_int, 1, "size", dtype="int64"),
+                    Param("seed", as_int, 0, "seed", dtype="int64"),
+                ),
+                run=lambda task: [{}],
+            )
+        )
+    grid = Grid.checked({"family": "test_sized"}, [("size", [1, 2, 3]), ("seed", range(1000))])
+    asked = []
+
+    def needs(task, workers):
+        asked.append((task["size"], task["seed"] if task["size"] == 9 else None))
+        return Need(task["size"] * workers)
+
+    got = list(grid_needs(grid, None, needs, 2))
+    assert [n.memory for _, _, n in got] == [2, 4, 6]
+    assert len(asked) == 4  # the first ask learns that needs reads the size
+    keep = np.ones(len(grid), bool)
+    keep[:1500] = False  # size 1 stored, size 2 half stored
+    got = list(grid_needs(grid, keep, needs, 1))
+    assert [(t["size"], t["seed"]) for _, t, _ in got] == [(2, 500), (3, 0)]
+
+
 @pytest.mark.parametrize("value", ["lots", "-1GB", "0", True, 1.5])
 def test_a_bad_memory_budget_is_refused_naming_the_key(value):
     from pipeline.config import ConfigError
