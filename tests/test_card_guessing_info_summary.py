@@ -30,6 +30,14 @@ def test_gamma_sweep_section_finds_the_optimal_interval(tmp_path):
     assert interval == "[0.15, 0.2]"
     assert (tmp_path / "card_guessing_gamma_sweep.png").stat().st_size > 0
     assert text.count("info (") == 1  # the per-deck table keeps only the best info row
+    assert info_summary.compact_note("3,3,3") in text  # and says so, and where the rest is
+
+
+def test_a_deck_with_few_info_rows_shows_them_all_without_a_note(tmp_path):
+    tasks = [{"deck": [2, 2], "strategy": "info", "gamma": g / 10} for g in range(3)]
+    text = get_summary("card_guessing")(_rows(tasks), tmp_path)
+    assert text.count("info (") == 3
+    assert info_summary.compact_note("2,2") not in text
 
 
 def test_entropy_grid_section_writes_ratios_and_heatmap(tmp_path):

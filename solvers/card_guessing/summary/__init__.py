@@ -25,6 +25,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
         return "No successful results."
     rows = summary_rows(rows)
     table = score_table(info_sections.compact(rows))
+    reduced = info_sections.compacted(rows)
     table.to_parquet(out_dir / "card_guessing_scores.parquet", index=False)
     parts = []
     for (deck, feedback), group in table.groupby(["deck", "feedback"], sort=False):
@@ -45,6 +46,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
             "",
             markdown_table(shown),
             "",
+            *([info_sections.compact_note(deck), ""] if (deck, feedback) in reduced else []),
             f"![deck {deck}](summary/{name})",
             "",
         ]

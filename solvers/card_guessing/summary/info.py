@@ -34,6 +34,22 @@ def compact(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(keep).sort_index()
 
 
+def compacted(rows: pd.DataFrame) -> set[tuple[str, str]]:
+    """The (deck, feedback) pairs whose info rows :func:`compact` reduced to the best one."""
+    if "strategy" not in rows or "gamma" not in rows:
+        return set()
+    counts = rows[rows["strategy"] == "info"].groupby(["deck", "feedback"], sort=False).size()
+    return {key for key, n in counts.items() if n > MANY}
+
+
+def compact_note(deck: str) -> str:
+    """The sentence under a per-deck table whose info rows were reduced to the best."""
+    return (
+        f"The table shows the best of the `info` settings run on deck ({deck}); every "
+        "setting's row is in `results/` (the gamma and (r, t) sections below draw them)."
+    )
+
+
 def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
     """Markdown lines of the gamma-sweep and entropy-grid sections (empty if not applicable)."""
     info = _exact_info(rows)
