@@ -7,9 +7,10 @@ ever followed:
 
 - :func:`check_study_folder` (called by every run, before any work) refuses a study folder
   in which a folder the pipeline uses (the study folder itself, ``results``,
-  ``results/family=*``, ``quarantine``, ``summary``, ``runs`` and what is below the last
-  two) or a file it opens by name (``.lock``, ``.running``) is a link or a special file:
-  the run exits 2 naming the path, and touches nothing.
+  ``results/family=*``, ``quarantine``, ``summary``, ``runs``, ``checkpoints`` and what is
+  below ``summary`` and ``runs``) or a file it opens by name (``.lock``, ``.running``) is a
+  link or a special file: the run exits 2 naming the path, and touches nothing.  (Below
+  ``checkpoints``, :class:`solvers.longtask.Checkpoints` follows no link either.)
 - The readers (:func:`regular_files`, :func:`real_subdirs`) list entries with ``lstat``
   semantics: a link, a FIFO, a socket, a device or a folder named like a results file is
   never listed, so it is never opened (a FIFO cannot hang a reader, a link cannot bring in
@@ -35,7 +36,7 @@ from pathlib import Path
 
 # Folders below the study folder that the pipeline reads or writes; below SCANNED every
 # entry must be a real folder or a regular file (plots and run configs are written there).
-STUDY_FOLDERS = ("results", "quarantine", "summary", "runs")
+STUDY_FOLDERS = ("results", "quarantine", "summary", "runs", "checkpoints")
 SCANNED = ("summary", "runs")
 STUDY_FILES = (".lock", ".running")  # opened by name (pipeline.locking)
 

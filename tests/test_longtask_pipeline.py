@@ -344,6 +344,18 @@ def test_a_failed_task_keeps_its_checkpoints_and_the_rerun_resumes(tmp_path):
     assert not pieces.exists()
 
 
+def test_a_link_in_place_of_the_checkpoints_folder_is_refused_up_front(tmp_path):
+    folder = toy_folder(tmp_path, layers=2)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (folder / "out" / "toy").mkdir(parents=True)
+    (folder / "out" / "toy" / "checkpoints").symlink_to(outside)
+    res = guesslab(folder, "cluster=sync")
+    assert res.returncode == 2, res.stderr
+    assert "checkpoints is a symbolic link" in res.stderr
+    assert list(outside.iterdir()) == [] and markers(folder) == []
+
+
 def _run_and_kill(folder: Path, n_layers: int, *args: str) -> set[str]:
     """Start the study, SIGKILL the driver (its whole process group) once at least two
     layers are committed; the layers committed at the kill."""
