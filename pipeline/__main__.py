@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -332,6 +333,23 @@ class Stopped(KeyboardInterrupt):
     """Ctrl-C during a run: what is stored and how to resume, said in one line."""
 
 
+def stop_on_first_ctrl_c() -> None:
+    """The command's Ctrl-C: the first raises KeyboardInterrupt (the run closes its cluster
+    and says in one line what is stored); every later one is ignored, so a second Ctrl-C
+    while the cluster closes no longer interrupts the closing with tracebacks (273 lines),
+    nor kills the process at exit.  The workers of a LocalCluster ignore Ctrl-C themselves
+    (pipeline.backends.worker_setup).  Left alone where Ctrl-C is not Python's default (a
+    background job ignores it)."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
+
+    def first(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, first)
+
+
 def stopped_message(report: Any) -> str:
     """The one line printed on Ctrl-C: stopped, what is stored, how to resume."""
     if report is None or report.computed + report.skipped == 0:
@@ -445,6 +463,7 @@ def cli() -> None:
     """The ``guesslab`` command (and ``python -m pipeline``): :func:`main` in a process that
     ends with it, so the interpreter's last collection is skipped (:mod:`pipeline.heap`:
     0.2-0.5 s of every command's exit)."""
+    stop_on_first_ctrl_c()
     try:
         main()
     finally:

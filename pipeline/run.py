@@ -6,6 +6,7 @@ passes after Hydra composed it); tests and notebooks call it directly.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import pickle
@@ -55,6 +56,7 @@ class StudyReport:
     rows_written: int = 0
     files: list[Path] = field(default_factory=list)
     summary: Path | None = None
+    run_record: Path | None = None  # this run's runs/<time>.yaml, once written
 
     def line(self) -> str:
         """One line for the terminal."""
@@ -181,8 +183,13 @@ def _run_tasks(cfg, conf: Config, tasks, results: Path, report: StudyReport, log
     try:
         _run_tasks_in(cfg, conf, tasks, results, report, log, setup)
     except BaseException:
-        if new_root is not None and not report.files:  # failed before storing anything
-            locking.remove_if_untouched(new_root)
+        if not report.files:  # stopped or failed before storing anything: nothing is left
+            if report.run_record is not None:  # no record of a run that stored nothing
+                report.run_record.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    report.run_record.parent.rmdir()  # runs/, if this run made it
+            if new_root is not None:
+                locking.remove_if_untouched(new_root)
         raise
 
 
@@ -223,7 +230,7 @@ def _run_todo(
     metadata = store.metadata_bytes(run_metadata(cfg))
     run_cfg = conf.run
     with open_runner(conf.cluster) as runner:
-        _save_run_config(cfg, report.study_dir)  # only once the cluster answered
+        report.run_record = _save_run_config(cfg, report.study_dir)  # the cluster answered
         log(f"running {len(tasks)} tasks on {runner.description}")
         cutter = BatchCutter(tasks, runner.n_workers, run_cfg)
         in_flight = run_cfg.max_in_flight * runner.n_workers
@@ -484,8 +491,8 @@ def _shown(setting: bool | str) -> bool:
     return sys.stderr.isatty() if setting == "auto" else bool(setting)
 
 
-def _save_run_config(cfg: Mapping[str, Any], where: Path) -> None:
-    """Keep the resolved config of this run under <study>/runs/ (provenance)."""
+def _save_run_config(cfg: Mapping[str, Any], where: Path) -> Path:
+    """Keep the resolved config of this run under <study>/runs/ (provenance); its path."""
     import yaml
 
     runs = ensure_dir(where / "runs", below=where)
@@ -498,6 +505,7 @@ def _save_run_config(cfg: Mapping[str, Any], where: Path) -> None:
     except BaseException:  # a full disk: no empty or partial record of the run is left
         path.unlink(missing_ok=True)
         raise
+    return path
 
 
 def run_metadata(cfg: Mapping[str, Any]) -> dict[str, Any]:

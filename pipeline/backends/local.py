@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import logging
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -133,6 +135,62 @@ def _ready_to_fork(enabled: bool) -> Iterator[None]:
         gc.unfreeze()
 
 
+_forking_workers = [0]  # LocalClusters open in this process (their nannies fork workers)
+
+
+def _worker_ignores_ctrl_c() -> None:
+    """In a process forked while a LocalCluster is open (a worker): ignore Ctrl-C from the
+    start (see pipeline.backends.worker_setup.ignore_ctrl_c; the preload covers spawned
+    workers, this the moments before a forked worker reaches it)."""
+    if _forking_workers[0]:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+os.register_at_fork(after_in_child=_worker_ignores_ctrl_c)
+
+
+@contextlib.contextmanager
+def _workers_ignore_ctrl_c() -> Iterator[None]:
+    _forking_workers[0] += 1
+    try:
+        yield
+    finally:
+        _forking_workers[0] -= 1
+
+
+STILL_ALIVE = "Worker process still alive after"
+
+
+class _StoppingFilter(logging.Filter):
+    """Drops the nannies' "Worker process still alive after 0.4 seconds, killing": on
+    Ctrl-C, stopping workers in the middle of a task is what was asked for."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(STILL_ALIVE)
+
+
+def stop_workers_now(lc: Any, timeout: float = 0.5) -> None:
+    """Stop the workers of the LocalCluster ``lc`` at once (Ctrl-C): each nanny closes,
+    asking its worker to close and killing it after ``0.8 * timeout`` s, where the
+    cluster's own close waits 4 s for the running tasks (a worker ignores Ctrl-C:
+    worker_setup.ignore_ctrl_c); a closing nanny does not start another worker."""
+    import asyncio
+
+    async def kill_all() -> None:
+        kills = [n.close(timeout=timeout, reason="ctrl-c") for n in lc.workers.values()]
+        await asyncio.gather(*kills, return_exceptions=True)
+
+    nanny_log = logging.getLogger("distributed.nanny")
+    quiet = _StoppingFilter()
+    nanny_log.addFilter(quiet)
+    try:
+        lc.sync(kill_all)
+    except Exception:  # noqa: BLE001 - the cluster's own close follows and reports
+        pass
+    finally:
+        nanny_log.removeFilter(quiet)
+
+
 def throwaway_security() -> Any:
     """Dask Security with a new self-signed CA and certificate, held in memory only.
 
@@ -193,6 +251,7 @@ def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interfac
     security = throwaway_security() if cluster.tls else None
     with (
         _ready_to_fork(method == "fork"),
+        _workers_ignore_ctrl_c(),
         dask.config.set(local_cluster_settings(cluster.dashboard, method)),
         DaskLocalCluster(
             n_workers=n_workers,
@@ -214,4 +273,8 @@ def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interfac
     ):
         link = f", dashboard {client.dashboard_link}" if cluster.dashboard else ""
         description = f"LocalCluster, {n_workers} worker processes{link}"
-        yield Runner(client, n_workers, description, borrowed_client)
+        try:
+            yield Runner(client, n_workers, description, borrowed_client)
+        except KeyboardInterrupt:
+            stop_workers_now(lc)
+            raise

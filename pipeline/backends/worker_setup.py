@@ -5,7 +5,9 @@ Imported by name in each worker (forked or spawned), so it imports nothing heavy
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
 import weakref
 from typing import Any
 
@@ -27,12 +29,44 @@ class HeartbeatAtCloseFilter(logging.Filter):
         self.worker = weakref.ref(worker)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.msg != HEARTBEAT_FAILED:
+        if not self.at_close_only(record):
             return True
         worker = self.worker()
         return worker is not None and getattr(worker.status, "name", None) == "running"
+
+    @staticmethod
+    def at_close_only(record: logging.LogRecord) -> bool:
+        """Whether ``record`` is a message a closing worker logs about its own closing."""
+        return record.msg == HEARTBEAT_FAILED
+
+
+class CancelledAtCloseFilter(HeartbeatAtCloseFilter):
+    """Drops Dask's "Async instruction for <Task ...> ended with CancelledError" (a warning
+    per running task, written to stdout by the driver's logging) once the worker is
+    leaving: it is how a worker's running tasks end when the run is stopped (Ctrl-C), which
+    the driver reports in its one line."""
+
+    @staticmethod
+    def at_close_only(record: logging.LogRecord) -> bool:
+        text = str(record.msg)
+        return text.startswith("Async instruction for ") and text.endswith(
+            "ended with CancelledError"
+        )
 
 
 def dask_setup(worker: Any) -> None:
     """Dask's preload hook, called with each worker as it starts."""
     logging.getLogger("distributed.worker").addFilter(HeartbeatAtCloseFilter(worker))
+    logging.getLogger("distributed.worker.state_machine").addFilter(CancelledAtCloseFilter(worker))
+    ignore_ctrl_c()
+
+
+def ignore_ctrl_c() -> None:
+    """Ctrl-C in a terminal goes to every process of the foreground group, the workers
+    included; each printed its own KeyboardInterrupt traceback (~75 lines on the first
+    Ctrl-C).  A worker ignores it: the driver stops the run and closes the cluster, and a
+    worker whose driver is gone exits on its own (Dask watches the parent process).  Forked
+    workers already start with it ignored (pipeline.backends.local); this covers spawned
+    ones, from the moment the worker starts."""
+    with contextlib.suppress(ValueError):  # not the main thread: nothing to change here
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
