@@ -62,7 +62,7 @@ def run(task, client=None):
             value = i * i if client is None else client.submit(pow, i, 2, pure=False).result()
             markers = os.environ.get("TOY_MARKERS")
             if markers:
-                Path(markers, f"layer-{i:03d}.{uuid.uuid4().hex}").touch()
+                Path(markers, f"layer-{i:03d}.{os.getpid()}.{uuid.uuid4().hex}").touch()
             if cp is not None:
                 cp.path(name).write_text(str(value))
                 cp.commit(name)
@@ -301,6 +301,7 @@ def test_plan_shows_the_largest_need_against_the_budget(tmp_path):
     assert not (folder / "out").exists()
 
 
+@pytest.mark.slow
 def test_a_stored_task_over_the_budget_is_not_refused(tmp_path):
     """Only tasks left to run are checked: a study computed with a larger budget still
     summarises (and reruns nothing) under a smaller one."""
@@ -326,6 +327,7 @@ def test_a_task_gets_the_run_s_budget_workers_and_checkpoints_which_are_cleared(
     assert not (folder / "out" / "toy" / "checkpoints").exists()  # cleared, folder too
 
 
+@pytest.mark.slow
 def test_a_failed_task_keeps_its_checkpoints_and_the_rerun_resumes(tmp_path):
     folder = toy_folder(tmp_path, layers=4)
     res = guesslab(folder, "cluster=sync", "run.progress=false", TOY_FAIL_AT="2")
@@ -407,6 +409,50 @@ def test_a_killed_driver_resumes_from_its_committed_pieces(tmp_path, cluster):
         assert computed.count(name) == 1, (name, computed)
     assert set(computed) == {f"layer-{i:03d}" for i in range(n)}
     assert not (folder / "out" / "toy" / "checkpoints").exists()
+
+
+@pytest.mark.slow
+def test_a_killed_worker_s_task_resumes_from_its_committed_pieces(tmp_path):
+    """SIGKILL the worker process solving the task: Dask retries it on the restarted worker
+    (or the run stores an error row and the next run retries it); either way the committed
+    layers are loaded, not computed again."""
+    n = 6
+    folder = toy_folder(tmp_path, layers=n, sleep=0.4)
+    args = ("cluster=local", "cluster.n_workers=1", "run.progress=false")
+    proc = subprocess.Popen(
+        guesslab_cmd(folder, *args),
+        cwd=folder,
+        env=toy_env(folder),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    checkpoints = folder / "out" / "toy" / "checkpoints"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            committed = {p.name for p in checkpoints.glob("*/layer-*")}
+            if len(committed) >= 2:
+                break
+            time.sleep(0.02)
+        else:
+            raise AssertionError("no two layers committed in time")
+        (worker,) = {int(p.name.split(".")[1]) for p in (folder / "markers").iterdir()}
+        os.kill(worker, signal.SIGKILL)
+        proc.wait(timeout=240)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    if stored(folder).query("status == 'ok'").empty:  # the run stored an error row instead
+        assert proc.returncode == 1
+        res = guesslab(folder, *args)
+        assert res.returncode == 0, res.stderr
+    assert list(stored(folder).query("status == 'ok'")["total"]) == [sum(i * i for i in range(n))]
+    computed = markers(folder)
+    assert all(computed.count(name) == 1 for name in committed), (committed, computed)
+    assert set(computed) == {f"layer-{i:03d}" for i in range(n)}
+    assert not checkpoints.exists()
 
 
 # ---------------------------------------------------------------------------- progress
