@@ -111,9 +111,16 @@ def worker_memory_limit(setting: Any, nthreads: int) -> int | None:
     """The memory limit (bytes; None: none) a Dask worker with ``nthreads`` threads takes
     from the ``memory_limit`` setting, exactly as the worker parses it ("auto": this
     machine's memory, or its cgroup limit, times its share of the cores)."""
-    from distributed.worker_memory import parse_memory_limit
+    from pipeline.heap import no_cyclic_gc
 
-    return parse_memory_limit(setting, nthreads, logger=logging.getLogger(__name__))
+    with no_cyclic_gc():  # the backend imports Dask so too (pipeline.heap)
+        from distributed.worker_memory import parse_memory_limit
+
+    quiet = logging.getLogger(f"{__name__}.memory_limit")  # each worker warns once itself
+    if not quiet.handlers:
+        quiet.addHandler(logging.NullHandler())
+        quiet.propagate = False
+    return parse_memory_limit(setting, nthreads, logger=quiet)
 
 
 def scheduler_memory_limits(cluster: Any) -> list[int | None]:
