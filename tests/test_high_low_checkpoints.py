@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests_support import cli
 
 from solvers.high_low import deck, float_layers, needs
 from solvers.longtask import Budget, Checkpoints, TaskContext
@@ -198,3 +199,21 @@ def test_decks_beyond_the_codes_are_refused_up_front(ranks, suits):
     with pytest.raises(TaskError) as err:
         validate({"family": "high_low", "ranks": ranks, "suits": suits, "method": "float"})
     assert err.value.key == "ranks" and "bits" in str(err.value)
+
+
+def test_the_pipeline_refuses_a_study_over_its_budget(tmp_path):
+    """stage=plan with run.memory_budget between 14 x 4 and 15 x 4: exit 2, one line naming the
+    15 x 4 task, its need and the budget; nothing written."""
+    done = cli(
+        "study=high_low_exact",
+        "stage=plan",
+        "cluster=sync",
+        "run.memory_budget=10GB",
+        f"paths.outputs={tmp_path}",
+    )
+    assert done.returncode == 2, done.stderr
+    message = done.stderr.strip()
+    assert "\n" not in message and "ranks=15" in message
+    assert "needs 14.9 GB of memory per process" in message
+    assert "budget of 10.0 GB from run.memory_budget=10GB" in message
+    assert not list(tmp_path.iterdir())
