@@ -291,8 +291,10 @@ class StoredIds:
 
 def stored_ids(results: Path) -> StoredIds:
     """The ids the store holds (read-only: what ``stage=plan`` counts; rows of a task in
-    several files, before :func:`compact`, count by the newest file's status)."""
-    return _newest_rows(result_files(results))[0]
+    several files, before :func:`compact`, count by the newest file's status).  A file
+    that cannot be read as a results file (foreign or corrupt: a run's upkeep quarantines
+    it) holds no ids."""
+    return _newest_rows(result_files(results), skip_unreadable=True)[0]
 
 
 def compact(results: Path) -> StoredIds:
@@ -317,14 +319,22 @@ def compact(results: Path) -> StoredIds:
     return stored
 
 
-def _newest_rows(files: list[Path]) -> tuple[StoredIds, list[np.ndarray]]:
+def _newest_rows(
+    files: list[Path], skip_unreadable: bool = False
+) -> tuple[StoredIds, list[np.ndarray]]:
     """(the stored ids, per file which rows belong to the newest file holding their task).
 
     ``files`` oldest first.  Arrays throughout: at 10^6 rows ~60 MB and a second; Python
-    sets and dicts of the ids took ~10x the memory."""
+    sets and dicts of the ids took ~10x the memory.  ``skip_unreadable``: a file without
+    readable ids holds none (else its error is raised)."""
     ids, ok, file_no = [], [], []
     for n, path in enumerate(files):
-        file_ids, file_ok = _ids_and_ok(path)
+        try:
+            file_ids, file_ok = _ids_and_ok(path)
+        except (OSError, KeyError, pa.ArrowException):
+            if not skip_unreadable:
+                raise
+            file_ids, file_ok = id_array(pa.array([], pa.string())), np.zeros(0, bool)
         ids.append(file_ids)
         ok.append(file_ok)
         file_no.append(np.full(len(file_ids), n, np.int32))

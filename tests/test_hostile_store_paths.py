@@ -213,3 +213,17 @@ def test_the_safe_path_primitives(tmp_path):
     with pytest.raises(UnsafePath, match="is a FIFO"):
         open_regular(root / ".lock", os.O_WRONLY | os.O_APPEND)
     assert [p.name for p, _ in unsafe_entries(root)] == [".lock", "results"]
+
+
+def test_a_corrupt_results_file_holds_no_ids_before_the_upkeep_moves_it(outputs):
+    """stage=plan and the checks made before the run's upkeep read the stored ids: a file
+    that is not Parquet counts for nothing there (it raised), and the run quarantines it."""
+    family = outputs / "paper" / "results" / "family=card_guessing"
+    (family / "part-00000000000000000000-corrupt0.parquet").write_text("first")
+    assert len(store.stored_ids(family.parent).every) == 2
+    logged: list[str] = []
+    cfg = compose_config(f"paths.outputs={outputs}", "cluster=sync", "stage=plan")
+    run_study(cfg, log=logged.append)
+    assert "2 already stored" in logged[0]
+    assert run(outputs).skipped == 2
+    assert (outputs / "paper" / "quarantine" / "family=card_guessing").is_dir()
