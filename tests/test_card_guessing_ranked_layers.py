@@ -146,7 +146,7 @@ def test_killed_run_resumes_from_its_committed_layers(tmp_path):
     assert resumed["deck"] == [4] * 6
     first = int(logged[0].split("layers ")[1].split("..")[0])
     assert 0 < first <= 12 and logged[0].startswith("resuming")
-    redone = [int(m.split(":")[0].split()[1]) for m in logged[1:]]
+    redone = [int(m.split(":")[0].split()[1]) for m in logged[1:] if m.startswith("layer ")]
     assert redone == list(range(first - 1, -1, -1))  # finished layers not recomputed
     for name, mtime in kept.items():  # committed pieces untouched (some dropped once read)
         if (folder / name).exists() and name.startswith(("best-", "count-", "last-")):
@@ -169,7 +169,10 @@ def test_needs_replace_the_fixed_limit():
     need = fam.needs(big, 64)
     plan = ranked_layers.plan([4] * 13)
     assert need.memory == plan.memory < 10**9
-    assert need.disk == plan.disk > 10**12  # every layer's choices, the last layer, two layers
+    # every layer's choices, the last layer's log A and T, two value layers at the peak
+    sizes = plan.sizes
+    pair = max(sizes[i] + sizes[i + 1] for i in range(51))
+    assert need.disk == plan.disk >= sum(sizes) + 9 * sizes[52] + 24 * pair
     assert "70,729,002,512 ranked states" in need.note
     assert fam.needs(validate({"family": "card_guessing", "deck": [4, 4]}), 1) is None
     assert not hasattr(ranked_tasks, "MAX_BYTES")

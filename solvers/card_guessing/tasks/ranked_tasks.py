@@ -126,10 +126,10 @@ def _layered_row(task: Task, client, ctx) -> Row:
     from solvers.card_guessing.floating import ranked_layers
     from solvers.card_guessing.floating.layer_kernels import solution_row
 
-    budget = ctx.budget.bytes
-    if client is not None:
+    budget = ctx.budget.bytes  # where the task runs (run.memory_budget, the workers' limit)
+    if client is not None:  # and never past a worker's own limit (Dask would end it there)
         limits = [w.get("memory_limit") or 0 for w in client.scheduler_info()["workers"].values()]
-        budget = min([b for b in limits if b > 0] or [budget])
+        budget = min([budget, *[b for b in limits if b > 0]])
     sol = ranked_layers.solve(
         task["deck"],
         task["strategy"],
