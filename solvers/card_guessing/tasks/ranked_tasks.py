@@ -75,15 +75,20 @@ def needs(task: Task, workers: int):
     deck = task["deck"]
     whole = in_memory_bytes(deck)
     plan = ranked_layers.plan(deck)
-    states = f"{sum(plan.sizes):,} ranked states in {len(plan.sizes)} layers"
+    largest = max(plan.sizes)
+    states = f"{sum(plan.sizes):,} ranked states in {len(plan.sizes)} layers of up to {largest:,}"
     if (task["workers"] or 1) == 1 and whole <= plan.memory:
         return Need(whole, 0, f"{states}; in memory")
+    workers = max(workers, 1)
+    share = ranked_layers.BASE_BYTES + -(-largest // workers) * ranked_layers.BYTES_PER_CHUNK_STATE
+    hours = estimated_seconds(task) / 3600
     return Need(
         plan.memory,
         plan.disk,
-        f"{states}; in memory {format_bytes(whole)} if the budget holds it, else layers out of "
-        f"core ({format_bytes(plan.disk)} of files, chunks sized by the budget over "
-        f"{workers} worker(s))",
+        f"{states}; in memory {format_bytes(whole)} if the budget holds it, else out of core: "
+        f"{format_bytes(plan.disk)} of layer files, per worker at least "
+        f"{format_bytes(plan.memory)} (chunks sized by its budget; {format_bytes(share)} takes "
+        f"the largest layer in one chunk per worker of {workers}); about {hours:,.1f} CPU-hours",
     )
 
 
@@ -171,11 +176,12 @@ def rows(task: Task) -> list[Row]:
     return [solution_row(ranked_states.solve(task["deck"], task["strategy"], window=window(task)))]
 
 
-# CPU seconds per ranked state and squared type count, and the fixed seconds of a solve: the
-# cost model of ``stage=plan`` (a + b r^2 seconds per rank: a state ranks up to 2r successors
-# of r codes each), fitted on measured out-of-core runs (benchmarks/bench_ranked_layers.py)
-SECONDS_PER_RANK_R2 = 1.9e-8
-SECONDS_PER_SOLVE = 2.0
+# The cost model of ``stage=plan``: CPU seconds = SECONDS_PER_SOLVE + SECONDS_PER_RANK_TYPE
+# x r x ranks for r types (a state's successors are ranked in r look-ups each), the constant
+# fitted by least squares on the out-of-core runs of 8, 9 and 10 types of 4 (CPU of every
+# process: 0.929, 1.101 and 1.088 microseconds a rank; the fit is within 6% of each)
+SECONDS_PER_RANK_TYPE = 0.1152e-6
+SECONDS_PER_SOLVE = 1.0
 
 
 def estimated_seconds(task: Task) -> float | None:
@@ -186,4 +192,4 @@ def estimated_seconds(task: Task) -> float | None:
 
     deck = task["deck"]
     ranks = sum(ranked_states.layer_sizes(deck))
-    return SECONDS_PER_SOLVE + SECONDS_PER_RANK_R2 * len(deck) ** 2 * ranks
+    return SECONDS_PER_SOLVE + SECONDS_PER_RANK_TYPE * len(deck) * ranks
