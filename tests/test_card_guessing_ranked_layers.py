@@ -202,3 +202,50 @@ def test_ids_and_refusals_of_ranked_tasks_hold():
     with pytest.raises(TaskError, match="r types of m"):
         validate({"family": "card_guessing", "deck": [4, 3], "method": "ranked"})
     validate({"family": "card_guessing", "deck": [4] * 13, "method": "ranked"})  # no limit
+
+
+DECK6 = "study.grids.0.grid.deck=[[4,4,4,4,4,4]]"
+OPTIMAL_ONLY = ("~study.grids.0.strategies.greedy", "~study.grids.0.strategies.persistent")
+
+
+def pipeline(outputs, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "pipeline", "study=ranks_exact", DECK6, *OPTIMAL_ONLY]
+    cmd += [f"paths.outputs={outputs}", "run.progress=false", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+def test_the_pipeline_runs_a_ranked_task_out_of_core_when_its_budget_is_short(
+    tmp_path, monkeypatch
+):
+    """cluster=sync, a budget below the in-memory need (367 MB for 6 types) and above the
+    out-of-core one (364 MB): the solve runs out of core with the task's checkpoint folder,
+    the row is ranked_states.py's, and the folder is cleared once the row is stored."""
+    import pandas as pd
+    from tests_support import compose_config
+
+    from pipeline.run import run_study
+
+    folders = []
+    real = ranked_layers.solve
+
+    def spy(*args, **kwargs):
+        folders.append(kwargs["checkpoints"].folder)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ranked_layers, "solve", spy)
+    overrides = ["study=ranks_exact", DECK6, *OPTIMAL_ONLY, f"paths.outputs={tmp_path}"]
+    overrides += ["run.progress=false", "cluster=sync", "stage=run", "run.memory_budget=366MB"]
+    run_study(compose_config(*overrides), log=lambda *_: None)
+    row = pd.read_parquet(tmp_path / "ranks_exact" / "results").iloc[0]
+    sol = ranked_states.solve([4] * 6)
+    assert row["expected_score"] == sol.expected_score and row["n_states"] == sol.n_states
+    assert folders == [tmp_path / "ranks_exact" / "checkpoints" / row["task_id"]]
+    assert not folders[0].exists()  # cleared once the row was stored
+
+
+def test_a_budget_below_the_least_need_is_refused_before_any_work(tmp_path):
+    done = pipeline(tmp_path, "cluster=sync", "stage=plan", "run.memory_budget=300MB")
+    assert done.returncode == 2
+    assert "needs 364.2 MB of memory per process" in done.stderr
+    assert "300.0 MB from run.memory_budget" in done.stderr
+    assert not (tmp_path / "ranks_exact").exists()
