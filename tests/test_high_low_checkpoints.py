@@ -67,6 +67,19 @@ def test_layers_on_disk_equal_exact(tmp_path, ranks, suits, ties, policy):
         same_solution(result, memory)
 
 
+@pytest.mark.parametrize("buffer", (1, 7, 64))
+def test_layers_on_disk_written_in_many_parts(tmp_path, monkeypatch, buffer):
+    """On disk a layer is computed in parts of at most BUFFER values (at least one chunk):
+    tiny buffers split every length into many parts, with the same values and counts."""
+    monkeypatch.setattr(float_layers, "BUFFER", buffer)
+    memory = float_layers.solve(6, 3, "lose", "optimal", True, "memory", context())
+    parts = float_layers.solve(6, 3, "lose", "optimal", True, "disk", context(tmp_path))
+    assert parts.p == memory.p
+    same_solution(parts, memory)
+    majority = float_layers.solve(6, 3, "win", "majority", False, "disk", context())
+    assert close(majority.p, deck.p_perfect(6, 3, "win", "majority")[0])
+
+
 @pytest.mark.parametrize("storage", ("memory", "disk"))
 def test_checkpoints_keep_only_the_last_finished_layer(tmp_path, storage):
     """Each finished layer is committed and the one before it dropped: after a solve the
@@ -160,9 +173,10 @@ def test_progress_reports_every_layer_in_states():
 # ------------------------------------------------------------------ memory need and budget
 
 
-def test_storage_follows_the_budget():
+def test_storage_follows_the_budget(monkeypatch):
     """Both layers in memory when they fit the budget, on disk when only the out-of-core
     need does; refused, naming the need and the budget, when neither does."""
+    monkeypatch.setattr(float_layers, "BUFFER", 16)  # a buffer smaller than 5 x 3's layers
     size = float_layers.sizing(5, 3)
     assert size.out_of_core < size.in_memory
     for budget, where in ((size.in_memory, "memory"), (size.in_memory - 1, "disk")):
@@ -173,17 +187,17 @@ def test_storage_follows_the_budget():
         float_layers.solve(5, 3, context=context(budget=small))
     message = str(err.value)
     assert err.value.key == "ranks" and "\n" not in message
-    assert "needs 250.0 MB of memory per process" in message
+    assert "needs 300.0 MB of memory per process" in message
     assert "over the budget: run.memory_budget=0.2GB" in message
 
 
 def test_needs_of_the_large_decks():
-    """Family.needs: the out-of-core memory and two layers of disk, from exact counts; 14 x 4
-    in memory takes 7.0 GB plus the process, 15 x 4 29.2 GB."""
+    """Family.needs: the out-of-core memory (one layer and a buffer) and two layers of disk,
+    from exact counts; 14 x 4 in memory takes 7.0 GB plus the process, 15 x 4 29.2 GB."""
     task = validate({"family": "high_low", "ranks": 14, "suits": 4, "method": "float"})
     need = needs(task, 1)
     assert need == needs(task, 4)  # one process, whatever the workers
-    assert need.memory == float_layers.OVERHEAD + 3_502_013_080
+    assert need.memory == float_layers.OVERHEAD + 3_502_013_080 + 8 * float_layers.BUFFER
     assert need.disk == 6_980_915_648
     assert "4,891,490,532 states" in need.note and "7.3 GB per process" in need.note
     size = float_layers.sizing(15, 4)

@@ -28,7 +28,8 @@ for 13 x 4, 7.0 GB for 14 x 4, 29.2 GB for 15 x 4).
 
 A long task (:mod:`solvers.longtask`): the memory budget of where the solve runs decides where
 the layers live (:func:`choose_storage`): both in memory, or, when only one fits, each layer a
-memory-mapped file written in order while the previous one is read through the page cache.  A
+file, written in order from a buffer of BUFFER values while the previous layer, memory-mapped,
+is read through the page cache.  A
 layer reads its children at random (a mirror image's values sit anywhere in the previous
 layer, and the non-mirrored ones lie in ``2 L`` increasing streams), so the previous layer is
 the smallest unit that can leave memory without random reads from disk: the out-of-core need
@@ -43,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
 import shutil
 import tempfile
@@ -64,8 +66,10 @@ Ties = str  # "lose", "win" or "push"
 Policy = str  # "optimal" or "majority"
 State = tuple[tuple[int, ...], int, tuple[int, ...]]  # deck.State: (below, same, above)
 # bytes a solving process holds besides its layers: Python, NumPy, Numba and its compiled
-# kernels (measured: 0.17 GB on 2 x 2, 0.19 GB on 10 x 4; 13 x 4: 1.77 GB, 1.68 GB of layers)
-OVERHEAD = 250 * 10**6
+# kernels (measured: 0.17 GB on 2 x 2, 0.19 GB on 10 x 4; 13 x 4 peaks at 1.79 GB in memory
+# with 1.68 GB of buffers, at 1.14 GB on disk with its largest layer of 0.84 GB mapped)
+OVERHEAD = 300 * 10**6
+BUFFER = 2**22  # on disk: W values computed before they are written to the file (32 MB)
 STORAGES = ("auto", "memory", "disk")  # where the layers live (see :func:`choose_storage`)
 CODE_BITS = 62  # a count vector's code is an int64: ranks x field_bits(suits) bits at most
 MARGIN = 1e-12  # relative: a call is strictly better only by more than this
@@ -155,16 +159,18 @@ def sizing(ranks: int, suits: int) -> Sizing:
     """What :func:`solve` needs for a ranks x suits deck (exact counts, no work).
 
     In memory, a solve holds two buffers the size of the largest layer.  Out of core, each
-    layer is a file: the current one is written in order, the previous one is read through
-    the operating system's page cache (at random, for a mirror image's values), which should
-    hold it for speed: its need is one largest layer.
+    layer is a file: the current one is written in order from a buffer, the previous one is
+    mapped and read through the operating system's page cache (at random, for a mirror
+    image's values), which should hold it for speed: its need is one largest layer and the
+    buffer.
     """
     sizes = group_sizes(ranks, suits)
     layers = [int(layer_bases(sizes, m)[-1]) for m in range(ranks * suits + 1)]
     largest = 8 * max(layers)
     disk = 8 * max(a + b for a, b in zip(layers, layers[1:], strict=False))
     states = size_estimate(ranks, suits).states
-    return Sizing(OVERHEAD + 2 * largest, OVERHEAD + largest, disk, states)
+    buffer = min(8 * BUFFER, largest)
+    return Sizing(OVERHEAD + 2 * largest, OVERHEAD + largest + buffer, disk, states)
 
 
 def check_deck(ranks: int, suits: int) -> None:
@@ -367,17 +373,20 @@ def _child(code, j, bits, before, a, b, c, sums):
 
 @parallel_kernel
 def _layer(m, ranks, suits, bits, tie_ok, optimal, before, sizes, prev, pbase, cur, cbase,
-           departures, lgam, top, found):  # fmt: skip
+           departures, lgam, top, found, length_lo, length_hi, ch_lo, ch_hi):  # fmt: skip
     """Fill layer m's W from layer m - 1's (``prev``); returns the states of layer m solved.
 
-    ``departures``: also count where the best call beats the majority's (see
-    :func:`_vector_departures`; ``top`` and ``found`` have one row per chunk)."""
+    Only the vectors of lengths ``length_lo..length_hi - 1`` and chunks ``ch_lo..ch_hi - 1``
+    of each (a vector's W lands at ``cur[cbase[length] + place * length]``: a caller may hand
+    a buffer for part of a layer with ``cbase`` shifted).  ``departures``: also count where
+    the best call beats the majority's (see :func:`_vector_departures`; ``top`` and ``found``
+    have one row per chunk)."""
     mask = (np.int64(1) << bits) - 1
     states = 0
     chunks = top.shape[0]
-    for length in range(1, ranks + 1):
+    for length in range(length_lo, length_hi):
         size = sizes[m, length]
-        for ch in prange(chunks):
+        for ch in prange(ch_lo, ch_hi):
             scratch = np.empty((8, ranks + 2), np.int64)
             a, b, c, sums = scratch[0], scratch[1], scratch[2], scratch[3]
             ra, rb, rc, rsums = scratch[4], scratch[5], scratch[6], scratch[7]
@@ -633,9 +642,13 @@ def solve(
             ctx.progress(done[start], done[-1], "states", f"layer {start} of {n}, resumed")
         for m in range(start + 1, n + 1):
             cbase = layer_bases(sizes, m)
-            cur = store.begin(m, int(cbase[-1]))
-            count = _layer(m, ranks, suits, bits, ties != "lose", optimal, before, sizes, prev,
-                           pbase, cur, cbase, departures and m < n, lgam, top, found)  # fmt: skip
+
+            def part(cur, base, lo, hi, ch_lo, ch_hi, m=m, prev=prev, pbase=pbase):
+                return _layer(m, ranks, suits, bits, ties != "lose", optimal, before, sizes,
+                              prev, pbase, cur, base, departures and m < n, lgam, top, found,
+                              lo, hi, ch_lo, ch_hi)  # fmt: skip
+
+            cur, count = store.compute(m, cbase, part)
             if m < n:
                 states += count
                 store.finish(m, cur, states, top, found)
@@ -657,6 +670,14 @@ def solve(
 _PIECE = re.compile(r"layer-(\d+)")
 _VALUES = "w.f64"  # a layer's W, float64 in the machine's byte order, in layer order
 _META = "meta.npz"  # the counts so far: states, departures found, the likeliest kept
+
+
+def _write_at(fd: int, values: np.ndarray, offset: int) -> None:
+    """Write an array's bytes to a file at a byte offset (pwrite, until all are written)."""
+    data = memoryview(values).cast("B")
+    while data:
+        done = os.pwrite(fd, data, offset)
+        data, offset = data[done:], offset + done
 
 
 @contextlib.contextmanager
@@ -714,10 +735,10 @@ class _Layers:
     """Two layers of W: the previous one (read) and the one being computed.
 
     In memory: two buffers the size of the largest layer; a finished layer is written to its
-    checkpoint by a thread while the next one is computed.  On disk: each layer is a
-    memory-mapped file written in place as its checkpoint piece (``layer-037/w.f64``) and
-    committed when finished.  Either way only the last committed layer is kept: a solve
-    resumes from it.
+    checkpoint by a thread while the next one is computed.  On disk: each layer is computed
+    part by part into a buffer written to its checkpoint piece's file (``layer-037/w.f64``),
+    then memory-mapped to be read as the previous layer, and committed by a thread.  Either
+    way only the last committed layer is kept: a solve resumes from it.
     """
 
     def __init__(
@@ -733,7 +754,7 @@ class _Layers:
         largest = max(int(layer_bases(sizes, m)[-1]) for m in range(sizes.shape[0]))
         self.buffers = [np.empty(largest), np.empty(largest)] if in_memory else []
         self.maps: dict[int, np.memmap] = {}
-        self.pending: dict[int, Path] = {}  # out of core: the piece folder of layer m
+        self.pending: dict[int, tuple[Path, int]] = {}  # on disk: layer m's folder and file
         self.writer: threading.Thread | None = None
         self.failure: BaseException | None = None
 
@@ -762,16 +783,42 @@ class _Layers:
             return m, np.asarray(w), int(meta["states"]), top, found
         return 0, empty, 1, top, found  # the empty deck: one state, no W
 
-    def begin(self, m: int, count: int) -> np.ndarray:
-        """The array layer m is computed into."""
-        if self.in_memory:  # the buffer's last writer was joined by finish(m - 1)
-            return self.buffers[m % 2]
+    def compute(self, m: int, cbase: np.ndarray, part) -> tuple[np.ndarray, int]:
+        """(layer m's W, states solved): ``part(cur, cbase, lengths, chunks)`` runs the
+        kernel.  In memory, over the whole layer into a buffer (its last writer was joined by
+        finish(m - 1)); on disk, one part of one length at a time into a buffer of at most
+        BUFFER values, each written to the layer's file, which is then mapped to be read."""
+        if self.in_memory:
+            cur = self.buffers[m % 2]
+            return cur, part(cur, cbase, 1, self.ranks + 1, 0, CHUNKS)
+        for old in [k for k in self.maps if k < m - 1]:
+            del self.maps[old]  # unmapped: only layer m - 1 is read (the kernel's prev)
         folder = self.checkpoints.path(f"layer-{m:03d}")
         folder.mkdir()
-        self.pending[m] = folder
-        w = np.memmap(folder / _VALUES, np.float64, "w+", shape=(count,))
+        count = int(cbase[-1])
+        fd = os.open(folder / _VALUES, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self.pending[m] = (folder, fd)
+        os.ftruncate(fd, 8 * count)
+        states = 0
+        for length in range(1, self.ranks + 1):
+            size = int(self.sizes[m, length])
+            if not size:
+                continue
+            step = max(1, CHUNKS * BUFFER // (size * length))  # chunks a buffer holds
+            for lo in range(0, CHUNKS, step):
+                hi = min(CHUNKS, lo + step)
+                first, stop = lo * size // CHUNKS, hi * size // CHUNKS
+                if first == stop:
+                    continue
+                offset = int(cbase[length]) + first * length
+                buffer = np.empty((stop - first) * length)
+                base = cbase.copy()
+                base[length] -= offset
+                states += part(buffer, base, length, length + 1, lo, hi)
+                _write_at(fd, buffer, 8 * offset)
+        w = np.memmap(folder / _VALUES, np.float64, "r", shape=(count,))
         self.maps[m] = w
-        return np.asarray(w)
+        return np.asarray(w), states
 
     def finish(self, m: int, w: np.ndarray, states: int, top: np.ndarray, found: np.ndarray):
         """Keep finished layer m (m < ranks x suits) as a checkpoint, drop older ones: a
@@ -783,24 +830,30 @@ class _Layers:
         self._join()  # layer m - 1's writer: its buffer is the next layer's
         if self.in_memory:
             count = int(layer_bases(self.sizes, m)[-1])
-            args = (m, w[:count], None, *counts)
+            args = (m, w[:count], None, None, *counts)
         else:
-            self.maps.pop(m - 2, None)  # the array handed to the kernel keeps m - 1 mapped
-            args = (m, None, self.pending.pop(m), *counts)
+            args = (m, None, *self.pending.pop(m), *counts)
         self.writer = threading.Thread(
             target=self._write, args=args, name=f"layer-{m:03d}", daemon=True
         )
         self.writer.start()
 
     def close(self) -> None:
-        """Wait for the last checkpoint being written (its failure raised)."""
-        self._join()
-        self.maps.clear()
+        """Wait for the last checkpoint being written (its failure raised); close the files
+        of layers never committed (the last one)."""
+        try:
+            self._join()
+        finally:
+            for _, fd in self.pending.values():
+                os.close(fd)
+            self.pending.clear()
+            self.maps.clear()
 
     # -- helpers
 
-    def _write(self, m, w, folder, states, top, found) -> None:
-        """Write layer m's values (in memory) or flush its mapped file (on disk), commit."""
+    def _write(self, m, w, folder, fd, states, top, found) -> None:
+        """Write layer m's values (in memory) or close its written file (on disk), commit
+        (which syncs it to disk)."""
         try:
             if w is not None:
                 folder = self.checkpoints.path(f"layer-{m:03d}")
@@ -808,7 +861,7 @@ class _Layers:
                 with open(folder / _VALUES, "wb") as fh:
                     fh.write(memoryview(w).cast("B"))
             else:
-                self.maps[m].flush()
+                os.close(fd)
             self._commit(m, folder, states, top, found)
         except BaseException as err:  # raised in the solving thread by _join
             self.failure = err
