@@ -227,6 +227,12 @@ def test_summary_section(tmp_path):
     assert "Extrapolation" in text and "13 ranks x 4, Monte Carlo" in text
     assert (tmp_path / "card_guessing_ranks.png").stat().st_size > 0
     assert ranks52.sections(frame[frame["method"] == "float"], tmp_path) == []
+    # a study of the optimum alone (ranks_exact run for one strategy): no greedy, no gap
+    alone = frame[(frame["strategy"] == "optimal") & (frame["method"] == "ranked")]
+    text = "\n".join(ranks52.sections(alone, tmp_path))
+    assert "optimal ~" in text and "greedy_pair ~" not in text and "gap ~" not in text
+    one = "\n".join(ranks52.sections(alone[alone["deck"] == "4,4,4"], tmp_path))
+    assert "Extrapolation" not in one  # one value of n: nothing to fit
 
 
 # ------------------------------------------------- method: float runs the faster engine

@@ -61,16 +61,21 @@ def peak_rss() -> int:
 
 
 def capped_cluster(workers: int, cap: int):
+    """A LocalCluster of ``workers`` processes capped at ``cap`` bytes each.  Spawned, not
+    forked: a forked worker starts with its parent's resident pages (this test process has
+    grown to over 1 GB by the end of the suite), so its peak RSS would measure the parent."""
+    import dask
     from distributed import Client, LocalCluster
 
-    cluster = LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        memory_limit=cap,
-    )
+    with dask.config.set({"distributed.worker.multiprocessing-method": "spawn"}):
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            memory_limit=cap,
+        )
     return cluster, Client(cluster)
 
 

@@ -65,7 +65,10 @@ def ranks_table(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def extrapolated(table: pd.DataFrame, column: str) -> float:
-    """A straight line through the last FIT_POINTS values of ``column``, read at n = 13."""
+    """A straight line through the last FIT_POINTS values of ``column``, read at n = 13 (NaN
+    where the rows hold fewer than two values of it, or none: a study of one strategy)."""
+    if column not in table:
+        return float("nan")
     tail = table.dropna(subset=[column]).tail(FIT_POINTS)
     if len(tail) < 2:
         return float("nan")
@@ -83,10 +86,13 @@ def plot_ranks(table: pd.DataFrame, path: Path) -> None:
             if column not in shown:
                 continue
             data = shown.dropna(subset=[column])
+            if data.empty:
+                continue
             axis.plot(data["n"], data[column], style, label=column)
             ends = [data[column].iloc[-1], extrapolated(table, column)]
             axis.plot([data["n"].iloc[-1], FULL], ends, ":", color=axis.lines[-1].get_color())
-        axis.legend()
+        if axis.lines:
+            axis.legend()
     top.set_ylabel("expected correct guesses")
     top.set_title("n types of 4 cards, yes/no feedback (dotted: extrapolation)")
     bottom.set_xlabel("n (types)")
@@ -117,11 +123,14 @@ def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
         "",
         f"![n types of 4](summary/{name})",
         "",
-        f"Extrapolation (a straight line through the last {FIT_POINTS} n, *not* a result): at",
-        f"n = 13 optimal ~ {guesses['optimal']:.3f}, greedy ~ {guesses['greedy_pair']:.3f},",
-        f"gap ~ {guesses['gap']:.3f}.",
-        "",
     ]
+    said = [f"{name} ~ {value:.3f}" for name, value in guesses.items() if value == value]
+    if said:  # NaN (fewer than two values) is not said
+        lines += [
+            f"Extrapolation (a straight line through the last {FIT_POINTS} n, *not* a result): "
+            f"at n = 13 {', '.join(said)}.",
+            "",
+        ]
     return lines + monte_carlo_section(rows)
 
 
