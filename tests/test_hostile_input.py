@@ -9,23 +9,11 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from tests_support import compose_config
+from tests_support import cli_in_process, compose_config
 
-from pipeline.__main__ import main
 from pipeline.backends.local import max_workers
 from pipeline.run import run_study
 from pipeline.study import StudyError
-
-
-def cli_in_process(monkeypatch, capsys, *args: str) -> tuple[int, str]:
-    """(exit status, stderr) of ``python -m pipeline ARGS``, run in this process."""
-    monkeypatch.setattr(sys, "argv", ["pipeline", *args])
-    try:
-        main()
-        status = 0
-    except SystemExit as exc:
-        status = exc.code if isinstance(exc.code, int) else 1
-    return status, capsys.readouterr().err
 
 
 def nothing_at_all(root: Path) -> bool:

@@ -13,20 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from tests_support import cli
-
-from pipeline.__main__ import main
-
-
-def cli_in_process(monkeypatch, capsys, *args: str) -> tuple[int, str]:
-    """(exit status, stderr) of ``python -m pipeline ARGS``, run in this process."""
-    monkeypatch.setattr(sys, "argv", ["pipeline", *args])
-    try:
-        main()
-        status = 0
-    except SystemExit as exc:
-        status = exc.code if isinstance(exc.code, int) else 1
-    return status, capsys.readouterr().err
+from tests_support import cli, cli_in_process
 
 
 def refused(monkeypatch, capsys, tmp_path, *args: str, within: float = 20.0) -> str:

@@ -1,25 +1,17 @@
-"""A refused multirun writes nothing (issue 26, item 4): Hydra wrote the sweep folder and its
-multirun.yaml (even outside paths.outputs, with study.name=../../escape) before any job ran."""
+"""A refused multirun writes nothing: no sweep folder, no multirun.yaml, no job folder (not
+even outside paths.outputs, with study.name=../../escape)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-from pipeline.__main__ import main
+from tests_support import cli_in_process
 
 
 def multirun(monkeypatch, capsys, *args: str) -> tuple[int, str]:
     """(exit status, stderr) of ``python -m pipeline -m ARGS``, run in this process."""
-    monkeypatch.setattr(sys, "argv", ["pipeline", "-m", *args])
-    try:
-        main()
-        status = 0
-    except SystemExit as exc:
-        status = exc.code if isinstance(exc.code, int) else 1
-    return status, capsys.readouterr().err
+    return cli_in_process(monkeypatch, capsys, "-m", *args)
 
 
 def files_under(root: Path) -> list[Path]:

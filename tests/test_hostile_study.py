@@ -3,31 +3,18 @@ messages say where a bad value came from; the program names itself."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import ROOT
-from tests_support import cli, compose_config
+from tests_support import cli, cli_in_process, compose_config
 
-from pipeline.__main__ import main
 from pipeline.config import checked_config, checked_study
 from pipeline.run import _plain
 from pipeline.study import StudyError, plan
 
 VALID_STUDY_KEYS = "valid: name, family, description, grid, strategies, grids"
-
-
-def cli_in_process(monkeypatch, capsys, *args: str) -> tuple[int, str]:
-    """(exit status, stderr) of ``python -m pipeline ARGS``, run in this process."""
-    monkeypatch.setattr(sys, "argv", ["pipeline", *args])
-    try:
-        main()
-        status = 0
-    except SystemExit as exc:
-        status = exc.code if isinstance(exc.code, int) else 1
-    return status, capsys.readouterr().err
 
 
 def own_study(folder: Path, text: str, name: str = "mine") -> Path:

@@ -35,6 +35,19 @@ def cli(
     )
 
 
+def cli_in_process(monkeypatch, capsys, *args: str) -> tuple[int, str]:
+    """(exit status, stderr) of ``python -m pipeline ARGS``, run in this process."""
+    from pipeline.__main__ import main
+
+    monkeypatch.setattr(sys, "argv", ["pipeline", *args])
+    try:
+        main()
+        status = 0
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else 1
+    return status, capsys.readouterr().err
+
+
 def python_output(code: str) -> str:
     """What `python -c CODE` prints in a fresh interpreter in the repository (it must exit 0)."""
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
