@@ -73,6 +73,13 @@ FIGURES = (
         "higher/lower on real decks: P(every call right) per deck and tie rule",
     ),
     Figure(
+        "high_low_tie_rules",
+        "high_low_full_deck",
+        "high_low_tie_rules.png",
+        170,
+        "higher/lower on the 52-card deck: optimal play against the majority rule, per tie rule",
+    ),
+    Figure(
         "mastermind_gaps",
         "mastermind",
         "mastermind_gaps.png",

@@ -268,6 +268,8 @@ def test_summary_shows_gap_and_departures(tmp_path):
     assert abs(gaps.loc["lose", "mc_z"]) < 4
     counts = summary.departure_table(frame).set_index("ties")
     assert counts.loc["lose", "departures"] == exact_departures(5, 3, "lose")[1]
+    plot = tmp_path / summary.TIE_PLOT  # optimal against majority per tie rule, drawn and linked
+    assert plot.read_bytes().startswith(b"\x89PNG") and f"/{summary.TIE_PLOT})" in text
 
 
 def test_next_code_walks_a_group_in_order():

@@ -9,6 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from solvers._report import left_out, markdown_table, save_figure  # noqa: E402
@@ -16,6 +17,7 @@ from solvers._rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
 
 PLOT = "high_low_p_perfect.png"
 DECK_PLOT = "high_low_decks.png"
+TIE_PLOT = "high_low_tie_rules.png"
 # summary.md shows every value of n up to SHOWN_ROWS of them; beyond, those in SHOWN_N and
 # the first and last, and says where every one is (summary/high_low_distinct.parquet)
 SHOWN_ROWS = 40
@@ -120,7 +122,7 @@ def plot_decks(table: pd.DataFrame, path: Path) -> None:
             part["p_perfect"],
             marker="o",
             ms=3,
-            label=f"{suits} suits, ties {ties}",
+            label=f"{int(suits)} suits, ties {ties}",
         )
     ax.set_xlabel("cards in the deck (ranks x suits)")
     ax.set_ylabel("P(no wrong call)")
@@ -167,7 +169,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
             markdown_table(shown, ".6g"),
             f"![P(perfect game) for real decks]({link}/{DECK_PLOT})",
         ]
-        parts += departure_parts(deck_rows)
+        parts += departure_parts(deck_rows, out_dir)
     return "\n\n".join(parts) + "\n"
 
 
@@ -243,8 +245,31 @@ def departure_records(rec: dict, top: list[dict], split: str) -> list[dict]:
     return records
 
 
-def departure_parts(rows: pd.DataFrame) -> list[str]:
-    """Markdown parts: optimum against majority, and where the optimal policy departs."""
+def plot_tie_rules(gaps: pd.DataFrame, path: Path) -> None:
+    """P(no wrong call) of optimal play and the majority rule, per deck and tie rule (log
+    scale), with the optimum's gain over the majority above each pair."""
+    labels = [
+        f"{int(r)} x {int(s)}\nties {t}"
+        for r, s, t in zip(gaps["ranks"], gaps["suits"], gaps["ties"], strict=True)
+    ]
+    x = np.arange(len(gaps))
+    fig, ax = plt.subplots(figsize=(max(6.4, 1.1 * len(gaps) + 2), 4.2))
+    ax.bar(x - 0.2, gaps["optimal"], 0.4, label="optimal")
+    ax.bar(x + 0.2, gaps["majority"], 0.4, label="majority rule")
+    for xi, top, gain in zip(x, gaps["optimal"], gaps["gain_percent"], strict=True):
+        ax.annotate(f"+{gain:.2f}%", (xi, top), ha="center", va="bottom", fontsize=7)
+    ax.set_yscale("log")
+    ax.set_xticks(x, labels, fontsize=8)
+    ax.set_ylabel("P(no wrong call)")
+    ax.set_title("Higher/lower on real decks: optimal play against the majority rule")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    save_figure(fig, path)
+
+
+def departure_parts(rows: pd.DataFrame, out_dir: Path | None = None) -> list[str]:
+    """Markdown parts: optimum against majority (and its plot, given ``out_dir``), and where
+    the optimal policy departs."""
     parts = []
     gaps = gap_table(rows)
     if not gaps.empty:
@@ -253,6 +278,9 @@ def departure_parts(rows: pd.DataFrame) -> list[str]:
             "optimal - majority; mc_z = (Monte Carlo - majority) / its standard error).",
             markdown_table(gaps, ".10g"),
         ]
+        if out_dir is not None:
+            plot_tie_rules(gaps, out_dir / TIE_PLOT)
+            parts += [f"![optimal against majority per tie rule]({out_dir.name}/{TIE_PLOT})"]
     counts = departure_table(rows)
     if not counts.empty:
         parts += [
