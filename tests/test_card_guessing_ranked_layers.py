@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -56,14 +57,21 @@ def test_chunks_are_page_aligned_and_sized_by_the_budget():
 
 
 def peak_rss() -> int:
-    """This process's peak resident set (bytes, Linux: ru_maxrss is in kB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    """This process's own peak resident set in bytes: VmHWM of /proc/self/status (Linux).
+    Not ru_maxrss, which survives exec and starts a forked child at its parent's resident
+    size: read in a worker started late in the suite, it gave the test process's 1.5 GB."""
+    status = Path("/proc/self/status")
+    for line in status.read_text().splitlines() if status.exists() else []:
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # no /proc
 
 
 def capped_cluster(workers: int, cap: int):
     """A LocalCluster of ``workers`` processes capped at ``cap`` bytes each.  Spawned, not
     forked: a forked worker starts with its parent's resident pages (this test process has
-    grown to over 1 GB by the end of the suite), so its peak RSS would measure the parent."""
+    grown to over 1 GB by the end of the suite), and Dask's nanny would count them against
+    the cap."""
     import dask
     from distributed import Client, LocalCluster
 
