@@ -131,11 +131,15 @@ def test_eight_types_on_three_capped_workers(tmp_path):
 
 
 RUN = """
-import sys
+import sys, time
 from solvers import longtask
 from solvers.card_guessing.floating import ranked_layers
 store = longtask.Checkpoints(sys.argv[1], root=sys.argv[2])
-sol = ranked_layers.solve((4,) * 6, checkpoints=store, chunk=4096, log=print)
+def log(message):
+    print(message, flush=True)
+    if message.startswith("layer 12:"):  # said once layer 12 is committed (and 13 dropped):
+        time.sleep(120)  # hold there until the test kills the run (else it may finish first)
+sol = ranked_layers.solve((4,) * 6, checkpoints=store, chunk=4096, log=log)
 print("VALUE", repr(sol.expected_score), flush=True)
 """
 
