@@ -65,6 +65,7 @@ from solvers.card_guessing.floating.ranked_states import (
     _logsumexp,
     _moved,
     _rank,
+    _unconfirmed,
     _unrank,
     _yes_code,
     kernel,
@@ -154,25 +155,6 @@ def _values(layer, lo, hi, policy, window, m, r, big, weight, eq, le, offsets, n
                     out[s, 2] = sq
                     best[s] = j
     return out, best
-
-
-@parallel_kernel
-def _unconfirmed(layer, lo, hi, m, r, big, weight, eq, le, offsets, n_p):
-    """T = sum of c for ranks [lo, hi) of ``layer`` (-1 if infeasible)."""
-    size = hi - lo
-    out = np.empty(size, np.int8)
-    for chunk in prange((size + CHUNK - 1) // CHUNK):
-        seq = np.empty(r, np.int64)
-        for s in range(chunk * CHUNK, min(size, (chunk + 1) * CHUNK)):
-            e = _unrank(lo + s, layer, m, r, big, weight, eq, le, offsets, seq)
-            if not _feasible(seq, e, r, n_p):
-                out[s] = -1
-                continue
-            t = 0
-            for j in range(e, r):
-                t += seq[j] // n_p + 1
-            out[s] = t
-    return out
 
 
 @parallel_kernel

@@ -248,20 +248,21 @@ def _logsumexp(terms, lo, hi):
 
 
 @parallel_kernel
-def _unconfirmed(layer, size, m, r, big, weight, eq, le, offsets, n_p):
-    """T = sum of c for each rank of ``layer`` (-1 if infeasible)."""
+def _unconfirmed(layer, lo, hi, m, r, big, weight, eq, le, offsets, n_p):
+    """T = sum of c for ranks [lo, hi) of ``layer`` (-1 if infeasible)."""
+    size = hi - lo
     out = np.empty(size, np.int8)
     for chunk in prange((size + CHUNK - 1) // CHUNK):
         seq = np.empty(r, np.int64)
-        for i in range(chunk * CHUNK, min(size, (chunk + 1) * CHUNK)):
-            e = _unrank(i, layer, m, r, big, weight, eq, le, offsets, seq)
+        for s in range(chunk * CHUNK, min(size, (chunk + 1) * CHUNK)):
+            e = _unrank(lo + s, layer, m, r, big, weight, eq, le, offsets, seq)
             if not _feasible(seq, e, r, n_p):
-                out[i] = -1
+                out[s] = -1
                 continue
             t = 0
             for j in range(e, r):
                 t += seq[j] // n_p + 1
-            out[i] = t
+            out[s] = t
     return out
 
 
@@ -349,7 +350,7 @@ def last_layer_log_counts(cd: Codes) -> np.ndarray:
     n = cd.n_cards
     size = int(cd.sizes[n])
     args = (cd.m, cd.r, cd.exhausted, cd.weight, cd.eq, cd.le, cd.offsets, cd.n_p)
-    unconfirmed = _unconfirmed(n, size, *args)
+    unconfirmed = _unconfirmed(n, 0, size, *args)
     logs = np.full(size, -np.inf)
     logf = log_factorials(n)
     for t in range(n + 1):
@@ -462,7 +463,7 @@ def policy_pmf(cd: Codes, bests: list, last_logs: np.ndarray) -> list[float]:
         _add_paths(layer, bests[layer], paths, npaths, *args)
         bests[layer] = None
         paths = npaths
-    unconfirmed = _unconfirmed(n, paths.size, *args)
+    unconfirmed = _unconfirmed(n, 0, paths.size, *args)
     hit = (paths > 0) & (last_logs > -np.inf)
     logf = log_factorials(n)
     log_start = logf[n] - cd.r * logf[cd.m]
