@@ -81,7 +81,9 @@ def capped_cluster(workers: int, cap: int):
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            # any free port: with None, two such clusters at once (the module fixture's
+            # and a test's) warned that 8787 was taken
+            dashboard_address="127.0.0.1:0",
             memory_limit=cap,
         )
     return cluster, Client(cluster)
