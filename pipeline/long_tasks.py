@@ -158,10 +158,31 @@ def free_disk(path: Path) -> int:
 
 @dataclass(frozen=True)
 class Needed:
-    """The largest needs among a plan's tasks left to run (for ``stage=plan``)."""
+    """The largest needs among a plan's tasks left to run (for ``stage=plan``), and how many
+    of the tasks with checkpoints the free disk holds at once (``at_once``: None when it
+    holds them all; the run then starts no more than that many at a time)."""
 
     memory: tuple[str, Task, Need] | None = None  # (task id, task, need) of the most memory
     disk: tuple[str, Task, Need] | None = None
+    at_once: int | None = None
+    with_disk: int = 0  # tasks left to run that keep checkpoints
+    free: int | None = None  # free bytes under the study folder, when asked
+
+
+def fitting(disks: list[tuple[int, int]], free: int) -> int | None:
+    """How many tasks' checkpoints fit in ``free`` bytes at once, the largest first, given
+    (bytes > 0, number of tasks) pairs; None when all of them fit.  Every task fits alone
+    (a larger one is refused before), so the answer is at least 1."""
+    total = sum(d * n for d, n in disks)
+    if total <= free:
+        return None
+    fit, used = 0, 0
+    for d, n in sorted(disks, reverse=True):
+        k = min(n, (free - used) // d)
+        fit, used = fit + k, used + k * d
+        if k < n:
+            break
+    return max(1, fit)
 
 
 def check_needs(plan: Any, where: Where, study_dir: Path) -> Needed:
@@ -175,8 +196,9 @@ def check_needs(plan: Any, where: Where, study_dir: Path) -> Needed:
         return Needed()
     top_memory = top_disk = None
     free: int | None = None
+    disks: list[tuple[int, int]] = []  # (bytes, tasks) of each class keeping checkpoints
     for g, grid in enumerate(plan.grids):
-        for tid, task, need in grid_needs(grid, plan.keep[g], fam.needs, where.workers):
+        for tid, task, need, n in grid_needs(grid, plan.keep[g], fam.needs, where.workers):
             if need is None:
                 continue
             budget = where.budget
@@ -195,11 +217,26 @@ def check_needs(plan: Any, where: Where, study_dir: Path) -> Needed:
                         f"for its checkpoints{_note(need)}, over the {format_bytes(free)} free "
                         f"under {study_dir}; free some disk or choose another paths.outputs"
                     )
+                disks.append((need.disk, n))
             if top_memory is None or need.memory > top_memory[2].memory:
                 top_memory = (tid, task, need)
             if need.disk and (top_disk is None or need.disk > top_disk[2].disk):
                 top_disk = (tid, task, need)
-    return Needed(top_memory, top_disk)
+    at_once = None if free is None else fitting(disks, free)
+    return Needed(top_memory, top_disk, at_once, sum(n for _, n in disks), free)
+
+
+def at_once_text(needed: Needed, study_dir: Path) -> str | None:
+    """The line saying that the tasks with checkpoints run a few at a time, or None."""
+    if needed.at_once is None or needed.disk is None or needed.free is None:
+        return None
+    k = needed.at_once
+    return (
+        f"  disk: {format_bytes(needed.free)} free under {study_dir} holds the checkpoints of "
+        f"{k} of the {needed.with_disk} tasks that keep them (up to "
+        f"{format_bytes(needed.disk[2].disk)} each): they run "
+        + ("one at a time" if k == 1 else f"{k} at a time")
+    )
 
 
 def needs_text(needed: Needed, where: Where) -> list[str]:
@@ -238,15 +275,16 @@ def describe(task: Task) -> str:
 
 def grid_needs(
     grid: Grid, keep: np.ndarray | None, needs: Callable[[Task, int], Any], workers: int
-) -> Iterator[tuple[str, Task, Any]]:
-    """(task id, task, need) for the first task left to run of each class of ``grid``'s
-    tasks agreeing on the axes ``needs`` reads (learned as it goes, as the grid learns the
-    axes of its whole-task check): a 10^6-task grid over two decks asks twice."""
+) -> Iterator[tuple[str, Task, Any, int]]:
+    """(task id, task, need, tasks in the class) for the first task left to run of each
+    class of ``grid``'s tasks agreeing on the axes ``needs`` reads (learned as it goes, as
+    the grid learns the axes of its whole-task check): a 10^6-task grid over two decks asks
+    twice."""
     axis_of = {name: i for i, name in enumerate(grid.names)}
     read: set[int] = set()
     while True:
         out, grew = [], False
-        for position in _class_heads(grid, keep, sorted(read)):
+        for position, count in _class_heads(grid, keep, sorted(read)):
             tid, task = next(grid.tasks_at([position]))
             recorder = _Recorder(task)
             need = needs(recorder, workers)
@@ -259,29 +297,35 @@ def grid_needs(
                 read |= seen
                 grew = True
                 break
-            out.append((tid, task, need))
+            out.append((tid, task, need, count))
         if not grew:
             yield from out
             return
 
 
-def _class_heads(grid: Grid, keep: np.ndarray | None, axes: list[int]) -> list[int]:
-    """The first position left to run of each combination of ``axes``' values, in order."""
+def _class_heads(grid: Grid, keep: np.ndarray | None, axes: list[int]) -> list[tuple[int, int]]:
+    """(first position left to run, tasks left to run) of each combination of ``axes``'
+    values, in order of the first positions."""
+    if keep is None and not axes:
+        return [(0, len(grid))] if len(grid) else []
     size = 65_536
-    heads: dict[tuple[int, ...], int] = {}
+    heads: dict[tuple[int, ...], list[int]] = {}
     for lo in range(0, len(grid), size):
         hi = min(lo + size, len(grid))
         positions = np.arange(lo, hi) if keep is None else np.flatnonzero(keep[lo:hi]) + lo
         if not len(positions):
             continue
         if not axes:
-            return [int(positions[0])]
+            heads.setdefault((), [int(positions[0]), 0])[1] += len(positions)
+            continue
         coords = np.unravel_index(positions, grid.shape)
         combos = np.stack([coords[i] for i in axes], axis=1)
-        found, first = np.unique(combos, axis=0, return_index=True)
-        for combo, i in zip(map(tuple, found.tolist()), first.tolist(), strict=True):
-            heads.setdefault(combo, int(positions[i]))
-    return sorted(heads.values())
+        found, first, counts = np.unique(combos, axis=0, return_index=True, return_counts=True)
+        for combo, i, n in zip(
+            map(tuple, found.tolist()), first.tolist(), counts.tolist(), strict=True
+        ):
+            heads.setdefault(combo, [int(positions[i]), 0])[1] += n
+    return sorted((head, n) for head, n in heads.values())
 
 
 # ----------------------------------------------------------------- context on a worker
@@ -299,6 +343,7 @@ class LongTaskSetup:
     where: Where
     study_dir: Path | None  # None: no checkpoints
     progress: bool
+    at_once: int | None = None  # tasks with checkpoints the free disk holds at once (None: all)
     sink: Callable[[Progress], None] | None = field(default=None, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from pipeline.execute import batch_error_row, batch_rows
 from pipeline.long_tasks import (
     LongTaskSetup,
     ProgressBars,
+    at_once_text,
     check_needs,
     clear_checkpoints,
     needs_text,
@@ -92,7 +93,7 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
     if conf.stage in ("all", "run"):
-        setup = long_task_setup(conf, tasks, report.study_dir)  # refuses a need over budget
+        setup = long_task_setup(conf, tasks, report.study_dir, log)  # refuses a need over budget
         try:
             _run_tasks(cfg, conf, tasks, results, report, log, setup)
         except KeyboardInterrupt as exc:
@@ -118,16 +119,29 @@ def preflight(cfg: Mapping[str, Any]) -> tuple[Config, Plan]:
     return conf, tasks
 
 
-def long_task_setup(conf: Config, tasks: Plan, where: Path) -> LongTaskSetup:
+def long_task_setup(conf: Config, tasks: Plan, where: Path, log=print) -> LongTaskSetup:
     """The tasks' long-task context (budget, workers, checkpoints, progress), after the
     family's needs of the tasks left to run were checked against the budget (StudyError
-    when one is over: before any work)."""
+    when one is over: before any work); when the free disk holds the checkpoints of only a
+    few of them at once, they run that many at a time (one line says so)."""
     place = where_it_runs(conf)
+    at_once = None
     if get_family(tasks.family).needs is not None:
         stored = store.stored_ids(where / "results")
         tasks.against_store(stored.ok, stored.every, recompute=conf.store.recompute)
-        check_needs(tasks, place, where)
-    return LongTaskSetup(place, where, progress=_shown(conf.run.progress))
+        needed = check_needs(tasks, place, where)
+        at_once = needed.at_once
+        size = conf.run.batch_size
+        if at_once is not None and size != "auto" and size > at_once:
+            raise StudyError(
+                f"run.batch_size={size}: a batch keeps its tasks' checkpoints until its rows "
+                f"are stored, and the free disk under {where} holds those of {at_once} of "
+                f"these tasks at once; set run.batch_size=auto (or at most {at_once})"
+            )
+        line = at_once_text(needed, where)
+        if line is not None:
+            log(line.strip())
+    return LongTaskSetup(place, where, progress=_shown(conf.run.progress), at_once=at_once)
 
 
 def plan_text(tasks: Plan, results: Path, conf: Config | None = None) -> str:
@@ -139,7 +153,11 @@ def plan_text(tasks: Plan, results: Path, conf: Config | None = None) -> str:
     needs: list[str] = []
     if conf is not None and get_family(tasks.family).needs is not None:
         place = where_it_runs(conf)
-        needs = needs_text(check_needs(tasks, place, results.parent), place)
+        needed = check_needs(tasks, place, results.parent)
+        needs = needs_text(needed, place)
+        line = at_once_text(needed, results.parent)
+        if line is not None:
+            needs.append(line)
     lines = [
         f"study {tasks.name}: {tasks.n_tasks:,} tasks ({_counted(tasks.parts, 'grid')}"
         + (f", {_counted(len(tasks.strategies), 'strategy')}" if tasks.strategies else "")
@@ -234,6 +252,9 @@ def _run_todo(
         log(f"running {len(tasks)} tasks on {runner.description}")
         cutter = BatchCutter(tasks, runner.n_workers, run_cfg)
         in_flight = run_cfg.max_in_flight * runner.n_workers
+        if setup.at_once is not None:  # the disk holds a few tasks' checkpoints at a time
+            cutter.fixed = cutter.fixed or 1
+            in_flight = min(in_flight, max(1, setup.at_once // cutter.fixed))
         bars = ProgressBars(setup.progress)  # the running long tasks, below the tasks bar
         setup.sink = bars.show  # tasks run here (cluster=sync); on workers: worker events
         with _progress(len(tasks), run_cfg.progress) as bar, progress_shown(runner, bars):

@@ -239,12 +239,31 @@ def test_needs_is_asked_once_per_class_of_the_tasks_left_to_run():
         return Need(task["size"] * workers)
 
     got = list(grid_needs(grid, None, needs, 2))
-    assert [n.memory for _, _, n in got] == [2, 4, 6]
+    assert [(n.memory, count) for _, _, n, count in got] == [(2, 1000), (4, 1000), (6, 1000)]
     assert len(asked) == 4  # the first ask learns that needs reads the size
     keep = np.ones(len(grid), bool)
     keep[:1500] = False  # size 1 stored, size 2 half stored
     got = list(grid_needs(grid, keep, needs, 1))
-    assert [(t["size"], t["seed"]) for _, t, _ in got] == [(2, 500), (3, 0)]
+    assert [(t["size"], t["seed"], count) for _, t, _, count in got] == [
+        (2, 500, 500),
+        (3, 0, 1000),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("disks", "free", "fit"),
+    [
+        ([(40, 3)], 130, None),  # all three fit
+        ([(46, 3)], 75, 1),  # the 11-type study on this machine's disk
+        ([(46, 3)], 95, 2),
+        ([(30, 1), (10, 4)], 50, 3),  # the largest first: 30 + 10 + 10
+        ([(10, 2)], 15, 1),
+    ],
+)
+def test_how_many_tasks_checkpoints_fit_at_once(disks, free, fit):
+    from pipeline.long_tasks import fitting
+
+    assert fitting(disks, free) == fit
 
 
 @pytest.mark.parametrize("value", ["lots", "-1GB", "0", True, 1.5])
@@ -288,6 +307,47 @@ def test_a_disk_need_over_the_free_disk_is_refused(tmp_path):
     assert "needs 1000.0 PB of disk for its checkpoints (4 layers), over the" in res.stderr
     assert "free under" in res.stderr
     assert not (folder / "out").exists()
+
+
+def _two_thirds_of_the_free_disk_mb(folder: Path) -> int:
+    import shutil
+
+    return shutil.disk_usage(folder).free * 2 // 3 // 10**6
+
+
+def test_tasks_whose_checkpoints_do_not_fit_together_run_one_at_a_time(tmp_path):
+    """Two tasks each needing 2/3 of the free disk: each fits alone, both do not, so the
+    run says so up front and runs them one after another on a two-worker cluster (where it
+    would otherwise start both at once): every layer marker of one task comes before the
+    other's first.  ``stage=plan`` prints the same line."""
+    disk_mb = _two_thirds_of_the_free_disk_mb(tmp_path)
+    folder = toy_folder(tmp_path, layers="3, 4", disk_mb=disk_mb, sleep=0.3)
+    plan = guesslab(folder, "cluster=sync", "stage=plan")
+    assert plan.returncode == 0, plan.stderr
+    line = "holds the checkpoints of 1 of the 2 tasks that keep them"
+    assert line in plan.stdout and "they run one at a time" in plan.stdout
+    res = guesslab(
+        folder, "cluster=local", "cluster.n_workers=2", "stage=run", "run.progress=false"
+    )
+    assert res.returncode == 0, res.stderr
+    assert line in res.stdout, res.stdout
+    assert sorted(stored(folder)["total"]) == [0 + 1 + 4, 0 + 1 + 4 + 9]
+    made = sorted((folder / "markers").iterdir(), key=lambda p: p.stat().st_mtime_ns)
+    layers = [p.name.split(".")[0] for p in made]
+    assert layers in (
+        ["layer-000", "layer-001", "layer-002", "layer-000", "layer-001", "layer-002", "layer-003"],
+        ["layer-000", "layer-001", "layer-002", "layer-003", "layer-000", "layer-001", "layer-002"],
+    ), layers
+
+
+def test_a_fixed_batch_larger_than_the_disk_holds_is_refused(tmp_path):
+    disk_mb = _two_thirds_of_the_free_disk_mb(tmp_path)
+    folder = toy_folder(tmp_path, layers="3, 4", disk_mb=disk_mb)
+    res = guesslab(folder, "cluster=sync", "stage=run", "run.batch_size=2")
+    assert res.returncode == 2, res.stderr
+    assert "run.batch_size=2: a batch keeps its tasks' checkpoints" in res.stderr
+    assert "set run.batch_size=auto (or at most 1)" in res.stderr
+    assert not (folder / "out" / "toy" / "results").exists() and markers(folder) == []
 
 
 def test_plan_shows_the_largest_need_against_the_budget(tmp_path):
