@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from solvers import TaskError, longtask, solve
@@ -44,6 +45,42 @@ def same(a: ranked_states.Solution, b: ranked_states.Solution) -> None:
 def test_out_of_core_in_this_process_matches_ranked_states(deck, policy, window):
     layered = ranked_layers.solve(deck, policy, window, chunk=ranked_layers.ALIGN)
     same(layered, ranked_states.solve(deck, policy, window=window))
+
+
+@pytest.mark.parametrize(("policy", "window"), POLICIES)
+def test_a_chunk_computed_in_several_kernel_calls_gives_the_same_values(
+    policy, window, monkeypatch
+):
+    """Chunks of 16,384 ranks computed 1,000 ranks a call (SUB), each call's rows written at
+    its own offset: the same solution as ranked_states.py."""
+    monkeypatch.setattr(ranked_layers, "SUB", 1000)
+    deck = (4,) * 5
+    layered = ranked_layers.solve(deck, policy, window, chunk=4 * ranked_layers.ALIGN)
+    same(layered, ranked_states.solve(deck, policy, window=window))
+
+
+def _rss_file_kb() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("RssFile:"):
+            return int(line.split()[1])
+    raise AssertionError("no RssFile in /proc/self/status")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")
+def test_the_next_layer_s_pages_leave_the_process_after_each_call(tmp_path):
+    """A layer chunk's reads of the next layer map its pages into the worker (they count in
+    the resident memory Dask's nanny compares with its limit); _unmap_pages drops them."""
+    path = tmp_path / "layer"
+    rows = 64 * 2**20 // 24
+    np.arange(rows * 3, dtype=np.float64).tofile(path)
+    mapped = ranked_layers._mapped(str(path), rows, 3)
+    before = _rss_file_kb()
+    assert float(mapped[::100, 0].sum()) > 0  # touches every page
+    touched = _rss_file_kb()
+    assert touched - before > 48 * 1024, (before, touched)
+    ranked_layers._unmap_pages(mapped)
+    assert _rss_file_kb() - before < 8 * 1024
+    assert mapped[rows - 1, 2] == rows * 3 - 1  # still readable: mapped again on demand
 
 
 def test_chunks_are_page_aligned_and_sized_by_the_budget():
