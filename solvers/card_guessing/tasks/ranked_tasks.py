@@ -178,9 +178,13 @@ def rows(task: Task) -> list[Row]:
 
 # The cost model of ``stage=plan``: CPU seconds = SECONDS_PER_SOLVE + SECONDS_PER_RANK_TYPE
 # x r x ranks for r types (a state's successors are ranked in r look-ups each), the constant
-# fitted by least squares on the out-of-core runs of 8, 9 and 10 types of 4 (CPU of every
-# process: 0.929, 1.101 and 1.088 microseconds a rank; the fit is within 6% of each)
-SECONDS_PER_RANK_TYPE = 0.1152e-6
+# fitted by least squares on the out-of-core runs of 8, 9, 10 and 11 types of 4 (CPU of every
+# process: 0.930, 1.101, 1.087 and 1.829 microseconds a rank).  The fit is within 1.4% of
+# 11 types and over 8-10 by 34-51%, so it errs high for 13 x 4; fitted on 8-10 alone
+# (0.1152e-6) it was within 6% of those and 31% under 11 types.  Likely cause, not measured:
+# two adjacent value layers of 10 types (7.6 GB) stay in a 24 GB machine's page cache, of 11
+# types (33 GB) they do not (and 13 x 4's will not)
+SECONDS_PER_RANK_TYPE = 0.1639e-6
 SECONDS_PER_SOLVE = 1.0
 
 
