@@ -317,7 +317,10 @@ class _Reporter:
                 return
             self.last_sent = now
             t0, d0 = self.first
-        rate = (done - d0) / (now - t0) if now > t0 and done > d0 else None
+        # no rate before 0.1% of the work is done: high/low's first layers (a few states
+        # each, after the files are made) gave "1.72 states/s, 141040.5 days left"
+        enough = done - d0 >= total / 1000 if total > 0 else done > d0
+        rate = (done - d0) / (now - t0) if now > t0 and done > d0 and enough else None
         left = (total - done) / rate if rate else (0.0 if final else None)
         self.sink(
             Progress(self.task_id, float(done), float(total), unit, note, rate, left, time.time())

@@ -186,6 +186,18 @@ def test_progress_time_left_follows_the_rate():
     assert p.seconds_left == pytest.approx(5 / p.rate)
 
 
+def test_no_rate_or_time_left_before_a_thousandth_of_the_work():
+    """The first layers of a layered solve are tiny: a rate from them promised days."""
+    got: list[Progress] = []
+    ctx = TaskContext(Budget(1, "b"), sink=got.append, interval=0)
+    ctx.progress(0, 21 * 10**9, "states")
+    time.sleep(0.01)
+    ctx.progress(12, 21 * 10**9, "states")
+    assert (got[-1].rate, got[-1].seconds_left) == (None, None)
+    ctx.progress(21 * 10**6, 21 * 10**9, "states")
+    assert got[-1].rate > 0 and got[-1].seconds_left > 0
+
+
 def test_client_is_made_once_on_first_use():
     calls = []
     ctx = TaskContext(Budget(1, "b"), client_factory=lambda: calls.append(1) or "client")
