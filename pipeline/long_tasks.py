@@ -226,16 +226,21 @@ def check_needs(plan: Any, where: Where, study_dir: Path) -> Needed:
     return Needed(top_memory, top_disk, at_once, sum(n for _, n in disks), free)
 
 
-def at_once_text(needed: Needed, study_dir: Path) -> str | None:
-    """The line saying that the tasks with checkpoints run a few at a time, or None."""
+def at_once_text(needed: Needed, study_dir: Path, sync: bool = False) -> str | None:
+    """The line saying that the tasks with checkpoints run a few at a time, or None
+    (``sync``: the run executes one task at a time anyway)."""
     if needed.at_once is None or needed.disk is None or needed.free is None:
         return None
     k = needed.at_once
     return (
         f"  disk: {format_bytes(needed.free)} free under {study_dir} holds the checkpoints of "
         f"{k} of the {needed.with_disk} tasks that keep them (up to "
-        f"{format_bytes(needed.disk[2].disk)} each): they run "
-        + ("one at a time" if k == 1 else f"{k} at a time")
+        f"{format_bytes(needed.disk[2].disk)} each): "
+        + (
+            "cluster=sync runs them one at a time"
+            if sync
+            else "they run " + ("one at a time" if k == 1 else f"{k} at a time")
+        )
     )
 
 

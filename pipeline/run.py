@@ -138,7 +138,7 @@ def long_task_setup(conf: Config, tasks: Plan, where: Path, log=print) -> LongTa
                 f"are stored, and the free disk under {where} holds those of {at_once} of "
                 f"these tasks at once; set run.batch_size=auto (or at most {at_once})"
             )
-        line = at_once_text(needed, where)
+        line = at_once_text(needed, where, conf.cluster.kind == "sync")
         if line is not None:
             log(line.strip())
     return LongTaskSetup(place, where, progress=_shown(conf.run.progress), at_once=at_once)
@@ -155,7 +155,7 @@ def plan_text(tasks: Plan, results: Path, conf: Config | None = None) -> str:
         place = where_it_runs(conf)
         needed = check_needs(tasks, place, results.parent)
         needs = needs_text(needed, place)
-        line = at_once_text(needed, results.parent)
+        line = at_once_text(needed, results.parent, conf.cluster.kind == "sync")
         if line is not None:
             needs.append(line)
     lines = [

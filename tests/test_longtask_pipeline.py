@@ -322,10 +322,12 @@ def test_tasks_whose_checkpoints_do_not_fit_together_run_one_at_a_time(tmp_path)
     other's first.  ``stage=plan`` prints the same line."""
     disk_mb = _two_thirds_of_the_free_disk_mb(tmp_path)
     folder = toy_folder(tmp_path, layers="3, 4", disk_mb=disk_mb, sleep=0.3)
-    plan = guesslab(folder, "cluster=sync", "stage=plan")
+    plan = guesslab(folder, "cluster=local", "cluster.n_workers=2", "stage=plan")
     assert plan.returncode == 0, plan.stderr
     line = "holds the checkpoints of 1 of the 2 tasks that keep them"
     assert line in plan.stdout and "they run one at a time" in plan.stdout
+    plan = guesslab(folder, "cluster=sync", "stage=plan")
+    assert line in plan.stdout and "cluster=sync runs them one at a time" in plan.stdout
     res = guesslab(
         folder, "cluster=local", "cluster.n_workers=2", "stage=run", "run.progress=false"
     )
