@@ -259,10 +259,10 @@ def layer_chunk(deck, layer, lo, hi, policy, window, next_path, next_width, out_
     cpu = time.process_time()
     cd = _codes(tuple(deck))
     nxt = _mapped(next_path, int(cd.sizes[layer + 1]), next_width)
-    feasible = 0
+    feasible, code, args = 0, POLICIES[policy], _args(cd)
     for a in range(lo, hi, SUB):
         b = min(hi, a + SUB)
-        out, best = _values(layer, a, b, POLICIES[policy], window, *_args(cd), nxt)
+        out, best = _values(layer, a, b, code, window, *args, nxt)
         _unmap_pages(nxt)
         _pwrite(out_path, out, a * ROW * 8)
         _pwrite(best_path, best, a)
