@@ -3,7 +3,9 @@
 Each figure of the manual (docs/img/*.png) is a plot a study's summary draws: this script runs
 those studies through the pipeline, exactly as ``python -m pipeline study=NAME`` does (into
 ``--outputs``, so tasks already stored there are not computed again), and copies each plot to
-its place under docs/img/.
+its place under docs/img/.  A figure may also take the rows of studies too long to run here
+(hours: the ranks figure's n = 10 and 11 come from ``ranks_exact``): where ``--outputs`` holds
+them they join the figure, which the script then draws itself; where not, it says so.
 
     python scripts/manual_figures.py                  # every figure (about 25 min on 2 cores)
     python scripts/manual_figures.py --quick          # all but the studies of over a minute
@@ -34,6 +36,11 @@ class Figure:
     plot: str  # the PNG its summary writes under <outputs>/<study>/summary/
     seconds: int  # wall time of a fresh run of the study, 2 cores
     shows: str  # what a reader sees
+    # studies whose rows, where --outputs already holds them, join the study's in this figure;
+    # they take hours, so the script does not run them (run them first: their command)
+    stored: tuple[str, ...] = ()
+    # "module:function" drawing the figure from those rows, function(rows, path), when stored
+    draw: str = ""
 
 
 FIGURES = (
@@ -57,6 +64,8 @@ FIGURES = (
         "card_guessing_ranks.png",
         1200,
         "n types of 4 cards: optimum, greedy and persistent against n",
+        stored=("ranks_exact",),
+        draw="solvers.card_guessing.summary.ranks52:draw_ranks",
     ),
     Figure(
         "high_low_p_perfect",
@@ -140,19 +149,57 @@ def run_study(study: str, outputs: Path, cluster: str) -> None:
         raise SystemExit(1)
 
 
+def stored_rows(fig: Figure, outputs: Path):
+    """The rows in ``outputs`` of ``fig``'s study and its ``stored`` studies (one DataFrame),
+    and the stored studies that held none."""
+    import pandas as pd
+
+    from pipeline.store import load_results
+
+    frames, absent = [], []
+    for study in (fig.study, *fig.stored):
+        rows = load_results(outputs / study) if (outputs / study).is_dir() else pd.DataFrame()
+        if not rows.empty:
+            frames.append(rows)
+        elif study != fig.study:
+            absent.append(study)
+    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), absent
+
+
+def draw_with_stored(fig: Figure, outputs: Path, dest: Path) -> list[str]:
+    """Draw ``fig`` at ``dest`` with its ``draw`` function from :func:`stored_rows`; the
+    stored studies that held no rows (the figure goes without them)."""
+    import importlib
+
+    rows, absent = stored_rows(fig, outputs)
+    module, function = fig.draw.split(":")
+    getattr(importlib.import_module(module), function)(rows, dest)
+    return absent
+
+
 def make(figs: list[Figure], outputs: Path, img: Path, cluster: str) -> list[Path]:
-    """Run each figure's study once and copy its plots to ``img``; the files written."""
+    """Run each figure's study once and copy its plots to ``img`` (or draw them from the rows
+    of the study and the stored ones); the files written."""
     img.mkdir(parents=True, exist_ok=True)
     written = []
     for study in dict.fromkeys(f.study for f in figs):
         run_study(study, outputs, cluster)
         for fig in (f for f in figs if f.study == study):
-            src = outputs / study / "summary" / fig.plot
-            if not src.is_file():
-                print(f"error: study {study} drew no {fig.plot} (in {src.parent})", file=sys.stderr)
-                raise SystemExit(1)
             dest = img / f"{fig.name}.png"
-            shutil.copyfile(src, dest)
+            if fig.stored:
+                for absent in draw_with_stored(fig, outputs, dest):
+                    print(
+                        f"  note: no rows of study {absent} in {outputs}: {dest.name} goes "
+                        f"without them (python -m pipeline study={absent} "
+                        f"paths.outputs={outputs} adds them; it takes hours)"
+                    )
+            else:
+                src = outputs / study / "summary" / fig.plot
+                if not src.is_file():
+                    said = f"error: study {study} drew no {fig.plot} (in {src.parent})"
+                    print(said, file=sys.stderr)
+                    raise SystemExit(1)
+                shutil.copyfile(src, dest)
             written.append(dest)
             print(f"  {dest.relative_to(img.parent) if img.parent in dest.parents else dest}")
     return written

@@ -89,3 +89,42 @@ def test_the_figure_command_runs_the_studies_and_writes_the_plots(tmp_path):
         png = (tmp_path / "img" / f"{name}.png").read_bytes()
         assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000, name
     assert "$ python -m pipeline study=triples " in done.stdout
+
+
+def _store(outputs, study: str, decks: dict[int, tuple[float, float, float]]) -> None:
+    """A study folder holding ranked rows (optimal, greedy, persistent) for n types of 4."""
+    import pandas as pd
+
+    rows = [
+        {"task_id": f"{study}{n}{s}", "study": study, "strategy": s, "status": "ok",
+         "deck": ",".join(["4"] * n), "feedback": "partial", "method": "ranked",
+         "tie_break": "pair" if s == "greedy" else None, "expected_score": v,
+         "n_states": 10 * n}
+        for n, values in decks.items()
+        for s, v in zip(("optimal", "greedy", "persistent"), values, strict=True)
+    ]  # fmt: skip
+    folder = outputs / study / "results" / "family=card_guessing"
+    folder.mkdir(parents=True)
+    pd.DataFrame(rows).to_parquet(folder / "part-0-test.parquet", index=False)
+
+
+def test_the_ranks_figure_takes_the_stored_rows_of_the_out_of_core_study(tmp_path):
+    from solvers.card_guessing.summary.ranks52 import ranks_table
+
+    module = figures_module()
+    (fig,) = [f for f in module.FIGURES if f.name == "ranks"]
+    assert fig.stored == ("ranks_exact",)
+    _store(tmp_path, "ranks52", {2: (5.33, 5.33, 5.33), 3: (5.45, 5.43, 5.44)})
+    rows, absent = module.stored_rows(fig, tmp_path)
+    assert absent == ["ranks_exact"]  # said, and the figure goes without them
+    assert list(ranks_table(rows)["n"]) == [2, 3]
+    _store(tmp_path, "ranks_exact", {10: (5.4267, 5.3468, 5.3911)})
+    rows, absent = module.stored_rows(fig, tmp_path)
+    assert absent == []
+    table = ranks_table(rows)
+    assert list(table["n"]) == [2, 3, 10]
+    assert table.set_index("n").loc[10, "gap"] == pytest.approx(5.4267 - 5.3468)
+    dest = tmp_path / "ranks.png"
+    assert module.draw_with_stored(fig, tmp_path, dest) == []
+    png = dest.read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000

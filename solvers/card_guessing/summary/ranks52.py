@@ -145,3 +145,13 @@ def monte_carlo_section(rows: pd.DataFrame) -> list[str]:
     cols = [c for c in ("strategy", "tie_break", "window", "n_games") if c in mc]
     shown = mc[[*cols, "expected_score", "std_error"]].dropna(axis=1, how="all")
     return ["#### 13 ranks x 4, Monte Carlo", "", markdown_table(shown), ""]
+
+
+def draw_ranks(rows: pd.DataFrame, path: Path) -> Path:
+    """The plot of :func:`plot_ranks` from any rows (several studies' at once: ranks52 to n = 9
+    and ranks_exact's 10 and 11), at ``path``; ValueError when they hold no ranked 4-card rows."""
+    table = ranks_table(rows)
+    if table.empty:
+        raise ValueError("no method=ranked rows on decks of 4-card types to draw")
+    plot_ranks(table, path)
+    return path
