@@ -206,8 +206,8 @@ def check_needs(plan: Any, where: Where, study_dir: Path) -> Needed:
                 raise StudyError(
                     f"{describe(task)} (task {tid}) needs {format_bytes(need.memory)} of memory "
                     f"per process{_note(need)}, over the budget of {format_bytes(budget.bytes)} "
-                    f"from {budget.source}; set run.memory_budget, give the workers more "
-                    "memory or run on more workers"
+                    f"from {budget.source}; set run.memory_budget or give the workers more "
+                    "memory (a need per process: more workers do not lower it)"
                 )
             if need.disk:
                 free = free_disk(study_dir) if free is None else free

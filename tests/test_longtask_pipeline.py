@@ -288,6 +288,9 @@ def test_a_need_over_the_budget_is_refused_up_front_with_exit_2(tmp_path, stage)
     assert "layers=3 mem_mb=2000" in line and "(task " in line
     assert "needs 2.0 GB of memory per process (3 layers)" in line
     assert "over the budget of 1.0 GB from run.memory_budget=1GB" in line
+    # the remedies that help a need per process; not "more workers", which do not lower it
+    assert "set run.memory_budget or give the workers more memory" in line
+    assert "run on more workers" not in line
     assert not (folder / "out").exists() and markers(folder) == []
 
 
