@@ -39,7 +39,8 @@ class Figure:
     # studies whose rows, where --outputs already holds them, join the study's in this figure;
     # they take hours, so the script does not run them (run them first: their command)
     stored: tuple[str, ...] = ()
-    # "module:function" drawing the figure from those rows, function(rows, path), when stored
+    # "module:function", function(rows, path), drawing the figure from the rows of the study
+    # and the stored ones; empty: the study's own plot is copied
     draw: str = ""
 
 
@@ -158,7 +159,7 @@ def stored_rows(fig: Figure, outputs: Path):
 
     frames, absent = [], []
     for study in (fig.study, *fig.stored):
-        rows = load_results(outputs / study) if (outputs / study).is_dir() else pd.DataFrame()
+        rows = load_results(outputs / study)  # no rows where the folder is missing
         if not rows.empty:
             frames.append(rows)
         elif study != fig.study:
@@ -186,7 +187,7 @@ def make(figs: list[Figure], outputs: Path, img: Path, cluster: str) -> list[Pat
         run_study(study, outputs, cluster)
         for fig in (f for f in figs if f.study == study):
             dest = img / f"{fig.name}.png"
-            if fig.stored:
+            if fig.draw:
                 for absent in draw_with_stored(fig, outputs, dest):
                     print(
                         f"  note: no rows of study {absent} in {outputs}: {dest.name} goes "
