@@ -19,6 +19,9 @@
   Dask worker events (``Worker.log_event`` on the topic :data:`TOPIC`, the driver subscribed
   with ``Client.subscribe_topic``), under ``cluster=sync`` straight to the display; the
   driver shows each running long task as a second tqdm bar below the tasks bar.
+- **Warnings** (``TaskContext.warn``: a checkpoint piece that failed its check, set aside
+  and recomputed) travel the same way on the topic :data:`WARNINGS`, whether or not
+  progress is shown, and the driver prints each as one line (above the bars).
 
 Nothing here imports Dask's ``distributed`` at module level (``cluster=sync`` must not).
 """
@@ -43,6 +46,7 @@ from solvers.longtask import Budget, Checkpoints, Need, Progress, TaskContext, f
 from solvers.registry import Task, get_family, identity_params
 
 TOPIC = "guesslab-progress"  # the Dask worker-event topic of progress reports
+WARNINGS = "guesslab-warnings"  # the topic of the tasks' warnings (a line each)
 CHECKPOINTS = "checkpoints"  # <study folder>/checkpoints/<task id>/
 
 
@@ -350,9 +354,11 @@ class LongTaskSetup:
     progress: bool
     at_once: int | None = None  # tasks with checkpoints the free disk holds at once (None: all)
     sink: Callable[[Progress], None] | None = field(default=None, compare=False)
+    # takes the tasks' warnings when they run in the driver's process (not pickled)
+    warnings: Callable[[str], None] | None = field(default=None, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "sink": None, "_worker": False}
+        return {**self.__dict__, "sink": None, "warnings": None, "_worker": False}
 
     def _on_worker(self) -> Any:
         """The Dask worker of this process, or None; asked once per batch."""
@@ -374,6 +380,9 @@ class LongTaskSetup:
         if sink is None and self.progress and worker is not None:
             sink = _event_sink(worker)
         client = _WorkerClient() if worker is not None else None
+        warnings = self.warnings
+        if warnings is None and worker is not None:
+            warnings = _warning_sink(worker, tid)
         return TaskContext(
             budget,
             workers=self.where.workers,
@@ -381,6 +390,7 @@ class LongTaskSetup:
             task_id=tid,
             sink=sink if self.progress else None,
             client_factory=client,
+            warnings=warnings,
         )
 
 
@@ -417,6 +427,15 @@ def _event_sink(worker: Any) -> Callable[[Progress], None]:
 
     def send(report: Progress) -> None:
         worker.log_event(TOPIC, report.as_dict())
+
+    return send
+
+
+def _warning_sink(worker: Any, tid: str) -> Callable[[str], None]:
+    """A task's warnings as worker events on WARNINGS."""
+
+    def send(text: str) -> None:
+        worker.log_event(WARNINGS, {"task_id": tid, "text": str(text)})
 
     return send
 
@@ -462,13 +481,32 @@ def remove_empty_checkpoints(study_dir: Path) -> None:
 
 
 class ProgressBars:
-    """One tqdm bar per running long task, below the tasks bar; thread-safe (Dask calls
-    :meth:`show` from its event loop's thread)."""
+    """One tqdm bar per running long task, below the tasks bar, and the tasks' warnings as
+    lines above them (to ``log``); thread-safe (Dask calls :meth:`show` and :meth:`say` from
+    its event loop's thread)."""
 
-    def __init__(self, enabled: bool):
+    def __init__(self, enabled: bool, log: Callable[[str], None] = print):
         self.enabled = enabled
+        self.log = log
         self.bars: dict[str | None, Any] = {}
         self.lock = threading.Lock()
+
+    def say(self, text: str) -> None:
+        """One warning line, printed above the bars (which are redrawn below it)."""
+        with self.lock:
+            if not self.bars:
+                self.log(text)
+                return
+            from tqdm import tqdm
+
+            with tqdm.external_write_mode(nolock=True):
+                self.log(text)
+
+    def on_warning(self, event: Any) -> None:
+        """A Dask worker event ``(time, {"task_id", "text"})`` on :data:`WARNINGS`."""
+        _, msg = event
+        with contextlib.suppress(TypeError, KeyError):
+            self.say(str(msg["text"]))
 
     def show(self, report: Progress) -> None:
         if not self.enabled:
@@ -543,15 +581,24 @@ def _span(seconds: float) -> str:
 
 @contextlib.contextmanager
 def progress_shown(runner: Any, bars: ProgressBars) -> Iterator[None]:
-    """The runner's workers' progress events shown on ``bars`` while the block runs."""
+    """The runner's workers' warnings (always) and progress events (when ``bars`` are
+    enabled) shown on ``bars`` while the block runs."""
     client = runner.client
-    if client is None or not bars.enabled:
-        yield
+    if client is None:
+        try:
+            yield
+        finally:
+            bars.close()
         return
-    client.subscribe_topic(TOPIC, bars.on_event)
+    topics = {WARNINGS: bars.on_warning}
+    if bars.enabled:
+        topics[TOPIC] = bars.on_event
+    for topic, handler in topics.items():
+        client.subscribe_topic(topic, handler)
     try:
         yield
     finally:
-        with contextlib.suppress(Exception):
-            client.unsubscribe_topic(TOPIC)
+        for topic in topics:
+            with contextlib.suppress(Exception):
+                client.unsubscribe_topic(topic)
         bars.close()

@@ -255,8 +255,9 @@ def _run_todo(
         if setup.at_once is not None:  # the disk holds a few tasks' checkpoints at a time
             cutter.fixed = cutter.fixed or 1
             in_flight = min(in_flight, max(1, setup.at_once // cutter.fixed))
-        bars = ProgressBars(setup.progress)  # the running long tasks, below the tasks bar
+        bars = ProgressBars(setup.progress, log)  # running long tasks, below the tasks bar
         setup.sink = bars.show  # tasks run here (cluster=sync); on workers: worker events
+        setup.warnings = bars.say
         with _progress(len(tasks), run_cfg.progress) as bar, progress_shown(runner, bars):
             batches = _results(
                 runner, cutter, report.study, run_cfg.task_timeout_s, in_flight, metadata, setup

@@ -49,7 +49,7 @@ import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -635,7 +635,7 @@ def solve(
         "chunks": CHUNKS,
         "top": TOP,
     }
-    with _layer_store(where, ctx.checkpoints, identity, sizes, size, ranks) as store:
+    with _layer_store(where, ctx.checkpoints, identity, sizes, size, ranks, ctx.warn) as store:
         start, prev, states, top, found = store.resume()
         pbase = layer_bases(sizes, start)
         if start:
@@ -688,11 +688,13 @@ def _layer_store(
     sizes: np.ndarray,
     size: Sizing,
     ranks: int,
+    warn: Callable[[str], None],
 ) -> Iterator[_Layers]:
     """The layers of one solve, in memory or in files; with ``checkpoints``, each finished
-    layer is kept there (out of core without checkpoints: in a temporary folder)."""
+    layer is kept there (out of core without checkpoints: in a temporary folder); a kept
+    layer that fails its seal is set aside with one line to ``warn``."""
     if where == "memory":
-        store: _Layers = _Layers(checkpoints, identity, sizes, in_memory=True)
+        store: _Layers = _Layers(checkpoints, identity, sizes, in_memory=True, warn=warn)
         try:
             yield store
         finally:
@@ -700,7 +702,7 @@ def _layer_store(
         return
     if checkpoints is not None:
         _check_disk(checkpoints.folder, size, ranks)
-        store = _Layers(checkpoints, identity, sizes, in_memory=False)
+        store = _Layers(checkpoints, identity, sizes, in_memory=False, warn=warn)
         try:
             yield store
         finally:
@@ -709,7 +711,7 @@ def _layer_store(
     with tempfile.TemporaryDirectory(prefix="high_low_layers-") as folder:
         _check_disk(Path(folder), size, ranks)
         spill = longtask.Checkpoints(Path(folder) / "layers", root=folder)
-        store = _Layers(spill, identity, sizes, in_memory=False)
+        store = _Layers(spill, identity, sizes, in_memory=False, warn=warn)
         try:
             yield store
         finally:
@@ -738,7 +740,8 @@ class _Layers:
     checkpoint by a thread while the next one is computed.  On disk: each layer is computed
     part by part into a buffer written to its checkpoint piece's file (``layer-037/w.f64``),
     then memory-mapped to be read as the previous layer, and committed by a thread.  Either
-    way only the last committed layer is kept: a solve resumes from it.
+    way only the last committed layer is kept: a solve resumes from it if it matches its
+    seal (solvers/longtask.py), else from the start, the layer set aside with one line.
     """
 
     def __init__(
@@ -747,8 +750,10 @@ class _Layers:
         identity: dict,
         sizes: np.ndarray,
         in_memory: bool,
+        warn: Callable[[str], None] | None = None,
     ):
         self.checkpoints, self.identity, self.sizes = checkpoints, identity, sizes
+        self.warn = warn
         self.in_memory = in_memory
         self.ranks = int(identity["ranks"])
         largest = max(int(layer_bases(sizes, m)[-1]) for m in range(sizes.shape[0]))
@@ -764,7 +769,9 @@ class _Layers:
         top = np.zeros((CHUNKS, 2 * TOP, 8))
         found = np.zeros((CHUNKS, 3), np.int64)
         empty = np.empty(1)
-        for m in sorted(self._committed(), reverse=True):
+        for m in sorted(self._committed(sealed=True), reverse=True):
+            if not self.checkpoints.trusted(f"layer-{m:03d}", self.warn):
+                continue
             meta = self._meta(m)
             if meta is None:
                 continue
@@ -876,9 +883,9 @@ class _Layers:
             found=found,
         )
         self.checkpoints.commit(name)
-        for old in self._committed():
+        for old in self._committed(sealed=True):
             if old < m:
-                shutil.rmtree(self.checkpoints.load_path(f"layer-{old:03d}"), ignore_errors=True)
+                self.checkpoints.drop(f"layer-{old:03d}")
 
     def _join(self) -> None:
         if self.writer is not None:
@@ -888,10 +895,14 @@ class _Layers:
             failure, self.failure = self.failure, None
             raise failure
 
-    def _committed(self) -> list[int]:
+    def _committed(self, sealed: bool = False) -> list[int]:
+        """The layers committed (``sealed``: or whose seal is left, the layer deleted)."""
         if self.checkpoints is None:
             return []
-        return [int(x.group(1)) for x in map(_PIECE.fullmatch, self.checkpoints.finished()) if x]
+        names = self.checkpoints.finished()
+        if sealed:
+            names |= self.checkpoints.sealed()
+        return [int(x.group(1)) for x in map(_PIECE.fullmatch, names) if x]
 
     def _meta(self, m: int) -> dict | None:
         """The counts kept with layer m, or None when they belong to another solve."""

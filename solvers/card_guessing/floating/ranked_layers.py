@@ -35,10 +35,15 @@ final sum runs in another order: ~1e-16).  What changes is where a layer lives:
   writes the edges out of it (child rank, path count) sorted by child rank; the last layer's
   chunks return score histograms.  Edges come from the int8 choices kept per layer.
 
-Resuming: pieces committed by a killed run are kept; the solve restarts at the lowest layer
-whose values are committed (layers 0..L-1 still to do), reusing the choices and counts of the
-finished ones.  Values of layer L + 1 are removed once layer L is committed (only the next
-layer is read), the last layer's log A is kept for the score distribution.
+Resuming: pieces committed by a killed run are kept, each sealed with its size and checksum
+(solvers/longtask.py).  The solve restarts at the lowest layer L whose values, and whose
+choices and counts of layers L..N with the last layer's T and log A, all match their seals
+(layers 0..L-1 still to do); a piece that fails is set aside with one line naming it, and
+the solve falls back to the next layer up that qualifies, or the last layer (kept to the
+end), or the start: whatever is recomputed is computed by the same operations, so the value
+is that of an uninterrupted run to the last bit.  Values of layer L + 1 are removed once
+layer L is committed (only the next layer is read), the last layer's log A is kept for the
+score distribution.
 """
 
 from __future__ import annotations
@@ -468,12 +473,6 @@ def _layer_name(layer: int) -> str:
     return f"layer-{layer:03d}"
 
 
-def _drop(store, name: str) -> None:
-    """Remove a committed piece no later step reads (its file only)."""
-    if name in store.finished():
-        os.unlink(store.load_path(name))
-
-
 Report = Callable[[float, float, str], None]
 
 
@@ -489,6 +488,7 @@ def solve(
     with_pmf: bool = True,
     progress: Report | None = None,
     log: Callable[[str], None] | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> rs.Solution:
     """ranked_states.solve(deck, policy, window=window) with every layer on disk, split into
     chunks of ``chunk`` ranks (default: from ``budget_bytes`` per worker, see
@@ -496,7 +496,9 @@ def solve(
 
     ``checkpoints``: a solvers.longtask.Checkpoints (on a cluster: on a shared file system);
     committed layers found there are reused.  None: a temporary folder, removed after.
-    ``progress(done, total, note)`` is called as chunks finish (ranks solved of all layers).
+    ``progress(done, total, note)`` is called as chunks finish (ranks solved of all layers);
+    ``log`` takes a line per layer, ``warn`` a line per checkpoint piece that failed its check
+    (default: the current task's warnings, solvers.longtask.TaskContext.warn).
     """
     deck = tuple(int(c) for c in deck)
     if policy not in POLICIES:
@@ -514,9 +516,13 @@ def solve(
     store = scratch.store if scratch else checkpoints
     runner = _Dask(client) if client is not None else _Local()
     say = log or (lambda text: None)
+    if warn is None:
+        from solvers import longtask
+
+        warn = longtask.current().warn
     try:
         return _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf,
-                      progress, say)  # fmt: skip
+                      progress, say, warn)  # fmt: skip
     finally:
         if scratch:
             scratch.close()
@@ -528,10 +534,10 @@ def _default_budget() -> int:
     return longtask.current().budget.bytes
 
 
-def _meta(store, deck, policy, window) -> None:
+def _meta(store, deck, policy, window, warn) -> None:
     """Check (or write) the folder's description; a folder of another solve is refused."""
     meta = {"format": FORMAT, "deck": list(deck), "policy": policy, "window": window}
-    if "meta.json" in store.finished():
+    if store.trusted("meta.json", warn):
         found = json.loads(store.load_path("meta.json").read_text())
         if found != meta:
             raise ValueError(
@@ -542,10 +548,44 @@ def _meta(store, deck, policy, window) -> None:
     store.commit("meta.json")
 
 
-def _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf, progress, say):
+def _count(layer: int) -> str:
+    return f"count-{layer:03d}"
+
+
+def _best(layer: int) -> str:
+    return f"best-{layer:03d}"
+
+
+def resume_point(store, n: int, warn: Callable[[str], None]) -> int:
+    """The lowest layer L whose committed pieces, and those of every layer above it that the
+    rest of the solve reads, match their seals: L's values, the choices of layers L..N-1,
+    the counts of layers L..N, the last layer's T and log A.  N + 1 when none does (the
+    solve starts at the last layer).  Each piece is checked at most once, lowest layer
+    first; a piece that fails is set aside with one line to ``warn``, so a higher layer that
+    needs it does not qualify either."""
+    verdicts: dict[str, bool] = {}
+
+    def whole(name: str) -> bool:
+        if name not in verdicts:
+            verdicts[name] = store.trusted(name, warn)
+        return verdicts[name]
+
+    last = ["last-t", _layer_name(n), _count(n)]
+    committed = store.finished() | store.sealed()
+    for layer in range(n + 1):
+        if _layer_name(layer) not in committed:
+            continue
+        needs = [_layer_name(layer), _count(layer), *last]
+        needs += [x for k in range(layer, n) for x in (_best(k), _count(k))]
+        if all(whole(name) for name in dict.fromkeys(needs)):
+            return layer
+    return n + 1
+
+
+def _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf, progress, say,
+           warn):  # fmt: skip
     n = cd.n_cards
-    _meta(store, deck, policy, window)
-    done_names = store.finished()
+    _meta(store, deck, policy, window, warn)
     total = float(sum(sizes)) * (2 if with_pmf else 1)
     state = {"done": 0.0}
 
@@ -554,21 +594,20 @@ def _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf, prog
         if progress:
             progress(state["done"], total, note)
 
-    counts: dict[int, int] = {}
-    for layer in range(n + 1):
-        name = f"count-{layer:03d}"
-        if name in done_names:
-            counts[layer] = json.loads(store.load_path(name).read_text())["feasible"]
-    # the lowest layer whose values are committed (with every layer above it counted)
-    start = n + 1
-    for layer in range(n, -1, -1):
-        if layer not in counts:
-            break
-        if _layer_name(layer) in done_names:
-            start = layer
+    wall = time.perf_counter()
+    start = resume_point(store, n, warn)
+    counts = {
+        layer: json.loads(store.load_path(_count(layer)).read_text())["feasible"]
+        for layer in range(start, n + 1)
+    }
+    for layer in range(start + 1, n):  # a kill between committing L and dropping L + 1
+        store.drop(_layer_name(layer))
     if start <= n:
         report(float(sum(sizes[start:])), f"resumed at layer {start}")
-        say(f"resuming: layers {start}..{n} committed in {store.folder}")
+        say(
+            f"resuming: layers {start}..{n} committed in {store.folder} and checked against "
+            f"their seals in {time.perf_counter() - wall:.1f} s"
+        )
     if start > n:
         counts[n] = _last_layer(deck, cd, sizes, store, runner, chunk, report)
         start = n
@@ -577,7 +616,7 @@ def _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf, prog
         nxt = _layer_name(layer + 1)
         width = 1 if layer + 1 == n else ROW
         out = store.path(_layer_name(layer))
-        best = store.path(f"best-{layer:03d}")
+        best = store.path(_best(layer))
         _allocate(out, sizes[layer] * ROW * 8)
         _allocate(best, sizes[layer])
         nxt_path = str(store.load_path(nxt))
@@ -589,15 +628,19 @@ def _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf, prog
         results = runner.run(layer_chunk, calls, lambda res, note=note: report(res[2], note))
         feasible = sum(r[0] for r in results)
         cpu = sum(r[1] for r in results)
-        store.commit(f"best-{layer:03d}")
-        _put_json(store, f"count-{layer:03d}", {"feasible": feasible, "cpu_s": cpu})
+        sealing = time.perf_counter()
+        store.commit(_best(layer))
         store.commit(_layer_name(layer))
+        sealing = time.perf_counter() - sealing
+        # the count last: a layer is resumed from only once its count is committed too
+        _put_json(store, _count(layer), {"feasible": feasible, "cpu_s": cpu, "seal_s": sealing})
         counts[layer] = feasible
         if layer + 1 < n:  # read by no later layer (the last: by the score pass)
-            _drop(store, _layer_name(layer + 1))
+            store.drop(_layer_name(layer + 1))
         say(
             f"layer {layer}: {sizes[layer]:,} ranks, {feasible:,} feasible, {len(calls)} "
-            f"chunks, {time.perf_counter() - wall:.1f} s wall, {cpu:.1f} s CPU"
+            f"chunks, {time.perf_counter() - wall:.1f} s wall, {cpu:.1f} s CPU, committed "
+            f"and sealed in {sealing:.2f} s"
         )
     top = _pread(str(store.load_path(_layer_name(0))), np.float64, 0, 1, ROW)[0]
     mean = float(top[1])
@@ -639,8 +682,8 @@ def _last_layer(deck, cd, sizes, store, runner, chunk, report) -> int:
         share = size * (t + 1) // passes - size * t // passes
         report(float(share), f"layer {n} (last), pass T={t} of {n}")
     store.commit("last-t")
-    _put_json(store, f"count-{n:03d}", {"feasible": feasible})
     store.commit(_layer_name(n))
+    _put_json(store, _count(n), {"feasible": feasible})
     return feasible
 
 
@@ -652,7 +695,7 @@ def _score_pmf(deck, cd, sizes, store, runner, chunk, report, say) -> list[float
     slices: list[list | None] = [None]  # edges into each chunk of the current layer
     for layer in range(n):
         nxt = bounds(sizes[layer + 1], chunk)
-        best = str(store.load_path(f"best-{layer:03d}"))
+        best = str(store.load_path(_best(layer)))
         calls, names = [], []
         for h, (a, b) in enumerate(spans(sizes[layer], chunk)):
             if slices[h] is not None and not slices[h]:
