@@ -253,6 +253,8 @@ def _with_study_file(message: str) -> str:
         return message
     override = command_line_override(message, list(HydraConfig.get().overrides.task))
     if override is not None:
+        if len(override) > 120:  # the value is in the message already, shortened
+            override = f"{override[:60]}... ({len(override)} characters)"
         return f"{message} (from the command line override {override})"
     choice = HydraConfig.get().runtime.choices.get("study")
     path = config_file("study", str(choice), search_dirs(sys.argv[1:])) if choice else None

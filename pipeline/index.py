@@ -31,11 +31,9 @@ from pipeline.report import (
     stored_at,
     write_atomic,
 )
-from pipeline.safe_paths import is_real_dir, real_subdirs
+from pipeline.safe_paths import INDEX_NAME, is_real_dir, real_subdirs
 from pipeline.store import StoreCounts, family_rows, file_metadata, result_files, store_counts
 from solvers.registry import get_family
-
-INDEX_NAME = "index.html"
 
 
 def study_dirs(outputs: Path) -> list[Path]:

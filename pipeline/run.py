@@ -23,7 +23,7 @@ import numpy as np
 from pipeline import locking, store
 from pipeline.backends import check_cluster, exposure_warning, open_runner
 from pipeline.backends.base import quiet_dask_logs
-from pipeline.config import Config, RunConfig, checked_config
+from pipeline.config import Config, RunConfig, _short, checked_config
 from pipeline.execute import batch_error_row, batch_rows
 from pipeline.long_tasks import (
     LongTaskSetup,
@@ -36,7 +36,13 @@ from pipeline.long_tasks import (
     remove_empty_checkpoints,
     where_it_runs,
 )
-from pipeline.safe_paths import UnsafePath, check_study_folder, ensure_dir, open_regular
+from pipeline.safe_paths import (
+    UnsafePath,
+    check_study_folder,
+    ensure_dir,
+    open_regular,
+    path_length_problem,
+)
 from pipeline.study import Plan, StudyError, planned
 from solvers.grid import Grid, runs
 from solvers.registry import get_family
@@ -113,6 +119,9 @@ def preflight(cfg: Mapping[str, Any]) -> tuple[Config, Plan]:
     that cannot run, before anything is written (a multirun checks every job with it)."""
     cfg = _plain(cfg)
     conf = checked_config(cfg)
+    problem = path_length_problem(study_dir(cfg))
+    if problem is not None:
+        raise StudyError(f"paths.outputs={_short(cfg['paths']['outputs'])}: {problem}")
     quiet_dask_logs()
     tasks = planned(conf.study)
     check_cluster(conf.cluster)
