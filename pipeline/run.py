@@ -37,9 +37,11 @@ from pipeline.long_tasks import (
     where_it_runs,
 )
 from pipeline.safe_paths import (
+    INDEX_NAME,
     UnsafePath,
     check_study_folder,
     ensure_dir,
+    kind,
     open_regular,
     path_length_problem,
 )
@@ -92,6 +94,8 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
         check_study_folder(report.study_dir)
     except UnsafePath as exc:
         raise StudyError(f"paths.outputs={cfg['paths']['outputs']!r}: {exc}") from None
+    if conf.stage in ("all", "summary"):
+        check_summary_target(cfg, report.study_dir, stored_only=conf.stage == "summary")
     if conf.stage == "plan":
         log(plan_text(tasks, results, conf))
         return report
@@ -126,6 +130,36 @@ def preflight(cfg: Mapping[str, Any]) -> tuple[Config, Plan]:
     tasks = planned(conf.study)
     check_cluster(conf.cluster)
     return conf, tasks
+
+
+def check_summary_target(cfg: Mapping[str, Any], where: Path, stored_only: bool) -> None:
+    """Refuse, before any work, a summary that could not be written: ``<paths.outputs>/
+    index.html`` a folder (the index goes there); with ``stored_only`` (``stage=summary``)
+    also a study with no stored results (a misspelled name would get an empty summary, or
+    overwrite a folder of the user's) and a study folder or paths.outputs that cannot be
+    written.  Nothing is made or written."""
+    outputs = cfg["paths"]["outputs"]
+    index = where.parent / INDEX_NAME
+    if kind(index) == "folder":
+        raise StudyError(
+            f"paths.outputs={outputs!r}: {index} is a folder, where every summary writes the "
+            "index of the studies in paths.outputs; move it away (a study's folder: rename it)"
+        )
+    if not stored_only:
+        return
+    if not store.result_files(where / "results"):
+        from pipeline.index import study_dirs
+
+        names = [p.name for p in study_dirs(where.parent)]
+        more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+        held = ", ".join(names[:10]) + more if names else "none"
+        raise StudyError(
+            f"study.name={where.name!r}: no results are stored in {where}, so stage=summary "
+            f"has nothing to summarise and wrote nothing; studies with results in "
+            f"paths.outputs={outputs!r}: {held}"
+        )
+    _check_writable(cfg, where, "the summary")
+    _check_writable(cfg, where.parent, "the index of its studies")
 
 
 def long_task_setup(conf: Config, tasks: Plan, where: Path, log=print) -> LongTaskSetup:
@@ -291,7 +325,7 @@ def _written_by_others(results: Path, stored: set[Path], ours: list[Path]) -> bo
     return bool(set(store.result_files(results)) - stored - set(ours))
 
 
-def _check_writable(cfg: Mapping[str, Any], where: Path) -> None:
+def _check_writable(cfg: Mapping[str, Any], where: Path, what: str = "results") -> None:
     """Refuse, before any work, an output folder that cannot be written."""
     try:
         where.mkdir(parents=True, exist_ok=True)
@@ -301,7 +335,7 @@ def _check_writable(cfg: Mapping[str, Any], where: Path) -> None:
         probe.unlink()
     except OSError as exc:
         raise StudyError(
-            f"paths.outputs={cfg['paths']['outputs']!r}: cannot write results under {where} "
+            f"paths.outputs={cfg['paths']['outputs']!r}: cannot write {what} under {where} "
             f"({exc.strerror or exc})"
         ) from None
 

@@ -6,6 +6,7 @@ reported) in one line, exit 2, before anything is written."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from pathlib import Path
@@ -115,3 +116,101 @@ def test_a_name_or_path_too_long_for_the_file_system_is_one_line(
     line = one_line(monkeypatch, capsys, *args)
     assert said in line and len(line) < 600, line
     assert not out.exists()
+
+
+# ------------------------------------------------------------- the summary of a study
+
+
+def test_a_summary_of_a_study_with_no_stored_results_writes_nothing(outputs, monkeypatch, capsys):
+    """``study.name=papr stage=summary`` (a typo) exited 0 with an empty summary and report
+    in a new folder ``papr``."""
+    before = snapshot(outputs)
+    line = one_line(
+        monkeypatch, capsys, f"paths.outputs={outputs}", "study.name=papr", "stage=summary"
+    )
+    assert line == (
+        f"error: study.name='papr': no results are stored in {outputs / 'papr'}, so "
+        "stage=summary has nothing to summarise and wrote nothing; studies with results in "
+        f"paths.outputs='{outputs}': paper (from the command line override study.name=papr)"
+    )
+    assert snapshot(outputs) == before
+
+
+def test_a_summary_never_overwrites_a_folder_of_the_user_s(tmp_path, monkeypatch, capsys):
+    """``paths.outputs=../userdir study.name=notes stage=summary`` replaced the user's own
+    summary.md and report.html (exit 0)."""
+    notes = tmp_path / "userdir" / "notes"
+    notes.mkdir(parents=True)
+    (notes / "summary.md").write_text("my own notes")
+    (notes / "report.html").write_text("<p>my own report</p>")
+    before = snapshot(tmp_path / "userdir")
+    line = one_line(
+        monkeypatch,
+        capsys,
+        f"paths.outputs={tmp_path / 'userdir'}",
+        "study.name=notes",
+        "stage=summary",
+    )
+    assert "no results are stored in" in line and line.endswith(
+        f"paths.outputs='{tmp_path / 'userdir'}': none (from the command line override "
+        "study.name=notes)"
+    ), line
+    assert snapshot(tmp_path / "userdir") == before
+
+
+def as_if_read_only(monkeypatch, folder: Path) -> None:
+    """Nothing new can be made in ``folder`` (files or folders), as in a folder without
+    write permission; the tests run as root here, who may write anywhere."""
+    real_open, real_mkdir = os.open, os.mkdir
+
+    def refused(path) -> OSError:
+        return PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+    def inside(path) -> bool:
+        return Path(os.path.abspath(path)).parent == folder
+
+    def open_(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT and inside(path) and not os.path.lexists(path):
+            raise refused(path)
+        return real_open(path, flags, *args, **kwargs)
+
+    def mkdir(path, *args, **kwargs):
+        if inside(path):
+            raise refused(path)
+        return real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)
+    monkeypatch.setattr(os, "mkdir", mkdir)
+
+
+@pytest.mark.parametrize(
+    ("locked", "what"), [("paper", "the summary"), (".", "the index of its studies")]
+)
+def test_a_summary_into_a_folder_it_cannot_write_is_one_line(
+    outputs, monkeypatch, capsys, locked, what
+):
+    """A 59-line PermissionError traceback (exit 1); a full run already said one line."""
+    folder = (outputs / locked).resolve()
+    before = snapshot(outputs)
+    as_if_read_only(monkeypatch, folder)
+    line = one_line(monkeypatch, capsys, f"paths.outputs={outputs}", "stage=summary")
+    assert line == (
+        f"error: paths.outputs='{outputs}': cannot write {what} under {folder} (Permission denied)"
+    )
+    assert snapshot(outputs) == before
+
+
+def test_a_folder_named_index_html_in_the_outputs_is_refused_before_any_work(
+    tmp_path, monkeypatch, capsys
+):
+    """Such a folder (a study named index.html, which is now refused) made every later
+    study compute, then fail with an IsADirectoryError traceback writing the index."""
+    out = tmp_path / "out"
+    (out / "index.html" / "results").mkdir(parents=True)
+    line = one_line(monkeypatch, capsys, f"paths.outputs={out}")
+    assert line == (
+        f"error: paths.outputs='{out}': {out / 'index.html'} is a folder, where every summary "
+        "writes the index of the studies in paths.outputs; move it away (a study's folder: "
+        "rename it)"
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["index.html"]  # no study folder made
