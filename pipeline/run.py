@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import os
 import pickle
 import subprocess
@@ -305,7 +306,10 @@ def _run_todo(
                 runner, cutter, report.study, run_cfg.task_timeout_s, in_flight, metadata, setup
             )
             for finished in batches:
-                report.files += store.write_encoded(results, finished.files)
+                try:
+                    report.files += store.write_encoded(results, finished.files)
+                except store.StoreError as exc:
+                    raise store.StoreError(write_failed(cfg, exc, report)) from exc
                 clear_checkpoints(report.study_dir, finished.checkpointed)  # rows are stored
                 report.rows_written += finished.n_rows
                 report.computed += finished.n_tasks
@@ -317,6 +321,25 @@ def _run_todo(
         if supersedes or _written_by_others(results, stored, report.files):
             store.compact(results)
     log(report.line())
+
+
+def write_failed(cfg: Mapping[str, Any], exc: store.StoreError, report: StudyReport) -> str:
+    """The one line for a batch the store could not write (a full disk, say): where, why,
+    that what is stored is intact (each results file is written whole or not at all) and
+    that the same command resumes."""
+    code = getattr(exc.__cause__, "errno", None)
+    why = os.strerror(code) if code else str(exc)
+    free = "free some space, then " if code in DISK_FULL else ""
+    return (
+        f"paths.outputs={cfg['paths']['outputs']!r}: cannot write results to "
+        f"{exc.folder or report.study_dir / 'results'} ({why}); the stored results are "
+        f"intact (no partial file is left; {report.computed} task(s) of this run stored, "
+        f"{report.skipped} stored before): {free}run the same command again to resume "
+        "(stored tasks are skipped)"
+    )
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # more space would let the write pass
 
 
 def _written_by_others(results: Path, stored: set[Path], ours: list[Path]) -> bool:

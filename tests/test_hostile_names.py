@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from tests_support import cli_in_process, compose_config
 
+from pipeline import store
 from pipeline.config import checked_study
 from pipeline.run import run_study
 from pipeline.study import StudyError
@@ -214,3 +215,38 @@ def test_a_folder_named_index_html_in_the_outputs_is_refused_before_any_work(
         "rename it)"
     )
     assert sorted(p.name for p in out.iterdir()) == ["index.html"]  # no study folder made
+
+
+# ------------------------------------------------------------------ a full disk mid-run
+
+
+def test_a_full_disk_mid_run_names_paths_outputs_and_says_the_run_resumes(
+    tmp_path, monkeypatch, capsys
+):
+    """It said ``error: cannot write results to <path>/family=card_guessing: [Errno 28]
+    ...``: neither paths.outputs nor that the stored rows are intact and the run resumes."""
+    out = tmp_path / "out"
+    real_fsync, writes = os.fsync, []
+
+    def second_write_fails(fd):  # the first batch is stored, then the disk is full
+        writes.append(fd)
+        if len(writes) == 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_fsync(fd)
+
+    monkeypatch.setattr(store.os, "fsync", second_write_fails)
+    args = (f"paths.outputs={out}", "run.batch_size=1")
+    line = one_line(monkeypatch, capsys, *args)
+    folder = out / "paper" / "results" / "family=card_guessing"
+    assert line == (
+        f"error: paths.outputs='{out}': cannot write results to {folder} (No space left on "
+        "device); the stored results are intact (no partial file is left; 1 task(s) of this "
+        "run stored, 0 stored before): free some space, then run the same command again to "
+        "resume (stored tasks are skipped)"
+    )
+    assert len(store.load_results(out / "paper")) == 1
+    monkeypatch.setattr(store.os, "fsync", real_fsync)
+    status, err = cli_in_process(monkeypatch, capsys, *args, "cluster=sync", "run.progress=false")
+    assert status == 0, err
+    rows = store.load_results(out / "paper")
+    assert sorted(rows["expected_score_exact"]) == ["2383/560", "475/112"]
