@@ -7,6 +7,7 @@ reported) in one line, exit 2, before anything is written."""
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import shutil
 from pathlib import Path
@@ -250,3 +251,69 @@ def test_a_full_disk_mid_run_names_paths_outputs_and_says_the_run_resumes(
     assert status == 0, err
     rows = store.load_results(out / "paper")
     assert sorted(rows["expected_score_exact"]) == ["2383/560", "475/112"]
+
+
+# ------------------------------------------------------------------------------ tools
+
+ROLES = ("ca", "scheduler", "worker", "client")
+
+
+def status_of(tool: str, *argv: str) -> int:
+    """The exit status of ``python -m pipeline.TOOL ARGV``, run in this process."""
+    main = importlib.import_module(f"pipeline.{tool}").main
+    try:
+        status = main(list(argv))
+    except SystemExit as exc:
+        status = exc.code
+    return 0 if status is None else status
+
+
+def test_certs_over_an_existing_certificate_folder_are_refused_without_force(tmp_path, capsys):
+    """They silently replaced the CA, its key and every certificate (exit 0), so a running
+    cluster then refused its clients."""
+    folder = tmp_path / "certs"
+    assert status_of("certs", str(folder)) == 0
+    capsys.readouterr()
+    before = snapshot(folder)
+    assert status_of("certs", str(folder)) == 2
+    held = [f"{role}{end}" for role in ROLES for end in (".pem", "-key.pem")]
+    assert capsys.readouterr().err == (
+        f"error: {folder} already holds {', '.join(held)}: certificates of a new CA are "
+        "refused by every party still using these (a running cluster); give --force to "
+        "replace them, or choose another folder\n"
+    )
+    assert snapshot(folder) == before
+    (folder / "ca.pem").unlink()  # any one of them is enough to refuse
+    assert status_of("certs", str(folder)) == 2
+    assert "already holds ca-key.pem, scheduler.pem," in capsys.readouterr().err
+    assert status_of("certs", str(folder), "--force") == 0
+    assert (folder / "ca-key.pem").read_bytes() != before["ca-key.pem"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "given", "said"),
+    [
+        ("index", "does/not/exist", "does/not/exist: no such folder"),
+        ("index", "a-file", "a-file: not a folder"),
+        ("certs", "a-file", "a-file: not a folder"),
+        ("certs", "a-file/certs", "a-file/certs: Not a directory"),
+    ],
+)
+def test_the_tools_refuse_a_folder_they_cannot_use_in_one_line(
+    tmp_path, monkeypatch, capsys, tool, given, said
+):
+    """``python -m pipeline.index does/not/exist`` (or a file) printed a 19-line traceback,
+    ``python -m pipeline.certs FILE`` 13 lines."""
+    monkeypatch.chdir(tmp_path)
+    Path("a-file").write_text("not a folder")
+    assert status_of(tool, given) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {said}") and err.count("\n") == 1, err
+    assert sorted(os.listdir()) == ["a-file"] and Path("a-file").read_text() == "not a folder"
+
+
+def test_the_index_tool_on_an_index_html_folder_is_one_line(tmp_path, capsys):
+    (tmp_path / "index.html").mkdir()
+    assert status_of("index", str(tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: cannot write {tmp_path / 'index.html'} (Is a directory)\n"
