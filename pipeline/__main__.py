@@ -421,7 +421,9 @@ def hydra_error_line(exc: BaseException) -> str:
         return f"{override}: cannot read this override ({one_line(exc)})"
     unknown = re.match(r"Could not override '([^']+)'", str(exc))
     if unknown:
-        key = unknown.group(1)
+        # the key OmegaConf refused: the override's own, or one inside a mapping it gives
+        # ('study.strategies={info: {}}' adds study.strategies.info)
+        key = getattr(exc.__cause__, "full_key", None) or unknown.group(1)
         return f"{key}: unknown key (to add a key the config does not have: +{key}=...)"
     return one_line(exc)
 

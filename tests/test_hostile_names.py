@@ -317,3 +317,31 @@ def test_the_index_tool_on_an_index_html_folder_is_one_line(tmp_path, capsys):
     assert status_of("index", str(tmp_path)) == 2
     err = capsys.readouterr().err
     assert err == f"error: cannot write {tmp_path / 'index.html'} (Is a directory)\n"
+
+
+# ----------------------------------------------------------------- messages that mislead
+
+
+@pytest.mark.parametrize(
+    ("override", "key", "adds"),
+    [
+        ("study.strategies={info: {}}", "study.strategies.info", "+study.strategies.info={}"),
+        ("study.grid={deck: [[2,2]], foo: [1]}", "study.grid.foo", None),
+        ("run={foo: 1}", "run.foo", None),
+    ],
+)
+def test_an_unknown_key_inside_a_mapping_is_named_as_the_key_it_adds(
+    tmp_path, monkeypatch, capsys, override, key, adds
+):
+    """It said ``study.strategies: unknown key``: the parent exists, the new key is
+    study.strategies.info."""
+    out = tmp_path / "out"
+    line = one_line(monkeypatch, capsys, override, f"paths.outputs={out}")
+    assert line == (
+        f"error: {key}: unknown key (to add a key the config does not have: +{key}=...)"
+    )
+    if adds:  # the override the message suggests is one the config takes
+        args = (adds, f"paths.outputs={out}", "stage=plan", "cluster=sync")
+        status, err = cli_in_process(monkeypatch, capsys, *args)
+        assert status == 0, err
+    assert not out.exists()
