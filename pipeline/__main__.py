@@ -253,6 +253,8 @@ def _with_study_file(message: str) -> str:
         return message
     override = command_line_override(message, list(HydraConfig.get().overrides.task))
     if override is not None:
+        if len(override) > 120:  # the value is in the message already, shortened
+            override = f"{override[:60]}... ({len(override)} characters)"
         return f"{message} (from the command line override {override})"
     choice = HydraConfig.get().runtime.choices.get("study")
     path = config_file("study", str(choice), search_dirs(sys.argv[1:])) if choice else None
@@ -419,7 +421,9 @@ def hydra_error_line(exc: BaseException) -> str:
         return f"{override}: cannot read this override ({one_line(exc)})"
     unknown = re.match(r"Could not override '([^']+)'", str(exc))
     if unknown:
-        key = unknown.group(1)
+        # the key OmegaConf refused: the override's own, or one inside a mapping it gives
+        # ('study.strategies={info: {}}' adds study.strategies.info)
+        key = getattr(exc.__cause__, "full_key", None) or unknown.group(1)
         return f"{key}: unknown key (to add a key the config does not have: +{key}=...)"
     return one_line(exc)
 

@@ -8,6 +8,10 @@ Writes into DIR::
     worker.pem, worker-key.pem
     client.pem, client-key.pem
 
+A folder that already holds any of these files is refused (exit status 2, naming them): a new
+CA would leave every party holding the old certificates refused by the new ones.  Give
+``--force`` to replace them.
+
 Every certificate is signed by the CA and valid for the host names and IP addresses given
 with ``--host`` (127.0.0.1 and localhost by default), for client and server use: Dask checks
 both ends against the CA.  Private keys are written with mode 0600.
@@ -27,8 +31,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import errno
 import ipaddress
 import os
+import sys
 from pathlib import Path
 
 from cryptography import x509
@@ -37,6 +43,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 ROLES = ("scheduler", "worker", "client")
+FILES = ("ca.pem", "ca-key.pem", *(f"{r}{end}" for r in ROLES for end in (".pem", "-key.pem")))
+
+
+class CertsExist(FileExistsError):
+    """The folder already holds certificates or keys (replaced only when forced)."""
 
 
 def _name(common_name: str) -> x509.Name:
@@ -146,8 +157,22 @@ def _write_cert(path: Path, cert: x509.Certificate) -> None:
     path.write_bytes(cert_pem(cert))
 
 
-def write_cluster_certs(folder: Path, hosts: list[str], days: int = 365) -> dict[str, Path]:
-    """Create the CA and one certificate per role in ``folder``; return the paths by name."""
+def write_cluster_certs(
+    folder: Path, hosts: list[str], days: int = 365, *, force: bool = False
+) -> dict[str, Path]:
+    """Create the CA and one certificate per role in ``folder``; return the paths by name.
+
+    CertsExist, before anything is written, when ``folder`` holds any of FILES already
+    (unless ``force``); NotADirectoryError when it is not a folder."""
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(folder))
+    there = [name for name in FILES if os.path.lexists(folder / name)]
+    if there and not force:
+        raise CertsExist(
+            f"{folder} already holds {', '.join(there)}: certificates of a new CA are refused "
+            "by every party still using these (a running cluster); give --force to replace "
+            "them, or choose another folder"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     ca_key, ca_cert = make_ca(days)
     paths = {"ca": folder / "ca.pem", "ca_key": folder / "ca-key.pem"}
@@ -162,8 +187,9 @@ def write_cluster_certs(folder: Path, hosts: list[str], days: int = 365) -> dict
     return paths
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Command line: python -m pipeline.certs DIR [--host NAME ...] [--days N]."""
+def main(argv: list[str] | None = None) -> int:
+    """Command line: python -m pipeline.certs DIR [--host NAME ...] [--days N] [--force];
+    the exit status (2, with one line, for a folder it refuses or cannot write)."""
     ap = argparse.ArgumentParser(
         prog="python -m pipeline.certs",
         description="Create a self-signed CA and TLS certificates for a Dask cluster.",
@@ -177,16 +203,27 @@ def main(argv: list[str] | None = None) -> None:
         "default: 127.0.0.1 and localhost)",
     )
     ap.add_argument("--days", type=int, default=365, help="validity in days (default 365)")
+    ap.add_argument(
+        "--force", action="store_true", help="replace the CA, keys and certificates in DIR"
+    )
     args = ap.parse_args(argv)
     hosts = args.host or ["127.0.0.1", "localhost"]
-    paths = write_cluster_certs(args.folder, hosts, args.days)
+    try:
+        paths = write_cluster_certs(args.folder, hosts, args.days, force=args.force)
+    except CertsExist as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # not a folder, not writable, a full disk
+        print(f"error: {exc.filename or args.folder}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(f"wrote a CA and certificates for {', '.join(ROLES)} to {args.folder}")
     print(f"valid for: {', '.join(hosts)}; private keys (*-key.pem) have mode 0600")
     print("client settings:")
     print(f"  cluster.tls.ca_file={paths['ca']}")
     print(f"  cluster.tls.cert={paths['client']}")
     print(f"  cluster.tls.key={paths['client_key']}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -30,6 +30,8 @@ from pydantic import (
     ValidationError,
 )
 
+from pipeline.safe_paths import study_name_problem
+
 
 class StudyError(ValueError):
     """A config value is invalid (the study's or the run's): the message names the config key
@@ -301,8 +303,12 @@ STAGES = ("all", "plan", "run", "summary")
 
 
 def _study_name(value: Any) -> str:
-    if not isinstance(value, str) or not value or "/" in value or value.startswith("."):
+    """A study's name: its folder's name in paths.outputs (pipeline.safe_paths)."""
+    if not isinstance(value, str):
         raise ValueError("must be a plain, non-empty name")
+    problem = study_name_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 

@@ -31,11 +31,9 @@ from pipeline.report import (
     stored_at,
     write_atomic,
 )
-from pipeline.safe_paths import is_real_dir, real_subdirs
+from pipeline.safe_paths import INDEX_NAME, is_real_dir, real_subdirs
 from pipeline.store import StoreCounts, family_rows, file_metadata, result_files, store_counts
 from solvers.registry import get_family
-
-INDEX_NAME = "index.html"
 
 
 def study_dirs(outputs: Path) -> list[Path]:
@@ -340,10 +338,20 @@ def value_kind(name: str, dtype: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m pipeline.index [OUTPUTS]``: rebuild the index; print its path."""
+    """``python -m pipeline.index [OUTPUTS]``: rebuild the index; print its path.  Exit
+    status 2, with one line, for OUTPUTS not a folder or an index it cannot write."""
     args = sys.argv[1:] if argv is None else argv
     outputs = Path(args[0]) if args else Path("outputs")
-    print(write_index(outputs))
+    if not outputs.is_dir():
+        what = "not a folder" if outputs.exists() else "no such folder"
+        print(f"error: {outputs}: {what} (give the outputs folder of the studies)", file=sys.stderr)
+        return 2
+    try:
+        print(write_index(outputs))
+    except OSError as exc:  # index.html a folder, a full disk, no permission
+        where = outputs / INDEX_NAME
+        print(f"error: cannot write {where} ({exc.strerror or exc})", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import os
 import pickle
 import subprocess
@@ -23,7 +24,7 @@ import numpy as np
 from pipeline import locking, store
 from pipeline.backends import check_cluster, exposure_warning, open_runner
 from pipeline.backends.base import quiet_dask_logs
-from pipeline.config import Config, RunConfig, checked_config
+from pipeline.config import Config, RunConfig, _short, checked_config
 from pipeline.execute import batch_error_row, batch_rows
 from pipeline.long_tasks import (
     LongTaskSetup,
@@ -36,7 +37,15 @@ from pipeline.long_tasks import (
     remove_empty_checkpoints,
     where_it_runs,
 )
-from pipeline.safe_paths import UnsafePath, check_study_folder, ensure_dir, open_regular
+from pipeline.safe_paths import (
+    INDEX_NAME,
+    UnsafePath,
+    check_study_folder,
+    ensure_dir,
+    kind,
+    open_regular,
+    path_length_problem,
+)
 from pipeline.study import Plan, StudyError, planned
 from solvers.grid import Grid, runs
 from solvers.registry import get_family
@@ -86,6 +95,8 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
         check_study_folder(report.study_dir)
     except UnsafePath as exc:
         raise StudyError(f"paths.outputs={cfg['paths']['outputs']!r}: {exc}") from None
+    if conf.stage in ("all", "summary"):
+        check_summary_target(cfg, report.study_dir, stored_only=conf.stage == "summary")
     if conf.stage == "plan":
         log(plan_text(tasks, results, conf))
         return report
@@ -113,10 +124,43 @@ def preflight(cfg: Mapping[str, Any]) -> tuple[Config, Plan]:
     that cannot run, before anything is written (a multirun checks every job with it)."""
     cfg = _plain(cfg)
     conf = checked_config(cfg)
+    problem = path_length_problem(study_dir(cfg))
+    if problem is not None:
+        raise StudyError(f"paths.outputs={_short(cfg['paths']['outputs'])}: {problem}")
     quiet_dask_logs()
     tasks = planned(conf.study)
     check_cluster(conf.cluster)
     return conf, tasks
+
+
+def check_summary_target(cfg: Mapping[str, Any], where: Path, stored_only: bool) -> None:
+    """Refuse, before any work, a summary that could not be written: ``<paths.outputs>/
+    index.html`` a folder (the index goes there); with ``stored_only`` (``stage=summary``)
+    also a study with no stored results (a misspelled name would get an empty summary, or
+    overwrite a folder of the user's) and a study folder or paths.outputs that cannot be
+    written.  Nothing is made or written."""
+    outputs = cfg["paths"]["outputs"]
+    index = where.parent / INDEX_NAME
+    if kind(index) == "folder":
+        raise StudyError(
+            f"paths.outputs={outputs!r}: {index} is a folder, where every summary writes the "
+            "index of the studies in paths.outputs; move it away (a study's folder: rename it)"
+        )
+    if not stored_only:
+        return
+    if not store.result_files(where / "results"):
+        from pipeline.index import study_dirs
+
+        names = [p.name for p in study_dirs(where.parent)]
+        more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+        held = ", ".join(names[:10]) + more if names else "none"
+        raise StudyError(
+            f"study.name={where.name!r}: no results are stored in {where}, so stage=summary "
+            f"has nothing to summarise and wrote nothing; studies with results in "
+            f"paths.outputs={outputs!r}: {held}"
+        )
+    _check_writable(cfg, where, "the summary")
+    _check_writable(cfg, where.parent, "the index of its studies")
 
 
 def long_task_setup(conf: Config, tasks: Plan, where: Path, log=print) -> LongTaskSetup:
@@ -263,7 +307,10 @@ def _run_todo(
                 runner, cutter, report.study, run_cfg.task_timeout_s, in_flight, metadata, setup
             )
             for finished in batches:
-                report.files += store.write_encoded(results, finished.files)
+                try:
+                    report.files += store.write_encoded(results, finished.files)
+                except store.StoreError as exc:
+                    raise store.StoreError(write_failed(cfg, exc, report)) from exc
                 clear_checkpoints(report.study_dir, finished.checkpointed)  # rows are stored
                 report.rows_written += finished.n_rows
                 report.computed += finished.n_tasks
@@ -277,13 +324,32 @@ def _run_todo(
     log(report.line())
 
 
+def write_failed(cfg: Mapping[str, Any], exc: store.StoreError, report: StudyReport) -> str:
+    """The one line for a batch the store could not write (a full disk, say): where, why,
+    that what is stored is intact (each results file is written whole or not at all) and
+    that the same command resumes."""
+    code = getattr(exc.__cause__, "errno", None)
+    why = os.strerror(code) if code else str(exc)
+    free = "free some space, then " if code in DISK_FULL else ""
+    return (
+        f"paths.outputs={cfg['paths']['outputs']!r}: cannot write results to "
+        f"{exc.folder or report.study_dir / 'results'} ({why}); the stored results are "
+        f"intact (no partial file is left; {report.computed} task(s) of this run stored, "
+        f"{report.skipped} stored before): {free}run the same command again to resume "
+        "(stored tasks are skipped)"
+    )
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # more space would let the write pass
+
+
 def _written_by_others(results: Path, stored: set[Path], ours: list[Path]) -> bool:
     """Whether results files appeared during this run that it did not write (another job of
     a parallel multirun sharing the store): they may hold tasks this run wrote too."""
     return bool(set(store.result_files(results)) - stored - set(ours))
 
 
-def _check_writable(cfg: Mapping[str, Any], where: Path) -> None:
+def _check_writable(cfg: Mapping[str, Any], where: Path, what: str = "results") -> None:
     """Refuse, before any work, an output folder that cannot be written."""
     try:
         where.mkdir(parents=True, exist_ok=True)
@@ -293,7 +359,7 @@ def _check_writable(cfg: Mapping[str, Any], where: Path) -> None:
         probe.unlink()
     except OSError as exc:
         raise StudyError(
-            f"paths.outputs={cfg['paths']['outputs']!r}: cannot write results under {where} "
+            f"paths.outputs={cfg['paths']['outputs']!r}: cannot write {what} under {where} "
             f"({exc.strerror or exc})"
         ) from None
 

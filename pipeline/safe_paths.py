@@ -39,6 +39,13 @@ from pathlib import Path
 STUDY_FOLDERS = ("results", "quarantine", "summary", "runs", "checkpoints")
 SCANNED = ("summary", "runs")
 STUDY_FILES = (".lock", ".running")  # opened by name (pipeline.locking)
+# What the pipeline writes in paths.outputs itself, beside the study folders: the index of
+# the studies (pipeline.index; its temporary has a hidden name, as every temporary)
+INDEX_NAME = "index.html"
+OUTPUTS_FILES = (INDEX_NAME,)
+NAME_MAX = 255  # bytes in one file or folder name (Linux, macOS and their file systems)
+PATH_MAX = 4096  # bytes in a path Linux accepts
+BELOW_STUDY = 512  # bytes kept for the store's own paths below a study folder
 
 
 class UnsafePath(OSError):
@@ -75,6 +82,50 @@ def _kind(path: Path, mode: int) -> str:
         if test(mode):
             return name
     return "not a regular file"
+
+
+def study_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a study folder in paths.outputs, or None: it must be one
+    plain folder name (no ``/`` or NUL, not hidden, at most NAME_MAX bytes) and none of the
+    names the pipeline writes in paths.outputs itself (OUTPUTS_FILES, in any letter case:
+    some file systems ignore it)."""
+    if not name or "/" in name or "\0" in name or name.startswith("."):
+        return "must be a plain, non-empty name (one folder name: no '/' or NUL, no leading '.')"
+    try:
+        size = len(os.fsencode(name))
+    except UnicodeEncodeError:
+        return "must be a plain, non-empty name (this one cannot be a file name: not encodable)"
+    if size > NAME_MAX:
+        return f"a name of {size} bytes; a folder name has at most {NAME_MAX} bytes"
+    taken = [n for n in OUTPUTS_FILES if n.casefold() == name.casefold()]
+    if taken:
+        case = "" if taken[0] == name else "; some file systems ignore letter case"
+        return (
+            f"the name of a file guesslab writes in paths.outputs beside the study folders "
+            f"({taken[0]}, the index of the studies{case}); choose another name"
+        )
+    return None
+
+
+def path_length_problem(folder: Path) -> str | None:
+    """Why the store cannot live in the absolute path ``folder``, or None: a name in it of
+    more than NAME_MAX bytes, or a path too long to leave BELOW_STUDY bytes below it within
+    PATH_MAX (checked on the path's text: nothing is opened or made)."""
+    for part in folder.parts:
+        size = len(os.fsencode(part))
+        if size > NAME_MAX:
+            return (
+                f"it holds a folder name of {size} bytes ({part[:12]}...); a folder name has "
+                f"at most {NAME_MAX} bytes"
+            )
+    size = len(os.fsencode(str(folder)))
+    if size > PATH_MAX - BELOW_STUDY:
+        return (
+            f"the study folder's path has {size:,} bytes; it has at most "
+            f"{PATH_MAX - BELOW_STUDY:,} (the longest path Linux accepts, {PATH_MAX:,} bytes, "
+            f"less {BELOW_STUDY} for the store's own paths below it)"
+        )
+    return None
 
 
 def is_real_dir(path: Path) -> bool:

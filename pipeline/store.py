@@ -156,7 +156,10 @@ def write_encoded(results: Path, files: Iterable[EncodedFile]) -> list[Path]:
 
 
 class StoreError(OSError):
-    """The store cannot be written (disk full, permissions); nothing partial was left."""
+    """The store cannot be written (disk full, permissions); nothing partial was left.
+    Raised from the OSError of the write, with the ``folder`` it was for."""
+
+    folder: Path | None = None
 
 
 def _atomic_write(data: bytes, folder: Path) -> Path:
@@ -176,7 +179,9 @@ def _atomic_write(data: bytes, folder: Path) -> Path:
         raise
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise StoreError(f"cannot write results to {folder}: {exc}") from exc
+        error = StoreError(f"cannot write results to {folder}: {exc}")
+        error.folder = folder
+        raise error from exc
     return folder / name
 
 
