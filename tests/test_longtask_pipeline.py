@@ -48,12 +48,11 @@ def needs(task, workers):
 def run(task, client=None):
     ctx = longtask.current()
     cp = ctx.checkpoints
-    done = cp.finished() if cp is not None else set()
     fail_at = int(os.environ.get("TOY_FAIL_AT", "-1"))
     total = 0
     for i in range(task["layers"]):
         name = f"layer-{i:03d}"
-        if name in done:
+        if cp is not None and cp.trusted(name):
             value = int(cp.load_path(name).read_text())
         else:
             if i == fail_at:

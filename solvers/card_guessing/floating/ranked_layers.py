@@ -628,12 +628,16 @@ def _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf, prog
         results = runner.run(layer_chunk, calls, lambda res, note=note: report(res[2], note))
         feasible = sum(r[0] for r in results)
         cpu = sum(r[1] for r in results)
-        sealing = time.perf_counter()
+        sealing_at = sealing = time.perf_counter()
         store.commit(_best(layer))
         store.commit(_layer_name(layer))
         sealing = time.perf_counter() - sealing
         # the count last: a layer is resumed from only once its count is committed too
-        _put_json(store, _count(layer), {"feasible": feasible, "cpu_s": cpu, "seal_s": sealing})
+        _put_json(
+            store,
+            _count(layer),
+            {"feasible": feasible, "cpu_s": cpu, "wall_s": sealing_at - wall, "seal_s": sealing},
+        )
         counts[layer] = feasible
         if layer + 1 < n:  # read by no later layer (the last: by the score pass)
             store.drop(_layer_name(layer + 1))
