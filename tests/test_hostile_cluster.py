@@ -153,6 +153,57 @@ def test_a_plain_http_server_exits_2_with_one_line(tmp_path):
     assert nothing_at_all(tmp_path / "out")
 
 
+def cfg_overrides(outputs: Path, timeout: str) -> list[str]:
+    address = "tcp://127.0.0.1:1"
+    return [
+        f"paths.outputs={outputs}",
+        "cluster=address",
+        f"cluster.address={address}",
+        f"cluster.timeout={timeout}",
+    ]
+
+
+@pytest.mark.parametrize("timeout", ["36500d", "31d", "0s"])
+def test_a_scheduler_timeout_out_of_bounds_is_refused(outputs, timeout):
+    """cluster.timeout=36500d was accepted, and a run waited 100 years in silence; like
+    run.task_timeout_s, it is at most 30 days.  (The config check that every run makes
+    first, before it connects: a hang, were the value accepted, is not a test.)"""
+    from pipeline.run import preflight
+
+    cfg = compose_config(*cfg_overrides(outputs, timeout))
+    with pytest.raises(StudyError, match=f"cluster.timeout='{timeout}': ") as err:
+        preflight(cfg)
+    assert ("at most 30d" if timeout != "0s" else "above 0 s") in str(err.value)
+    assert nothing_at_all(outputs)
+    preflight(compose_config(*cfg_overrides(outputs, "30d")))  # the longest wait there is
+
+
+@pytest.mark.parametrize(
+    ("address", "problem"),
+    [
+        ("tcp://", "no host and port"),
+        ("tcp://127.0.0.1:abc", "the port 'abc' is not a number from 1 to 65535"),
+        ("tcp://127.0.0.1", "no port after '127.0.0.1'"),
+        ("tcp://:8786", "no host before the port"),
+        ("tls://127.0.0.1:70000", "the port '70000' is not a number"),
+        ("tcp://::1:8786", "an IPv6 host goes in brackets"),
+    ],
+)
+def test_a_malformed_address_is_said_to_be_malformed(outputs, address, problem):
+    """These said "what answered is not the Dask protocol", although nothing was contacted."""
+    from pipeline.config import cluster_config
+
+    with pytest.raises(StudyError) as err:
+        run(outputs, "cluster=address", f"cluster.address={address}")
+    message = str(err.value)
+    assert message.startswith(f"cluster.address='{address}': malformed address: ")
+    assert problem in message, message
+    assert "HOST:PORT" in message and "answered" not in message
+    assert nothing_at_all(outputs)
+    for good in ("tcp://127.0.0.1:8786", "tcp://[::1]:8786", "tls://node-1.example.org:1"):
+        cluster_config({"kind": "address", "address": good})  # the check refuses no other
+
+
 # ------------------------------------------------- item 10: other users on the same machine
 
 
