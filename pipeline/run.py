@@ -22,7 +22,7 @@ import numpy as np
 
 from pipeline import locking, store
 from pipeline.backends import check_cluster, exposure_warning, open_runner
-from pipeline.backends.base import quiet_dask_logs
+from pipeline.backends.base import finished, quiet_dask_logs
 from pipeline.config import Config, RunConfig, checked_config
 from pipeline.execute import batch_error_row, batch_rows
 from pipeline.long_tasks import (
@@ -485,7 +485,7 @@ def _results(
     while len(first) < in_flight and (batch := cutter.next_batch()) is not None:
         first.append(submit(batch))
     pending = as_completed(first)
-    for fut in pending:
+    for fut in finished(pending, runner.watch):  # the runner watches its workers meanwhile
         batch = batch_of.pop(fut)
         try:
             done = fut.result()
