@@ -249,6 +249,7 @@ def _run_todo(
     run_cfg = conf.run
     with open_runner(conf.cluster) as runner:
         report.run_record = _save_run_config(cfg, report.study_dir)  # the cluster answered
+        runner.log_file = report.run_record.with_suffix(".log")  # detail spared the terminal
         log(f"running {len(tasks)} tasks on {runner.description}")
         cutter = BatchCutter(tasks, runner.n_workers, run_cfg)
         in_flight = run_cfg.max_in_flight * runner.n_workers

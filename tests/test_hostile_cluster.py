@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import logging
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -445,3 +447,107 @@ def test_tls_can_be_turned_off_and_that_warns():
     assert exposure_warning({"kind": "local"}) is None
     warning = exposure_warning({"kind": "local", "tls": False})
     assert warning and "cluster.tls=false" in warning and "run code as you" in warning
+
+
+def _cluster_ports(pid: int) -> list[int]:
+    """The ports the process ``pid`` and its children listen on."""
+    import psutil
+
+    driver = psutil.Process(pid)
+    pids = {pid} | {child.pid for child in driver.children(recursive=True)}
+    return sorted(
+        {
+            conn.laddr.port
+            for conn in psutil.net_connections(kind="inet")
+            if conn.status == psutil.CONN_LISTEN and conn.pid in pids
+        }
+    )
+
+
+NAP_DRIVER = Path(__file__).resolve().parent / "nap_driver.py"
+
+
+@pytest.mark.slow
+def test_refused_connections_are_counted_said_once_and_kept_in_the_run_log(outputs):
+    """Each connection the TLS LocalCluster refused printed two lines into the run's output
+    ("SSL Error on ...", "... TLS handshake failed ..."): any account on the machine could
+    flood it.  20 strangers' connections now make one line at the end, and the run's log
+    holds what Dask and Tornado said of each."""
+    import sys
+
+    command = [
+        sys.executable,
+        str(NAP_DRIVER),
+        "8",
+        "0.5",
+        "cluster=local",
+        "cluster.n_workers=1",
+        "run.batch_size=1",
+        "run.progress=false",
+        f"paths.outputs={outputs}",
+    ]
+    driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        runs = outputs / "naps" / "runs"
+        assert wait_until(lambda: any(runs.glob("*.yaml")), 120), driver.poll()
+        ports = _cluster_ports(driver.pid)  # scheduler, nanny, worker
+        assert len(ports) == 3, ports
+        for n in range(20):
+            assert _refused_without_credentials(f"tls://127.0.0.1:{ports[n % 3]}")
+        out, err = driver.communicate(timeout=120)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.communicate()
+    assert driver.returncode == 0, out + err
+    assert "SSL" not in out + err and "handshake" not in out + err, out + err
+    (record,) = runs.glob("*.yaml")
+    log = record.with_suffix(".log")
+    assert err.splitlines() == [
+        "warning: the LocalCluster refused 20 connections without this run's TLS "
+        "certificate (another process on this machine connected to its ports); what Dask "
+        f"and Tornado logged of each is in {log}"
+    ], err
+    kept = log.read_text().splitlines()
+    assert sum("TLS handshake failed with remote" in line for line in kept) == 20, kept
+    assert sum(line.split()[1] == "tornado.general:" for line in kept) == 20, kept
+    assert kept == sorted(kept)  # one account of every process, in time order
+
+
+class Collected(logging.Handler):
+    """Every record that reaches a handler."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_refused_connections_to_spawned_workers_are_counted_too(capsys):
+    """The scheduler and the nannies listen in the driver, the workers in their own
+    processes (forked, or here spawned): every refusal is counted, none reaches a handler."""
+    from pipeline.backends import open_runner
+
+    collected = Collected()
+    loggers = [logging.getLogger(name) for name in ("", "distributed", "tornado")]
+    for logger in loggers:
+        logger.addHandler(collected)
+    try:
+        with open_runner({"kind": "local", "n_workers": 1, "start_method": "spawn"}) as runner:
+            ((worker, info),) = runner.client.scheduler_info()["workers"].items()
+            addresses = [runner.client.scheduler.address, info["nanny"], worker]
+            for address in addresses * 2:
+                assert _refused_without_credentials(address), address
+            assert runner.client.submit(sum, [1, 2]).result() == 3
+    finally:
+        for logger in loggers:
+            logger.removeHandler(collected)
+    texts = [r.getMessage() for r in collected.records]
+    assert not [t for t in texts if "SSL Error" in t or "handshake failed" in t], texts
+    assert capsys.readouterr().err.splitlines() == [
+        "warning: the LocalCluster refused 6 connections without this run's TLS certificate "
+        "(another process on this machine connected to its ports); their log lines were not "
+        "kept (the cluster was opened outside a run)"
+    ]

@@ -36,6 +36,9 @@ class Runner:
     # called about once a second while the driver waits for its batches (see
     # :func:`finished`); it may say something, or raise ConfigError to stop the run
     watch: Callable[[], None] | None = None
+    # the run's log (runs/<time>.log), set by the run once its record is written: where a
+    # backend keeps detail it spares the terminal
+    log_file: Path | None = None
 
 
 WATCH_EVERY_S = 1.0
