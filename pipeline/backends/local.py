@@ -231,8 +231,11 @@ def exposure_warning(cluster: Any) -> str | None:
         )
     if cluster.dashboard:
         return (
-            "cluster.dashboard=true: the dashboard (plain HTTP on 127.0.0.1) is readable by "
-            "every account on this machine; it shows task names and progress, not results"
+            "cluster.dashboard=true: the dashboard (plain HTTP on 127.0.0.1, no password) is "
+            "readable by every account on this machine: task names and progress, the "
+            "scheduler's and the workers' logs (anything a task logs), the call stacks of "
+            "running tasks (file paths and source lines), each task's history, and the "
+            "workers' memory and CPU use; drop the override on a shared machine"
         )
     return None
 
