@@ -383,16 +383,20 @@ def test_the_wait_for_workers_is_said_every_10_s_then_every_minute(capsys):
     assert len(waits) == 6 + 59 + 5, waits
     with pytest.raises(StudyError, match=r"has had no workers for 2 h \(cluster.timeout='2h'\)"):
         watch()  # 7200 s without a worker
-    client.n = None  # a scheduler that does not answer is waited for as one without workers
+    client.n = None  # a scheduler that does not answer is waited for too
     now[0] = 0.0
     watch = NoWorkersWatch(client, cluster, clock=lambda: now[0])
+    watch()
+    now[0] = 10.0
     watch()
     client.n = 2
     now[0] = 42.0
     watch()
     assert capsys.readouterr().err.splitlines() == [
         "the scheduler at tcp://10.0.0.1:8786 does not answer; waiting up to cluster.timeout, "
-        "2 h, for a worker (start them with `dask worker tcp://10.0.0.1:8786`)",
+        "2 h, for it",
+        "still no answer from the scheduler at tcp://10.0.0.1:8786 after 10 s; the run stops "
+        "after 2 h without one (cluster.timeout)",
         "2 workers joined the scheduler at tcp://10.0.0.1:8786 after 42 s without any; "
         "the run goes on",
     ]

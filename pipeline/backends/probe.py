@@ -208,7 +208,7 @@ class NoWorkersWatch:
             reply = self.client.sync(
                 self.client.scheduler.identity, n_workers=0, callback_timeout=10
             )
-        except Exception:  # noqa: BLE001 - a scheduler that does not answer has no workers for us
+        except Exception:  # noqa: BLE001 - whatever the reason, it did not answer
             return None
         return int(reply.get("n_workers", len(reply.get("workers", {}))))
 
@@ -222,29 +222,40 @@ class NoWorkersWatch:
                 )
                 self.since = None
             return
-        state = "does not answer" if n is None else "has no workers left"
+        lost = n is None  # the scheduler itself does not answer
         if self.since is None:
             self.since, self.mark = now, _next_mark(0.0)
             _say(
-                f"the scheduler at {address} {state}; waiting up to cluster.timeout, "
-                f"{span(self.limit)}, for a worker (start them with `dask worker {address}`)"
+                f"the scheduler at {address} does not answer; waiting up to cluster.timeout, "
+                f"{span(self.limit)}, for it"
+                if lost
+                else f"the scheduler at {address} has no workers left; waiting up to "
+                f"cluster.timeout, {span(self.limit)}, for a worker (start them with "
+                f"`dask worker {address}`)"
             )
             return
         waited = now - self.since
         if waited >= self.limit:
-            gone = "had no workers" if n is not None else "not answered"
+            gone = "not answered" if lost else "had no workers"
+            todo = (
+                "is it running? Run the same command again once it is"
+                if lost
+                else f"start workers with `dask worker {address}` and run the same command again"
+            )
             raise ConfigError(
                 f"cluster.address={address!r}: the scheduler has {gone} for {_waited(waited)} "
                 f"(cluster.timeout={self.cluster.timeout!r}); the results stored so far are "
-                f"intact: start workers with `dask worker {address}` and run the same command "
-                "again (stored tasks are skipped)"
+                f"intact: {todo} (stored tasks are skipped)"
             )
         if waited >= self.mark:
             while _next_mark(self.mark) <= waited:  # marks passed while the driver was busy
                 self.mark = _next_mark(self.mark)
+            what = (
+                f"no answer from the scheduler at {address}" if lost else f"no worker at {address}"
+            )
             _say(
-                f"still no worker at {address} after {_waited(self.mark)}; the run stops "
-                f"after {span(self.limit)} without one (cluster.timeout)"
+                f"still {what} after {_waited(self.mark)}; the run stops after "
+                f"{span(self.limit)} without one (cluster.timeout)"
             )
             self.mark = _next_mark(self.mark)
 
