@@ -328,8 +328,9 @@ def test_losing_every_worker_mid_run_is_said_and_stops_after_the_timeout(outputs
     assert (rows["status"] == "ok").all()  # the batches left waiting are not error rows
 
 
-def test_a_worker_joining_again_is_said_and_the_run_goes_on(outputs):
-    """A worker that joins while the driver waits takes the run's tasks; the driver says so."""
+def test_a_worker_joining_again_is_said_and_the_run_goes_on(outputs, capsys):
+    """A worker that joins while the driver waits takes the run's tasks; the driver says so.
+    (And it said once that it was connecting, although it asks the scheduler twice.)"""
 
     def said_the_wait(said: list[str]) -> bool:
         return any("has no workers left" in line for line in said)
@@ -345,6 +346,7 @@ def test_a_worker_joining_again_is_said_and_the_run_goes_on(outputs):
     assert said[-1].endswith(" without any; the run goes on"), said
     rows = store.load_results(outputs / "naps")
     assert sorted(rows["woke"]) == list(range(12)) and rows["task_id"].is_unique
+    assert capsys.readouterr().err.count("connecting to the scheduler at tcp://127.0.0.1:") == 1
 
 
 class FakeClient:
