@@ -230,7 +230,7 @@ def _n_workers(value: Any) -> int:
 class AddressCluster(Strict):
     kind: Literal["address"]
     address: Annotated[Any, AfterValidator(lambda v: _address(v))]
-    timeout: Duration
+    timeout: Annotated[Any, AfterValidator(lambda v: _wait(v))]
     tls: TLSFiles
 
 
@@ -240,6 +240,52 @@ def _address(value: Any) -> str:
             "give the scheduler address, e.g. tls://HOST:8786 (with cluster.tls.*) "
             "or tcp://127.0.0.1:8786"
         )
+    scheme, _, rest = value.partition("://")
+    problem = _host_port_problem(rest)
+    if problem:
+        raise ValueError(
+            f"malformed address: {problem}; give it as {scheme}://HOST:PORT "
+            f"(e.g. {scheme}://127.0.0.1:8786)"
+        )
+    return value
+
+
+def _host_port_problem(text: str) -> str | None:
+    """What is wrong with the ``HOST:PORT`` of a scheduler address (None: nothing), as
+    Dask reads it: a host, then a port from 1 to 65535; an IPv6 host in brackets."""
+    if not text:
+        return "no host and port"
+    if "://" in text:
+        return f"a second '://' in {text!r}"
+    if text.startswith("["):  # [IPv6]:PORT
+        host, bracket, tail = text[1:].partition("]")
+        if not bracket or (tail and not tail.startswith(":")):
+            return f"{text!r} is not [IPv6 address]:PORT"
+        sep, port = tail[:1], tail[1:]
+    else:
+        host, sep, port = text.rpartition(":")
+        if ":" in host:
+            return f"{text!r} has more than one colon (an IPv6 host goes in brackets, [::1])"
+    if not sep:
+        return f"no port after {text!r}"
+    if not host:
+        return "no host before the port"
+    if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
+        return f"the port {port!r} is not a number from 1 to 65535"
+    return None
+
+
+MAX_WAIT = "30d"  # the longest cluster.timeout: as long as a task may run (MAX_TIMEOUT_S)
+
+
+def _wait(value: Any) -> Any:
+    """``cluster.timeout``: a duration above 0 and at most MAX_WAIT (kept as given)."""
+    _duration(value)
+    wait = seconds(value)
+    if wait <= 0:
+        raise ValueError("give a duration above 0 s, such as 30s")
+    if wait > MAX_TIMEOUT_S:
+        raise ValueError(f"must be at most {MAX_WAIT} (30 days)")
     return value
 
 

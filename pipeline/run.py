@@ -23,7 +23,7 @@ import numpy as np
 
 from pipeline import locking, store
 from pipeline.backends import check_cluster, exposure_warning, open_runner
-from pipeline.backends.base import quiet_dask_logs
+from pipeline.backends.base import finished, quiet_dask_logs
 from pipeline.config import Config, RunConfig, _short, checked_config
 from pipeline.execute import batch_error_row, batch_rows
 from pipeline.long_tasks import (
@@ -293,6 +293,7 @@ def _run_todo(
     run_cfg = conf.run
     with open_runner(conf.cluster) as runner:
         report.run_record = _save_run_config(cfg, report.study_dir)  # the cluster answered
+        runner.log_file = report.run_record.with_suffix(".log")  # detail spared the terminal
         log(f"running {len(tasks)} tasks on {runner.description}")
         cutter = BatchCutter(tasks, runner.n_workers, run_cfg)
         in_flight = run_cfg.max_in_flight * runner.n_workers
@@ -552,7 +553,7 @@ def _results(
     while len(first) < in_flight and (batch := cutter.next_batch()) is not None:
         first.append(submit(batch))
     pending = as_completed(first)
-    for fut in pending:
+    for fut in finished(pending, runner.watch):  # the runner watches its workers meanwhile
         batch = batch_of.pop(fut)
         try:
             done = fut.result()

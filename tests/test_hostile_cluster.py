@@ -8,15 +8,20 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import logging
 import socket
+import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from nap_driver import nap_overrides, register_nap
 from tests_support import cli, compose_config
 
+from pipeline import store
 from pipeline.run import run_study
 from pipeline.study import StudyError
 
@@ -153,6 +158,252 @@ def test_a_plain_http_server_exits_2_with_one_line(tmp_path):
     assert nothing_at_all(tmp_path / "out")
 
 
+def cfg_overrides(outputs: Path, timeout: str) -> list[str]:
+    address = "tcp://127.0.0.1:1"
+    return [
+        f"paths.outputs={outputs}",
+        "cluster=address",
+        f"cluster.address={address}",
+        f"cluster.timeout={timeout}",
+    ]
+
+
+@pytest.mark.parametrize("timeout", ["36500d", "31d", "0s"])
+def test_a_scheduler_timeout_out_of_bounds_is_refused(outputs, timeout):
+    """cluster.timeout=36500d was accepted, and a run waited 100 years in silence; like
+    run.task_timeout_s, it is at most 30 days.  (The config check that every run makes
+    first, before it connects: a hang, were the value accepted, is not a test.)"""
+    from pipeline.run import preflight
+
+    cfg = compose_config(*cfg_overrides(outputs, timeout))
+    with pytest.raises(StudyError, match=f"cluster.timeout='{timeout}': ") as err:
+        preflight(cfg)
+    assert ("at most 30d" if timeout != "0s" else "above 0 s") in str(err.value)
+    assert nothing_at_all(outputs)
+    preflight(compose_config(*cfg_overrides(outputs, "30d")))  # the longest wait there is
+
+
+@pytest.mark.parametrize(
+    ("address", "problem"),
+    [
+        ("tcp://", "no host and port"),
+        ("tcp://127.0.0.1:abc", "the port 'abc' is not a number from 1 to 65535"),
+        ("tcp://127.0.0.1", "no port after '127.0.0.1'"),
+        ("tcp://:8786", "no host before the port"),
+        ("tls://127.0.0.1:70000", "the port '70000' is not a number"),
+        ("tcp://::1:8786", "an IPv6 host goes in brackets"),
+    ],
+)
+def test_a_malformed_address_is_said_to_be_malformed(outputs, address, problem):
+    """These said "what answered is not the Dask protocol", although nothing was contacted."""
+    from pipeline.config import cluster_config
+
+    with pytest.raises(StudyError) as err:
+        run(outputs, "cluster=address", f"cluster.address={address}")
+    message = str(err.value)
+    assert message.startswith(f"cluster.address='{address}': malformed address: ")
+    assert problem in message, message
+    assert "HOST:PORT" in message and "answered" not in message
+    assert nothing_at_all(outputs)
+    for good in ("tcp://127.0.0.1:8786", "tcp://[::1]:8786", "tls://node-1.example.org:1"):
+        cluster_config({"kind": "address", "address": good})  # the check refuses no other
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_refused_connection_is_said_at_once_as_refused(outputs, capsys):
+    """Dask retries a refused connection until its timeout: a port where nothing listens
+    was reported after the whole cluster.timeout as "no answer within 20 s"."""
+    import distributed  # noqa: F401 - imported before the clock starts
+
+    address = f"tcp://127.0.0.1:{_free_port()}"  # nothing listens there
+    start = time.monotonic()
+    with pytest.raises(StudyError, match=f"cluster.address='{address}'") as err:
+        run(outputs, "cluster=address", f"cluster.address={address}", "cluster.timeout=60s")
+    assert time.monotonic() - start < 30  # at once, not after cluster.timeout
+    message = str(err.value)
+    assert "was refused" in message and "no answer" not in message, message
+    assert "what answered" not in message and "dask scheduler" in message
+    said = capsys.readouterr().err
+    assert f"connecting to the scheduler at {address} (waiting up to cluster.timeout, 60 s)" in said
+    assert nothing_at_all(outputs)
+
+
+@contextlib.contextmanager
+def scheduler_with_threads() -> Iterator[Any]:
+    """A Dask scheduler on tcp://127.0.0.1 with one single-thread worker, both in this
+    process (so its worker knows the test family test_nap); the LocalCluster, to scale."""
+    from distributed import LocalCluster
+
+    register_nap()
+    with LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp://",
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+    ) as cluster:
+        yield cluster
+
+
+def n_workers(cluster: Any) -> int:
+    return len(cluster.scheduler.workers)
+
+
+def wait_until(condition: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def run_losing_workers(
+    outputs: Path, n: int, timeout: str, back: Callable[[list[str]], bool]
+) -> tuple[Any, list[str], bool]:
+    """Run ``n`` naps of 0.3 s on a scheduler whose only worker leaves once the first batch is
+    stored; a worker joins again once ``back(lines said)`` (or after 30 s, so that a driver
+    that never gives up ends too).  (The report or the StudyError raised, the lines said,
+    whether the worker joined after 30 s.)"""
+    import pipeline.backends.probe
+
+    said: list[str] = []
+    results = outputs / "naps" / "results"
+    with scheduler_with_threads() as cluster:
+
+        def lose_and_maybe_return() -> None:
+            wait_until(lambda: bool(store.result_files(results)), 60)
+            cluster.scale(0)
+            wait_until(lambda: n_workers(cluster) == 0, 30)
+            if not wait_until(lambda: back(said) or finished.is_set(), 30):
+                back_anyway.set()
+            if not finished.is_set():
+                cluster.scale(1)
+
+        finished, back_anyway = threading.Event(), threading.Event()
+        thread = threading.Thread(target=lose_and_maybe_return, daemon=True)
+        overrides = [
+            *nap_overrides(n, 0.3),
+            "cluster=address",
+            f"cluster.address={cluster.scheduler_address}",
+            f"cluster.timeout={timeout}",
+            "run.batch_size=1",
+        ]
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(pipeline.backends.probe, "_say", said.append, raising=False)
+            thread.start()
+            try:
+                outcome: Any = run(outputs, *overrides)
+            except StudyError as exc:
+                outcome = exc
+            finally:
+                finished.set()
+                thread.join(60)
+    return outcome, said, back_anyway.is_set()
+
+
+def test_losing_every_worker_mid_run_is_said_and_stops_after_the_timeout(outputs):
+    """The driver waited in silence for as long as no worker came; now it says so, says how
+    long it has waited, and stops (exit status 2) after cluster.timeout, the store intact."""
+    outcome, said, _ = run_losing_workers(outputs, 30, "2s", back=lambda said: False)
+    assert isinstance(outcome, StudyError), (outcome, said)
+    address = str(outcome).split("'")[1]
+    assert str(outcome).startswith(
+        f"cluster.address='{address}': the scheduler has had no workers for 2 s "
+        "(cluster.timeout='2s'); the results stored so far are intact"
+    ), outcome
+    assert f"dask worker {address}" in str(outcome)
+    assert said[0] == (
+        f"the scheduler at {address} has no workers left; waiting up to cluster.timeout, 2 s, "
+        f"for a worker (start them with `dask worker {address}`)"
+    ), said
+    rows = store.load_results(outputs / "naps")
+    assert 1 <= len(rows) < 30 and rows["task_id"].is_unique, rows
+    assert (rows["status"] == "ok").all()  # the batches left waiting are not error rows
+
+
+def test_a_worker_joining_again_is_said_and_the_run_goes_on(outputs, capsys):
+    """A worker that joins while the driver waits takes the run's tasks; the driver says so.
+    (And it said once that it was connecting, although it asks the scheduler twice.)"""
+
+    def said_the_wait(said: list[str]) -> bool:
+        return any("has no workers left" in line for line in said)
+
+    outcome, said, timed_out = run_losing_workers(outputs, 12, "60s", back=said_the_wait)
+    assert not timed_out, said
+    assert (outcome.computed, outcome.errors) == (12, 0), said
+    assert said[0].endswith(
+        "has no workers left; waiting up to cluster.timeout, 60 s, for a worker (start them "
+        f"with `dask worker {said[0].split()[3]}`)"
+    ), said
+    assert said[-1].startswith("1 worker joined the scheduler at "), said
+    assert said[-1].endswith(" without any; the run goes on"), said
+    rows = store.load_results(outputs / "naps")
+    assert sorted(rows["woke"]) == list(range(12)) and rows["task_id"].is_unique
+    assert capsys.readouterr().err.count("connecting to the scheduler at tcp://127.0.0.1:") == 1
+
+
+class FakeClient:
+    """What NoWorkersWatch asks of a Dask client: the scheduler's worker count."""
+
+    def __init__(self) -> None:
+        self.n: int | None = 0
+        self.scheduler = type("Scheduler", (), {"identity": None})()
+
+    def sync(self, *args: Any, **kwargs: Any) -> dict:
+        if self.n is None:
+            raise OSError("the scheduler is gone")
+        return {"n_workers": self.n}
+
+
+def test_the_wait_for_workers_is_said_every_10_s_then_every_minute(capsys):
+    """How long the driver has waited without workers is said every 10 s the first minute,
+    then every minute, then every 10 minutes; after cluster.timeout the run stops."""
+    from pipeline.backends.probe import NoWorkersWatch
+
+    now = [0.0]
+    cluster = type("Cluster", (), {"address": "tcp://10.0.0.1:8786", "timeout": "2h"})()
+    client = FakeClient()
+    watch = NoWorkersWatch(client, cluster, clock=lambda: now[0])
+    while now[0] < 7200:  # called once a second, as the driver does while it waits
+        watch()
+        now[0] += 1.0
+    first, *lines = capsys.readouterr().err.splitlines()
+    assert first.startswith("the scheduler at tcp://10.0.0.1:8786 has no workers left;")
+    assert all(
+        line.endswith("; the run stops after 2 h without one (cluster.timeout)") for line in lines
+    )
+    waits = [line.split(" after ")[1].split(";")[0] for line in lines]
+    assert waits[:8] == ["10 s", "20 s", "30 s", "40 s", "50 s", "60 s", "2 min", "3 min"]
+    assert waits[-5:] == ["70 min", "80 min", "90 min", "100 min", "110 min"], waits
+    assert len(waits) == 6 + 59 + 5, waits
+    with pytest.raises(StudyError, match=r"has had no workers for 2 h \(cluster.timeout='2h'\)"):
+        watch()  # 7200 s without a worker
+    client.n = None  # a scheduler that does not answer is waited for too
+    now[0] = 0.0
+    watch = NoWorkersWatch(client, cluster, clock=lambda: now[0])
+    watch()
+    now[0] = 10.0
+    watch()
+    client.n = 2
+    now[0] = 42.0
+    watch()
+    assert capsys.readouterr().err.splitlines() == [
+        "the scheduler at tcp://10.0.0.1:8786 does not answer; waiting up to cluster.timeout, "
+        "2 h, for it",
+        "still no answer from the scheduler at tcp://10.0.0.1:8786 after 10 s; the run stops "
+        "after 2 h without one (cluster.timeout)",
+        "2 workers joined the scheduler at tcp://10.0.0.1:8786 after 42 s without any; "
+        "the run goes on",
+    ]
+
+
 # ------------------------------------------------- item 10: other users on the same machine
 
 
@@ -202,3 +453,107 @@ def test_tls_can_be_turned_off_and_that_warns():
     assert exposure_warning({"kind": "local"}) is None
     warning = exposure_warning({"kind": "local", "tls": False})
     assert warning and "cluster.tls=false" in warning and "run code as you" in warning
+
+
+def _cluster_ports(pid: int) -> list[int]:
+    """The ports the process ``pid`` and its children listen on."""
+    import psutil
+
+    driver = psutil.Process(pid)
+    pids = {pid} | {child.pid for child in driver.children(recursive=True)}
+    return sorted(
+        {
+            conn.laddr.port
+            for conn in psutil.net_connections(kind="inet")
+            if conn.status == psutil.CONN_LISTEN and conn.pid in pids
+        }
+    )
+
+
+NAP_DRIVER = Path(__file__).resolve().parent / "nap_driver.py"
+
+
+@pytest.mark.slow
+def test_refused_connections_are_counted_said_once_and_kept_in_the_run_log(outputs):
+    """Each connection the TLS LocalCluster refused printed two lines into the run's output
+    ("SSL Error on ...", "... TLS handshake failed ..."): any account on the machine could
+    flood it.  20 strangers' connections now make one line at the end, and the run's log
+    holds what Dask and Tornado said of each."""
+    import sys
+
+    command = [
+        sys.executable,
+        str(NAP_DRIVER),
+        "8",
+        "0.5",
+        "cluster=local",
+        "cluster.n_workers=1",
+        "run.batch_size=1",
+        "run.progress=false",
+        f"paths.outputs={outputs}",
+    ]
+    driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        runs = outputs / "naps" / "runs"
+        assert wait_until(lambda: any(runs.glob("*.yaml")), 120), driver.poll()
+        ports = _cluster_ports(driver.pid)  # scheduler, nanny, worker
+        assert len(ports) == 3, ports
+        for n in range(20):
+            assert _refused_without_credentials(f"tls://127.0.0.1:{ports[n % 3]}")
+        out, err = driver.communicate(timeout=120)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.communicate()
+    assert driver.returncode == 0, out + err
+    assert "SSL" not in out + err and "handshake" not in out + err, out + err
+    (record,) = runs.glob("*.yaml")
+    log = record.with_suffix(".log")
+    assert err.splitlines() == [
+        "warning: the LocalCluster refused 20 connections without this run's TLS "
+        "certificate (another process on this machine connected to its ports); what Dask "
+        f"and Tornado logged of each is in {log}"
+    ], err
+    kept = log.read_text().splitlines()
+    assert sum("TLS handshake failed with remote" in line for line in kept) == 20, kept
+    assert sum(line.split()[1] == "tornado.general:" for line in kept) == 20, kept
+    assert kept == sorted(kept)  # one account of every process, in time order
+
+
+class Collected(logging.Handler):
+    """Every record that reaches a handler."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_refused_connections_to_spawned_workers_are_counted_too(capsys):
+    """The scheduler and the nannies listen in the driver, the workers in their own
+    processes (forked, or here spawned): every refusal is counted, none reaches a handler."""
+    from pipeline.backends import open_runner
+
+    collected = Collected()
+    loggers = [logging.getLogger(name) for name in ("", "distributed", "tornado")]
+    for logger in loggers:
+        logger.addHandler(collected)
+    try:
+        with open_runner({"kind": "local", "n_workers": 1, "start_method": "spawn"}) as runner:
+            ((worker, info),) = runner.client.scheduler_info()["workers"].items()
+            addresses = [runner.client.scheduler.address, info["nanny"], worker]
+            for address in addresses * 2:
+                assert _refused_without_credentials(address), address
+            assert runner.client.submit(sum, [1, 2]).result() == 3
+    finally:
+        for logger in loggers:
+            logger.removeHandler(collected)
+    texts = [r.getMessage() for r in collected.records]
+    assert not [t for t in texts if "SSL Error" in t or "handshake failed" in t], texts
+    assert capsys.readouterr().err.splitlines() == [
+        "warning: the LocalCluster refused 6 connections without this run's TLS certificate "
+        "(another process on this machine connected to its ports); their log lines were not "
+        "kept (the cluster was opened outside a run)"
+    ]

@@ -84,6 +84,52 @@ def test_with_the_dashboard_its_http_server_stays():
         assert _answer(port).startswith(b"HTTP/1.1 ")
 
 
+def _logs_and_waits(go: str) -> str:
+    """A task that logs a line (as a solver's warning would) and waits for ``go``."""
+    import logging
+
+    from distributed import Event
+
+    logging.getLogger("distributed.worker").warning("the log line of a task: deck=[3, 3, 3]")
+    Event(go).wait(timeout=60)
+    return "done"
+
+
+def _page(url: str) -> str:
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.read().decode()
+
+
+def test_the_dashboard_warning_names_the_logs_and_call_stacks_it_serves():
+    """The warning said the dashboard shows "task names and progress, not results"; it
+    serves the workers' logs and the call stacks of running tasks to every account too."""
+    from urllib.parse import quote
+
+    from distributed import Event
+
+    warning = exposure_warning({"kind": "local", "dashboard": True})
+    with open_runner({"kind": "local", "n_workers": 1, "dashboard": True}) as runner:
+        client = runner.client
+        task = client.submit(_logs_and_waits, "go", key="a-task-name")
+        base = client.dashboard_link.rsplit("/", 1)[0]
+        (worker,) = client.scheduler_info()["workers"]
+        stacks = f"{base}/info/call-stacks/{quote(worker, safe='')}.html"
+        deadline = time.monotonic() + 60
+        while "_logs_and_waits" not in _page(stacks) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        logs = _page(f"{base}/info/logs/{quote(worker, safe='')}.html")
+        stack = _page(stacks)
+        Event("go", client=client).set()
+        assert task.result() == "done"
+    assert "the log line of a task: deck=[3, 3, 3]" in logs
+    assert "_logs_and_waits" in stack and "a-task-name" in stack
+    assert warning is not None and "not results" not in warning
+    for served in ("task names", "logs", "call stacks of running tasks", "source lines"):
+        assert served in warning, served
+
+
 def test_the_embedded_cluster_refuses_clients_without_its_throwaway_certificate():
     import ssl
 

@@ -16,7 +16,12 @@ from pipeline.backends.base import (
     tls_files,
     tls_security,
 )
-from pipeline.backends.probe import check_scheduler, connection_error, workers_present
+from pipeline.backends.probe import (
+    NoWorkersWatch,
+    check_scheduler,
+    connection_error,
+    workers_present,
+)
 from pipeline.config import ConfigError, seconds
 
 
@@ -82,7 +87,8 @@ def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interfac
                 stacklevel=2,
             )
         description = f"scheduler {cluster.address}, {n_workers} workers"
-        yield Runner(client, n_workers, description, borrowed_client)
+        watch = NoWorkersWatch(client, cluster)
+        yield Runner(client, n_workers, description, borrowed_client, watch=watch)
 
 
 def version_differences(client: Any) -> list[str]:

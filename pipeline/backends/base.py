@@ -8,7 +8,8 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -32,6 +33,36 @@ class Runner:
     n_workers: int
     description: str
     task_cluster: Any = None
+    # called about once a second while the driver waits for its batches (see
+    # :func:`finished`); it may say something, or raise ConfigError to stop the run
+    watch: Callable[[], None] | None = None
+    # the run's log (runs/<time>.log), set by the run once its record is written: where a
+    # backend keeps detail it spares the terminal
+    log_file: Path | None = None
+
+
+WATCH_EVERY_S = 1.0
+
+
+def finished(pending: Any, watch: Callable[[], None] | None) -> Iterator[Any]:
+    """The futures of ``pending`` (a Dask ``as_completed``, which may grow meanwhile) as
+    they finish, as iterating it gives them; while it waits, ``watch()`` is called every
+    WATCH_EVERY_S seconds (its exceptions end the iteration)."""
+    if watch is None:
+        yield from pending
+        return
+    last = time.monotonic()
+    while True:
+        if pending.has_ready():
+            yield next(pending)
+            continue
+        if pending.is_empty():
+            return
+        with pending.thread_condition:  # notified as a future finishes (as_completed's own)
+            pending.thread_condition.wait(timeout=0.1)
+        if time.monotonic() - last >= WATCH_EVERY_S:
+            watch()
+            last = time.monotonic()
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from pipeline.backends import refusals
 from pipeline.backends.base import Runner, borrowed_client, quiet_dask_logs
 from pipeline.config import ConfigError
 from pipeline.heap import no_cyclic_gc
@@ -230,14 +231,42 @@ def exposure_warning(cluster: Any) -> str | None:
         )
     if cluster.dashboard:
         return (
-            "cluster.dashboard=true: the dashboard (plain HTTP on 127.0.0.1) is readable by "
-            "every account on this machine; it shows task names and progress, not results"
+            "cluster.dashboard=true: the dashboard (plain HTTP on 127.0.0.1, no password) is "
+            "readable by every account on this machine: task names and progress, the "
+            "scheduler's and the workers' logs (anything a task logs), the call stacks of "
+            "running tasks (file paths and source lines), each task's history, and the "
+            "workers' memory and CPU use; drop the override on a shared machine"
         )
     return None
 
 
 @contextlib.contextmanager
 def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
+    """A Runner on a new LocalCluster bound to 127.0.0.1; closed on exit.
+
+    With TLS, connections refused for want of this run's certificate are counted and their
+    log lines kept off the output (:mod:`pipeline.backends.refusals`); once the cluster has
+    closed, one line says how many there were and where their lines are (the run's log)."""
+    refused = refusals.Refusals() if cluster.tls else None
+    runner: Runner | None = None
+    try:
+        with refusals.kept_off_the_output(refused), _open(cluster) as runner:
+            try:
+                yield runner
+            except BaseException as exc:
+                if not isinstance(exc, KeyboardInterrupt):  # Ctrl-C: the workers are stopped
+                    refusals.gather(runner.client, refused)
+                raise
+            refusals.gather(runner.client, refused)  # the workers' refusals, before they close
+    finally:
+        log_file = runner.log_file if runner is not None else None
+        line = refusals.report(refused, log_file) if refused is not None else None
+        if line:
+            print(f"warning: {line}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _open(cluster: Any) -> Iterator[Runner]:
     """A Runner on a new LocalCluster bound to 127.0.0.1; closed on exit."""
     with no_cyclic_gc():  # ~0.1 s of collections while Dask imports (pipeline.heap)
         import dask

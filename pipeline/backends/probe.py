@@ -5,6 +5,10 @@ and reads whatever another server (an HTTP server, a dashboard) sends as a Dask 
 length: ``HTTP/1.1`` read as a length asked NumPy for 3.07 EiB.  Here one ``identity``
 request goes out first, the whole exchange bounded by ``cluster.timeout`` in a thread of its
 own; anything but a scheduler's answer in time is a config error naming the address.
+
+The connection is tried once: ``distributed.comm.connect`` retries a refused connection until
+its timeout, so a port where nothing listens was reported, after the whole
+``cluster.timeout``, as "no answer"; a refusal is final here, and said at once.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,13 +27,44 @@ class NotAScheduler(Exception):
     """Something answered at the address, but not as a Dask scheduler."""
 
 
+class Refused(ConnectionRefusedError):
+    """The connection to the address was refused: nothing listens there."""
+
+
+RECENT_S = 60.0  # a scheduler that answered this long ago is asked again without a word
+_answered: dict[str, float] = {}  # address -> when its scheduler last answered (monotonic)
+
+
 def check_scheduler(address: str, timeout: float, security: Any = None) -> dict[str, Any]:
-    """The scheduler's identity at ``address``; raises if none answers within ``timeout`` s."""
+    """The scheduler's identity at ``address``; raises if none answers within ``timeout`` s
+    (:class:`Refused` at once for a refused connection).
+
+    Says on stderr, before it connects, "connecting to the scheduler at ADDRESS (waiting
+    up to cluster.timeout=...)", unless that scheduler answered this process in the last
+    RECENT_S seconds (a run asks it twice: its workers' memory, then to open a client).
+    """
+    last = _answered.get(address)
+    if last is None or time.monotonic() - last > RECENT_S:
+        print(
+            f"connecting to the scheduler at {address} (waiting up to cluster.timeout, "
+            f"{span(timeout)})",
+            file=sys.stderr,
+            flush=True,
+        )
     reply = _within(timeout, lambda: asyncio.run(_identity(address, timeout, security)))
     if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
         kind = reply.get("type") if isinstance(reply, dict) else type(reply).__name__
         raise NotAScheduler(f"it answers as {kind!r}, not as a Dask scheduler")
+    _answered[address] = time.monotonic()
     return reply
+
+
+def span(seconds: float) -> str:
+    """A wait for people: 20 s, 1.5 min, 3 h, 30 days."""
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
 
 
 def _within(timeout: float, call: Callable[[], Any]) -> Any:
@@ -55,14 +91,27 @@ def _within(timeout: float, call: Callable[[], Any]) -> Any:
 
 
 async def _identity(address: str, timeout: float, security: Any) -> Any:
-    """The reply to one ``identity`` request (the whole exchange within ``timeout`` s)."""
-    from distributed.comm import connect
+    """The reply to one ``identity`` request (the whole exchange within ``timeout`` s), over
+    one connection attempt; :class:`Refused` at once if the connection is refused."""
+    from distributed.comm.addressing import parse_address
+    from distributed.comm.registry import get_backend
 
     args = security.get_connection_args("client") if security is not None else {}
+    scheme, location = parse_address(address)
+    connector = get_backend(scheme).get_connector()
 
     async def ask() -> Any:
-        comm = await connect(address, timeout=timeout, **args)
         try:
+            comm = await connector.connect(location, deserialize=True, **args)
+        except OSError as exc:
+            if _refusal(exc):
+                raise Refused(f"the connection to {location} was refused") from None
+            raise
+        try:  # Dask's handshake (as distributed.comm.connect does it), then the question
+            comm.local_info = {**comm.handshake_info(), "address": comm.local_address}
+            await comm.write(comm.local_info)
+            comm.remote_info = {**await comm.read(), "address": comm.peer_address}
+            comm.handshake_options = comm.handshake_configuration(comm.local_info, comm.remote_info)
             await comm.write({"op": "identity", "reply": True})
             return await comm.read()
         finally:
@@ -74,6 +123,17 @@ async def _identity(address: str, timeout: float, security: Any) -> Any:
         raise TimeoutError(f"no answer as a Dask scheduler within {timeout:g} s") from None
 
 
+def _refusal(exc: BaseException) -> bool:
+    """Whether ``exc``, or an exception it was raised from, is a refused connection."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, ConnectionRefusedError):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def connection_error(cluster: Any, exc: BaseException, tls: bool) -> str:
     """The one-line config error for a scheduler address that did not answer as one."""
     hint = (
@@ -81,13 +141,15 @@ def connection_error(cluster: Any, exc: BaseException, tls: bool) -> str:
         if tls
         else "is the scheduler running (dask scheduler), and is the address right?"
     )
+    head = f"cluster.address={cluster.address!r}: cannot connect to a Dask scheduler there"
+    if isinstance(exc, Refused):
+        return f"{head}: {exc} (nothing listens on that port, or a firewall refuses); {hint}"
+    if isinstance(exc, TimeoutError):
+        return f"{head}: no answer within cluster.timeout={cluster.timeout!r}; {hint}"
     reason = _short_reason(exc)
-    if not isinstance(exc, OSError | TimeoutError | ConfigError):
+    if not isinstance(exc, OSError | ConfigError):
         reason = f"what answered is not the Dask protocol: {reason}"
-    return (
-        f"cluster.address={cluster.address!r}: cannot connect to a Dask scheduler there "
-        f"within cluster.timeout={cluster.timeout!r} ({reason}); {hint}"
-    )
+    return f"{head} ({reason}); {hint}"
 
 
 def _short_reason(exc: BaseException, limit: int = 160) -> str:
@@ -120,3 +182,94 @@ def workers_present(client: Any, cluster: Any) -> int:
             f"`dask worker {cluster.address}`"
         ) from None
     return len(client.scheduler_info().get("workers", {})) or 1
+
+
+class NoWorkersWatch:
+    """The driver's watch on a scheduler's workers while it waits for its batches
+    (``Runner.watch``, called about once a second).
+
+    When every worker has left (stopped, killed, lost with its node), the scheduler keeps
+    the run's tasks and waits for a worker, and the driver waited with it, silently, for
+    ever.  Now it says so at once, says how long it has waited (every 10 s the first minute,
+    then every minute, then every 10 minutes past an hour), says when workers are back (the
+    run goes on), and after ``cluster.timeout`` without any stops the run: ConfigError
+    (exit status 2), the rows stored so far intact.
+    """
+
+    def __init__(self, client: Any, cluster: Any, clock: Callable[[], float] = time.monotonic):
+        self.client, self.cluster, self.clock = client, cluster, clock
+        self.limit = seconds(cluster.timeout)
+        self.since: float | None = None  # when the scheduler was first seen without workers
+        self.mark = 0.0  # the next wait to report, in seconds
+
+    def workers(self) -> int | None:
+        """How many workers the scheduler has now (None: it did not answer)."""
+        try:
+            reply = self.client.sync(
+                self.client.scheduler.identity, n_workers=0, callback_timeout=10
+            )
+        except Exception:  # noqa: BLE001 - whatever the reason, it did not answer
+            return None
+        return int(reply.get("n_workers", len(reply.get("workers", {}))))
+
+    def __call__(self) -> None:
+        n, now, address = self.workers(), self.clock(), self.cluster.address
+        if n:
+            if self.since is not None:
+                _say(
+                    f"{n} worker{'s' if n > 1 else ''} joined the scheduler at {address} after "
+                    f"{_waited(now - self.since)} without any; the run goes on"
+                )
+                self.since = None
+            return
+        lost = n is None  # the scheduler itself does not answer
+        if self.since is None:
+            self.since, self.mark = now, _next_mark(0.0)
+            _say(
+                f"the scheduler at {address} does not answer; waiting up to cluster.timeout, "
+                f"{span(self.limit)}, for it"
+                if lost
+                else f"the scheduler at {address} has no workers left; waiting up to "
+                f"cluster.timeout, {span(self.limit)}, for a worker (start them with "
+                f"`dask worker {address}`)"
+            )
+            return
+        waited = now - self.since
+        if waited >= self.limit:
+            gone = "not answered" if lost else "had no workers"
+            todo = (
+                "is it running? Run the same command again once it is"
+                if lost
+                else f"start workers with `dask worker {address}` and run the same command again"
+            )
+            raise ConfigError(
+                f"cluster.address={address!r}: the scheduler has {gone} for {_waited(waited)} "
+                f"(cluster.timeout={self.cluster.timeout!r}); the results stored so far are "
+                f"intact: {todo} (stored tasks are skipped)"
+            )
+        if waited >= self.mark:
+            while _next_mark(self.mark) <= waited:  # marks passed while the driver was busy
+                self.mark = _next_mark(self.mark)
+            what = (
+                f"no answer from the scheduler at {address}" if lost else f"no worker at {address}"
+            )
+            _say(
+                f"still {what} after {_waited(self.mark)}; the run stops after "
+                f"{span(self.limit)} without one (cluster.timeout)"
+            )
+            self.mark = _next_mark(self.mark)
+
+
+def _next_mark(mark: float) -> float:
+    """The wait to report after ``mark`` s: every 10 s to a minute, then every minute to
+    an hour, then every 10 minutes."""
+    return mark + (10.0 if mark < 60 else 60.0 if mark < 3600 else 600.0)
+
+
+def _waited(seconds: float) -> str:
+    """A wait as reported: whole seconds up to 2 min, then :func:`span`."""
+    return f"{seconds:.0f} s" if seconds < 120 else span(seconds)
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

@@ -11,6 +11,8 @@ import signal
 import weakref
 from typing import Any
 
+from pipeline.backends import refusals
+
 HEARTBEAT_FAILED = "Failed to communicate with scheduler during heartbeat."
 
 
@@ -58,6 +60,7 @@ def dask_setup(worker: Any) -> None:
     """Dask's preload hook, called with each worker as it starts."""
     logging.getLogger("distributed.worker").addFilter(HeartbeatAtCloseFilter(worker))
     logging.getLogger("distributed.worker.state_machine").addFilter(CancelledAtCloseFilter(worker))
+    refusals.in_worker()  # refused TLS handshakes: kept for the driver, off the output
     ignore_ctrl_c()
 
 
