@@ -23,6 +23,7 @@ import contextvars
 import json
 import logging
 import math
+import mmap
 import os
 import re
 import shutil
@@ -368,21 +369,36 @@ def _listing(path: Path) -> dict[str, int]:
 
 
 def _digest(path: Path) -> tuple[int, str]:
-    """(bytes, XXH3-128 hex digest) of the regular file ``path``, read block by block."""
+    """(bytes, XXH3-128 hex digest) of the regular file ``path``.
+
+    The file is mapped and hashed block by block, each block's pages dropped from the process
+    once hashed (they stay in the page cache): a Dask nanny counts mapped pages as the
+    worker's memory.  Mapped, not read: on a 229 MB file from the page cache, 3.7 GB/s
+    against 0.2-0.8 GB/s through read() into a buffer (the copy), on the benchmarks' VM."""
     import xxhash
 
     hasher = xxhash.xxh3_128()
-    buffer = bytearray(_BLOCK)
-    view = memoryview(buffer)
-    size = 0
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
-        while n := os.readv(fd, [buffer]):
-            hasher.update(view[:n])
-            size += n
+        size = os.fstat(fd).st_size
+        if size:
+            with mmap.mmap(fd, size, access=mmap.ACCESS_READ) as mapped:
+                _advise(mapped, "MADV_SEQUENTIAL")
+                with memoryview(mapped) as view:
+                    for lo in range(0, size, _BLOCK):
+                        hi = min(size, lo + _BLOCK)
+                        hasher.update(view[lo:hi])
+                        _advise(mapped, "MADV_DONTNEED", lo, hi - lo)
     finally:
         os.close(fd)
     return size, hasher.hexdigest()
+
+
+def _advise(mapped: mmap.mmap, name: str, *span: int) -> None:
+    """``mapped.madvise(mmap.<name>, *span)`` where the platform has it."""
+    flag = getattr(mmap, name, None)
+    if flag is not None:
+        mapped.madvise(flag, *span)
 
 
 def _fingerprint(path: Path) -> list[list]:

@@ -1,0 +1,116 @@
+"""What sealing and checking checkpoint pieces costs (solvers/longtask.py), on a ranked solve's
+kept checkpoint folder (floating/ranked_layers.py).
+
+    python benchmarks/bench_ranked_layers.py --types 10 --modes layers --workers 2 \\
+        --folder /work/runs/r10 --budget 4e9          # the solve; its folder is kept
+    python benchmarks/bench_seals.py /work/runs/r10/task [--cold]
+
+Prints, as JSON lines:
+
+- ``sealing``: per layer below the last, from the counts the solve committed: the layer's
+  CPU seconds (its chunks, every worker) and wall seconds, and the wall seconds of committing
+  and sealing its values (24 B a rank) and choices (1 B a rank), the sealing being the
+  XXH3-128 hash of the files just written; totals and shares.
+- ``resume``: the wall seconds of checking every piece a resume at layer 0 reads (layer 0's
+  values, every layer's choices and counts, the last layer's T and log A), with the page
+  cache as the solve left it and, with ``--cold`` (root: writes /proc/sys/vm/drop_caches),
+  after dropping it; bytes read and GB/s.
+- ``hash``: XXH3-128 of the largest file from the page cache, GB/s on one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from solvers import longtask  # noqa: E402
+from solvers.card_guessing.floating import ranked_layers  # noqa: E402
+
+
+def sealing(folder: Path) -> dict:
+    layers = []
+    for path in sorted(folder.glob("count-*")):
+        count = json.loads(path.read_text())
+        if "seal_s" in count:
+            layers.append({"layer": int(path.name[-3:]), **count})
+    cpu = sum(x["cpu_s"] for x in layers)
+    wall = sum(x["wall_s"] for x in layers)
+    seal = sum(x["seal_s"] for x in layers)
+    return {
+        "what": "sealing",
+        "layers": len(layers),
+        "layer_cpu_s": round(cpu, 1),
+        "layer_wall_s": round(wall, 1),
+        "seal_s": round(seal, 2),
+        "seal_share_of_cpu": round(seal / cpu, 4) if cpu else None,
+        "seal_share_of_wall": round(seal / wall, 4) if wall else None,
+        "worst_layer_share_of_wall": round(max(x["seal_s"] / x["wall_s"] for x in layers), 4),
+        "per_layer": [{k: x[k] for k in ("layer", "cpu_s", "wall_s", "seal_s")} for x in layers],
+    }
+
+
+def drop_caches() -> bool:
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("1\n")
+        return True
+    except OSError:
+        return False
+
+
+def resume(folder: Path, cold: bool) -> dict:
+    store = longtask.Checkpoints(folder, root=folder.parent)
+    n = max(int(p.name[-3:]) for p in folder.glob("count-*"))
+    nbytes = sum(
+        f.stat().st_size
+        for f in folder.iterdir()
+        if f.is_file()
+        and f.name.startswith(("layer-000", f"layer-{n:03d}", "best-", "count-", "last-t"))
+    )
+    dropped = drop_caches() if cold else False
+    lines: list[str] = []
+    wall = time.perf_counter()
+    start = ranked_layers.resume_point(store, n, lines.append)
+    wall = time.perf_counter() - wall
+    return {
+        "what": "resume",
+        "cache": "dropped" if dropped else ("not dropped (no permission)" if cold else "warm"),
+        "resume_at": start,
+        "failed": lines,
+        "bytes": nbytes,
+        "wall_s": round(wall, 2),
+        "GB_per_s": round(nbytes / wall / 1e9, 2),
+    }
+
+
+def hash_rate(folder: Path) -> dict:
+    largest = max((p for p in folder.iterdir() if p.is_file()), key=lambda p: p.stat().st_size)
+    longtask._digest(largest)  # into the page cache
+    wall = time.perf_counter()
+    size, _ = longtask._digest(largest)
+    wall = time.perf_counter() - wall
+    return {"what": "hash", "file": largest.name, "bytes": size,
+            "GB_per_s": round(size / wall / 1e9, 2)}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("folder", type=Path, help="a ranked solve's kept checkpoint folder")
+    parser.add_argument("--cold", action="store_true", help="also check after dropping caches")
+    args = parser.parse_args()
+    print(json.dumps(sealing(args.folder)))
+    print(json.dumps(resume(args.folder, cold=False)))
+    if args.cold:
+        print(json.dumps(resume(args.folder, cold=True)))
+    print(json.dumps(hash_rate(args.folder)))
+
+
+if __name__ == "__main__":
+    main()
