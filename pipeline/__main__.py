@@ -20,6 +20,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+if __name__ == "__main__":  # python -m pipeline: Ctrl-C is one line while the modules below import
+    from pipeline.ctrl_c import starting
+
+    starting()
+
 import hydra
 import yaml
 from hydra.core.hydra_config import HydraConfig
@@ -29,6 +34,7 @@ from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.config import conf_dir
+from pipeline.ctrl_c import NOTHING_STORED, stopped_while_starting
 from pipeline.heap import frozen_for_exit
 from pipeline.launchers import JobFailed, check_launcher, is_multirun
 from pipeline.run import run_study
@@ -340,7 +346,7 @@ def stop_on_first_ctrl_c() -> None:
     nor kills the process at exit.  The workers of a LocalCluster ignore Ctrl-C themselves
     (pipeline.backends.worker_setup).  Left alone where Ctrl-C is not Python's default (a
     background job ignores it)."""
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    if signal.getsignal(signal.SIGINT) not in (signal.default_int_handler, stopped_while_starting):
         return
 
     def first(signum: int, frame: Any) -> None:
@@ -353,7 +359,7 @@ def stop_on_first_ctrl_c() -> None:
 def stopped_message(report: Any) -> str:
     """The one line printed on Ctrl-C: stopped, what is stored, how to resume."""
     if report is None or report.computed + report.skipped == 0:
-        return "stopped (Ctrl-C) before any task finished; nothing was stored"
+        return NOTHING_STORED
     return (
         f"stopped (Ctrl-C): {report.computed} task(s) of {report.planned} computed in this run "
         f"and stored in {report.study_dir / 'results'} with the {report.skipped} stored before; "
@@ -379,12 +385,19 @@ def main() -> None:
     except StudyError as exc:
         print(f"error: {abbreviated(str(exc))}", file=sys.stderr)
         sys.exit(2)
+    except KeyboardInterrupt as exc:  # while the config files are checked
+        exit_stopped(exc)
     try:
         _main()
     except KeyboardInterrupt as exc:
-        line = str(exc) if isinstance(exc, Stopped) else stopped_message(None)
-        print(f"\n{line}", file=sys.stderr)
-        sys.exit(130)
+        exit_stopped(exc)
+
+
+def exit_stopped(exc: KeyboardInterrupt) -> None:
+    """Ctrl-C: the one line, exit 130."""
+    line = str(exc) if isinstance(exc, Stopped) else stopped_message(None)
+    print(f"\n{line}", file=sys.stderr)
+    sys.exit(130)
 
 
 def _main() -> None:

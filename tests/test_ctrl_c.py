@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+import pipeline.__main__ as command
 from pipeline import store
+from pipeline.ctrl_c import NOTHING_STORED
 
 NAP_DRIVER = ROOT / "tests" / "nap_driver.py"
 
@@ -39,6 +41,13 @@ def ctrl_c(outputs: Path, nap: float, ready, times: int) -> tuple[int, str, str]
         "run.progress=false",
         f"paths.outputs={outputs}",
     ]
+    return interrupt(command, lambda pid: ready(), times)
+
+
+def interrupt(command: list[str], ready, times: int, poll: float = 0.05) -> tuple[int, str, str]:
+    """Run ``command`` as a terminal's foreground job; once ``ready(its pid)`` (asked every
+    ``poll`` s), send SIGINT to its process group ``times`` times, 0.2 s apart; (exit
+    status, stdout, stderr)."""
     driver = subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
@@ -49,8 +58,8 @@ def ctrl_c(outputs: Path, nap: float, ready, times: int) -> tuple[int, str, str]
     )
     try:
         deadline = time.monotonic() + 120
-        while not ready() and time.monotonic() < deadline and driver.poll() is None:
-            time.sleep(0.05)
+        while not ready(driver.pid) and time.monotonic() < deadline and driver.poll() is None:
+            time.sleep(poll)
         assert driver.poll() is None, driver.communicate()
         for n in range(times):
             if n:
@@ -99,3 +108,48 @@ def test_ctrl_c_before_any_batch_is_stored_leaves_nothing(tmp_path, times):
     line = assert_one_line(status, out, err, "stopped (Ctrl-C) before any task finished")
     assert "nothing was stored" in line
     assert not outputs.exists(), sorted(outputs.rglob("*"))
+
+
+def _loaded(pid: int, library: str) -> bool:
+    """Whether the process ``pid`` has mapped a shared library whose path holds ``library``."""
+    try:
+        return library in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+GUESSLAB = Path(sys.executable).with_name("guesslab")  # the console script, installed beside
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc")
+@pytest.mark.parametrize("program", [[sys.executable, "-m", "pipeline"], [str(GUESSLAB)]])
+def test_ctrl_c_while_the_command_imports_its_modules_is_one_line(tmp_path, program):
+    """Ctrl-C in the command's first second (Hydra, Dask, pandas, pyarrow importing) printed
+    a KeyboardInterrupt traceback of 27-61 lines; now the one line, exit 130."""
+    if not GUESSLAB.exists() and program[0] == str(GUESSLAB):
+        pytest.skip("the guesslab console script is not installed beside this Python")
+    command = [*program, "cluster=sync", "run.progress=false", f"paths.outputs={tmp_path}"]
+
+    def importing(pid: int) -> bool:  # PyYAML's extension: Hydra's imports are under way
+        return _loaded(pid, "/_yaml.")
+
+    status, out, err = interrupt(command, importing, 1, poll=0.001)
+    line = assert_one_line(status, out, err, NOTHING_STORED)
+    assert line == NOTHING_STORED
+    assert not any(tmp_path.iterdir())
+
+
+def test_ctrl_c_while_the_config_files_are_checked_is_one_line(monkeypatch, capsys):
+    def interrupted(argv: list[str]) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(command, "check_choices", interrupted)
+    monkeypatch.setattr(sys, "argv", ["pipeline", "cluster=sync"])
+    try:
+        command.main()
+    except SystemExit as exc:
+        status = exc.code
+    except KeyboardInterrupt:
+        pytest.fail("a KeyboardInterrupt (a traceback) instead of the one line")
+    assert status == 130
+    assert capsys.readouterr().err.split() == NOTHING_STORED.split()
