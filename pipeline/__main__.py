@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shlex
 import signal
 import sys
 from pathlib import Path
@@ -37,7 +38,7 @@ from pipeline.config import conf_dir
 from pipeline.ctrl_c import NOTHING_STORED, stopped_while_starting
 from pipeline.heap import frozen_for_exit
 from pipeline.launchers import JobFailed, check_launcher, is_multirun
-from pipeline.run import run_study
+from pipeline.run import run_study, stored_counts
 from pipeline.store import StoreError
 from pipeline.study import StudyError
 from pipeline.sweep_check import SweepRefused
@@ -296,7 +297,9 @@ def hydra_main(cfg: DictConfig) -> None:
     try:
         report = run_study(cfg)
     except KeyboardInterrupt as exc:
-        raise Stopped(stopped_message(getattr(exc, "report", None))) from None
+        stopped = getattr(exc, "report", None)
+        rerun = summary_command() if getattr(stopped, "stage", None) == "summary" else ""
+        raise Stopped(stopped_message(stopped, rerun)) from None
     except (StudyError, StoreError, OmegaConfBaseException, OSError) as exc:
         if isinstance(exc, OSError) and not isinstance(exc, StoreError):
             if exc.errno not in NO_ROOM:
@@ -356,8 +359,11 @@ def stop_on_first_ctrl_c() -> None:
     signal.signal(signal.SIGINT, first)
 
 
-def stopped_message(report: Any) -> str:
-    """The one line printed on Ctrl-C: stopped, what is stored, how to resume."""
+def stopped_message(report: Any, rerun: str = "") -> str:
+    """The one line printed on Ctrl-C: stopped, what is stored, how to resume (``rerun``:
+    the command that writes the summary, for a stop while the summary was written)."""
+    if report is not None and report.stage == "summary":
+        return summary_stopped_message(report, rerun)
     if report is None or report.computed + report.skipped == 0:
         return NOTHING_STORED
     return (
@@ -365,6 +371,32 @@ def stopped_message(report: Any) -> str:
         f"and stored in {report.study_dir / 'results'} with the {report.skipped} stored before; "
         "run the same command again to compute the rest (stored tasks are skipped)"
     )
+
+
+def summary_stopped_message(report: Any, rerun: str) -> str:
+    """Ctrl-C while the summary was written: the store is whole (the summary only reads it),
+    what it holds, and the command that writes the summary alone."""
+    results = report.study_dir / "results"
+    computed = report.computed
+    this_run = f"{computed} task(s) computed and stored in this run; " if computed else ""
+    stored = stored_counts(results)
+    held = (
+        f"the store holds {stored[0]} task(s) ({stored[1]} ok) in {results}, intact"
+        if stored is not None
+        else f"the stored results in {results} are intact"
+    )
+    rerun = rerun or "the same command with stage=summary"
+    return (
+        f"stopped (Ctrl-C) while writing the summary: {this_run}{held}; "
+        f"to write the summary: {rerun}"
+    )
+
+
+def summary_command() -> str:
+    """This run's command with ``stage=summary`` (the summary alone), as a shell line."""
+    given = HydraConfig.get().overrides.task
+    kept = [o for o in given if o.lstrip("+~").partition("=")[0] != "stage"]
+    return shlex.join(["python", "-m", "pipeline", *kept, "stage=summary"])
 
 
 def abbreviated(message: str, digits: int = 24) -> str:

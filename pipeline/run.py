@@ -58,6 +58,7 @@ class StudyReport:
     files: list[Path] = field(default_factory=list)
     summary: Path | None = None
     run_record: Path | None = None  # this run's runs/<time>.yaml, once written
+    stage: str | None = None  # the stage under way: "run", then "summary"
 
     def line(self) -> str:
         """One line for the terminal."""
@@ -92,20 +93,45 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     warning = exposure_warning(conf.cluster)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
+    try:
+        _run_stages(cfg, conf, tasks, report, study, log)
+    except BaseException as exc:
+        _attach(exc, report)  # what the command's one line on Ctrl-C says was stored
+        raise
+    return report
+
+
+def _run_stages(cfg, conf: Config, tasks: Plan, report: StudyReport, study, log) -> None:
+    """The run (``stage=all|run``), then the summary (``stage=all|summary``)."""
+    results = report.study_dir / "results"
     if conf.stage in ("all", "run"):
+        report.stage = "run"
         setup = long_task_setup(conf, tasks, report.study_dir, log)  # refuses a need over budget
-        try:
-            _run_tasks(cfg, conf, tasks, results, report, log, setup)
-        except KeyboardInterrupt as exc:
-            exc.report = report  # what the one line on Ctrl-C reports
-            raise
+        _run_tasks(cfg, conf, tasks, results, report, log, setup)
     if conf.stage in ("all", "summary"):
+        report.stage = "summary"  # from here on the store is whole, whatever stops the command
         from pipeline.summary import write_summary
 
         with locking.study_lock(report.study_dir):  # parallel jobs: the last sees all rows
             report.summary = write_summary(report.study_dir, study)
         log(f"summary: {report.summary}")
-    return report
+
+
+def _attach(exc: BaseException, report: StudyReport) -> None:
+    """``report`` as ``exc.report``: what the command's one line on Ctrl-C says was stored
+    (a library may raise an error of its own for a Ctrl-C: pipeline.__main__)."""
+    with contextlib.suppress(AttributeError, TypeError):
+        exc.report = report  # type: ignore[attr-defined]
+
+
+def stored_counts(results: Path) -> tuple[int, int] | None:
+    """(tasks, ok tasks) the store holds (what ``stage=plan`` counts), or None when it
+    cannot be read."""
+    try:
+        stored = store.stored_ids(results)
+    except Exception:  # noqa: BLE001 - a count for a message, never a new error
+        return None
+    return len(stored.every), len(stored.ok)
 
 
 def preflight(cfg: Mapping[str, Any]) -> tuple[Config, Plan]:

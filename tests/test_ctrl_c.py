@@ -6,6 +6,7 @@ lines, 273 on a second Ctrl-C); stopped before any batch was stored, it leaves n
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -14,8 +15,11 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from nap_driver import nap_overrides, register_nap
+from tests_support import cli_in_process
 
 import pipeline.__main__ as command
+import pipeline.summary
 from pipeline import store
 from pipeline.ctrl_c import NOTHING_STORED
 
@@ -153,3 +157,37 @@ def test_ctrl_c_while_the_config_files_are_checked_is_one_line(monkeypatch, caps
         pytest.fail("a KeyboardInterrupt (a traceback) instead of the one line")
     assert status == 130
     assert capsys.readouterr().err.split() == NOTHING_STORED.split()
+
+
+def _nap_study(outputs: Path) -> list[str]:
+    return [*nap_overrides(5, 0), "cluster=sync", "run.progress=false", f"paths.outputs={outputs}"]
+
+
+def test_ctrl_c_while_the_summary_is_written_says_what_is_stored(outputs, monkeypatch, capsys):
+    """It said "before any task finished; nothing was stored" with every row stored."""
+    register_nap()
+    results = outputs / "naps" / "results"
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(pipeline.summary, "write_summary", interrupted)
+        status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs))
+        assert status == 130
+        (line,) = err.strip().splitlines()
+        stored = f"the store holds 5 task(s) (5 ok) in {results}, intact; to write the summary: "
+        assert line.startswith(
+            f"stopped (Ctrl-C) while writing the summary: 5 task(s) computed and stored in "
+            f"this run; {stored}python -m pipeline "
+        ), line
+        status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs), "stage=summary")
+        assert status == 130
+        (line,) = err.strip().splitlines()
+        assert line.startswith(f"stopped (Ctrl-C) while writing the summary: {stored}"), line
+    assert len(store.load_results(outputs / "naps")) == 5
+    assert not (outputs / "naps" / "summary.md").exists()
+    rerun = shlex.split(line.partition("to write the summary: ")[2])
+    assert rerun[:3] == ["python", "-m", "pipeline"] and rerun[-1] == "stage=summary"
+    assert cli_in_process(monkeypatch, capsys, *rerun[3:]) == (0, "")  # the command it names
+    assert "5 results: 5 ok" in (outputs / "naps" / "summary.md").read_text()
