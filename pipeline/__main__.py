@@ -18,6 +18,7 @@ import re
 import shlex
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from pipeline.sweep_check import SweepRefused
 
 CHOICE_GROUPS = ("study", "cluster", "paths")
 _failed_tasks: list[int] = []
+_ctrl_c_pressed: list[int] = []  # not empty once the command's Ctrl-C handler ran
 
 
 def search_dirs(argv: list[str]) -> list[Path]:
@@ -295,7 +297,7 @@ def hydra_main(cfg: DictConfig) -> None:
     """Run one study (one job of a multirun) from the composed config."""
     multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
-        report = run_study(cfg)
+        report = run_study_or_stop(cfg)
     except KeyboardInterrupt as exc:
         stopped = getattr(exc, "report", None)
         rerun = summary_command() if getattr(stopped, "stage", None) == "summary" else ""
@@ -325,6 +327,21 @@ def hydra_main(cfg: DictConfig) -> None:
         _failed_tasks.append(report.errors)
 
 
+def run_study_or_stop(cfg: DictConfig) -> Any:
+    """:func:`run_study`, where an error raised after Ctrl-C is the Ctrl-C it stands for: a
+    library may turn the KeyboardInterrupt into an error of its own (DuckDB's
+    "RuntimeError: Query interrupted" in the summary's counts, "ImportError:
+    initialization failed" from an extension module whose import it interrupted)."""
+    try:
+        return run_study(cfg)
+    except Exception as exc:
+        if not _ctrl_c_pressed:
+            raise
+        stop = KeyboardInterrupt()
+        stop.report = getattr(exc, "report", None)  # type: ignore[attr-defined]
+        raise stop from None
+
+
 NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)  # the disk refused a write
 
 
@@ -348,15 +365,36 @@ def stop_on_first_ctrl_c() -> None:
     while the cluster closes no longer interrupts the closing with tracebacks (273 lines),
     nor kills the process at exit.  The workers of a LocalCluster ignore Ctrl-C themselves
     (pipeline.backends.worker_setup).  Left alone where Ctrl-C is not Python's default (a
-    background job ignores it)."""
+    background job ignores it).
+
+    A Ctrl-C whose KeyboardInterrupt is raised inside a finalizer (a weakref callback or a
+    ``__del__`` the collector runs; the summary stage makes many) cannot stop the code the
+    finalizer interrupted: Python printed "Exception ignored in ..." and its traceback, and
+    the run went on to exit 0 with every later Ctrl-C ignored.  Such a KeyboardInterrupt is
+    printed no more, and the Ctrl-C is delivered again 5 ms later (``sys.unraisablehook``)."""
     if signal.getsignal(signal.SIGINT) not in (signal.default_int_handler, stopped_while_starting):
         return
 
     def first(signum: int, frame: Any) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _ctrl_c_pressed.append(signum)
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, first)
+    others = sys.unraisablehook
+
+    def raised_again(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            others(unraisable)
+            return
+        signal.signal(signal.SIGINT, first)
+        # Ctrl-C again, a moment later: first() then runs in the main thread's own code (run
+        # here or at once, it would be raised in this hook, and lost again)
+        again = threading.Timer(0.005, os.kill, (os.getpid(), signal.SIGINT))
+        again.daemon = True
+        again.start()
+
+    sys.unraisablehook = raised_again
 
 
 def stopped_message(report: Any, rerun: str = "") -> str:

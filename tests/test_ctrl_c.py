@@ -191,3 +191,64 @@ def test_ctrl_c_while_the_summary_is_written_says_what_is_stored(outputs, monkey
     assert rerun[:3] == ["python", "-m", "pipeline"] and rerun[-1] == "stage=summary"
     assert cli_in_process(monkeypatch, capsys, *rerun[3:]) == (0, "")  # the command it names
     assert "5 results: 5 ok" in (outputs / "naps" / "summary.md").read_text()
+
+
+def _commands_ctrl_c(monkeypatch) -> None:
+    """The command's own Ctrl-C handling in this process, as ``guesslab`` sets it up; the
+    caller puts Python's back (see :func:`_pythons_ctrl_c`)."""
+    monkeypatch.setattr(command, "_ctrl_c_pressed", [], raising=False)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    command.stop_on_first_ctrl_c()
+
+
+def _pythons_ctrl_c(hook) -> None:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    sys.unraisablehook = hook
+
+
+def test_ctrl_c_that_a_library_turns_into_its_own_error_is_still_the_one_line(
+    outputs, monkeypatch, capsys
+):
+    """DuckDB answers Ctrl-C in a query with "RuntimeError: Query interrupted" (the summary's
+    counts), an extension module whose import it interrupts with "ImportError:
+    initialization failed": each was a traceback of ~50 lines, exit 1."""
+    register_nap()
+
+    def counted_by_duckdb(*args, **kwargs):
+        try:
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C, inside the library's call
+        except KeyboardInterrupt:
+            raise RuntimeError("Query interrupted") from None  # as DuckDB raises it
+
+    hook = sys.unraisablehook
+    try:
+        _commands_ctrl_c(monkeypatch)
+        monkeypatch.setattr(pipeline.summary, "write_summary", counted_by_duckdb)
+        status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs))
+    finally:
+        _pythons_ctrl_c(hook)
+    assert status == 130
+    (line,) = err.strip().splitlines()
+    assert line.startswith("stopped (Ctrl-C) while writing the summary: 5 task(s) computed")
+
+
+def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_command(monkeypatch, capsys):
+    """A KeyboardInterrupt raised inside a weakref callback or a ``__del__`` cannot propagate:
+    Python printed "Exception ignored in ..." with a traceback and the command went on to
+    exit 0, every later Ctrl-C ignored."""
+
+    class Finalized:
+        def __del__(self) -> None:
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C while the collector runs this
+
+    hook = sys.unraisablehook
+    try:
+        _commands_ctrl_c(monkeypatch)
+        with pytest.raises(KeyboardInterrupt):
+            Finalized()  # freed at once: Ctrl-C lands in its finalizer
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                time.sleep(0.01)
+    finally:
+        _pythons_ctrl_c(hook)
+    assert "Exception ignored" not in capsys.readouterr().err
