@@ -5,6 +5,7 @@ lines, 273 on a second Ctrl-C); stopped before any batch was stored, it leaves n
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 import signal
@@ -252,3 +253,32 @@ def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_command(monkeypatch,
     finally:
         _pythons_ctrl_c(hook)
     assert "Exception ignored" not in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_ctrl_c_does_not_log_the_finished_batches_the_stopped_workers_held():
+    """In a terminal, 1 Ctrl-C in 4 mid-run also printed Dask's "Removing worker ... caused
+    the cluster to lose already computed task(s)" (a batch finished, not yet fetched)."""
+    from pipeline.backends import open_runner
+
+    said: list[str] = []
+
+    class Said(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(record.getMessage())
+
+    scheduler_log = logging.getLogger("distributed.scheduler")
+    handler = Said()
+    scheduler_log.addHandler(handler)
+    try:
+        with (
+            pytest.raises(KeyboardInterrupt),
+            open_runner({"kind": "local", "n_workers": 1, "start_method": "fork"}) as runner,
+        ):
+            batch = runner.client.submit(sum, [1, 2], pure=False)
+            assert batch.result() == 3  # its result stays on the worker while it is held
+            raise KeyboardInterrupt
+    finally:
+        scheduler_log.removeHandler(handler)
+    lost = "caused the cluster to lose already computed task(s)"
+    assert not [message for message in said if lost in message], said
