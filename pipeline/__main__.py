@@ -42,7 +42,7 @@ from pipeline.launchers import JobFailed, check_launcher, is_multirun
 from pipeline.run import run_study, stored_counts
 from pipeline.store import StoreError
 from pipeline.study import StudyError
-from pipeline.sweep_check import SweepRefused
+from pipeline.sweep_check import SweepRefused, sweep_stopped_message
 
 CHOICE_GROUPS = ("study", "cluster", "paths")
 _failed_tasks: list[int] = []
@@ -464,8 +464,11 @@ def main() -> None:
 
 
 def exit_stopped(exc: KeyboardInterrupt) -> None:
-    """Ctrl-C: the one line, exit 130."""
-    line = str(exc) if isinstance(exc, Stopped) else stopped_message(None)
+    """Ctrl-C: the one line, exit 130.  In a multirun, what each study folder of the sweep
+    stored (its jobs may run in other processes: the driver reads their stores)."""
+    line = sweep_stopped_message() if is_multirun(sys.argv[1:]) else None
+    if line is None:
+        line = str(exc) if isinstance(exc, Stopped) else stopped_message(None)
     print(f"\n{line}", file=sys.stderr)
     sys.exit(130)
 

@@ -12,6 +12,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
@@ -526,9 +527,17 @@ def _results(
 
 
 def _progress(total: int, setting: bool | str):
-    """tqdm's bar on stderr: shown when ``setting`` is true, or "auto" and stderr is a tty."""
+    """tqdm's bar on stderr: shown when ``setting`` is true, or "auto" and stderr is a tty.
+
+    The bars (this one and the long tasks' below it) take turns with a thread lock: tqdm's
+    default adds a multiprocessing lock, a named semaphore that outlives a process killed
+    before it exits; a multirun job run by joblib, ended on Ctrl-C, left two, and Python's
+    resource tracker printed "leaked semaphore objects" after the command's line.
+    """
     from tqdm import tqdm
 
+    if not hasattr(tqdm, "_lock"):  # tqdm's class-wide lock, made at the first bar
+        tqdm.set_lock(threading.RLock())
     show = _shown(setting)
     return tqdm(total=total, unit="task", desc="tasks", dynamic_ncols=True, disable=not show)
 

@@ -297,6 +297,18 @@ def stored_ids(results: Path) -> StoredIds:
     return _newest_rows(result_files(results), skip_unreadable=True)[0]
 
 
+def ids_in(files: list[Path]) -> StoredIds:
+    """The ids the results ``files`` (oldest first) hold, as :func:`stored_ids` counts them."""
+    return _newest_rows(files, skip_unreadable=True)[0]
+
+
+def written_ns(path: Path) -> int:
+    """When the results file ``path`` was written (ns since the epoch), from its name
+    (``part-<ns>-<random>.parquet``; compaction keeps the name); 0 if not named so."""
+    stamp = path.name.split("-")[1] if path.name.count("-") >= 2 else ""
+    return int(stamp) if stamp.isdigit() else 0
+
+
 def compact(results: Path) -> StoredIds:
     """Drop rows superseded by a newer file holding the same task; the ids that remain.
 

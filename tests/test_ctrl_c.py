@@ -1,7 +1,9 @@
 """Ctrl-C in a terminal, as a terminal sends it: SIGINT to the whole foreground process group
 (the driver and its LocalCluster workers), once or twice.  The command prints the one
 documented line and exits 130: no worker's traceback, no Dask warning (it printed ~75
-lines, 273 on a second Ctrl-C); stopped before any batch was stored, it leaves nothing."""
+lines, 273 on a second Ctrl-C); stopped before any batch was stored, it leaves nothing.
+Every stop says what is stored: while the modules import, while the config files are
+checked, while the summary is written, in a multirun whose jobs run in other processes."""
 
 from __future__ import annotations
 
@@ -282,3 +284,38 @@ def test_ctrl_c_does_not_log_the_finished_batches_the_stopped_workers_held():
         scheduler_log.removeHandler(handler)
     lost = "caused the cluster to lose already computed task(s)"
     assert not [message for message in said if lost in message], said
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_a_joblib_multirun_says_what_each_job_stored(tmp_path):
+    """The jobs run in loky worker processes: the driver said "nothing was stored" while both
+    studies held rows, and Python's resource tracker printed two "leaked semaphore" lines."""
+    command_line = [
+        sys.executable,
+        "-m",
+        "pipeline",
+        "-m",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        "study=entropy_grid",
+        "study.name=e1,e2",
+        "cluster=sync",
+        "run.batch_size=1",
+        "run.progress=false",
+        f"paths.outputs={tmp_path}",
+    ]
+
+    def both_stored(pid: int) -> bool:
+        return all(len(store.result_files(tmp_path / s / "results")) >= 2 for s in ("e1", "e2"))
+
+    status, out, err = interrupt(command_line, both_stored, 1)
+    line = assert_one_line(status, out, err, "stopped (Ctrl-C) in a multirun of 2 job(s); ")
+    for name in ("e1", "e2"):
+        n = len(store.load_results(tmp_path / name))
+        assert n >= 2
+        results = tmp_path / name / "results"
+        assert f"{name}: {n} task(s) stored by this multirun, {n} in all, in {results}" in line
+    assert line.endswith(
+        "run the same command again to compute the rest (stored tasks are skipped)"
+    )
+    assert "leaked" not in err
