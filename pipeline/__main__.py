@@ -412,8 +412,9 @@ def stopped_message(report: Any, rerun: str = "") -> str:
 
 
 def summary_stopped_message(report: Any, rerun: str) -> str:
-    """Ctrl-C while the summary was written: the store is whole (the summary only reads it),
-    what it holds, and the command that writes the summary alone."""
+    """Ctrl-C while the summary was written: the store is whole (the summary reads it, and its
+    compaction replaces files whole), what it holds, and the command that writes the summary
+    alone."""
     results = report.study_dir / "results"
     computed = report.computed
     this_run = f"{computed} task(s) computed and stored in this run; " if computed else ""

@@ -114,7 +114,8 @@ def _run_stages(cfg, conf: Config, tasks: Plan, report: StudyReport, study, log)
         from pipeline.summary import write_summary
 
         with locking.study_lock(report.study_dir):  # parallel jobs: the last sees all rows
-            report.summary = write_summary(report.study_dir, study)
+            counts = _compacted(results, log)  # compaction replaces files whole
+            report.summary = write_summary(report.study_dir, study, counts=counts)
         log(f"summary: {report.summary}")
 
 
@@ -123,6 +124,17 @@ def _attach(exc: BaseException, report: StudyReport) -> None:
     (a library may raise an error of its own for a Ctrl-C: pipeline.__main__)."""
     with contextlib.suppress(AttributeError, TypeError):
         exc.report = report  # type: ignore[attr-defined]
+
+
+def _compacted(results: Path, log) -> store.StoreCounts:
+    """The store's counts for the summary, after compacting it if a task is in two files (a
+    run killed between storing a rerun task and compacting); the caller holds the lock."""
+    counts = store.store_counts(results)
+    if counts.superseded:
+        store.compact(results)
+        log(f"store: {counts.superseded} superseded row(s) dropped (tasks stored again later)")
+        counts = store.store_counts(results)
+    return counts
 
 
 def stored_counts(results: Path) -> tuple[int, int] | None:
