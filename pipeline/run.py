@@ -38,6 +38,7 @@ from pipeline.long_tasks import (
     where_it_runs,
 )
 from pipeline.safe_paths import UnsafePath, check_study_folder, ensure_dir, open_regular
+from pipeline.staging import remove_stale
 from pipeline.study import Plan, StudyError, planned
 from solvers.grid import Grid, runs
 from solvers.registry import get_family
@@ -268,7 +269,9 @@ def _run_tasks_in(cfg, conf: Config, tasks, results: Path, report: StudyReport, 
 
 
 def _tidy_store(results: Path, where: Path, log) -> store.StoredIds:
-    """Quarantine foreign files, upgrade old-layout ones, compact; the ids stored."""
+    """Quarantine foreign files, upgrade old-layout ones, compact, remove the staging folders
+    of summaries killed mid-write; the ids stored."""
+    remove_stale(where)
     for path, reason in store.quarantine_bad_files(results, where / "quarantine"):
         log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
     store.upgrade_files(results)

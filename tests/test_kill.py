@@ -1,6 +1,6 @@
-"""Processes killed mid-study (SIGKILL): a worker, the driver itself, and the driver while
-it recomputes stored tasks (each then has rows in two files until the next compaction:
-every reader keeps the newest)."""
+"""Processes killed mid-study (SIGKILL): a worker, the driver itself, the driver while it
+recomputes stored tasks (each then has rows in two files until the next compaction: every
+reader keeps the newest), and a summary killed mid-write (its staging folder goes)."""
 
 from __future__ import annotations
 
@@ -208,3 +208,29 @@ def test_a_driver_killed_while_it_recomputes_leaves_one_row_per_task_for_every_r
     assert "60 results: 60 ok" in (study / "summary.md").read_text()
     assert raw_rows(results) == 60  # compacted: every reader sees one row per task
     assert_every_file_complete(results)
+
+
+def _dead_pid() -> int:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    return gone.pid
+
+
+@pytest.mark.parametrize("stage", ["summary", "run"])
+def test_the_next_summary_or_run_removes_staging_folders_of_dead_processes(outputs, stage):
+    """A summary killed mid-write left its ``.summary.staging-PID`` for ever."""
+    run_naps(outputs, 3, "stage=run")
+    study = outputs / "naps"
+    dead = study / f".summary.staging-{_dead_pid()}"
+    (dead / "summary").mkdir(parents=True)
+    (dead / "summary" / "half_a_figure.png").write_bytes(b"\x89PNG")
+    alive = subprocess.Popen(["sleep", "60"])
+    try:
+        live = study / f".summary.staging-{alive.pid}"  # a summary still writing
+        (live / "summary").mkdir(parents=True)
+        run_naps(outputs, 4, f"stage={stage}")
+        assert not dead.exists()
+        assert (live / "summary").is_dir()
+    finally:
+        alive.kill()
+        alive.wait()
