@@ -15,10 +15,17 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shlex
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
+
+if __name__ == "__main__":  # python -m pipeline: Ctrl-C is one line while the modules below import
+    from pipeline.ctrl_c import starting
+
+    starting()
 
 import hydra
 import yaml
@@ -29,15 +36,17 @@ from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.config import conf_dir
+from pipeline.ctrl_c import NOTHING_STORED, stopped_while_starting
 from pipeline.heap import frozen_for_exit
 from pipeline.launchers import JobFailed, check_launcher, is_multirun
-from pipeline.run import run_study
+from pipeline.run import run_study, stored_counts
 from pipeline.store import StoreError
 from pipeline.study import StudyError
-from pipeline.sweep_check import SweepRefused
+from pipeline.sweep_check import SweepRefused, sweep_stopped_message
 
 CHOICE_GROUPS = ("study", "cluster", "paths")
 _failed_tasks: list[int] = []
+_ctrl_c_pressed: list[int] = []  # not empty once the command's Ctrl-C handler ran
 
 
 def search_dirs(argv: list[str]) -> list[Path]:
@@ -290,9 +299,11 @@ def hydra_main(cfg: DictConfig) -> None:
     """Run one study (one job of a multirun) from the composed config."""
     multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
-        report = run_study(cfg)
+        report = run_study_or_stop(cfg)
     except KeyboardInterrupt as exc:
-        raise Stopped(stopped_message(getattr(exc, "report", None))) from None
+        stopped = getattr(exc, "report", None)
+        rerun = summary_command() if getattr(stopped, "stage", None) == "summary" else ""
+        raise Stopped(stopped_message(stopped, rerun)) from None
     except (StudyError, StoreError, OmegaConfBaseException, OSError) as exc:
         if isinstance(exc, OSError) and not isinstance(exc, StoreError):
             if exc.errno not in NO_ROOM:
@@ -318,6 +329,21 @@ def hydra_main(cfg: DictConfig) -> None:
         _failed_tasks.append(report.errors)
 
 
+def run_study_or_stop(cfg: DictConfig) -> Any:
+    """:func:`run_study`, where an error raised after Ctrl-C is the Ctrl-C it stands for: a
+    library may turn the KeyboardInterrupt into an error of its own (DuckDB's
+    "RuntimeError: Query interrupted" in the summary's counts, "ImportError:
+    initialization failed" from an extension module whose import it interrupted)."""
+    try:
+        return run_study(cfg)
+    except Exception as exc:
+        if not _ctrl_c_pressed:
+            raise
+        stop = KeyboardInterrupt()
+        stop.report = getattr(exc, "report", None)  # type: ignore[attr-defined]
+        raise stop from None
+
+
 NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)  # the disk refused a write
 
 
@@ -341,26 +367,77 @@ def stop_on_first_ctrl_c() -> None:
     while the cluster closes no longer interrupts the closing with tracebacks (273 lines),
     nor kills the process at exit.  The workers of a LocalCluster ignore Ctrl-C themselves
     (pipeline.backends.worker_setup).  Left alone where Ctrl-C is not Python's default (a
-    background job ignores it)."""
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    background job ignores it).
+
+    A Ctrl-C whose KeyboardInterrupt is raised inside a finalizer (a weakref callback or a
+    ``__del__`` the collector runs; the summary stage makes many) cannot stop the code the
+    finalizer interrupted: Python printed "Exception ignored in ..." and its traceback, and
+    the run went on to exit 0 with every later Ctrl-C ignored.  Such a KeyboardInterrupt is
+    printed no more, and the Ctrl-C is delivered again 5 ms later (``sys.unraisablehook``)."""
+    if signal.getsignal(signal.SIGINT) not in (signal.default_int_handler, stopped_while_starting):
         return
 
     def first(signum: int, frame: Any) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _ctrl_c_pressed.append(signum)
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, first)
+    others = sys.unraisablehook
+
+    def raised_again(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            others(unraisable)
+            return
+        signal.signal(signal.SIGINT, first)
+        # Ctrl-C again, a moment later: first() then runs in the main thread's own code (run
+        # here or at once, it would be raised in this hook, and lost again)
+        again = threading.Timer(0.005, os.kill, (os.getpid(), signal.SIGINT))
+        again.daemon = True
+        again.start()
+
+    sys.unraisablehook = raised_again
 
 
-def stopped_message(report: Any) -> str:
-    """The one line printed on Ctrl-C: stopped, what is stored, how to resume."""
+def stopped_message(report: Any, rerun: str = "") -> str:
+    """The one line printed on Ctrl-C: stopped, what is stored, how to resume (``rerun``:
+    the command that writes the summary, for a stop while the summary was written)."""
+    if report is not None and report.stage == "summary":
+        return summary_stopped_message(report, rerun)
     if report is None or report.computed + report.skipped == 0:
-        return "stopped (Ctrl-C) before any task finished; nothing was stored"
+        return NOTHING_STORED
     return (
         f"stopped (Ctrl-C): {report.computed} task(s) of {report.planned} computed in this run "
         f"and stored in {report.study_dir / 'results'} with the {report.skipped} stored before; "
         "run the same command again to compute the rest (stored tasks are skipped)"
     )
+
+
+def summary_stopped_message(report: Any, rerun: str) -> str:
+    """Ctrl-C while the summary was written: the store is whole (the summary reads it, and its
+    compaction replaces files whole), what it holds, and the command that writes the summary
+    alone."""
+    results = report.study_dir / "results"
+    computed = report.computed
+    this_run = f"{computed} task(s) computed and stored in this run; " if computed else ""
+    stored = stored_counts(results)
+    held = (
+        f"the store holds {stored[0]} task(s) ({stored[1]} ok) in {results}, intact"
+        if stored is not None
+        else f"the stored results in {results} are intact"
+    )
+    rerun = rerun or "the same command with stage=summary"
+    return (
+        f"stopped (Ctrl-C) while writing the summary: {this_run}{held}; "
+        f"to write the summary: {rerun}"
+    )
+
+
+def summary_command() -> str:
+    """This run's command with ``stage=summary`` (the summary alone), as a shell line."""
+    given = HydraConfig.get().overrides.task
+    kept = [o for o in given if o.lstrip("+~").partition("=")[0] != "stage"]
+    return shlex.join(["python", "-m", "pipeline", *kept, "stage=summary"])
 
 
 def abbreviated(message: str, digits: int = 24) -> str:
@@ -381,12 +458,22 @@ def main() -> None:
     except StudyError as exc:
         print(f"error: {abbreviated(str(exc))}", file=sys.stderr)
         sys.exit(2)
+    except KeyboardInterrupt as exc:  # while the config files are checked
+        exit_stopped(exc)
     try:
         _main()
     except KeyboardInterrupt as exc:
+        exit_stopped(exc)
+
+
+def exit_stopped(exc: KeyboardInterrupt) -> None:
+    """Ctrl-C: the one line, exit 130.  In a multirun, what each study folder of the sweep
+    stored (its jobs may run in other processes: the driver reads their stores)."""
+    line = sweep_stopped_message() if is_multirun(sys.argv[1:]) else None
+    if line is None:
         line = str(exc) if isinstance(exc, Stopped) else stopped_message(None)
-        print(f"\n{line}", file=sys.stderr)
-        sys.exit(130)
+    print(f"\n{line}", file=sys.stderr)
+    sys.exit(130)
 
 
 def _main() -> None:

@@ -13,6 +13,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
@@ -46,6 +47,7 @@ from pipeline.safe_paths import (
     open_regular,
     path_length_problem,
 )
+from pipeline.staging import remove_stale
 from pipeline.study import Plan, StudyError, planned
 from solvers.grid import Grid, runs
 from solvers.registry import get_family
@@ -67,6 +69,7 @@ class StudyReport:
     files: list[Path] = field(default_factory=list)
     summary: Path | None = None
     run_record: Path | None = None  # this run's runs/<time>.yaml, once written
+    stage: str | None = None  # the stage under way: "run", then "summary"
 
     def line(self) -> str:
         """One line for the terminal."""
@@ -103,20 +106,57 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     warning = exposure_warning(conf.cluster)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
+    try:
+        _run_stages(cfg, conf, tasks, report, study, log)
+    except BaseException as exc:
+        _attach(exc, report)  # what the command's one line on Ctrl-C says was stored
+        raise
+    return report
+
+
+def _run_stages(cfg, conf: Config, tasks: Plan, report: StudyReport, study, log) -> None:
+    """The run (``stage=all|run``), then the summary (``stage=all|summary``)."""
+    results = report.study_dir / "results"
     if conf.stage in ("all", "run"):
+        report.stage = "run"
         setup = long_task_setup(conf, tasks, report.study_dir, log)  # refuses a need over budget
-        try:
-            _run_tasks(cfg, conf, tasks, results, report, log, setup)
-        except KeyboardInterrupt as exc:
-            exc.report = report  # what the one line on Ctrl-C reports
-            raise
+        _run_tasks(cfg, conf, tasks, results, report, log, setup)
     if conf.stage in ("all", "summary"):
+        report.stage = "summary"  # from here on the store is whole, whatever stops the command
         from pipeline.summary import write_summary
 
         with locking.study_lock(report.study_dir):  # parallel jobs: the last sees all rows
-            report.summary = write_summary(report.study_dir, study)
+            counts = _compacted(results, log)  # compaction replaces files whole
+            report.summary = write_summary(report.study_dir, study, counts=counts)
         log(f"summary: {report.summary}")
-    return report
+
+
+def _attach(exc: BaseException, report: StudyReport) -> None:
+    """``report`` as ``exc.report``: what the command's one line on Ctrl-C says was stored
+    (a library may raise an error of its own for a Ctrl-C: pipeline.__main__)."""
+    with contextlib.suppress(AttributeError, TypeError):
+        exc.report = report  # type: ignore[attr-defined]
+
+
+def _compacted(results: Path, log) -> store.StoreCounts:
+    """The store's counts for the summary, after compacting it if a task is in two files (a
+    run killed between storing a rerun task and compacting); the caller holds the lock."""
+    counts = store.store_counts(results)
+    if counts.superseded:
+        store.compact(results)
+        log(f"store: {counts.superseded} superseded row(s) dropped (tasks stored again later)")
+        counts = store.store_counts(results)
+    return counts
+
+
+def stored_counts(results: Path) -> tuple[int, int] | None:
+    """(tasks, ok tasks) the store holds (what ``stage=plan`` counts), or None when it
+    cannot be read."""
+    try:
+        stored = store.stored_ids(results)
+    except Exception:  # noqa: BLE001 - a count for a message, never a new error
+        return None
+    return len(stored.every), len(stored.ok)
 
 
 def preflight(cfg: Mapping[str, Any]) -> tuple[Config, Plan]:
@@ -273,7 +313,9 @@ def _run_tasks_in(cfg, conf: Config, tasks, results: Path, report: StudyReport, 
 
 
 def _tidy_store(results: Path, where: Path, log) -> store.StoredIds:
-    """Quarantine foreign files, upgrade old-layout ones, compact; the ids stored."""
+    """Quarantine foreign files, upgrade old-layout ones, compact, remove the staging folders
+    of summaries killed mid-write; the ids stored."""
+    remove_stale(where)
     for path, reason in store.quarantine_bad_files(results, where / "quarantine"):
         log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
     store.upgrade_files(results)
@@ -568,9 +610,17 @@ def _results(
 
 
 def _progress(total: int, setting: bool | str):
-    """tqdm's bar on stderr: shown when ``setting`` is true, or "auto" and stderr is a tty."""
+    """tqdm's bar on stderr: shown when ``setting`` is true, or "auto" and stderr is a tty.
+
+    The bars (this one and the long tasks' below it) take turns with a thread lock: tqdm's
+    default adds a multiprocessing lock, a named semaphore that outlives a process killed
+    before it exits; a multirun job run by joblib, ended on Ctrl-C, left two, and Python's
+    resource tracker printed "leaked semaphore objects" after the command's line.
+    """
     from tqdm import tqdm
 
+    if not hasattr(tqdm, "_lock"):  # tqdm's class-wide lock, made at the first bar
+        tqdm.set_lock(threading.RLock())
     show = _shown(setting)
     return tqdm(total=total, unit="task", desc="tasks", dynamic_ncols=True, disable=not show)
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+
+STALE = re.compile(r"\..+\.staging-(\d+)")  # a staging folder (below), and its process's id
 
 
 @contextlib.contextmanager
@@ -38,3 +41,37 @@ def staged(folder: Path) -> Iterator[Path]:
             os.replace(entry, target)
     finally:
         shutil.rmtree(parent, ignore_errors=True)
+
+
+def remove_stale(where: Path) -> list[Path]:
+    """Remove the staging folders in ``where`` of processes that are gone (a summary killed
+    mid-write leaves its ``.summary.staging-PID`` for ever otherwise); those of live
+    processes stay.  The entries themselves go: a link is unlinked, never followed.
+    Returns what was removed."""
+    removed = []
+    try:
+        entries = list(os.scandir(where))
+    except OSError:
+        return removed
+    for entry in entries:
+        found = STALE.fullmatch(entry.name)
+        if found is None or _alive(int(found.group(1))):
+            continue
+        path = Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (one of another user's counts too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

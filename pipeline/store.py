@@ -12,6 +12,10 @@ Files are written under a hidden temporary name and renamed into place, so a rea
 killed run never sees half a file.  A task that is run again (an error retried, or
 ``store.recompute=true``) gets its new row in a new file; :func:`compact` then drops the
 older rows of the same task ids, file by file and atomically, so one row per task remains.
+A run killed between the two leaves a task's rows in two files until the next compaction
+(the next run, or ``stage=summary``); every reader here (:func:`load_results`,
+:func:`store_counts`, :func:`family_rows`, hence the summary, the report and the index)
+keeps only the rows of the newest file holding a task, as :func:`compact` does.
 
 Every read, move and delete goes through :mod:`pipeline.safe_paths`: only regular files in
 real folders are listed, no link is followed, and an entry that is not a regular file is
@@ -302,6 +306,18 @@ def stored_ids(results: Path) -> StoredIds:
     return _newest_rows(result_files(results), skip_unreadable=True)[0]
 
 
+def ids_in(files: list[Path]) -> StoredIds:
+    """The ids the results ``files`` (oldest first) hold, as :func:`stored_ids` counts them."""
+    return _newest_rows(files, skip_unreadable=True)[0]
+
+
+def written_ns(path: Path) -> int:
+    """When the results file ``path`` was written (ns since the epoch), from its name
+    (``part-<ns>-<random>.parquet``; compaction keeps the name); 0 if not named so."""
+    stamp = path.name.split("-")[1] if path.name.count("-") >= 2 else ""
+    return int(stamp) if stamp.isdigit() else 0
+
+
 def compact(results: Path) -> StoredIds:
     """Drop rows superseded by a newer file holding the same task; the ids that remain.
 
@@ -362,6 +378,72 @@ def _newest_rows(
     return StoredIds(every, IdSet(unique[ok_task], sorted_unique=True)), per_file
 
 
+SUPERSEDED_COLUMNS = ("filename", "task_id")
+_superseded_cache: dict[tuple, pa.Table | None] = {}
+SUPERSEDED_CACHE = 32  # sets of files remembered (a summary asks for a family's 3-4 times)
+
+
+def superseded_rows(files: list[Path]) -> pa.Table | None:
+    """Which rows of ``files`` (one family's results files, oldest first) a newer file
+    supersedes, as a table of (filename, task_id) pairs: the older rows of a task stored
+    in two files, which a run killed between storing a rerun task and compacting leaves;
+    None when no task is in two files.
+
+    The same verdict as :func:`compact` (the ids read as arrays, ~1 s at 10^6 rows),
+    remembered per set of files: a file is never changed in place (compaction writes a new
+    one over it), so its path, inode, size and time name its content.  A file that cannot
+    be read holds no rows here, as for :func:`stored_ids`.
+    """
+    key = _files_key(files)
+    if key in _superseded_cache:
+        return _superseded_cache[key]
+    _, keep = _newest_rows(files, skip_unreadable=True)
+    names: list[str] = []
+    ids: list[np.ndarray] = []
+    for path, kept in zip(files, keep, strict=True):
+        if len(kept) and not kept.all():
+            dropped = np.unique(_ids_and_ok(path)[0][~kept])
+            names += [str(path)] * len(dropped)
+            ids.append(dropped)
+    found = None
+    if names:
+        task_ids = pa.array(np.concatenate(ids).astype(str), pa.string())
+        found = pa.table([pa.array(names, pa.string()), task_ids], names=SUPERSEDED_COLUMNS)
+    _remember(key, found)
+    return found
+
+
+def _files_key(files: list[Path]) -> tuple:
+    """What identifies the content of ``files``: each one's path, inode, size and mtime."""
+    key = []
+    for path in files:
+        try:
+            st = path.stat()
+        except OSError:
+            return (object(),)  # gone meanwhile: a key no later call matches
+        key.append((str(path), st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(key)
+
+
+def _remember(key: tuple, found: pa.Table | None) -> None:
+    if len(_superseded_cache) >= SUPERSEDED_CACHE:
+        _superseded_cache.pop(next(iter(_superseded_cache)))
+    _superseded_cache[key] = found
+
+
+def newest_source(con: Any, files: list[Path], superseded: pa.Table | None) -> str:
+    """The SQL source of ``files``' rows (one family's) with the ``superseded`` rows left out
+    (registered in ``con`` as the table ``superseded``), for a FROM clause."""
+    scan = f"read_parquet({files_sql(files)}, union_by_name = false, hive_partitioning = false"
+    if superseded is None:
+        return f"{scan})"
+    con.register("superseded", superseded)
+    return (
+        f"(SELECT * EXCLUDE (filename) FROM {scan}, filename = true) "
+        "ANTI JOIN superseded USING (filename, task_id))"
+    )
+
+
 def _ids_and_ok(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """The task ids (an ``S20`` array) and which rows are ok, of one results file.
 
@@ -411,12 +493,24 @@ def load_results(path: str | Path, family: str | None = None) -> pd.DataFrame:
         if files:
             tables = [_without_partition(pq.read_table(f)) for f in files]
             table = pa.concat_tables(tables, promote_options="permissive")
-            frame = table.to_pandas()
+            frame = _newest_only(table.to_pandas(), [len(t) for t in tables])
             frame.insert(frame.columns.get_loc("study") + 1, PARTITION, name)
             frames.append(frame)
     if not frames:
         return pd.DataFrame(columns=list(row_columns(family) if family else COMMON_COLUMNS))
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def _newest_only(frame: pd.DataFrame, file_rows: list[int]) -> pd.DataFrame:
+    """``frame`` (the rows of files holding ``file_rows`` rows each, oldest first) without
+    the rows of a task that a newer file holds too (see :func:`compact`)."""
+    import pandas as pd
+
+    if frame["task_id"].is_unique:
+        return frame
+    file_no = pd.Series(np.repeat(np.arange(len(file_rows)), file_rows))
+    newest = file_no.groupby(frame["task_id"].to_numpy(), sort=False).transform("max")
+    return frame[(file_no == newest).to_numpy()].reset_index(drop=True)
 
 
 def _without_partition(table: pa.Table) -> pa.Table:
@@ -465,7 +559,9 @@ def family_rows(results: str | Path, family: str, status: str | None = None) -> 
 
     where = f"status = {sql_text(status)}" if status is not None else ""
     columns = family_schema(family).names
-    return StoredRows(family, files=family_files(results, family), columns=columns, where=where)
+    files = family_files(results, family)
+    superseded = superseded_rows(files)  # none unless a run was killed before compacting
+    return StoredRows(family, files=files, columns=columns, where=where, superseded=superseded)
 
 
 OVERVIEW_COLUMNS = ["family", "status", "rows", "tasks", "seconds"]
@@ -477,6 +573,7 @@ class StoreCounts:
 
     by_status: pd.DataFrame  # per family and status: rows, distinct tasks, solver seconds
     tasks: int  # distinct task ids in the whole store
+    superseded: int = 0  # older rows of tasks a newer file holds too: left out of the counts
 
     @property
     def rows(self) -> int:
@@ -514,32 +611,45 @@ def store_counts(results: str | Path) -> StoreCounts:
     all: one DuckDB query per family over its files' task_id, status and seconds columns
     (task ids hash the family, so no id is in two families).  10^6 rows: ~0.5 s and ~0.2 GB
     while it runs (grouping sets, or one query over every file with the family taken from
-    the path, took twice the memory)."""
+    the path, took twice the memory).
+
+    Only the rows of the newest file holding a task count (see :func:`superseded_rows`).
+    A family with as many rows as tasks has no task in two files, and costs nothing more;
+    one with more (several rows per task, or a task stored twice) has its ids read once."""
     import pandas as pd
 
     from solvers._rows import connect
 
-    parts, tasks = [], 0
+    parts, tasks, superseded = [], 0, 0
     with connect() as con:
         for family in stored_families(results):
-            files = files_sql(family_files(results, family))
-            source = f"read_parquet({files}, union_by_name = false, hive_partitioning = false)"
-            query = (
-                "SELECT status, count(*) AS rows, count(DISTINCT task_id) AS tasks, "
-                f"coalesce(sum(seconds), 0) AS seconds FROM {source} "
-                "GROUP BY status ORDER BY status"
-            )
-            table = con.sql(query).to_arrow_table().to_pandas()
-            if len(table) > 1:  # a task may have rows of two statuses: count it once
-                query = f"SELECT count(DISTINCT task_id) FROM {source}"
-                tasks += int(con.sql(query).fetchall()[0][0])
-            else:
-                tasks += int(table["tasks"].sum())
+            files = family_files(results, family)
+            table, n_tasks = _family_counts(con, newest_source(con, files, None))
+            if int(table["rows"].sum()) == n_tasks:  # one row per task: none in two files
+                _remember(_files_key(files), None)
+            elif (older := superseded_rows(files)) is not None:
+                before = int(table["rows"].sum())
+                table, n_tasks = _family_counts(con, newest_source(con, files, older))
+                superseded += before - int(table["rows"].sum())
+            tasks += n_tasks
             parts.append(table.assign(family=family))
     if not parts:
         return StoreCounts(pd.DataFrame(columns=OVERVIEW_COLUMNS), 0)
     by_status = pd.concat(parts, ignore_index=True)[OVERVIEW_COLUMNS]
-    return StoreCounts(by_status, tasks)
+    return StoreCounts(by_status, tasks, superseded)
+
+
+def _family_counts(con: Any, source: str) -> tuple[pd.DataFrame, int]:
+    """(rows, distinct tasks and solver seconds per status; distinct tasks) of ``source``."""
+    query = (
+        "SELECT status, count(*) AS rows, count(DISTINCT task_id) AS tasks, "
+        f"coalesce(sum(seconds), 0) AS seconds FROM {source} "
+        "GROUP BY status ORDER BY status"
+    )
+    table = con.sql(query).to_arrow_table().to_pandas()
+    if len(table) > 1:  # a task may have rows of two statuses: count it once
+        return table, int(con.sql(f"SELECT count(DISTINCT task_id) FROM {source}").fetchall()[0][0])
+    return table, int(table["tasks"].sum())
 
 
 def files_sql(files: Iterable[Path]) -> str:

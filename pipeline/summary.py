@@ -18,7 +18,7 @@ from pipeline import store
 from pipeline.index import write_index
 from pipeline.report import REPORT_ROWS, write_report
 from pipeline.safe_paths import ensure_dir, write_replacing
-from pipeline.staging import staged
+from pipeline.staging import remove_stale, staged
 from pipeline.store import StoreCounts, family_rows, store_counts
 from solvers._report import left_out, markdown_code, markdown_table, markdown_text
 from solvers._rows import StoredRows, accepts_stored_rows, takes_stored_rows
@@ -33,17 +33,20 @@ def write_summary(
     *,
     large_rows: int = store.LARGE_ROWS,
     report_rows: int = REPORT_ROWS,
+    counts: StoreCounts | None = None,
 ) -> Path:
     """Write <study_dir>/summary.md (and summary/ files) from the store; return its path.
 
-    The store is never read into pandas whole: counts come from DuckDB (store_counts), a
-    family's ok rows reach its functions as a DataFrame up to ``large_rows`` rows and as a
-    StoredRows beyond (if they take one), and the report embeds at most ``report_rows`` rows
-    of a family's rows.
+    The store is never read into pandas whole: counts come from DuckDB (store_counts, or
+    ``counts`` when the caller has them), a family's ok rows reach its functions as a
+    DataFrame up to ``large_rows`` rows and as a StoredRows beyond (if they take one), and
+    the report embeds at most ``report_rows`` rows of a family's rows.  Staging folders of
+    summaries killed mid-write are removed first.
     """
     results = study_dir / "results"
+    remove_stale(study_dir)
     out_dir = ensure_dir(study_dir / "summary", below=study_dir)  # a real folder, not a link
-    counts = store_counts(results)
+    counts = counts if counts is not None else store_counts(results)
     # the study's name and description are shown as typed (no Markdown or HTML of theirs)
     parts = [f"# Study {markdown_code(study['name'])}", ""]
     if study.get("description"):

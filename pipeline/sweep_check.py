@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from typing import Any
 
 from hydra.experimental.callback import Callback
@@ -32,6 +33,8 @@ from pipeline.study import StudyError
 
 JOB_DIR_RESOLVER = "guesslab_job_dir"
 _sweep_dir: list[str] = []  # the sweep folder of this process's multirun (driver only)
+# this process's multirun (driver only): when it began (ns), its config, Hydra's config loader
+_sweep: list[tuple[int, DictConfig, Any]] = []
 
 
 def job_dir() -> str:
@@ -57,8 +60,11 @@ class CheckEveryJob(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Check every job of the sweep (what run_study checks first); SweepRefused if every
         job would be refused (a sweep with some good jobs runs them, the others exit 2)."""
+        from hydra.core.global_hydra import GlobalHydra
+
         from pipeline.run import preflight
 
+        _sweep.append((time.time_ns(), config, GlobalHydra.instance().config_loader()))
         verdicts: dict[str, str | None] = {}
         for overrides in job_overrides(config):
             job = job_config(config, overrides)
@@ -100,25 +106,62 @@ def make_sweep_dir(config: DictConfig, job: dict[str, Any]) -> None:
         ) from None
 
 
-def job_overrides(config: DictConfig) -> list[list[str]]:
-    """The override list of every job of the sweep, as Hydra's basic sweeper expands it."""
+def job_overrides(config: DictConfig, loader: Any = None) -> list[list[str]]:
+    """The override list of every job of the sweep, as Hydra's basic sweeper expands it
+    (``loader``: Hydra's config loader, by default the running Hydra's)."""
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    loader = GlobalHydra.instance().config_loader()
+    loader = loader or GlobalHydra.instance().config_loader()
     parser = OverridesParser.create(config_loader=loader)
     arguments = list(OmegaConf.to_container(config.hydra.overrides.task, resolve=False))
     overrides = parser.parse_overrides(arguments)
     return [job for batch in BasicSweeper.split_arguments(overrides, None) for job in batch]
 
 
-def job_config(config: DictConfig, overrides: list[str]) -> dict[str, Any]:
+def job_config(config: DictConfig, overrides: list[str], loader: Any = None) -> dict[str, Any]:
     """One job's composed config, without Hydra's own node, as plain containers."""
     from hydra.core.global_hydra import GlobalHydra
 
-    loader = GlobalHydra.instance().config_loader()
+    loader = loader or GlobalHydra.instance().config_loader()
     job = loader.load_sweep_config(config, overrides)
     with open_dict(job):
         del job["hydra"]
     return OmegaConf.to_container(job, resolve=True)
+
+
+def sweep_stopped_message() -> str | None:
+    """The one line on Ctrl-C in a multirun: for each study folder the sweep's jobs write,
+    the tasks stored since the sweep began and in all, and how to resume; None when the
+    sweep had not begun (then no job stored anything).
+
+    The driver reads the stores itself: a job may run in another process (joblib, Slurm, a
+    Dask worker) that Ctrl-C ends before it can say what it stored.  A file's name holds
+    the time it was written (``part-<ns>-...``), which tells this sweep's files apart.
+    """
+    if not _sweep:
+        return None
+    from pipeline import store
+    from pipeline.run import study_dir
+
+    started, config, loader = _sweep[-1]
+    try:
+        jobs = job_overrides(config, loader)
+        folders = list(dict.fromkeys(study_dir(job_config(config, o, loader)) for o in jobs))
+    except Exception:  # noqa: BLE001 - the message falls back to the job's own line
+        return None
+    said = []
+    for folder in folders:
+        results = folder / "results"
+        files = store.result_files(results)
+        new = [f for f in files if store.written_ns(f) >= started]
+        this_sweep, every = len(store.ids_in(new).every), len(store.ids_in(files).every)
+        said.append(
+            f"{folder.name}: {this_sweep} task(s) stored by this multirun, {every} in all, "
+            f"in {results}"
+        )
+    return (
+        f"stopped (Ctrl-C) in a multirun of {len(jobs)} job(s); {'; '.join(said)}; "
+        "run the same command again to compute the rest (stored tasks are skipped)"
+    )

@@ -47,22 +47,28 @@ class StoredRows:
         frame: pd.DataFrame | None = None,
         columns: Sequence[str] = (),
         where: str = "",
+        superseded: Any = None,
     ):
         """``files`` (oldest first) with the family's ``columns``, or ``frame``; ``where``
-        (SQL) selects the rows this object stands for, e.g. ``status = 'ok'``."""
+        (SQL) selects the rows this object stands for, e.g. ``status = 'ok'``;
+        ``superseded``: an Arrow table of (filename, task_id) pairs whose rows are left out
+        (the older rows of a task a newer file holds too: pipeline.store.superseded_rows)."""
         self.family = family
         self.files = [Path(f) for f in files]
         self._con = connect()
         self._memo: dict[Any, Any] = {}
-        rows, ordered = self._sources(frame, columns, where)
+        if superseded is not None:
+            self._con.register("superseded", superseded)
+        rows, ordered = self._sources(frame, columns, where, superseded is not None)
         self._con.sql(f"CREATE VIEW rows AS {rows}")
         self._con.sql(f"CREATE VIEW ordered_rows AS {ordered}")
 
     def _sources(
-        self, frame: pd.DataFrame | None, columns: Sequence[str], where: str
+        self, frame: pd.DataFrame | None, columns: Sequence[str], where: str, newest: bool
     ) -> tuple[str, str]:
         """The SQL of the views ``rows`` and ``ordered_rows`` (the same rows with ``_row``,
-        their place in the store: the file's place in the list, then the row's in its file)."""
+        their place in the store: the file's place in the list, then the row's in its file);
+        ``newest``: without the rows of the registered table ``superseded``."""
         cond = f"WHERE {where}" if where else ""
         family = sql_text(self.family)
         if frame is not None:
@@ -81,6 +87,14 @@ class StoredRows:
         cols = ", ".join(quoted(c) if c in found else f"NULL AS {quoted(c)}" for c in columns)
         by_name = "true" if differ else "false"  # by name: ~0.1 MB and 0.3 ms more a file
         scan = f"read_parquet([{names}], union_by_name = {by_name}, hive_partitioning = false"
+        if newest:  # an anti join keeps no order: the rows are put in store order
+            ordered = (
+                f"SELECT {cols}, {family} AS family, file_no * 4294967296 + file_row_number "
+                f"AS _row FROM (SELECT * FROM {scan}, filename = true, file_row_number = true) "
+                f"ANTI JOIN superseded USING (filename, task_id)) "
+                f"JOIN file_order USING (filename) {cond}"
+            )
+            return f"SELECT * EXCLUDE (_row) FROM ({ordered}) ORDER BY _row", ordered
         return (  # rows: in file order (the list's), then row order (DuckDB keeps a scan's)
             f"SELECT {cols}, {family} AS family FROM {scan}) {cond}",
             f"SELECT {cols}, {family} AS family, file_no * 4294967296 + file_row_number AS _row "

@@ -1,11 +1,15 @@
 """Ctrl-C in a terminal, as a terminal sends it: SIGINT to the whole foreground process group
 (the driver and its LocalCluster workers), once or twice.  The command prints the one
 documented line and exits 130: no worker's traceback, no Dask warning (it printed ~75
-lines, 273 on a second Ctrl-C); stopped before any batch was stored, it leaves nothing."""
+lines, 273 on a second Ctrl-C); stopped before any batch was stored, it leaves nothing.
+Every stop says what is stored: while the modules import, while the config files are
+checked, while the summary is written, in a multirun whose jobs run in other processes."""
 
 from __future__ import annotations
 
+import logging
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -14,8 +18,13 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from nap_driver import nap_overrides, register_nap
+from tests_support import cli_in_process
 
+import pipeline.__main__ as command
+import pipeline.summary
 from pipeline import store
+from pipeline.ctrl_c import NOTHING_STORED
 
 NAP_DRIVER = ROOT / "tests" / "nap_driver.py"
 
@@ -39,6 +48,13 @@ def ctrl_c(outputs: Path, nap: float, ready, times: int) -> tuple[int, str, str]
         "run.progress=false",
         f"paths.outputs={outputs}",
     ]
+    return interrupt(command, lambda pid: ready(), times)
+
+
+def interrupt(command: list[str], ready, times: int, poll: float = 0.05) -> tuple[int, str, str]:
+    """Run ``command`` as a terminal's foreground job; once ``ready(its pid)`` (asked every
+    ``poll`` s), send SIGINT to its process group ``times`` times, 0.2 s apart; (exit
+    status, stdout, stderr)."""
     driver = subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
@@ -49,8 +65,8 @@ def ctrl_c(outputs: Path, nap: float, ready, times: int) -> tuple[int, str, str]
     )
     try:
         deadline = time.monotonic() + 120
-        while not ready() and time.monotonic() < deadline and driver.poll() is None:
-            time.sleep(0.05)
+        while not ready(driver.pid) and time.monotonic() < deadline and driver.poll() is None:
+            time.sleep(poll)
         assert driver.poll() is None, driver.communicate()
         for n in range(times):
             if n:
@@ -99,3 +115,207 @@ def test_ctrl_c_before_any_batch_is_stored_leaves_nothing(tmp_path, times):
     line = assert_one_line(status, out, err, "stopped (Ctrl-C) before any task finished")
     assert "nothing was stored" in line
     assert not outputs.exists(), sorted(outputs.rglob("*"))
+
+
+def _loaded(pid: int, library: str) -> bool:
+    """Whether the process ``pid`` has mapped a shared library whose path holds ``library``."""
+    try:
+        return library in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+GUESSLAB = Path(sys.executable).with_name("guesslab")  # the console script, installed beside
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc")
+@pytest.mark.parametrize("program", [[sys.executable, "-m", "pipeline"], [str(GUESSLAB)]])
+def test_ctrl_c_while_the_command_imports_its_modules_is_one_line(tmp_path, program):
+    """Ctrl-C in the command's first second (Hydra, Dask, pandas, pyarrow importing) printed
+    a KeyboardInterrupt traceback of 27-61 lines; now the one line, exit 130."""
+    if not GUESSLAB.exists() and program[0] == str(GUESSLAB):
+        pytest.skip("the guesslab console script is not installed beside this Python")
+    command = [*program, "cluster=sync", "run.progress=false", f"paths.outputs={tmp_path}"]
+
+    def importing(pid: int) -> bool:  # PyYAML's extension: Hydra's imports are under way
+        return _loaded(pid, "/_yaml.")
+
+    status, out, err = interrupt(command, importing, 1, poll=0.001)
+    line = assert_one_line(status, out, err, NOTHING_STORED)
+    assert line == NOTHING_STORED
+    assert not any(tmp_path.iterdir())
+
+
+def test_ctrl_c_while_the_config_files_are_checked_is_one_line(monkeypatch, capsys):
+    def interrupted(argv: list[str]) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(command, "check_choices", interrupted)
+    monkeypatch.setattr(sys, "argv", ["pipeline", "cluster=sync"])
+    try:
+        command.main()
+    except SystemExit as exc:
+        status = exc.code
+    except KeyboardInterrupt:
+        pytest.fail("a KeyboardInterrupt (a traceback) instead of the one line")
+    assert status == 130
+    assert capsys.readouterr().err.split() == NOTHING_STORED.split()
+
+
+def _nap_study(outputs: Path) -> list[str]:
+    return [*nap_overrides(5, 0), "cluster=sync", "run.progress=false", f"paths.outputs={outputs}"]
+
+
+def test_ctrl_c_while_the_summary_is_written_says_what_is_stored(outputs, monkeypatch, capsys):
+    """It said "before any task finished; nothing was stored" with every row stored."""
+    register_nap()
+    results = outputs / "naps" / "results"
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(pipeline.summary, "write_summary", interrupted)
+        status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs))
+        assert status == 130
+        (line,) = err.strip().splitlines()
+        stored = f"the store holds 5 task(s) (5 ok) in {results}, intact; to write the summary: "
+        assert line.startswith(
+            f"stopped (Ctrl-C) while writing the summary: 5 task(s) computed and stored in "
+            f"this run; {stored}python -m pipeline "
+        ), line
+        status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs), "stage=summary")
+        assert status == 130
+        (line,) = err.strip().splitlines()
+        assert line.startswith(f"stopped (Ctrl-C) while writing the summary: {stored}"), line
+    assert len(store.load_results(outputs / "naps")) == 5
+    assert not (outputs / "naps" / "summary.md").exists()
+    rerun = shlex.split(line.partition("to write the summary: ")[2])
+    assert rerun[:3] == ["python", "-m", "pipeline"] and rerun[-1] == "stage=summary"
+    assert cli_in_process(monkeypatch, capsys, *rerun[3:]) == (0, "")  # the command it names
+    assert "5 results: 5 ok" in (outputs / "naps" / "summary.md").read_text()
+
+
+def _commands_ctrl_c(monkeypatch) -> None:
+    """The command's own Ctrl-C handling in this process, as ``guesslab`` sets it up; the
+    caller puts Python's back (see :func:`_pythons_ctrl_c`)."""
+    monkeypatch.setattr(command, "_ctrl_c_pressed", [], raising=False)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    command.stop_on_first_ctrl_c()
+
+
+def _pythons_ctrl_c(hook) -> None:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    sys.unraisablehook = hook
+
+
+def test_ctrl_c_that_a_library_turns_into_its_own_error_is_still_the_one_line(
+    outputs, monkeypatch, capsys
+):
+    """DuckDB answers Ctrl-C in a query with "RuntimeError: Query interrupted" (the summary's
+    counts), an extension module whose import it interrupts with "ImportError:
+    initialization failed": each was a traceback of ~50 lines, exit 1."""
+    register_nap()
+
+    def counted_by_duckdb(*args, **kwargs):
+        try:
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C, inside the library's call
+        except KeyboardInterrupt:
+            raise RuntimeError("Query interrupted") from None  # as DuckDB raises it
+
+    hook = sys.unraisablehook
+    try:
+        _commands_ctrl_c(monkeypatch)
+        monkeypatch.setattr(pipeline.summary, "write_summary", counted_by_duckdb)
+        status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs))
+    finally:
+        _pythons_ctrl_c(hook)
+    assert status == 130
+    (line,) = err.strip().splitlines()
+    assert line.startswith("stopped (Ctrl-C) while writing the summary: 5 task(s) computed")
+
+
+def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_command(monkeypatch, capsys):
+    """A KeyboardInterrupt raised inside a weakref callback or a ``__del__`` cannot propagate:
+    Python printed "Exception ignored in ..." with a traceback and the command went on to
+    exit 0, every later Ctrl-C ignored."""
+
+    class Finalized:
+        def __del__(self) -> None:
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C while the collector runs this
+
+    hook = sys.unraisablehook
+    try:
+        _commands_ctrl_c(monkeypatch)
+        with pytest.raises(KeyboardInterrupt):
+            Finalized()  # freed at once: Ctrl-C lands in its finalizer
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                time.sleep(0.01)
+    finally:
+        _pythons_ctrl_c(hook)
+    assert "Exception ignored" not in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_ctrl_c_does_not_log_the_finished_batches_the_stopped_workers_held():
+    """In a terminal, 1 Ctrl-C in 4 mid-run also printed Dask's "Removing worker ... caused
+    the cluster to lose already computed task(s)" (a batch finished, not yet fetched)."""
+    from pipeline.backends import open_runner
+
+    said: list[str] = []
+
+    class Said(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(record.getMessage())
+
+    scheduler_log = logging.getLogger("distributed.scheduler")
+    handler = Said()
+    scheduler_log.addHandler(handler)
+    try:
+        with (
+            pytest.raises(KeyboardInterrupt),
+            open_runner({"kind": "local", "n_workers": 1, "start_method": "fork"}) as runner,
+        ):
+            batch = runner.client.submit(sum, [1, 2], pure=False)
+            assert batch.result() == 3  # its result stays on the worker while it is held
+            raise KeyboardInterrupt
+    finally:
+        scheduler_log.removeHandler(handler)
+    lost = "caused the cluster to lose already computed task(s)"
+    assert not [message for message in said if lost in message], said
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_a_joblib_multirun_says_what_each_job_stored(tmp_path):
+    """The jobs run in loky worker processes: the driver said "nothing was stored" while both
+    studies held rows, and Python's resource tracker printed two "leaked semaphore" lines."""
+    command_line = [
+        sys.executable,
+        "-m",
+        "pipeline",
+        "-m",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        "study=entropy_grid",
+        "study.name=e1,e2",
+        "cluster=sync",
+        "run.batch_size=1",
+        "run.progress=false",
+        f"paths.outputs={tmp_path}",
+    ]
+
+    def both_stored(pid: int) -> bool:
+        return all(len(store.result_files(tmp_path / s / "results")) >= 2 for s in ("e1", "e2"))
+
+    status, out, err = interrupt(command_line, both_stored, 1)
+    line = assert_one_line(status, out, err, "stopped (Ctrl-C) in a multirun of 2 job(s); ")
+    for name in ("e1", "e2"):
+        n = len(store.load_results(tmp_path / name))
+        assert n >= 2
+        results = tmp_path / name / "results"
+        assert f"{name}: {n} task(s) stored by this multirun, {n} in all, in {results}" in line
+    assert line.endswith(
+        "run the same command again to compute the rest (stored tasks are skipped)"
+    )
+    assert "leaked" not in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import signal
 import sys
 from importlib import metadata
 
@@ -52,6 +53,14 @@ def test_main_itself_never_freezes_so_callers_in_a_process_that_goes_on_keep_the
     assert gc.get_freeze_count() == before
 
 
-def test_the_guesslab_command_is_the_freezing_entry_point():
+def test_the_guesslab_command_is_the_freezing_entry_point(monkeypatch):
     (script,) = metadata.entry_points(group="console_scripts", name="guesslab")
-    assert script.value == "pipeline.__main__:cli"
+    assert script.value == "pipeline.command:cli"  # Ctrl-C handled before the heavy imports
+    ran = []
+    monkeypatch.setattr("pipeline.__main__.cli", lambda: ran.append("cli"))
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        script.load()()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert ran == ["cli"]  # then pipeline.__main__.cli, which freezes the heap on its way out

@@ -1,4 +1,6 @@
-"""Processes killed mid-study (SIGKILL): a worker, then the driver itself."""
+"""Processes killed mid-study (SIGKILL): a worker, the driver itself, the driver while it
+recomputes stored tasks (each then has rows in two files until the next compaction: every
+reader keeps the newest), and a summary killed mid-write (its staging folder goes)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT
@@ -20,7 +23,9 @@ from tests_support import compose_config
 
 import pipeline.run
 from pipeline import store
-from pipeline.run import run_study
+from pipeline.index import read_study
+from pipeline.run import run_metadata, run_study
+from pipeline.summary import write_summary
 
 NAP_DRIVER = ROOT / "tests" / "nap_driver.py"
 
@@ -117,3 +122,115 @@ def test_a_driver_killed_mid_study_leaves_complete_files_and_a_rerun_finishes(ou
     assert after["task_id"].is_unique and (after["status"] == "ok").all()
     assert_every_file_complete(results)
     assert not list(results.glob("family=*/.*.tmp"))  # a killed write's temporary is gone
+
+
+def raw_rows(results: Path) -> int:
+    """The rows a plain Parquet reader sees (pyarrow's dataset over the results folder)."""
+    return ds.dataset(results, partitioning="hive").count_rows()
+
+
+def run_naps(outputs: Path, n: int, *more: str):
+    register_nap()
+    overrides = [*nap_overrides(n, 0), "cluster=sync", "run.progress=false", *more]
+    cfg = compose_config(f"paths.outputs={outputs}", *overrides)
+    return cfg, run_study(cfg, log=lambda *_: None)
+
+
+def test_every_reader_keeps_the_newest_rows_of_a_task_stored_twice(outputs):
+    """What a run killed between storing rerun tasks and compacting leaves: their older rows
+    in older files.  The summary said "4400 results: 4400 ok" for 3,606 tasks and
+    load_results returned 4,400 rows; each reader now keeps the newest file's rows."""
+    cfg, _ = run_naps(outputs, 6)
+    study, results = outputs / "naps", outputs / "naps" / "results"
+    first = store.load_results(study).sort_values("woke").head(3).astype(object)
+    rerun = first.where(first.notna(), None).to_dict("records")
+    for row in rerun[:2]:
+        row["woke"] += 100  # a recomputed value, to tell the newer row from the older
+    rerun[2].update(status="error", error="RuntimeError: boom", woke=None)
+    store.write_rows(results, rerun, run_metadata(cfg))  # a newer file, as a rerun writes
+    assert raw_rows(results) == 9  # what a plain Parquet reader sees until compaction
+
+    rows = store.load_results(study)
+    assert len(rows) == 6 and rows["task_id"].is_unique
+    assert sorted(rows["woke"].dropna().astype(int)) == [3, 4, 5, 100, 101]
+    assert (rows["status"] == "error").sum() == 1
+    counts = store.store_counts(results)
+    assert (counts.rows, counts.tasks, counts.rows_with("ok"), counts.superseded) == (6, 6, 5, 3)
+    ok = store.family_rows(results, "test_nap", "ok")  # the DuckDB helper
+    assert ok.count() == 5
+    assert sorted(ok.frame()["woke"]) == [3, 4, 5, 100, 101]
+    assert sorted(ok.query("SELECT woke FROM rows")["woke"]) == [3, 4, 5, 100, 101]
+    write_summary(study, {"name": "naps"})
+    assert "6 results: 5 ok, 1 failed" in (study / "summary.md").read_text()
+    assert "6 tasks, 6 result rows: 5 ok, 1 failed" in (study / "report.html").read_text()
+    status = read_study(study)[1]  # the index's line of the study
+    assert (status["tasks"], status["ok"], status["failed"]) == (6, 5, 1)
+    assert raw_rows(results) == 9  # the summary above read the store; it changed nothing
+
+    run_naps(outputs, 6, "stage=summary")  # the summary stage compacts the store
+    assert raw_rows(results) == 6
+    assert sorted(store.load_results(study)["woke"].dropna().astype(int)) == [3, 4, 5, 100, 101]
+
+
+@pytest.mark.slow
+def test_a_driver_killed_while_it_recomputes_leaves_one_row_per_task_for_every_reader(outputs):
+    command = [
+        sys.executable,
+        str(NAP_DRIVER),
+        "60",
+        "0.05",
+        "cluster=sync",
+        "run.batch_size=1",
+        "run.progress=false",
+        f"paths.outputs={outputs}",
+    ]
+    study, results = outputs / "naps", outputs / "naps" / "results"
+    first = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert first.returncode == 0, first.stderr
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "cwd": ROOT}
+    driver = subprocess.Popen([*command, "store.recompute=true"], **quiet)
+    try:
+        wait_for_files(results, 60 + 8)  # 8 tasks recomputed and stored, not compacted
+    finally:
+        driver.send_signal(signal.SIGKILL)
+        driver.wait()
+    twice = raw_rows(results) - 60
+    assert twice >= 8  # a plain Parquet reader sees those tasks twice
+    rows = store.load_results(study)
+    assert len(rows) == 60 and rows["task_id"].is_unique
+    assert store.store_counts(results).rows == 60
+
+    summary = subprocess.run(
+        [*command, "stage=summary"], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+    assert summary.returncode == 0, summary.stderr
+    assert f"store: {twice} superseded row(s) dropped" in summary.stdout
+    assert "60 results: 60 ok" in (study / "summary.md").read_text()
+    assert raw_rows(results) == 60  # compacted: every reader sees one row per task
+    assert_every_file_complete(results)
+
+
+def _dead_pid() -> int:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    return gone.pid
+
+
+@pytest.mark.parametrize("stage", ["summary", "run"])
+def test_the_next_summary_or_run_removes_staging_folders_of_dead_processes(outputs, stage):
+    """A summary killed mid-write left its ``.summary.staging-PID`` for ever."""
+    run_naps(outputs, 3, "stage=run")
+    study = outputs / "naps"
+    dead = study / f".summary.staging-{_dead_pid()}"
+    (dead / "summary").mkdir(parents=True)
+    (dead / "summary" / "half_a_figure.png").write_bytes(b"\x89PNG")
+    alive = subprocess.Popen(["sleep", "60"])
+    try:
+        live = study / f".summary.staging-{alive.pid}"  # a summary still writing
+        (live / "summary").mkdir(parents=True)
+        run_naps(outputs, 4, f"stage={stage}")
+        assert not dead.exists()
+        assert (live / "summary").is_dir()
+    finally:
+        alive.kill()
+        alive.wait()

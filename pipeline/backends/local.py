@@ -170,6 +170,37 @@ class _StoppingFilter(logging.Filter):
         return not str(record.msg).startswith(STILL_ALIVE)
 
 
+LOST_TASKS = "caused the cluster to lose already computed task(s)"
+
+
+class _StoppedFilter(logging.Filter):
+    """Once Ctrl-C stopped the run (``stopped``), drops the scheduler's "Removing worker ...
+    caused the cluster to lose already computed task(s), which will be recomputed
+    elsewhere": a worker stopped while it held a finished batch the driver had not fetched
+    yet (1 Ctrl-C in 4 mid-run, in a terminal).  Nothing is recomputed (the run is over)
+    and that batch's rows were never stored: the next run computes its tasks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stopped = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (self.stopped and LOST_TASKS in record.getMessage())
+
+
+@contextlib.contextmanager
+def _quiet_once_stopped() -> Iterator[_StoppedFilter]:
+    """A :class:`_StoppedFilter` on the scheduler's log until the block ends (entered before
+    the cluster, left after it closed)."""
+    quiet = _StoppedFilter()
+    scheduler_log = logging.getLogger("distributed.scheduler")
+    scheduler_log.addFilter(quiet)
+    try:
+        yield quiet
+    finally:
+        scheduler_log.removeFilter(quiet)
+
+
 def stop_workers_now(lc: Any, timeout: float = 0.5) -> None:
     """Stop the workers of the LocalCluster ``lc`` at once (Ctrl-C): each nanny closes,
     asking its worker to close and killing it after ``0.8 * timeout`` s, where the
@@ -279,6 +310,7 @@ def _open(cluster: Any) -> Iterator[Runner]:
     method = start_method(cluster.start_method)
     security = throwaway_security() if cluster.tls else None
     with (
+        _quiet_once_stopped() as quiet,
         _ready_to_fork(method == "fork"),
         _workers_ignore_ctrl_c(),
         dask.config.set(local_cluster_settings(cluster.dashboard, method)),
@@ -305,5 +337,6 @@ def _open(cluster: Any) -> Iterator[Runner]:
         try:
             yield Runner(client, n_workers, description, borrowed_client)
         except KeyboardInterrupt:
+            quiet.stopped = True
             stop_workers_now(lc)
             raise
