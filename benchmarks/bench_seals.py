@@ -8,9 +8,9 @@ kept checkpoint folder (floating/ranked_layers.py).
 Prints, as JSON lines:
 
 - ``sealing``: per layer below the last, from the counts the solve committed: the layer's
-  CPU seconds (its chunks, every worker) and wall seconds, and the wall seconds of committing
-  and sealing its values (24 B a rank) and choices (1 B a rank), the sealing being the
-  XXH3-128 hash of the files just written; totals and shares.
+  CPU seconds (its chunks, every worker) and wall seconds, the wall seconds of committing its
+  values (24 B a rank) and choices (1 B a rank): fsync, rename and seal, and of those the
+  seconds spent hashing them (XXH3-128) for the seals; totals and shares.
 - ``resume``: the wall seconds of checking every piece a resume at layer 0 reads (layer 0's
   values, every layer's choices and counts, the last layer's T and log A), with the page
   cache as the solve left it and, with ``--cold`` (root: writes /proc/sys/vm/drop_caches),
@@ -38,21 +38,28 @@ def sealing(folder: Path) -> dict:
     layers = []
     for path in sorted(folder.glob("count-*")):
         count = json.loads(path.read_text())
-        if "seal_s" in count:
+        if "hash_s" in count or "seal_s" in count:  # seal_s: commit and hash, not apart
+            count.setdefault("commit_s", count.get("seal_s"))
+            count.setdefault("hash_s", count.get("seal_s"))
             layers.append({"layer": int(path.name[-3:]), **count})
     cpu = sum(x["cpu_s"] for x in layers)
     wall = sum(x["wall_s"] for x in layers)
-    seal = sum(x["seal_s"] for x in layers)
+    hashing = sum(x["hash_s"] for x in layers)
+    commit = sum(x["commit_s"] for x in layers)
     return {
         "what": "sealing",
         "layers": len(layers),
         "layer_cpu_s": round(cpu, 1),
         "layer_wall_s": round(wall, 1),
-        "seal_s": round(seal, 2),
-        "seal_share_of_cpu": round(seal / cpu, 4) if cpu else None,
-        "seal_share_of_wall": round(seal / wall, 4) if wall else None,
-        "worst_layer_share_of_wall": round(max(x["seal_s"] / x["wall_s"] for x in layers), 4),
-        "per_layer": [{k: x[k] for k in ("layer", "cpu_s", "wall_s", "seal_s")} for x in layers],
+        "commit_s": round(commit, 2),
+        "hash_s": round(hashing, 2),
+        "hash_share_of_cpu": round(hashing / cpu, 4) if cpu else None,
+        "hash_share_of_wall": round(hashing / wall, 4) if wall else None,
+        "worst_layer_share_of_wall": round(max(x["hash_s"] / x["wall_s"] for x in layers), 4),
+        "per_layer": [
+            {k: round(x[k], 3) for k in ("layer", "cpu_s", "wall_s", "commit_s", "hash_s")}
+            for x in layers
+        ],
     }
 
 
