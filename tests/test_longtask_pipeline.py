@@ -422,6 +422,12 @@ def test_a_link_in_place_of_the_checkpoints_folder_is_refused_up_front(tmp_path)
     assert list(outside.iterdir()) == [] and markers(folder) == []
 
 
+def sealed_layers(checkpoints: Path) -> set[str]:
+    """The layers committed under ``checkpoints`` (a piece counts once it is sealed: a kill
+    between its rename and its seal leaves a piece that is recomputed, not trusted)."""
+    return {p.name.removesuffix(".json") for p in checkpoints.glob("*/.seals/layer-*.json")}
+
+
 def _run_and_kill(folder: Path, n_layers: int, *args: str) -> set[str]:
     """Start the study, SIGKILL the driver (its whole process group) once at least two
     layers are committed; the layers committed at the kill."""
@@ -437,10 +443,7 @@ def _run_and_kill(folder: Path, n_layers: int, *args: str) -> set[str]:
     deadline = time.monotonic() + 120
     try:
         while time.monotonic() < deadline:
-            committed = {
-                p.name for d in checkpoints.glob("*") for p in d.glob("layer-*") if d.is_dir()
-            }
-            if len(committed) >= 2:
+            if len(sealed_layers(checkpoints)) >= 2:
                 break
             assert proc.poll() is None, "the run ended before it was killed"
             time.sleep(0.02)
@@ -449,7 +452,7 @@ def _run_and_kill(folder: Path, n_layers: int, *args: str) -> set[str]:
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    committed = {p.name for d in checkpoints.glob("*") for p in d.glob("layer-*")}
+    committed = sealed_layers(checkpoints)
     assert len(committed) < n_layers
     return committed
 
@@ -495,14 +498,14 @@ def test_a_killed_worker_s_task_resumes_from_its_committed_pieces(tmp_path):
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            committed = {p.name for p in checkpoints.glob("*/layer-*")}
-            if len(committed) >= 2:
+            if len(sealed_layers(checkpoints)) >= 2:
                 break
             time.sleep(0.02)
         else:
             raise AssertionError("no two layers committed in time")
         (worker,) = {int(p.name.split(".")[1]) for p in (folder / "markers").iterdir()}
         os.kill(worker, signal.SIGKILL)
+        committed = sealed_layers(checkpoints)  # by the killed worker: never computed again
         proc.wait(timeout=240)
     finally:
         if proc.poll() is None:
