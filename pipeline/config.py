@@ -417,11 +417,9 @@ def conf_dir() -> Path:
     return Path(str(importlib.resources.files("pipeline.conf")))
 
 
-def cluster_config(cluster: Mapping[str, Any] | BaseModel) -> Any:
+def cluster_config(cluster: Mapping[str, Any]) -> Any:
     """A checked cluster config: ``conf/cluster/<kind>.yaml`` with ``cluster``'s values over
     it (for Python callers: ``cluster_config({"kind": "local", "n_workers": 1})``)."""
-    if isinstance(cluster, BaseModel):
-        return cluster
     import yaml
     from omegaconf import DictConfig, OmegaConf
 
@@ -431,8 +429,7 @@ def cluster_config(cluster: Mapping[str, Any] | BaseModel) -> Any:
     kind = cluster.get("kind")
     cluster_model(kind)
     defaults = yaml.safe_load((conf_dir() / "cluster" / f"{kind}.yaml").read_text())
-    if kind == "address":
-        defaults.pop("address")  # "???" in the YAML: Hydra's mark of a required value
+    defaults = {k: v for k, v in defaults.items() if v != REQUIRED}
     merged = {**defaults, **cluster}
     if isinstance(cluster.get("tls"), Mapping):
         merged["tls"] = {**(defaults.get("tls") or {}), **cluster["tls"]}
@@ -440,6 +437,9 @@ def cluster_config(cluster: Mapping[str, Any] | BaseModel) -> Any:
         return _CLUSTER_ADAPTER.validate_python(merged)
     except ValidationError as exc:
         raise ConfigError(_message(exc, {"cluster": merged}, prefix="cluster")) from None
+
+
+REQUIRED = "???"  # Hydra's mark of a value the user must give (cluster.address)
 
 
 def checked_config(cfg: Mapping[str, Any]) -> Config:

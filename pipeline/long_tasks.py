@@ -1,11 +1,8 @@
 """The pipeline's side of the long-task facility (:mod:`solvers.longtask`).
 
-- **The budget** (:func:`where_it_runs`): the memory one process of a task may hold, taken
-  from where the run executes: ``run.memory_budget`` if set; else the Dask workers' memory
-  limit (``cluster.memory_limit`` of a LocalCluster as each worker parses it,
-  ``cluster.memory`` of a Slurm job, the ``memory_limit`` the scheduler reports for each
-  of its workers under ``cluster=address``, the smallest); else, under ``cluster=sync``,
-  this machine's available memory (psutil).
+- **The budget** (:func:`budgeted`): the memory one process of a task may hold:
+  ``run.memory_budget`` if set, else what the backend answers of its workers
+  (``workers(cluster)`` in :mod:`pipeline.backends`).
 - **The refusal** (:func:`check_needs`): before any work (``stage=plan`` and ``run``) each
   class of tasks left to run is asked its :class:`~solvers.longtask.Need` through
   ``Family.needs``; a need over the budget, or a disk need over the free disk of the study
@@ -29,7 +26,7 @@ Nothing here imports Dask's ``distributed`` at module level (``cluster=sync`` mu
 from __future__ import annotations
 
 import contextlib
-import logging
+import dataclasses
 import os
 import shutil
 import sys
@@ -41,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.backends.base import Workers
 from solvers.grid import Grid, _Recorder
 from solvers.longtask import Budget, Checkpoints, Need, Progress, TaskContext, format_bytes
 from solvers.registry import Task, get_family, identity_params
@@ -53,100 +51,14 @@ CHECKPOINTS = "checkpoints"  # <study folder>/checkpoints/<task id>/
 # ------------------------------------------------------------------------------ budget
 
 
-@dataclass(frozen=True)
-class Where:
-    """Where a run executes: one process's memory budget (None: unknown until a task runs,
-    e.g. workers without a memory limit) and the worker processes a task may use."""
+def budgeted(workers: Workers, memory_budget: Any) -> Workers:
+    """The backend's ``workers`` with ``run.memory_budget``, when set, as their budget."""
+    if memory_budget is None:
+        return workers
+    from dask.utils import parse_bytes
 
-    budget: Budget | None
-    workers: int
-
-
-def where_it_runs(conf: Any) -> Where:
-    """The budget and worker count of the configured run (see the module docstring).
-
-    Under ``cluster=address`` the scheduler is asked once (an ``identity`` request, no
-    client) for its workers' memory limits."""
-    cluster, knob = conf.cluster, conf.run.memory_budget
-    kind = cluster.kind
-    budget: Budget | None
-    if kind == "sync":
-        workers = 1
-        if knob is None:
-            free = _available_memory()
-            budget = Budget(free, f"available memory under cluster=sync ({format_bytes(free)})")
-    elif kind == "local":
-        workers = cluster.n_workers or os.cpu_count() or 1
-        if knob is None:
-            limit = worker_memory_limit(cluster.memory_limit, cluster.threads_per_worker)
-            budget = _worker_budget(limit, f"cluster.memory_limit={cluster.memory_limit}")
-    elif kind == "slurm":
-        workers = cluster.maximum_jobs
-        if knob is None:
-            from dask.utils import parse_bytes
-
-            limit = parse_bytes(cluster.memory)
-            budget = _worker_budget(limit, f"cluster.memory={cluster.memory}")
-    elif kind == "address":
-        limits = scheduler_memory_limits(cluster)
-        workers = max(1, len(limits))
-        if knob is None:
-            known = [m for m in limits if m]
-            if not limits or len(known) < len(limits):
-                budget = None  # a worker without a limit: each task reads its own machine
-            else:
-                budget = _worker_budget(min(known), f"scheduler {cluster.address}")
-    else:  # pragma: no cover - config.py admits no other kind
-        raise ValueError(kind)
-    if knob is not None:
-        from dask.utils import parse_bytes
-
-        budget = Budget(parse_bytes(knob), f"run.memory_budget={knob}")
-    return Where(budget, workers)
-
-
-def _worker_budget(limit: int | None, setting: str) -> Budget | None:
-    if not limit:
-        return None
-    return Budget(limit, f"the Dask workers' memory_limit ({format_bytes(limit)} each, {setting})")
-
-
-def worker_memory_limit(setting: Any, nthreads: int) -> int | None:
-    """The memory limit (bytes; None: none) a Dask worker with ``nthreads`` threads takes
-    from the ``memory_limit`` setting, exactly as the worker parses it ("auto": this
-    machine's memory, or its cgroup limit, times its share of the cores)."""
-    from pipeline.heap import no_cyclic_gc
-
-    with no_cyclic_gc():  # the backend imports Dask so too (pipeline.heap)
-        from distributed.worker_memory import parse_memory_limit
-
-    quiet = logging.getLogger(f"{__name__}.memory_limit")  # each worker warns once itself
-    if not quiet.handlers:
-        quiet.addHandler(logging.NullHandler())
-        quiet.propagate = False
-    return parse_memory_limit(setting, nthreads, logger=quiet)
-
-
-def scheduler_memory_limits(cluster: Any) -> list[int | None]:
-    """Each worker's ``memory_limit`` as the scheduler at ``cluster.address`` reports it."""
-    from pipeline.backends.address import security_files
-    from pipeline.backends.base import tls_security
-    from pipeline.backends.probe import check_scheduler, connection_error
-    from pipeline.config import ConfigError, seconds
-
-    files = security_files(cluster)
-    security = tls_security(files) if files else None
-    try:
-        reply = check_scheduler(cluster.address, seconds(cluster.timeout), security)
-    except Exception as exc:  # noqa: BLE001 - whatever answered, it is not our scheduler
-        raise ConfigError(connection_error(cluster, exc, security is not None)) from None
-    return [w.get("memory_limit") or None for w in reply.get("workers", {}).values()]
-
-
-def _available_memory() -> int:
-    import psutil
-
-    return int(psutil.virtual_memory().available)
+    budget = Budget(parse_bytes(memory_budget), f"run.memory_budget={memory_budget}")
+    return dataclasses.replace(workers, budget=budget)
 
 
 def free_disk(path: Path) -> int:
@@ -189,7 +101,7 @@ def fitting(disks: list[tuple[int, int]], free: int) -> int | None:
     return max(1, fit)
 
 
-def check_needs(plan: Any, where: Where, study_dir: Path) -> Needed:
+def check_needs(plan: Any, where: Workers, study_dir: Path) -> Needed:
     """Ask ``Family.needs`` of every class of tasks left to run; raise StudyError (one line:
     the task, its need, the budget and where it came from) for the first over the budget
     or over the free disk of the study folder.  Returns the largest needs found."""
@@ -202,7 +114,7 @@ def check_needs(plan: Any, where: Where, study_dir: Path) -> Needed:
     free: int | None = None
     disks: list[tuple[int, int]] = []  # (bytes, tasks) of each class keeping checkpoints
     for g, grid in enumerate(plan.grids):
-        for tid, task, need, n in grid_needs(grid, plan.keep[g], fam.needs, where.workers):
+        for tid, task, need, n in grid_needs(grid, plan.keep[g], fam.needs, where.count):
             if need is None:
                 continue
             budget = where.budget
@@ -248,7 +160,7 @@ def at_once_text(needed: Needed, study_dir: Path, sync: bool = False) -> str | N
     )
 
 
-def needs_text(needed: Needed, where: Where) -> list[str]:
+def needs_text(needed: Needed, where: Workers) -> list[str]:
     """``stage=plan``'s lines on the largest needs against the budget."""
     lines = []
     if needed.memory is not None:
@@ -260,7 +172,7 @@ def needs_text(needed: Needed, where: Where) -> list[str]:
         )
         lines.append(
             f"  memory: the largest task ({describe(task)}) needs {format_bytes(need.memory)} "
-            f"per process on {where.workers} worker{'s' * (where.workers != 1)}"
+            f"per process on {where.count} worker{'s' * (where.count != 1)}"
             f"{_note(need)}; {budget}"
         )
     if needed.disk is not None:
@@ -349,7 +261,8 @@ class LongTaskSetup:
     process (``cluster=sync``); on a Dask worker they go out as worker events when
     ``progress`` is on."""
 
-    where: Where
+    budget: Budget | None  # None: the memory of the machine the task runs on
+    workers: int
     study_dir: Path | None  # None: no checkpoints
     progress: bool
     at_once: int | None = None  # tasks with checkpoints the free disk holds at once (None: all)
@@ -369,7 +282,7 @@ class LongTaskSetup:
 
     def context(self, tid: str) -> TaskContext:
         """The context of task ``tid`` in this process (see :func:`finish`)."""
-        budget = self.where.budget or _own_budget()
+        budget = self.budget or _own_budget()
         checkpoints = (
             None
             if self.study_dir is None
@@ -385,7 +298,7 @@ class LongTaskSetup:
             warnings = _warning_sink(worker, tid)
         return TaskContext(
             budget,
-            workers=self.where.workers,
+            workers=self.workers,
             checkpoints=checkpoints,
             task_id=tid,
             sink=sink if self.progress else None,
@@ -405,7 +318,9 @@ def finish(ctx: TaskContext | None) -> bool:
 
 
 def _own_budget() -> Budget:
-    free = _available_memory()
+    import psutil
+
+    free = int(psutil.virtual_memory().available)
     return Budget(free, f"available memory of this worker's machine ({format_bytes(free)})")
 
 

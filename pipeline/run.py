@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from pipeline import locking, store
-from pipeline.backends import check_cluster, exposure_warning, open_runner
+from pipeline.backends import Backend
 from pipeline.backends.base import finished, quiet_dask_logs
 from pipeline.config import Config, RunConfig, _short, checked_config
 from pipeline.execute import batch_error_row, batch_rows
@@ -31,12 +31,12 @@ from pipeline.long_tasks import (
     LongTaskSetup,
     ProgressBars,
     at_once_text,
+    budgeted,
     check_needs,
     clear_checkpoints,
     needs_text,
     progress_shown,
     remove_empty_checkpoints,
-    where_it_runs,
 )
 from pipeline.safe_paths import (
     INDEX_NAME,
@@ -90,7 +90,7 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     Raises StudyError (naming the config key and value) before anything is written.
     """
     cfg = _plain(cfg)
-    conf, tasks = preflight(cfg)
+    conf, tasks, backend = preflight(cfg)
     study = conf.study.plain()
     report = StudyReport(study=study["name"], study_dir=study_dir(cfg), planned=tasks.n_tasks)
     results = report.study_dir / "results"
@@ -101,26 +101,26 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
     if conf.stage in ("all", "summary"):
         check_summary_target(cfg, report.study_dir, stored_only=conf.stage == "summary")
     if conf.stage == "plan":
-        log(plan_text(tasks, results, conf))
+        log(plan_text(tasks, results, conf, backend))
         return report
-    warning = exposure_warning(conf.cluster)
+    warning = backend.exposure_warning()
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
     try:
-        _run_stages(cfg, conf, tasks, report, study, log)
+        _run_stages(cfg, conf, tasks, report, study, log, backend)
     except BaseException as exc:
         _attach(exc, report)  # what the command's one line on Ctrl-C says was stored
         raise
     return report
 
 
-def _run_stages(cfg, conf: Config, tasks: Plan, report: StudyReport, study, log) -> None:
+def _run_stages(cfg, conf: Config, tasks: Plan, report: StudyReport, study, log, backend) -> None:
     """The run (``stage=all|run``), then the summary (``stage=all|summary``)."""
     results = report.study_dir / "results"
     if conf.stage in ("all", "run"):
         report.stage = "run"
-        setup = long_task_setup(conf, tasks, report.study_dir, log)  # refuses a need over budget
-        _run_tasks(cfg, conf, tasks, results, report, log, setup)
+        setup = long_task_setup(conf, tasks, report.study_dir, backend, log)  # needs checked
+        _run_tasks(cfg, conf, tasks, results, report, log, setup, backend)
     if conf.stage in ("all", "summary"):
         report.stage = "summary"  # from here on the store is whole, whatever stops the command
         from pipeline.summary import write_summary
@@ -159,9 +159,10 @@ def stored_counts(results: Path) -> tuple[int, int] | None:
     return len(stored.every), len(stored.ok)
 
 
-def preflight(cfg: Mapping[str, Any]) -> tuple[Config, Plan]:
-    """The checked config and the study's plan; StudyError (naming the key) for a config
-    that cannot run, before anything is written (a multirun checks every job with it)."""
+def preflight(cfg: Mapping[str, Any]) -> tuple[Config, Plan, Backend]:
+    """The checked config, the study's plan and the checked backend; StudyError (naming the
+    key) for a config that cannot run, before anything is written (a multirun checks every
+    job with it)."""
     cfg = _plain(cfg)
     conf = checked_config(cfg)
     problem = path_length_problem(study_dir(cfg))
@@ -169,8 +170,9 @@ def preflight(cfg: Mapping[str, Any]) -> tuple[Config, Plan]:
         raise StudyError(f"paths.outputs={_short(cfg['paths']['outputs'])}: {problem}")
     quiet_dask_logs()
     tasks = planned(conf.study)
-    check_cluster(conf.cluster)
-    return conf, tasks
+    backend = Backend(conf.cluster)
+    backend.check()
+    return conf, tasks, backend
 
 
 def check_summary_target(cfg: Mapping[str, Any], where: Path, stored_only: bool) -> None:
@@ -203,12 +205,14 @@ def check_summary_target(cfg: Mapping[str, Any], where: Path, stored_only: bool)
     _check_writable(cfg, where.parent, "the index of its studies")
 
 
-def long_task_setup(conf: Config, tasks: Plan, where: Path, log=print) -> LongTaskSetup:
+def long_task_setup(
+    conf: Config, tasks: Plan, where: Path, backend: Backend, log=print
+) -> LongTaskSetup:
     """The tasks' long-task context (budget, workers, checkpoints, progress), after the
     family's needs of the tasks left to run were checked against the budget (StudyError
     when one is over: before any work); when the free disk holds the checkpoints of only a
     few of them at once, they run that many at a time (one line says so)."""
-    place = where_it_runs(conf)
+    place = budgeted(backend.workers(), conf.run.memory_budget)
     at_once = None
     if get_family(tasks.family).needs is not None:
         stored = store.stored_ids(where / "results")
@@ -222,24 +226,27 @@ def long_task_setup(conf: Config, tasks: Plan, where: Path, log=print) -> LongTa
                 f"are stored, and the free disk under {where} holds those of {at_once} of "
                 f"these tasks at once; set run.batch_size=auto (or at most {at_once})"
             )
-        line = at_once_text(needed, where, conf.cluster.kind == "sync")
+        line = at_once_text(needed, where, place.serial)
         if line is not None:
             log(line.strip())
-    return LongTaskSetup(place, where, progress=_shown(conf.run.progress), at_once=at_once)
+    progress = _shown(conf.run.progress)
+    return LongTaskSetup(place.budget, place.count, where, progress, at_once=at_once)
 
 
-def plan_text(tasks: Plan, results: Path, conf: Config | None = None) -> str:
+def plan_text(
+    tasks: Plan, results: Path, conf: Config | None = None, backend: Backend | None = None
+) -> str:
     """What ``stage=plan`` prints: tasks, how many are stored, the solver time to expect,
     and (given ``conf``, for a family with ``needs``) the largest task's memory and disk
     against the budget; StudyError for a task over it."""
     stored = store.stored_ids(results)
     tasks.against_store(stored.ok, stored.every)
     needs: list[str] = []
-    if conf is not None and get_family(tasks.family).needs is not None:
-        place = where_it_runs(conf)
+    if conf is not None and backend is not None and get_family(tasks.family).needs is not None:
+        place = budgeted(backend.workers(), conf.run.memory_budget)
         needed = check_needs(tasks, place, results.parent)
         needs = needs_text(needed, place)
-        line = at_once_text(needed, results.parent, conf.cluster.kind == "sync")
+        line = at_once_text(needed, results.parent, place.serial)
         if line is not None:
             needs.append(line)
     lines = [
@@ -280,10 +287,12 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
 
 
-def _run_tasks(cfg, conf: Config, tasks, results: Path, report: StudyReport, log, setup) -> None:
+def _run_tasks(
+    cfg, conf: Config, tasks, results: Path, report: StudyReport, log, setup, backend
+) -> None:
     new_root = locking.first_missing(report.study_dir)
     try:
-        _run_tasks_in(cfg, conf, tasks, results, report, log, setup)
+        _run_tasks_in(cfg, conf, tasks, results, report, log, setup, backend)
     except BaseException:
         if not report.files:  # stopped or failed before storing anything: nothing is left
             if report.run_record is not None:  # no record of a run that stored nothing
@@ -295,7 +304,9 @@ def _run_tasks(cfg, conf: Config, tasks, results: Path, report: StudyReport, log
         raise
 
 
-def _run_tasks_in(cfg, conf: Config, tasks, results: Path, report: StudyReport, log, setup):
+def _run_tasks_in(
+    cfg, conf: Config, tasks, results: Path, report: StudyReport, log, setup, backend
+):
     _check_writable(cfg, report.study_dir)
     if results.exists() and not results.is_dir():
         raise StudyError(
@@ -309,7 +320,7 @@ def _run_tasks_in(cfg, conf: Config, tasks, results: Path, report: StudyReport, 
             # listed before compacting: compact reads each of these files (and maybe more)
             stored = set(store.result_files(results))
             done = _tidy_store(results, report.study_dir, log)
-        _run_todo(cfg, conf, tasks, results, report, log, done, stored, setup)
+        _run_todo(cfg, conf, tasks, results, report, log, done, stored, setup, backend)
 
 
 def _tidy_store(results: Path, where: Path, log) -> store.StoredIds:
@@ -323,7 +334,7 @@ def _tidy_store(results: Path, where: Path, log) -> store.StoredIds:
 
 
 def _run_todo(
-    cfg, conf: Config, tasks: Plan, results, report: StudyReport, log, done, stored, setup
+    cfg, conf: Config, tasks: Plan, results, report: StudyReport, log, done, stored, setup, backend
 ) -> None:
     # rows this run writes supersede stored ones only if it reruns a stored task
     supersedes = tasks.against_store(done.ok, done.every, recompute=conf.store.recompute)
@@ -333,7 +344,7 @@ def _run_todo(
         return
     metadata = store.metadata_bytes(run_metadata(cfg))
     run_cfg = conf.run
-    with open_runner(conf.cluster) as runner:
+    with backend.open() as runner:
         report.run_record = _save_run_config(cfg, report.study_dir)  # the cluster answered
         runner.log_file = report.run_record.with_suffix(".log")  # detail spared the terminal
         log(f"running {len(tasks)} tasks on {runner.description}")

@@ -349,6 +349,29 @@ def test_a_worker_joining_again_is_said_and_the_run_goes_on(outputs, capsys):
     assert capsys.readouterr().err.count("connecting to the scheduler at tcp://127.0.0.1:") == 1
 
 
+def test_a_run_asks_the_scheduler_once(outputs, monkeypatch, capsys):
+    """A run on cluster=address learns its workers' memory and count, then opens a client:
+    one ``identity`` request to the scheduler in all, and one "connecting" line."""
+    import pipeline.backends.probe as probe
+
+    asked: list[str] = []
+    real_identity = probe._identity
+
+    async def counted(address: str, *args: Any) -> Any:
+        asked.append(address)
+        return await real_identity(address, *args)
+
+    monkeypatch.setattr(probe, "_identity", counted)
+    with scheduler_with_threads() as cluster:
+        address = cluster.scheduler_address
+        report = run(
+            outputs, *nap_overrides(3, 0.0), "cluster=address", f"cluster.address={address}"
+        )
+    assert (report.computed, report.errors) == (3, 0)
+    assert asked == [address]
+    assert capsys.readouterr().err.count(f"connecting to the scheduler at {address}") == 1
+
+
 class FakeClient:
     """What NoWorkersWatch asks of a Dask client: the scheduler's worker count."""
 

@@ -21,8 +21,8 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from nap_driver import nap_overrides, register_nap
 from tests_support import compose_config
 
-import pipeline.run
 from pipeline import store
+from pipeline.backends import Backend
 from pipeline.index import read_study
 from pipeline.run import run_metadata, run_study
 from pipeline.summary import write_summary
@@ -59,7 +59,7 @@ def test_a_worker_killed_mid_study_loses_and_duplicates_nothing(outputs, monkeyp
     register_nap()
     results = outputs / "naps" / "results"
     killed: list[int] = []
-    real_open = pipeline.run.open_runner
+    real_open = Backend.open
 
     def kill_a_worker(client) -> None:
         wait_for_files(results, 4)
@@ -69,15 +69,15 @@ def test_a_worker_killed_mid_study_loses_and_duplicates_nothing(outputs, monkeyp
         killed.append(victim)
 
     @contextlib.contextmanager
-    def open_and_kill(cluster):
-        with real_open(cluster) as runner:
+    def open_and_kill(backend):
+        with real_open(backend) as runner:
             runner.client.register_plugin(NapFamily(), name="nap-family")
             killer = threading.Thread(target=kill_a_worker, args=(runner.client,), daemon=True)
             killer.start()
             yield runner
             killer.join(timeout=60)
 
-    monkeypatch.setattr(pipeline.run, "open_runner", open_and_kill)
+    monkeypatch.setattr(Backend, "open", open_and_kill)
     overrides = [*nap_overrides(30, 0.15), "cluster=local", "cluster.n_workers=2"]
     cfg = compose_config(f"paths.outputs={outputs}", "run.progress=false", *overrides)
     report = run_study(cfg, log=lambda *_: None)

@@ -31,31 +31,23 @@ class Refused(ConnectionRefusedError):
     """The connection to the address was refused: nothing listens there."""
 
 
-RECENT_S = 60.0  # a scheduler that answered this long ago is asked again without a word
-_answered: dict[str, float] = {}  # address -> when its scheduler last answered (monotonic)
-
-
 def check_scheduler(address: str, timeout: float, security: Any = None) -> dict[str, Any]:
     """The scheduler's identity at ``address``; raises if none answers within ``timeout`` s
     (:class:`Refused` at once for a refused connection).
 
     Says on stderr, before it connects, "connecting to the scheduler at ADDRESS (waiting
-    up to cluster.timeout=...)", unless that scheduler answered this process in the last
-    RECENT_S seconds (a run asks it twice: its workers' memory, then to open a client).
+    up to cluster.timeout=...)": a run asks once (``backends.address.workers``).
     """
-    last = _answered.get(address)
-    if last is None or time.monotonic() - last > RECENT_S:
-        print(
-            f"connecting to the scheduler at {address} (waiting up to cluster.timeout, "
-            f"{span(timeout)})",
-            file=sys.stderr,
-            flush=True,
-        )
+    print(
+        f"connecting to the scheduler at {address} (waiting up to cluster.timeout, "
+        f"{span(timeout)})",
+        file=sys.stderr,
+        flush=True,
+    )
     reply = _within(timeout, lambda: asyncio.run(_identity(address, timeout, security)))
     if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
         kind = reply.get("type") if isinstance(reply, dict) else type(reply).__name__
         raise NotAScheduler(f"it answers as {kind!r}, not as a Dask scheduler")
-    _answered[address] = time.monotonic()
     return reply
 
 
