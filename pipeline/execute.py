@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pipeline.long_tasks import LongTaskSetup, finish
+from pipeline.task_context import LongTaskSetup, finish
 from solvers.longtask import Deferred, current, reset_current, set_current, using
 from solvers.registry import Row, get_family, param_columns, solve
 

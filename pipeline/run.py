@@ -13,7 +13,6 @@ import os
 import pickle
 import subprocess
 import sys
-import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
@@ -27,17 +26,8 @@ from pipeline.backends import Backend
 from pipeline.backends.base import finished, quiet_dask_logs
 from pipeline.config import Config, RunConfig, _short, checked_config
 from pipeline.execute import batch_error_row, batch_rows
-from pipeline.long_tasks import (
-    LongTaskSetup,
-    ProgressBars,
-    at_once_text,
-    budgeted,
-    check_needs,
-    clear_checkpoints,
-    needs_text,
-    progress_shown,
-    remove_empty_checkpoints,
-)
+from pipeline.needs import at_once_text, budgeted, check_needs, needs_text
+from pipeline.progress import ProgressBars, progress_shown, shown, tasks_bar
 from pipeline.safe_paths import (
     INDEX_NAME,
     UnsafePath,
@@ -49,6 +39,7 @@ from pipeline.safe_paths import (
 )
 from pipeline.staging import remove_stale
 from pipeline.study import Plan, StudyError, planned
+from pipeline.task_context import LongTaskSetup, clear_checkpoints, remove_empty_checkpoints
 from solvers.grid import Grid, runs
 from solvers.registry import get_family
 
@@ -229,7 +220,7 @@ def long_task_setup(
         line = at_once_text(needed, where, place.serial)
         if line is not None:
             log(line.strip())
-    progress = _shown(conf.run.progress)
+    progress = shown(conf.run.progress)
     return LongTaskSetup(place.budget, place.count, where, progress, at_once=at_once)
 
 
@@ -356,7 +347,7 @@ def _run_todo(
         bars = ProgressBars(setup.progress, log)  # running long tasks, below the tasks bar
         setup.sink = bars.show  # tasks run here (cluster=sync); on workers: worker events
         setup.warnings = bars.say
-        with _progress(len(tasks), run_cfg.progress) as bar, progress_shown(runner, bars):
+        with tasks_bar(len(tasks), run_cfg.progress) as bar, progress_shown(runner, bars):
             batches = _results(
                 runner, cutter, report.study, run_cfg.task_timeout_s, in_flight, metadata, setup
             )
@@ -618,27 +609,6 @@ def _results(
         nxt = cutter.next_batch()
         if nxt is not None:
             pending.add(submit(nxt))
-
-
-def _progress(total: int, setting: bool | str):
-    """tqdm's bar on stderr: shown when ``setting`` is true, or "auto" and stderr is a tty.
-
-    The bars (this one and the long tasks' below it) take turns with a thread lock: tqdm's
-    default adds a multiprocessing lock, a named semaphore that outlives a process killed
-    before it exits; a multirun job run by joblib, ended on Ctrl-C, left two, and Python's
-    resource tracker printed "leaked semaphore objects" after the command's line.
-    """
-    from tqdm import tqdm
-
-    if not hasattr(tqdm, "_lock"):  # tqdm's class-wide lock, made at the first bar
-        tqdm.set_lock(threading.RLock())
-    show = _shown(setting)
-    return tqdm(total=total, unit="task", desc="tasks", dynamic_ncols=True, disable=not show)
-
-
-def _shown(setting: bool | str) -> bool:
-    """Whether progress is shown: ``run.progress`` true, or "auto" and stderr is a tty."""
-    return sys.stderr.isatty() if setting == "auto" else bool(setting)
 
 
 def _save_run_config(cfg: Mapping[str, Any], where: Path) -> Path:

@@ -24,7 +24,8 @@ from tests_support import compose_config
 
 from pipeline.backends import Backend
 from pipeline.config import checked_config
-from pipeline.long_tasks import ProgressBars, budgeted, postfix
+from pipeline.needs import budgeted
+from pipeline.progress import ProgressBars, postfix
 from pipeline.run import _plain
 from solvers.longtask import Progress
 
@@ -217,7 +218,7 @@ def test_needs_is_asked_once_per_class_of_the_tasks_left_to_run():
     on the first task of its class left to run (one more ask learns what it reads)."""
     import numpy as np
 
-    from pipeline.long_tasks import grid_needs
+    from pipeline.needs import grid_needs
     from solvers.grid import Grid
     from solvers.longtask import Need
     from solvers.registry import Family, Param, as_int, families, register
@@ -264,7 +265,7 @@ def test_needs_is_asked_once_per_class_of_the_tasks_left_to_run():
     ],
 )
 def test_how_many_tasks_checkpoints_fit_at_once(disks, free, fit):
-    from pipeline.long_tasks import fitting
+    from pipeline.needs import fitting
 
     assert fitting(disks, free) == fit
 
