@@ -10,22 +10,19 @@ import contextlib
 import datetime as dt
 import errno
 import os
-import pickle
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from pipeline import locking, store
 from pipeline.backends import Backend
-from pipeline.backends.base import finished, quiet_dask_logs
-from pipeline.config import Config, RunConfig, _short, checked_config
-from pipeline.execute import batch_error_row, batch_rows
+from pipeline.backends.base import quiet_dask_logs
+from pipeline.batches import BatchCutter, finished_batches
+from pipeline.config import Config, _short, checked_config
 from pipeline.needs import at_once_text, budgeted, check_needs, needs_text
 from pipeline.progress import ProgressBars, progress_shown, shown, tasks_bar
 from pipeline.safe_paths import (
@@ -40,7 +37,6 @@ from pipeline.safe_paths import (
 from pipeline.staging import remove_stale
 from pipeline.study import Plan, StudyError, planned
 from pipeline.task_context import LongTaskSetup, clear_checkpoints, remove_empty_checkpoints
-from solvers.grid import Grid, runs
 from solvers.registry import get_family
 
 PACKAGES = ("guesslab", "dask", "distributed", "pyarrow", "pandas", "numpy", "hydra-core")
@@ -339,17 +335,13 @@ def _run_todo(
         report.run_record = _save_run_config(cfg, report.study_dir)  # the cluster answered
         runner.log_file = report.run_record.with_suffix(".log")  # detail spared the terminal
         log(f"running {len(tasks)} tasks on {runner.description}")
-        cutter = BatchCutter(tasks, runner.n_workers, run_cfg)
-        in_flight = run_cfg.max_in_flight * runner.n_workers
-        if setup.at_once is not None:  # the disk holds a few tasks' checkpoints at a time
-            cutter.fixed = cutter.fixed or 1
-            in_flight = min(in_flight, max(1, setup.at_once // cutter.fixed))
+        cutter = BatchCutter(tasks, runner.n_workers, run_cfg, setup.at_once)
         bars = ProgressBars(setup.progress, log)  # running long tasks, below the tasks bar
         setup.sink = bars.show  # tasks run here (cluster=sync); on workers: worker events
         setup.warnings = bars.say
         with tasks_bar(len(tasks), run_cfg.progress) as bar, progress_shown(runner, bars):
-            batches = _results(
-                runner, cutter, report.study, run_cfg.task_timeout_s, in_flight, metadata, setup
+            batches = finished_batches(
+                runner, cutter, report.study, run_cfg.task_timeout_s, metadata, setup
             )
             for finished in batches:
                 try:
@@ -407,208 +399,6 @@ def _check_writable(cfg: Mapping[str, Any], where: Path, what: str = "results") 
             f"paths.outputs={cfg['paths']['outputs']!r}: cannot write {what} under {where} "
             f"({exc.strerror or exc})"
         ) from None
-
-
-class BatchCutter:
-    """Cuts the plan's tasks into batches as they are needed, sized to take ~batch_seconds.
-
-    A batch is a grid and positions in it (a worker builds the tasks itself).  The first
-    batches (those submitted before any has finished) hold one task each; then the size
-    follows the solver time per task of the batches seen, never more than ``max_batch`` and
-    never so large that the last batches leave workers idle.
-
-    The time per task is a running average that weighs each finished batch half (not the
-    mean of everything seen): a worker's first tasks run with cold solver caches (on the
-    load benchmark ~1 ms a task, then ~0.3 ms), and the mean of everything seen kept the
-    batches small about twice as long (after a start ten times slower, 90% of the target
-    by the 18th batch against the 10th: tests/test_grid.py; the load benchmark 66-71
-    batches against 58).
-    """
-
-    def __init__(self, tasks: Plan, n_workers: int, run_cfg: RunConfig):
-        self.plan = tasks
-        self.left = len(tasks)
-        self.slices = tasks.slices()
-        self.current: tuple[int, np.ndarray] | None = None
-        self.n_workers = max(1, n_workers)
-        self.fixed = None if run_cfg.batch_size == "auto" else run_cfg.batch_size
-        self.max_batch = run_cfg.max_batch
-        self.seconds = run_cfg.batch_seconds
-        self.per_task: float | None = None  # solver seconds a task, a running average
-
-    def observe(self, seconds: float, n_tasks: int) -> None:
-        """Learn the time per task from a finished batch's solver seconds."""
-        if n_tasks <= 0:
-            return
-        latest = seconds / n_tasks
-        self.per_task = latest if self.per_task is None else (self.per_task + latest) / 2
-
-    def size(self) -> int:
-        if self.fixed is not None:
-            return self.fixed
-        if self.per_task is None:
-            return 1
-        per_task = max(self.per_task, 1e-6)
-        target = int(self.seconds / per_task)
-        # the last batches shrink so that no worker is left idle long, but not below a tenth
-        # of the target: every batch costs a few ms (a Parquet file, the scheduler), and a
-        # tail halving down to one task made ~40 of the ~100 batches of the load benchmark
-        fair = max(target // 10, self.left // (2 * self.n_workers))
-        return max(1, min(self.max_batch, target, fair))
-
-    def next_batch(self) -> TaskSlice | None:
-        """The next batch (never across two grids), or None when every task is out."""
-        if self.current is None or not len(self.current[1]):
-            self.current = next(self.slices, None)
-            if self.current is None:
-                return None
-        g, positions = self.current
-        size = self.size()
-        self.current = (g, positions[size:])
-        self.left -= min(size, len(positions))
-        return TaskSlice(self.plan.grids[g], positions[:size])
-
-
-class TaskSlice:
-    """A batch as Dask ships it: a grid and positions in it, one opaque object.
-
-    The worker builds the tasks and their ids (:meth:`Grid.tasks_at`), so the driver neither
-    builds nor pickles a task, and the scheduler (which unpickles every task spec it is
-    given) handles one small blob, not thousands of task dicts.  Positions go as their runs
-    of consecutive numbers (a fresh grid's batch is one run).
-    """
-
-    __slots__ = ("grid", "runs")
-
-    def __init__(self, grid: Grid, positions: np.ndarray):
-        self.grid = grid
-        self.runs = runs(positions)
-
-    def __len__(self) -> int:
-        return sum(b - a for a, b in self.runs)
-
-    def pairs(self) -> list[tuple[str, dict]]:
-        """The batch's (task_id, task) pairs, built now."""
-        return list(self.iter_pairs())
-
-    def iter_pairs(self) -> Iterator[tuple[str, dict]]:
-        """The batch's (task_id, task) pairs, each built when it is asked for."""
-        for a, b in self.runs:
-            yield from self.grid.tasks(a, b)
-
-    def __getstate__(self) -> bytes:
-        return pickle.dumps((self.grid, self.runs), protocol=pickle.HIGHEST_PROTOCOL)
-
-    def __setstate__(self, blob: bytes) -> None:
-        self.grid, self.runs = pickle.loads(blob)
-
-
-@dataclass(slots=True)
-class DoneBatch:
-    """A finished batch as the driver needs it: encoded files to store, and counts."""
-
-    files: list[store.EncodedFile]
-    n_tasks: int
-    n_rows: int
-    n_errors: int
-    seconds: float  # solver time of its tasks (batch sizing learns from it)
-    # ok tasks that left a checkpoint folder: cleared once these rows are stored
-    checkpointed: list[str] = field(default_factory=list)
-
-
-def done_batch(
-    rows: Iterable[dict], n_tasks: int, metadata: bytes, checkpointed: list[str] | None = None
-) -> DoneBatch:
-    """A batch's rows encoded as Parquet (where the batch ran), with their counts; ``rows``
-    is read once, as the solver makes them (see ``store.ENCODE_CHUNK``)."""
-    counts = {"rows": 0, "errors": 0, "seconds": 0.0}
-
-    def counted(rows: Iterable[dict]) -> Iterator[dict]:
-        for row in rows:
-            counts["rows"] += 1
-            counts["errors"] += row["status"] == "error"
-            counts["seconds"] += row["seconds"] or 0.0
-            yield row
-
-    files = store.encode_rows(counted(rows), metadata)
-    return DoneBatch(
-        files=files,
-        n_tasks=n_tasks,
-        n_rows=counts["rows"],
-        n_errors=counts["errors"],
-        seconds=counts["seconds"],
-        checkpointed=checkpointed if checkpointed is not None else [],
-    )
-
-
-def run_task_slice(
-    batch: TaskSlice,
-    study: str,
-    timeout,
-    metadata: bytes,
-    cluster: Any,
-    setup: LongTaskSetup | None = None,
-) -> DoneBatch:
-    """What the workers run: the batch's rows, encoded there, so the driver only writes.
-    Tasks are built, solved and encoded one after another, never held all at once; each in
-    its long-task context when ``setup`` is given."""
-    kept: list[str] = []
-    rows = batch_rows(batch.iter_pairs(), study, timeout, cluster, setup, kept)
-    return done_batch(rows, len(batch), metadata, kept)
-
-
-def _results(
-    runner,
-    cutter: BatchCutter,
-    study: str,
-    timeout,
-    in_flight: int,
-    metadata: bytes,
-    setup: LongTaskSetup | None = None,
-):
-    """A DoneBatch per finished batch, in completion order.
-
-    At most ``in_flight`` batches are submitted at a time; a batch whose worker died (or
-    that failed outside the solver) becomes error rows, and the study goes on.
-    """
-    if runner.client is None:
-        while (batch := cutter.next_batch()) is not None:
-            yield run_task_slice(batch, study, timeout, metadata, None, setup)
-        return
-    from distributed import as_completed
-
-    batch_of = {}
-
-    def submit(batch):
-        fut = runner.client.submit(
-            run_task_slice,
-            batch,
-            study,
-            timeout,
-            metadata,
-            runner.task_cluster,
-            setup,
-            pure=False,
-        )
-        batch_of[fut] = batch
-        return fut
-
-    first = []
-    while len(first) < in_flight and (batch := cutter.next_batch()) is not None:
-        first.append(submit(batch))
-    pending = as_completed(first)
-    for fut in finished(pending, runner.watch):  # the runner watches its workers meanwhile
-        batch = batch_of.pop(fut)
-        try:
-            done = fut.result()
-        except Exception as exc:  # the worker died, or the batch could not be run at all
-            rows = [batch_error_row(tid, task, study, exc) for tid, task in batch.pairs()]
-            done = done_batch(rows, len(batch), metadata)
-        fut.release()
-        yield done
-        nxt = cutter.next_batch()
-        if nxt is not None:
-            pending.add(submit(nxt))
 
 
 def _save_run_config(cfg: Mapping[str, Any], where: Path) -> Path:
