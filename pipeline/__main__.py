@@ -39,8 +39,8 @@ from pipeline.config import conf_dir
 from pipeline.ctrl_c import NOTHING_STORED, stopped_while_starting
 from pipeline.heap import frozen_for_exit
 from pipeline.launchers import JobFailed, check_launcher, is_multirun
-from pipeline.run import run_study, stored_counts
-from pipeline.store import StoreError
+from pipeline.run import run_study
+from pipeline.store import StoreError, stored_ids
 from pipeline.study import StudyError
 from pipeline.sweep_check import SweepRefused, sweep_stopped_message
 
@@ -420,7 +420,7 @@ def summary_stopped_message(report: Any, rerun: str) -> str:
     results = report.study_dir / "results"
     computed = report.computed
     this_run = f"{computed} task(s) computed and stored in this run; " if computed else ""
-    stored = stored_counts(results)
+    stored = _stored_counts(results)
     held = (
         f"the store holds {stored[0]} task(s) ({stored[1]} ok) in {results}, intact"
         if stored is not None
@@ -431,6 +431,15 @@ def summary_stopped_message(report: Any, rerun: str) -> str:
         f"stopped (Ctrl-C) while writing the summary: {this_run}{held}; "
         f"to write the summary: {rerun}"
     )
+
+
+def _stored_counts(results: Path) -> tuple[int, int] | None:
+    """(tasks, ok tasks) the store holds, or None when it cannot be read."""
+    try:
+        stored = stored_ids(results)
+    except Exception:  # noqa: BLE001 - a count for a message, never a new error
+        return None
+    return len(stored.every), len(stored.ok)
 
 
 def summary_command() -> str:

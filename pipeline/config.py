@@ -442,6 +442,22 @@ def cluster_config(cluster: Mapping[str, Any]) -> Any:
 REQUIRED = "???"  # Hydra's mark of a value the user must give (cluster.address)
 
 
+def plain(cfg: Any) -> Any:
+    """A config (OmegaConf or mapping) as plain dicts and lists."""
+    try:
+        from omegaconf import DictConfig, ListConfig, OmegaConf
+
+        if isinstance(cfg, DictConfig | ListConfig):
+            return OmegaConf.to_container(cfg, resolve=True)
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(cfg, Mapping):
+        return {k: plain(v) for k, v in cfg.items()}
+    if isinstance(cfg, list | tuple):
+        return [plain(v) for v in cfg]
+    return cfg
+
+
 def checked_config(cfg: Mapping[str, Any]) -> Config:
     """The validated run configuration; ConfigError naming the first bad key and value."""
     cluster = cfg.get("cluster")

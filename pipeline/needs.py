@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.backends.base import Workers
+from pipeline.config import StudyError
 from solvers.grid import Grid, _Recorder
 from solvers.longtask import Budget, Need, format_bytes
 from solvers.registry import Task, get_family, identity_params
@@ -47,15 +48,61 @@ def free_disk(path: Path) -> int:
 
 @dataclass(frozen=True)
 class Needed:
-    """The largest needs among a plan's tasks left to run (for ``stage=plan``), and how many
-    of the tasks with checkpoints the free disk holds at once (``at_once``: None when it
-    holds them all; the run then starts no more than that many at a time)."""
+    """The largest needs among a plan's tasks left to run, checked against ``where`` they
+    run, and how many of the tasks with checkpoints the free disk under ``study_dir`` holds
+    at once (``at_once``: None when it holds them all; the run then starts no more than that
+    many at a time).  ``Needed()``: a family without needs."""
 
     memory: tuple[str, Task, Need] | None = None  # (task id, task, need) of the most memory
     disk: tuple[str, Task, Need] | None = None
     at_once: int | None = None
     with_disk: int = 0  # tasks left to run that keep checkpoints
     free: int | None = None  # free bytes under the study folder, when asked
+    where: Workers | None = None
+    study_dir: Path | None = None
+
+    def lines(self) -> list[str]:
+        """``stage=plan``'s lines: the largest needs against the budget, and how many tasks
+        with checkpoints run at a time."""
+        lines = []
+        if self.memory is not None and self.where is not None:
+            tid, task, need = self.memory
+            where = self.where
+            budget = (
+                f"the budget is {format_bytes(where.budget.bytes)} from {where.budget.source}"
+                if where.budget is not None
+                else "the workers set no memory limit: each task checks its own machine"
+            )
+            lines.append(
+                f"  memory: the largest task ({describe(task)}) needs {format_bytes(need.memory)} "
+                f"per process on {where.count} worker{'s' * (where.count != 1)}"
+                f"{_note(need)}; {budget}"
+            )
+        if self.disk is not None:
+            tid, task, need = self.disk
+            lines.append(
+                f"  disk: the largest task ({describe(task)}) needs {format_bytes(need.disk)} of "
+                "checkpoints under the study folder"
+            )
+        at_once = self.at_once_line()
+        return lines if at_once is None else [*lines, at_once]
+
+    def at_once_line(self) -> str | None:
+        """The line saying that the tasks with checkpoints run a few at a time, or None."""
+        if self.at_once is None or self.disk is None or self.free is None:
+            return None
+        k = self.at_once
+        serial = self.where is not None and self.where.serial  # one task at a time anyway
+        return (
+            f"  disk: {format_bytes(self.free)} free under {self.study_dir} holds the "
+            f"checkpoints of {k} of the {self.with_disk} tasks that keep them (up to "
+            f"{format_bytes(self.disk[2].disk)} each): "
+            + (
+                "cluster=sync runs them one at a time"
+                if serial
+                else "they run " + ("one at a time" if k == 1 else f"{k} at a time")
+            )
+        )
 
 
 def fitting(disks: list[tuple[int, int]], free: int) -> int | None:
@@ -78,8 +125,6 @@ def check_needs(plan: Any, where: Workers, study_dir: Path) -> Needed:
     """Ask ``Family.needs`` of every class of tasks left to run; raise StudyError (one line:
     the task, its need, the budget and where it came from) for the first over the budget
     or over the free disk of the study folder.  Returns the largest needs found."""
-    from pipeline.study import StudyError
-
     fam = get_family(plan.family)
     if fam.needs is None:
         return Needed()
@@ -112,49 +157,8 @@ def check_needs(plan: Any, where: Workers, study_dir: Path) -> Needed:
             if need.disk and (top_disk is None or need.disk > top_disk[2].disk):
                 top_disk = (tid, task, need)
     at_once = None if free is None else fitting(disks, free)
-    return Needed(top_memory, top_disk, at_once, sum(n for _, n in disks), free)
-
-
-def at_once_text(needed: Needed, study_dir: Path, sync: bool = False) -> str | None:
-    """The line saying that the tasks with checkpoints run a few at a time, or None
-    (``sync``: the run executes one task at a time anyway)."""
-    if needed.at_once is None or needed.disk is None or needed.free is None:
-        return None
-    k = needed.at_once
-    return (
-        f"  disk: {format_bytes(needed.free)} free under {study_dir} holds the checkpoints of "
-        f"{k} of the {needed.with_disk} tasks that keep them (up to "
-        f"{format_bytes(needed.disk[2].disk)} each): "
-        + (
-            "cluster=sync runs them one at a time"
-            if sync
-            else "they run " + ("one at a time" if k == 1 else f"{k} at a time")
-        )
-    )
-
-
-def needs_text(needed: Needed, where: Workers) -> list[str]:
-    """``stage=plan``'s lines on the largest needs against the budget."""
-    lines = []
-    if needed.memory is not None:
-        tid, task, need = needed.memory
-        budget = (
-            f"the budget is {format_bytes(where.budget.bytes)} from {where.budget.source}"
-            if where.budget is not None
-            else "the workers set no memory limit: each task checks its own machine"
-        )
-        lines.append(
-            f"  memory: the largest task ({describe(task)}) needs {format_bytes(need.memory)} "
-            f"per process on {where.count} worker{'s' * (where.count != 1)}"
-            f"{_note(need)}; {budget}"
-        )
-    if needed.disk is not None:
-        tid, task, need = needed.disk
-        lines.append(
-            f"  disk: the largest task ({describe(task)}) needs {format_bytes(need.disk)} of "
-            "checkpoints under the study folder"
-        )
-    return lines
+    with_disk = sum(n for _, n in disks)
+    return Needed(top_memory, top_disk, at_once, with_disk, free, where, study_dir)
 
 
 def _note(need: Need) -> str:

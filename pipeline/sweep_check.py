@@ -62,7 +62,7 @@ class CheckEveryJob(Callback):
         job would be refused (a sweep with some good jobs runs them, the others exit 2)."""
         from hydra.core.global_hydra import GlobalHydra
 
-        from pipeline.run import preflight
+        from pipeline.study_run import prepared
 
         _sweep.append((time.time_ns(), config, GlobalHydra.instance().config_loader()))
         verdicts: dict[str, str | None] = {}
@@ -71,7 +71,7 @@ class CheckEveryJob(Callback):
             key = json.dumps(job, sort_keys=True, default=str)
             if key not in verdicts:
                 try:
-                    preflight(job)
+                    prepared(job)
                 except StudyError as exc:
                     verdicts[key] = str(exc)
                     continue
@@ -143,7 +143,7 @@ def sweep_stopped_message() -> str | None:
     if not _sweep:
         return None
     from pipeline import store
-    from pipeline.run import study_dir
+    from pipeline.study_folder import study_dir
 
     started, config, loader = _sweep[-1]
     try:

@@ -228,7 +228,7 @@ def test_auto_start_method_is_fork_on_linux_and_a_bad_one_names_the_key():
 def test_slurm_workers_run_without_the_profiler():
     from pipeline.backends.slurm import slurm_cluster_kwargs
 
-    kwargs = slurm_cluster_kwargs(OmegaConf.to_container(compose_config("cluster=slurm").cluster))
+    kwargs = slurm_cluster_kwargs(cluster_config(compose_config("cluster=slurm").cluster))
     prologue = kwargs["job_script_prologue"]
     assert "export DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False" in prologue
 

@@ -173,14 +173,14 @@ def test_a_scheduler_timeout_out_of_bounds_is_refused(outputs, timeout):
     """cluster.timeout=36500d was accepted, and a run waited 100 years in silence; like
     run.task_timeout_s, it is at most 30 days.  (The config check that every run makes
     first, before it connects: a hang, were the value accepted, is not a test.)"""
-    from pipeline.run import preflight
+    from pipeline.study_run import prepared
 
     cfg = compose_config(*cfg_overrides(outputs, timeout))
     with pytest.raises(StudyError, match=f"cluster.timeout='{timeout}': ") as err:
-        preflight(cfg)
+        prepared(cfg)
     assert ("at most 30d" if timeout != "0s" else "above 0 s") in str(err.value)
     assert nothing_at_all(outputs)
-    preflight(compose_config(*cfg_overrides(outputs, "30d")))  # the longest wait there is
+    prepared(compose_config(*cfg_overrides(outputs, "30d")))  # the longest wait there is
 
 
 @pytest.mark.parametrize(

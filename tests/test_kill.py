@@ -23,8 +23,10 @@ from tests_support import compose_config
 
 from pipeline import store
 from pipeline.backends import Backend
+from pipeline.config import plain
 from pipeline.index import read_study
-from pipeline.run import run_metadata, run_study
+from pipeline.provenance import run_metadata
+from pipeline.run import run_study
 from pipeline.summary import write_summary
 
 NAP_DRIVER = ROOT / "tests" / "nap_driver.py"
@@ -147,7 +149,7 @@ def test_every_reader_keeps_the_newest_rows_of_a_task_stored_twice(outputs):
     for row in rerun[:2]:
         row["woke"] += 100  # a recomputed value, to tell the newer row from the older
     rerun[2].update(status="error", error="RuntimeError: boom", woke=None)
-    store.write_rows(results, rerun, run_metadata(cfg))  # a newer file, as a rerun writes
+    store.write_rows(results, rerun, run_metadata(plain(cfg)))  # a newer file, as a rerun writes
     assert raw_rows(results) == 9  # what a plain Parquet reader sees until compaction
 
     rows = store.load_results(study)

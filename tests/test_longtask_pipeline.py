@@ -23,10 +23,9 @@ import pytest
 from tests_support import compose_config
 
 from pipeline.backends import Backend
-from pipeline.config import checked_config
+from pipeline.config import checked_config, plain
 from pipeline.needs import budgeted
 from pipeline.progress import ProgressBars, postfix
-from pipeline.run import _plain
 from solvers.longtask import Progress
 
 TOY = '''
@@ -151,7 +150,7 @@ def stored(folder: Path) -> pd.DataFrame:
 
 
 def conf_of(*overrides: str):
-    return checked_config(_plain(compose_config(*overrides)))
+    return checked_config(plain(compose_config(*overrides)))
 
 
 def where_it_runs(conf):
