@@ -158,7 +158,6 @@ def _tidy_store(run: StudyRun) -> store.StoredIds:
     remove_stale(run.folder)
     for path, reason in store.quarantine_bad_files(run.results, run.folder / "quarantine"):
         run.log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
-    store.upgrade_files(run.results)
     return store.compact(run.results)
 
 
