@@ -35,13 +35,12 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline.config import conf_dir
+from pipeline.config import StudyError, conf_dir
 from pipeline.ctrl_c import NOTHING_STORED, stopped_while_starting
 from pipeline.heap import frozen_for_exit
 from pipeline.launchers import JobFailed, check_launcher, is_multirun
 from pipeline.run import run_study
 from pipeline.store import StoreError, stored_ids
-from pipeline.study import StudyError
 from pipeline.sweep_check import SweepRefused, sweep_stopped_message
 
 CHOICE_GROUPS = ("study", "cluster", "paths")

@@ -29,7 +29,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from pipeline.study import StudyError
+from pipeline.config import StudyError
 
 JOB_DIR_RESOLVER = "guesslab_job_dir"
 _sweep_dir: list[str] = []  # the sweep folder of this process's multirun (driver only)

@@ -12,9 +12,8 @@ from omegaconf import OmegaConf
 from tests_support import cli, compose_config, python_output
 
 from pipeline import store
-from pipeline.config import cluster_config
+from pipeline.config import StudyError, cluster_config
 from pipeline.run import run_study
-from pipeline.study import StudyError
 
 dask_address = cluster_support.dask_address  # the fixture: a scheduler and two workers
 

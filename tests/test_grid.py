@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline.config import StudyError
 from pipeline.ids import IdSet, id_array, id_keys
 from pipeline.store import StoredIds
-from pipeline.study import StudyError, plan, planned
+from pipeline.study import plan, planned
 from solvers import registry
 from solvers.grid import Grid, _product_from, runs
 from solvers.registry import Family, Param, TaskError, as_int, task_id, validate

@@ -22,8 +22,8 @@ from nap_driver import nap_overrides, register_nap
 from tests_support import cli, compose_config
 
 from pipeline import store
+from pipeline.config import StudyError
 from pipeline.run import run_study
-from pipeline.study import StudyError
 
 TIMEOUT_S = 2.0
 

@@ -10,8 +10,8 @@ import yaml
 from conftest import ROOT
 from tests_support import cli, cli_in_process, compose_config
 
-from pipeline.config import checked_config, checked_study, plain
-from pipeline.study import StudyError, plan
+from pipeline.config import StudyError, checked_config, checked_study, plain
+from pipeline.study import plan
 
 VALID_STUDY_KEYS = "valid: name, family, description, grid, strategies, grids"
 

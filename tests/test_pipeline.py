@@ -11,8 +11,9 @@ from conftest import ROOT
 from tests_support import cli, compose_config, reference_task_id
 
 from pipeline import store
+from pipeline.config import StudyError
 from pipeline.run import run_study
-from pipeline.study import StudyError, plan, planned
+from pipeline.study import plan, planned
 from solvers import Family, Param, register, solve
 from solvers.registry import as_int, families
 

@@ -84,7 +84,7 @@ class DaskLauncher(Launcher):
 
     def _run_all(self, cluster: dict, jobs: list[tuple[int, list[str]]]) -> list[JobReturn]:
         from pipeline.backends import open_runner
-        from pipeline.study import StudyError
+        from pipeline.config import StudyError
 
         args = (self.hydra_context, self.config, self.task_function, Singleton.get_state())
         try:
