@@ -363,16 +363,17 @@ class Stopped(KeyboardInterrupt):
 def stop_on_first_ctrl_c() -> None:
     """The command's Ctrl-C: the first raises KeyboardInterrupt (the run closes its cluster
     and says in one line what is stored); every later one is ignored, so a second Ctrl-C
-    while the cluster closes no longer interrupts the closing with tracebacks (273 lines),
-    nor kills the process at exit.  The workers of a LocalCluster ignore Ctrl-C themselves
+    while the cluster closes neither interrupts the closing with tracebacks (273 lines) nor
+    kills the process at exit.  The workers of a LocalCluster ignore Ctrl-C themselves
     (pipeline.backends.worker_setup).  Left alone where Ctrl-C is not Python's default (a
     background job ignores it).
 
     A Ctrl-C whose KeyboardInterrupt is raised inside a finalizer (a weakref callback or a
     ``__del__`` the collector runs; the summary stage makes many) cannot stop the code the
-    finalizer interrupted: Python printed "Exception ignored in ..." and its traceback, and
-    the run went on to exit 0 with every later Ctrl-C ignored.  Such a KeyboardInterrupt is
-    printed no more, and the Ctrl-C is delivered again 5 ms later (``sys.unraisablehook``)."""
+    finalizer interrupted: Python would print "Exception ignored in ..." and its traceback,
+    and the run would go on to exit 0 with every later Ctrl-C ignored.  Such a
+    KeyboardInterrupt is not printed; the Ctrl-C is delivered again 5 ms later
+    (``sys.unraisablehook``)."""
     if signal.getsignal(signal.SIGINT) not in (signal.default_int_handler, stopped_while_starting):
         return
 

@@ -1,8 +1,9 @@
-"""A multirun checks every job's config before Hydra writes anything (issue 26, item 4).
+"""A multirun checks every job's config before Hydra writes anything.
 
 Hydra's sweeper creates the sweep folder (``hydra.sweep.dir``, made from ``paths.outputs``
-and ``study.name``) and writes ``multirun.yaml`` there before any job runs, so a refused
-config still left files, even outside ``paths.outputs`` (``study.name=../../escape``).
+and ``study.name``) and writes ``multirun.yaml`` there before any job runs, so without this
+check a refused config would leave files, even outside ``paths.outputs``
+(``study.name=../../escape``).
 :class:`CheckEveryJob`, a Hydra callback named in ``conf/config.yaml``, composes each job of
 the sweep at ``on_multirun_start`` (before the sweeper); when every job would be refused,
 the multirun exits 2 with nothing written.  A sweep with some good jobs runs them (the
@@ -10,7 +11,7 @@ folder is theirs) and each refused job exits 2 writing nothing of its own.
 
 Hydra also makes a folder for each job (``hydra.sweep.dir``/``hydra.sweep.subdir``, composed
 from the job's own overrides) before the job starts, so a refused job of a sweep with
-``study.name=good,../../escape`` still got ``escape/multirun/<time>/<n>`` outside
+``study.name=good,../../escape`` would get ``escape/multirun/<time>/<n>`` outside
 ``paths.outputs``.  Each job's folder is the sweep's folder instead: ``hydra.sweep.subdir``
 is ``${guesslab_job_dir:}``, which :class:`CheckEveryJob` resolves once in the driver to
 the sweep folder's absolute path (a path joined to an absolute one is that one), and every

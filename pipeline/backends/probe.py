@@ -1,13 +1,13 @@
-"""Is there a Dask scheduler at this address? Asked once, with a deadline (issue 26, item 2).
+"""Is there a Dask scheduler at this address? Asked once, with a deadline.
 
 ``distributed.Client`` waits forever on a port that accepts a connection and says nothing,
 and reads whatever another server (an HTTP server, a dashboard) sends as a Dask frame
-length: ``HTTP/1.1`` read as a length asked NumPy for 3.07 EiB.  Here one ``identity``
+length: ``HTTP/1.1`` read as a length asks NumPy for 3.07 EiB.  Here one ``identity``
 request goes out first, the whole exchange bounded by ``cluster.timeout`` in a thread of its
 own; anything but a scheduler's answer in time is a config error naming the address.
 
 The connection is tried once: ``distributed.comm.connect`` retries a refused connection until
-its timeout, so a port where nothing listens was reported, after the whole
+its timeout, so a port where nothing listens would be reported, after the whole
 ``cluster.timeout``, as "no answer"; a refusal is final here, and said at once.
 """
 
@@ -181,8 +181,8 @@ class NoWorkersWatch:
     (``Runner.watch``, called about once a second).
 
     When every worker has left (stopped, killed, lost with its node), the scheduler keeps
-    the run's tasks and waits for a worker, and the driver waited with it, silently, for
-    ever.  Now it says so at once, says how long it has waited (every 10 s the first minute,
+    the run's tasks and waits for a worker, and the driver would wait with it, silently,
+    for ever.  The watch says so at once, says how long it has waited (every 10 s the first minute,
     then every minute, then every 10 minutes past an hour), says when workers are back (the
     run goes on), and after ``cluster.timeout`` without any stops the run: ConfigError
     (exit status 2), the rows stored so far intact.
