@@ -485,19 +485,19 @@ def _message(exc: ValidationError, cfg: Mapping[str, Any], prefix: str = "") -> 
         del loc[1]  # the union's tag (cluster.kind), not a key
     if "[key]" in err["loc"]:  # a mapping's key that is not text (``1:`` in YAML)
         key = ".".join(str(p) for p in loc)
-        return f"{key}: a key must be a name, not {_short(err['input'])}"
+        return f"{key}: a key must be a name, not {short_repr(err['input'])}"
     key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
     reason = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         valid = ", ".join(_known(loc, cfg))
-        return f"{key}={_short(err['input'])}: unknown key; valid: {valid}"
+        return f"{key}={short_repr(err['input'])}: unknown key; valid: {valid}"
     if err["type"] == "missing":
         return f"{key}: required, and not given"
     if err["type"] in ("dict_type", "model_type"):
         reason = "must be a mapping of names to values"
     if err["type"] in ("string_type", "int_type", "float_type", "bool_type", "list_type"):
         reason = reason.replace("Input should be", "must be")
-    return f"{key}={_short(err['input'])}: {reason}"
+    return f"{key}={short_repr(err['input'])}: {reason}"
 
 
 def _known(loc: list[str | int], cfg: Mapping[str, Any]) -> list[str]:
@@ -523,7 +523,7 @@ def _section(annotation: Any) -> Any:
     return None
 
 
-def _short(value: Any, limit: int = 80) -> str:
+def short_repr(value: Any, limit: int = 80) -> str:
     """``repr(value)``, shortened in the middle past ``limit`` characters."""
     text = repr(value)
     if len(text) <= limit:

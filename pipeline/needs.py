@@ -23,7 +23,7 @@ import numpy as np
 
 from pipeline.backends.base import Workers
 from pipeline.config import StudyError
-from solvers.grid import Grid, _Recorder
+from solvers.grid import Grid, RecordingTask
 from solvers.longtask import Budget, Need, format_bytes
 from solvers.registry import Task, get_family, identity_params
 
@@ -184,7 +184,7 @@ def grid_needs(
         out, grew = [], False
         for position, count in _class_heads(grid, keep, sorted(read)):
             tid, task = next(grid.tasks_at([position]))
-            recorder = _Recorder(task)
+            recorder = RecordingTask(task)
             need = needs(recorder, workers)
             seen = (
                 set(axis_of.values())

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import store
-from pipeline.config import StudyError, _short
+from pipeline.config import StudyError, short_repr
 from pipeline.safe_paths import (
     INDEX_NAME,
     UnsafePath,
@@ -33,7 +33,7 @@ def check_path(outputs: Any, folder: Path) -> None:
     """Refuse a study folder whose path the file system cannot hold."""
     problem = path_length_problem(folder)
     if problem is not None:
-        raise StudyError(f"paths.outputs={_short(outputs)}: {problem}")
+        raise StudyError(f"paths.outputs={short_repr(outputs)}: {problem}")
 
 
 def check_safe(outputs: Any, folder: Path) -> None:
