@@ -186,11 +186,7 @@ def grid_needs(
             tid, task = next(grid.tasks_at([position]))
             recorder = RecordingTask(task)
             need = needs(recorder, workers)
-            seen = (
-                set(axis_of.values())
-                if recorder.everything
-                else {axis_of[k] for k in recorder.read if k in axis_of}
-            )
+            seen = recorder.axes_read(axis_of)
             if not seen <= read:
                 read |= seen
                 grew = True

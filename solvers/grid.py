@@ -261,8 +261,9 @@ def _literal(text: str) -> str:
 
 
 class RecordingTask(dict):
-    """A task that notes the keys a whole-task check reads, and whether it looked at all of
-    them (iterating, copying, comparing: then every axis counts as read)."""
+    """A task that notes the keys a function of it reads (a whole-task check, a family's
+    ``needs``), and whether it looked at all of them (iterating, copying, comparing: then
+    every axis counts as read)."""
 
     def __init__(self, task: Task):
         super().__init__(task)
@@ -280,6 +281,13 @@ class RecordingTask(dict):
     def __contains__(self, key):
         self.read.add(key)
         return dict.__contains__(self, key)
+
+    def axes_read(self, axis_of: Mapping[str, int]) -> set[int]:
+        """The numbers (``axis_of``: axis name -> number) of the axes read so far: every
+        axis once the whole task was looked at."""
+        if self.everything:
+            return set(axis_of.values())
+        return {axis_of[k] for k in self.read if k in axis_of}
 
     def _whole(self):
         self.everything = True
@@ -332,11 +340,7 @@ def _checked_classes(
                 dict.__setitem__(task, names[i], fresh_copy(canon[i][j]))
             before = dict(dict.items(task))
             fam.check_task(task)
-            seen = (
-                set(range(len(names)))
-                if task.everything
-                else {axis_of[k] for k in task.read if k in axis_of}
-            )
+            seen = task.axes_read(axis_of)
             if not seen <= read:
                 read |= seen
                 grew = True
