@@ -177,7 +177,7 @@ def test_run_py_is_the_story_of_a_run():
 def test_only_the_backends_know_the_cluster_kinds():
     """Outside pipeline/backends/ no code of the pipeline branches on a kind; each backend
     answers what it knows through the same calls."""
-    for path in (ROOT / "pipeline").rglob("*.py"):
+    for path in [*(ROOT / "pipeline").rglob("*.py"), *(ROOT / "pipeline").rglob("*.js")]:
         if "backends" not in path.relative_to(ROOT / "pipeline").parts:
             assert "kind ==" not in path.read_text(), path
     from pipeline.config import CLUSTER_KINDS
