@@ -221,7 +221,7 @@ def counted_stage(stage: str, study: dict) -> None:
     """What one process counted by --callgrind does (see :func:`callgrind_counts`)."""
     import numpy as np
 
-    from pipeline.run import TaskSlice, run_task_slice
+    from pipeline.batches import TaskSlice, run_task_slice
     from pipeline.study import planned
 
     grid = planned(study).grids[0]
@@ -455,8 +455,8 @@ def _timed_solve(fn, solve_cpu: list[float]):
 
 def breakdown(n_tasks: int, overrides: list[str]) -> None:
     """Print where one pipeline run's CPU time goes, as shares of the solver's work."""
+    import pipeline.batches
     import pipeline.execute
-    import pipeline.run
     from pipeline.study import planned
 
     study = load_study(n_tasks)
@@ -471,7 +471,9 @@ def breakdown(n_tasks: int, overrides: list[str]) -> None:
     solve_cpu = [0.0]
     with tempfile.TemporaryDirectory() as counts, tempfile.TemporaryDirectory() as tmp:
         pipeline.execute.solve = _timed_solve(pipeline.execute.solve, solve_cpu)
-        pipeline.run.run_task_slice = _counted(counts, pipeline.run.run_task_slice, solve_cpu)
+        pipeline.batches.run_task_slice = _counted(
+            counts, pipeline.batches.run_task_slice, solve_cpu
+        )
         cfg = pipeline_config(study, Path(tmp), "run", *overrides)
         (driver0, workers0), start = cpu_seconds(), time.perf_counter()
         report = run_study(cfg, log=lambda *_: None)

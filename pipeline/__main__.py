@@ -35,13 +35,12 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline.config import conf_dir
+from pipeline.config import StudyError, conf_dir
 from pipeline.ctrl_c import NOTHING_STORED, stopped_while_starting
 from pipeline.heap import frozen_for_exit
 from pipeline.launchers import JobFailed, check_launcher, is_multirun
-from pipeline.run import run_study, stored_counts
-from pipeline.store import StoreError
-from pipeline.study import StudyError
+from pipeline.run import run_study
+from pipeline.store import StoreError, stored_ids
 from pipeline.sweep_check import SweepRefused, sweep_stopped_message
 
 CHOICE_GROUPS = ("study", "cluster", "paths")
@@ -364,16 +363,17 @@ class Stopped(KeyboardInterrupt):
 def stop_on_first_ctrl_c() -> None:
     """The command's Ctrl-C: the first raises KeyboardInterrupt (the run closes its cluster
     and says in one line what is stored); every later one is ignored, so a second Ctrl-C
-    while the cluster closes no longer interrupts the closing with tracebacks (273 lines),
-    nor kills the process at exit.  The workers of a LocalCluster ignore Ctrl-C themselves
+    while the cluster closes neither interrupts the closing with tracebacks (273 lines) nor
+    kills the process at exit.  The workers of a LocalCluster ignore Ctrl-C themselves
     (pipeline.backends.worker_setup).  Left alone where Ctrl-C is not Python's default (a
     background job ignores it).
 
     A Ctrl-C whose KeyboardInterrupt is raised inside a finalizer (a weakref callback or a
     ``__del__`` the collector runs; the summary stage makes many) cannot stop the code the
-    finalizer interrupted: Python printed "Exception ignored in ..." and its traceback, and
-    the run went on to exit 0 with every later Ctrl-C ignored.  Such a KeyboardInterrupt is
-    printed no more, and the Ctrl-C is delivered again 5 ms later (``sys.unraisablehook``)."""
+    finalizer interrupted: Python would print "Exception ignored in ..." and its traceback,
+    and the run would go on to exit 0 with every later Ctrl-C ignored.  Such a
+    KeyboardInterrupt is not printed; the Ctrl-C is delivered again 5 ms later
+    (``sys.unraisablehook``)."""
     if signal.getsignal(signal.SIGINT) not in (signal.default_int_handler, stopped_while_starting):
         return
 
@@ -420,7 +420,7 @@ def summary_stopped_message(report: Any, rerun: str) -> str:
     results = report.study_dir / "results"
     computed = report.computed
     this_run = f"{computed} task(s) computed and stored in this run; " if computed else ""
-    stored = stored_counts(results)
+    stored = _stored_counts(results)
     held = (
         f"the store holds {stored[0]} task(s) ({stored[1]} ok) in {results}, intact"
         if stored is not None
@@ -431,6 +431,15 @@ def summary_stopped_message(report: Any, rerun: str) -> str:
         f"stopped (Ctrl-C) while writing the summary: {this_run}{held}; "
         f"to write the summary: {rerun}"
     )
+
+
+def _stored_counts(results: Path) -> tuple[int, int] | None:
+    """(tasks, ok tasks) the store holds, or None when it cannot be read."""
+    try:
+        stored = stored_ids(results)
+    except Exception:  # noqa: BLE001 - a count for a message, never a new error
+        return None
+    return len(stored.every), len(stored.ok)
 
 
 def summary_command() -> str:

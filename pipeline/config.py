@@ -417,11 +417,9 @@ def conf_dir() -> Path:
     return Path(str(importlib.resources.files("pipeline.conf")))
 
 
-def cluster_config(cluster: Mapping[str, Any] | BaseModel) -> Any:
+def cluster_config(cluster: Mapping[str, Any]) -> Any:
     """A checked cluster config: ``conf/cluster/<kind>.yaml`` with ``cluster``'s values over
     it (for Python callers: ``cluster_config({"kind": "local", "n_workers": 1})``)."""
-    if isinstance(cluster, BaseModel):
-        return cluster
     import yaml
     from omegaconf import DictConfig, OmegaConf
 
@@ -431,8 +429,7 @@ def cluster_config(cluster: Mapping[str, Any] | BaseModel) -> Any:
     kind = cluster.get("kind")
     cluster_model(kind)
     defaults = yaml.safe_load((conf_dir() / "cluster" / f"{kind}.yaml").read_text())
-    if kind == "address":
-        defaults.pop("address")  # "???" in the YAML: Hydra's mark of a required value
+    defaults = {k: v for k, v in defaults.items() if v != REQUIRED}
     merged = {**defaults, **cluster}
     if isinstance(cluster.get("tls"), Mapping):
         merged["tls"] = {**(defaults.get("tls") or {}), **cluster["tls"]}
@@ -440,6 +437,25 @@ def cluster_config(cluster: Mapping[str, Any] | BaseModel) -> Any:
         return _CLUSTER_ADAPTER.validate_python(merged)
     except ValidationError as exc:
         raise ConfigError(_message(exc, {"cluster": merged}, prefix="cluster")) from None
+
+
+REQUIRED = "???"  # Hydra's mark of a value the user must give (cluster.address)
+
+
+def plain(cfg: Any) -> Any:
+    """A config (OmegaConf or mapping) as plain dicts and lists."""
+    try:
+        from omegaconf import DictConfig, ListConfig, OmegaConf
+
+        if isinstance(cfg, DictConfig | ListConfig):
+            return OmegaConf.to_container(cfg, resolve=True)
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(cfg, Mapping):
+        return {k: plain(v) for k, v in cfg.items()}
+    if isinstance(cfg, list | tuple):
+        return [plain(v) for v in cfg]
+    return cfg
 
 
 def checked_config(cfg: Mapping[str, Any]) -> Config:
@@ -469,19 +485,19 @@ def _message(exc: ValidationError, cfg: Mapping[str, Any], prefix: str = "") -> 
         del loc[1]  # the union's tag (cluster.kind), not a key
     if "[key]" in err["loc"]:  # a mapping's key that is not text (``1:`` in YAML)
         key = ".".join(str(p) for p in loc)
-        return f"{key}: a key must be a name, not {_short(err['input'])}"
+        return f"{key}: a key must be a name, not {short_repr(err['input'])}"
     key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
     reason = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         valid = ", ".join(_known(loc, cfg))
-        return f"{key}={_short(err['input'])}: unknown key; valid: {valid}"
+        return f"{key}={short_repr(err['input'])}: unknown key; valid: {valid}"
     if err["type"] == "missing":
         return f"{key}: required, and not given"
     if err["type"] in ("dict_type", "model_type"):
         reason = "must be a mapping of names to values"
     if err["type"] in ("string_type", "int_type", "float_type", "bool_type", "list_type"):
         reason = reason.replace("Input should be", "must be")
-    return f"{key}={_short(err['input'])}: {reason}"
+    return f"{key}={short_repr(err['input'])}: {reason}"
 
 
 def _known(loc: list[str | int], cfg: Mapping[str, Any]) -> list[str]:
@@ -507,7 +523,7 @@ def _section(annotation: Any) -> Any:
     return None
 
 
-def _short(value: Any, limit: int = 80) -> str:
+def short_repr(value: Any, limit: int = 80) -> str:
     """``repr(value)``, shortened in the middle past ``limit`` characters."""
     text = repr(value)
     if len(text) <= limit:

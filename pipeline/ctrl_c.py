@@ -1,8 +1,8 @@
 """Ctrl-C while the command starts: one line, from the command's first moment.
 
 The command imports Hydra, Dask, pandas, pyarrow and the solvers before it reads a config
-(1-1.5 s, more on a busy machine).  Ctrl-C then interrupted whichever import was running and
-Python printed its traceback (27-61 lines).  :func:`starting` is installed before those
+(1-1.5 s, more on a busy machine).  Ctrl-C then interrupts whichever import is running, and
+Python's default prints its traceback (27-61 lines).  :func:`starting` is installed before those
 imports (by :func:`pipeline.command.cli` for ``guesslab``, at the top of
 ``pipeline/__main__.py`` for ``python -m pipeline``): until the command's own Ctrl-C handling
 takes over (``pipeline.__main__.stop_on_first_ctrl_c``), Ctrl-C ends the process at once

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pipeline.long_tasks import LongTaskSetup, finish
+from pipeline.task_context import LongTaskSetup, finish
 from solvers.longtask import Deferred, current, reset_current, set_current, using
 from solvers.registry import Row, get_family, param_columns, solve
 
@@ -98,9 +98,9 @@ def solve_with_timeout(task: dict, seconds: float, cluster: Any = None) -> list[
             os.close(read_fd)
             lock = threading.Lock()
 
-            def send(kind: bytes, payload: bytes) -> None:
+            def send(tag: bytes, payload: bytes) -> None:
                 with lock:
-                    _write_all(write_fd, kind + len(payload).to_bytes(8, "big") + payload)
+                    _write_all(write_fd, tag + len(payload).to_bytes(8, "big") + payload)
 
             relay = None
             if parent.sink is not None:
@@ -131,9 +131,9 @@ def solve_with_timeout(task: dict, seconds: float, cluster: Any = None) -> list[
             buffer += data
             while len(buffer) >= 9 and len(buffer) >= 9 + int.from_bytes(buffer[1:9], "big"):
                 end = 9 + int.from_bytes(buffer[1:9], "big")
-                kind, payload = bytes(buffer[:1]), bytes(buffer[9:end])
+                tag, payload = bytes(buffer[:1]), bytes(buffer[9:end])
                 del buffer[:end]
-                if kind == b"r":
+                if tag == b"r":
                     result = payload
                 elif parent.sink is not None:
                     parent.sink(pickle.loads(payload))

@@ -45,7 +45,7 @@ def frozen_for_exit() -> None:
     run): frozen objects are never collected, and a process that goes on would keep
     whatever garbage it held.  What the exit still does: ``atexit`` handlers (logging
     flushes and closes its files there), and objects freed by reference counting as the
-    modules are torn down.  What it no longer does: finalizers of objects left in reference
+    modules are torn down.  What it skips: finalizers of objects left in reference
     cycles; guesslab writes and closes every file before its run returns (atomic writes in
     ``with`` blocks), so none is left to one.
     """

@@ -10,7 +10,7 @@ import importlib.util
 import shutil
 from collections.abc import Sequence
 
-from pipeline.study import StudyError
+from pipeline.config import StudyError
 
 # launcher name -> (plugin module, what to install)
 LAUNCHERS: dict[str, tuple[str | None, str]] = {

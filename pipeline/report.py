@@ -380,9 +380,9 @@ def table_spec(title: str, frame: pd.DataFrame, formats: Mapping[str, str]) -> d
     """A table as the page's script reads it: columns (name, kind, format) and rows."""
     columns = []
     for col in frame.columns:
-        kind = column_kind(frame[col], str(col), formats.get(str(col)))
-        fmt = formats.get(str(col), ".10g" if kind == "number" else "")
-        columns.append({"name": str(col), "kind": kind, "format": fmt})
+        shown_as = column_kind(frame[col], str(col), formats.get(str(col)))
+        fmt = formats.get(str(col), ".10g" if shown_as == "number" else "")
+        columns.append({"name": str(col), "kind": shown_as, "format": fmt})
     rows = [[json_value(v) for v in row] for row in frame.itertuples(index=False)]
     return {"title": title, "columns": columns, "rows": rows}
 

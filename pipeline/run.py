@@ -1,4 +1,16 @@
-"""Run a study: check the config, plan tasks, skip stored ones, fan out, store, summarise.
+"""Run a study: one :class:`~pipeline.study_run.StudyRun` built from the config, then its
+stages, each handed the run.
+
+1. :func:`~pipeline.study_run.prepared`: the config checked and typed, the study's plan, the
+   cluster backend chosen and checked, the study folder's path.  Nothing is written.
+2. ``stage=plan`` (:func:`plan_text`): the tasks left against the store, their needs against
+   the budget (:mod:`pipeline.needs`).  Nothing is written.
+3. ``stage=run`` (:func:`run_tasks`): the needs checked; under the study's lock the store
+   tidied (:mod:`pipeline.store`) and the tasks left to run found; the backend opened, the
+   tasks cut into batches on its workers (:mod:`pipeline.batches`), each finished batch's
+   files stored as it comes back.
+4. ``stage=summary`` (:func:`summarise`): the store compacted, ``summary.md`` written with the
+   report and the index (:mod:`pipeline.summary`).
 
 :func:`run_study` is a plain function of a config mapping (what ``python -m pipeline``
 passes after Hydra composed it); tests and notebooks call it directly.
@@ -7,81 +19,25 @@ passes after Hydra composed it); tests and notebooks call it directly.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import errno
 import os
-import pickle
-import subprocess
 import sys
-import threading
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from importlib import metadata as importlib_metadata
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from pipeline import locking, store
-from pipeline.backends import check_cluster, exposure_warning, open_runner
-from pipeline.backends.base import finished, quiet_dask_logs
-from pipeline.config import Config, RunConfig, _short, checked_config
-from pipeline.execute import batch_error_row, batch_rows
-from pipeline.long_tasks import (
-    LongTaskSetup,
-    ProgressBars,
-    at_once_text,
-    check_needs,
-    clear_checkpoints,
-    needs_text,
-    progress_shown,
-    remove_empty_checkpoints,
-    where_it_runs,
-)
-from pipeline.safe_paths import (
-    INDEX_NAME,
-    UnsafePath,
-    check_study_folder,
-    ensure_dir,
-    kind,
-    open_regular,
-    path_length_problem,
-)
+from pipeline.batches import BatchCutter, DoneBatch, finished_batches
+from pipeline.config import StudyError
+from pipeline.needs import Needed, check_needs
+from pipeline.progress import ProgressBars, progress_shown, shown, tasks_bar
+from pipeline.provenance import run_metadata, save_run_config
 from pipeline.staging import remove_stale
-from pipeline.study import Plan, StudyError, planned
-from solvers.grid import Grid, runs
+from pipeline.study import Plan
+from pipeline.study_folder import check_results_target, check_safe, check_summary_target
+from pipeline.study_run import StudyReport, StudyRun, prepared
+from pipeline.task_context import LongTaskSetup, clear_checkpoints, remove_empty_checkpoints
 from solvers.registry import get_family
-
-PACKAGES = ("guesslab", "dask", "distributed", "pyarrow", "pandas", "numpy", "hydra-core")
-
-
-@dataclass
-class StudyReport:
-    """What a run did: counts of tasks and rows, where the study lives."""
-
-    study: str
-    study_dir: Path
-    planned: int = 0
-    skipped: int = 0
-    computed: int = 0
-    errors: int = 0
-    rows_written: int = 0
-    files: list[Path] = field(default_factory=list)
-    summary: Path | None = None
-    run_record: Path | None = None  # this run's runs/<time>.yaml, once written
-    stage: str | None = None  # the stage under way: "run", then "summary"
-
-    def line(self) -> str:
-        """One line for the terminal."""
-        return (
-            f"study {self.study}: {self.planned} tasks, {self.skipped} already stored, "
-            f"{self.computed} computed, {self.errors} failed; store {self.study_dir / 'results'}"
-        )
-
-
-def study_dir(cfg: Mapping[str, Any]) -> Path:
-    """The folder of the configured study: <paths.outputs>/<study.name>."""
-    return Path(str(cfg["paths"]["outputs"])).expanduser().resolve() / str(cfg["study"]["name"])
 
 
 def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
@@ -89,297 +45,171 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
 
     Raises StudyError (naming the config key and value) before anything is written.
     """
-    cfg = _plain(cfg)
-    conf, tasks = preflight(cfg)
-    study = conf.study.plain()
-    report = StudyReport(study=study["name"], study_dir=study_dir(cfg), planned=tasks.n_tasks)
-    results = report.study_dir / "results"
-    try:  # never a link out of the study folder, nor a FIFO that would hang a reader
-        check_study_folder(report.study_dir)
-    except UnsafePath as exc:
-        raise StudyError(f"paths.outputs={cfg['paths']['outputs']!r}: {exc}") from None
-    if conf.stage in ("all", "summary"):
-        check_summary_target(cfg, report.study_dir, stored_only=conf.stage == "summary")
-    if conf.stage == "plan":
-        log(plan_text(tasks, results, conf))
-        return report
-    warning = exposure_warning(conf.cluster)
+    run = prepared(cfg, log)
+    stage = run.conf.stage
+    check_safe(run.outputs, run.folder)  # no link out of the study folder, no FIFO in it
+    if stage in ("all", "summary"):
+        check_summary_target(run.outputs, run.folder, stored_only=stage == "summary")
+    if stage == "plan":
+        log(plan_text(run))
+        return run.report
+    warning = run.backend.exposure_warning()
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
     try:
-        _run_stages(cfg, conf, tasks, report, study, log)
+        if stage in ("all", "run"):
+            run_tasks(run)
+        if stage in ("all", "summary"):
+            summarise(run)
     except BaseException as exc:
-        _attach(exc, report)  # what the command's one line on Ctrl-C says was stored
+        _attach(exc, run.report)  # what the command's one line on Ctrl-C says was stored
         raise
-    return report
+    return run.report
 
 
-def _run_stages(cfg, conf: Config, tasks: Plan, report: StudyReport, study, log) -> None:
-    """The run (``stage=all|run``), then the summary (``stage=all|summary``)."""
-    results = report.study_dir / "results"
-    if conf.stage in ("all", "run"):
-        report.stage = "run"
-        setup = long_task_setup(conf, tasks, report.study_dir, log)  # refuses a need over budget
-        _run_tasks(cfg, conf, tasks, results, report, log, setup)
-    if conf.stage in ("all", "summary"):
-        report.stage = "summary"  # from here on the store is whole, whatever stops the command
-        from pipeline.summary import write_summary
-
-        with locking.study_lock(report.study_dir):  # parallel jobs: the last sees all rows
-            counts = _compacted(results, log)  # compaction replaces files whole
-            report.summary = write_summary(report.study_dir, study, counts=counts)
-        log(f"summary: {report.summary}")
-
-
-def _attach(exc: BaseException, report: StudyReport) -> None:
-    """``report`` as ``exc.report``: what the command's one line on Ctrl-C says was stored
-    (a library may raise an error of its own for a Ctrl-C: pipeline.__main__)."""
-    with contextlib.suppress(AttributeError, TypeError):
-        exc.report = report  # type: ignore[attr-defined]
-
-
-def _compacted(results: Path, log) -> store.StoreCounts:
-    """The store's counts for the summary, after compacting it if a task is in two files (a
-    run killed between storing a rerun task and compacting); the caller holds the lock."""
-    counts = store.store_counts(results)
-    if counts.superseded:
-        store.compact(results)
-        log(f"store: {counts.superseded} superseded row(s) dropped (tasks stored again later)")
-        counts = store.store_counts(results)
-    return counts
-
-
-def stored_counts(results: Path) -> tuple[int, int] | None:
-    """(tasks, ok tasks) the store holds (what ``stage=plan`` counts), or None when it
-    cannot be read."""
-    try:
-        stored = store.stored_ids(results)
-    except Exception:  # noqa: BLE001 - a count for a message, never a new error
-        return None
-    return len(stored.every), len(stored.ok)
-
-
-def preflight(cfg: Mapping[str, Any]) -> tuple[Config, Plan]:
-    """The checked config and the study's plan; StudyError (naming the key) for a config
-    that cannot run, before anything is written (a multirun checks every job with it)."""
-    cfg = _plain(cfg)
-    conf = checked_config(cfg)
-    problem = path_length_problem(study_dir(cfg))
-    if problem is not None:
-        raise StudyError(f"paths.outputs={_short(cfg['paths']['outputs'])}: {problem}")
-    quiet_dask_logs()
-    tasks = planned(conf.study)
-    check_cluster(conf.cluster)
-    return conf, tasks
-
-
-def check_summary_target(cfg: Mapping[str, Any], where: Path, stored_only: bool) -> None:
-    """Refuse, before any work, a summary that could not be written: ``<paths.outputs>/
-    index.html`` a folder (the index goes there); with ``stored_only`` (``stage=summary``)
-    also a study with no stored results (a misspelled name would get an empty summary, or
-    overwrite a folder of the user's) and a study folder or paths.outputs that cannot be
-    written.  Nothing is made or written."""
-    outputs = cfg["paths"]["outputs"]
-    index = where.parent / INDEX_NAME
-    if kind(index) == "folder":
-        raise StudyError(
-            f"paths.outputs={outputs!r}: {index} is a folder, where every summary writes the "
-            "index of the studies in paths.outputs; move it away (a study's folder: rename it)"
-        )
-    if not stored_only:
-        return
-    if not store.result_files(where / "results"):
-        from pipeline.index import study_dirs
-
-        names = [p.name for p in study_dirs(where.parent)]
-        more = f" and {len(names) - 10} more" if len(names) > 10 else ""
-        held = ", ".join(names[:10]) + more if names else "none"
-        raise StudyError(
-            f"study.name={where.name!r}: no results are stored in {where}, so stage=summary "
-            f"has nothing to summarise and wrote nothing; studies with results in "
-            f"paths.outputs={outputs!r}: {held}"
-        )
-    _check_writable(cfg, where, "the summary")
-    _check_writable(cfg, where.parent, "the index of its studies")
-
-
-def long_task_setup(conf: Config, tasks: Plan, where: Path, log=print) -> LongTaskSetup:
-    """The tasks' long-task context (budget, workers, checkpoints, progress), after the
-    family's needs of the tasks left to run were checked against the budget (StudyError
-    when one is over: before any work); when the free disk holds the checkpoints of only a
-    few of them at once, they run that many at a time (one line says so)."""
-    place = where_it_runs(conf)
-    at_once = None
-    if get_family(tasks.family).needs is not None:
-        stored = store.stored_ids(where / "results")
-        tasks.against_store(stored.ok, stored.every, recompute=conf.store.recompute)
-        needed = check_needs(tasks, place, where)
-        at_once = needed.at_once
-        size = conf.run.batch_size
-        if at_once is not None and size != "auto" and size > at_once:
-            raise StudyError(
-                f"run.batch_size={size}: a batch keeps its tasks' checkpoints until its rows "
-                f"are stored, and the free disk under {where} holds those of {at_once} of "
-                f"these tasks at once; set run.batch_size=auto (or at most {at_once})"
-            )
-        line = at_once_text(needed, where, conf.cluster.kind == "sync")
-        if line is not None:
-            log(line.strip())
-    return LongTaskSetup(place, where, progress=_shown(conf.run.progress), at_once=at_once)
-
-
-def plan_text(tasks: Plan, results: Path, conf: Config | None = None) -> str:
+def plan_text(run: StudyRun) -> str:
     """What ``stage=plan`` prints: tasks, how many are stored, the solver time to expect,
-    and (given ``conf``, for a family with ``needs``) the largest task's memory and disk
-    against the budget; StudyError for a task over it."""
-    stored = store.stored_ids(results)
-    tasks.against_store(stored.ok, stored.every)
-    needs: list[str] = []
-    if conf is not None and get_family(tasks.family).needs is not None:
-        place = where_it_runs(conf)
-        needed = check_needs(tasks, place, results.parent)
-        needs = needs_text(needed, place)
-        line = at_once_text(needed, results.parent, conf.cluster.kind == "sync")
-        if line is not None:
-            needs.append(line)
-    lines = [
-        f"study {tasks.name}: {tasks.n_tasks:,} tasks ({_counted(tasks.parts, 'grid')}"
-        + (f", {_counted(len(tasks.strategies), 'strategy')}" if tasks.strategies else "")
-        + f"), {tasks.stored:,} already stored, {len(tasks):,} to run",
-    ]
-    if tasks.repeated:
-        lines.append(f"  ({tasks.repeated:,} grid points repeat an earlier task and run once)")
-    if not len(tasks):
-        lines.append("  solver time: none, every task is stored")
-    elif (estimate := tasks.estimated_seconds()) is None:
-        family = tasks.family
-        lines.append(f"  solver time: no estimate (family {family} has no model for these tasks)")
-    else:
-        seconds, sampled = estimate
-        lines.append(
-            f"  solver time: about {_duration(seconds)} for the tasks to run (the family's "
-            f"estimate, from {sampled:,} sampled tasks)"
+    and (for a family with ``needs``) the largest task's memory and disk against the
+    budget; StudyError for a task over it."""
+    left, needed = _tasks_left(run)
+    return "\n".join(
+        [*left.described(), *needed.lines(), "  nothing was run or written (stage=plan)"]
+    )
+
+
+def _tasks_left(run: StudyRun, recompute: bool = False) -> tuple[Plan, Needed]:
+    """The tasks left to run against the store as it stands (read only), and the family's
+    needs of them checked against the budget and the free disk: StudyError for one over
+    either (a family without needs is asked nothing)."""
+    left = run.plan.left_to_run(store.stored_ids(run.results), recompute=recompute)
+    if get_family(run.plan.family).needs is None:
+        return left, Needed()
+    return left, check_needs(left, run.workers, run.folder)
+
+
+def long_task_setup(run: StudyRun) -> LongTaskSetup:
+    """The tasks' long-task context (budget, workers, checkpoints, progress), after the
+    family's needs of the tasks left to run were checked (before any work); when the free
+    disk holds the checkpoints of only a few of them at once, they run that many at a time
+    (one line says so)."""
+    workers = run.workers
+    needed = Needed()
+    if get_family(run.plan.family).needs is not None:  # the store is read for needs only
+        _, needed = _tasks_left(run, recompute=run.conf.store.recompute)
+    size = run.conf.run.batch_size
+    if needed.at_once is not None and size != "auto" and size > needed.at_once:
+        raise StudyError(
+            f"run.batch_size={size}: a batch keeps its tasks' checkpoints until its rows "
+            f"are stored, and the free disk under {run.folder} holds those of "
+            f"{needed.at_once} of these tasks at once; set run.batch_size=auto (or at most "
+            f"{needed.at_once})"
         )
-    lines += needs
-    lines.append("  nothing was run or written (stage=plan)")
-    return "\n".join(lines)
+    if (line := needed.at_once_line()) is not None:
+        run.log(line.strip())
+    progress = shown(run.conf.run.progress)
+    return LongTaskSetup(workers.budget, workers.count, run.folder, progress, needed.at_once)
 
 
-def _counted(n: int, noun: str) -> str:
-    """``1 grid``, ``3 grids``, ``2 strategies``."""
-    if n == 1:
-        return f"1 {noun}"
-    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
-
-
-def _duration(seconds: float) -> str:
-    """A time span for people: 42 s, 3.5 min, 2.1 h, 4.0 days."""
-    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
-        if seconds >= 2 * size:
-            return f"{seconds / size:.1f} {unit}"
-    return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
-
-
-def _run_tasks(cfg, conf: Config, tasks, results: Path, report: StudyReport, log, setup) -> None:
-    new_root = locking.first_missing(report.study_dir)
+def run_tasks(run: StudyRun) -> None:
+    """``stage=run``: the tasks left to run computed and stored; a run stopped or failed
+    before it stored anything leaves nothing behind (no run record, no folder it made)."""
+    run.report.stage = "run"
+    setup = long_task_setup(run)  # refuses a need over the budget
+    new_root = locking.first_missing(run.folder)
     try:
-        _run_tasks_in(cfg, conf, tasks, results, report, log, setup)
+        _run_in_store(run, setup)
     except BaseException:
-        if not report.files:  # stopped or failed before storing anything: nothing is left
-            if report.run_record is not None:  # no record of a run that stored nothing
-                report.run_record.unlink(missing_ok=True)
+        record = run.report.run_record
+        if not run.report.files:  # nothing stored: nothing is left
+            if record is not None:
+                record.unlink(missing_ok=True)
                 with contextlib.suppress(OSError):
-                    report.run_record.parent.rmdir()  # runs/, if this run made it
+                    record.parent.rmdir()  # runs/, if this run made it
             if new_root is not None:
                 locking.remove_if_untouched(new_root)
         raise
 
 
-def _run_tasks_in(cfg, conf: Config, tasks, results: Path, report: StudyReport, log, setup):
-    _check_writable(cfg, report.study_dir)
-    if results.exists() and not results.is_dir():
-        raise StudyError(
-            f"paths.outputs={cfg['paths']['outputs']!r}: {results} is a file, not the results "
-            "folder; move it away (or choose another paths.outputs)"
-        )
+def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
+    check_results_target(run.outputs, run.folder)
     # other jobs of a parallel multirun may share this store: temporaries are deleted only
     # when no other job is computing, and upkeep and summaries take turns
-    with locking.running(report.study_dir, lambda: store.remove_temporaries(results)):
-        with locking.study_lock(report.study_dir):
+    with locking.running(run.folder, lambda: store.remove_temporaries(run.results)):
+        with locking.study_lock(run.folder):
             # listed before compacting: compact reads each of these files (and maybe more)
-            stored = set(store.result_files(results))
-            done = _tidy_store(results, report.study_dir, log)
-        _run_todo(cfg, conf, tasks, results, report, log, done, stored, setup)
+            before = set(store.result_files(run.results))
+            stored = _tidy_store(run)
+        left = run.plan.left_to_run(stored, recompute=run.conf.store.recompute)
+        run.report.skipped = left.stored
+        run.log(f"study {run.report.study}: {left.n_tasks} tasks, {left.stored} already stored")
+        if not len(left):
+            return
+        _compute(run, left, setup)
+        remove_empty_checkpoints(run.folder)
+        with locking.study_lock(run.folder):  # a rerun task's rows supersede its stored ones
+            if left.supersedes or _written_by_others(run.results, before, run.report.files):
+                store.compact(run.results)
+        run.log(run.report.line())
 
 
-def _tidy_store(results: Path, where: Path, log) -> store.StoredIds:
-    """Quarantine foreign files, upgrade old-layout ones, compact, remove the staging folders
-    of summaries killed mid-write; the ids stored."""
-    remove_stale(where)
-    for path, reason in store.quarantine_bad_files(results, where / "quarantine"):
-        log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
-    store.upgrade_files(results)
-    return store.compact(results)
+def _tidy_store(run: StudyRun) -> store.StoredIds:
+    """Quarantine foreign files, compact, remove the staging folders of summaries killed
+    mid-write; the ids stored."""
+    remove_stale(run.folder)
+    for path, reason in store.quarantine_bad_files(run.results, run.folder / "quarantine"):
+        run.log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
+    return store.compact(run.results)
 
 
-def _run_todo(
-    cfg, conf: Config, tasks: Plan, results, report: StudyReport, log, done, stored, setup
-) -> None:
-    # rows this run writes supersede stored ones only if it reruns a stored task
-    supersedes = tasks.against_store(done.ok, done.every, recompute=conf.store.recompute)
-    report.skipped = tasks.stored
-    log(f"study {report.study}: {tasks.n_tasks} tasks, {report.skipped} already stored")
-    if not len(tasks):
-        return
-    metadata = store.metadata_bytes(run_metadata(cfg))
-    run_cfg = conf.run
-    with open_runner(conf.cluster) as runner:
-        report.run_record = _save_run_config(cfg, report.study_dir)  # the cluster answered
-        runner.log_file = report.run_record.with_suffix(".log")  # detail spared the terminal
-        log(f"running {len(tasks)} tasks on {runner.description}")
-        cutter = BatchCutter(tasks, runner.n_workers, run_cfg)
-        in_flight = run_cfg.max_in_flight * runner.n_workers
-        if setup.at_once is not None:  # the disk holds a few tasks' checkpoints at a time
-            cutter.fixed = cutter.fixed or 1
-            in_flight = min(in_flight, max(1, setup.at_once // cutter.fixed))
-        bars = ProgressBars(setup.progress, log)  # running long tasks, below the tasks bar
+def _compute(run: StudyRun, left: Plan, setup: LongTaskSetup) -> None:
+    """The tasks ``left`` to run, in batches on the backend's workers; each finished batch's
+    files stored as it comes back."""
+    metadata = store.metadata_bytes(run_metadata(run.given))
+    settings = run.conf.run
+    with run.backend.open() as runner:
+        run.report.run_record = save_run_config(run.given, run.folder)  # the cluster answered
+        runner.log_file = run.report.run_record.with_suffix(".log")  # detail spared the terminal
+        run.log(f"running {len(left)} tasks on {runner.description}")
+        cutter = BatchCutter(left, runner.n_workers, settings, setup.at_once)
+        bars = ProgressBars(setup.progress, run.log)  # running long tasks, below the tasks bar
         setup.sink = bars.show  # tasks run here (cluster=sync); on workers: worker events
         setup.warnings = bars.say
-        with _progress(len(tasks), run_cfg.progress) as bar, progress_shown(runner, bars):
-            batches = _results(
-                runner, cutter, report.study, run_cfg.task_timeout_s, in_flight, metadata, setup
-            )
-            for finished in batches:
-                try:
-                    report.files += store.write_encoded(results, finished.files)
-                except store.StoreError as exc:
-                    raise store.StoreError(write_failed(cfg, exc, report)) from exc
-                clear_checkpoints(report.study_dir, finished.checkpointed)  # rows are stored
-                report.rows_written += finished.n_rows
-                report.computed += finished.n_tasks
-                report.errors += finished.n_errors
-                cutter.observe(finished.seconds, finished.n_tasks)
-                bar.update(finished.n_tasks)
-    remove_empty_checkpoints(report.study_dir)
-    with locking.study_lock(report.study_dir):
-        if supersedes or _written_by_others(results, stored, report.files):
-            store.compact(results)
-    log(report.line())
+        timeout = settings.task_timeout_s
+        with tasks_bar(len(left), settings.progress) as bar, progress_shown(runner, bars):
+            for done in finished_batches(
+                runner, cutter, run.report.study, timeout, metadata, setup
+            ):
+                _stored(run, done)
+                cutter.observe(done.seconds, done.n_tasks)
+                bar.update(done.n_tasks)
 
 
-def write_failed(cfg: Mapping[str, Any], exc: store.StoreError, report: StudyReport) -> str:
+def _stored(run: StudyRun, done: DoneBatch) -> None:
+    """A finished batch's files written to the store, its tasks' checkpoints cleared."""
+    report = run.report
+    try:
+        report.files += store.write_encoded(run.results, done.files)
+    except store.StoreError as exc:
+        raise store.StoreError(write_failed(run, exc)) from exc
+    clear_checkpoints(run.folder, done.checkpointed)  # their rows are stored
+    report.rows_written += done.n_rows
+    report.computed += done.n_tasks
+    report.errors += done.n_errors
+
+
+def write_failed(run: StudyRun, exc: store.StoreError) -> str:
     """The one line for a batch the store could not write (a full disk, say): where, why,
     that what is stored is intact (each results file is written whole or not at all) and
     that the same command resumes."""
     code = getattr(exc.__cause__, "errno", None)
     why = os.strerror(code) if code else str(exc)
     free = "free some space, then " if code in DISK_FULL else ""
+    report = run.report
     return (
-        f"paths.outputs={cfg['paths']['outputs']!r}: cannot write results to "
-        f"{exc.folder or report.study_dir / 'results'} ({why}); the stored results are "
-        f"intact (no partial file is left; {report.computed} task(s) of this run stored, "
-        f"{report.skipped} stored before): {free}run the same command again to resume "
-        "(stored tasks are skipped)"
+        f"paths.outputs={run.outputs!r}: cannot write results to {exc.folder or run.results} "
+        f"({why}); the stored results are intact (no partial file is left; "
+        f"{report.computed} task(s) of this run stored, {report.skipped} stored before): "
+        f"{free}run the same command again to resume (stored tasks are skipped)"
     )
 
 
@@ -392,312 +222,25 @@ def _written_by_others(results: Path, stored: set[Path], ours: list[Path]) -> bo
     return bool(set(store.result_files(results)) - stored - set(ours))
 
 
-def _check_writable(cfg: Mapping[str, Any], where: Path, what: str = "results") -> None:
-    """Refuse, before any work, an output folder that cannot be written."""
-    try:
-        where.mkdir(parents=True, exist_ok=True)
-        probe = where / f".write-probe-{os.getpid()}"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-        os.close(os.open(probe, flags, 0o600))
-        probe.unlink()
-    except OSError as exc:
-        raise StudyError(
-            f"paths.outputs={cfg['paths']['outputs']!r}: cannot write {what} under {where} "
-            f"({exc.strerror or exc})"
-        ) from None
+def summarise(run: StudyRun) -> None:
+    """``stage=summary``: the store compacted if a task is in two files, then the summary."""
+    run.report.stage = "summary"  # from here on the store is whole, whatever stops the command
+    from pipeline.summary import write_summary
+
+    with locking.study_lock(run.folder):  # parallel jobs: the last sees all rows
+        counts = store.store_counts(run.results)
+        if counts.superseded:  # a run killed between storing a rerun task and compacting
+            store.compact(run.results)  # replaces files whole
+            run.log(
+                f"store: {counts.superseded} superseded row(s) dropped (tasks stored again later)"
+            )
+            counts = store.store_counts(run.results)
+        run.report.summary = write_summary(run.folder, run.conf.study.plain(), counts=counts)
+    run.log(f"summary: {run.report.summary}")
 
 
-class BatchCutter:
-    """Cuts the plan's tasks into batches as they are needed, sized to take ~batch_seconds.
-
-    A batch is a grid and positions in it (a worker builds the tasks itself).  The first
-    batches (those submitted before any has finished) hold one task each; then the size
-    follows the solver time per task of the batches seen, never more than ``max_batch`` and
-    never so large that the last batches leave workers idle.
-
-    The time per task is a running average that weighs each finished batch half (not the
-    mean of everything seen): a worker's first tasks run with cold solver caches (on the
-    load benchmark ~1 ms a task, then ~0.3 ms), and the mean of everything seen kept the
-    batches small about twice as long (after a start ten times slower, 90% of the target
-    by the 18th batch against the 10th: tests/test_grid.py; the load benchmark 66-71
-    batches against 58).
-    """
-
-    def __init__(self, tasks: Plan, n_workers: int, run_cfg: RunConfig):
-        self.plan = tasks
-        self.left = len(tasks)
-        self.slices = tasks.slices()
-        self.current: tuple[int, np.ndarray] | None = None
-        self.n_workers = max(1, n_workers)
-        self.fixed = None if run_cfg.batch_size == "auto" else run_cfg.batch_size
-        self.max_batch = run_cfg.max_batch
-        self.seconds = run_cfg.batch_seconds
-        self.per_task: float | None = None  # solver seconds a task, a running average
-
-    def observe(self, seconds: float, n_tasks: int) -> None:
-        """Learn the time per task from a finished batch's solver seconds."""
-        if n_tasks <= 0:
-            return
-        latest = seconds / n_tasks
-        self.per_task = latest if self.per_task is None else (self.per_task + latest) / 2
-
-    def size(self) -> int:
-        if self.fixed is not None:
-            return self.fixed
-        if self.per_task is None:
-            return 1
-        per_task = max(self.per_task, 1e-6)
-        target = int(self.seconds / per_task)
-        # the last batches shrink so that no worker is left idle long, but not below a tenth
-        # of the target: every batch costs a few ms (a Parquet file, the scheduler), and a
-        # tail halving down to one task made ~40 of the ~100 batches of the load benchmark
-        fair = max(target // 10, self.left // (2 * self.n_workers))
-        return max(1, min(self.max_batch, target, fair))
-
-    def next_batch(self) -> TaskSlice | None:
-        """The next batch (never across two grids), or None when every task is out."""
-        if self.current is None or not len(self.current[1]):
-            self.current = next(self.slices, None)
-            if self.current is None:
-                return None
-        g, positions = self.current
-        size = self.size()
-        self.current = (g, positions[size:])
-        self.left -= min(size, len(positions))
-        return TaskSlice(self.plan.grids[g], positions[:size])
-
-
-class TaskSlice:
-    """A batch as Dask ships it: a grid and positions in it, one opaque object.
-
-    The worker builds the tasks and their ids (:meth:`Grid.tasks_at`), so the driver neither
-    builds nor pickles a task, and the scheduler (which unpickles every task spec it is
-    given) handles one small blob, not thousands of task dicts.  Positions go as their runs
-    of consecutive numbers (a fresh grid's batch is one run).
-    """
-
-    __slots__ = ("grid", "runs")
-
-    def __init__(self, grid: Grid, positions: np.ndarray):
-        self.grid = grid
-        self.runs = runs(positions)
-
-    def __len__(self) -> int:
-        return sum(b - a for a, b in self.runs)
-
-    def pairs(self) -> list[tuple[str, dict]]:
-        """The batch's (task_id, task) pairs, built now."""
-        return list(self.iter_pairs())
-
-    def iter_pairs(self) -> Iterator[tuple[str, dict]]:
-        """The batch's (task_id, task) pairs, each built when it is asked for."""
-        for a, b in self.runs:
-            yield from self.grid.tasks(a, b)
-
-    def __getstate__(self) -> bytes:
-        return pickle.dumps((self.grid, self.runs), protocol=pickle.HIGHEST_PROTOCOL)
-
-    def __setstate__(self, blob: bytes) -> None:
-        self.grid, self.runs = pickle.loads(blob)
-
-
-@dataclass(slots=True)
-class DoneBatch:
-    """A finished batch as the driver needs it: encoded files to store, and counts."""
-
-    files: list[store.EncodedFile]
-    n_tasks: int
-    n_rows: int
-    n_errors: int
-    seconds: float  # solver time of its tasks (batch sizing learns from it)
-    # ok tasks that left a checkpoint folder: cleared once these rows are stored
-    checkpointed: list[str] = field(default_factory=list)
-
-
-def done_batch(
-    rows: Iterable[dict], n_tasks: int, metadata: bytes, checkpointed: list[str] | None = None
-) -> DoneBatch:
-    """A batch's rows encoded as Parquet (where the batch ran), with their counts; ``rows``
-    is read once, as the solver makes them (see ``store.ENCODE_CHUNK``)."""
-    counts = {"rows": 0, "errors": 0, "seconds": 0.0}
-
-    def counted(rows: Iterable[dict]) -> Iterator[dict]:
-        for row in rows:
-            counts["rows"] += 1
-            counts["errors"] += row["status"] == "error"
-            counts["seconds"] += row["seconds"] or 0.0
-            yield row
-
-    files = store.encode_rows(counted(rows), metadata)
-    return DoneBatch(
-        files=files,
-        n_tasks=n_tasks,
-        n_rows=counts["rows"],
-        n_errors=counts["errors"],
-        seconds=counts["seconds"],
-        checkpointed=checkpointed if checkpointed is not None else [],
-    )
-
-
-def run_task_slice(
-    batch: TaskSlice,
-    study: str,
-    timeout,
-    metadata: bytes,
-    cluster: Any,
-    setup: LongTaskSetup | None = None,
-) -> DoneBatch:
-    """What the workers run: the batch's rows, encoded there, so the driver only writes.
-    Tasks are built, solved and encoded one after another, never held all at once; each in
-    its long-task context when ``setup`` is given."""
-    kept: list[str] = []
-    rows = batch_rows(batch.iter_pairs(), study, timeout, cluster, setup, kept)
-    return done_batch(rows, len(batch), metadata, kept)
-
-
-def _results(
-    runner,
-    cutter: BatchCutter,
-    study: str,
-    timeout,
-    in_flight: int,
-    metadata: bytes,
-    setup: LongTaskSetup | None = None,
-):
-    """A DoneBatch per finished batch, in completion order.
-
-    At most ``in_flight`` batches are submitted at a time; a batch whose worker died (or
-    that failed outside the solver) becomes error rows, and the study goes on.
-    """
-    if runner.client is None:
-        while (batch := cutter.next_batch()) is not None:
-            yield run_task_slice(batch, study, timeout, metadata, None, setup)
-        return
-    from distributed import as_completed
-
-    batch_of = {}
-
-    def submit(batch):
-        fut = runner.client.submit(
-            run_task_slice,
-            batch,
-            study,
-            timeout,
-            metadata,
-            runner.task_cluster,
-            setup,
-            pure=False,
-        )
-        batch_of[fut] = batch
-        return fut
-
-    first = []
-    while len(first) < in_flight and (batch := cutter.next_batch()) is not None:
-        first.append(submit(batch))
-    pending = as_completed(first)
-    for fut in finished(pending, runner.watch):  # the runner watches its workers meanwhile
-        batch = batch_of.pop(fut)
-        try:
-            done = fut.result()
-        except Exception as exc:  # the worker died, or the batch could not be run at all
-            rows = [batch_error_row(tid, task, study, exc) for tid, task in batch.pairs()]
-            done = done_batch(rows, len(batch), metadata)
-        fut.release()
-        yield done
-        nxt = cutter.next_batch()
-        if nxt is not None:
-            pending.add(submit(nxt))
-
-
-def _progress(total: int, setting: bool | str):
-    """tqdm's bar on stderr: shown when ``setting`` is true, or "auto" and stderr is a tty.
-
-    The bars (this one and the long tasks' below it) take turns with a thread lock: tqdm's
-    default adds a multiprocessing lock, a named semaphore that outlives a process killed
-    before it exits; a multirun job run by joblib, ended on Ctrl-C, left two, and Python's
-    resource tracker printed "leaked semaphore objects" after the command's line.
-    """
-    from tqdm import tqdm
-
-    if not hasattr(tqdm, "_lock"):  # tqdm's class-wide lock, made at the first bar
-        tqdm.set_lock(threading.RLock())
-    show = _shown(setting)
-    return tqdm(total=total, unit="task", desc="tasks", dynamic_ncols=True, disable=not show)
-
-
-def _shown(setting: bool | str) -> bool:
-    """Whether progress is shown: ``run.progress`` true, or "auto" and stderr is a tty."""
-    return sys.stderr.isatty() if setting == "auto" else bool(setting)
-
-
-def _save_run_config(cfg: Mapping[str, Any], where: Path) -> Path:
-    """Keep the resolved config of this run under <study>/runs/ (provenance); its path."""
-    import yaml
-
-    runs = ensure_dir(where / "runs", below=where)
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H-%M-%S-%fZ")
-    path = runs / f"{stamp}.yaml"
-    fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-    try:
-        with open(fd, "w") as fh:
-            fh.write(yaml.safe_dump(_plain(cfg), sort_keys=False))
-    except BaseException:  # a full disk: no empty or partial record of the run is left
-        path.unlink(missing_ok=True)
-        raise
-    return path
-
-
-def run_metadata(cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """What goes into every results file's metadata: config, versions, code, time."""
-    fam = get_family(cfg["study"]["family"])
-    return {
-        "config": _plain(cfg),
-        "packages": package_versions(),
-        "code_version": code_version(),
-        "solver_version": fam.version,
-        "python": sys.version.split()[0],
-        "written_at": dt.datetime.now(dt.UTC).isoformat(),
-    }
-
-
-def package_versions() -> dict[str, str]:
-    """Installed versions of the packages that decide the results."""
-    out = {}
-    for pkg in PACKAGES:
-        try:
-            out[pkg] = importlib_metadata.version(pkg)
-        except importlib_metadata.PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
-
-
-def code_version() -> str:
-    """The git commit of the code (with +dirty for local changes), or the package version."""
-    root = Path(__file__).resolve().parent.parent
-    try:
-        rev = subprocess.run(
-            ["git", "-C", str(root), "describe", "--always", "--dirty=+dirty", "--abbrev=12"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
-        return rev or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return package_versions()["guesslab"]
-
-
-def _plain(cfg: Any) -> Any:
-    """A config (OmegaConf or mapping) as plain dicts and lists."""
-    try:
-        from omegaconf import DictConfig, ListConfig, OmegaConf
-
-        if isinstance(cfg, DictConfig | ListConfig):
-            return OmegaConf.to_container(cfg, resolve=True)
-    except ImportError:  # pragma: no cover
-        pass
-    if isinstance(cfg, Mapping):
-        return {k: _plain(v) for k, v in cfg.items()}
-    if isinstance(cfg, list | tuple):
-        return [_plain(v) for v in cfg]
-    return cfg
+def _attach(exc: BaseException, report: StudyReport) -> None:
+    """``report`` as ``exc.report``: what the command's one line on Ctrl-C says was stored
+    (a library may raise an error of its own for a Ctrl-C: pipeline.__main__)."""
+    with contextlib.suppress(AttributeError, TypeError):
+        exc.report = report  # type: ignore[attr-defined]

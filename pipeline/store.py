@@ -5,8 +5,7 @@ partitioning as pyarrow's ``write_dataset`` and Spark write it: the partition co
 ``family`` lives in the path only, never in the files.  Every file of a family has the
 family's schema (:func:`family_schema`), so ``pandas.read_parquet(results)``, pyarrow
 datasets, DuckDB and Polars read a store the standard way; :func:`load_results` reads a
-study whose families differ in columns.  Files written before this layout (with a
-``family`` column) are rewritten without it by :func:`upgrade_files`, atomically.
+study whose families differ in columns.
 
 Files are written under a hidden temporary name and renamed into place, so a reader or a
 killed run never sees half a file.  A task that is run again (an error retried, or
@@ -204,26 +203,9 @@ def bad_file_reason(path: Path) -> str | None:
         expected = family_schema(family)
     except Exception:  # noqa: BLE001
         return f"unknown family {family!r}"
-    found = schema.remove_metadata()
-    if PARTITION in found.names:  # the layout before the partition column left the files
-        found = found.remove(found.get_field_index(PARTITION))
-    if found != expected:
+    if schema.remove_metadata() != expected:
         return "schema differs from the family's (written by another version?)"
     return None
-
-
-def upgrade_files(results: Path) -> int:
-    """Rewrite, atomically, every results file that still holds the partition column (the
-    layout before it lived in the path only) without it; return how many were rewritten."""
-    done = 0
-    for path in result_files(results):
-        if PARTITION not in pq.read_schema(path).names:
-            continue
-        with pq.ParquetFile(path) as pf:
-            table = pf.read()
-        _replace_file(path, table.drop_columns([PARTITION]), table.schema.metadata)
-        done += 1
-    return done
 
 
 def _replace_file(path: Path, table: pa.Table, metadata: Mapping[bytes, bytes] | None) -> None:
@@ -491,7 +473,7 @@ def load_results(path: str | Path, family: str | None = None) -> pd.DataFrame:
             continue
         files = sorted(_part_files(fam_dir), key=lambda p: p.name)
         if files:
-            tables = [_without_partition(pq.read_table(f)) for f in files]
+            tables = [pq.read_table(f) for f in files]
             table = pa.concat_tables(tables, promote_options="permissive")
             frame = _newest_only(table.to_pandas(), [len(t) for t in tables])
             frame.insert(frame.columns.get_loc("study") + 1, PARTITION, name)
@@ -511,11 +493,6 @@ def _newest_only(frame: pd.DataFrame, file_rows: list[int]) -> pd.DataFrame:
     file_no = pd.Series(np.repeat(np.arange(len(file_rows)), file_rows))
     newest = file_no.groupby(frame["task_id"].to_numpy(), sort=False).transform("max")
     return frame[(file_no == newest).to_numpy()].reset_index(drop=True)
-
-
-def _without_partition(table: pa.Table) -> pa.Table:
-    """A file's table without the partition column (files of the old layout hold it)."""
-    return table.drop_columns([PARTITION]) if PARTITION in table.column_names else table
 
 
 def file_metadata(path: str | Path) -> dict[str, Any]:

@@ -24,17 +24,21 @@ the axes shared by all of them::
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from pipeline.config import StudyConfig, StudyError, checked_study
 from pipeline.heap import no_cyclic_gc
-from pipeline.ids import IdSet, id_array
+from pipeline.ids import id_array
 from solvers import family_import_errors
 from solvers.grid import Grid
 from solvers.registry import Task, TaskError, get_family
+
+if TYPE_CHECKING:
+    from pipeline.store import StoredIds
 
 CHUNK = 65_536  # tasks hashed at a time when ids are needed in bulk (bounded memory)
 
@@ -52,7 +56,7 @@ class Plan:
 
     A position is left out when it repeats an earlier task of the study (two grid parts
     sharing tasks, or a whole-task check filling a parameter in) and, after
-    :meth:`against_store`, when the store already holds its task.  ``keep[g]`` is None while
+    :meth:`left_to_run`, when the store already holds its task.  ``keep[g]`` is None while
     every position of grid ``g`` runs, else a boolean array over the grid (1 byte a task).
     """
 
@@ -63,7 +67,8 @@ class Plan:
         self.repeated = sum(
             len(g) - int(k.sum()) for g, k in zip(grids, self.keep, strict=True) if k is not None
         )
-        self.stored = 0  # tasks left out because the store holds them (against_store)
+        self.stored = 0  # tasks left out because the store holds them (left_to_run)
+        self.supersedes = False  # whether a task left to run has rows in the store
 
     @property
     def strategies(self) -> list[str]:
@@ -99,29 +104,59 @@ class Plan:
                     if len(positions):
                         yield g, positions
 
-    def against_store(self, ok: IdSet, stored: IdSet, *, recompute: bool = False) -> bool:
-        """Leave out the tasks stored ok (none with ``recompute``); return whether a task left
-        to run has rows in the store (``stored``: every stored task), which it will supersede.
+    def left_to_run(self, stored: StoredIds, *, recompute: bool = False) -> Plan:
+        """This plan without the tasks the store holds ok (none with ``recompute``), as a new
+        Plan (this one is left as it is): its :attr:`stored` counts the tasks left out, and
+        its :attr:`supersedes` says whether a task left to run has rows in the store
+        (``stored.every``), which its new rows will supersede.
 
         Hashes every task once, CHUNK at a time, when the store is not empty.
         """
-        supersedes = False
-        if not len(stored):
-            return supersedes
+        left = copy.copy(self)
+        left.keep = list(self.keep)
+        if not len(stored.every):
+            return left
         for g, grid in enumerate(self.grids):
             keep = self.keep[g]
             for lo, hi, ids in _id_chunks(grid):
                 running = np.ones(hi - lo, bool) if keep is None else keep[lo:hi].copy()
                 if not recompute:
-                    found = ok.contains(ids) & running
+                    found = stored.ok.contains(ids) & running
                     if found.any():
-                        if keep is None:
-                            keep = self.keep[g] = np.ones(len(grid), bool)
+                        if keep is self.keep[g]:  # this grid's first change: a copy of its own
+                            keep = left.keep[g] = (
+                                np.ones(len(grid), bool) if keep is None else keep.copy()
+                            )
                         keep[lo:hi] &= ~found
                         running &= ~found
-                        self.stored += int(found.sum())
-                supersedes = supersedes or bool(stored.contains(ids[running]).any())
-        return supersedes
+                        left.stored += int(found.sum())
+                if not left.supersedes:
+                    left.supersedes = bool(stored.every.contains(ids[running]).any())
+        return left
+
+    def described(self) -> list[str]:
+        """``stage=plan``'s lines on the plan: its tasks, how many the store holds, how many
+        are left to run and the solver time to expect for them."""
+        strategies = f", {_counted(len(self.strategies), 'strategy')}" if self.strategies else ""
+        lines = [
+            f"study {self.name}: {self.n_tasks:,} tasks ({_counted(self.parts, 'grid')}"
+            f"{strategies}), {self.stored:,} already stored, {len(self):,} to run",
+        ]
+        if self.repeated:
+            lines.append(f"  ({self.repeated:,} grid points repeat an earlier task and run once)")
+        if not len(self):
+            lines.append("  solver time: none, every task is stored")
+        elif (estimate := self.estimated_seconds()) is None:
+            lines.append(
+                f"  solver time: no estimate (family {self.family} has no model for these tasks)"
+            )
+        else:
+            seconds, sampled = estimate
+            lines.append(
+                f"  solver time: about {_duration(seconds)} for the tasks to run (the family's "
+                f"estimate, from {sampled:,} sampled tasks)"
+            )
+        return lines
 
     def estimated_seconds(self, sample: int = 1000) -> tuple[float, int] | None:
         """(the family's estimate of the solver time of the tasks left to run, how many
@@ -148,6 +183,21 @@ class Plan:
             total += float(np.mean(values)) * n
             sampled += len(values)
         return total, sampled
+
+
+def _counted(n: int, noun: str) -> str:
+    """``1 grid``, ``3 grids``, ``2 strategies``."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
+
+
+def _duration(seconds: float) -> str:
+    """A time span for people: 42 s, 3.5 min, 2.1 h, 4.0 days."""
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
 
 
 def _id_chunks(grid: Grid) -> Iterator[tuple[int, int, np.ndarray]]:
@@ -214,7 +264,7 @@ def planned(study: Mapping[str, Any] | StudyConfig) -> Plan:
             (f"study.grids[{i}]", _mapping(part, f"study.grids[{i}]"))
             for i, part in enumerate(parts)
         ]
-    with no_cyclic_gc():  # planning: 10-25% of it was collections when tasks were listed
+    with no_cyclic_gc():  # no collector passes over the objects planning makes (pipeline.heap)
         grids = _grids(family.name, shared, parts_found)
         return Plan(name, family.name, grids, parts=len(parts_found))
 

@@ -1,8 +1,9 @@
-"""A multirun checks every job's config before Hydra writes anything (issue 26, item 4).
+"""A multirun checks every job's config before Hydra writes anything.
 
 Hydra's sweeper creates the sweep folder (``hydra.sweep.dir``, made from ``paths.outputs``
-and ``study.name``) and writes ``multirun.yaml`` there before any job runs, so a refused
-config still left files, even outside ``paths.outputs`` (``study.name=../../escape``).
+and ``study.name``) and writes ``multirun.yaml`` there before any job runs, so without this
+check a refused config would leave files, even outside ``paths.outputs``
+(``study.name=../../escape``).
 :class:`CheckEveryJob`, a Hydra callback named in ``conf/config.yaml``, composes each job of
 the sweep at ``on_multirun_start`` (before the sweeper); when every job would be refused,
 the multirun exits 2 with nothing written.  A sweep with some good jobs runs them (the
@@ -10,7 +11,7 @@ folder is theirs) and each refused job exits 2 writing nothing of its own.
 
 Hydra also makes a folder for each job (``hydra.sweep.dir``/``hydra.sweep.subdir``, composed
 from the job's own overrides) before the job starts, so a refused job of a sweep with
-``study.name=good,../../escape`` still got ``escape/multirun/<time>/<n>`` outside
+``study.name=good,../../escape`` would get ``escape/multirun/<time>/<n>`` outside
 ``paths.outputs``.  Each job's folder is the sweep's folder instead: ``hydra.sweep.subdir``
 is ``${guesslab_job_dir:}``, which :class:`CheckEveryJob` resolves once in the driver to
 the sweep folder's absolute path (a path joined to an absolute one is that one), and every
@@ -29,7 +30,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from pipeline.study import StudyError
+from pipeline.config import StudyError
 
 JOB_DIR_RESOLVER = "guesslab_job_dir"
 _sweep_dir: list[str] = []  # the sweep folder of this process's multirun (driver only)
@@ -62,7 +63,7 @@ class CheckEveryJob(Callback):
         job would be refused (a sweep with some good jobs runs them, the others exit 2)."""
         from hydra.core.global_hydra import GlobalHydra
 
-        from pipeline.run import preflight
+        from pipeline.study_run import prepared
 
         _sweep.append((time.time_ns(), config, GlobalHydra.instance().config_loader()))
         verdicts: dict[str, str | None] = {}
@@ -71,7 +72,7 @@ class CheckEveryJob(Callback):
             key = json.dumps(job, sort_keys=True, default=str)
             if key not in verdicts:
                 try:
-                    preflight(job)
+                    prepared(job)
                 except StudyError as exc:
                     verdicts[key] = str(exc)
                     continue
@@ -143,7 +144,7 @@ def sweep_stopped_message() -> str | None:
     if not _sweep:
         return None
     from pipeline import store
-    from pipeline.run import study_dir
+    from pipeline.study_folder import study_dir
 
     started, config, loader = _sweep[-1]
     try:

@@ -35,13 +35,13 @@ from solvers.registry import (
     Family,
     Task,
     TaskError,
-    _checked_params,
-    _fresh,
-    _id_json,
-    _id_piece,
-    _json_value,
-    _knobs,
-    _omitted_if_none,
+    checked_params,
+    fresh_copy,
+    id_json,
+    id_piece,
+    json_text,
+    knob_names,
+    omitted_if_none,
     param_value,
     task_id,
 )
@@ -68,14 +68,14 @@ class Grid:
         self.filled: dict[tuple[int, ...], dict[str, Any]] = {}  # class -> values filled in
         self._payload, self._pieces = _id_template(fam, base, names, canon)
         if self._pieces and self.shape:  # the last axis's encoded values, as bytes
-            knob = names[-1] in _knobs(fam.name)  # not in the id (one value: see below)
+            knob = names[-1] in knob_names(fam.name)  # not in the id (one value: see below)
             self._last_pieces = [b"" if knob else p.encode() for p in self._pieces[-1]]
 
     @classmethod
     def checked(cls, fixed: Mapping[str, Any], axes: Axes) -> Grid:
         """The grid of ``fixed`` x ``axes``, every task checked (TaskError otherwise)."""
         names = [name for name, _ in axes]
-        fam, base = _checked_params({**fixed, **{name: values[0] for name, values in axes}})
+        fam, base = checked_params({**fixed, **{name: values[0] for name, values in axes}})
         canon = _canonical_axes(fam, base, names, [list(values) for _, values in axes])
         grid = cls(fam, base, names, canon)
         if fam.check_task is not None:
@@ -105,9 +105,9 @@ class Grid:
             for tid, j in zip(self._run_ids(head, lo, hi), range(lo, hi), strict=True):
                 task = task0.copy()
                 for name, value in head_lists:  # each task owns its lists, as validate's do
-                    task[name] = _fresh(value)
+                    task[name] = fresh_copy(value)
                 value = last_values[j]
-                task[last_name] = _fresh(value) if fresh_last else value
+                task[last_name] = fresh_copy(value) if fresh_last else value
                 yield tid, task
 
     def _tasks_one_by_one(self, start: int, stop: int | None) -> Iterator[tuple[str, Task]]:
@@ -119,10 +119,10 @@ class Grid:
             task = dict(base)
             task.update(zip(names, map(operator.getitem, self.canon, combo), strict=True))
             for i in lists:
-                task[names[i]] = _fresh(task[names[i]])
+                task[names[i]] = fresh_copy(task[names[i]])
             fill = filled.get(tuple(combo[i] for i in check_axes)) if filled else None
             if fill:
-                task.update({k: _fresh(v) for k, v in fill.items()})
+                task.update({k: fresh_copy(v) for k, v in fill.items()})
             yield task_id(task), task
 
     def tasks_at(self, positions: Sequence[int]) -> Iterator[tuple[str, Task]]:
@@ -225,9 +225,9 @@ def _canonical_axes(
     for i, values in enumerate(canon):
         seen: dict[str, Any] = {}
         for v in values:
-            seen.setdefault(_json_value(v), v)
+            seen.setdefault(json_text(v), v)
         distinct = list(seen.values())
-        if len(distinct) > 1 and names[i] in _knobs(fam.name):
+        if len(distinct) > 1 and names[i] in knob_names(fam.name):
             raise TaskError(
                 names[i],
                 raw[i],
@@ -241,17 +241,17 @@ def _canonical_axes(
 def _id_template(fam: Family, base: Task, names: list[str], canon: list[list[Any]]):
     """(the id's JSON as a format string with one field per axis, each axis's encoded
     values), or (None, None) where the id's keys may differ between tasks."""
-    if _omitted_if_none(fam.name):
+    if omitted_if_none(fam.name):
         return None, None
-    knobs = _knobs(fam.name)
+    knobs = knob_names(fam.name)
     keys = sorted(k for k in base if k not in knobs)
     axis_of = {name: i for i, name in enumerate(names)}
     # constant parameters encoded now; each axis marked "\0i\0" in the JSON, where a NUL
     # cannot otherwise occur (JSON escapes it)
-    marked = [f"\0{axis_of[k]}\0" if k in axis_of else _id_piece(k, base[k]) for k in keys]
-    parts = _id_json(marked, _json_value(fam.version)).split("\0")  # odd: an axis number
+    marked = [f"\0{axis_of[k]}\0" if k in axis_of else id_piece(k, base[k]) for k in keys]
+    parts = id_json(marked, json_text(fam.version)).split("\0")  # odd: an axis number
     payload = "".join(f"{{{part}}}" if j % 2 else _literal(part) for j, part in enumerate(parts))
-    pieces = [[_id_piece(names[i], v) for v in values] for i, values in enumerate(canon)]
+    pieces = [[id_piece(names[i], v) for v in values] for i, values in enumerate(canon)]
     return payload, pieces
 
 
@@ -260,9 +260,10 @@ def _literal(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-class _Recorder(dict):
-    """A task that notes the keys a whole-task check reads, and whether it looked at all of
-    them (iterating, copying, comparing: then every axis counts as read)."""
+class RecordingTask(dict):
+    """A task that notes the keys a function of it reads (a whole-task check, a family's
+    ``needs``), and whether it looked at all of them (iterating, copying, comparing: then
+    every axis counts as read)."""
 
     def __init__(self, task: Task):
         super().__init__(task)
@@ -280,6 +281,13 @@ class _Recorder(dict):
     def __contains__(self, key):
         self.read.add(key)
         return dict.__contains__(self, key)
+
+    def axes_read(self, axis_of: Mapping[str, int]) -> set[int]:
+        """The numbers (``axis_of``: axis name -> number) of the axes read so far: every
+        axis once the whole task was looked at."""
+        if self.everything:
+            return set(axis_of.values())
+        return {axis_of[k] for k in self.read if k in axis_of}
 
     def _whole(self):
         self.everything = True
@@ -327,16 +335,12 @@ def _checked_classes(
         filled: dict[tuple[int, ...], dict[str, Any]] = {}
         grew = False
         for combo in itertools.product(*(range(len(canon[i])) for i in order)):
-            task = _Recorder(base)
+            task = RecordingTask(base)
             for i, j in zip(order, combo, strict=True):
-                dict.__setitem__(task, names[i], _fresh(canon[i][j]))
+                dict.__setitem__(task, names[i], fresh_copy(canon[i][j]))
             before = dict(dict.items(task))
             fam.check_task(task)
-            seen = (
-                set(range(len(names)))
-                if task.everything
-                else {axis_of[k] for k in task.read if k in axis_of}
-            )
+            seen = task.axes_read(axis_of)
             if not seen <= read:
                 read |= seen
                 grew = True

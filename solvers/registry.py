@@ -176,13 +176,13 @@ def get_family(name: Any) -> Family:
 
 def validate(task: Mapping[str, Any]) -> Task:
     """The canonical form of ``task``: checked values, defaults filled, unused params None."""
-    fam, out = _checked_params(task)
+    fam, out = checked_params(task)
     if fam.check_task is not None:
         fam.check_task(out)
     return out
 
 
-def _checked_params(task: Mapping[str, Any]) -> tuple[Family, Task]:
+def checked_params(task: Mapping[str, Any]) -> tuple[Family, Task]:
     """(family, task with every parameter checked): validate before the whole-task checks."""
     if not isinstance(task, Mapping):
         raise TaskError("task", task, "a task is a mapping of parameter names to values")
@@ -234,10 +234,10 @@ def param_value(fam: Family, p: Param, strategy: str | None, task: Mapping[str, 
         raise TaskError(p.name, value, str(exc)) from None
 
 
-def _fresh(value: Any) -> Any:
+def fresh_copy(value: Any) -> Any:
     """A copy of the lists in ``value`` (each task gets its own, as validate gives)."""
     if type(value) is list:
-        return [_fresh(v) if type(v) is list else v for v in value]
+        return [fresh_copy(v) if type(v) is list else v for v in value]
     return value
 
 
@@ -351,21 +351,21 @@ def int_list(value: Any, *, low: int = 0, min_len: int = 1) -> list[int]:
 
 def identity_params(task: Task) -> Task:
     """The canonical task without execution knobs: what a result depends on."""
-    knobs = _knobs(task["family"])
-    omitted = _omitted_if_none(task["family"])
+    knobs = knob_names(task["family"])
+    omitted = omitted_if_none(task["family"])
     return {
         k: v for k, v in sorted(task.items()) if k not in knobs and not (v is None and k in omitted)
     }
 
 
 @functools.cache
-def _knobs(family: str) -> frozenset[str]:
+def knob_names(family: str) -> frozenset[str]:
     """The family's execution knobs: parameters left out of task ids."""
     return frozenset(p.name for p in get_family(family).params if not p.identity)
 
 
 @functools.cache
-def _omitted_if_none(family: str) -> frozenset[str]:
+def omitted_if_none(family: str) -> frozenset[str]:
     """The family's parameters left out of task ids while None (``omit_none_from_id``)."""
     return frozenset(p.name for p in get_family(family).params if p.omit_none_from_id)
 
@@ -377,21 +377,21 @@ def task_id(task: Task) -> str:
     sort_keys=True, separators=(",", ":"), default=str)``, assembled here from each value's
     own encoding (the same text; :class:`solvers.grid.Grid` reuses the encodings across a grid).
     """
-    pieces = [_id_piece(k, v) for k, v in identity_params(task).items()]
-    return _hashed_id(pieces, _json_value(get_family(task["family"]).version))
+    pieces = [id_piece(k, v) for k, v in identity_params(task).items()]
+    return _hashed_id(pieces, json_text(get_family(task["family"]).version))
 
 
-def _id_piece(key: str, value: Any) -> str:
+def id_piece(key: str, value: Any) -> str:
     """``"key":value`` as the id's JSON holds it."""
-    return f"{_json_str(key)}:{_json_value(value)}"
+    return f"{_json_str(key)}:{json_text(value)}"
 
 
 def _hashed_id(pieces: list[str], version: str) -> str:
     """The id from the encoded ``"key":value`` pieces (in key order) and the version's JSON."""
-    return _sha_id(_id_json(pieces, version))
+    return _sha_id(id_json(pieces, version))
 
 
-def _id_json(pieces: list[str], version: str) -> str:
+def id_json(pieces: list[str], version: str) -> str:
     """The JSON text an id hashes, from its ``"key":value`` pieces and the version's JSON."""
     return f'{{"params":{{{",".join(pieces)}}},"version":{version}}}'
 
@@ -410,7 +410,7 @@ def _json_str(text: str) -> str:
     return json.dumps(text)
 
 
-def _json_value(value: Any) -> str:
+def json_text(value: Any) -> str:
     """``value`` as json.dumps(value, **_JSON_ARGS) writes it, inside or outside a container."""
     kind = type(value)
     if value is None or kind is bool:

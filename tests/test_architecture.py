@@ -1,5 +1,6 @@
 """The shape of the code: imports point one way, with no cycle; the pipeline names no game;
-``cluster=sync`` never loads Dask's distributed; the wheel's package list is complete."""
+``cluster=sync`` never loads Dask's distributed; the wheel's package list is complete; the
+run path is short and only the backends know the cluster kinds."""
 
 from __future__ import annotations
 
@@ -153,3 +154,53 @@ def test_card_guessing_rules_and_strategies_stay_apart_from_the_machinery():
         for dep in imports_of(path, name, set(mods)):
             inside = dep.removeprefix("solvers.card_guessing.").split(".")[0]
             assert inside not in ("tasks", "summary", "floating", "simulation"), (name, dep)
+
+
+# ----------------------------------------------------------------- the run path
+
+
+def defined_classes(path) -> set[str]:
+    return {n.name for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.ClassDef)}
+
+
+def test_run_py_is_the_story_of_a_run():
+    """run.py hands one StudyRun to its stages and stays short; the batches live in
+    pipeline/batches.py, the run object in pipeline/study_run.py."""
+    run = ROOT / "pipeline" / "run.py"
+    assert len(run.read_text().splitlines()) < 250
+    assert not defined_classes(run)
+    batches = {"BatchCutter", "TaskSlice", "DoneBatch"}
+    assert batches <= defined_classes(ROOT / "pipeline" / "batches.py")
+    assert {"StudyRun", "StudyReport"} <= defined_classes(ROOT / "pipeline" / "study_run.py")
+
+
+def test_only_the_backends_know_the_cluster_kinds():
+    """Outside pipeline/backends/ no code of the pipeline branches on a kind; each backend
+    answers what it knows through the same calls."""
+    for path in [*(ROOT / "pipeline").rglob("*.py"), *(ROOT / "pipeline").rglob("*.js")]:
+        if "backends" not in path.relative_to(ROOT / "pipeline").parts:
+            assert "kind ==" not in path.read_text(), path
+    from pipeline.config import CLUSTER_KINDS
+
+    for kind in CLUSTER_KINDS:
+        tree = ast.parse((ROOT / "pipeline" / "backends" / f"{kind}.py").read_text())
+        defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        assert {"check", "workers", "open"} <= defined, kind
+
+
+def test_no_module_imports_another_s_private_names():
+    """The pipeline and the solvers' shared modules import public names only (a helper two
+    modules need has a public name)."""
+    paths = [*(ROOT / "pipeline").rglob("*.py"), *(ROOT / "solvers").glob("*.py")]
+    for path in [*paths, *(ROOT / "hydra_plugins").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in PACKAGES:
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                assert not private, (path, node.module, private)
+
+
+def test_study_error_is_imported_from_where_it_is_defined():
+    for path in [p for pkg in (*PACKAGES, "tests") for p in (ROOT / pkg).rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and "StudyError" in {a.name for a in node.names}:
+                assert node.module == "pipeline.config", path

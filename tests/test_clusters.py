@@ -12,8 +12,8 @@ from omegaconf import OmegaConf
 from tests_support import cli, compose_config, python_output
 
 from pipeline import store
+from pipeline.config import StudyError, cluster_config
 from pipeline.run import run_study
-from pipeline.study import StudyError
 
 dask_address = cluster_support.dask_address  # the fixture: a scheduler and two workers
 
@@ -145,17 +145,17 @@ def test_slurm_tls_uses_one_certificate_for_every_role(tmp_path, monkeypatch):
             f"cluster.tls.key={certs['worker_key']}",
         ).cluster
     )
-    kwargs = pipeline.backends.slurm.slurm_cluster_kwargs(cluster)
+    kwargs = pipeline.backends.slurm.slurm_cluster_kwargs(cluster_config(cluster))
     assert kwargs["protocol"] == "tls://"
     sec = kwargs["security"]
     assert sec.require_encryption and sec.tls_ca_file == str(certs["ca"])
     assert sec.tls_worker_cert == sec.tls_scheduler_cert == sec.tls_client_cert
     assert "security" not in pipeline.backends.slurm.slurm_cluster_kwargs(
-        OmegaConf.to_container(compose_config("cluster=slurm").cluster)
+        cluster_config(compose_config("cluster=slurm").cluster)
     )
     cluster["tls"]["key"] = str(tmp_path / "missing.pem")
     with pytest.raises(StudyError, match="cluster.tls.key=.*missing.pem.*no such file"):
-        pipeline.backends.slurm.check(cluster)
+        pipeline.backends.slurm.check(cluster_config(cluster))
 
 
 def _bookkeeping() -> tuple[bool, str]:
@@ -227,7 +227,7 @@ def test_auto_start_method_is_fork_on_linux_and_a_bad_one_names_the_key():
 def test_slurm_workers_run_without_the_profiler():
     from pipeline.backends.slurm import slurm_cluster_kwargs
 
-    kwargs = slurm_cluster_kwargs(OmegaConf.to_container(compose_config("cluster=slurm").cluster))
+    kwargs = slurm_cluster_kwargs(cluster_config(compose_config("cluster=slurm").cluster))
     prologue = kwargs["job_script_prologue"]
     assert "export DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False" in prologue
 

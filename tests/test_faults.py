@@ -10,8 +10,8 @@ import pytest
 from tests_support import compose_config
 
 from pipeline import store
+from pipeline.config import StudyError
 from pipeline.run import run_study
-from pipeline.study import StudyError
 from solvers import Family, Param, register
 from solvers.registry import as_float, families
 

@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline.config import StudyError
 from pipeline.ids import IdSet, id_array, id_keys
-from pipeline.study import StudyError, plan, planned
+from pipeline.store import StoredIds
+from pipeline.study import plan, planned
 from solvers import registry
 from solvers.grid import Grid, _product_from, runs
 from solvers.registry import Family, Param, TaskError, as_int, task_id, validate
@@ -195,15 +197,17 @@ def test_the_store_check_skips_stored_ok_tasks_and_sees_reruns():
     }
     ids = [t.task_id for t in plan(study)]
     ok, errored = IdSet(id_array(ids[::3])), IdSet(id_array(ids[::3] + ids[1:2]))
-    tasks = planned(study)
-    assert tasks.against_store(ok, errored)  # task 1 has an error row: its rerun supersedes
+    whole = planned(study)
+    tasks = whole.left_to_run(StoredIds(every=errored, ok=ok))
+    assert tasks.supersedes  # task 1 has an error row: its rerun supersedes
     assert tasks.stored == len(ok) and len(tasks) == len(ids) - len(ok)
+    assert whole.stored == 0 and len(whole) == len(ids)  # the plan itself is left as it is
     assert [t.task_id for t in tasks] == [t for i, t in enumerate(ids) if i % 3]
-    again = planned(study)
-    assert not again.against_store(IdSet(id_array(ids)), IdSet(id_array(ids)))
+    again = planned(study).left_to_run(StoredIds(IdSet(id_array(ids)), IdSet(id_array(ids))))
+    assert not again.supersedes
     assert len(again) == 0 and list(again) == []
-    forced = planned(study)
-    assert forced.against_store(ok, ok, recompute=True) and len(forced) == len(ids)
+    forced = planned(study).left_to_run(StoredIds(ok, ok), recompute=True)
+    assert forced.supersedes and len(forced) == len(ids)
 
 
 def test_an_id_set_never_confuses_ids_sharing_their_first_16_digits():
@@ -260,7 +264,7 @@ def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_tim
     """BatchCutter: single tasks until a time is known, then ~batch_seconds of solver time,
     shrinking at the end but not below a tenth of that; never across two grids; a task the
     store holds is never in a batch."""
-    from pipeline.run import BatchCutter
+    from pipeline.batches import BatchCutter
 
     study = {
         "name": "cut",
@@ -272,8 +276,8 @@ def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_tim
         },
     }
     ids = [t.task_id for t in plan(study)]
-    tasks = planned(study)
-    tasks.against_store(IdSet(id_array(ids[5::7])), IdSet(id_array(ids[5::7])))
+    stored = IdSet(id_array(ids[5::7]))
+    tasks = planned(study).left_to_run(StoredIds(stored, stored))
     run_cfg = auto_batching()
     cutter = BatchCutter(tasks, 2, run_cfg)
     sizes, seen = [], []
@@ -293,7 +297,7 @@ def test_batches_grow_to_their_target_soon_after_a_cold_start():
     """A worker's first tasks run with cold caches: here the first two batches take 100 ms a
     task, the rest 10 ms (a target of 100 tasks a batch).  The size is at 90% of the target
     by the tenth batch; with the mean of every task seen it took eighteen."""
-    from pipeline.run import BatchCutter
+    from pipeline.batches import BatchCutter
 
     study = {
         "name": "cold",
@@ -322,10 +326,10 @@ def test_the_solver_time_estimate_is_the_family_s_model_summed_over_the_tasks_to
         "grid": {"deck": [[2, 1], [3, 3, 3], [4, 4, 4]], "feedback": ["partial"]},
         "strategies": {"info": {"gamma": [0.1, 0.5, 0.9]}, "optimal": {}},
     }
-    tasks = planned(study)
     everything = plan(study)
     ids = [t.task_id for t in everything]
-    tasks.against_store(IdSet(id_array(ids[:2])), IdSet(id_array(ids[:2])))
+    stored = IdSet(id_array(ids[:2]))
+    tasks = planned(study).left_to_run(StoredIds(stored, stored))
     seconds, sampled = tasks.estimated_seconds()
     assert sampled == len(tasks) == len(ids) - 2
     assert seconds == pytest.approx(sum(estimated_seconds(t.task) for t in everything[2:]))

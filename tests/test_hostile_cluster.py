@@ -22,8 +22,8 @@ from nap_driver import nap_overrides, register_nap
 from tests_support import cli, compose_config
 
 from pipeline import store
+from pipeline.config import StudyError
 from pipeline.run import run_study
-from pipeline.study import StudyError
 
 TIMEOUT_S = 2.0
 
@@ -173,14 +173,14 @@ def test_a_scheduler_timeout_out_of_bounds_is_refused(outputs, timeout):
     """cluster.timeout=36500d was accepted, and a run waited 100 years in silence; like
     run.task_timeout_s, it is at most 30 days.  (The config check that every run makes
     first, before it connects: a hang, were the value accepted, is not a test.)"""
-    from pipeline.run import preflight
+    from pipeline.study_run import prepared
 
     cfg = compose_config(*cfg_overrides(outputs, timeout))
     with pytest.raises(StudyError, match=f"cluster.timeout='{timeout}': ") as err:
-        preflight(cfg)
+        prepared(cfg)
     assert ("at most 30d" if timeout != "0s" else "above 0 s") in str(err.value)
     assert nothing_at_all(outputs)
-    preflight(compose_config(*cfg_overrides(outputs, "30d")))  # the longest wait there is
+    prepared(compose_config(*cfg_overrides(outputs, "30d")))  # the longest wait there is
 
 
 @pytest.mark.parametrize(
@@ -347,6 +347,29 @@ def test_a_worker_joining_again_is_said_and_the_run_goes_on(outputs, capsys):
     rows = store.load_results(outputs / "naps")
     assert sorted(rows["woke"]) == list(range(12)) and rows["task_id"].is_unique
     assert capsys.readouterr().err.count("connecting to the scheduler at tcp://127.0.0.1:") == 1
+
+
+def test_a_run_asks_the_scheduler_once(outputs, monkeypatch, capsys):
+    """A run on cluster=address learns its workers' memory and count, then opens a client:
+    one ``identity`` request to the scheduler in all, and one "connecting" line."""
+    import pipeline.backends.probe as probe
+
+    asked: list[str] = []
+    real_identity = probe._identity
+
+    async def counted(address: str, *args: Any) -> Any:
+        asked.append(address)
+        return await real_identity(address, *args)
+
+    monkeypatch.setattr(probe, "_identity", counted)
+    with scheduler_with_threads() as cluster:
+        address = cluster.scheduler_address
+        report = run(
+            outputs, *nap_overrides(3, 0.0), "cluster=address", f"cluster.address={address}"
+        )
+    assert (report.computed, report.errors) == (3, 0)
+    assert asked == [address]
+    assert capsys.readouterr().err.count(f"connecting to the scheduler at {address}") == 1
 
 
 class FakeClient:

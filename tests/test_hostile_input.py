@@ -12,8 +12,8 @@ from conftest import ROOT
 from tests_support import cli_in_process, compose_config
 
 from pipeline.backends.local import max_workers
+from pipeline.config import StudyError
 from pipeline.run import run_study
-from pipeline.study import StudyError
 
 
 def nothing_at_all(root: Path) -> bool:

@@ -17,8 +17,9 @@ from tests_support import compose_config
 
 from pipeline import locking, store
 from pipeline.__main__ import abbreviated
+from pipeline.config import StudyError
 from pipeline.run import run_study
-from pipeline.study import StudyError, plan
+from pipeline.study import plan
 
 NAP_DRIVER = ROOT / "tests" / "nap_driver.py"
 

@@ -16,9 +16,8 @@ import pytest
 from tests_support import cli_in_process, compose_config
 
 from pipeline import store
-from pipeline.config import checked_study
+from pipeline.config import StudyError, checked_study
 from pipeline.run import run_study
-from pipeline.study import StudyError
 
 
 def snapshot(root: Path) -> dict[str, object]:

@@ -15,10 +15,10 @@ import pytest
 from tests_support import compose_config
 
 from pipeline import store
+from pipeline.config import StudyError
 from pipeline.index import study_dirs
 from pipeline.run import run_study
 from pipeline.safe_paths import UnsafePath, ensure_dir, open_regular, unsafe_entries
-from pipeline.study import StudyError
 
 
 def run(outputs: Path, *overrides: str):

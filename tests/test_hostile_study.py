@@ -10,9 +10,8 @@ import yaml
 from conftest import ROOT
 from tests_support import cli, cli_in_process, compose_config
 
-from pipeline.config import checked_config, checked_study
-from pipeline.run import _plain
-from pipeline.study import StudyError, plan
+from pipeline.config import StudyError, checked_config, checked_study, plain
+from pipeline.study import plan
 
 VALID_STUDY_KEYS = "valid: name, family, description, grid, strategies, grids"
 
@@ -110,7 +109,7 @@ STUDIES = sorted(p.stem for p in (ROOT / "conf" / "study").glob("*.yaml"))
 def test_every_shipped_study_passes_the_strict_model(name):
     raw = yaml.safe_load((ROOT / "conf" / "study" / f"{name}.yaml").read_text())
     assert checked_study(raw).plain() == raw
-    checked = checked_config(_plain(compose_config(f"study={name}", "cluster=sync")))
+    checked = checked_config(plain(compose_config(f"study={name}", "cluster=sync")))
     assert checked.study.name == name
 
 

@@ -21,10 +21,12 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from nap_driver import nap_overrides, register_nap
 from tests_support import compose_config
 
-import pipeline.run
 from pipeline import store
+from pipeline.backends import Backend
+from pipeline.config import plain
 from pipeline.index import read_study
-from pipeline.run import run_metadata, run_study
+from pipeline.provenance import run_metadata
+from pipeline.run import run_study
 from pipeline.summary import write_summary
 
 NAP_DRIVER = ROOT / "tests" / "nap_driver.py"
@@ -59,7 +61,7 @@ def test_a_worker_killed_mid_study_loses_and_duplicates_nothing(outputs, monkeyp
     register_nap()
     results = outputs / "naps" / "results"
     killed: list[int] = []
-    real_open = pipeline.run.open_runner
+    real_open = Backend.open
 
     def kill_a_worker(client) -> None:
         wait_for_files(results, 4)
@@ -69,15 +71,15 @@ def test_a_worker_killed_mid_study_loses_and_duplicates_nothing(outputs, monkeyp
         killed.append(victim)
 
     @contextlib.contextmanager
-    def open_and_kill(cluster):
-        with real_open(cluster) as runner:
+    def open_and_kill(backend):
+        with real_open(backend) as runner:
             runner.client.register_plugin(NapFamily(), name="nap-family")
             killer = threading.Thread(target=kill_a_worker, args=(runner.client,), daemon=True)
             killer.start()
             yield runner
             killer.join(timeout=60)
 
-    monkeypatch.setattr(pipeline.run, "open_runner", open_and_kill)
+    monkeypatch.setattr(Backend, "open", open_and_kill)
     overrides = [*nap_overrides(30, 0.15), "cluster=local", "cluster.n_workers=2"]
     cfg = compose_config(f"paths.outputs={outputs}", "run.progress=false", *overrides)
     report = run_study(cfg, log=lambda *_: None)
@@ -147,7 +149,7 @@ def test_every_reader_keeps_the_newest_rows_of_a_task_stored_twice(outputs):
     for row in rerun[:2]:
         row["woke"] += 100  # a recomputed value, to tell the newer row from the older
     rerun[2].update(status="error", error="RuntimeError: boom", woke=None)
-    store.write_rows(results, rerun, run_metadata(cfg))  # a newer file, as a rerun writes
+    store.write_rows(results, rerun, run_metadata(plain(cfg)))  # a newer file, as a rerun writes
     assert raw_rows(results) == 9  # what a plain Parquet reader sees until compaction
 
     rows = store.load_results(study)

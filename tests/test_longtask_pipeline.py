@@ -22,9 +22,10 @@ import psutil
 import pytest
 from tests_support import compose_config
 
-from pipeline.config import checked_config
-from pipeline.long_tasks import ProgressBars, postfix, where_it_runs
-from pipeline.run import _plain
+from pipeline.backends import Backend
+from pipeline.config import checked_config, plain
+from pipeline.needs import budgeted
+from pipeline.progress import ProgressBars, postfix
 from solvers.longtask import Progress
 
 TOY = '''
@@ -149,12 +150,17 @@ def stored(folder: Path) -> pd.DataFrame:
 
 
 def conf_of(*overrides: str):
-    return checked_config(_plain(compose_config(*overrides)))
+    return checked_config(plain(compose_config(*overrides)))
+
+
+def where_it_runs(conf):
+    """The workers of the configured run and one process's budget, as a run takes them."""
+    return budgeted(Backend(conf.cluster).workers(), conf.run.memory_budget)
 
 
 def test_the_budget_under_sync_is_the_available_memory():
     where = where_it_runs(conf_of("cluster=sync"))
-    assert where.workers == 1
+    assert where.count == 1
     assert where.budget.source.startswith("available memory under cluster=sync (")
     free = psutil.virtual_memory().available
     assert abs(where.budget.bytes - free) < 0.2 * free
@@ -169,14 +175,12 @@ def test_run_memory_budget_overrides_where_the_run_executes(cluster):
 @pytest.mark.parametrize("limit", ["700MiB", "auto"])
 def test_the_budget_of_a_local_cluster_is_its_workers_memory_limit(limit):
     """The figure the pipeline computes from the config is what each started worker holds."""
-    from pipeline.backends import open_runner
-
     conf = conf_of("cluster=local", "cluster.n_workers=2", f"cluster.memory_limit={limit}")
     where = where_it_runs(conf)
-    assert where.workers == 2
+    assert where.count == 2
     assert where.budget.source.startswith("the Dask workers' memory_limit (")
     assert f"cluster.memory_limit={limit}" in where.budget.source
-    with open_runner(conf.cluster) as runner:
+    with Backend(conf.cluster).open() as runner:
         info = runner.client.scheduler_info(n_workers=-1)["workers"]
         limits = {w["memory_limit"] for w in info.values()}
     assert limits == {where.budget.bytes}
@@ -197,14 +201,14 @@ def test_the_budget_under_address_is_what_the_scheduler_reports():
     ) as lc:
         conf = conf_of("cluster=address", f"cluster.address={lc.scheduler_address}")
         where = where_it_runs(conf)
-    assert where.workers == 2
+    assert where.count == 2
     assert where.budget.bytes == 5 * 2**30
     assert "scheduler tcp://" in where.budget.source
 
 
 def test_the_budget_of_slurm_jobs_is_their_memory():
     where = where_it_runs(conf_of("cluster=slurm", "cluster.memory=3GiB", "cluster.maximum_jobs=5"))
-    assert (where.budget.bytes, where.workers) == (3 * 2**30, 5)
+    assert (where.budget.bytes, where.count) == (3 * 2**30, 5)
     assert "cluster.memory=3GiB" in where.budget.source
 
 
@@ -213,7 +217,7 @@ def test_needs_is_asked_once_per_class_of_the_tasks_left_to_run():
     on the first task of its class left to run (one more ask learns what it reads)."""
     import numpy as np
 
-    from pipeline.long_tasks import grid_needs
+    from pipeline.needs import grid_needs
     from solvers.grid import Grid
     from solvers.longtask import Need
     from solvers.registry import Family, Param, as_int, families, register
@@ -260,7 +264,7 @@ def test_needs_is_asked_once_per_class_of_the_tasks_left_to_run():
     ],
 )
 def test_how_many_tasks_checkpoints_fit_at_once(disks, free, fit):
-    from pipeline.long_tasks import fitting
+    from pipeline.needs import fitting
 
     assert fitting(disks, free) == fit
 

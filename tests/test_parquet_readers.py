@@ -100,30 +100,36 @@ def test_a_study_mixing_families_reads_every_row_and_column(tmp_path):
         assert high_low["p_perfect"].notna().all()
 
 
-def old_layout_file(results, study: str = "paper") -> None:
-    """Rewrite every file as the layout before this one wrote them: with a family column."""
+def with_family_column(results) -> None:
+    """Rewrite every file with a ``family`` column beside the folder's: a layout no guesslab
+    writes (the partition column lives in the path only)."""
     for path in store.result_files(results):
         with pq.ParquetFile(path) as pf:
             table = pf.read()
         family = path.parent.name.split("=", 1)[1]
-        old = table.add_column(2, "family", pa.array([family] * table.num_rows, pa.string()))
-        pq.write_table(old.replace_schema_metadata(table.schema.metadata), path)
+        odd = table.add_column(2, "family", pa.array([family] * table.num_rows, pa.string()))
+        pq.write_table(odd.replace_schema_metadata(table.schema.metadata), path)
 
 
-def test_a_store_of_the_old_layout_reads_resumes_and_upgrades(tmp_path):
+def test_a_file_holding_the_partition_column_is_quarantined_and_its_tasks_rerun(tmp_path):
+    """Such a file is one of another schema: the next run moves it to quarantine/ with one
+    line saying why (it is never rewritten or deleted) and computes its tasks again."""
     out = tmp_path / "out"
     cfg = compose_config(f"paths.outputs={out}", "cluster=sync", "run.progress=false")
     run_study(cfg, log=lambda *_: None)
     results = out / "paper" / "results"
-    old_layout_file(results)
-    assert all("family" in pq.read_schema(p).names for p in store.result_files(results))
-    assert sorted(store.load_results(results)["expected_score_exact"]) == EXACT  # read as is
-    again = run_study(cfg, log=lambda *_: None)
-    assert (again.skipped, again.computed) == (2, 0)  # resumed: nothing recomputed
-    assert all("family" not in pq.read_schema(p).names for p in store.result_files(results))
+    odd = store.result_files(results)
+    with_family_column(results)
+    said: list[str] = []
+    again = run_study(cfg, log=said.append)
+    assert (again.skipped, again.computed) == (0, 2)
+    quarantine = out / "paper" / "quarantine" / "family=card_guessing"
+    for path in odd:
+        assert f"warning: {path} is not a guesslab results file (schema differs" in "\n".join(said)
+        assert (quarantine / path.name).is_file()
     import pandas as pd
 
-    check_frame(pd.read_parquet(results))  # upgraded: the standard readers work again
+    check_frame(pd.read_parquet(results))
 
 
 def usage_blocks(*needles: str) -> list[str]:

@@ -11,8 +11,9 @@ from conftest import ROOT
 from tests_support import cli, compose_config, reference_task_id
 
 from pipeline import store
+from pipeline.config import StudyError
 from pipeline.run import run_study
-from pipeline.study import StudyError, plan, planned
+from pipeline.study import plan, planned
 from solvers import Family, Param, register, solve
 from solvers.registry import as_int, families
 
@@ -219,7 +220,7 @@ def test_a_batch_s_rows_are_encoded_chunk_by_chunk_as_they_arrive():
     """Rows of two families, interleaved and many chunks long, come out as one file per
     family (in the order they first appear) holding every row in order; the counts a batch
     reports are read on the way; the rows are read from an iterator once."""
-    from pipeline.run import done_batch
+    from pipeline.batches import done_batch
 
     n = 3 * store.ENCODE_CHUNK + 7
 

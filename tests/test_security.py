@@ -18,8 +18,8 @@ from tests_support import compose_config
 from pipeline import store
 from pipeline.backends import exposure_warning, open_runner
 from pipeline.certs import write_cluster_certs
+from pipeline.config import StudyError
 from pipeline.run import run_study
-from pipeline.study import StudyError
 
 DASK = str(Path(sys.executable).parent / "dask")
 

@@ -19,6 +19,7 @@ from conftest import ROOT
 from tests_support import compose_config
 
 from pipeline import store
+from pipeline.config import cluster_config
 from pipeline.run import run_study
 
 # these runs start clusters and Slurm jobs: a longer limit than tests_support.cli's
@@ -76,7 +77,7 @@ def test_slurm_jobs_retire_their_workers_before_the_walltime(tmp_path):
     SLURMCluster = slurm_cluster_class()
 
     cfg = compose_config(*slurm_overrides(tmp_path))
-    with SLURMCluster(**slurm_cluster_kwargs(cfg.cluster)) as cluster:
+    with SLURMCluster(**slurm_cluster_kwargs(cluster_config(cfg.cluster))) as cluster:
         script = cluster.job_script()
     assert "#SBATCH -t 00:10:00" in script
     assert "--lifetime 480s --lifetime-stagger 60s" in script  # 8 + 1 minutes < 10 minutes

@@ -83,13 +83,12 @@ class DaskLauncher(Launcher):
         return self._run_all(cluster, jobs)
 
     def _run_all(self, cluster: dict, jobs: list[tuple[int, list[str]]]) -> list[JobReturn]:
-        from pipeline.backends import check_cluster, open_runner
-        from pipeline.study import StudyError
+        from pipeline.backends import open_runner
+        from pipeline.config import StudyError
 
         args = (self.hydra_context, self.config, self.task_function, Singleton.get_state())
         try:
-            check_cluster(cluster)
-            with open_runner(cluster) as runner:
+            with open_runner(cluster) as runner:  # checked first
                 log.info(f"dask launcher: {len(jobs)} jobs on {runner.description}")
                 for idx, overrides in jobs:
                     log.info(f"\t#{idx} : {' '.join(filter_overrides(overrides))}")

@@ -33,28 +33,28 @@
   }
 
   function same(x, y, kind) {
-    if (x === null || y === null) return x === y;
-    if (kind === "exact") {
-      const p = GL.parseFrac(x), q = GL.parseFrac(y);
-      return p && q ? GL.cmpFrac(p, q) === 0 : x === y;
-    }
-    return x === y;
+    if (x === null || y === null || kind !== "exact") return x === y;
+    const p = GL.parseFrac(x), q = GL.parseFrac(y);
+    return p && q ? GL.cmpFrac(p, q) === 0 : x === y;
   }
 
   function delta(x, y) {
     return typeof x === "number" && typeof y === "number" ? y - x : null;
   }
 
+  /* Per kind of value: the format of its A and B columns, and its difference column. */
+  const FORMATS = { number: ".12g" };
+  const DIFFERENCES = { number: [delta, ".3e"], exact: [GL.fracDiff, ""] };
+
   function build() {
     const f = DATA.families[Number(family.value)];
     const A = f.data[a.value] || {}, B = f.data[b.value] || {};
     const columns = f.keys.map((k) => ({ name: k, kind: "text", format: "" }));
     for (const v of f.values) {
-      const fmt = v.kind === "number" ? ".12g" : "";
+      const fmt = FORMATS[v.kind] || "", difference = DIFFERENCES[v.kind];
       columns.push({ name: v.name + " (A)", kind: v.kind, format: fmt });
       columns.push({ name: v.name + " (B)", kind: v.kind, format: fmt });
-      if (v.kind === "number") columns.push({ name: "\u0394 " + v.name, kind: "number", format: ".3e" });
-      if (v.kind === "exact") columns.push({ name: "\u0394 " + v.name, kind: "exact", format: "" });
+      if (difference) columns.push({ name: "\u0394 " + v.name, kind: v.kind, format: difference[1] });
     }
     columns.push({ name: "differs", kind: "text", format: "" });
     const rows = [], highlight = [];
@@ -66,8 +66,8 @@
       f.values.forEach((v, j) => {
         const x = A[key][j], y = B[key][j];
         row.push(x, y);
-        if (v.kind === "number") row.push(delta(x, y));
-        if (v.kind === "exact") row.push(GL.fracDiff(x, y));
+        const difference = DIFFERENCES[v.kind];
+        if (difference) row.push(difference[0](x, y));
         if (!same(x, y, v.kind)) differs = true;
       });
       row.push(differs ? "yes" : "no");

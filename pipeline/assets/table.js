@@ -85,23 +85,30 @@ const GL = (function () {
     if (!t) return null;
     const lower = t.toLowerCase();
     const substring = (cell) => cell.display.toLowerCase().includes(lower);
-    if (kind === "text") {
-      if (t[0] === "=") return (cell) => cell.display === t.slice(1).trim();
-      return substring;
-    }
+    return (MATCHERS[kind] || numberMatcher)(t, substring);
+  }
+
+  function textMatcher(t, substring) {
+    if (t[0] === "=") return (cell) => cell.display === t.slice(1).trim();
+    return substring;
+  }
+
+  function exactMatcher(t, substring) {
     const op = OPS.exec(t), range = RANGE.exec(t);
-    if (kind === "exact") {
-      const exact = (s) => parseFrac(s) || parseDecimal(s);
-      if (op && exact(op[2])) {
-        const b = exact(op[2]);
-        return (cell) => cell.key !== null && test(op[1], cmpFrac(cell.key, b));
-      }
-      if (range && exact(range[1]) && exact(range[2])) {
-        const a = exact(range[1]), b = exact(range[2]);
-        return (cell) => cell.key !== null && cmpFrac(cell.key, a) >= 0 && cmpFrac(cell.key, b) <= 0;
-      }
-      return substring;
+    const exact = (s) => parseFrac(s) || parseDecimal(s);
+    if (op && exact(op[2])) {
+      const b = exact(op[2]);
+      return (cell) => cell.key !== null && test(op[1], cmpFrac(cell.key, b));
     }
+    if (range && exact(range[1]) && exact(range[2])) {
+      const a = exact(range[1]), b = exact(range[2]);
+      return (cell) => cell.key !== null && cmpFrac(cell.key, a) >= 0 && cmpFrac(cell.key, b) <= 0;
+    }
+    return substring;
+  }
+
+  function numberMatcher(t, substring) {
+    const op = OPS.exec(t), range = RANGE.exec(t);
     if (op && !Number.isNaN(num(op[2]))) {
       const b = num(op[2]);
       return (cell) => !Number.isNaN(cell.key) && test(op[1], cell.key < b ? -1 : cell.key > b ? 1 : 0);
@@ -113,28 +120,37 @@ const GL = (function () {
     return substring;
   }
 
+  const MATCHERS = { text: textMatcher, exact: exactMatcher, number: numberMatcher };
+
   function test(op, c) {
     return { "<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0, "=": c === 0, "!=": c !== 0 }[op];
   }
 
+  /* Per column kind: a cell's text and its sort key, and how two keys compare. */
+  const CELLS = {
+    number: (value, col) => ({ display: fmtNum(value, col.format), key: num(value) }),
+    exact: (value) => ({ display: value === null ? "" : String(value), key: parseFrac(value) }),
+    text: (value) => ({ display: value === null || value === undefined ? "" : String(value), key: value === null ? null : String(value) }),
+  };
+
   function cell(value, col) {
-    if (col.kind === "number") return { display: fmtNum(value, col.format), key: num(value) };
-    if (col.kind === "exact") return { display: value === null ? "" : String(value), key: parseFrac(value) };
-    return { display: value === null || value === undefined ? "" : String(value), key: value === null ? null : String(value) };
+    return (CELLS[col.kind] || CELLS.text)(value, col);
   }
 
-  function compare(a, b, kind) {
-    if (kind === "number") {
+  const NULLS_LAST = (a, b) => (a.key === b.key ? 0 : a.key === null ? 1 : -1);
+  const COMPARE = {
+    number: (a, b) => {
       const na = Number.isNaN(a.key), nb = Number.isNaN(b.key);
       if (na || nb) return na && nb ? 0 : na ? 1 : -1;
       return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
-    }
-    if (kind === "exact") {
-      if (a.key === null || b.key === null) return a.key === b.key ? 0 : a.key === null ? 1 : -1;
-      return cmpFrac(a.key, b.key);
-    }
-    if (a.key === null || b.key === null) return a.key === b.key ? 0 : a.key === null ? 1 : -1;
-    return a.key.localeCompare(b.key, undefined, { numeric: true });
+    },
+    exact: (a, b) => (a.key === null || b.key === null ? NULLS_LAST(a, b) : cmpFrac(a.key, b.key)),
+    text: (a, b) => (a.key === null || b.key === null ? NULLS_LAST(a, b)
+      : a.key.localeCompare(b.key, undefined, { numeric: true })),
+  };
+
+  function compare(a, b, kind) {
+    return (COMPARE[kind] || COMPARE.text)(a, b);
   }
 
   function el(tag, attrs, text) {
@@ -176,7 +192,7 @@ const GL = (function () {
       });
       names.appendChild(th);
       const td = el("td");
-      const hint = col.kind === "text" ? "text" : ">x, a..b, text";
+      const hint = col.kind !== "text" ? ">x, a..b, text" : "text";
       const input = el("input", { type: "search", placeholder: hint, "data-column": col.name });
       input.addEventListener("input", () => {
         state.filters[j] = matcher(input.value, col.kind);
@@ -220,7 +236,7 @@ const GL = (function () {
         if (spec.highlight && spec.highlight[i]) tr.className = "gl-diff";
         cells[i].forEach((c, j) => {
           const kind = cols[j].kind;
-          const text = kind === "exact" ? shortExact(c.display) : c.display;
+          const text = kind !== "exact" ? c.display : shortExact(c.display);
           const td = el("td", { class: "gl-" + kind }, text);
           if (text !== c.display) td.title = c.display;
           frag.appendChild(tr).appendChild(td);

@@ -1,47 +1,79 @@
 """Cluster backends, one module per ``cluster.kind`` over the small core in :mod:`.base`.
 
-Each backend module has ``check(cluster)`` (refuse a config that cannot work, before any
-work) and ``open(cluster)`` (a context manager yielding a :class:`.base.Runner`).  Only the
+Each backend module answers four calls, each given the checked cluster config:
+
+- ``check(cluster)``: refuse a config that cannot work here, before any work;
+- ``workers(cluster)``: what it knows of the workers a run's tasks get, before it opens them
+  (:class:`.base.Workers`: how many, the memory of each, whether the driver runs the tasks
+  itself);
+- ``open(cluster, workers)``: a context manager yielding a :class:`.base.Runner`, given what
+  ``workers`` answered (``cluster=address`` asks its scheduler once, there);
+- ``exposure_warning(cluster)``, where it has one: who else can reach the cluster.
+
+:class:`Backend` binds the chosen module to its config and asks ``workers`` once.  Only the
 chosen backend is imported: ``cluster=sync`` never loads Dask's ``distributed``.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from types import ModuleType
 from typing import Any
 
-from pipeline.backends.base import Runner
-from pipeline.config import cluster_config, cluster_model
+from pipeline.backends.base import Runner, Workers
+from pipeline.config import cluster_config
 
-__all__ = ["Runner", "check_cluster", "exposure_warning", "open_runner"]
-
-
-def backend(kind: str) -> ModuleType:
-    """The backend module of ``cluster.kind`` (imported now)."""
-    cluster_model(kind)  # refuses an unknown kind, listing the valid ones
-    return importlib.import_module(f"{__name__}.{kind}")
+__all__ = ["Backend", "Runner", "Workers", "check_cluster", "exposure_warning", "open_runner"]
 
 
-def check_cluster(cluster: Any) -> None:
-    """Refuse a cluster config that cannot work here (values, files, programs), naming the key.
+class Backend:
+    """The backend of a checked cluster config (``Config.cluster``): its module, imported
+    now, and its answers, each asked of it once."""
 
-    ``cluster``: a checked config, or a mapping over ``conf/cluster/<kind>.yaml``.
-    """
-    cluster = cluster_config(cluster)
-    backend(cluster.kind).check(cluster)
+    def __init__(self, cluster: Any):
+        self.cluster = cluster
+        self.module = importlib.import_module(f"{__name__}.{cluster.kind}")
+        self._workers: Workers | None = None
+
+    def check(self) -> None:
+        """Refuse a cluster config that cannot work here (values, files, programs), naming
+        the key."""
+        self.module.check(self.cluster)
+
+    def exposure_warning(self) -> str | None:
+        """The backend's warning about who else can reach the cluster, or None."""
+        warn = getattr(self.module, "exposure_warning", None)
+        return None if warn is None else warn(self.cluster)
+
+    def workers(self) -> Workers:
+        """What the backend knows of its workers, asked once (``cluster=address``: its
+        scheduler answers one ``identity`` request)."""
+        if self._workers is None:
+            self._workers = self.module.workers(self.cluster)
+        return self._workers
+
+    def open(self) -> AbstractContextManager[Runner]:
+        """A Runner on the workers; what the backend started is closed on exit."""
+        return self.module.open(self.cluster, self.workers())
 
 
-def open_runner(cluster: Any) -> AbstractContextManager[Runner]:
-    """A Runner for the cluster config (checked, or a mapping over its kind's YAML); what the
+def check_cluster(cluster: Mapping[str, Any]) -> None:
+    """Refuse a cluster section (a mapping over ``conf/cluster/<kind>.yaml``) that cannot
+    work here, naming the key."""
+    Backend(cluster_config(cluster)).check()
+
+
+def open_runner(cluster: Mapping[str, Any]) -> AbstractContextManager[Runner]:
+    """A Runner for a cluster section (a mapping over ``conf/cluster/<kind>.yaml``: from
+    Python, ``open_runner({"kind": "local", "n_workers": 2})``), checked first; what the
     backend started is closed on exit."""
-    cluster = cluster_config(cluster)
-    return backend(cluster.kind).open(cluster)
+    backend = Backend(cluster_config(cluster))
+    backend.check()
+    return backend.open()
 
 
-def exposure_warning(cluster: Any) -> str | None:
-    """The backend's warning about who else can reach the cluster, or None."""
-    cluster = cluster_config(cluster)
-    warn = getattr(backend(cluster.kind), "exposure_warning", None)
-    return None if warn is None else warn(cluster)
+def exposure_warning(cluster: Mapping[str, Any]) -> str | None:
+    """The warning of a cluster section's backend about who else can reach the cluster, or
+    None."""
+    return Backend(cluster_config(cluster)).exposure_warning()

@@ -10,11 +10,13 @@ from typing import Any
 from pipeline.backends.base import (
     CERTS_HINT,
     Runner,
+    Workers,
     borrowed_client,
     is_loopback,
     quiet_dask_logs,
     tls_files,
     tls_security,
+    worker_budget,
 )
 from pipeline.backends.probe import (
     NoWorkersWatch,
@@ -62,19 +64,40 @@ def exposure_warning(cluster: Any) -> str | None:
     )
 
 
+def workers(cluster: Any) -> Workers:
+    """The scheduler's workers as it reports them to one ``identity`` request (no client):
+    how many, and the smallest ``memory_limit`` (None when a worker has none: each task
+    then takes its own machine's available memory).  A scheduler that does not answer in
+    cluster.timeout, or something else answering, is a ConfigError naming the address."""
+    security = _security(cluster)
+    try:
+        reply = check_scheduler(cluster.address, seconds(cluster.timeout), security)
+    except Exception as exc:  # noqa: BLE001 - whatever answered, it is not our scheduler
+        raise ConfigError(connection_error(cluster, exc, security is not None)) from None
+    limits = [w.get("memory_limit") or None for w in reply.get("workers", {}).values()]
+    known = [m for m in limits if m]
+    every = bool(limits) and len(known) == len(limits)
+    budget = worker_budget(min(known), f"scheduler {cluster.address}") if every else None
+    return Workers(max(1, len(limits)), budget)
+
+
+def _security(cluster: Any) -> Any:
+    """The client's Dask Security for a tls:// address, or None."""
+    files = security_files(cluster)
+    return tls_security(files) if files else None
+
+
 @contextlib.contextmanager
-def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
-    """A Runner on the scheduler at cluster.address (ConfigError if it does not answer)."""
+def open(cluster: Any, workers: Workers) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
+    """A Runner on the scheduler at cluster.address, which answered as one (``workers``);
+    ConfigError if it no longer does."""
     from distributed import Client
 
     quiet_dask_logs()
 
-    files = security_files(cluster)
-    security = tls_security(files) if files else None
-    limit = seconds(cluster.timeout)
+    security = _security(cluster)
     try:
-        check_scheduler(cluster.address, limit, security)
-        client = Client(cluster.address, timeout=limit, security=security)
+        client = Client(cluster.address, timeout=seconds(cluster.timeout), security=security)
     except Exception as exc:  # noqa: BLE001 - whatever answered, it is not our scheduler
         raise ConfigError(connection_error(cluster, exc, security is not None)) from None
     with client:

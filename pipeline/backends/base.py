@@ -1,4 +1,5 @@
-"""What every cluster backend shares: the Runner, TLS, warnings, quiet logs.
+"""What every cluster backend shares: the Workers it answers, the Runner it opens, TLS,
+warnings, quiet logs.
 
 Nothing here imports Dask's ``distributed`` at module level (``cluster=sync`` must not).
 """
@@ -15,9 +16,30 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pipeline.config import ConfigError
+from solvers.longtask import Budget, format_bytes
 
 TLS_KEYS = ("ca_file", "cert", "key")
 CERTS_HINT = "make them with python -m pipeline.certs DIR"
+
+
+@dataclass(frozen=True)
+class Workers:
+    """What a backend knows of the workers a run's tasks get, before it opens them (its
+    ``workers(cluster)``): how many processes a task may use, the memory one of them may
+    hold and where that figure comes from (None: known only where a task runs, as on a
+    worker without a memory limit), and whether the driver runs the tasks itself, one
+    after another."""
+
+    count: int
+    budget: Budget | None
+    serial: bool = False
+
+
+def worker_budget(limit: int | None, setting: str) -> Budget | None:
+    """A Dask worker's ``memory_limit`` (bytes) as a task's budget (None: no limit)."""
+    if not limit:
+        return None
+    return Budget(limit, f"the Dask workers' memory_limit ({format_bytes(limit)} each, {setting})")
 
 
 @dataclass

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pipeline.backends import refusals
-from pipeline.backends.base import Runner, borrowed_client, quiet_dask_logs
+from pipeline.backends.base import Runner, Workers, borrowed_client, quiet_dask_logs, worker_budget
 from pipeline.config import ConfigError
 from pipeline.heap import no_cyclic_gc
 
@@ -33,6 +33,27 @@ def check(cluster: Any) -> None:
             f"{WORKERS_PER_CORE} per core and {WORKER_MEMORY // 2**20} MiB each); "
             "set cluster.oversubscribe=true to start them anyway"
         )
+
+
+def workers(cluster: Any) -> Workers:
+    """cluster.n_workers processes (null: one a core), each with cluster.memory_limit."""
+    limit = worker_memory_limit(cluster.memory_limit, cluster.threads_per_worker)
+    budget = worker_budget(limit, f"cluster.memory_limit={cluster.memory_limit}")
+    return Workers(cluster.n_workers or os.cpu_count() or 1, budget)
+
+
+def worker_memory_limit(setting: Any, nthreads: int) -> int | None:
+    """The memory limit (bytes; None: none) a Dask worker with ``nthreads`` threads takes
+    from the ``memory_limit`` setting, exactly as the worker parses it ("auto": this
+    machine's memory, or its cgroup limit, times its share of the cores)."""
+    with no_cyclic_gc():  # as the cluster imports Dask (pipeline.heap)
+        from distributed.worker_memory import parse_memory_limit
+
+    quiet = logging.getLogger(f"{__name__}.memory_limit")  # each worker warns once itself
+    if not quiet.handlers:
+        quiet.addHandler(logging.NullHandler())
+        quiet.propagate = False
+    return parse_memory_limit(setting, nthreads, logger=quiet)
 
 
 def machine_memory() -> int:
@@ -272,7 +293,7 @@ def exposure_warning(cluster: Any) -> str | None:
 
 
 @contextlib.contextmanager
-def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
+def open(cluster: Any, workers: Workers) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
     """A Runner on a new LocalCluster bound to 127.0.0.1; closed on exit.
 
     With TLS, connections refused for want of this run's certificate are counted and their
@@ -281,7 +302,7 @@ def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interfac
     refused = refusals.Refusals() if cluster.tls else None
     runner: Runner | None = None
     try:
-        with refusals.kept_off_the_output(refused), _open(cluster) as runner:
+        with refusals.kept_off_the_output(refused), _open(cluster, workers.count) as runner:
             try:
                 yield runner
             except BaseException as exc:
@@ -297,8 +318,8 @@ def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interfac
 
 
 @contextlib.contextmanager
-def _open(cluster: Any) -> Iterator[Runner]:
-    """A Runner on a new LocalCluster bound to 127.0.0.1; closed on exit."""
+def _open(cluster: Any, n_workers: int) -> Iterator[Runner]:
+    """A Runner on a new LocalCluster of ``n_workers`` bound to 127.0.0.1; closed on exit."""
     with no_cyclic_gc():  # ~0.1 s of collections while Dask imports (pipeline.heap)
         import dask
         from distributed import Client
@@ -306,7 +327,6 @@ def _open(cluster: Any) -> Iterator[Runner]:
 
     quiet_dask_logs()
 
-    n_workers = cluster.n_workers or os.cpu_count() or 1
     method = start_method(cluster.start_method)
     security = throwaway_security() if cluster.tls else None
     with (

@@ -1,13 +1,13 @@
-"""Is there a Dask scheduler at this address? Asked once, with a deadline (issue 26, item 2).
+"""Is there a Dask scheduler at this address? Asked once, with a deadline.
 
 ``distributed.Client`` waits forever on a port that accepts a connection and says nothing,
 and reads whatever another server (an HTTP server, a dashboard) sends as a Dask frame
-length: ``HTTP/1.1`` read as a length asked NumPy for 3.07 EiB.  Here one ``identity``
+length: ``HTTP/1.1`` read as a length asks NumPy for 3.07 EiB.  Here one ``identity``
 request goes out first, the whole exchange bounded by ``cluster.timeout`` in a thread of its
 own; anything but a scheduler's answer in time is a config error naming the address.
 
 The connection is tried once: ``distributed.comm.connect`` retries a refused connection until
-its timeout, so a port where nothing listens was reported, after the whole
+its timeout, so a port where nothing listens would be reported, after the whole
 ``cluster.timeout``, as "no answer"; a refusal is final here, and said at once.
 """
 
@@ -31,31 +31,23 @@ class Refused(ConnectionRefusedError):
     """The connection to the address was refused: nothing listens there."""
 
 
-RECENT_S = 60.0  # a scheduler that answered this long ago is asked again without a word
-_answered: dict[str, float] = {}  # address -> when its scheduler last answered (monotonic)
-
-
 def check_scheduler(address: str, timeout: float, security: Any = None) -> dict[str, Any]:
     """The scheduler's identity at ``address``; raises if none answers within ``timeout`` s
     (:class:`Refused` at once for a refused connection).
 
     Says on stderr, before it connects, "connecting to the scheduler at ADDRESS (waiting
-    up to cluster.timeout=...)", unless that scheduler answered this process in the last
-    RECENT_S seconds (a run asks it twice: its workers' memory, then to open a client).
+    up to cluster.timeout=...)": a run asks once (``backends.address.workers``).
     """
-    last = _answered.get(address)
-    if last is None or time.monotonic() - last > RECENT_S:
-        print(
-            f"connecting to the scheduler at {address} (waiting up to cluster.timeout, "
-            f"{span(timeout)})",
-            file=sys.stderr,
-            flush=True,
-        )
+    print(
+        f"connecting to the scheduler at {address} (waiting up to cluster.timeout, "
+        f"{span(timeout)})",
+        file=sys.stderr,
+        flush=True,
+    )
     reply = _within(timeout, lambda: asyncio.run(_identity(address, timeout, security)))
     if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
         kind = reply.get("type") if isinstance(reply, dict) else type(reply).__name__
         raise NotAScheduler(f"it answers as {kind!r}, not as a Dask scheduler")
-    _answered[address] = time.monotonic()
     return reply
 
 
@@ -189,8 +181,8 @@ class NoWorkersWatch:
     (``Runner.watch``, called about once a second).
 
     When every worker has left (stopped, killed, lost with its node), the scheduler keeps
-    the run's tasks and waits for a worker, and the driver waited with it, silently, for
-    ever.  Now it says so at once, says how long it has waited (every 10 s the first minute,
+    the run's tasks and waits for a worker, and the driver would wait with it, silently,
+    for ever.  The watch says so at once, says how long it has waited (every 10 s the first minute,
     then every minute, then every 10 minutes past an hour), says when workers are back (the
     run goes on), and after ``cluster.timeout`` without any stops the run: ConfigError
     (exit status 2), the rows stored so far intact.

@@ -15,15 +15,22 @@ import signal
 from collections.abc import Iterator
 from typing import Any
 
-from pipeline.backends.base import Runner, borrowed_client, quiet_dask_logs, tls_files, tls_security
-from pipeline.config import ConfigError, cluster_config, seconds, walltime_seconds
+from pipeline.backends.base import (
+    Runner,
+    Workers,
+    borrowed_client,
+    quiet_dask_logs,
+    tls_files,
+    tls_security,
+    worker_budget,
+)
+from pipeline.config import ConfigError, seconds, walltime_seconds
 
 SETUP_HINT = "scripts/slurm_setup.sh sets up a single-node Slurm on this machine"
 
 
 def check(cluster: Any) -> None:
     """Refuse a slurm cluster config that cannot work, before any work (names the key)."""
-    cluster = cluster_config(cluster)
     if importlib.util.find_spec("dask_jobqueue") is None:
         raise ConfigError(
             "cluster.kind='slurm' needs dask-jobqueue: pip install 'guesslab[slurm]' "
@@ -50,6 +57,14 @@ def check(cluster: Any) -> None:
     tls_files(cluster.tls)
 
 
+def workers(cluster: Any) -> Workers:
+    """Up to cluster.maximum_jobs workers, one a job, each with the job's cluster.memory."""
+    from dask.utils import parse_bytes
+
+    budget = worker_budget(parse_bytes(cluster.memory), f"cluster.memory={cluster.memory}")
+    return Workers(cluster.maximum_jobs, budget)
+
+
 def worker_args(cluster: Any) -> list[str]:
     """The dask worker options that retire a worker before its job's walltime."""
     return [
@@ -67,7 +82,6 @@ def slurm_cluster_kwargs(cluster: Any) -> dict[str, Any]:
     cluster.tls.cert and cluster.tls.key, signed by cluster.tls.ca_file; the files must be
     readable on the compute nodes (a shared file system).
     """
-    cluster = cluster_config(cluster)
     files = tls_files(cluster.tls)
     tls = {} if files is None else {"security": tls_security(files, "all"), "protocol": "tls://"}
     return {
@@ -109,11 +123,10 @@ def slurm_cluster_class() -> type:
 
 
 @contextlib.contextmanager
-def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
+def open(cluster: Any, workers: Workers) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
     """A Runner on an adaptive SLURMCluster; its jobs are cancelled on exit."""
     from distributed import Client
 
-    check(cluster)
     SLURMCluster = slurm_cluster_class()
     with SLURMCluster(**slurm_cluster_kwargs(cluster)) as sc, Client(sc) as client:
         sc.adapt(minimum_jobs=cluster.minimum_jobs, maximum_jobs=cluster.maximum_jobs)
@@ -125,6 +138,5 @@ def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interfac
                 "started a worker in time; see `squeue` and the job logs "
                 f"(cluster.log_directory={cluster.log_directory!r})"
             ) from None
-        n = cluster.maximum_jobs
-        description = f"Slurm (dask-jobqueue), {cluster.minimum_jobs}-{n} jobs"
-        yield Runner(client, n, description, borrowed_client)
+        description = f"Slurm (dask-jobqueue), {cluster.minimum_jobs}-{workers.count} jobs"
+        yield Runner(client, workers.count, description, borrowed_client)

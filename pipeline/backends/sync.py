@@ -9,14 +9,24 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from pipeline.backends.base import Runner
+from pipeline.backends.base import Runner, Workers
+from solvers.longtask import Budget, format_bytes
 
 
 def check(cluster: Any) -> None:
     """Nothing can be wrong with running in this process."""
 
 
+def workers(cluster: Any) -> Workers:
+    """One process, this one, with this machine's available memory (psutil)."""
+    import psutil
+
+    free = int(psutil.virtual_memory().available)
+    budget = Budget(free, f"available memory under cluster=sync ({format_bytes(free)})")
+    return Workers(1, budget, serial=True)
+
+
 @contextlib.contextmanager
-def open(cluster: Any) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
+def open(cluster: Any, workers: Workers) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
     """A Runner without a client: the driver runs the batches itself."""
     yield Runner(None, 1, "in-process (sync)")

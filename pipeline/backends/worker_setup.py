@@ -66,7 +66,7 @@ def dask_setup(worker: Any) -> None:
 
 def ignore_ctrl_c() -> None:
     """Ctrl-C in a terminal goes to every process of the foreground group, the workers
-    included; each printed its own KeyboardInterrupt traceback (~75 lines on the first
+    included; each would print its own KeyboardInterrupt traceback (~75 lines on the first
     Ctrl-C).  A worker ignores it: the driver stops the run and closes the cluster, and a
     worker whose driver is gone exits on its own (Dask watches the parent process).  Forked
     workers already start with it ignored (pipeline.backends.local); this covers spawned

@@ -1,0 +1,222 @@
+"""A family's needs of the tasks left to run, checked against the budget before any work.
+
+- **The budget** (:func:`budgeted`): the memory one process of a task may hold:
+  ``run.memory_budget`` if set, else what the backend answers of its workers
+  (``workers(cluster)``, :mod:`pipeline.backends`).
+- **The refusal** (:func:`check_needs`): ``stage=plan`` and ``stage=run`` ask each class of
+  tasks left to run its :class:`~solvers.longtask.Need` through ``Family.needs``; a need
+  over the budget, or a disk need over the free disk of the study folder, stops the study
+  with one line (a StudyError: exit status 2).  When the free disk holds the checkpoints of
+  only a few tasks at once, :attr:`Needed.at_once` says how many (:func:`fitting`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline.backends.base import Workers
+from pipeline.config import StudyError
+from solvers.grid import Grid, RecordingTask
+from solvers.longtask import Budget, Need, format_bytes
+from solvers.registry import Task, get_family, identity_params
+
+
+def budgeted(workers: Workers, memory_budget: Any) -> Workers:
+    """The backend's ``workers`` with ``run.memory_budget``, when set, as their budget."""
+    if memory_budget is None:
+        return workers
+    from dask.utils import parse_bytes
+
+    budget = Budget(parse_bytes(memory_budget), f"run.memory_budget={memory_budget}")
+    return dataclasses.replace(workers, budget=budget)
+
+
+def free_disk(path: Path) -> int:
+    """Free bytes on the file system of ``path`` (or of its nearest existing folder)."""
+    here = path
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    return shutil.disk_usage(here).free
+
+
+@dataclass(frozen=True)
+class Needed:
+    """The largest needs among a plan's tasks left to run, checked against ``where`` they
+    run, and how many of the tasks with checkpoints the free disk under ``study_dir`` holds
+    at once (``at_once``: None when it holds them all; the run then starts no more than that
+    many at a time).  ``Needed()``: a family without needs."""
+
+    memory: tuple[str, Task, Need] | None = None  # (task id, task, need) of the most memory
+    disk: tuple[str, Task, Need] | None = None
+    at_once: int | None = None
+    with_disk: int = 0  # tasks left to run that keep checkpoints
+    free: int | None = None  # free bytes under the study folder, when asked
+    where: Workers | None = None
+    study_dir: Path | None = None
+
+    def lines(self) -> list[str]:
+        """``stage=plan``'s lines: the largest needs against the budget, and how many tasks
+        with checkpoints run at a time."""
+        lines = []
+        if self.memory is not None and self.where is not None:
+            tid, task, need = self.memory
+            where = self.where
+            budget = (
+                f"the budget is {format_bytes(where.budget.bytes)} from {where.budget.source}"
+                if where.budget is not None
+                else "the workers set no memory limit: each task checks its own machine"
+            )
+            lines.append(
+                f"  memory: the largest task ({describe(task)}) needs {format_bytes(need.memory)} "
+                f"per process on {where.count} worker{'s' * (where.count != 1)}"
+                f"{_note(need)}; {budget}"
+            )
+        if self.disk is not None:
+            tid, task, need = self.disk
+            lines.append(
+                f"  disk: the largest task ({describe(task)}) needs {format_bytes(need.disk)} of "
+                "checkpoints under the study folder"
+            )
+        at_once = self.at_once_line()
+        return lines if at_once is None else [*lines, at_once]
+
+    def at_once_line(self) -> str | None:
+        """The line saying that the tasks with checkpoints run a few at a time, or None."""
+        if self.at_once is None or self.disk is None or self.free is None:
+            return None
+        k = self.at_once
+        serial = self.where is not None and self.where.serial  # one task at a time anyway
+        return (
+            f"  disk: {format_bytes(self.free)} free under {self.study_dir} holds the "
+            f"checkpoints of {k} of the {self.with_disk} tasks that keep them (up to "
+            f"{format_bytes(self.disk[2].disk)} each): "
+            + (
+                "cluster=sync runs them one at a time"
+                if serial
+                else "they run " + ("one at a time" if k == 1 else f"{k} at a time")
+            )
+        )
+
+
+def fitting(disks: list[tuple[int, int]], free: int) -> int | None:
+    """How many tasks' checkpoints fit in ``free`` bytes at once, the largest first, given
+    (bytes > 0, number of tasks) pairs; None when all of them fit.  Every task fits alone
+    (a larger one is refused before), so the answer is at least 1."""
+    total = sum(d * n for d, n in disks)
+    if total <= free:
+        return None
+    fit, used = 0, 0
+    for d, n in sorted(disks, reverse=True):
+        k = min(n, (free - used) // d)
+        fit, used = fit + k, used + k * d
+        if k < n:
+            break
+    return max(1, fit)
+
+
+def check_needs(plan: Any, where: Workers, study_dir: Path) -> Needed:
+    """Ask ``Family.needs`` of every class of tasks left to run; raise StudyError (one line:
+    the task, its need, the budget and where it came from) for the first over the budget
+    or over the free disk of the study folder.  Returns the largest needs found."""
+    fam = get_family(plan.family)
+    if fam.needs is None:
+        return Needed()
+    top_memory = top_disk = None
+    free: int | None = None
+    disks: list[tuple[int, int]] = []  # (bytes, tasks) of each class keeping checkpoints
+    for g, grid in enumerate(plan.grids):
+        for tid, task, need, n in grid_needs(grid, plan.keep[g], fam.needs, where.count):
+            if need is None:
+                continue
+            budget = where.budget
+            if budget is not None and need.memory > budget.bytes:
+                raise StudyError(
+                    f"{describe(task)} (task {tid}) needs {format_bytes(need.memory)} of memory "
+                    f"per process{_note(need)}, over the budget of {format_bytes(budget.bytes)} "
+                    f"from {budget.source}; set run.memory_budget or give the workers more "
+                    "memory (a need per process: more workers do not lower it)"
+                )
+            if need.disk:
+                free = free_disk(study_dir) if free is None else free
+                if need.disk > free:
+                    raise StudyError(
+                        f"{describe(task)} (task {tid}) needs {format_bytes(need.disk)} of disk "
+                        f"for its checkpoints{_note(need)}, over the {format_bytes(free)} free "
+                        f"under {study_dir}; free some disk or choose another paths.outputs"
+                    )
+                disks.append((need.disk, n))
+            if top_memory is None or need.memory > top_memory[2].memory:
+                top_memory = (tid, task, need)
+            if need.disk and (top_disk is None or need.disk > top_disk[2].disk):
+                top_disk = (tid, task, need)
+    at_once = None if free is None else fitting(disks, free)
+    with_disk = sum(n for _, n in disks)
+    return Needed(top_memory, top_disk, at_once, with_disk, free, where, study_dir)
+
+
+def _note(need: Need) -> str:
+    return f" ({need.note})" if need.note else ""
+
+
+def describe(task: Task) -> str:
+    """A task as the user wrote it: ``deck=[4, 4, 4] strategy=optimal``."""
+    shown = {k: v for k, v in identity_params(task).items() if k != "family" and v is not None}
+    return " ".join(f"{k}={v}" for k, v in shown.items())
+
+
+def grid_needs(
+    grid: Grid, keep: np.ndarray | None, needs: Callable[[Task, int], Any], workers: int
+) -> Iterator[tuple[str, Task, Any, int]]:
+    """(task id, task, need, tasks in the class) for the first task left to run of each
+    class of ``grid``'s tasks agreeing on the axes ``needs`` reads (learned as it goes, as
+    the grid learns the axes of its whole-task check): a 10^6-task grid over two decks asks
+    twice."""
+    axis_of = {name: i for i, name in enumerate(grid.names)}
+    read: set[int] = set()
+    while True:
+        out, grew = [], False
+        for position, count in _class_heads(grid, keep, sorted(read)):
+            tid, task = next(grid.tasks_at([position]))
+            recorder = RecordingTask(task)
+            need = needs(recorder, workers)
+            seen = recorder.axes_read(axis_of)
+            if not seen <= read:
+                read |= seen
+                grew = True
+                break
+            out.append((tid, task, need, count))
+        if not grew:
+            yield from out
+            return
+
+
+def _class_heads(grid: Grid, keep: np.ndarray | None, axes: list[int]) -> list[tuple[int, int]]:
+    """(first position left to run, tasks left to run) of each combination of ``axes``'
+    values, in order of the first positions."""
+    if keep is None and not axes:
+        return [(0, len(grid))] if len(grid) else []
+    size = 65_536
+    heads: dict[tuple[int, ...], list[int]] = {}
+    for lo in range(0, len(grid), size):
+        hi = min(lo + size, len(grid))
+        positions = np.arange(lo, hi) if keep is None else np.flatnonzero(keep[lo:hi]) + lo
+        if not len(positions):
+            continue
+        if not axes:
+            heads.setdefault((), [int(positions[0]), 0])[1] += len(positions)
+            continue
+        coords = np.unravel_index(positions, grid.shape)
+        combos = np.stack([coords[i] for i in axes], axis=1)
+        found, first, counts = np.unique(combos, axis=0, return_index=True, return_counts=True)
+        for combo, i, n in zip(
+            map(tuple, found.tolist()), first.tolist(), counts.tolist(), strict=True
+        ):
+            heads.setdefault(combo, [int(positions[i]), 0])[1] += n
+    return sorted((head, n) for head, n in heads.values())

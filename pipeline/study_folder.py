@@ -1,0 +1,99 @@
+"""The study folder, ``<paths.outputs>/<study.name>``, checked before a run writes in it.
+
+Each check raises StudyError naming ``paths.outputs`` (given as ``outputs``, the value as
+the user wrote it) or ``study.name``, and the path; none makes or writes anything but a
+probe file it removes.  The file-system rule inside the folder (no link followed, no
+special file opened) is :mod:`pipeline.safe_paths`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pipeline import store
+from pipeline.config import StudyError, short_repr
+from pipeline.safe_paths import (
+    INDEX_NAME,
+    UnsafePath,
+    check_study_folder,
+    kind,
+    path_length_problem,
+)
+
+
+def study_dir(cfg: Mapping[str, Any]) -> Path:
+    """The folder of the configured study: <paths.outputs>/<study.name>."""
+    return Path(str(cfg["paths"]["outputs"])).expanduser().resolve() / str(cfg["study"]["name"])
+
+
+def check_path(outputs: Any, folder: Path) -> None:
+    """Refuse a study folder whose path the file system cannot hold."""
+    problem = path_length_problem(folder)
+    if problem is not None:
+        raise StudyError(f"paths.outputs={short_repr(outputs)}: {problem}")
+
+
+def check_safe(outputs: Any, folder: Path) -> None:
+    """Refuse a link out of the study folder, or a FIFO that would hang a reader."""
+    try:
+        check_study_folder(folder)
+    except UnsafePath as exc:
+        raise StudyError(f"paths.outputs={outputs!r}: {exc}") from None
+
+
+def check_summary_target(outputs: Any, folder: Path, stored_only: bool) -> None:
+    """Refuse, before any work, a summary that could not be written: ``<paths.outputs>/
+    index.html`` a folder (the index goes there); with ``stored_only`` (``stage=summary``)
+    also a study with no stored results (a misspelled name would get an empty summary, or
+    overwrite a folder of the user's) and a study folder or paths.outputs that cannot be
+    written.  Nothing is made or written."""
+    index = folder.parent / INDEX_NAME
+    if kind(index) == "folder":
+        raise StudyError(
+            f"paths.outputs={outputs!r}: {index} is a folder, where every summary writes the "
+            "index of the studies in paths.outputs; move it away (a study's folder: rename it)"
+        )
+    if not stored_only:
+        return
+    if not store.result_files(folder / "results"):
+        from pipeline.index import study_dirs
+
+        names = [p.name for p in study_dirs(folder.parent)]
+        more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+        held = ", ".join(names[:10]) + more if names else "none"
+        raise StudyError(
+            f"study.name={folder.name!r}: no results are stored in {folder}, so stage=summary "
+            f"has nothing to summarise and wrote nothing; studies with results in "
+            f"paths.outputs={outputs!r}: {held}"
+        )
+    check_writable(outputs, folder, "the summary")
+    check_writable(outputs, folder.parent, "the index of its studies")
+
+
+def check_results_target(outputs: Any, folder: Path) -> None:
+    """Refuse, before any work, a study folder where results cannot be stored: one that
+    cannot be written, or whose ``results`` is a file."""
+    check_writable(outputs, folder)
+    results = folder / "results"
+    if results.exists() and not results.is_dir():
+        raise StudyError(
+            f"paths.outputs={outputs!r}: {results} is a file, not the results "
+            "folder; move it away (or choose another paths.outputs)"
+        )
+
+
+def check_writable(outputs: Any, where: Path, what: str = "results") -> None:
+    """Refuse, before any work, an output folder that cannot be written."""
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        probe = where / f".write-probe-{os.getpid()}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        os.close(os.open(probe, flags, 0o600))
+        probe.unlink()
+    except OSError as exc:
+        raise StudyError(
+            f"paths.outputs={outputs!r}: cannot write {what} under {where} ({exc.strerror or exc})"
+        ) from None

@@ -1,0 +1,167 @@
+"""What a long task gets where it runs: its :class:`~solvers.longtask.TaskContext`.
+
+:class:`LongTaskSetup` goes with each batch to the workers, which set each task's context
+from it (``solvers.longtask.using``): the budget, the number of workers, the task's
+checkpoint folder ``<study folder>/checkpoints/<task id>/`` and where its progress reports
+and warnings go (worker events on :data:`TOPIC` and :data:`WARNINGS`, shown by
+:mod:`pipeline.progress`).  The driver clears a task's folder once its ok row is stored
+(:func:`clear_checkpoints`).
+
+Nothing here imports Dask's ``distributed`` at module level (``cluster=sync`` must not).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from solvers.longtask import Budget, Checkpoints, Progress, TaskContext, format_bytes
+
+TOPIC = "guesslab-progress"  # the Dask worker-event topic of progress reports
+WARNINGS = "guesslab-warnings"  # the topic of the tasks' warnings (a line each)
+CHECKPOINTS = "checkpoints"  # <study folder>/checkpoints/<task id>/
+
+
+@dataclass
+class LongTaskSetup:
+    """What a batch's tasks get as their :class:`~solvers.longtask.TaskContext` (pickled
+    with the batch to the workers).
+
+    ``sink`` (not pickled) takes the progress reports when the tasks run in the driver's
+    process (``cluster=sync``); on a Dask worker they go out as worker events when
+    ``progress`` is on."""
+
+    budget: Budget | None  # None: the memory of the machine the task runs on
+    workers: int
+    study_dir: Path | None  # None: no checkpoints
+    progress: bool
+    at_once: int | None = None  # tasks with checkpoints the free disk holds at once (None: all)
+    sink: Callable[[Progress], None] | None = field(default=None, compare=False)
+    # takes the tasks' warnings when they run in the driver's process (not pickled)
+    warnings: Callable[[str], None] | None = field(default=None, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "sink": None, "warnings": None, "_worker": False}
+
+    def _on_worker(self) -> Any:
+        """The Dask worker of this process, or None; asked once per batch."""
+        worker = self.__dict__.get("_worker", False)
+        if worker is False:
+            worker = self.__dict__["_worker"] = _this_worker()
+        return worker
+
+    def context(self, tid: str) -> TaskContext:
+        """The context of task ``tid`` in this process (see :func:`finish`)."""
+        budget = self.budget or _own_budget()
+        checkpoints = (
+            None
+            if self.study_dir is None
+            else Checkpoints(self.study_dir / CHECKPOINTS / tid, root=self.study_dir)
+        )
+        worker = self._on_worker()
+        sink = self.sink
+        if sink is None and self.progress and worker is not None:
+            sink = _event_sink(worker)
+        client = _WorkerClient() if worker is not None else None
+        warnings = self.warnings
+        if warnings is None and worker is not None:
+            warnings = _warning_sink(worker, tid)
+        return TaskContext(
+            budget,
+            workers=self.workers,
+            checkpoints=checkpoints,
+            task_id=tid,
+            sink=sink if self.progress else None,
+            client_factory=client,
+            warnings=warnings,
+        )
+
+
+def finish(ctx: TaskContext | None) -> bool:
+    """After a task: its thread rejoins the worker's pool if it seceded to use the client;
+    whether it left a checkpoint folder (lstat: a link counts, to be removed)."""
+    if ctx is None:
+        return False
+    if isinstance(ctx.client_factory, _WorkerClient):
+        ctx.client_factory.rejoin()
+    return ctx.checkpoints is not None and os.path.lexists(ctx.checkpoints.folder)
+
+
+def _own_budget() -> Budget:
+    import psutil
+
+    free = int(psutil.virtual_memory().available)
+    return Budget(free, f"available memory of this worker's machine ({format_bytes(free)})")
+
+
+def _this_worker() -> Any:
+    """The Dask worker running this code, or None (no Dask loaded, or not on a worker)."""
+    if "distributed" not in sys.modules:
+        return None
+    from distributed import get_worker
+
+    try:
+        return get_worker()
+    except ValueError:
+        return None
+
+
+def _event_sink(worker: Any) -> Callable[[Progress], None]:
+    """Progress reports as worker events on TOPIC (``log_event`` may be called from any
+    thread of the task)."""
+
+    def send(report: Progress) -> None:
+        worker.log_event(TOPIC, report.as_dict())
+
+    return send
+
+
+def _warning_sink(worker: Any, tid: str) -> Callable[[str], None]:
+    """A task's warnings as worker events on WARNINGS."""
+
+    def send(text: str) -> None:
+        worker.log_event(WARNINGS, {"task_id": tid, "text": str(text)})
+
+    return send
+
+
+class _WorkerClient:
+    """``TaskContext.client`` on a Dask worker: the worker's client, the task seceded from
+    the worker's thread pool (it may wait on tasks it submits) until it ends."""
+
+    def __init__(self) -> None:
+        self.seceded = False
+
+    def __call__(self) -> Any:
+        from distributed import get_client, secede
+
+        client = get_client()
+        secede()
+        self.seceded = True
+        return client
+
+    def rejoin(self) -> None:
+        if self.seceded:
+            from distributed import rejoin
+
+            rejoin()
+            self.seceded = False
+
+
+def clear_checkpoints(study_dir: Path, task_ids: list[str]) -> None:
+    """Remove the checkpoint folders of tasks whose ok rows are stored (links not followed)."""
+    for tid in task_ids:
+        Checkpoints(study_dir / CHECKPOINTS / tid, root=study_dir).clear()
+
+
+def remove_empty_checkpoints(study_dir: Path) -> None:
+    """Remove ``<study>/checkpoints`` if it is an empty real folder (at the end of a run)."""
+    folder = study_dir / CHECKPOINTS
+    if not folder.is_symlink():
+        with contextlib.suppress(OSError):
+            folder.rmdir()
