@@ -20,7 +20,7 @@ import numpy as np
 
 from solvers import no_repeat, solve
 from solvers.card_guessing.exact import yes_no
-from solvers.card_guessing.floating import info_kernels
+from solvers.card_guessing.info_policy import moves as info_kernels
 from solvers.card_guessing.simulation import shuffled_decks
 from solvers.card_guessing.strategies import belief_players
 from solvers.card_guessing.tasks import yes_no_tasks

@@ -38,7 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 def solve_once(solver: str, deck: list[int], policy: str) -> dict:
     """One solve in this process, after a warm-up: value, states, time and peak memory."""
-    from solvers.card_guessing.floating import layer_kernels, ranked_states
+    from solvers.card_guessing.any_deck import optimal as layer_kernels
+    from solvers.card_guessing.uniform_deck import in_memory as ranked_states
 
     if solver == "ranked":
         ranked_states.solve([2, 2], policy)

@@ -39,14 +39,15 @@ def usage() -> dict:
 
 
 def warm() -> None:
-    from solvers.card_guessing.floating import ranked_layers, ranked_states
+    from solvers.card_guessing.uniform_deck import in_memory as ranked_states
+    from solvers.card_guessing.uniform_deck import out_of_core as ranked_layers
 
     ranked_states.solve([2, 2])
     ranked_layers.solve([2, 2], chunk=ranked_layers.ALIGN)
 
 
 def run_single(deck: list[int], policy: str, window: float) -> dict:
-    from solvers.card_guessing.floating import ranked_states
+    from solvers.card_guessing.uniform_deck import in_memory as ranked_states
 
     warm()
     before, wall = usage(), time.perf_counter()
@@ -64,7 +65,7 @@ def run_layers(deck, policy, window, workers: int, budget: float, folder: str | 
     from distributed import Client, LocalCluster
 
     from solvers import longtask
-    from solvers.card_guessing.floating import ranked_layers
+    from solvers.card_guessing.uniform_deck import out_of_core as ranked_layers
 
     with (
         LocalCluster(

@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from solvers.card_guessing.floating import layer_kernels  # noqa: E402
+from solvers.card_guessing.any_deck import optimal as layer_kernels  # noqa: E402
 
 
 def peak_rss_mb() -> float:
@@ -79,7 +79,7 @@ def timed_distributed(deck: list[int], workers: int, threads: bool) -> dict:
     CPU and peak memory are per process: the driver (which also runs the LocalCluster's
     scheduler) and each worker process.
     """
-    from solvers.card_guessing.floating import dask_layers
+    from solvers.card_guessing.any_deck import over_dask as dask_layers
 
     with dask_layers.local_client(workers, threads=threads) as client:
         dask_layers.optimal(client, [2, 2, 2], parts=workers)  # warm-up (Numba on the workers)

@@ -20,8 +20,8 @@ import pytest
 import tests_support
 
 from solvers import TaskError, solve
+from solvers.card_guessing.any_deck import optimal as layer_kernels
 from solvers.card_guessing.exact import yes_no
-from solvers.card_guessing.floating import layer_kernels
 
 REL = 1e-12
 DECKS = [
@@ -273,7 +273,7 @@ def same_solution(a: layer_kernels.Solution, b: layer_kernels.Solution) -> None:
 def test_local_cluster_matches_single_process():
     from distributed import Client, LocalCluster
 
-    from solvers.card_guessing.floating import dask_layers
+    from solvers.card_guessing.any_deck import over_dask as dask_layers
 
     with (
         LocalCluster(
@@ -293,7 +293,7 @@ def test_local_cluster_matches_single_process():
 def test_local_client_shapes_match_single_process(threads):
     """dask_layers.local_client: one worker process with N threads (the default), or N worker
     processes; both split the layers the same way and give the single-process solution."""
-    from solvers.card_guessing.floating import dask_layers
+    from solvers.card_guessing.any_deck import over_dask as dask_layers
 
     with dask_layers.local_client(2, threads=threads) as client:
         workers = client.scheduler_info()["workers"].values()
@@ -314,7 +314,7 @@ def test_address_cluster_matches_single_process():
     """A scheduler and two workers started as processes, reached by address."""
     from distributed import Client
 
-    from solvers.card_guessing.floating import dask_layers
+    from solvers.card_guessing.any_deck import over_dask as dask_layers
 
     dask = str(Path(sys.executable).with_name("dask"))
     port = free_port()

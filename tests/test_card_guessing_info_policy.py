@@ -19,7 +19,7 @@ import pytest
 
 from solvers import entropy, solve
 from solvers.card_guessing.exact import yes_no
-from solvers.card_guessing.floating import info_kernels
+from solvers.card_guessing.info_policy import moves as info_kernels
 from solvers.card_guessing.simulation import shuffled_decks
 from solvers.card_guessing.strategies import belief_players, entropy_weighted
 

@@ -14,10 +14,12 @@ import numpy as np
 import pytest
 
 from solvers import TaskError, solve
+from solvers.card_guessing.any_deck import optimal as layer_kernels
 from solvers.card_guessing.brute_force import yes_no_orders
 from solvers.card_guessing.exact import yes_no
-from solvers.card_guessing.floating import layer_kernels, ranked_states, ranked_tree
 from solvers.card_guessing.simulation import persistent
+from solvers.card_guessing.uniform_deck import decision_tree as ranked_tree
+from solvers.card_guessing.uniform_deck import in_memory as ranked_states
 from solvers.registry import task_id, validate
 
 REL = 1e-12

@@ -21,8 +21,9 @@ import numpy as np
 import pytest
 
 from solvers import TaskError, longtask, solve
-from solvers.card_guessing.floating import ranked_layers, ranked_states
 from solvers.card_guessing.tasks import ranked_tasks
+from solvers.card_guessing.uniform_deck import in_memory as ranked_states
+from solvers.card_guessing.uniform_deck import out_of_core as ranked_layers
 from solvers.registry import get_family, validate
 
 REL = 1e-12
@@ -172,7 +173,7 @@ def test_eight_types_on_three_capped_workers(tmp_path):
 RUN = """
 import sys, time
 from solvers import longtask
-from solvers.card_guessing.floating import ranked_layers
+from solvers.card_guessing.uniform_deck import out_of_core as ranked_layers
 store = longtask.Checkpoints(sys.argv[1], root=sys.argv[2])
 def log(message):
     print(message, flush=True)

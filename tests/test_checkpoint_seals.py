@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from solvers import longtask
-from solvers.card_guessing.floating import ranked_layers
+from solvers.card_guessing.uniform_deck import out_of_core as ranked_layers
 from solvers.high_low import float_layers
 from solvers.longtask import DAMAGED, SEALS, Budget, Checkpoints, TaskContext
 
@@ -483,7 +483,7 @@ def test_a_damaged_piece_is_named_on_the_terminal_under_sync(stopped_study, tmp_
     from tests_support import compose_config
 
     from pipeline.run import run_study
-    from solvers.card_guessing.floating import ranked_states
+    from solvers.card_guessing.uniform_deck import in_memory as ranked_states
 
     outputs, folder = damaged_copy(stopped_study, tmp_path)
     said: list[str] = []
@@ -508,7 +508,7 @@ def test_a_damaged_piece_is_named_on_the_terminal_from_a_dask_worker(stopped_stu
     import subprocess
     import sys
 
-    from solvers.card_guessing.floating import ranked_states
+    from solvers.card_guessing.uniform_deck import in_memory as ranked_states
 
     outputs, folder = damaged_copy(stopped_study, tmp_path)
     cmd = [sys.executable, "-m", "pipeline", *RANKS6, f"paths.outputs={outputs}"]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from solvers import entropy as E
 from solvers import solve
-from solvers.card_guessing.floating import info_kernels
+from solvers.card_guessing.info_policy import moves as info_kernels
 
 LARGEST = sys.float_info.max
 huge_orders = st.one_of(

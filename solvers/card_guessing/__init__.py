@@ -15,9 +15,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 from solvers import entropy
+from solvers.card_guessing.any_deck import optimal as layer_kernels
 from solvers.card_guessing.exact import yes_no
-from solvers.card_guessing.floating import info_kernels, layer_kernels, ranked_tree
+from solvers.card_guessing.info_policy import moves as info_kernels
 from solvers.card_guessing.tasks import feedback_tasks, ranked_tasks, yes_no_tasks
+from solvers.card_guessing.uniform_deck import decision_tree as ranked_tree
 from solvers.registry import (
     Family,
     Param,
@@ -136,7 +138,7 @@ def split_rows(task: Task, cluster) -> list[Row]:
     """The rows of a task that :func:`splits_over_cluster`, from its distributed mode."""
     if task["method"] == "ranked":
         return ranked_tasks.split_rows(task, cluster)
-    from solvers.card_guessing.floating import dask_layers
+    from solvers.card_guessing.any_deck import over_dask as dask_layers
 
     return dask_layers.split_rows(task, cluster)
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from solvers.card_guessing.floating import first_moves
+from solvers.card_guessing import first_moves
 
 Keys = np.ndarray  # int64 state keys of one layer (or part of one)
 LayerValues = tuple[np.ndarray, np.ndarray, np.ndarray]  # log A, E[future], E[future^2]

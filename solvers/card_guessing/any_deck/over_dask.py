@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from distributed import Client, LocalCluster
 
-from solvers.card_guessing.floating import layer_kernels
+from solvers.card_guessing.any_deck import optimal as layer_kernels
 
 Parts = list  # one future per partition of a layer
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
-from solvers.card_guessing.floating import info_kernels
+from solvers.card_guessing.info_policy import moves as info_kernels
 from solvers.card_guessing.simulation import shuffled_decks
 
 TIE = 1e-12

@@ -29,7 +29,7 @@ from solvers.card_guessing.exact.yes_no import (
     initial_state,
     yes_counts,
 )
-from solvers.card_guessing.floating import info_kernels
+from solvers.card_guessing.info_policy import moves as info_kernels
 from solvers.card_guessing.strategies.belief_players import Player
 
 Scores = np.ndarray  # int64 score per game

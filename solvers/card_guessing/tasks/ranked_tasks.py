@@ -34,7 +34,7 @@ def applies(task: Task) -> bool:
 
 def check_task(task: Task) -> None:
     """Refuse, before any work, a task the ranked solver or persistent play cannot do."""
-    from solvers.card_guessing.floating import ranked_states
+    from solvers.card_guessing.uniform_deck import in_memory as ranked_states
 
     if task["feedback"] != "partial":
         raise TaskError("feedback", task["feedback"], "ranked and persistent need partial")
@@ -58,7 +58,8 @@ def check_task(task: Task) -> None:
 
 def in_memory_bytes(deck) -> int:
     """Peak bytes of a process solving ``deck`` in memory: its arrays and the process's own."""
-    from solvers.card_guessing.floating import ranked_layers, ranked_states
+    from solvers.card_guessing.uniform_deck import in_memory as ranked_states
+    from solvers.card_guessing.uniform_deck import out_of_core as ranked_layers
 
     return ranked_states.estimated_bytes(deck) + ranked_layers.BASE_BYTES
 
@@ -69,7 +70,7 @@ def needs(task: Task, workers: int):
     memory is the need (the run goes out of core when the budget is below the in-memory one)."""
     if task["method"] != "ranked":
         return None
-    from solvers.card_guessing.floating import ranked_layers
+    from solvers.card_guessing.uniform_deck import out_of_core as ranked_layers
     from solvers.longtask import Need, format_bytes
 
     deck = task["deck"]
@@ -128,8 +129,8 @@ def split_rows(task: Task, cluster) -> list[Row]:
 
 
 def _layered_row(task: Task, client, ctx) -> Row:
-    from solvers.card_guessing.floating import ranked_layers
-    from solvers.card_guessing.floating.layer_kernels import solution_row
+    from solvers.card_guessing.any_deck.optimal import solution_row
+    from solvers.card_guessing.uniform_deck import out_of_core as ranked_layers
 
     budget = ctx.budget.bytes  # where the task runs (run.memory_budget, the workers' limit)
     if client is not None:  # and never past a worker's own limit (Dask would end it there)
@@ -150,7 +151,7 @@ def _layered_row(task: Task, client, ctx) -> Row:
 def local_client(workers: int, memory_limit: int):
     """A client of a new LocalCluster on 127.0.0.1: ``workers`` processes of one thread,
     each limited to ``memory_limit`` bytes."""
-    from solvers.card_guessing.floating.dask_layers import local_client as local
+    from solvers.card_guessing.any_deck.over_dask import local_client as local
 
     return local(workers, threads=False, memory_limit=memory_limit)
 
@@ -170,8 +171,8 @@ def rows(task: Task) -> list[Row]:
             task["deck"], task["n_games"], task_rng(task), policy, window(task)
         )
         return [shuffled_decks.summary(scores, sum(task["deck"]))]
-    from solvers.card_guessing.floating import ranked_states
-    from solvers.card_guessing.floating.layer_kernels import solution_row
+    from solvers.card_guessing.any_deck.optimal import solution_row
+    from solvers.card_guessing.uniform_deck import in_memory as ranked_states
 
     return [solution_row(ranked_states.solve(task["deck"], task["strategy"], window=window(task)))]
 
@@ -192,7 +193,7 @@ def estimated_seconds(task: Task) -> float | None:
     """CPU seconds of a checked ``method: ranked`` task by the cost model above."""
     if task["method"] != "ranked":
         return None
-    from solvers.card_guessing.floating import ranked_states
+    from solvers.card_guessing.uniform_deck import in_memory as ranked_states
 
     deck = task["deck"]
     ranks = sum(ranked_states.layer_sizes(deck))

@@ -156,7 +156,7 @@ def _info_args(task: Task) -> tuple[float, float, float, float]:
 
 def fast_info_fits(deck: list[int]) -> bool:
     """Whether the compiled info path (info_kernels.py) can pack ``deck``'s states."""
-    from solvers.card_guessing.floating import info_kernels
+    from solvers.card_guessing.info_policy import moves as info_kernels
 
     try:
         info_kernels.packing(deck)

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from solvers.card_guessing.floating import first_moves, ranked_states
-from solvers.card_guessing.floating.layer_kernels import solution_row
+from solvers.card_guessing import first_moves
+from solvers.card_guessing.any_deck.optimal import solution_row
+from solvers.card_guessing.uniform_deck import in_memory as ranked_states
 
 TREE_DEPTH = 4  # the layers the float rows' decision tree shows (as floating/layer_kernels.py)
 

@@ -63,8 +63,8 @@ from typing import Any
 import numpy as np
 from numba import prange
 
-from solvers.card_guessing.floating import ranked_states as rs
-from solvers.card_guessing.floating.ranked_states import (
+from solvers.card_guessing.uniform_deck import in_memory as rs
+from solvers.card_guessing.uniform_deck.in_memory import (
     CHUNK,
     POLICIES,
     TIE_TOLERANCE,
