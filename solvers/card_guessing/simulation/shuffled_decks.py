@@ -281,15 +281,3 @@ def _greedy_games(orders: np.ndarray, deck: np.ndarray, tie: int, seed: int):
         cs[g] = deck
         scores[g], stops[g] = _play_from(orders[g], cs[g], ps[g], 0, 0, -1, tie)
     return scores, cs, ps, stops
-
-
-def summary(scores: Scores, n_cards: int) -> dict:
-    """Mean, sample variance, standard error and score frequencies of Monte Carlo scores."""
-    n = len(scores)
-    var = float(scores.var(ddof=1)) if n > 1 else 0.0
-    return {
-        "expected_score": float(scores.mean()),
-        "score_variance": var,
-        "std_error": (var / n) ** 0.5,
-        "score_pmf": (np.bincount(scores, minlength=n_cards + 1) / n).tolist(),
-    }

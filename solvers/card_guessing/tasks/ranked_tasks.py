@@ -163,13 +163,14 @@ def window(task: Task) -> float:
 def rows(task: Task) -> list[Row]:
     """One row: the ranked solve's mean, variance, pmf and states, or Monte Carlo play."""
     if task["method"] == "monte_carlo":
-        from solvers.card_guessing.simulation import persistent, shuffled_decks
+        from solvers.card_guessing.simulation import persistent
+        from solvers.card_guessing.tasks.yes_no_tasks import scores_row
 
         policy = "persistent" if task["strategy"] == "persistent" else "pairs"
         scores, _ = persistent.policy_scores(
             task["deck"], task["n_games"], task_rng(task), policy, window(task)
         )
-        return [shuffled_decks.summary(scores, sum(task["deck"]))]
+        return [scores_row(scores, sum(task["deck"]))]
     from solvers.card_guessing.tasks.float_tasks import solution_row
     from solvers.card_guessing.uniform_deck import in_memory
 

@@ -13,6 +13,8 @@ import math
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from solvers import entropy
 from solvers.card_guessing.exact import yes_no
 from solvers.card_guessing.strategies import belief_players
@@ -182,4 +184,16 @@ def monte_carlo_row(task: Task) -> Row:
         scores, _ = shuffled_decks.info_scores(deck, n_games, rng, *_info_args(task), tie_break)
     else:
         scores = shuffled_decks.play_games(deck, player(task), n_games, rng)
-    return shuffled_decks.summary(scores, sum(deck))
+    return scores_row(scores, sum(deck))
+
+
+def scores_row(scores: np.ndarray, n_cards: int) -> Row:
+    """Mean, sample variance, standard error and score frequencies of Monte Carlo scores."""
+    n = len(scores)
+    var = float(scores.var(ddof=1)) if n > 1 else 0.0
+    return {
+        "expected_score": float(scores.mean()),
+        "score_variance": var,
+        "std_error": (var / n) ** 0.5,
+        "score_pmf": (np.bincount(scores, minlength=n_cards + 1) / n).tolist(),
+    }
