@@ -27,6 +27,7 @@ from solvers.card_guessing.any_deck.layers import (
     _feasible,
     _grown,
     _pack,
+    _scratch,
     _set_insert,
     _set_of,
     find,
@@ -44,11 +45,7 @@ def log_factorials(n: int) -> np.ndarray:
 def _refused_closure(keys, r, width, bits_p):
     """``keys`` and every canonical key reached from them by refused-slot moves (unsorted)."""
     table, work, m = _set_of(keys, 8)
-    cs = np.empty(r, np.int64)
-    ps = np.empty(r, np.int64)
-    tc = np.empty(r, np.int64)
-    tp = np.empty(r, np.int64)
-    codes = np.empty(r, np.int64)
+    cs, ps, tc, tp, codes = _scratch(r)
     found = np.empty(r, np.int64)
     done = 0
     while done < m:
@@ -123,11 +120,7 @@ def _closure_log_counts(keys, order, r, width, bits_p, logf):
     """log A for ``keys`` (closed under refused-slot moves), filled in ``order``."""
     table = hash_table(keys)
     out = np.full(keys.size, -np.inf)
-    cs = np.empty(r, np.int64)
-    ps = np.empty(r, np.int64)
-    tc = np.empty(r, np.int64)
-    tp = np.empty(r, np.int64)
-    codes = np.empty(r, np.int64)
+    cs, ps, tc, tp, codes = _scratch(r)
     terms = np.empty(r, np.float64)
     for s in order:
         unpack_layer_key(keys[s], width, bits_p, cs, ps)

@@ -20,12 +20,17 @@ from solvers.card_guessing.any_deck.layers import (
     Progress,
     _canonical_of,
     _child,
+    _scratch,
     all_layers,
-    confirmed,
     find,
     hash_table,
 )
-from solvers.card_guessing.any_deck.optimal import TIE_TOLERANCE, Solution, _optimal_layer
+from solvers.card_guessing.any_deck.optimal import (
+    TIE_TOLERANCE,
+    Solution,
+    _optimal_layer,
+    confirmed,
+)
 from solvers.card_guessing.state_codes import (
     Encoding,
     kernel,
@@ -65,11 +70,7 @@ def _greedy_step(keys, r, width, bits_p, ckeys, ctable, clog, nkeys, ntable, nlo
     qn = np.zeros(size)
     ychild = np.full(size, NO_STATE, np.int64)
     nchild = np.full(size, NO_STATE, np.int64)
-    cs = np.empty(r, np.int64)
-    ps = np.empty(r, np.int64)
-    tc = np.empty(r, np.int64)
-    tp = np.empty(r, np.int64)
-    codes = np.empty(r, np.int64)
+    cs, ps, tc, tp, codes = _scratch(r)
     for s in range(size):
         lg = clog[find(ctable, ckeys, _canonical_of(keys[s], r, width, bits_p, tc, tp, codes))]
         unpack_layer_key(keys[s], width, bits_p, cs, ps)

@@ -45,6 +45,18 @@ def _pack(cs, ps, width, bits_p, canonical, codes):
 
 
 @kernel
+def _scratch(r):
+    """The work arrays of a kernel that walks states: (cs, ps, tc, tp, codes), r each."""
+    return (
+        np.empty(r, np.int64),
+        np.empty(r, np.int64),
+        np.empty(r, np.int64),
+        np.empty(r, np.int64),
+        np.empty(r, np.int64),
+    )
+
+
+@kernel
 def _feasible(cs, ps, r):
     """Some arrangement respects every "no": each type's refused slots fit the other cards."""
     total = 0
@@ -171,11 +183,7 @@ def _children_keys(keys, r, width, bits_p, canonical):
         cap <<= 1
     table = np.full(cap, -1, np.int64)
     m = 0
-    cs = np.empty(r, np.int64)
-    ps = np.empty(r, np.int64)
-    tc = np.empty(r, np.int64)
-    tp = np.empty(r, np.int64)
-    codes = np.empty(r, np.int64)
+    cs, ps, tc, tp, codes = _scratch(r)
     for s in range(keys.size):
         unpack_layer_key(keys[s], width, bits_p, cs, ps)
         for a in range(r):
@@ -219,15 +227,3 @@ def all_layers(enc: Encoding, canonical: bool = True, progress: Progress | None 
         if progress:
             progress(f"layer {depth + 1}: {layers[-1].size:,} states")
     return layers
-
-
-@kernel
-def confirmed(keys: Keys, r: int, width: int, bits_p: int, n_cards: int) -> np.ndarray:
-    """Cards confirmed by a yes (the score so far) in each state: n_cards minus the sum of c."""
-    out = np.empty(keys.size, np.int64)
-    cs = np.empty(r, np.int64)
-    ps = np.empty(r, np.int64)
-    for s in range(keys.size):
-        unpack_layer_key(keys[s], width, bits_p, cs, ps)
-        out[s] = n_cards - cs.sum()
-    return out

@@ -27,8 +27,8 @@ from solvers.card_guessing.any_deck.layers import (
     Keys,
     Progress,
     _child,
+    _scratch,
     all_layers,
-    confirmed,
     find,
     hash_table,
 )
@@ -56,11 +56,7 @@ def _optimal_layer(keys, r, width, bits_p, nkeys, ntable, nlog, nval, nsq, with_
     vals = np.zeros(size)
     sqs = np.zeros(size)
     best = np.full(size, -1, np.int8)
-    cs = np.empty(r, np.int64)
-    ps = np.empty(r, np.int64)
-    tc = np.empty(r, np.int64)
-    tp = np.empty(r, np.int64)
-    codes = np.empty(r, np.int64)
+    cs, ps, tc, tp, codes = _scratch(r)
     ylog = np.empty(r)
     yidx = np.empty(r, np.int64)
     for s in range(size):
@@ -133,21 +129,38 @@ def layer_values(
 
 
 @kernel
+def _policy_children(key, slot, r, width, bits_p, work, kids):
+    """Fill ``kids`` with the keys of the yes and the no child of a state after naming ``slot``
+    (NO_STATE where impossible); ``work``: :func:`layers._scratch`."""
+    cs, ps, tc, tp, codes = work
+    unpack_layer_key(key, width, bits_p, cs, ps)
+    kids[0] = _child(cs, ps, slot, True, r, width, bits_p, True, tc, tp, codes)
+    kids[1] = _child(cs, ps, slot, False, r, width, bits_p, True, tc, tp, codes)
+
+
+@kernel
 def add_policy_paths(keys, best, paths, r, width, bits_p, nkeys, ntable, npaths):
     """Add each state's path count to its policy children (yes and no of ``best``) in npaths."""
+    work = _scratch(r)
+    kids = np.empty(2, np.int64)
+    for s in range(keys.size):
+        if paths[s] != 0.0 and best[s] >= 0:
+            _policy_children(keys[s], best[s], r, width, bits_p, work, kids)
+            for k in kids:
+                if k != NO_STATE:
+                    npaths[find(ntable, nkeys, k)] += paths[s]
+
+
+@kernel
+def confirmed(keys: Keys, r: int, width: int, bits_p: int, n_cards: int) -> np.ndarray:
+    """Cards confirmed by a yes (the score so far) in each state: n_cards minus the sum of c."""
+    out = np.empty(keys.size, np.int64)
     cs = np.empty(r, np.int64)
     ps = np.empty(r, np.int64)
-    tc = np.empty(r, np.int64)
-    tp = np.empty(r, np.int64)
-    codes = np.empty(r, np.int64)
     for s in range(keys.size):
-        if paths[s] == 0.0 or best[s] < 0:
-            continue
         unpack_layer_key(keys[s], width, bits_p, cs, ps)
-        for yes in (True, False):
-            k = _child(cs, ps, best[s], yes, r, width, bits_p, True, tc, tp, codes)
-            if k != NO_STATE:
-                npaths[find(ntable, nkeys, k)] += paths[s]
+        out[s] = n_cards - cs.sum()
+    return out
 
 
 def score_mass(
@@ -183,22 +196,17 @@ def policy_edges(keys, best, paths, r, width, bits_p):
     """(child keys, path counts) of the policy's yes and no edges from ``keys`` (2 per state)."""
     out_keys = np.empty(2 * keys.size, np.int64)
     out_paths = np.empty(2 * keys.size)
-    cs = np.empty(r, np.int64)
-    ps = np.empty(r, np.int64)
-    tc = np.empty(r, np.int64)
-    tp = np.empty(r, np.int64)
-    codes = np.empty(r, np.int64)
+    work = _scratch(r)
+    kids = np.empty(2, np.int64)
     m = 0
     for s in range(keys.size):
-        if paths[s] == 0.0 or best[s] < 0:
-            continue
-        unpack_layer_key(keys[s], width, bits_p, cs, ps)
-        for yes in (True, False):
-            k = _child(cs, ps, best[s], yes, r, width, bits_p, True, tc, tp, codes)
-            if k != NO_STATE:
-                out_keys[m] = k
-                out_paths[m] = paths[s]
-                m += 1
+        if paths[s] != 0.0 and best[s] >= 0:
+            _policy_children(keys[s], best[s], r, width, bits_p, work, kids)
+            for k in kids:
+                if k != NO_STATE:
+                    out_keys[m] = k
+                    out_paths[m] = paths[s]
+                    m += 1
     return out_keys[:m], out_paths[:m]
 
 

@@ -32,6 +32,7 @@ from solvers.card_guessing.uniform_deck.ranks import (
     Codes,
     _feasible,
     _last_log,
+    _layer_work,
     _logsumexp,
     _moved,
     _rank,
@@ -75,10 +76,7 @@ def _values(layer, lo, hi, policy, window, m, r, big, weight, eq, le, offsets, n
     best = np.full(size, -1, np.int8)
     full = nxt.shape[1] == 3
     for chunk in prange((size + CHUNK - 1) // CHUNK):
-        seq = np.empty(r, np.int64)
-        child = np.empty(r, np.int64)
-        ylog = np.empty(r, np.float64)
-        yrank = np.empty(r, np.int64)
+        seq, child, ylog, yrank = _layer_work(r)
         for s in range(chunk * CHUNK, min(size, (chunk + 1) * CHUNK)):
             out[s, 0] = -np.inf
             e = _unrank(lo + s, layer, m, r, big, weight, eq, le, offsets, seq)

@@ -18,19 +18,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import prange
 
+from solvers.card_guessing.uniform_deck import ranks
 from solvers.card_guessing.uniform_deck.ranks import (
     CHUNK,
     POLICIES,
     TIE_TOLERANCE,
     Codes,
-    _feasible,
-    _last_log,
-    _logsumexp,
-    _moved,
-    _rank,
-    _unconfirmed,
-    _unrank,
-    _yes_code,
     codes,
     kernel,
     log_factorials,
@@ -65,9 +58,9 @@ def _last_logs_of(t, unconfirmed, logs, m, r, big, weight, eq, le, offsets, n_p,
         for i in range(chunk * CHUNK, min(size, (chunk + 1) * CHUNK)):
             if unconfirmed[i] != t:
                 continue
-            e = _unrank(i, layer, m, r, big, weight, eq, le, offsets, seq)
-            logs[i] = _last_log(seq, e, t, logs, m, r, big, weight, eq, le, offsets, n_p, logf,
-                                child, terms)  # fmt: skip
+            e = ranks._unrank(i, layer, m, r, big, weight, eq, le, offsets, seq)
+            logs[i] = ranks._last_log(seq, e, t, logs, m, r, big, weight, eq, le, offsets, n_p,
+                                      logf, child, terms)  # fmt: skip
 
 
 def last_layer_log_counts(cd: Codes) -> np.ndarray:
@@ -75,7 +68,7 @@ def last_layer_log_counts(cd: Codes) -> np.ndarray:
     n = cd.n_cards
     size = int(cd.sizes[n])
     args = (cd.m, cd.r, cd.exhausted, cd.weight, cd.eq, cd.le, cd.offsets, cd.n_p)
-    unconfirmed = _unconfirmed(n, 0, size, *args)
+    unconfirmed = ranks._unconfirmed(n, 0, size, *args)
     logs = np.full(size, -np.inf)
     logf = log_factorials(n)
     for t in range(n + 1):
@@ -104,22 +97,19 @@ def _layer(layer, size, policy, window, m, r, big, weight, eq, le, offsets, n_p,
     sqs = np.zeros(size)
     best = np.full(size, -1, np.int8)
     for chunk in prange((size + CHUNK - 1) // CHUNK):
-        seq = np.empty(r, np.int64)
-        child = np.empty(r, np.int64)
-        ylog = np.empty(r, np.float64)
-        yrank = np.empty(r, np.int64)
+        seq, child, ylog, yrank = ranks._layer_work(r)
         for i in range(chunk * CHUNK, min(size, (chunk + 1) * CHUNK)):
-            e = _unrank(i, layer, m, r, big, weight, eq, le, offsets, seq)
-            if not _feasible(seq, e, r, n_p):
+            e = ranks._unrank(i, layer, m, r, big, weight, eq, le, offsets, seq)
+            if not ranks._feasible(seq, e, r, n_p):
                 continue
             for j in range(e, r):  # the yes children (equal neighbours share one)
                 if j > e and seq[j] == seq[j - 1]:
                     ylog[j], yrank[j] = ylog[j - 1], yrank[j - 1]
                     continue
-                _moved(seq, j, _yes_code(seq[j], n_p, big), r, child)
-                yrank[j] = _rank(child, layer + 1, m, r, big, weight, eq, le, offsets)
+                ranks._moved(seq, j, ranks._yes_code(seq[j], n_p, big), r, child)
+                yrank[j] = ranks._rank(child, layer + 1, m, r, big, weight, eq, le, offsets)
                 ylog[j] = nlog[yrank[j]]
-            lg = _logsumexp(ylog, e, r)
+            lg = ranks._logsumexp(ylog, e, r)
             logs[i] = lg
             if lg == -np.inf:
                 continue
@@ -136,8 +126,8 @@ def _layer(layer, size, policy, window, m, r, big, weight, eq, le, offsets, n_p,
                 v = q * (1.0 + nval[yrank[j]])
                 sq = q * (1.0 + 2.0 * nval[yrank[j]] + nsq[yrank[j]])
                 if seq[j] % n_p + 1 < n_p:
-                    _moved(seq, j, seq[j] + 1, r, child)
-                    k = _rank(child, layer + 1, m, r, big, weight, eq, le, offsets)
+                    ranks._moved(seq, j, seq[j] + 1, r, child)
+                    k = ranks._rank(child, layer + 1, m, r, big, weight, eq, le, offsets)
                     if nlog[k] > -np.inf:
                         qn = math.exp(nlog[k] - lg)
                         v += qn * nval[k]
@@ -164,13 +154,13 @@ def _add_paths(layer, best, paths, npaths, m, r, big, weight, eq, le, offsets, n
     for i in range(paths.size):
         if paths[i] == 0.0 or best[i] < 0:
             continue
-        _unrank(i, layer, m, r, big, weight, eq, le, offsets, seq)
+        ranks._unrank(i, layer, m, r, big, weight, eq, le, offsets, seq)
         j = best[i]
-        _moved(seq, j, _yes_code(seq[j], n_p, big), r, child)
-        npaths[_rank(child, layer + 1, m, r, big, weight, eq, le, offsets)] += paths[i]
+        ranks._moved(seq, j, ranks._yes_code(seq[j], n_p, big), r, child)
+        npaths[ranks._rank(child, layer + 1, m, r, big, weight, eq, le, offsets)] += paths[i]
         if seq[j] % n_p + 1 < n_p:
-            _moved(seq, j, seq[j] + 1, r, child)
-            npaths[_rank(child, layer + 1, m, r, big, weight, eq, le, offsets)] += paths[i]
+            ranks._moved(seq, j, seq[j] + 1, r, child)
+            npaths[ranks._rank(child, layer + 1, m, r, big, weight, eq, le, offsets)] += paths[i]
 
 
 def policy_pmf(cd: Codes, bests: list, last_logs: np.ndarray) -> list[float]:
@@ -188,7 +178,7 @@ def policy_pmf(cd: Codes, bests: list, last_logs: np.ndarray) -> list[float]:
         _add_paths(layer, bests[layer], paths, npaths, *args)
         bests[layer] = None
         paths = npaths
-    unconfirmed = _unconfirmed(n, 0, paths.size, *args)
+    unconfirmed = ranks._unconfirmed(n, 0, paths.size, *args)
     hit = (paths > 0) & (last_logs > -np.inf)
     logf = log_factorials(n)
     log_start = logf[n] - cd.r * logf[cd.m]

@@ -221,6 +221,13 @@ def _yes_code(x, n_p, big):
 
 
 @kernel
+def _layer_work(r):
+    """The work arrays of a layer kernel's chunk: a state's codes, a child's, and the yes
+    children's log A and ranks."""
+    return np.empty(r, np.int64), np.empty(r, np.int64), np.empty(r), np.empty(r, np.int64)
+
+
+@kernel
 def _logsumexp(terms, lo, hi):
     top = -np.inf
     for t in range(lo, hi):
