@@ -176,6 +176,48 @@ def test_keys_round_trip_and_canonical():
     assert state_codes.decode(labelled, enc) == tuple(pairs)
 
 
+def test_keys_keep_their_bits():
+    """Key order fixes the order of the score distribution's sums (and a key's hash its Dask
+    partition), so keys keep the bits they had: a layer key, a labelled one, the start."""
+    enc = state_codes.layer_encoding([5, 3, 2, 1])
+    pairs = [(2, 1), (5, 0), (0, 0), (2, 3)]
+    assert state_codes.encode(pairs, enc) == 545232
+    assert state_codes.encode(pairs, enc, canonical=False) == 73410593
+    assert state_codes.start_key(enc) == 34084944
+    codes = np.empty(4, np.int64)
+    cs, ps = np.array([2, 5, 0, 2]), np.array([1, 0, 0, 3])
+    key = state_codes.canonical_cache_key(7, cs, ps, enc.bits_p, enc.width, enc.per_word, codes)
+    assert key == (69789703, 0, 0, 0)
+
+
+def test_one_state_encoding_serves_both_engines():
+    """any_deck/'s layer keys and info_policy/'s cache keys pack the same codes of a state
+    (state_codes.py): one Encoding per deck, and a cache key holds n in slot 0 and the layer
+    key's codes in slots 1..r (over two words for 7 types of 4)."""
+    from solvers.card_guessing.info_policy import moves
+
+    deck = [4] * 7
+    enc = state_codes.layer_encoding(deck)
+    assert moves.encoding(deck) == enc
+    mask = (1 << enc.width) - 1
+    rng = random.Random(5)
+    for _ in range(200):
+        pairs = random_pairs(rng, 7)
+        cs = np.array([c for c, _ in pairs], np.int64)
+        ps = np.array([p for _, p in pairs], np.int64)
+        n = rng.randint(1, enc.n_cards)
+        codes = np.empty(7, np.int64)
+        key = state_codes.canonical_cache_key(n, cs, ps, enc.bits_p, enc.width, enc.per_word, codes)
+        assert key[1] != 0  # the last codes are in the second word
+        word, shift = divmod(np.arange(8), enc.per_word)
+        slots = [key[w] >> (enc.width * s) & mask for w, s in zip(word, shift, strict=True)]
+        assert slots == [n, *codes.tolist()]
+        assert state_codes.layer_key(codes, enc.width) == state_codes.encode(pairs, enc)
+        assert state_codes.decode(state_codes.encode(pairs, enc), enc) == tuple(
+            sorted(pairs, reverse=True)
+        )
+
+
 def test_partitions_cover_every_key():
     keys = np.arange(1000, dtype=np.int64) * 7919
     parts = layers.partition_of(keys, 3)
