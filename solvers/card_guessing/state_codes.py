@@ -26,6 +26,8 @@ import numpy as np
 from numba import njit, types
 
 kernel = njit(cache=True, nogil=True)  # nogil: a Dask worker keeps serving its data meanwhile
+# the few lines an engine runs for every state it visits: inlined where they are called
+step = njit(cache=True, nogil=True, inline="always")
 KEY_WORDS = 4  # int64 words of a cache key
 CACHE_KEY = types.UniTuple(types.int64, KEY_WORDS)  # a cache key's Numba type
 Pairs = Sequence[tuple[int, int]]  # (c, p) per type
@@ -79,14 +81,14 @@ def cache_encoding(deck: Sequence[int]) -> Encoding:
 # ------------------------------------------------------------------------------ kernels
 
 
-@kernel
+@step
 def codes_of(cs, ps, bits_p, codes):
     """Fill ``codes`` with the code of each type's (c, p) (0 for an exhausted type)."""
     for i in range(cs.size):
         codes[i] = (cs[i] << bits_p) | ps[i] if cs[i] > 0 else 0
 
 
-@kernel
+@step
 def sort_desc(codes):
     """Sort ``codes`` in place, largest first (insertion sort: a few types)."""
     for k in range(1, codes.size):
@@ -98,7 +100,7 @@ def sort_desc(codes):
         codes[j + 1] = v
 
 
-@kernel
+@step
 def split_codes(codes, bits_p, cs, ps):
     """Fill ``cs``, ``ps`` with the (c, p) of each code."""
     pmask = (np.int64(1) << bits_p) - 1
@@ -107,7 +109,7 @@ def split_codes(codes, bits_p, cs, ps):
         ps[i] = codes[i] & pmask
 
 
-@kernel
+@step
 def layer_key(codes, width):
     """The one-word key of ``codes``: code k in slot k."""
     key = np.int64(0)
@@ -117,11 +119,11 @@ def layer_key(codes, width):
 
 
 @kernel
-def unpack_layer_key(key, width, bits_p, cs, ps):
-    """Fill ``cs``, ``ps`` with the (c, p) in each slot of a one-word key."""
+def unpack_layer_key(key, r, width, bits_p, cs, ps):
+    """Fill ``cs``, ``ps`` with the (c, p) in each of the ``r`` slots of a one-word key."""
     mask = (np.int64(1) << width) - 1
     pmask = (np.int64(1) << bits_p) - 1
-    for k in range(cs.size):
+    for k in range(r):
         code = (key >> (width * k)) & mask
         cs[k] = code >> bits_p
         ps[k] = code & pmask
@@ -146,7 +148,7 @@ def canonical_cache_key(n, cs, ps, bits_p, width, per_word, codes):
     return cache_key(n, codes, width, per_word)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@step
 def record_answer(c, p, a, yes):
     """Update the statistic (c, p) in place after naming type ``a``; 1 for a yes, else 0.
 
@@ -161,15 +163,6 @@ def record_answer(c, p, a, yes):
     if c[a] > 0:
         p[a] += 1
     return 0
-
-
-@kernel
-def answered(cs, ps, a, yes, tc, tp):
-    """Fill (tc, tp) with the state (cs, ps) after naming ``a`` and hearing the answer."""
-    for k in range(cs.size):
-        tc[k] = cs[k]
-        tp[k] = ps[k]
-    record_answer(tc, tp, a, yes)
 
 
 # ------------------------------------------------------------------ Python and NumPy side
@@ -206,7 +199,7 @@ def decode(key: int, enc: Encoding) -> tuple[tuple[int, int], ...]:
     """The (c, p) per slot of a layer key (canonical keys: largest pair first, then empties)."""
     cs = np.empty(enc.r, np.int64)
     ps = np.empty(enc.r, np.int64)
-    unpack_layer_key(np.int64(key), enc.width, enc.bits_p, cs, ps)
+    unpack_layer_key(np.int64(key), enc.r, enc.width, enc.bits_p, cs, ps)
     return tuple((int(c), int(p)) for c, p in zip(cs, ps, strict=True))
 
 

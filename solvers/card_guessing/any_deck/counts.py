@@ -49,7 +49,7 @@ def _refused_closure(keys, r, width, bits_p):
     found = np.empty(r, np.int64)
     done = 0
     while done < m:
-        unpack_layer_key(work[done], width, bits_p, cs, ps)
+        unpack_layer_key(work[done], r, width, bits_p, cs, ps)
         done += 1
         nf = _refused_child_keys(cs, ps, r, width, bits_p, tc, tp, codes, found, 0)
         for t in range(nf):
@@ -107,7 +107,7 @@ def _refused_total(keys, r, width, bits_p):
     cs = np.empty(r, np.int64)
     ps = np.empty(r, np.int64)
     for s in range(keys.size):
-        unpack_layer_key(keys[s], width, bits_p, cs, ps)
+        unpack_layer_key(keys[s], r, width, bits_p, cs, ps)
         t = 0
         for k in range(r):
             t += ps[k]
@@ -123,7 +123,7 @@ def _closure_log_counts(keys, order, r, width, bits_p, logf):
     cs, ps, tc, tp, codes = _scratch(r)
     terms = np.empty(r, np.float64)
     for s in order:
-        unpack_layer_key(keys[s], width, bits_p, cs, ps)
+        unpack_layer_key(keys[s], r, width, bits_p, cs, ps)
         i = _first_refused(cs, ps, r)
         if i < 0:  # no refused slot: a multinomial coefficient
             total = 0

@@ -73,7 +73,7 @@ def _greedy_step(keys, r, width, bits_p, ckeys, ctable, clog, nkeys, ntable, nlo
     cs, ps, tc, tp, codes = _scratch(r)
     for s in range(size):
         lg = clog[find(ctable, ckeys, _canonical_of(keys[s], r, width, bits_p, tc, tp, codes))]
-        unpack_layer_key(keys[s], width, bits_p, cs, ps)
+        unpack_layer_key(keys[s], r, width, bits_p, cs, ps)
         pick = -1
         top = 0.0
         for a in range(r):

@@ -17,10 +17,10 @@ from numba import njit
 
 from solvers.card_guessing.state_codes import (
     Encoding,
-    answered,
     codes_of,
     kernel,
     layer_key,
+    record_answer,
     sort_desc,
     start_key,
     unpack_layer_key,
@@ -44,7 +44,7 @@ def _pack(cs, ps, width, bits_p, canonical, codes):
     return layer_key(codes, width)
 
 
-@kernel
+@njit(cache=True, nogil=True, inline="always")  # the allocations stay in the caller
 def _scratch(r):
     """The work arrays of a kernel that walks states: (cs, ps, tc, tp, codes), r each."""
     return (
@@ -70,8 +70,14 @@ def _feasible(cs, ps, r):
 
 @kernel
 def _child(cs, ps, a, yes, r, width, bits_p, canonical, tc, tp, codes):
-    """Key of the state after naming ``a`` and hearing yes/no; NO_STATE if impossible."""
-    answered(cs, ps, a, yes, tc, tp)
+    """Key of the state after naming ``a`` and hearing yes/no; NO_STATE if impossible.
+
+    The copy is written out, not a call: a helper taking the four arrays made next_layer
+    20-35% slower (the largest layer of (8,8,8,8): 0.23-0.27 s of CPU against 0.18-0.19 s)."""
+    for k in range(r):
+        tc[k] = cs[k]
+        tp[k] = ps[k]
+    record_answer(tc, tp, a, yes)
     if not _feasible(tc, tp, r):
         return NO_STATE
     return _pack(tc, tp, width, bits_p, canonical, codes)
@@ -80,7 +86,7 @@ def _child(cs, ps, a, yes, r, width, bits_p, canonical, tc, tp, codes):
 @kernel
 def _canonical_of(key, r, width, bits_p, cs, ps, codes):
     """The canonical key of a labelled key."""
-    unpack_layer_key(key, width, bits_p, cs, ps)
+    unpack_layer_key(key, r, width, bits_p, cs, ps)
     return _pack(cs, ps, width, bits_p, True, codes)
 
 
@@ -185,7 +191,7 @@ def _children_keys(keys, r, width, bits_p, canonical):
     m = 0
     cs, ps, tc, tp, codes = _scratch(r)
     for s in range(keys.size):
-        unpack_layer_key(keys[s], width, bits_p, cs, ps)
+        unpack_layer_key(keys[s], r, width, bits_p, cs, ps)
         for a in range(r):
             if cs[a] == 0 or (canonical and a > 0 and cs[a] == cs[a - 1] and ps[a] == ps[a - 1]):
                 continue

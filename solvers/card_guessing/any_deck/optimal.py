@@ -60,7 +60,7 @@ def _optimal_layer(keys, r, width, bits_p, nkeys, ntable, nlog, nval, nsq, with_
     ylog = np.empty(r)
     yidx = np.empty(r, np.int64)
     for s in range(size):
-        unpack_layer_key(keys[s], width, bits_p, cs, ps)
+        unpack_layer_key(keys[s], r, width, bits_p, cs, ps)
         for a in range(r):  # the yes children (equal neighbours share one)
             yidx[a] = -1
             ylog[a] = -np.inf
@@ -133,7 +133,7 @@ def _policy_children(key, slot, r, width, bits_p, work, kids):
     """Fill ``kids`` with the keys of the yes and the no child of a state after naming ``slot``
     (NO_STATE where impossible); ``work``: :func:`layers._scratch`."""
     cs, ps, tc, tp, codes = work
-    unpack_layer_key(key, width, bits_p, cs, ps)
+    unpack_layer_key(key, r, width, bits_p, cs, ps)
     kids[0] = _child(cs, ps, slot, True, r, width, bits_p, True, tc, tp, codes)
     kids[1] = _child(cs, ps, slot, False, r, width, bits_p, True, tc, tp, codes)
 
@@ -158,7 +158,7 @@ def confirmed(keys: Keys, r: int, width: int, bits_p: int, n_cards: int) -> np.n
     cs = np.empty(r, np.int64)
     ps = np.empty(r, np.int64)
     for s in range(keys.size):
-        unpack_layer_key(keys[s], width, bits_p, cs, ps)
+        unpack_layer_key(keys[s], r, width, bits_p, cs, ps)
         out[s] = n_cards - cs.sum()
     return out
 

@@ -31,9 +31,9 @@ from solvers.card_guessing.info_policy.posterior import float_posterior
 from solvers.card_guessing.state_codes import (
     CACHE_KEY,
     Encoding,
-    answered,
     cache_encoding,
     canonical_cache_key,
+    record_answer,
 )
 from solvers.card_guessing.strategies import entropy_weighted
 
@@ -146,7 +146,10 @@ def _child_entropy(C, mm, a, yes, key, cache, r_, t_, inv_lb, scratch):
 @njit(cache=True)
 def _child_key(cs, ps, n, a, yes, bits_p, width, per_word, tc, tp, codes):
     """The cache key of the state after naming ``a`` and hearing the answer."""
-    answered(cs, ps, a, yes, tc, tp)
+    for i in range(cs.size):
+        tc[i] = cs[i]
+        tp[i] = ps[i]
+    record_answer(tc, tp, a, yes)
     return canonical_cache_key(n - 1, tc, tp, bits_p, width, per_word, codes)
 
 
