@@ -187,7 +187,8 @@ def test_killed_run_resumes_from_its_committed_layers(tmp_path):
     folder, root = tmp_path / "ck", tmp_path
     proc = subprocess.Popen([sys.executable, "-c", RUN, str(folder), str(root)])
     deadline = time.monotonic() + 300
-    while not (folder / "count-012").exists():  # a layer's last piece: its count
+    # a layer's last piece is its count, sealed just after it is renamed into place
+    while not (folder / longtask.SEALS / "count-012.json").exists():
         assert proc.poll() is None and time.monotonic() < deadline, "no layer 12 committed"
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
