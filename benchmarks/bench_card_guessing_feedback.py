@@ -48,8 +48,7 @@ def main() -> None:
         t, value = timed(lambda d=deck: complete_feedback.expected_score(d), repeat)
         print(f"{'':<28}{'complete: step chances (Fraction)':<34}{t:>10.4f}  {float(value):.6f}")
         t, b = timed(lambda d=deck: entropy_bounds.score_bounds(d), repeat)
-        shown = f"[{b['bound_lower']:.4f} (chords {b['bound_lower_chords']:.4f}), "
-        shown += f"{b['bound_upper']:.4f}]"
+        shown = f"[{b.lower:.4f} (chords {b.lower_chords:.4f}), {b.upper:.4f}]"
         print(f"{'':<28}{'entropy bounds (bisection 1e-12)':<34}{t:>10.4f}  {shown}")
         cycle = no_feedback.guess_counts(no_feedback.named_sequence("cycle", deck), len(deck))
         t, pmf = timed(lambda d=deck, m=cycle: no_feedback.score_distribution(d, m), repeat)

@@ -20,7 +20,8 @@ import numpy as np
 
 from solvers import no_repeat, solve
 from solvers.card_guessing.exact import yes_no
-from solvers.card_guessing.floating import info_kernels
+from solvers.card_guessing.info_policy import evaluation, posterior
+from solvers.card_guessing.info_policy.monte_carlo import InfoPlay
 from solvers.card_guessing.simulation import shuffled_decks
 from solvers.card_guessing.strategies import belief_players
 from solvers.card_guessing.tasks import yes_no_tasks
@@ -72,9 +73,7 @@ def bench_greedy_mc(quick: bool) -> None:
 
 def bench_info_fast_mc(quick: bool) -> None:
     n_games = 10_000 if quick else 100_000
-    print(
-        f"\n## Monte Carlo info, {n_games:,} games, one core (Numba float filter, info_kernels.py)"
-    )
+    print(f"\n## Monte Carlo info, {n_games:,} games, one core (Numba float filter, info_policy/)")
     shuffled_decks.info_scores(
         [3, 3, 3], 10, np.random.default_rng(0), 0.15
     )  # compile / load cache
@@ -101,14 +100,14 @@ def bench_info_rank_deck(quick: bool) -> None:
     state, start = yes_no.initial_state(deck), time.perf_counter()
     for pos, card in enumerate(order):
         if pos % 4 == 0:
-            (_, probs), sec = timed(info_kernels.float_posterior, state)
+            (_, probs), sec = timed(posterior.float_posterior, state)
             print(f"after {pos:2d} cards: {probs.size:>11,} compositions ({sec:.2f} s)", flush=True)
             if time.perf_counter() - start > cap:
                 break
         c, p = [x for x, _ in state[1]], [y for _, y in state[1]]
         a = int(np.argmax(shuffled_decks.float_yes_weights(c, p)[0]))
         state = (yes_no.after_yes if a == card else yes_no.after_no)(state, a)
-    play = info_kernels.InfoPlay(deck, 0.15)
+    play = InfoPlay(deck, 0.15)
     orders = shuffled_decks.shuffled_orders(deck, 1, np.random.default_rng(3))
     try:
         _, sec = timed(play.scores, orders, np.zeros(1, np.int64))
@@ -120,9 +119,9 @@ def bench_info_rank_deck(quick: bool) -> None:
 def bench_info_float(quick: bool) -> None:
     top = 7 if quick else 10
     print(f"\n## method float, info (gamma 0.15, Shannon bits), m x 4 for m = 1..{top}")
-    info_kernels.evaluate([2, 2], 0.15)  # compile / load cache
+    evaluation.evaluate([2, 2], 0.15)  # compile / load cache
     for m in range(1, top + 1):
-        value, sec = timed(info_kernels.evaluate, [m] * 4, 0.15)
+        value, sec = timed(evaluation.evaluate, [m] * 4, 0.15)
         print(
             f"{m:2d} x 4: {value.expected_score:.9f}  labelled states {value.n_states:>10,}  "
             f"canonical {value.n_canonical:>8,}  largest posterior {value.largest_support:>5,}  "

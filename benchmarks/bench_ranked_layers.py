@@ -1,13 +1,13 @@
-"""The ranked solver out of core over Dask workers (floating/ranked_layers.py) against the
-single-process ranked solver (floating/ranked_states.py), side by side in one run.
+"""A uniform deck solved out of core over Dask workers (uniform_deck/out_of_core.py) against
+the in-memory solve (uniform_deck/in_memory.py), side by side in one run.
 
-    python benchmarks/bench_ranked_layers.py                          # 8 and 9 types of 4
-    python benchmarks/bench_ranked_layers.py --types 8 --workers 1,2  # scaling, 1 and 2 workers
-    python benchmarks/bench_ranked_layers.py --types 10 --modes layers --workers 1 \\
+    python benchmarks/bench_out_of_core.py                          # 8 and 9 types of 4
+    python benchmarks/bench_out_of_core.py --types 8 --workers 1,2  # scaling, 1 and 2 workers
+    python benchmarks/bench_out_of_core.py --types 10 --modes layers --workers 1 \\
         --folder /work/ranks10 --budget 4e9                           # a long run, resumable
 
 Each solve runs in a fresh process (after a warm-up on a small deck: Numba's kernels are
-compiled and cached).  ``single``: ranked_states.solve in that process.  ``layers``: a
+compiled and cached).  ``single``: in_memory.solve in that process.  ``layers``: a
 LocalCluster of ``--workers`` processes (one Dask thread each; the kernels' Numba threads use
 every core, as the single solver's do) each limited to ``--budget`` bytes, the layers in
 ``--folder`` (default: a temporary folder).  CPU seconds are the user + system time of every
@@ -39,18 +39,18 @@ def usage() -> dict:
 
 
 def warm() -> None:
-    from solvers.card_guessing.floating import ranked_layers, ranked_states
+    from solvers.card_guessing.uniform_deck import in_memory, out_of_core
 
-    ranked_states.solve([2, 2])
-    ranked_layers.solve([2, 2], chunk=ranked_layers.ALIGN)
+    in_memory.solve([2, 2])
+    out_of_core.solve([2, 2], chunk=out_of_core.ALIGN)
 
 
 def run_single(deck: list[int], policy: str, window: float) -> dict:
-    from solvers.card_guessing.floating import ranked_states
+    from solvers.card_guessing.uniform_deck import in_memory
 
     warm()
     before, wall = usage(), time.perf_counter()
-    sol = ranked_states.solve(deck, policy, window=window)
+    sol = in_memory.solve(deck, policy, window=window)
     wall, after = time.perf_counter() - wall, usage()
     return {
         "cpu_s": after["cpu"] - before["cpu"],
@@ -64,7 +64,7 @@ def run_layers(deck, policy, window, workers: int, budget: float, folder: str | 
     from distributed import Client, LocalCluster
 
     from solvers import longtask
-    from solvers.card_guessing.floating import ranked_layers
+    from solvers.card_guessing.uniform_deck import out_of_core
 
     with (
         LocalCluster(
@@ -86,7 +86,7 @@ def run_layers(deck, policy, window, workers: int, budget: float, folder: str | 
             tmp = tempfile.TemporaryDirectory(prefix="bench-ranked-layers-", dir=ROOT)
             folder = tmp.name
         store = longtask.Checkpoints(Path(folder) / "task", root=folder)
-        sol = ranked_layers.solve(
+        sol = out_of_core.solve(
             deck,
             policy,
             window,

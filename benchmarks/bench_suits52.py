@@ -1,5 +1,5 @@
-"""Benchmark of the layered float solver for yes/no card guessing
-(solvers/card_guessing/floating/layer_kernels.py).
+"""Benchmark of the layered float solver for yes/no card guessing on any deck
+(solvers/card_guessing/any_deck/).
 
     python benchmarks/bench_suits52.py                      # small decks and (8,8,8,8)
     python benchmarks/bench_suits52.py --deck 13,13,13,13 --json /tmp/suits52.json
@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from solvers.card_guessing.floating import layer_kernels  # noqa: E402
+from solvers.card_guessing.any_deck import optimal  # noqa: E402
 
 
 def peak_rss_mb() -> float:
@@ -43,7 +43,7 @@ def timed_optimal(deck: list[int], tree_depth: int = 4) -> dict:
     """One optimal solve of ``deck`` with its time, states and peak memory."""
     before = peak_rss_mb()
     start = time.perf_counter()
-    sol = layer_kernels.optimal(deck, tree_depth=tree_depth)
+    sol = optimal.optimal(deck, tree_depth=tree_depth)
     seconds = time.perf_counter() - start
     return {
         "deck": deck,
@@ -56,7 +56,7 @@ def timed_optimal(deck: list[int], tree_depth: int = 4) -> dict:
         "states_per_second": sol.n_states / seconds,
         "peak_rss_mb": peak_rss_mb(),
         "rss_growth_bytes_per_state": (peak_rss_mb() - before) * 2**20 / sol.n_states,
-        "decision_tree": layer_kernels.decision_tree(sol, deck),
+        "decision_tree": optimal.decision_tree(sol, deck),
     }
 
 
@@ -79,14 +79,14 @@ def timed_distributed(deck: list[int], workers: int, threads: bool) -> dict:
     CPU and peak memory are per process: the driver (which also runs the LocalCluster's
     scheduler) and each worker process.
     """
-    from solvers.card_guessing.floating import dask_layers
+    from solvers.card_guessing.any_deck import over_dask
 
-    with dask_layers.local_client(workers, threads=threads) as client:
-        dask_layers.optimal(client, [2, 2, 2], parts=workers)  # warm-up (Numba on the workers)
+    with over_dask.local_client(workers, threads=threads) as client:
+        over_dask.optimal(client, [2, 2, 2], parts=workers)  # warm-up (Numba on the workers)
         before = client.run(process_usage)
         driver = process_usage()[0]
         start = time.perf_counter()
-        out = dask_layers.optimal(client, deck, parts=workers)
+        out = over_dask.optimal(client, deck, parts=workers)
         seconds = time.perf_counter() - start
         after = client.run(process_usage)
         driver_cpu, driver_rss = process_usage()
@@ -104,10 +104,10 @@ def timed_distributed(deck: list[int], workers: int, threads: bool) -> dict:
 
 
 def timed_single(deck: list[int]) -> dict:
-    """layer_kernels.optimal in this process (what ``workers: 1`` runs): wall and CPU seconds."""
+    """optimal.optimal in this process (what ``workers: 1`` runs): wall and CPU seconds."""
     cpu = time.process_time()
     start = time.perf_counter()
-    sol = layer_kernels.optimal(deck)
+    sol = optimal.optimal(deck)
     return {
         "seconds": time.perf_counter() - start,
         "cpu": time.process_time() - cpu,
@@ -157,10 +157,10 @@ def print_speed_up(deck: list[int], counts: list[int], repeat: int) -> None:
 
 
 def _solve_in_child(deck: list[int], queue) -> None:
-    layer_kernels.optimal([2, 2, 2])  # compiled kernels come from Numba's cache
+    optimal.optimal([2, 2, 2])  # compiled kernels come from Numba's cache
     start = time.perf_counter()
     cpu = time.process_time()
-    layer_kernels.optimal(deck)
+    optimal.optimal(deck)
     queue.put((time.perf_counter() - start, time.process_time() - cpu))
 
 
@@ -211,7 +211,7 @@ def main() -> None:
         "--ceiling", action="store_true", help="two independent solves at once against one"
     )
     args = parser.parse_args()
-    layer_kernels.optimal([2, 2, 2])  # warm-up: compile the kernels
+    optimal.optimal([2, 2, 2])  # warm-up: compile the kernels
     if args.ceiling or args.workers:
         deck = [int(c) for c in (args.deck or "8,8,8,8").split(",")]
         if args.workers:

@@ -130,30 +130,157 @@ def test_the_wheel_lists_every_package():
     assert listed == found | {"pipeline.conf"} | data
 
 
-ROLES = ("exact", "brute_force", "strategies")
+# solvers/card_guessing/ by role (docs/architecture.md): each sub-package and top-level module
+RULES = ("exact", "brute_force", "strategies")  # the game's rules and choice rules
+ENGINES = ("any_deck", "uniform_deck", "info_policy")  # the float engines, one per question
+SHARED = ("state_codes", "first_moves")  # what the engines share
+MACHINERY = ("tasks", "summary", "simulation", "report", "play", "play_screen")
+ROW_READERS = ("summary", "report")  # read stored rows into tables and figures
+MAX_LINES = 600  # no file of the family longer
+
+
+def card_guessing_modules() -> dict[str, object]:
+    """Every module of solvers/card_guessing: name -> path."""
+    return {n: p for n, p in modules().items() if n.startswith("solvers.card_guessing.")}
+
+
+def role(name: str) -> str:
+    """The sub-package or top-level module of solvers/card_guessing that ``name`` is in."""
+    return name.removeprefix("solvers.card_guessing.").split(".")[0]
+
+
+def top_imports(path) -> set[str]:
+    """The top-level names of every module ``path`` imports (``numpy`` for ``numpy.linalg``)."""
+    tree = ast.parse(path.read_text())
+    tops = {
+        a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+    }
+    tops |= {
+        (n.module or "").split(".")[0]
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and not n.level
+    }
+    return tops
+
+
+def test_every_part_of_card_guessing_has_a_role():
+    """A new sub-package or module is placed among the roles, so the rules below cover it."""
+    found = {role(name) for name in card_guessing_modules()}
+    assert found == {*RULES, *ENGINES, *SHARED, *MACHINERY}
 
 
 def test_card_guessing_rules_and_strategies_stay_apart_from_the_machinery():
     """exact/, brute_force/ and strategies/ import no Dask, pandas or pipeline, and nothing of
-    the family's tasks/, summary/, floating/ or simulation/ (the architecture page's rule)."""
+    the family's engines, tasks/, summary/, simulation/, report or play (the architecture
+    page's rule)."""
     mods = modules()
-    for name, path in mods.items():
-        if not any(name.startswith(f"solvers.card_guessing.{role}") for role in ROLES):
+    for name, path in card_guessing_modules().items():
+        if role(name) not in RULES:
             continue
-        tree = ast.parse(path.read_text())
-        tops = {
-            a.name.split(".")[0]
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Import)
-            for a in n.names
-        }
-        tops |= {
-            (n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-        }
-        assert not tops & {"dask", "distributed", "pandas", "pipeline"}, name
+        assert not top_imports(path) & {"dask", "distributed", "pandas", "pipeline"}, name
         for dep in imports_of(path, name, set(mods)):
-            inside = dep.removeprefix("solvers.card_guessing.").split(".")[0]
-            assert inside not in ("tasks", "summary", "floating", "simulation"), (name, dep)
+            assert role(dep) not in (*ENGINES, *MACHINERY), (name, dep)
+
+
+def test_card_guessing_engines_compute_and_import_no_machinery():
+    """The engines and what they share import nothing of tasks/, summary/, simulation/, report
+    or play, no pandas and no pipeline; an engine imports no other engine, and the shared
+    modules no engine."""
+    mods = modules()
+    for name, path in card_guessing_modules().items():
+        if role(name) not in (*ENGINES, *SHARED):
+            continue
+        assert not top_imports(path) & {"pandas", "pipeline"}, name
+        for dep in imports_of(path, name, set(mods)):
+            if not dep.startswith("solvers.card_guessing."):
+                continue
+            assert role(dep) not in MACHINERY, (name, dep)
+            if role(name) in SHARED or role(dep) in ENGINES:
+                assert role(dep) == role(name), (name, dep)
+
+
+def row_builders(path, name: str, columns: set[str]) -> list[str]:
+    """Where the module at ``path`` turns something into a row: a public function named
+    ``*_row(s)`` or one returning ``Row``, or a dict (literal or ``dict(...)``) keyed by the
+    family's result columns; the family's ``columns=`` declaration is not a row."""
+    tree = ast.parse(path.read_text())
+    declared = {
+        id(n.value) for n in ast.walk(tree) if isinstance(n, ast.keyword) and n.arg == "columns"
+    }
+    found = []
+    for node in ast.walk(tree):
+        where = f"{name}:{getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.FunctionDef):
+            returns = ast.unparse(node.returns) if node.returns else ""
+            public_rows = not node.name.startswith("_") and re.search(r"(^|_)rows?$", node.name)
+            if public_rows or re.search(r"\bRow\b", returns):
+                found.append(f"{where} def {node.name}")
+        elif isinstance(node, ast.Dict) and id(node) not in declared:
+            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+            if keys & columns:
+                found.append(f"{where} dict of {sorted(keys & columns)}")
+        elif (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func) == "dict"
+            and {k.arg for k in node.keywords} & columns
+        ):
+            found.append(f"{where} dict(...) of result columns")
+    return found
+
+
+def returns_rows(func: ast.FunctionDef) -> bool:
+    return bool(func.returns and re.search(r"\bRow\b", ast.unparse(func.returns)))
+
+
+def result_columns() -> set[str]:
+    from solvers import get_family
+
+    columns = set(get_family("card_guessing").columns)
+    assert {"expected_score", "score_pmf", "first_moves", "bound_upper"} <= columns
+    return columns
+
+
+def test_only_tasks_turn_a_task_into_a_row():
+    """No module of the family outside tasks/ (but summary/ and report.py, which read stored
+    rows into tables and figures) names a public function after rows, returns a Row or
+    fills the family's result columns."""
+    columns = result_columns()
+    found = []
+    for name, path in card_guessing_modules().items():
+        if role(name) not in ("tasks", *ROW_READERS):
+            found += row_builders(path, name, columns)
+    assert found == []
+
+
+def test_the_family_hands_every_task_to_tasks():
+    """The family module (solvers/card_guessing/__init__.py) fills no result column, and its
+    run and split_rows return what a module of tasks/ returns."""
+    family = ROOT / "solvers" / "card_guessing" / "__init__.py"
+    assert not [d for d in row_builders(family, "family", result_columns()) if " def " not in d]
+    tree = ast.parse(family.read_text())
+    tasks = {
+        a.asname or a.name
+        for n in tree.body
+        if isinstance(n, ast.ImportFrom) and n.module == "solvers.card_guessing.tasks"
+        for a in n.names
+    }
+    handed = [n for n in tree.body if isinstance(n, ast.FunctionDef) and returns_rows(n)]
+    assert {f.name for f in handed} == {"run", "split_rows"}
+    for func in handed:
+        for ret in (n for n in ast.walk(func) if isinstance(n, ast.Return)):
+            call = ret.value
+            assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute), func.name
+            assert ast.unparse(call.func.value) in tasks, (func.name, ast.unparse(call))
+
+
+def test_no_file_of_card_guessing_is_over_its_size():
+    """Split by what each part answers: no file of the family over MAX_LINES lines."""
+    long = {
+        name: n
+        for name, path in card_guessing_modules().items()
+        if (n := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert long == {}
 
 
 # ----------------------------------------------------------------- the run path

@@ -193,9 +193,9 @@ def test_distinct_cards_lower_bounds_are_tight():
     for n in (2, 3, 5, 8):
         b = entropy_bounds.score_bounds((1,) * n)
         h_n = float(complete_feedback.harmonic(n))
-        for key in ("bound_lower", "bound_lower_chords"):
-            assert math.isclose(b[key], h_n, abs_tol=1e-6)
-        assert b["bound_upper"] > h_n + 0.1 or n == 2
+        for lower in (b.lower, b.lower_chords):
+            assert math.isclose(lower, h_n, abs_tol=1e-6)
+        assert b.upper > h_n + 0.1 or n == 2
 
 
 @pytest.mark.parametrize(
@@ -217,7 +217,7 @@ def test_seed_lower_bound_is_not_a_bound_in_general():
     step8 = entropy_bounds.step_bounds((3, 3, 3), "feder_merhav")[7]
     assert complete_feedback.step_success((3, 3, 3))[7] == Fraction(5, 8)
     assert step8 > 0.78
-    assert entropy_bounds.score_bounds((2, 2))["bound_lower"] > 17 / 6 + 0.1
+    assert entropy_bounds.score_bounds((2, 2)).lower > 17 / 6 + 0.1
 
 
 def test_inverse_meets_its_tolerance():

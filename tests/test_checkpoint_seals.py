@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from solvers import longtask
-from solvers.card_guessing.floating import ranked_layers
+from solvers.card_guessing.uniform_deck import out_of_core
 from solvers.high_low import float_layers
 from solvers.longtask import DAMAGED, SEALS, Budget, Checkpoints, TaskContext
 
@@ -200,7 +200,7 @@ def ranked_folder(root: Path, task: str, policy: str = "optimal") -> Checkpoints
     """The checkpoints of a solve of DECK stopped once layer STOP was committed."""
     store = Checkpoints(root / "ck" / task, root=root)
     with pytest.raises(Stop):
-        ranked_layers.solve(DECK, policy, checkpoints=store, chunk=4096, log=stop_after(STOP))
+        out_of_core.solve(DECK, policy, checkpoints=store, chunk=4096, log=stop_after(STOP))
     return store
 
 
@@ -208,7 +208,7 @@ def ranked_folder(root: Path, task: str, policy: str = "optimal") -> Checkpoints
 def ranked(tmp_path_factory):
     """The uninterrupted solution, and stopped folders of two tasks (optimal, greedy)."""
     root = tmp_path_factory.mktemp("ranked")
-    whole = ranked_layers.solve(DECK, chunk=4096)
+    whole = out_of_core.solve(DECK, chunk=4096)
     ranked_folder(root, "optimal-task")
     ranked_folder(root, "greedy-task", "greedy")
     return root, whole
@@ -280,7 +280,7 @@ def test_ranked_layers_resume_to_the_uninterrupted_value(ranked, tmp_path, kind)
     damage(store, other)
     lines: list[str] = []
     said: list[str] = []
-    again = ranked_layers.solve(DECK, checkpoints=store, chunk=4096, warn=lines.append,
+    again = out_of_core.solve(DECK, checkpoints=store, chunk=4096, warn=lines.append,
                                 log=said.append)  # fmt: skip
     same_bits(again, whole)
     assert len(lines) == 1, lines
@@ -299,7 +299,7 @@ def test_an_undamaged_stopped_solve_resumes_where_it_stopped(ranked, tmp_path):
     shutil.copytree(root / "ck", tmp_path / "ck")
     store = Checkpoints(tmp_path / "ck" / "optimal-task", root=tmp_path)
     said: list[str] = []
-    again = ranked_layers.solve(DECK, checkpoints=store, chunk=4096, warn=pytest.fail,
+    again = out_of_core.solve(DECK, checkpoints=store, chunk=4096, warn=pytest.fail,
                                 log=said.append)  # fmt: skip
     same_bits(again, whole)
     assert said[0].startswith(f"resuming: layers {STOP}..{len(DECK) * 4} committed")
@@ -325,13 +325,13 @@ def test_a_damaged_layer_falls_back_to_the_next_layer_that_verifies(ranked, tmp_
             raise Stop
 
     with pytest.raises(Stop):
-        ranked_layers.solve(DECK, checkpoints=store, chunk=4096, log=log)
+        out_of_core.solve(DECK, checkpoints=store, chunk=4096, log=log)
     (folder / f"layer-{STOP + 1:03d}").write_bytes(kept["next"])  # as a kill would leave it
     (folder / SEALS / f"layer-{STOP + 1:03d}.json").write_bytes(kept["seal"])
     overwrite(value_layer(store), 0, b"\x00" * 8)
     lines: list[str] = []
     said: list[str] = []
-    again = ranked_layers.solve(DECK, checkpoints=store, chunk=4096, warn=lines.append,
+    again = out_of_core.solve(DECK, checkpoints=store, chunk=4096, warn=lines.append,
                                 log=said.append)  # fmt: skip
     same_bits(again, whole)
     assert len(lines) == 1 and f"layer-{STOP:03d}" in lines[0]
@@ -344,7 +344,7 @@ def test_a_folder_from_before_seals_is_recomputed(ranked, tmp_path):
     store = Checkpoints(tmp_path / "ck" / "optimal-task", root=tmp_path)
     shutil.rmtree(store.folder / SEALS)  # as written by a guesslab without seals
     lines: list[str] = []
-    again = ranked_layers.solve(DECK, checkpoints=store, chunk=4096, warn=lines.append)
+    again = out_of_core.solve(DECK, checkpoints=store, chunk=4096, warn=lines.append)
     same_bits(again, whole)
     named = [line.split()[1] for line in lines]
     assert named[0] == "meta.json" and f"layer-{STOP:03d}" in named
@@ -452,13 +452,13 @@ def stopped_study(tmp_path_factory):
     from pipeline.run import run_study
 
     outputs = tmp_path_factory.mktemp("stopped")
-    real = ranked_layers.solve
+    real = out_of_core.solve
     try:
-        ranked_layers.solve = lambda *a, **k: real(*a, **{**k, "log": stop_after(STOP)})
+        out_of_core.solve = lambda *a, **k: real(*a, **{**k, "log": stop_after(STOP)})
         run_study(compose_config(*RANKS6, f"paths.outputs={outputs}", "cluster=sync"),
                   log=lambda *_: None)  # fmt: skip
     finally:
-        ranked_layers.solve = real
+        out_of_core.solve = real
     (row,) = pd.read_parquet(outputs / "ranks_exact" / "results").itertuples()
     assert row.status == "error" and "Stop" in row.error
     return outputs, row.task_id
@@ -483,7 +483,7 @@ def test_a_damaged_piece_is_named_on_the_terminal_under_sync(stopped_study, tmp_
     from tests_support import compose_config
 
     from pipeline.run import run_study
-    from solvers.card_guessing.floating import ranked_states
+    from solvers.card_guessing.uniform_deck import in_memory
 
     outputs, folder = damaged_copy(stopped_study, tmp_path)
     said: list[str] = []
@@ -496,7 +496,7 @@ def test_a_damaged_piece_is_named_on_the_terminal_under_sync(stopped_study, tmp_
         f"{folder / DAMAGED / f'layer-{STOP:03d}'}; it is recomputed"
     ]
     row, n = the_row(outputs)
-    sol = ranked_states.solve(DECK)
+    sol = in_memory.solve(DECK)
     assert row["expected_score"] == sol.expected_score and row["n_states"] == sol.n_states
     assert n == 1 and not folder.exists()  # the ok row replaced the error row; cleared
 
@@ -508,7 +508,7 @@ def test_a_damaged_piece_is_named_on_the_terminal_from_a_dask_worker(stopped_stu
     import subprocess
     import sys
 
-    from solvers.card_guessing.floating import ranked_states
+    from solvers.card_guessing.uniform_deck import in_memory
 
     outputs, folder = damaged_copy(stopped_study, tmp_path)
     cmd = [sys.executable, "-m", "pipeline", *RANKS6, f"paths.outputs={outputs}"]
@@ -521,4 +521,4 @@ def test_a_damaged_piece_is_named_on_the_terminal_from_a_dask_worker(stopped_stu
     ), done.stdout
     assert "Traceback" not in done.stdout + done.stderr
     row, n = the_row(outputs)
-    assert row["expected_score"] == ranked_states.solve(DECK).expected_score and n == 1
+    assert row["expected_score"] == in_memory.solve(DECK).expected_score and n == 1

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from solvers import entropy as E
 from solvers import solve
-from solvers.card_guessing.floating import info_kernels
+from solvers.card_guessing.info_policy import moves
 
 LARGEST = sys.float_info.max
 huge_orders = st.one_of(
@@ -51,7 +51,7 @@ def test_a_tiny_order_gives_the_hartley_limit(w, r, t) -> None:
 def test_the_compiled_entropy_gives_the_same_limits(w, r, t) -> None:
     weights = np.asarray(w, dtype=float)
     limit = E.sharma_mittal(w, math.inf if r > 1 else 0.0, t, normalize=True)
-    fast = info_kernels._entropy(weights, weights.size, r, t, 1.0)
+    fast = moves._entropy(weights, weights.size, r, t, 1.0)
     assert fast == pytest.approx(limit, rel=1e-9, abs=1e-12)
 
 

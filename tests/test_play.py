@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from solvers.card_guessing import play
+from solvers.card_guessing import play, play_screen
 from solvers.card_guessing.exact import yes_no
 from solvers.registry import TaskError
 
@@ -42,11 +42,11 @@ def test_one_no_splits_the_belief_as_in_figure_4():
     """Gural, Simper & So (2019) section 7, Fig. 4: J right gives (2,3,3) for sure; then a wrong Q
     splits it
     into (1,3,3) (J was the card) and (2,3,2) (K was), (1,3,3) being the less likely."""
-    assert play.belief_bars(yes_no.composition_posterior(state_after((3, 3, 3), [(0, 1)]))) == [
-        ("(2,3,3)", F(1), "top")
-    ]
+    assert play_screen.belief_bars(
+        yes_no.composition_posterior(state_after((3, 3, 3), [(0, 1)]))
+    ) == [("(2,3,3)", F(1), "top")]
     state = state_after((3, 3, 3), [(0, True), (1, False)])
-    bars = play.belief_bars(yes_no.composition_posterior(state))
+    bars = play_screen.belief_bars(yes_no.composition_posterior(state))
     assert bars == [("(2,3,2)", F(3, 5), "top"), ("(1,3,3)", F(2, 5), "rest")]
 
 
@@ -58,7 +58,7 @@ def test_section_2_3_example_belief_chances_and_guess():
     a, b, c = 0, 1, 2
     steps = [(a, True), (b, False), (b, False), (b, False), (b, True), (b, True)]
     state = state_after((3, 3, 3), steps)
-    lines = play.belief_lines(state, JQK)
+    lines = play_screen.belief_lines(state, JQK)
     assert lines[0] == "Computer's belief about the 3 cards still to come (J,Q,K):"
     assert [line.split()[0] for line in lines[1:]] == ["(1,1,1)", "(0,1,2)", "(2,1,0)"]
     assert [line.split()[-2:] for line in lines[1:]] == [
@@ -69,7 +69,7 @@ def test_section_2_3_example_belief_chances_and_guess():
     setup = play.make_setup((3, 3, 3), JQK, "optimal", {})
     probs, guess = play.computer_step(setup.player, state)
     assert probs[c] == F(2, 5) and probs[b] == F(1, 3) and guess == b
-    note = " ".join(play.guess_note(probs, JQK, guess, "optimal"))
+    note = " ".join(play_screen.guess_note(probs, JQK, guess, "optimal"))
     assert "K is likelier at 40.0%" in note and "naming Q scores more" in note
 
 
@@ -78,7 +78,7 @@ def test_final_screen_gives_the_exact_expectations():
     475/112."""
     setup = play.make_setup((3, 3, 3), JQK, "greedy", {})
     assert (setup.optimal, setup.own) == (F(2383, 560), F(475, 112))
-    text = "\n".join(play.expectation_lines(setup.deck, "greedy", setup.optimal, setup.own))
+    text = "\n".join(play_screen.expectation_lines(setup.deck, "greedy", setup.optimal, setup.own))
     assert text == (
         "On average the optimal strategy gets 4.255 of 9 right (exactly 2383/560).\n"
         "The greedy strategy gets 4.241 (exactly 475/112)."
@@ -108,15 +108,17 @@ def test_belief_bars_fold_the_rest_into_other():
     no_to_each = [(0, False), (1, False), (2, False), (0, False)]
     belief = yes_no.composition_posterior(state_after((3, 3, 3), no_to_each))
     assert len(belief) > 6
-    bars = play.belief_bars(belief, rows=4)
+    bars = play_screen.belief_bars(belief, rows=4)
     assert len(bars) == 4 and bars[-1][0] == f"other ({len(belief) - 3})"
     assert sum(p for _, p, _ in bars) == 1
     shown = [p for _, p, _ in bars[:-1]]
     assert shown == sorted(shown, reverse=True) and shown[-1] >= max(
-        p for c, p in belief.items() if play.composition_label(c) not in {b[0] for b in bars}
+        p for c, p in belief.items() if play_screen.composition_label(c) not in {b[0] for b in bars}
     )
     # exactly ``rows`` compositions: all shown, nothing folded
-    assert [b[2] for b in play.belief_bars(dict(list(belief.items())[:4]), rows=4)][-1] != "other"
+    assert [b[2] for b in play_screen.belief_bars(dict(list(belief.items())[:4]), rows=4)][
+        -1
+    ] != "other"
 
 
 def test_bar_chart_scales_to_probability_one_and_fits_80_columns():
@@ -125,14 +127,14 @@ def test_bar_chart_scales_to_probability_one_and_fits_80_columns():
         ("(0,1,2)", F(1, 2), "rest"),
         ("other (3)", F(1, 10**6), "other"),
     ]
-    for style in (play.Style(False), play.Style(True)):
-        lines = play.bar_chart(bars, style)
-        plain = [play.visible(line) for line in lines]
+    for style in (play_screen.Style(False), play_screen.Style(True)):
+        lines = play_screen.bar_chart(bars, style)
+        plain = [play_screen.visible(line) for line in lines]
         assert all(len(line) <= 80 for line in plain)
         full, half, tiny = (line.count("#") for line in plain)
         assert full > 40 and abs(half - full / 2) <= 1 and tiny == 1  # possible != impossible
-    assert "\x1b[" in play.bar_chart(bars, play.Style(True))[0]
-    assert "\x1b[" not in "".join(play.bar_chart(bars, play.Style(False)))
+    assert "\x1b[" in play_screen.bar_chart(bars, play_screen.Style(True))[0]
+    assert "\x1b[" not in "".join(play_screen.bar_chart(bars, play_screen.Style(False)))
 
 
 def test_wide_decks_still_fit_80_columns():
@@ -141,31 +143,35 @@ def test_wide_decks_still_fit_80_columns():
     state = state_after(deck, [(0, False), (1, False)])
     probs = yes_no.next_card_probabilities(state)
     lines = [
-        *play.belief_lines(state, names),
-        *play.chances_lines(probs, names, 2, play.Style(True)),
-        *play.history_lines(names, [(a % 13, a % 2 == 0) for a in range(40)]),
-        play.rule("Card 13 of 13", play.Style(True)),
+        *play_screen.belief_lines(state, names),
+        *play_screen.chances_lines(probs, names, 2, play_screen.Style(True)),
+        *play_screen.history_lines(names, [(a % 13, a % 2 == 0) for a in range(40)]),
+        play_screen.rule("Card 13 of 13", play_screen.Style(True)),
     ]
-    assert len(lines) > 4 and all(len(play.visible(line)) <= 80 for line in lines)
-    long_label = play.bar_chart([("(" + ",".join("10" for _ in range(20)) + ")", F(1), "top")])
+    assert len(lines) > 4 and all(len(play_screen.visible(line)) <= 80 for line in lines)
+    long_label = play_screen.bar_chart(
+        [("(" + ",".join("10" for _ in range(20)) + ")", F(1), "top")]
+    )
     assert len(long_label[0]) <= 80 and "~" in long_label[0]
 
 
 def test_chances_mark_the_guess():
-    line = play.chances_lines([F(1, 5), F(1, 3), F(7, 15)], JQK, 1)[0]
+    line = play_screen.chances_lines([F(1, 5), F(1, 3), F(7, 15)], JQK, 1)[0]
     assert line == "Chances for the next card: J 20.0%  [Q 33.3%]  K 46.7%"
 
 
 def test_numbers_and_labels():
-    assert play.percent(F(1, 3)) == "33.3%"
-    assert [play.fraction_text(p) for p in (F(3, 10), F(1), F(0))] == ["3/10", "1", "0"]
-    assert play.fraction_text(F(1, 123456789012)) == ""
-    assert play.composition_label((2, 3, 2)) == "(2,3,2)"
-    assert play.rule("Card 1 of 9") == "--- Card 1 of 9 " + "-" * 64
-    assert play.score_line([("you", 1), ("computer", 2)], 3, 9) == (
+    assert play_screen.percent(F(1, 3)) == "33.3%"
+    assert [play_screen.fraction_text(p) for p in (F(3, 10), F(1), F(0))] == ["3/10", "1", "0"]
+    assert play_screen.fraction_text(F(1, 123456789012)) == ""
+    assert play_screen.composition_label((2, 3, 2)) == "(2,3,2)"
+    assert play_screen.rule("Card 1 of 9") == "--- Card 1 of 9 " + "-" * 64
+    assert play_screen.score_line([("you", 1), ("computer", 2)], 3, 9) == (
         "Score after 3 of 9 cards: you 1, computer 2"
     )
-    assert play.history_lines(JQK, [(0, True), (1, False)]) == ["  Your guesses so far: J+  Q-"]
+    assert play_screen.history_lines(JQK, [(0, True), (1, False)]) == [
+        "  Your guesses so far: J+  Q-"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -181,7 +187,7 @@ def test_numbers_and_labels():
     ],
 )
 def test_color_only_on_a_capable_terminal(choice, tty, env, want):
-    assert play.color_wanted(choice, tty, env) is want
+    assert play_screen.color_wanted(choice, tty, env) is want
 
 
 # ------------------------------------------------------------------ input
@@ -289,7 +295,7 @@ def test_human_game_scores_and_beliefs_match_brute_force(strategy):
         state = play.after(state, guess, guess == card)
         if state[0]:
             assert yes_no.composition_posterior(state) == brute_belief(deck, guesses, answers)
-            for line in play.belief_lines(state, JQK):
+            for line in play_screen.belief_lines(state, JQK):
                 assert line in text
     assert cpu == sum(answers)
     assert f"Computer ({strategy}): {cpu} of 5" in text
@@ -400,7 +406,7 @@ def _interruptible():
 
 def screen_lines(text):
     """What the terminal shows, line by line, without colour codes."""
-    return [play.visible(line) for line in text.replace("\r", "").split("\n")]
+    return [play_screen.visible(line) for line in text.replace("\r", "").split("\n")]
 
 
 @needs_pexpect

@@ -3,9 +3,9 @@
 Parameters: ``deck`` (cards per type), ``feedback`` (``partial`` = yes/no, ``complete``, ``none``;
 see tasks/feedback_tasks.py, with strategy ``sequence`` and its ``sequence``), ``strategy``,
 ``tie_break``, ``method`` (``exact``, ``monte_carlo`` with ``n_games``, or ``float``:
-floating/layer_kernels.py, info: floating/info_kernels.py; with the knob ``workers``; or
-``ranked``: uniform decks, tasks/ranked_tasks.py, with
-strategy ``persistent``, window 0.1) and the execution knob ``max_states``;
+tasks/float_tasks.py, with the knob ``workers``; or ``ranked``: uniform decks,
+tasks/ranked_tasks.py, with strategy ``persistent``, window 0.1) and the execution knob
+``max_states``;
 strategy ``info`` adds ``gamma``, ``entropy`` (a preset) or ``entropy_r`` and ``entropy_t``,
 ``log_base``; ``constant_decrement`` adds ``decrement`` (see yes_no_tasks.py).
 """
@@ -15,9 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from solvers import entropy
-from solvers.card_guessing.exact import yes_no
-from solvers.card_guessing.floating import info_kernels, layer_kernels, ranked_tree
-from solvers.card_guessing.tasks import feedback_tasks, ranked_tasks, yes_no_tasks
+from solvers.card_guessing.tasks import feedback_tasks, float_tasks, ranked_tasks, yes_no_tasks
 from solvers.registry import (
     Family,
     Param,
@@ -86,10 +84,8 @@ def check_task(task: Task) -> None:
         return ranked_tasks.check_task(task)  # method ranked, persistent, pair ties
     if task["feedback"] != "partial" or task["strategy"] == "sequence":
         return feedback_tasks.check_task(task)  # complete / none feedback, fixed sequences
-    if task["method"] == "float" and task["strategy"] == "info":
-        return info_kernels.check_float_task(task)  # the info policy's tree in floats
     if task["method"] == "float":
-        return layer_kernels.check_float_task(task)  # the layered float solver (layer_kernels.py)
+        return float_tasks.check_task(task)  # the float engines
     if task["method"] == "exact" or task["strategy"] == "optimal":
         estimate = estimated_states(task["deck"])
         if estimate > task["max_states"]:
@@ -128,7 +124,7 @@ def estimated_seconds(task: Task) -> float | None:
 
 def splits_over_cluster(task: Task) -> bool:
     """Whether a checked task is a distributed mode: method=float with workers > 1
-    (floating/dask_layers.py), or method=ranked out of core (tasks/ranked_tasks.py)."""
+    (tasks/float_tasks.py), or method=ranked out of core (tasks/ranked_tasks.py)."""
     return (task["method"] == "float" and (task["workers"] or 1) > 1) or ranked_tasks.splits(task)
 
 
@@ -136,28 +132,18 @@ def split_rows(task: Task, cluster) -> list[Row]:
     """The rows of a task that :func:`splits_over_cluster`, from its distributed mode."""
     if task["method"] == "ranked":
         return ranked_tasks.split_rows(task, cluster)
-    from solvers.card_guessing.floating import dask_layers
-
-    return dask_layers.split_rows(task, cluster)
+    return float_tasks.split_rows(task, cluster)
 
 
 def run(task: Task) -> list[Row]:
-    """One row: the exact expected score, its distribution and the states visited."""
+    """The rows of a checked task, from the module of tasks/ that runs its kind."""
     if ranked_tasks.applies(task):
         return ranked_tasks.rows(task)
     if task["feedback"] != "partial":
         return feedback_tasks.rows(task)
-    if task["method"] == "float" and task["strategy"] == "info":
-        return info_kernels.float_rows(task)
-    if task["method"] == "float" and ranked_tree.runs_ranked(task):
-        return ranked_tree.float_rows(task)
     if task["method"] == "float":
-        return layer_kernels.float_rows(task)
-    if task["strategy"] in yes_no_tasks.STRATEGIES or task["method"] == "monte_carlo":
-        return yes_no_tasks.rows(task)
-    ev = yes_no.evaluation(task["strategy"], task["tie_break"] or "lowest")
-    pmf, n_states = yes_no.score_distribution(ev, task["deck"])
-    return [yes_no_tasks.exact_row(pmf, n_states)]
+        return float_tasks.rows(task)
+    return yes_no_tasks.rows(task)
 
 
 FAMILY = register(
@@ -257,7 +243,7 @@ FAMILY = register(
             "score_pmf": "list<float64>",
             "n_states": "int64",
             "std_error": "float64",
-            "first_moves": "string",  # method=float, optimal: the first moves (layer_kernels.py)
+            "first_moves": "string",  # method=float, optimal: the first moves (first_moves.py)
             **feedback_tasks.COLUMNS,
         },
     )

@@ -29,7 +29,7 @@ HOVER = ["deck", "feedback", "strategy", "tie_break", "gamma", "entropy_r", "ent
 def report(rows: pd.DataFrame | StoredRows) -> list[Section]:
     """Sections: scores per deck (table and bars); the gamma sweep, the entropy grid, the
     feedback models and the equal decks where the rows hold them (of stored rows, from the
-    rows :func:`summary_rows.summary_rows` reads)."""
+    rows :func:`rows.summary_rows` reads)."""
     if not len(rows):
         return []
     rows = summary_rows(rows)

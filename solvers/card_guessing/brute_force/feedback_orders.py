@@ -1,6 +1,7 @@
 """Brute force for complete and no feedback: every deck order (and every sequence) enumerated.
 
-Only for tiny decks: tests check :mod:`complete` and :mod:`nofeedback` against these.
+Only for tiny decks: tests check exact/complete_feedback.py and exact/no_feedback.py against
+these.
 """
 
 from __future__ import annotations

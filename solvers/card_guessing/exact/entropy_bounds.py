@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from solvers.card_guessing.exact.complete_feedback import state_probabilities
 
@@ -126,11 +127,19 @@ def step_bounds(deck: Sequence[int], curve: str) -> list[float]:
     return [1.0 - inverse(make(m), h, lo, top) for h in hs]
 
 
-def score_bounds(deck: Sequence[int]) -> dict[str, float]:
+class ScoreBounds(NamedTuple):
+    """Bounds on the complete-feedback expected score."""
+
+    lower: float  # Feder and Merhav's curve, as published (not a bound at every step)
+    lower_chords: float  # its chords: a rigorous lower bound
+    upper: float  # Fano's
+
+
+def score_bounds(deck: Sequence[int]) -> ScoreBounds:
     """Bounds on the complete-feedback expected score: the published lower, rigorous lower, Fano
     upper."""
-    return {
-        "bound_lower": sum(step_bounds(deck, "feder_merhav")),
-        "bound_lower_chords": sum(step_bounds(deck, "chords")),
-        "bound_upper": sum(step_bounds(deck, "fano")),
-    }
+    return ScoreBounds(
+        sum(step_bounds(deck, "feder_merhav")),
+        sum(step_bounds(deck, "chords")),
+        sum(step_bounds(deck, "fano")),
+    )

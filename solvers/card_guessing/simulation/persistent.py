@@ -5,7 +5,7 @@ likeliest, name the one refused most often (ties: the smallest (c, p) pair).  It
 a type after a "no" while that type stays nearly as likely as the likeliest, which is what
 the exact optimum does on decks of 4 to 9 types of 4 and greedy does not (see the manual page
 card_guessing_ranks52.md).  ``pairs`` is greedy with ties to the smallest (c, p) pair (w = 0).
-floating/ranked_states.py evaluates both exactly on uniform decks; here they are played on
+uniform_deck/ evaluates both exactly; here they are played on
 shuffled decks.
 
 The next-card probabilities come from the float rook-polynomial weights of shuffled_decks.py
@@ -23,8 +23,8 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
-from solvers.card_guessing.floating import info_kernels
 from solvers.card_guessing.simulation import shuffled_decks
+from solvers.card_guessing.state_codes import record_answer
 
 TIE = 1e-12
 POLICY_CODES = {"pairs": 1, "persistent": 2}
@@ -76,7 +76,7 @@ def _games(orders, deck, window, policy):
         for at in range(n):
             guess, doubt = _choice(c, p, window, policy, w, err)
             unsure += doubt
-            scores[g] += info_kernels.record_answer(c, p, guess, orders[g, at] == guess)
+            scores[g] += record_answer(c, p, guess, orders[g, at] == guess)
     return scores, unsure
 
 

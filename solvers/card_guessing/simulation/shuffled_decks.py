@@ -3,13 +3,13 @@ strategy).
 
 Two paths, both playing the *same* policies as the exact solvers:
 
-* :func:`play_games`: any :class:`players.Player` in Python (greedy, info, optimal, the
+* :func:`play_games`: any :class:`belief_players.Player` in Python (greedy, info, optimal, the
   playable strategies); decisions are exact (integer arrangement counts, Fractions).
-* :func:`info_scores`: info compiled with Numba (info_kernels.py: the composition posterior is
+* :func:`info_scores`: info compiled with Numba (info_policy/: the composition posterior is
   carried along each game as a float filter; unsure decisions go to the exact path).
 * :func:`greedy_scores`: greedy compiled with Numba for big decks (52 cards).  The next-card
   probabilities come from a float version of the arrangement count (the rook-polynomial
-  inclusion-exclusion of :func:`partial.arrangements`, see :func:`float_yes_weights`) with a
+  inclusion-exclusion of :func:`yes_no.arrangements`, see :func:`float_yes_weights`) with a
   rounding-error bound; whenever the best and another type are not separated by that bound
   (and are not interchangeable, which ties them exactly), the game is replayed exactly in
   Python, so the policy is exactly greedy with its tie-break.
@@ -29,7 +29,8 @@ from solvers.card_guessing.exact.yes_no import (
     initial_state,
     yes_counts,
 )
-from solvers.card_guessing.floating import info_kernels
+from solvers.card_guessing.info_policy.monte_carlo import InfoPlay
+from solvers.card_guessing.state_codes import record_answer
 from solvers.card_guessing.strategies.belief_players import Player
 
 Scores = np.ndarray  # int64 score per game
@@ -113,14 +114,14 @@ def info_scores(
     t: float = 1.0,
     log_base: float = 2.0,
     tie_break: str = "lowest",
-) -> tuple[Scores, info_kernels.InfoPlay]:
-    """(scores, play): info on ``n_games`` shuffled decks, Numba fast path (info_kernels.py).
+) -> tuple[Scores, InfoPlay]:
+    """(scores, play): info on ``n_games`` shuffled decks, Numba fast path (info_policy/).
 
     ``play.exact_calls`` counts the decisions the floats could not make safely (taken from
     the exact Python path, strategies/entropy_weighted.py); ``play.largest_support`` the largest
     composition posterior met.  Decision and entropy caches are shared by every game of the call.
     """
-    play = info_kernels.InfoPlay(deck, gamma, r, t, log_base, tie_break)
+    play = InfoPlay(deck, gamma, r, t, log_base, tie_break)
     out = np.empty(n_games, dtype=np.int64)
     for start in range(0, n_games, CHUNK):
         orders = shuffled_orders(deck, min(CHUNK, n_games - start), rng)
@@ -263,7 +264,7 @@ def _play_from(
             guess = _greedy_guess(c, p, tie, w, err, tied)
             if guess < 0:
                 return score, at
-        score += info_kernels.record_answer(c, p, guess, order[at] == guess)
+        score += record_answer(c, p, guess, order[at] == guess)
     return score, -1
 
 
@@ -280,15 +281,3 @@ def _greedy_games(orders: np.ndarray, deck: np.ndarray, tie: int, seed: int):
         cs[g] = deck
         scores[g], stops[g] = _play_from(orders[g], cs[g], ps[g], 0, 0, -1, tie)
     return scores, cs, ps, stops
-
-
-def summary(scores: Scores, n_cards: int) -> dict:
-    """Mean, sample variance, standard error and score frequencies of Monte Carlo scores."""
-    n = len(scores)
-    var = float(scores.var(ddof=1)) if n > 1 else 0.0
-    return {
-        "expected_score": float(scores.mean()),
-        "score_variance": var,
-        "std_error": (var / n) ** 0.5,
-        "score_pmf": (np.bincount(scores, minlength=n_cards + 1) / n).tolist(),
-    }

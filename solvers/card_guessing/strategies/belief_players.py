@@ -5,7 +5,7 @@ A :class:`Player` names a type from the labelled (c, p) state *and* a belief of 
 it updates after every answer (the playable strategies keep estimated counts per type).  The
 value of such a policy depends on the history only through (state, belief), so
 :func:`exact_counts` memoises on that pair and counts arrangements exactly, like
-:class:`partial.Evaluation` does for policies of the state alone.
+:class:`yes_no.Evaluation` does for policies of the state alone.
 
 The playable strategies keep an estimate ``C_i`` of the cards of each type still to come:
 
@@ -72,7 +72,7 @@ class StatePlayer:
 
 
 class EvaluationPlayer(StatePlayer):
-    """The policy stored in an :class:`partial.Evaluation` (e.g. the optimal one)."""
+    """The policy stored in an :class:`yes_no.Evaluation` (e.g. the optimal one)."""
 
     def __init__(self, ev: Evaluation):
         self.ev = ev

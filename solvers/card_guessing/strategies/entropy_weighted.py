@@ -7,9 +7,9 @@ In a state (c, p) the player names the type ``a`` maximising
 
 where the expectation is over the answer to "a?":
 ``P(yes) H(posterior after yes) + P(no) H(posterior after no)``.  Both posteriors come exactly
-from the (c, p) statistic (:func:`partial.composition_posterior` of the two children); only
+from the (c, p) statistic (:func:`yes_no.composition_posterior` of the two children); only
 the score is a float, and it only decides the move: the expected score of the resulting
-policy is still evaluated exactly by :class:`partial.Evaluation`.
+policy is still evaluated exactly by :class:`yes_no.Evaluation`.
 
 Only types that can be next (P(next is a) > 0) are candidates: naming an impossible type
 scores nothing and teaches nothing, and the source's own tie-free examples never need it.
@@ -130,7 +130,7 @@ def info_chooser(
     log_base: float = 2.0,
     tie_break: str = "lowest",
 ) -> Chooser:
-    """The ``info`` policy as a chooser for :class:`partial.Evaluation` (states labelled or not)."""
+    """The ``info`` policy as a chooser for :class:`yes_no.Evaluation` (states labelled or not)."""
     h = posterior_entropy(r, t, log_base)
 
     def choose(state: State, ys: list[int]) -> list[Guess]:

@@ -20,7 +20,7 @@ KEY_COLUMNS = ["strategy", "tie_break", "gamma", "entropy_r", "entropy_t", "decr
 @takes_stored_rows
 def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
     """Markdown: a table per (deck, feedback) and a bar chart of expected scores (of stored
-    rows, from the rows :func:`summary_rows.summary_rows` reads)."""
+    rows, from the rows :func:`rows.summary_rows` reads)."""
     if not len(rows):
         return "No successful results."
     rows = summary_rows(rows)

@@ -4,7 +4,7 @@ Every row but the ``info`` strategy's exact rows, and of those (10^6 on a dense 
 t grid) only the rows that decide a table, a figure or a count, chosen by DuckDB:
 
 - the first MANY + 1 of each (deck, feedback): the per-deck table keeps every info row of a
-  deck with at most MANY of them, else its first best (:func:`summary_info.compact`);
+  deck with at most MANY of them, else its first best (:func:`info.compact`);
 - the first of each entropy point (r, t, log base) and of each gamma: the sections count
   them and list the gammas;
 - per (deck, r, t), the first row of each exact score within 1e-9 of the best score, and

@@ -38,7 +38,7 @@ def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
         "(agrees with the exact solver to 1e-12 where both run); `gap` = optimal - greedy.",
         "`best_info`: the best `info` policy (Shannon entropy in bits unless the study says",
         "otherwise) over the `gammas` values of its gamma grid, at `best_gamma` (float",
-        "evaluation of the policy, floating/info_kernels.py; dashed in the plot), where it ran.",
+        "evaluation of the policy, info_policy/evaluation.py; dashed in the plot), where it ran.",
         "",
         markdown_table(table),
         "",

@@ -2,7 +2,7 @@
 
 - ``complete`` (the card is shown after each guess): ``optimal`` and ``greedy`` (the same
   policy: name a most frequent remaining type; every tie-break gives the same distribution).
-  Rows add the entropy bounds of Gural, Simper & So (2019) section 4 (:mod:`bounds`).
+  Rows add the entropy bounds of Gural, Simper & So (2019) section 4 (exact/entropy_bounds.py).
 - ``none`` (nothing is shown): ``optimal`` and ``greedy`` (both always name a most frequent
   type of the full deck; greedy's ``tie_break`` picks among tied types, ``uniform`` draws
   each guess afresh), and ``sequence``: a fixed guess sequence given by ``sequence``.
@@ -107,7 +107,14 @@ def rows(task: Task) -> list[Row]:
 def complete_row(deck: Sequence[int]) -> Row:
     """Exact score distribution of optimal complete-feedback play, with the entropy bounds."""
     pmf, n_states = complete_feedback.score_distribution(deck)
-    return {**pmf_columns(pmf), "n_states": n_states, **entropy_bounds.score_bounds(deck)}
+    bounds = entropy_bounds.score_bounds(deck)
+    return {
+        **pmf_columns(pmf),
+        "n_states": n_states,
+        "bound_lower": bounds.lower,
+        "bound_lower_chords": bounds.lower_chords,
+        "bound_upper": bounds.upper,
+    }
 
 
 def none_row(task: Task) -> Row:

@@ -1,13 +1,13 @@
 """Rows and up-front checks for the ranked solver (``method: ranked``) and the persistent policy.
 
-``method: ranked`` solves a uniform deck (r types of m cards) with ranked_states.py: strategy
+``method: ranked`` solves a uniform deck (r types of m cards) with uniform_deck/: strategy
 ``optimal``, ``greedy`` with ``tie_break: pair`` (ties to the smallest (c, p) pair) or
 ``persistent`` (window PERSISTENT_WINDOW).  ``method: monte_carlo`` plays ``persistent`` or
 greedy with pair ties on shuffled decks (simulation/persistent.py), seeded from the task id.
 
 Where a ranked solve runs is sized by where it runs (solvers/longtask.py): in this process's
-memory when its arrays (ranked_states.estimated_bytes) fit the task's memory budget and the
-knob ``workers`` is 1; otherwise out of core (floating/ranked_layers.py): layers on disk in the
+memory when its arrays (in_memory.estimated_bytes) fit the task's memory budget and the
+knob ``workers`` is 1; otherwise out of core (uniform_deck/out_of_core.py): layers on disk in the
 task's checkpoint folder, each split into chunks run on the Dask workers of the cluster the task
 runs on (none: in this process).  :func:`needs` tells the pipeline the least memory per process
 and the disk that takes, before any work.
@@ -19,7 +19,7 @@ from solvers.registry import Row, Task, TaskError, task_rng
 
 STRATEGIES = ("optimal", "greedy", "persistent")
 # persistent's window, fixed (a new family parameter would change every existing task id);
-# chosen as the best of 0.05..0.16 on 4 to 6 types of 4 (exact, ranked_states.py): see the manual
+# chosen as the best of 0.05..0.16 on 4 to 6 types of 4 (uniform_deck/in_memory.py): see the manual
 PERSISTENT_WINDOW = 0.1
 
 
@@ -34,7 +34,7 @@ def applies(task: Task) -> bool:
 
 def check_task(task: Task) -> None:
     """Refuse, before any work, a task the ranked solver or persistent play cannot do."""
-    from solvers.card_guessing.floating import ranked_states
+    from solvers.card_guessing.uniform_deck import ranks
 
     if task["feedback"] != "partial":
         raise TaskError("feedback", task["feedback"], "ranked and persistent need partial")
@@ -51,16 +51,16 @@ def check_task(task: Task) -> None:
     if task["method"] != "ranked":
         return
     try:
-        ranked_states.codes(task["deck"])
+        ranks.codes(task["deck"])
     except ValueError as exc:
         raise TaskError("deck", task["deck"], str(exc)) from None
 
 
 def in_memory_bytes(deck) -> int:
     """Peak bytes of a process solving ``deck`` in memory: its arrays and the process's own."""
-    from solvers.card_guessing.floating import ranked_layers, ranked_states
+    from solvers.card_guessing.uniform_deck import in_memory, out_of_core
 
-    return ranked_states.estimated_bytes(deck) + ranked_layers.BASE_BYTES
+    return in_memory.estimated_bytes(deck) + out_of_core.BASE_BYTES
 
 
 def needs(task: Task, workers: int):
@@ -69,18 +69,18 @@ def needs(task: Task, workers: int):
     memory is the need (the run goes out of core when the budget is below the in-memory one)."""
     if task["method"] != "ranked":
         return None
-    from solvers.card_guessing.floating import ranked_layers
+    from solvers.card_guessing.uniform_deck import out_of_core
     from solvers.longtask import Need, format_bytes
 
     deck = task["deck"]
     whole = in_memory_bytes(deck)
-    plan = ranked_layers.plan(deck)
+    plan = out_of_core.plan(deck)
     largest = max(plan.sizes)
     states = f"{sum(plan.sizes):,} ranked states in {len(plan.sizes)} layers of up to {largest:,}"
     if (task["workers"] or 1) == 1 and whole <= plan.memory:
         return Need(whole, 0, f"{states}; in memory")
     workers = max(workers, 1)
-    share = ranked_layers.BASE_BYTES + -(-largest // workers) * ranked_layers.BYTES_PER_CHUNK_STATE
+    share = out_of_core.BASE_BYTES + -(-largest // workers) * out_of_core.BYTES_PER_CHUNK_STATE
     hours = estimated_seconds(task) / 3600
     return Need(
         plan.memory,
@@ -93,7 +93,7 @@ def needs(task: Task, workers: int):
 
 
 def splits(task: Task) -> bool:
-    """Whether a checked task runs out of core (floating/ranked_layers.py): ``method:
+    """Whether a checked task runs out of core (uniform_deck/out_of_core.py): ``method:
     ranked`` with ``workers`` > 1, or whose in-memory arrays pass this process's budget."""
     if task["method"] != "ranked":
         return False
@@ -105,7 +105,7 @@ def splits(task: Task) -> bool:
 
 
 def split_rows(task: Task, cluster) -> list[Row]:
-    """The row of a ranked task solved out of core (floating/ranked_layers.py) on the
+    """The row of a ranked task solved out of core (uniform_deck/out_of_core.py) on the
     cluster the task runs on (its context's client, else ``cluster``: a callable giving a
     context manager that yields a client), or, given none, on a LocalCluster of ``workers``
     processes sharing the budget (``workers`` > 1), or in this process."""
@@ -128,14 +128,14 @@ def split_rows(task: Task, cluster) -> list[Row]:
 
 
 def _layered_row(task: Task, client, ctx) -> Row:
-    from solvers.card_guessing.floating import ranked_layers
-    from solvers.card_guessing.floating.layer_kernels import solution_row
+    from solvers.card_guessing.tasks.float_tasks import solution_row
+    from solvers.card_guessing.uniform_deck import out_of_core
 
     budget = ctx.budget.bytes  # where the task runs (run.memory_budget, the workers' limit)
     if client is not None:  # and never past a worker's own limit (Dask would end it there)
         limits = [w.get("memory_limit") or 0 for w in client.scheduler_info()["workers"].values()]
         budget = min([budget, *[b for b in limits if b > 0]])
-    sol = ranked_layers.solve(
+    sol = out_of_core.solve(
         task["deck"],
         task["strategy"],
         window(task),
@@ -150,7 +150,7 @@ def _layered_row(task: Task, client, ctx) -> Row:
 def local_client(workers: int, memory_limit: int):
     """A client of a new LocalCluster on 127.0.0.1: ``workers`` processes of one thread,
     each limited to ``memory_limit`` bytes."""
-    from solvers.card_guessing.floating.dask_layers import local_client as local
+    from solvers.card_guessing.any_deck.over_dask import local_client as local
 
     return local(workers, threads=False, memory_limit=memory_limit)
 
@@ -163,17 +163,18 @@ def window(task: Task) -> float:
 def rows(task: Task) -> list[Row]:
     """One row: the ranked solve's mean, variance, pmf and states, or Monte Carlo play."""
     if task["method"] == "monte_carlo":
-        from solvers.card_guessing.simulation import persistent, shuffled_decks
+        from solvers.card_guessing.simulation import persistent
+        from solvers.card_guessing.tasks.yes_no_tasks import scores_row
 
         policy = "persistent" if task["strategy"] == "persistent" else "pairs"
         scores, _ = persistent.policy_scores(
             task["deck"], task["n_games"], task_rng(task), policy, window(task)
         )
-        return [shuffled_decks.summary(scores, sum(task["deck"]))]
-    from solvers.card_guessing.floating import ranked_states
-    from solvers.card_guessing.floating.layer_kernels import solution_row
+        return [scores_row(scores, sum(task["deck"]))]
+    from solvers.card_guessing.tasks.float_tasks import solution_row
+    from solvers.card_guessing.uniform_deck import in_memory
 
-    return [solution_row(ranked_states.solve(task["deck"], task["strategy"], window=window(task)))]
+    return [solution_row(in_memory.solve(task["deck"], task["strategy"], window=window(task)))]
 
 
 # The cost model of ``stage=plan``: CPU seconds = SECONDS_PER_SOLVE + SECONDS_PER_RANK_TYPE
@@ -192,8 +193,8 @@ def estimated_seconds(task: Task) -> float | None:
     """CPU seconds of a checked ``method: ranked`` task by the cost model above."""
     if task["method"] != "ranked":
         return None
-    from solvers.card_guessing.floating import ranked_states
+    from solvers.card_guessing.uniform_deck.ranks import layer_sizes
 
     deck = task["deck"]
-    ranks = sum(ranked_states.layer_sizes(deck))
+    ranks = sum(layer_sizes(deck))
     return SECONDS_PER_SOLVE + SECONDS_PER_RANK_TYPE * len(deck) * ranks

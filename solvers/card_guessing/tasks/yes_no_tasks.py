@@ -1,9 +1,10 @@
-"""Rows for yes/no (partial) feedback tasks of the info and playable strategies, and Monte Carlo.
+"""Rows for yes/no (partial) feedback tasks solved exactly or by Monte Carlo.
 
-Exact method: ``info`` runs through :class:`yes_no.Evaluation` (labelled states for the
-lowest/highest tie-breaks, canonical states for uniform); the playable strategies through
-:func:`belief_players.exact_counts` (memo on state and estimates).  Monte Carlo plays shuffled decks
-(:mod:`montecarlo`; greedy and info through their compiled paths), seeded from the task id.
+Exact method: ``optimal``, ``greedy`` and ``info`` run through :class:`yes_no.Evaluation`
+(labelled states for the lowest/highest tie-breaks, canonical states for uniform); the playable
+strategies through :func:`belief_players.exact_counts` (memo on state and estimates).  Monte
+Carlo plays shuffled decks (simulation/shuffled_decks.py; greedy and info through their compiled
+paths), seeded from the task id.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from typing import Any
+
+import numpy as np
 
 from solvers import entropy
 from solvers.card_guessing.exact import yes_no
@@ -102,14 +105,17 @@ def check_info_posterior_size(deck: list[int]) -> None:
 
 
 def rows(task: Task) -> list[Row]:
-    """One row for a partial-feedback task (exact info/playable, or any Monte Carlo)."""
+    """One row for a partial-feedback task solved exactly (any strategy) or by Monte Carlo."""
     if task["method"] == "monte_carlo":
         return [monte_carlo_row(task)]
     deck = task["deck"]
     if task["strategy"] == INFO:
         pmf, n_states = yes_no.score_distribution(info_evaluation(task), deck)
-    else:
+    elif task["strategy"] in PLAYABLE:
         pmf, n_states = belief_players.exact_distribution(deck, player(task))
+    else:  # optimal, greedy
+        ev = yes_no.evaluation(task["strategy"], task["tie_break"] or "lowest")
+        pmf, n_states = yes_no.score_distribution(ev, deck)
     return [exact_row(pmf, n_states)]
 
 
@@ -155,11 +161,11 @@ def _info_args(task: Task) -> tuple[float, float, float, float]:
 
 
 def fast_info_fits(deck: list[int]) -> bool:
-    """Whether the compiled info path (info_kernels.py) can pack ``deck``'s states."""
-    from solvers.card_guessing.floating import info_kernels
+    """Whether the compiled info path (info_policy/) can encode ``deck``'s states."""
+    from solvers.card_guessing.info_policy import moves
 
     try:
-        info_kernels.packing(deck)
+        moves.encoding(deck)
     except ValueError:
         return False
     return True
@@ -178,4 +184,16 @@ def monte_carlo_row(task: Task) -> Row:
         scores, _ = shuffled_decks.info_scores(deck, n_games, rng, *_info_args(task), tie_break)
     else:
         scores = shuffled_decks.play_games(deck, player(task), n_games, rng)
-    return shuffled_decks.summary(scores, sum(deck))
+    return scores_row(scores, sum(deck))
+
+
+def scores_row(scores: np.ndarray, n_cards: int) -> Row:
+    """Mean, sample variance, standard error and score frequencies of Monte Carlo scores."""
+    n = len(scores)
+    var = float(scores.var(ddof=1)) if n > 1 else 0.0
+    return {
+        "expected_score": float(scores.mean()),
+        "score_variance": var,
+        "std_error": (var / n) ** 0.5,
+        "score_pmf": (np.bincount(scores, minlength=n_cards + 1) / n).tolist(),
+    }

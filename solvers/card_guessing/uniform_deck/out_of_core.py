@@ -1,8 +1,8 @@
-"""The ranked solver (ranked_states.py) with its layers on disk, each split over many workers.
+"""A uniform deck solved out of core: its layers on disk, each split over many workers.
 
 Same states, same policies (optimal, greedy with pair ties, persistent), same arithmetic: a
 state's values are computed by the same floating-point operations in the same order as
-ranked_states.py, so the two agree to the last bit on the values (the score distribution's
+in_memory.py, so the two agree to the last bit on the values (the score distribution's
 final sum runs in another order: ~1e-16).  What changes is where a layer lives:
 
 - **Files.** Layer L is a raw little-endian float64 file of ``sizes[L]`` rows of (log A,
@@ -11,24 +11,21 @@ final sum runs in another order: ~1e-16).  What changes is where a layer lives:
   (int8).  Raw, not ``.npy``: with no header, the byte range of ranks [lo, hi) is
   [lo, hi) times the row size, so chunk boundaries at multiples of :data:`ALIGN` ranks are
   page-aligned in every file and two workers never write the same page (safe on a shared
-  file system); the shape comes from ``ranked_states.codes(deck)``.  Files are the task's
+  file system); the shape comes from ``ranks.codes(deck)``.  Files are the task's
   checkpoint pieces (solvers/longtask.py): ``layer-037`` is committed (fsync + rename) only
   when all its chunks are written, so a committed layer is whole.
 - **Chunks.** A layer's rank range is cut into contiguous chunks of at most ``chunk`` ranks
   (a multiple of ALIGN, sized from the memory budget: :func:`chunk_states`); each chunk is one
-  Dask task, run by whichever worker is free, writing its rows at its offset with ``pwrite``.
-- **Successors.** A state's successors are found by rank (ranked_states._rank) in the next
-  layer's file, mapped read-only (``np.memmap``) by the task, which computes :data:`SUB`
-  ranks per kernel call and drops the map's pages from the process after each.  Ranks order
-  states by their largest codes first, so a chunk's successors lie in a few windows of the
-  next layer: a chunk reads 2-8 times its own bytes of it (measured on 8 types of 4, chunks
-  of 2^16 to 2^20 states; 2.6-5.0 on 11 types, chunks of 2^24); :data:`TOUCH` bounds that
-  in the memory model.
+  Dask task (chunks.py), run by whichever worker is free, writing its rows at its offset.
+- **Successors.** Ranks order states by their largest codes first, so a chunk's successors
+  lie in a few windows of the next layer's file: a chunk reads 2-8 times its own bytes of it
+  (measured on 8 types of 4, chunks of 2^16 to 2^20 states; 2.6-5.0 on 11 types, chunks of
+  2^24); :data:`TOUCH` bounds that in the memory model.
 - **The network** carries, per layer, only chunk descriptors (deck, layer, rank range, file
   paths) one way and small summaries (feasible states, T histograms, score histograms,
   edge-file windows) back; values never cross it.
 - **The last layer** (no card to come) is solved in passes of T = 0..N, as in
-  ranked_states.py: a pass writes the states with T unconfirmed cards from those with T - 1
+  in_memory.py: a pass writes the states with T unconfirmed cards from those with T - 1
   (already in the file); a chunk is visited only in the passes its T histogram asks for.
 - **The score distribution** runs forward: a chunk of layer L adds the path counts of the
   edges into it (from the sorted edge files of layer L - 1's chunks, read by window), and
@@ -48,11 +45,7 @@ score distribution.
 
 from __future__ import annotations
 
-import functools
 import json
-import math
-import mmap
-import os
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -61,303 +54,29 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import prange
 
-from solvers.card_guessing.floating import ranked_states as rs
-from solvers.card_guessing.floating.ranked_states import (
-    CHUNK,
-    POLICIES,
-    TIE_TOLERANCE,
-    _feasible,
-    _last_log,
-    _logsumexp,
-    _moved,
-    _rank,
-    _unconfirmed,
-    _unrank,
-    _yes_code,
-    kernel,
-    parallel_kernel,
+from solvers.card_guessing.uniform_deck.chunks import (
+    ROW,
+    _allocate,
+    _codes,
+    _pread,
+    last_log_chunk,
+    last_t_chunk,
+    layer_chunk,
+    reach_chunk,
+    score_chunk,
 )
+from solvers.card_guessing.uniform_deck.in_memory import Solution
+from solvers.card_guessing.uniform_deck.ranks import POLICIES
 
 FORMAT = 1  # the checkpoint files' layout; a folder of another format is not reused
 ALIGN = 4096  # chunk boundaries are multiples of this many ranks: page-aligned in every file
 TOUCH = 8  # a chunk maps at most ~TOUCH times its own value bytes of the next layer
-# ranks a layer chunk computes per kernel call, after which the pages of the next layer it
-# mapped are dropped from the process: in one call, a chunk of 16.8 million ranks of 11 types
-# of 4 peaked at 2.7-3.8 GB (its successors lie on 1.0-2.0 GB of pages, and the kernel maps
-# cached pages around each fault; a worker of the 4 GB budget peaked at 4.46 GB); in calls of
-# SUB ranks, 0.55 GB, the same bits and the same CPU time
-SUB = 1 << 20
 # bytes a chunk state costs its worker at the peak: its values and choice (25), the next
 # layer's mapped pages (TOUCH x 24), and the score pass's edges and sort (~100, fits below)
 BYTES_PER_CHUNK_STATE = 25 + TOUCH * 24
 BASE_BYTES = 350 * 10**6  # a worker process's own: Python, NumPy, Numba's kernels, Dask
 MIN_CHUNK = 16 * ALIGN  # the smallest chunk a budget may ask for
-ROW = 3  # float64 columns of a layer below the last: log A, E, E^2
-
-
-@functools.lru_cache(maxsize=4)
-def _codes(deck: tuple[int, ...]) -> rs.Codes:
-    return rs.codes(deck)
-
-
-def _args(cd: rs.Codes) -> tuple:
-    return (cd.m, cd.r, cd.exhausted, cd.weight, cd.eq, cd.le, cd.offsets, cd.n_p)
-
-
-# ------------------------------------------------------------------------------ kernels
-
-
-@parallel_kernel
-def _values(layer, lo, hi, policy, window, m, r, big, weight, eq, le, offsets, n_p, nxt):
-    """ranked_states._layer for ranks [lo, hi) of ``layer``: rows (log A, E, E^2) and the
-    chosen position, from the next layer's rows ``nxt`` ((size, 3), or (size, 1): log A of
-    the last layer, whose E and E^2 are 0).  The same operations in the same order."""
-    size = hi - lo
-    out = np.zeros((size, 3))
-    best = np.full(size, -1, np.int8)
-    full = nxt.shape[1] == 3
-    for chunk in prange((size + CHUNK - 1) // CHUNK):
-        seq = np.empty(r, np.int64)
-        child = np.empty(r, np.int64)
-        ylog = np.empty(r, np.float64)
-        yrank = np.empty(r, np.int64)
-        for s in range(chunk * CHUNK, min(size, (chunk + 1) * CHUNK)):
-            out[s, 0] = -np.inf
-            e = _unrank(lo + s, layer, m, r, big, weight, eq, le, offsets, seq)
-            if not _feasible(seq, e, r, n_p):
-                continue
-            for j in range(e, r):
-                if j > e and seq[j] == seq[j - 1]:
-                    ylog[j], yrank[j] = ylog[j - 1], yrank[j - 1]
-                    continue
-                _moved(seq, j, _yes_code(seq[j], n_p, big), r, child)
-                yrank[j] = _rank(child, layer + 1, m, r, big, weight, eq, le, offsets)
-                ylog[j] = nxt[yrank[j], 0]
-            lg = _logsumexp(ylog, e, r)
-            out[s, 0] = lg
-            if lg == -np.inf:
-                continue
-            floor = -np.inf
-            if policy >= 1:
-                for j in range(e, r):
-                    floor = max(floor, ylog[j])
-                floor += math.log1p(-window) + math.log1p(-TIE_TOLERANCE)
-            top = -1.0
-            for j in range(r - 1, e - 1, -1):
-                if ylog[j] == -np.inf or (j > e and seq[j] == seq[j - 1]):
-                    continue
-                q = math.exp(ylog[j] - lg)
-                yv = nxt[yrank[j], 1] if full else 0.0
-                ysq = nxt[yrank[j], 2] if full else 0.0
-                v = q * (1.0 + yv)
-                sq = q * (1.0 + 2.0 * yv + ysq)
-                if seq[j] % n_p + 1 < n_p:
-                    _moved(seq, j, seq[j] + 1, r, child)
-                    k = _rank(child, layer + 1, m, r, big, weight, eq, le, offsets)
-                    if nxt[k, 0] > -np.inf:
-                        qn = math.exp(nxt[k, 0] - lg)
-                        v += qn * (nxt[k, 1] if full else 0.0)
-                        sq += qn * (nxt[k, 2] if full else 0.0)
-                if policy >= 1 and ylog[j] < floor:
-                    continue
-                crit = v if policy == 0 else (seq[j] % n_p if policy == 2 else 0.0)
-                if best[s] < 0 or crit > top * (1.0 + TIE_TOLERANCE):
-                    top = crit
-                    out[s, 1] = v
-                    out[s, 2] = sq
-                    best[s] = j
-    return out, best
-
-
-@parallel_kernel
-def _last_logs(t, ranks, logs, m, r, big, weight, eq, le, offsets, n_p, logf):
-    """log A of the last layer's states ``ranks`` (each with t unconfirmed cards), from
-    ``logs`` (the layer's file: those with t - 1 are done)."""
-    layer = m * r
-    out = np.empty(ranks.size)
-    for chunk in prange((ranks.size + CHUNK - 1) // CHUNK):
-        seq = np.empty(r, np.int64)
-        child = np.empty(r, np.int64)
-        terms = np.empty(r, np.float64)
-        for s in range(chunk * CHUNK, min(ranks.size, (chunk + 1) * CHUNK)):
-            e = _unrank(ranks[s], layer, m, r, big, weight, eq, le, offsets, seq)
-            out[s] = _last_log(seq, e, t, logs, m, r, big, weight, eq, le, offsets, n_p, logf,
-                               child, terms)  # fmt: skip
-    return out
-
-
-@kernel
-def _edges(layer, lo, best, paths, m, r, big, weight, eq, le, offsets, n_p):
-    """The policy's edges out of ranks [lo, lo + paths.size): (child rank, path count), in
-    the order ranked_states._add_paths adds them."""
-    n = 0
-    for s in range(paths.size):
-        if paths[s] != 0.0 and best[s] >= 0:
-            n += 2
-    ranks = np.empty(n, np.int64)
-    weights = np.empty(n)
-    seq = np.empty(r, np.int64)
-    child = np.empty(r, np.int64)
-    k = 0
-    for s in range(paths.size):
-        if paths[s] == 0.0 or best[s] < 0:
-            continue
-        _unrank(lo + s, layer, m, r, big, weight, eq, le, offsets, seq)
-        j = best[s]
-        _moved(seq, j, _yes_code(seq[j], n_p, big), r, child)
-        ranks[k] = _rank(child, layer + 1, m, r, big, weight, eq, le, offsets)
-        weights[k] = paths[s]
-        k += 1
-        if seq[j] % n_p + 1 < n_p:
-            _moved(seq, j, seq[j] + 1, r, child)
-            ranks[k] = _rank(child, layer + 1, m, r, big, weight, eq, le, offsets)
-            weights[k] = paths[s]
-            k += 1
-    return ranks[:k], weights[:k]
-
-
-# --------------------------------------------------------------------------- file helpers
-
-
-def _pwrite(path: str, array: np.ndarray, offset: int) -> None:
-    """Write ``array``'s bytes into the existing file ``path`` at byte ``offset``."""
-    data = memoryview(np.ascontiguousarray(array)).cast("B")
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        done = 0
-        while done < len(data):
-            done += os.pwrite(fd, data[done : done + (1 << 30)], offset + done)
-    finally:
-        os.close(fd)
-
-
-def _pread(path: str, dtype, lo: int, hi: int, width: int = 1) -> np.ndarray:
-    """Rows [lo, hi) of a raw file of ``width`` columns of ``dtype``, read (not mapped)."""
-    dtype = np.dtype(dtype)
-    with open(path, "rb") as f:
-        f.seek(lo * width * dtype.itemsize)
-        out = np.fromfile(f, dtype, (hi - lo) * width)
-    if out.size != (hi - lo) * width:
-        raise OSError(f"{path}: short read of rows {lo}..{hi}")
-    return out.reshape(-1, width) if width > 1 else out
-
-
-def _mapped(path: str, rows: int, width: int, dtype=np.float64, mode: str = "r") -> np.ndarray:
-    return np.memmap(path, dtype=dtype, mode=mode, shape=(rows, width) if width else rows)
-
-
-def _allocate(path: Path, nbytes: int) -> None:
-    """A file of ``nbytes`` (sparse until written)."""
-    with open(path, "wb") as f:
-        f.truncate(nbytes)
-
-
-# ---------------------------------------------------------------------------- chunk tasks
-# each runs on a worker, reads and writes files, and returns only a small summary
-
-
-def layer_chunk(deck, layer, lo, hi, policy, window, next_path, next_width, out_path, best_path):
-    """Rows of ranks [lo, hi) of ``layer`` from the next layer's file: written in place,
-    :data:`SUB` ranks at a time; returns (feasible states, CPU seconds, ranks)."""
-    cpu = time.process_time()
-    cd = _codes(tuple(deck))
-    nxt = _mapped(next_path, int(cd.sizes[layer + 1]), next_width)
-    feasible, code, args = 0, POLICIES[policy], _args(cd)
-    for a in range(lo, hi, SUB):
-        b = min(hi, a + SUB)
-        out, best = _values(layer, a, b, code, window, *args, nxt)
-        _unmap_pages(nxt)
-        _pwrite(out_path, out, a * ROW * 8)
-        _pwrite(best_path, best, a)
-        feasible += int(np.count_nonzero(out[:, 0] > -np.inf))
-    del nxt  # unmapped
-    return feasible, time.process_time() - cpu, hi - lo
-
-
-def _unmap_pages(mapped: np.ndarray) -> None:
-    """Drop the pages of a read-only file map from this process (they stay in the page
-    cache; the next read maps them again): a map's pages count in the worker's resident
-    memory, which Dask's nanny compares with its memory limit."""
-    handle = getattr(mapped, "_mmap", None)
-    if handle is not None and hasattr(mmap, "MADV_DONTNEED"):
-        handle.madvise(mmap.MADV_DONTNEED)
-
-
-def last_t_chunk(deck, lo, hi, t_path, log_path):
-    """T of the last layer's ranks [lo, hi) into ``t_path`` (and -inf log A into
-    ``log_path``); returns the chunk's histogram of T + 1 (bin 0: infeasible)."""
-    cd = _codes(tuple(deck))
-    t = _unconfirmed(cd.n_cards, lo, hi, *_args(cd))
-    _pwrite(t_path, t, lo)
-    _pwrite(log_path, np.full(hi - lo, -np.inf), lo * 8)
-    return np.bincount(t.astype(np.int64) + 1, minlength=cd.n_cards + 2)
-
-
-def last_log_chunk(deck, t, lo, hi, t_path, log_path):
-    """log A of the last layer's ranks in [lo, hi) with t unconfirmed cards, written in
-    place; returns (of them, those with a finite log A; CPU seconds)."""
-    cpu = time.process_time()
-    cd = _codes(tuple(deck))
-    n = cd.n_cards
-    ranks = lo + np.flatnonzero(_pread(t_path, np.int8, lo, hi) == t)
-    logs = _mapped(log_path, int(cd.sizes[n]), 0)
-    vals = _last_logs(t, ranks, logs, *_args(cd), rs.log_factorials(n))
-    del logs
-    out = _mapped(log_path, int(cd.sizes[n]), 0, mode="r+")
-    out[ranks] = vals
-    out.flush()
-    del out
-    return int(np.count_nonzero(vals > -np.inf)), time.process_time() - cpu
-
-
-def _paths_in(lo: int, hi: int, slices: Sequence[tuple[str, int, int]]) -> np.ndarray:
-    """Path counts of ranks [lo, hi): the edges into them, read window by window."""
-    paths = np.zeros(hi - lo)
-    for path, start, stop in slices:
-        edges = np.load(path, mmap_mode="r")
-        part = np.array(edges[start:stop])  # a copy: the map is dropped with ``edges``
-        del edges
-        paths += np.bincount(part["rank"] - lo, weights=part["paths"], minlength=hi - lo)
-    return paths
-
-
-EDGE = np.dtype([("rank", "<i8"), ("paths", "<f8")])
-
-
-def reach_chunk(deck, layer, lo, hi, slices, best_path, edges_path, next_bounds):
-    """Edges out of ranks [lo, hi) of ``layer`` given the edges into them (``slices``; None:
-    the start state), sorted by child rank into ``edges_path``; returns the windows of that
-    file falling in each chunk of the next layer, {chunk: (start, stop)}."""
-    cd = _codes(tuple(deck))
-    paths = np.ones(hi - lo) if slices is None else _paths_in(lo, hi, slices)
-    best = _pread(best_path, np.int8, lo, hi)
-    ranks, weights = _edges(layer, lo, best, paths, *_args(cd))
-    del paths, best
-    order = np.argsort(ranks, kind="stable")
-    edges = np.empty(ranks.size, EDGE)
-    edges["rank"] = ranks[order]
-    edges["paths"] = weights[order]
-    del ranks, weights, order
-    np.save(edges_path, edges)
-    cuts = np.searchsorted(edges["rank"], next_bounds)
-    pairs = zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True)
-    return {h: (a, b) for h, (a, b) in enumerate(pairs) if b > a}
-
-
-def score_chunk(deck, lo, hi, slices, t_path, log_path):
-    """P(final score = k) summed over the last layer's ranks [lo, hi), from the edges in."""
-    cd = _codes(tuple(deck))
-    n = cd.n_cards
-    paths = _paths_in(lo, hi, slices)
-    logs = _pread(log_path, np.float64, lo, hi)
-    t = _pread(t_path, np.int8, lo, hi)
-    hit = (paths > 0) & (logs > -np.inf)
-    logf = rs.log_factorials(n)
-    log_start = logf[n] - cd.r * logf[cd.m]
-    prob = np.exp(np.log(paths[hit]) + logs[hit] - log_start)
-    return np.bincount(n - t[hit].astype(np.int64), weights=prob, minlength=n + 1)
 
 
 # ------------------------------------------------------------------------------ sizing
@@ -489,8 +208,8 @@ def solve(
     progress: Report | None = None,
     log: Callable[[str], None] | None = None,
     warn: Callable[[str], None] | None = None,
-) -> rs.Solution:
-    """ranked_states.solve(deck, policy, window=window) with every layer on disk, split into
+) -> Solution:
+    """in_memory.solve(deck, policy, window=window) with every layer on disk, split into
     chunks of ``chunk`` ranks (default: from ``budget_bytes`` per worker, see
     :func:`chunk_states`) run on ``client``'s workers (None: in this process).
 
@@ -657,7 +376,7 @@ def _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf, prog
     mean = float(top[1])
     pmf = _score_pmf(deck, cd, sizes, store, runner, chunk, report, say) if with_pmf else None
     feasible = [counts[layer] for layer in range(n + 1)]
-    return rs.Solution(
+    return Solution(
         mean, float(top[2]) - mean * mean, sum(feasible), int(sum(sizes)), feasible, pmf
     )
 

@@ -1,11 +1,10 @@
-"""The layered float solver of yes/no card guessing, spread over Dask workers.
+"""The optimal policy on any deck with every layer split over Dask workers.
 
-solvers/card_guessing/layer_kernels.py holds the kernels (pure NumPy/Numba on arrays of state keys);
-this module only moves arrays.  Every layer (states after L cards) is split into ``parts``
-partitions by a hash of the state key (layer_kernels.partition_of), each held on a worker as a
-future;
-part h of every layer is submitted to worker h (modulo the workers; a hint, not a rule); the
-driver never gathers a layer:
+layers.py, counts.py and optimal.py hold the kernels (pure NumPy/Numba on arrays of layer
+keys); this module only moves arrays.  Every layer (states after L cards) is split into
+``parts`` partitions by a hash of the state key (partition_of), each held on a worker
+as a future; part h of every layer is submitted to worker h (modulo the workers; a hint, not
+a rule); the driver never gathers a layer:
 
 - forward: part g of layer L computes its children (sorted) and splits them by owner h (the
   *piece* (g, h)); part h of layer L+1 is the sorted distinct union of the pieces (g, h) over g
@@ -20,67 +19,74 @@ driver never gathers a layer:
 Futures of a layer are dropped as soon as no later step needs them (the policy's int8 best
 slots and the states' keys stay until the score pass).
 
-Selection: the family parameter ``workers`` (execution knob, not part of the task id).  A
-``method: float`` task with ``workers > 1`` is the family's distributed mode
-(``Family.split`` names :func:`split_rows`): it runs on the cluster the caller hands in (the
-pipeline hands in the one the task runs on), or, given none, on a LocalCluster on 127.0.0.1
-of one worker process with ``workers`` threads (:func:`local_client`).  The solver itself
-(layer_kernels.py) never imports Dask.
+A ``method: float`` task with ``workers > 1`` (an execution knob, not part of the task id)
+runs here: tasks/float_tasks.py hands :func:`optimal` the cluster the task runs on, or, given
+none, a LocalCluster on 127.0.0.1 of one worker process with ``workers`` threads
+(:func:`local_client`).  The kernels themselves never import Dask.
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
 
 import numpy as np
 from distributed import Client, LocalCluster
 
-from solvers.card_guessing.floating import layer_kernels
+from solvers.card_guessing.any_deck.counts import start_log_count
+from solvers.card_guessing.any_deck.layers import children, distinct, hash_table, partition_of
+from solvers.card_guessing.any_deck.optimal import (
+    Solution,
+    add_paths,
+    layer_values,
+    policy_edges,
+    score_mass,
+)
+from solvers.card_guessing.first_moves import TREE_DEPTH
+from solvers.card_guessing.state_codes import Encoding, layer_encoding, start_key
 
 Parts = list  # one future per partition of a layer
 
 
-def _start_part(lay: layer_kernels.Layout, h: int, parts: int) -> np.ndarray:
-    key = np.array([layer_kernels.start_key(lay)], np.int64)
-    return key[layer_kernels.partition_of(key, parts) == h]
+def _start_part(enc: Encoding, h: int, parts: int) -> np.ndarray:
+    key = np.array([start_key(enc)], np.int64)
+    return key[partition_of(key, parts) == h]
 
 
 def _by_owner(keys: np.ndarray, parts: int, *columns: np.ndarray) -> list:
     """``keys`` (and any parallel columns) split into the partitions that own them."""
-    where = layer_kernels.partition_of(keys, parts)
+    where = partition_of(keys, parts)
     masks = [where == h for h in range(parts)]
     if not columns:
         return [keys[m] for m in masks]
     return [(keys[m], *(c[m] for c in columns)) for m in masks]
 
 
-def _pieces(keys: np.ndarray, lay: layer_kernels.Layout, parts: int) -> list[np.ndarray]:
+def _pieces(keys: np.ndarray, enc: Encoding, parts: int) -> list[np.ndarray]:
     """The children of a part, sorted, split into the next layer's partitions.
 
     Sorted keys matter: a state's children are near each other in a sorted layer, so the
     backward pass reads their values from nearby memory; in hash order the same pass took
     2.6x as long ((9,9,9,9), one process).
     """
-    return _by_owner(np.sort(layer_kernels.children(keys, lay)), parts)
+    return _by_owner(np.sort(children(keys, enc)), parts)
 
 
 def _union(h: int, *splits: list) -> np.ndarray:
     """Partition h of the next layer: the sorted distinct keys of every part's piece for h."""
     if len(splits) == 1:
         return splits[0][h]  # already sorted and distinct
-    return np.sort(layer_kernels.distinct(np.concatenate([split[h] for split in splits])))
+    return np.sort(distinct(np.concatenate([split[h] for split in splits])))
 
 
-def _last_values(keys: np.ndarray, lay: layer_kernels.Layout) -> tuple:
+def _last_values(keys: np.ndarray, enc: Encoding) -> tuple:
     """(log A, E, E^2, best) of one part of the last layer (no card to come)."""
-    (logs, vals, sqs), best = layer_kernels.layer_values(keys, lay, None, None, 0)
+    (logs, vals, sqs), best = layer_values(keys, enc, None, None, 0)
     return logs, vals, sqs, best
 
 
-def _part_values(keys: np.ndarray, lay: layer_kernels.Layout, n_left: int, *next_layer) -> tuple:
+def _part_values(keys: np.ndarray, enc: Encoding, n_left: int, *next_layer) -> tuple:
     """(log A, E, E^2, best) of one part of a layer, from the whole next layer.
 
     ``next_layer`` holds the next layer's parts' keys, then their values, part by part.
@@ -88,7 +94,7 @@ def _part_values(keys: np.ndarray, lay: layer_kernels.Layout, n_left: int, *next
     parts = len(next_layer) // 2
     nkeys = _joined(next_layer[:parts])
     nvals = tuple(_joined([v[i] for v in next_layer[parts:]]) for i in range(3))
-    (logs, vals, sqs), best = layer_kernels.layer_values(keys, lay, nkeys, nvals, n_left)
+    (logs, vals, sqs), best = layer_values(keys, enc, nkeys, nvals, n_left)
     return logs, vals, sqs, best
 
 
@@ -96,33 +102,31 @@ def _joined(arrays: Sequence[np.ndarray]) -> np.ndarray:
     return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
-def _edges(keys: np.ndarray, best: np.ndarray, paths: np.ndarray, lay, parts: int) -> list:
+def _edges(keys: np.ndarray, best: np.ndarray, paths: np.ndarray, enc, parts: int) -> list:
     """The policy's edges (child key, path count) from a part, split by the child's owner."""
-    ekeys, epaths = layer_kernels.policy_edges(keys, best, paths, lay.r, lay.width, lay.bits_p)
+    ekeys, epaths = policy_edges(keys, best, paths, enc.r, enc.width, enc.bits_p)
     return _by_owner(ekeys, parts, epaths)
 
 
 def _paths(keys: np.ndarray, h: int, *edges: list) -> np.ndarray:
     """Policy path counts of part h's states: the sum over the edges into them."""
     out = np.zeros(keys.size)
-    table = layer_kernels.hash_table(keys)
+    table = hash_table(keys)
     for split in edges:
         ekeys, epaths = split[h]
-        layer_kernels.add_paths(keys, table, ekeys, epaths, out)
+        add_paths(keys, table, ekeys, epaths, out)
     return out
 
 
-def _reach(keys: np.ndarray, best: np.ndarray, h: int, lay, parts: int, *edges: list) -> list:
+def _reach(keys: np.ndarray, best: np.ndarray, h: int, enc, parts: int, *edges: list) -> list:
     """Part h's policy edges out, split by owner, from its path counts (the edges in)."""
     paths = _paths(keys, h, *edges) if edges else np.ones(keys.size)  # layer 0: the start
-    return _edges(keys, best, paths, lay, parts)
+    return _edges(keys, best, paths, enc, parts)
 
 
-def _score_mass(keys: np.ndarray, logs: np.ndarray, h: int, lay, *edges: list) -> np.ndarray:
+def _score_mass(keys: np.ndarray, logs: np.ndarray, h: int, enc, *edges: list) -> np.ndarray:
     """P(final score = k) summed over part h of the last layer, from the edges into it."""
-    return layer_kernels.score_mass(
-        keys, _paths(keys, h, *edges), logs, layer_kernels.start_log_count(lay), lay
-    )
+    return score_mass(keys, _paths(keys, h, *edges), logs, start_log_count(enc), enc)
 
 
 class Placement:
@@ -138,27 +142,27 @@ class Placement:
         return self.client.submit(func, *args, workers=self.hints[h], allow_other_workers=True)
 
 
-def forward(run: Placement, lay: layer_kernels.Layout, parts: int) -> list[Parts]:
+def forward(run: Placement, enc: Encoding, parts: int) -> list[Parts]:
     """The keys of every layer, as parts (each sorted)."""
-    layers = [[run.submit(h, _start_part, lay, h, parts) for h in range(parts)]]
-    for _ in range(lay.n_cards):
-        split = [run.submit(g, _pieces, part, lay, parts) for g, part in enumerate(layers[-1])]
+    layers = [[run.submit(h, _start_part, enc, h, parts) for h in range(parts)]]
+    for _ in range(enc.n_cards):
+        split = [run.submit(g, _pieces, part, enc, parts) for g, part in enumerate(layers[-1])]
         layers.append([run.submit(h, _union, h, *split) for h in range(parts)])
     return layers
 
 
-def backward(run: Placement, lay: layer_kernels.Layout, layers: list, tree_depth: int):
+def backward(run: Placement, enc: Encoding, layers: list, tree_depth: int):
     """(values of layer 0 as parts, best slots of every layer, last layer's log A, first moves)."""
     first: dict[int, dict[int, tuple[int, float, float]]] = {}
     bests: list = [None] * len(layers)
-    values = [run.submit(g, _last_values, part, lay) for g, part in enumerate(layers[-1])]
+    values = [run.submit(g, _last_values, part, enc) for g, part in enumerate(layers[-1])]
     last_logs = [run.submit(g, operator.getitem, v, 0) for g, v in enumerate(values)]
-    for depth in range(lay.n_cards, -1, -1):
-        if depth < lay.n_cards:
-            n_left = lay.n_cards - depth
+    for depth in range(enc.n_cards, -1, -1):
+        if depth < enc.n_cards:
+            n_left = enc.n_cards - depth
             nxt = [*layers[depth + 1], *values]
             values = [
-                run.submit(g, _part_values, part, lay, n_left, *nxt)
+                run.submit(g, _part_values, part, enc, n_left, *nxt)
                 for g, part in enumerate(layers[depth])
             ]
         bests[depth] = [run.submit(g, operator.getitem, v, 3) for g, v in enumerate(values)]
@@ -167,42 +171,38 @@ def backward(run: Placement, lay: layer_kernels.Layout, layers: list, tree_depth
     return values, bests, last_logs, first
 
 
-def score_pmf(
-    run: Placement, lay: layer_kernels.Layout, layers: list, bests: list, last_logs
-) -> list:
+def score_pmf(run: Placement, enc: Encoding, layers: list, bests: list, last_logs) -> list:
     """P(final score = k) under the policy ``bests``; consumes ``layers`` and ``bests``."""
     parts = len(layers[0])
     edges: list = []
-    for depth in range(lay.n_cards):
+    for depth in range(enc.n_cards):
         edges = [
-            run.submit(h, _reach, keys, best, h, lay, parts, *edges)
+            run.submit(h, _reach, keys, best, h, enc, parts, *edges)
             for h, (keys, best) in enumerate(zip(layers[depth], bests[depth], strict=True))
         ]
         layers[depth] = bests[depth] = None
     masses = [
-        run.submit(h, _score_mass, keys, logs, h, lay, *edges)
+        run.submit(h, _score_mass, keys, logs, h, enc, *edges)
         for h, (keys, logs) in enumerate(zip(layers[-1], last_logs, strict=True))
     ]
     return np.sum(run.client.gather(masses), axis=0).tolist()
 
 
 def optimal(
-    client: Client, deck: Sequence[int], parts: int, tree_depth: int = 4
-) -> layer_kernels.Solution:
-    """layer_kernels.optimal(deck), every layer split into ``parts`` partitions over ``client``."""
-    lay = layer_kernels.layout(deck)
+    client: Client, deck: Sequence[int], parts: int, tree_depth: int = TREE_DEPTH
+) -> Solution:
+    """optimal.py's ``optimal(deck)`` with every layer in ``parts`` partitions over ``client``."""
+    enc = layer_encoding(deck)
     run = Placement(client, parts)
-    layers = forward(run, lay, parts)
+    layers = forward(run, enc, parts)
     lengths = client.gather([[run.submit(h, len, p) for h, p in enumerate(ly)] for ly in layers])
     sizes = [sum(row) for row in lengths]
-    values, bests, last_logs, first = backward(run, lay, layers, tree_depth)
+    values, bests, last_logs, first = backward(run, enc, layers, tree_depth)
     (result,) = [v for v in client.gather(values) if v[0].size]
     del values
-    pmf = score_pmf(run, lay, layers, bests, last_logs)
+    pmf = score_pmf(run, enc, layers, bests, last_logs)
     mean = float(result[1][0])
-    return layer_kernels.Solution(
-        mean, float(result[2][0]) - mean * mean, sum(sizes), sizes, first, pmf
-    )
+    return Solution(mean, float(result[2][0]) - mean * mean, sum(sizes), sizes, first, pmf)
 
 
 def _moves(keys: list[np.ndarray], values: list[tuple]) -> dict[int, tuple[int, float, float]]:
@@ -238,12 +238,3 @@ def local_client(
         Client(cluster) as client,
     ):
         yield client
-
-
-def split_rows(task: dict, cluster: Callable[[], Any] | None) -> list[dict]:
-    """The float row of a ``workers > 1`` task, its layers split over the cluster handed in
-    (a callable giving a context manager that yields a client), or over a local one."""
-    opened = cluster() if cluster is not None else local_client(task["workers"])
-    with opened as client:
-        sol = optimal(client, task["deck"], task["workers"])
-    return layer_kernels.float_rows(task, sol)

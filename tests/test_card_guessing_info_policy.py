@@ -1,4 +1,4 @@
-"""card_guessing, partial feedback: the compiled (float) info move of info_kernels.py.
+"""card_guessing, partial feedback: the compiled (float) info move of info_policy/.
 
 Checks: the composition posterior behind info (the generating-function identity for the past
 "no" slots against yes_no.arrangements; the float filter against the exact posterior), its
@@ -19,7 +19,8 @@ import pytest
 
 from solvers import entropy, solve
 from solvers.card_guessing.exact import yes_no
-from solvers.card_guessing.floating import info_kernels
+from solvers.card_guessing.info_policy import moves, posterior
+from solvers.card_guessing.info_policy.monte_carlo import InfoPlay
 from solvers.card_guessing.simulation import shuffled_decks
 from solvers.card_guessing.strategies import belief_players, entropy_weighted
 
@@ -95,7 +96,7 @@ def test_float_posterior_is_the_exact_composition_posterior(deck):
     """The float filter's posterior equals yes_no.composition_posterior (and the identity)."""
     for state in states_in_play(deck, 6, seed=1):
         exact = yes_no.composition_posterior(state)
-        ks, probs = info_kernels.float_posterior(state)
+        ks, probs = posterior.float_posterior(state)
         got = {tuple(k): q for k, q in zip(ks.tolist(), probs.tolist(), strict=True)}
         assert set(got) == set(exact), state
         for k, q in exact.items():
@@ -112,7 +113,7 @@ def test_float_posterior_entropy_equals_the_exact_one(deck):
         for r, t in POINTS:
             for base in (2.0, math.e):
                 want = entropy.sharma_mittal(exact, r, t, base, normalize=True)
-                got = info_kernels.float_posterior_entropy(state, r, t, base)
+                got = moves.float_posterior_entropy(state, r, t, base)
                 assert got == pytest.approx(want, rel=1e-12, abs=1e-14), (state, r, t)
 
 
@@ -121,13 +122,11 @@ def test_tied_mask_flags_scores_at_the_tie_threshold():
     (best - 1e-9) is unsure; impossible types (-inf) never count."""
     err = np.full(3, 1e-12)
     scores = np.array([0.5, 0.5 - 1e-12, -np.inf])
-    assert info_kernels._tied_mask(scores, err, entropy_weighted.TIE_TOLERANCE) == 0b11
+    assert moves._tied_mask(scores, err, entropy_weighted.TIE_TOLERANCE) == 0b11
     scores = np.array([0.5, 0.4, 0.1])
-    assert info_kernels._tied_mask(scores, err, entropy_weighted.TIE_TOLERANCE) == 0b1
+    assert moves._tied_mask(scores, err, entropy_weighted.TIE_TOLERANCE) == 0b1
     scores = np.array([0.5, 0.5 - 1e-9, 0.1])
-    assert (
-        info_kernels._tied_mask(scores, err, entropy_weighted.TIE_TOLERANCE) == info_kernels.UNSURE
-    )
+    assert moves._tied_mask(scores, err, entropy_weighted.TIE_TOLERANCE) == moves.UNSURE
 
 
 # ----------------------------------------------------------------------- Monte Carlo
@@ -167,7 +166,7 @@ def test_unsure_decisions_go_to_the_exact_path_and_play_stays_exact():
     deck = (4, 3, 2, 2)
     orders = shuffled_decks.shuffled_orders(deck, 200, np.random.default_rng(6))
     seeds = np.arange(200)
-    play = info_kernels.InfoPlay(deck, 0.15, err_scale=1e6)
+    play = InfoPlay(deck, 0.15, err_scale=1e6)
     assert play.scores(orders, seeds).tolist() == python_play(deck, orders, 0.15, 1, 1, 2, "lowest")
     assert play.exact_calls > 0
 
@@ -193,7 +192,7 @@ def test_monte_carlo_rows_of_info_use_the_compiled_path(monkeypatch):
 
 
 def test_a_posterior_beyond_the_support_limit_is_a_clear_error():
-    play = info_kernels.InfoPlay([4] * 13, 0.15, max_support=200)
+    play = InfoPlay([4] * 13, 0.15, max_support=200)
     orders = shuffled_decks.shuffled_orders([4] * 13, 1, np.random.default_rng(0))
     with pytest.raises(ValueError, match="max_support=200"):
         play.scores(orders, np.zeros(1, np.int64))

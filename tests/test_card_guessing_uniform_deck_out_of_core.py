@@ -1,6 +1,6 @@
-"""The ranked solver out of core and over Dask workers (floating/ranked_layers.py).
+"""A uniform deck solved out of core and over Dask workers (uniform_deck/out_of_core.py).
 
-Checked against the single-process ranked solver (ranked_states.py) to 1e-12 (the values come
+Checked against the in-memory solve (uniform_deck/in_memory.py) to 1e-12 (the values come
 out bit for bit; the score distribution's last sum runs in another order), in this process
 and on LocalClusters whose workers are capped below what one process needs, with each
 worker's measured peak RSS under its cap; a run killed mid-way resumes from its committed
@@ -21,15 +21,15 @@ import numpy as np
 import pytest
 
 from solvers import TaskError, longtask, solve
-from solvers.card_guessing.floating import ranked_layers, ranked_states
 from solvers.card_guessing.tasks import ranked_tasks
+from solvers.card_guessing.uniform_deck import chunks, in_memory, out_of_core
 from solvers.registry import get_family, validate
 
 REL = 1e-12
 POLICIES = [("optimal", 0.0), ("greedy", 0.0), ("persistent", ranked_tasks.PERSISTENT_WINDOW)]
 
 
-def same(a: ranked_states.Solution, b: ranked_states.Solution) -> None:
+def same(a: in_memory.Solution, b: in_memory.Solution) -> None:
     def close(x, y):
         return abs(x - y) <= REL * max(1.0, abs(y))
 
@@ -42,9 +42,9 @@ def same(a: ranked_states.Solution, b: ranked_states.Solution) -> None:
 
 @pytest.mark.parametrize(("policy", "window"), POLICIES)
 @pytest.mark.parametrize("deck", [(4,), (2, 2), (3, 3, 3), (4, 4, 4, 4), (2,) * 6])
-def test_out_of_core_in_this_process_matches_ranked_states(deck, policy, window):
-    layered = ranked_layers.solve(deck, policy, window, chunk=ranked_layers.ALIGN)
-    same(layered, ranked_states.solve(deck, policy, window=window))
+def test_out_of_core_in_this_process_matches_in_memory(deck, policy, window):
+    layered = out_of_core.solve(deck, policy, window, chunk=out_of_core.ALIGN)
+    same(layered, in_memory.solve(deck, policy, window=window))
 
 
 @pytest.mark.parametrize(("policy", "window"), POLICIES)
@@ -52,11 +52,11 @@ def test_a_chunk_computed_in_several_kernel_calls_gives_the_same_values(
     policy, window, monkeypatch
 ):
     """Chunks of 16,384 ranks computed 1,000 ranks a call (SUB), each call's rows written at
-    its own offset: the same solution as ranked_states.py."""
-    monkeypatch.setattr(ranked_layers, "SUB", 1000)
+    its own offset: the same solution as in_memory.py."""
+    monkeypatch.setattr(chunks, "SUB", 1000)
     deck = (4,) * 5
-    layered = ranked_layers.solve(deck, policy, window, chunk=4 * ranked_layers.ALIGN)
-    same(layered, ranked_states.solve(deck, policy, window=window))
+    layered = out_of_core.solve(deck, policy, window, chunk=4 * out_of_core.ALIGN)
+    same(layered, in_memory.solve(deck, policy, window=window))
 
 
 def _rss_file_kb() -> int:
@@ -73,24 +73,24 @@ def test_the_next_layer_s_pages_leave_the_process_after_each_call(tmp_path):
     path = tmp_path / "layer"
     rows = 64 * 2**20 // 24
     np.arange(rows * 3, dtype=np.float64).tofile(path)
-    mapped = ranked_layers._mapped(str(path), rows, 3)
+    mapped = chunks._mapped(str(path), rows, 3)
     before = _rss_file_kb()
     assert float(mapped[::100, 0].sum()) > 0  # touches every page
     touched = _rss_file_kb()
     assert touched - before > 48 * 1024, (before, touched)
-    ranked_layers._unmap_pages(mapped)
+    chunks._unmap_pages(mapped)
     assert _rss_file_kb() - before < 8 * 1024
     assert mapped[rows - 1, 2] == rows * 3 - 1  # still readable: mapped again on demand
 
 
 def test_chunks_are_page_aligned_and_sized_by_the_budget():
-    assert ranked_layers.chunk_states(10**9) % ranked_layers.ALIGN == 0
-    small, large = ranked_layers.chunk_states(5 * 10**8), ranked_layers.chunk_states(4 * 10**9)
-    assert ranked_layers.MIN_CHUNK <= small < large
-    per = ranked_layers.BYTES_PER_CHUNK_STATE
-    assert ranked_layers.BASE_BYTES + large * per <= 4 * 10**9
-    assert ranked_layers.chunk_states(4 * 10**9, threads=2) < large
-    assert list(ranked_layers.bounds(10, 4)) == [0, 4, 8, 10]
+    assert out_of_core.chunk_states(10**9) % out_of_core.ALIGN == 0
+    small, large = out_of_core.chunk_states(5 * 10**8), out_of_core.chunk_states(4 * 10**9)
+    assert out_of_core.MIN_CHUNK <= small < large
+    per = out_of_core.BYTES_PER_CHUNK_STATE
+    assert out_of_core.BASE_BYTES + large * per <= 4 * 10**9
+    assert out_of_core.chunk_states(4 * 10**9, threads=2) < large
+    assert list(out_of_core.bounds(10, 4)) == [0, 4, 8, 10]
 
 
 def peak_rss() -> int:
@@ -141,10 +141,10 @@ def two_workers():
 def test_two_capped_workers_match_one_process(policy, window, tmp_path, two_workers):
     deck = (4,) * 5
     store = longtask.Checkpoints(tmp_path / "ck", root=tmp_path)
-    sol = ranked_layers.solve(
-        deck, policy, window, client=two_workers, checkpoints=store, chunk=ranked_layers.ALIGN
+    sol = out_of_core.solve(
+        deck, policy, window, client=two_workers, checkpoints=store, chunk=out_of_core.ALIGN
     )
-    same(sol, ranked_states.solve(deck, policy, window=window))
+    same(sol, in_memory.solve(deck, policy, window=window))
     peaks = two_workers.run(peak_rss)
     assert len(peaks) == 2 and all(p < CAP for p in peaks.values()), peaks
 
@@ -160,8 +160,8 @@ def test_eight_types_on_three_capped_workers(tmp_path):
     cluster, client = capped_cluster(3, cap)
     try:
         for policy, window in POLICIES:
-            sol = ranked_layers.solve(deck, policy, window, client=client, budget_bytes=cap)
-            same(sol, ranked_states.solve(deck, policy, window=window))
+            sol = out_of_core.solve(deck, policy, window, client=client, budget_bytes=cap)
+            same(sol, in_memory.solve(deck, policy, window=window))
         peaks = client.run(peak_rss)
     finally:
         client.close()
@@ -172,13 +172,13 @@ def test_eight_types_on_three_capped_workers(tmp_path):
 RUN = """
 import sys, time
 from solvers import longtask
-from solvers.card_guessing.floating import ranked_layers
+from solvers.card_guessing.uniform_deck import out_of_core
 store = longtask.Checkpoints(sys.argv[1], root=sys.argv[2])
 def log(message):
     print(message, flush=True)
     if message.startswith("layer 12:"):  # said once layer 12 is committed (and 13 dropped):
         time.sleep(120)  # hold there until the test kills the run (else it may finish first)
-sol = ranked_layers.solve((4,) * 6, checkpoints=store, chunk=4096, log=log)
+sol = out_of_core.solve((4,) * 6, checkpoints=store, chunk=4096, log=log)
 print("VALUE", repr(sol.expected_score), flush=True)
 """
 
@@ -187,7 +187,8 @@ def test_killed_run_resumes_from_its_committed_layers(tmp_path):
     folder, root = tmp_path / "ck", tmp_path
     proc = subprocess.Popen([sys.executable, "-c", RUN, str(folder), str(root)])
     deadline = time.monotonic() + 300
-    while not (folder / "count-012").exists():  # a layer's last piece: its count
+    # a layer's last piece is its count, sealed just after it is renamed into place
+    while not (folder / longtask.SEALS / "count-012.json").exists():
         assert proc.poll() is None and time.monotonic() < deadline, "no layer 12 committed"
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
@@ -196,8 +197,8 @@ def test_killed_run_resumes_from_its_committed_layers(tmp_path):
     kept = {p.name: p.stat().st_mtime_ns for p in folder.iterdir() if p.is_file()}
     store = longtask.Checkpoints(folder, root=root)
     logged: list[str] = []
-    sol = ranked_layers.solve((4,) * 6, checkpoints=store, chunk=4096, log=logged.append)
-    assert sol.expected_score == ranked_states.solve((4,) * 6).expected_score
+    sol = out_of_core.solve((4,) * 6, checkpoints=store, chunk=4096, log=logged.append)
+    assert sol.expected_score == in_memory.solve((4,) * 6).expected_score
     resumed = json.loads(store.load_path("meta.json").read_text())
     assert resumed["deck"] == [4] * 6
     first = int(logged[0].split("layers ")[1].split("..")[0])
@@ -211,9 +212,9 @@ def test_killed_run_resumes_from_its_committed_layers(tmp_path):
 
 def test_a_folder_of_another_solve_is_refused(tmp_path):
     store = longtask.Checkpoints(tmp_path / "ck", root=tmp_path)
-    ranked_layers.solve((2, 2), checkpoints=store, chunk=4096)
+    out_of_core.solve((2, 2), checkpoints=store, chunk=4096)
     with pytest.raises(ValueError, match="holds another solve"):
-        ranked_layers.solve((2, 2), "greedy", checkpoints=store, chunk=4096)
+        out_of_core.solve((2, 2), "greedy", checkpoints=store, chunk=4096)
 
 
 def test_needs_replace_the_fixed_limit():
@@ -223,7 +224,7 @@ def test_needs_replace_the_fixed_limit():
     assert need.disk == 0 and need.memory == ranked_tasks.in_memory_bytes([4] * 4)
     big = validate({"family": "card_guessing", "deck": [4] * 13, "method": "ranked"})
     need = fam.needs(big, 64)
-    plan = ranked_layers.plan([4] * 13)
+    plan = out_of_core.plan([4] * 13)
     assert need.memory == plan.memory < 10**9
     # every layer's choices, the last layer's log A and T, two value layers at the peak
     sizes = plan.sizes
@@ -249,7 +250,7 @@ def test_ranked_task_goes_out_of_core_when_the_budget_is_short(tmp_path):
         assert fam.splits(task)
         row = solve(task)[0]
     assert not fam.splits(task)  # the default budget (this machine's memory) holds it
-    assert row["expected_score"] == ranked_states.solve([4] * 5).expected_score
+    assert row["expected_score"] == in_memory.solve([4] * 5).expected_score
     assert (tmp_path / "ck" / "layer-000").is_file()  # layers were files: checkpoints
     assert reports and reports[-1].done == reports[-1].total and reports[-1].unit == "ranks"
 
@@ -275,25 +276,25 @@ def test_the_pipeline_runs_a_ranked_task_out_of_core_when_its_budget_is_short(
 ):
     """cluster=sync, a budget below the in-memory need (367 MB for 6 types) and above the
     out-of-core one (364 MB): the solve runs out of core with the task's checkpoint folder,
-    the row is ranked_states.py's, and the folder is cleared once the row is stored."""
+    the row is in_memory.py's, and the folder is cleared once the row is stored."""
     import pandas as pd
     from tests_support import compose_config
 
     from pipeline.run import run_study
 
     folders = []
-    real = ranked_layers.solve
+    real = out_of_core.solve
 
     def spy(*args, **kwargs):
         folders.append(kwargs["checkpoints"].folder)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ranked_layers, "solve", spy)
+    monkeypatch.setattr(out_of_core, "solve", spy)
     overrides = ["study=ranks_exact", DECK6, *OPTIMAL_ONLY, f"paths.outputs={tmp_path}"]
     overrides += ["run.progress=false", "cluster=sync", "stage=run", "run.memory_budget=366MB"]
     run_study(compose_config(*overrides), log=lambda *_: None)
     row = pd.read_parquet(tmp_path / "ranks_exact" / "results").iloc[0]
-    sol = ranked_states.solve([4] * 6)
+    sol = in_memory.solve([4] * 6)
     assert row["expected_score"] == sol.expected_score and row["n_states"] == sol.n_states
     assert folders == [tmp_path / "ranks_exact" / "checkpoints" / row["task_id"]]
     assert not folders[0].exists()  # cleared once the row was stored

@@ -1,8 +1,8 @@
-"""The layered float solver of yes/no card guessing (solvers/card_guessing/layer_kernels.py).
+"""Optimal and greedy play on any deck in floats (solvers/card_guessing/any_deck/).
 
-Checked against the exact rational solver (yes_no.py, itself checked by brute force in
+Checked against the exact rational solver (exact/yes_no.py, itself checked by brute force in
 test_card_guessing.py) to 1e-12 relative, on many decks including unequal counts; the
-distributed mode (solvers/card_guessing/dask_layers.py) against the single-process result.
+distributed mode (any_deck/over_dask.py) against the single-process result.
 """
 
 from __future__ import annotations
@@ -20,8 +20,11 @@ import pytest
 import tests_support
 
 from solvers import TaskError, solve
+from solvers.card_guessing import state_codes
+from solvers.card_guessing.any_deck import counts, layers
+from solvers.card_guessing.any_deck.greedy import greedy
+from solvers.card_guessing.any_deck.optimal import Solution, decision_tree, optimal
 from solvers.card_guessing.exact import yes_no
-from solvers.card_guessing.floating import layer_kernels
 
 REL = 1e-12
 DECKS = [
@@ -61,7 +64,7 @@ def exact_variance(ev: yes_no.Evaluation, deck) -> Fraction:
 def test_optimal_matches_exact(deck):
     ev = yes_no.evaluation("optimal")
     value, n_states = yes_no.expected_score(ev, deck)
-    sol = layer_kernels.optimal(deck)
+    sol = optimal(deck)
     assert close(sol.expected_score, value)
     assert close(sol.score_variance, exact_variance(ev, deck))
     assert sol.n_states == n_states  # the same reachable canonical states
@@ -72,7 +75,7 @@ def test_optimal_matches_exact(deck):
 def test_greedy_matches_exact(deck, tie_break):
     ev = yes_no.evaluation("greedy", tie_break)
     value, n_states = yes_no.expected_score(ev, deck)
-    sol = layer_kernels.greedy(deck, tie_break)
+    sol = greedy(deck, tie_break)
     assert close(sol.expected_score, value)
     assert close(sol.score_variance, exact_variance(ev, deck))
     assert sol.n_states == n_states  # the labelled states greedy reaches
@@ -89,7 +92,7 @@ def exact_pmf(deck, strategy: str, tie_break: str = "lowest") -> list[float]:
     return solve(task)[0]["score_pmf"]
 
 
-def check_pmf(sol: layer_kernels.Solution, expected: list[float]) -> None:
+def check_pmf(sol: Solution, expected: list[float]) -> None:
     """``sol``'s pmf equals ``expected`` to REL, sums to 1 and has the solver's mean."""
     assert len(sol.score_pmf) == len(expected)
     assert all(close(a, b) for a, b in zip(sol.score_pmf, expected, strict=True))
@@ -99,17 +102,17 @@ def check_pmf(sol: layer_kernels.Solution, expected: list[float]) -> None:
 
 @pytest.mark.parametrize("deck", PMF_DECKS, ids=str)
 def test_optimal_pmf_matches_exact(deck):
-    check_pmf(layer_kernels.optimal(deck), exact_pmf(deck, "optimal"))
+    check_pmf(optimal(deck), exact_pmf(deck, "optimal"))
 
 
 @pytest.mark.parametrize("tie_break", ["lowest", "highest"])
 @pytest.mark.parametrize("deck", PMF_DECKS, ids=str)
 def test_greedy_pmf_matches_exact(deck, tie_break):
-    check_pmf(layer_kernels.greedy(deck, tie_break), exact_pmf(deck, "greedy", tie_break))
+    check_pmf(greedy(deck, tie_break), exact_pmf(deck, "greedy", tie_break))
 
 
 def test_pmf_variance_is_the_solvers_variance():
-    sol = layer_kernels.optimal((4, 3, 2, 1))
+    sol = optimal((4, 3, 2, 1))
     mean = sum(k * q for k, q in enumerate(sol.score_pmf))
     var = sum(k * k * q for k, q in enumerate(sol.score_pmf)) - mean * mean
     assert close(var, sol.score_variance)
@@ -117,16 +120,16 @@ def test_pmf_variance_is_the_solvers_variance():
 
 def test_seed_figures():
     """Gural, Simper & So (2019), section on (3,3,3): greedy 475/112, lowest ties."""
-    assert close(layer_kernels.greedy((3, 3, 3), "lowest").expected_score, Fraction(475, 112))
+    assert close(greedy((3, 3, 3), "lowest").expected_score, Fraction(475, 112))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("deck", [(5, 5, 5), (4, 4, 4, 4), (6, 4, 3, 2), (3, 3, 3, 3, 3)], ids=str)
 def test_larger_decks_match_exact(deck):
     value, _ = yes_no.expected_score(yes_no.evaluation("optimal"), deck)
-    assert close(layer_kernels.optimal(deck).expected_score, value)
-    greedy, _ = yes_no.expected_score(yes_no.evaluation("greedy", "lowest"), deck)
-    assert close(layer_kernels.greedy(deck).expected_score, greedy)
+    assert close(optimal(deck).expected_score, value)
+    greedy_value, _ = yes_no.expected_score(yes_no.evaluation("greedy", "lowest"), deck)
+    assert close(greedy(deck).expected_score, greedy_value)
 
 
 # ------------------------------------------------------ counts, keys and feasibility
@@ -143,11 +146,11 @@ def random_pairs(rng: random.Random, r: int) -> list[tuple[int, int]]:
 def test_log_counts_match_exact_arrangements():
     """The refused-slot recursion gives log A for arbitrary (c, p), also A = 0 as -inf."""
     rng = random.Random(7)
-    lay = layer_kernels.layout([4, 4, 4, 4])
+    enc = state_codes.layer_encoding([4, 4, 4, 4])
     for _ in range(300):
         pairs = random_pairs(rng, rng.randint(1, 4))
         exact = yes_no.arrangements(tuple(pairs))
-        got = layer_kernels.log_counts(pairs, lay)
+        got = counts.log_counts(pairs, enc)
         if exact == 0:
             assert got == -np.inf
         else:
@@ -160,40 +163,80 @@ def test_feasible_means_some_arrangement():
         pairs = random_pairs(rng, rng.randint(1, 4))
         cs = np.array([c for c, _ in pairs], np.int64)
         ps = np.array([p for _, p in pairs], np.int64)
-        assert layer_kernels._feasible(cs, ps, len(pairs)) == (
-            yes_no.arrangements(tuple(pairs)) > 0
-        )
+        assert layers._feasible(cs, ps, len(pairs)) == (yes_no.arrangements(tuple(pairs)) > 0)
 
 
 def test_keys_round_trip_and_canonical():
-    lay = layer_kernels.layout([5, 3, 2, 1])
+    enc = state_codes.layer_encoding([5, 3, 2, 1])
     pairs = [(2, 1), (5, 0), (0, 0), (2, 3)]
-    key = layer_kernels.encode(pairs, lay)
-    assert layer_kernels.decode(key, lay) == ((5, 0), (2, 3), (2, 1), (0, 0))
-    assert layer_kernels.encode(list(reversed(pairs)), lay) == key
-    labelled = layer_kernels.encode(pairs, lay, canonical=False)
-    assert layer_kernels.decode(labelled, lay) == tuple(pairs)
+    key = state_codes.encode(pairs, enc)
+    assert state_codes.decode(key, enc) == ((5, 0), (2, 3), (2, 1), (0, 0))
+    assert state_codes.encode(list(reversed(pairs)), enc) == key
+    labelled = state_codes.encode(pairs, enc, canonical=False)
+    assert state_codes.decode(labelled, enc) == tuple(pairs)
+
+
+def test_keys_keep_their_bits():
+    """Key order fixes the order of the score distribution's sums (and a key's hash its Dask
+    partition), so keys keep the bits they had: a layer key, a labelled one, the start."""
+    enc = state_codes.layer_encoding([5, 3, 2, 1])
+    pairs = [(2, 1), (5, 0), (0, 0), (2, 3)]
+    assert state_codes.encode(pairs, enc) == 545232
+    assert state_codes.encode(pairs, enc, canonical=False) == 73410593
+    assert state_codes.start_key(enc) == 34084944
+    codes = np.empty(4, np.int64)
+    cs, ps = np.array([2, 5, 0, 2]), np.array([1, 0, 0, 3])
+    key = state_codes.canonical_cache_key(7, cs, ps, enc.bits_p, enc.width, enc.per_word, codes)
+    assert key == (69789703, 0, 0, 0)
+
+
+def test_one_state_encoding_serves_both_engines():
+    """any_deck/'s layer keys and info_policy/'s cache keys pack the same codes of a state
+    (state_codes.py): one Encoding per deck, and a cache key holds n in slot 0 and the layer
+    key's codes in slots 1..r (over two words for 7 types of 4)."""
+    from solvers.card_guessing.info_policy import moves
+
+    deck = [4] * 7
+    enc = state_codes.layer_encoding(deck)
+    assert moves.encoding(deck) == enc
+    mask = (1 << enc.width) - 1
+    rng = random.Random(5)
+    for _ in range(200):
+        pairs = random_pairs(rng, 7)
+        cs = np.array([c for c, _ in pairs], np.int64)
+        ps = np.array([p for _, p in pairs], np.int64)
+        n = rng.randint(1, enc.n_cards)
+        codes = np.empty(7, np.int64)
+        key = state_codes.canonical_cache_key(n, cs, ps, enc.bits_p, enc.width, enc.per_word, codes)
+        assert key[1] != 0  # the last codes are in the second word
+        word, shift = divmod(np.arange(8), enc.per_word)
+        slots = [key[w] >> (enc.width * s) & mask for w, s in zip(word, shift, strict=True)]
+        assert slots == [n, *codes.tolist()]
+        assert state_codes.layer_key(codes, enc.width) == state_codes.encode(pairs, enc)
+        assert state_codes.decode(state_codes.encode(pairs, enc), enc) == tuple(
+            sorted(pairs, reverse=True)
+        )
 
 
 def test_partitions_cover_every_key():
     keys = np.arange(1000, dtype=np.int64) * 7919
-    parts = layer_kernels.partition_of(keys, 3)
+    parts = layers.partition_of(keys, 3)
     assert set(parts.tolist()) == {0, 1, 2}
-    assert np.array_equal(parts, layer_kernels.partition_of(keys, 3))
+    assert np.array_equal(parts, layers.partition_of(keys, 3))
 
 
 def test_distinct_and_find():
     """The hash-set kernels of the distributed mode against NumPy (sorting, searching)."""
     keys = np.random.default_rng(3).integers(0, 500, 2000).astype(np.int64)
-    uniq = layer_kernels.distinct(keys)
+    uniq = layers.distinct(keys)
     assert np.array_equal(np.sort(uniq), np.unique(keys))
-    table = layer_kernels.hash_table(uniq)
-    assert [layer_kernels.find(table, uniq, k) for k in (uniq[7], uniq[0], 10_000)] == [7, 0, -1]
+    table = layers.hash_table(uniq)
+    assert [layers.find(table, uniq, k) for k in (uniq[7], uniq[0], 10_000)] == [7, 0, -1]
 
 
 def test_decision_tree_first_move():
     """(2,2): after a yes the other type is named (it is now the more likely)."""
-    lines = layer_kernels.decision_tree(layer_kernels.optimal((2, 2)), (2, 2))
+    lines = decision_tree(optimal((2, 2)), (2, 2))
     assert lines[0].startswith("card 1: name A")
     assert lines[2].strip().startswith("card 2: name B")
 
@@ -216,9 +259,9 @@ def test_float_rows():
     assert all(close(a, b) for a, b in zip(row["score_pmf"], exact["score_pmf"], strict=True))
     assert row["n_states"] == exact["n_states"]
     assert row["first_moves"].startswith("card 1: name A")
-    greedy = float_row([5, 3, 2, 1], "greedy")
-    assert greedy["first_moves"] is None and greedy["tie_break"] == "lowest"
-    assert close(sum(greedy["score_pmf"]), 1.0)
+    greedy_row = float_row([5, 3, 2, 1], "greedy")
+    assert greedy_row["first_moves"] is None and greedy_row["tie_break"] == "lowest"
+    assert close(sum(greedy_row["score_pmf"]), 1.0)
 
 
 def test_float_ignores_exact_size_limit():
@@ -261,7 +304,7 @@ def test_a_workers_task_validates_whatever_was_imported():
 # -------------------------------------------------------------------- distributed mode
 
 
-def same_solution(a: layer_kernels.Solution, b: layer_kernels.Solution) -> None:
+def same_solution(a: Solution, b: Solution) -> None:
     assert abs(a.expected_score - b.expected_score) <= REL * b.expected_score
     assert abs(a.score_variance - b.score_variance) <= REL * max(1.0, b.score_variance)
     assert a.n_states == b.n_states and a.layer_sizes == b.layer_sizes
@@ -273,7 +316,7 @@ def same_solution(a: layer_kernels.Solution, b: layer_kernels.Solution) -> None:
 def test_local_cluster_matches_single_process():
     from distributed import Client, LocalCluster
 
-    from solvers.card_guessing.floating import dask_layers
+    from solvers.card_guessing.any_deck import over_dask
 
     with (
         LocalCluster(
@@ -282,25 +325,25 @@ def test_local_cluster_matches_single_process():
         Client(cluster) as client,
     ):
         for deck, parts in [((5, 3, 2, 1), 2), ((3, 3, 3), 3), ((4, 2), 1), ((1,), 2)]:
-            one = layer_kernels.optimal(deck)
-            many = dask_layers.optimal(client, deck, parts)
+            one = optimal(deck)
+            many = over_dask.optimal(client, deck, parts)
             same_solution(many, one)
-            assert layer_kernels.decision_tree(many, deck) == layer_kernels.decision_tree(one, deck)
+            assert decision_tree(many, deck) == decision_tree(one, deck)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("threads", [True, False])
 def test_local_client_shapes_match_single_process(threads):
-    """dask_layers.local_client: one worker process with N threads (the default), or N worker
+    """over_dask.local_client: one worker process with N threads (the default), or N worker
     processes; both split the layers the same way and give the single-process solution."""
-    from solvers.card_guessing.floating import dask_layers
+    from solvers.card_guessing.any_deck import over_dask
 
-    with dask_layers.local_client(2, threads=threads) as client:
+    with over_dask.local_client(2, threads=threads) as client:
         workers = client.scheduler_info()["workers"].values()
         shape = sorted(w["nthreads"] for w in workers)
         assert shape == ([2] if threads else [1, 1])
         deck = (4, 3, 2, 1)
-        same_solution(dask_layers.optimal(client, deck, 2), layer_kernels.optimal(deck))
+        same_solution(over_dask.optimal(client, deck, 2), optimal(deck))
 
 
 def free_port() -> int:
@@ -314,7 +357,7 @@ def test_address_cluster_matches_single_process():
     """A scheduler and two workers started as processes, reached by address."""
     from distributed import Client
 
-    from solvers.card_guessing.floating import dask_layers
+    from solvers.card_guessing.any_deck import over_dask
 
     dask = str(Path(sys.executable).with_name("dask"))
     port = free_port()
@@ -341,7 +384,7 @@ def test_address_cluster_matches_single_process():
         with Client(address, timeout=60) as client:
             client.wait_for_workers(2, timeout=120)
             deck = (5, 3, 2, 1)
-            same_solution(dask_layers.optimal(client, deck, 2), layer_kernels.optimal(deck))
+            same_solution(over_dask.optimal(client, deck, 2), optimal(deck))
     finally:
         for proc in reversed(procs):
             proc.terminate()
@@ -406,4 +449,4 @@ def test_workers_task_inside_a_dask_worker():
         (row,) = client.submit(run, task).result()
     assert row["status"] == "ok"
     assert close(row["expected_score"], yes_no.optimal_value((4, 3, 2))[0])
-    assert row["n_states"] == layer_kernels.optimal((4, 3, 2)).n_states
+    assert row["n_states"] == optimal((4, 3, 2)).n_states

@@ -1,8 +1,9 @@
-"""The ranked float solver of yes/no card guessing (solvers/card_guessing/ranked_states.py).
+"""Uniform decks in floats with ranked states (solvers/card_guessing/uniform_deck/), in memory.
 
-Checked against brute-force enumeration of every deck order (yes_no_orders.py) on tiny decks, the
-exact rational solver (yes_no.py) to 1e-12 relative, and the hashed float solver (layer_kernels.py);
-the state ranks against a brute-force listing of each layer's code sequences.
+Checked against brute-force enumeration of every deck order (brute_force/yes_no_orders.py) on
+tiny decks, the exact rational solver (exact/yes_no.py) to 1e-12 relative, and the hashed float
+solver (any_deck/); the state ranks against a brute-force listing of each layer's code
+sequences.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import numpy as np
 import pytest
 
 from solvers import TaskError, solve
+from solvers.card_guessing.any_deck import optimal
 from solvers.card_guessing.brute_force import yes_no_orders
 from solvers.card_guessing.exact import yes_no
-from solvers.card_guessing.floating import layer_kernels, ranked_states, ranked_tree
 from solvers.card_guessing.simulation import persistent
+from solvers.card_guessing.tasks import float_tasks
+from solvers.card_guessing.uniform_deck import in_memory, ranks
 from solvers.registry import task_id, validate
 
 REL = 1e-12
@@ -47,7 +50,7 @@ def exact(ev: yes_no.Evaluation, deck) -> tuple[Fraction, Fraction, list[Fractio
     return mean, sum(k * k * q for k, q in enumerate(pmf)) - mean * mean, pmf
 
 
-def check_solution(sol: ranked_states.Solution, mean, var, pmf) -> None:
+def check_solution(sol: in_memory.Solution, mean, var, pmf) -> None:
     assert close(sol.expected_score, mean)
     assert close(sol.score_variance, var)
     assert len(sol.score_pmf) == len(pmf)
@@ -56,26 +59,26 @@ def check_solution(sol: ranked_states.Solution, mean, var, pmf) -> None:
 
 @pytest.mark.parametrize("deck", DECKS, ids=str)
 def test_optimal_matches_exact(deck):
-    check_solution(ranked_states.solve(deck), *exact(yes_no.evaluation("optimal"), deck))
+    check_solution(in_memory.solve(deck), *exact(yes_no.evaluation("optimal"), deck))
 
 
 @pytest.mark.parametrize("window", [Fraction(0), Fraction(1, 20), Fraction(1, 5)], ids=str)
 @pytest.mark.parametrize("deck", DECKS, ids=str)
 def test_greedy_by_pairs_matches_exact(deck, window):
-    sol = ranked_states.solve(deck, "greedy", window=float(window))
+    sol = in_memory.solve(deck, "greedy", window=float(window))
     check_solution(sol, *exact(pair_greedy(window), deck))
 
 
 @pytest.mark.parametrize("deck", [(1, 1), (2, 2), (1, 1, 1), (2, 2, 2)], ids=str)
 def test_against_brute_force(deck):
     """Every order of the deck played out (yes_no_orders.py, tiny decks only)."""
-    assert close(ranked_states.solve(deck).expected_score, yes_no_orders.optimal_value(deck))
+    assert close(in_memory.solve(deck).expected_score, yes_no_orders.optimal_value(deck))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("deck", [(4, 4, 4, 4), (5, 5, 5), (3, 3, 3, 3, 3), (7, 7)], ids=str)
 def test_optimal_matches_fast(deck):
-    sol, ref = ranked_states.solve(deck), layer_kernels.optimal(deck)
+    sol, ref = in_memory.solve(deck), optimal.optimal(deck)
     assert abs(sol.expected_score - ref.expected_score) <= REL * ref.expected_score
     assert abs(sol.score_variance - ref.score_variance) <= 1e-10 * ref.score_variance
     assert np.allclose(sol.score_pmf, ref.score_pmf, rtol=1e-10, atol=1e-14)
@@ -84,7 +87,7 @@ def test_optimal_matches_fast(deck):
 
 def sequences(deck, layer: int) -> set[tuple[int, ...]]:
     """Brute force: the non-increasing code sequences of ``layer`` (module docstring)."""
-    cd = ranked_states.codes(deck)
+    cd = ranks.codes(deck)
     weight = cd.weight.tolist()
     out = set()
     for seq in itertools.combinations_with_replacement(range(cd.exhausted, -1, -1), cd.r):
@@ -98,7 +101,7 @@ def sequences(deck, layer: int) -> set[tuple[int, ...]]:
 @pytest.mark.parametrize("deck", [(2, 2), (3, 3, 3), (2, 2, 2, 2)], ids=str)
 def test_ranks_are_a_bijection(deck):
     """Each layer's ranks 0..size-1 unrank to distinct sequences of that layer and back."""
-    cd = ranked_states.codes(deck)
+    cd = ranks.codes(deck)
     args = (cd.m, cd.r, cd.exhausted, cd.weight, cd.eq, cd.le, cd.offsets)
     for layer in range(cd.n_cards + 1):
         expected = sequences(deck, layer)
@@ -106,21 +109,21 @@ def test_ranks_are_a_bijection(deck):
         seen = set()
         seq = np.empty(cd.r, np.int64)
         for i in range(int(cd.sizes[layer])):
-            ranked_states._unrank(i, layer, *args, seq)
-            assert ranked_states._rank(seq, layer, *args) == i
+            ranks._unrank(i, layer, *args, seq)
+            assert ranks._rank(seq, layer, *args) == i
             seen.add(tuple(seq.tolist()))
         assert seen == expected
 
 
 def test_unequal_deck_is_refused():
     with pytest.raises(ValueError, match="r types of m"):
-        ranked_states.codes([3, 2])
+        ranks.codes([3, 2])
 
 
 def test_estimated_bytes_grow_with_the_deck():
-    small, large = ranked_states.estimated_bytes([4] * 5), ranked_states.estimated_bytes([4] * 9)
+    small, large = in_memory.estimated_bytes([4] * 5), in_memory.estimated_bytes([4] * 9)
     assert 0 < small < large
-    assert sum(ranked_states.layer_sizes([4] * 5)) * 24 < ranked_states.estimated_bytes([4] * 5) * 2
+    assert sum(ranks.layer_sizes([4] * 5)) * 24 < in_memory.estimated_bytes([4] * 5) * 2
 
 
 # --------------------------------------------------------------- the family's tasks
@@ -168,7 +171,7 @@ def persistent_exact(window: Fraction) -> yes_no.Evaluation:
 
 @pytest.mark.parametrize("deck", [(2, 2), (3, 3, 3), (2, 2, 2, 2), (4, 4, 4)], ids=str)
 def test_persistent_matches_exact(deck):
-    sol = ranked_states.solve(deck, "persistent", window=0.1)
+    sol = in_memory.solve(deck, "persistent", window=0.1)
     check_solution(sol, *exact(persistent_exact(Fraction(1, 10)), deck))
 
 
@@ -177,7 +180,7 @@ def test_persistent_monte_carlo_agrees_with_ranked():
     """Seeded play on 4 types of 4 within 4 standard errors of the exact value."""
     scores, unsure = persistent.policy_scores([4] * 4, 20_000, np.random.default_rng(7),
                                               "persistent", 0.1)  # fmt: skip
-    exact_value = ranked_states.solve([4] * 4, "persistent", window=0.1).expected_score
+    exact_value = in_memory.solve([4] * 4, "persistent", window=0.1).expected_score
     se = scores.std(ddof=1) / np.sqrt(scores.size)
     assert abs(scores.mean() - exact_value) < 4 * se
     assert unsure == 0
@@ -220,7 +223,7 @@ def test_summary_section(tmp_path):
     table = ranks52.ranks_table(frame).set_index("n")
     assert table.index.tolist() == [2, 3, 4]
     assert close(table.loc[3, "optimal"], yes_no.optimal_value((4, 4, 4))[0])
-    # greedy with lowest-index ties on 3 x 4 (layer_kernels.py) is below greedy with pair ties
+    # greedy with lowest-index ties on 3 x 4 (any_deck/greedy.py) is below greedy with pair ties
     assert table.loc[3, "greedy_lowest"] < table.loc[3, "greedy_pair"]
     assert close(table.loc[4, "gap"], table.loc[4, "optimal"] - table.loc[4, "greedy_pair"])
     text = "\n".join(ranks52.sections(frame, tmp_path))
@@ -245,8 +248,9 @@ def test_float_optimal_on_a_uniform_deck_runs_ranked_with_the_same_row(deck, mon
     """method=float, optimal, uniform deck: the ranked engine's row equals the hashed layers'
     to 1e-12, first moves (the decision tree) included, and the hashed solver is not run."""
     task = {"family": "card_guessing", "deck": deck, "method": "float"}
-    expected = layer_kernels.float_rows(validate(task))[0]
-    monkeypatch.setattr(layer_kernels, "optimal", lambda *a, **k: pytest.fail("hashed ran"))
+    hashed = optimal.optimal(deck)
+    expected = float_tasks.tree_row(hashed, optimal.decision_tree(hashed, deck))
+    monkeypatch.setattr(optimal, "optimal", lambda *a, **k: pytest.fail("hashed ran"))
     (row,) = solve(task)
     assert row["first_moves"] == expected["first_moves"]
     assert row["n_states"] == expected["n_states"]
@@ -257,8 +261,8 @@ def test_float_optimal_on_a_uniform_deck_runs_ranked_with_the_same_row(deck, mon
 
 def test_float_tasks_the_ranked_engine_does_not_solve_stay_on_the_hashed_layers():
     base = {"deck": [3, 3, 3], "method": "float", "strategy": "optimal", "workers": 1}
-    assert ranked_tree.runs_ranked(base)
-    assert not ranked_tree.runs_ranked({**base, "deck": [3, 2, 2]})
-    assert not ranked_tree.runs_ranked({**base, "deck": [3, 3]})  # n_states would differ
-    assert not ranked_tree.runs_ranked({**base, "strategy": "greedy"})
-    assert not ranked_tree.runs_ranked({**base, "workers": 2})
+    assert float_tasks.runs_ranked(base)
+    assert not float_tasks.runs_ranked({**base, "deck": [3, 2, 2]})
+    assert not float_tasks.runs_ranked({**base, "deck": [3, 3]})  # n_states would differ
+    assert not float_tasks.runs_ranked({**base, "strategy": "greedy"})
+    assert not float_tasks.runs_ranked({**base, "workers": 2})

@@ -1,8 +1,8 @@
 """The optimal first moves of yes/no card guessing as an indented decision tree.
 
-Both float engines draw it (floating/layer_kernels.py from its hashed layers, the ranked
-solver through floating/ranked_tree.py from its ranked ones); only how a state's entry is
-looked up differs, so the walk and the text live here, once.
+Both engines of optimal play draw it (any_deck/optimal.py from its hashed layers,
+uniform_deck/decision_tree.py from its ranked ones); only how a state's entry is looked up
+differs, so the walk and the text live here, once.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+TREE_DEPTH = 4  # the layers a float row's decision tree shows
 Pairs = list[tuple[int, int]]  # (c, p) per type: cards not yet confirmed, "no"s heard
 # (depth, pairs) -> (chosen (c, p) pair, log A, expected future score), or None where the
 # engine kept no entry for that state (deeper than the tree, or never reached)

@@ -1,1 +1,0 @@
-"""Floating-point engines for large decks (NumPy and Numba), checked against exact/."""
