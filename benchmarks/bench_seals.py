@@ -1,5 +1,5 @@
 """What sealing and checking checkpoint pieces costs (solvers/longtask.py), on a ranked solve's
-kept checkpoint folder (floating/ranked_layers.py).
+kept checkpoint folder (card_guessing/uniform_deck/out_of_core.py).
 
     python benchmarks/bench_ranked_layers.py --types 10 --modes layers --workers 2 \\
         --folder /work/runs/r10 --budget 4e9          # the solve; its folder is kept
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from solvers import longtask  # noqa: E402
-from solvers.card_guessing.floating import ranked_layers  # noqa: E402
+from solvers.card_guessing.uniform_deck import out_of_core  # noqa: E402
 
 
 def sealing(folder: Path) -> dict:
@@ -84,7 +84,7 @@ def resume(folder: Path, cold: bool) -> dict:
     dropped = drop_caches() if cold else False
     lines: list[str] = []
     wall = time.perf_counter()
-    start = ranked_layers.resume_point(store, n, lines.append)
+    start = out_of_core.resume_point(store, n, lines.append)
     wall = time.perf_counter() - wall
     return {
         "what": "resume",
