@@ -32,7 +32,11 @@ Probabilities come from arrangement counts A kept as logarithms, built from posi
   of A(a in that slot); with no free slot, the first refused slot of a type i holds some other
   type j: A = sum over j != i of A(j in it).  Both recursions stay in the last layer and lower
   the unconfirmed cards T = sum of c by one, so the last layer is solved in order of T; a
-  state without "no"s is a multinomial coefficient (:func:`_last_log`).
+  state without "no"s is a multinomial coefficient (last_layer.py).
+
+The kernels walk the rank space in rank order (walk.py) rather than unranking each state and
+ranking each child afresh: :func:`_rank` and :func:`_unrank` are the definitions the walk is
+tested against, and rank single states (first moves, tests).
 """
 
 from __future__ import annotations
@@ -42,9 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
-
-from solvers.card_guessing.state_codes import sort_desc
+from numba import njit
 
 TIE_TOLERANCE = 1e-12  # relative: values closer than this tie (the smallest pair wins)
 POLICIES = {"optimal": 0, "greedy": 1, "persistent": 2}
@@ -67,6 +69,8 @@ class Codes:
     le: np.ndarray  # le[k, x, w]: the same weighing at most w
     offsets: np.ndarray  # offsets[L, e]: first rank of layer L with e exhausted types
     sizes: np.ndarray  # sizes[L]: the rank space of layer L
+    count: np.ndarray  # count[x]: c of code x (walk.code_tables)
+    refused: np.ndarray  # refused[x]: p of code x
 
     @property
     def n_cards(self) -> int:
@@ -75,6 +79,14 @@ class Codes:
     @property
     def exhausted(self) -> int:
         return self.m * self.n_p
+
+    def rank_args(self) -> tuple:
+        """What the rank kernels take after a layer: m, r, K, weight, eq, le, offsets."""
+        return (self.m, self.r, self.exhausted, self.weight, self.eq, self.le, self.offsets)
+
+    def kernel_args(self) -> tuple:
+        """What the layer kernels take: :meth:`rank_args`, P + 1, and the code tables."""
+        return (*self.rank_args(), self.n_p, self.count, self.refused)
 
 
 def codes(deck: Sequence[int]) -> Codes:
@@ -89,7 +101,8 @@ def codes(deck: Sequence[int]) -> Codes:
     eq, le = _count_tables(active, r, n)
     offsets, sizes = _layer_offsets(eq, le, m, r, n)
     weight = np.array([*active, m], np.int64)
-    return Codes(m, r, n_p, weight, eq, le, offsets, sizes)
+    x = np.arange(m * n_p + 1, dtype=np.int64)
+    return Codes(m, r, n_p, weight, eq, le, offsets, sizes, x // n_p + 1, x % n_p)
 
 
 def _count_tables(weight: list[int], r: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -157,6 +170,19 @@ def rank_of(seq: np.ndarray, layer: int, m, r, big, weight, eq, le, offsets) -> 
 
 
 @kernel
+def largest_code(table, kk, w, top, left):
+    """The largest code x <= top with table[kk, x, w] <= left (a binary search)."""
+    lo, hi = 0, top
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if table[kk, mid, w] <= left:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@kernel
 def _unrank(i, layer, m, r, big, weight, eq, le, offsets, seq):
     """Fill ``seq`` with the code sequence of rank ``i`` in ``layer``; return its exhausted
     types."""
@@ -174,13 +200,7 @@ def _unrank(i, layer, m, r, big, weight, eq, le, offsets, seq):
     k = r - e
     for j in range(k):
         kk = k - j
-        lo, hi = 0, ub  # the largest code x <= ub with table[kk, x, w] <= i
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if table[kk, mid, w] <= i:
-                lo = mid
-            else:
-                hi = mid - 1
+        lo = largest_code(table, kk, w, ub, i)
         i -= table[kk, lo, w]
         seq[e + j] = lo
         w -= weight[lo]
@@ -221,13 +241,6 @@ def _yes_code(x, n_p, big):
 
 
 @kernel
-def _layer_work(r):
-    """The work arrays of a layer kernel's chunk: a state's codes, a child's, and the yes
-    children's log A and ranks."""
-    return np.empty(r, np.int64), np.empty(r, np.int64), np.empty(r), np.empty(r, np.int64)
-
-
-@kernel
 def _logsumexp(terms, lo, hi):
     top = -np.inf
     for t in range(lo, hi):
@@ -239,74 +252,6 @@ def _logsumexp(terms, lo, hi):
     for t in range(lo, hi):
         acc += math.exp(terms[t] - top)
     return top + math.log(acc)
-
-
-# ------------------------------------------------------------------ the last layer: log A
-
-
-@parallel_kernel
-def _unconfirmed(layer, lo, hi, m, r, big, weight, eq, le, offsets, n_p):
-    """T = sum of c for ranks [lo, hi) of ``layer`` (-1 if infeasible)."""
-    size = hi - lo
-    out = np.empty(size, np.int8)
-    for chunk in prange((size + CHUNK - 1) // CHUNK):
-        seq = np.empty(r, np.int64)
-        for s in range(chunk * CHUNK, min(size, (chunk + 1) * CHUNK)):
-            e = _unrank(lo + s, layer, m, r, big, weight, eq, le, offsets, seq)
-            if not _feasible(seq, e, r, n_p):
-                out[s] = -1
-                continue
-            t = 0
-            for j in range(e, r):
-                t += seq[j] // n_p + 1
-            out[s] = t
-    return out
-
-
-@kernel
-def _last_log(seq, e, t, logs, m, r, big, weight, eq, le, offsets, n_p, logf, child, terms):
-    """log A of one last-layer state from states with t - 1 unconfirmed cards."""
-    layer = m * r
-    refused = 0
-    first = -1
-    v = logf[t]
-    for j in range(e, r):
-        p = seq[j] % n_p
-        refused += p
-        if p > 0 and first < 0:
-            first = j
-        v -= logf[seq[j] // n_p + 1]
-    if refused == 0:  # no refused slot: a multinomial coefficient
-        return v
-    nt = 0
-    if t - refused > 0:  # a free slot: any type a fills it
-        for a in range(e, r):
-            _moved(seq, a, _yes_code(seq[a], n_p, big), r, child)
-            terms[nt] = _child_log(child, layer, m, r, big, weight, eq, le, offsets, n_p, logs)
-            nt += 1
-        return _logsumexp(terms, 0, nt)
-    for j in range(e, r):  # the first refused slot of type ``first`` holds a type j != first
-        if j == first:
-            continue
-        for k in range(r):
-            child[k] = seq[k]
-        child[first] -= 1
-        child[j] = _yes_code(child[j], n_p, big)
-        sort_desc(child)
-        terms[nt] = _child_log(child, layer, m, r, big, weight, eq, le, offsets, n_p, logs)
-        nt += 1
-    return _logsumexp(terms, 0, nt)
-
-
-@kernel
-def _child_log(child, layer, m, r, big, weight, eq, le, offsets, n_p, logs):
-    """log A of a child sequence in ``layer`` (-inf if infeasible)."""
-    e = 0
-    while e < r and child[e] == big:
-        e += 1
-    if not _feasible(child, e, r, n_p):
-        return -np.inf
-    return logs[_rank(child, layer, m, r, big, weight, eq, le, offsets)]
 
 
 def log_factorials(n: int) -> np.ndarray:
