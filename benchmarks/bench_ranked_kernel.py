@@ -1,7 +1,7 @@
 """The ranked solver (card_guessing, method ranked) of a git revision against the working tree,
 side by side, alternating: CPU seconds per rank and the ratio.
 
-    python benchmarks/bench_ranked_kernel.py --against before-44          # 8, 9 in memory; 8 out of core
+    python benchmarks/bench_ranked_kernel.py --against REV    # 8, 9 in memory; 8 out of core
     python benchmarks/bench_ranked_kernel.py --against REV --memory 8 --disk 8 --rounds 5
 
 Cases:
