@@ -42,6 +42,7 @@ __all__ = [
     "Deferred",
     "Need",
     "Progress",
+    "SHARED",
     "TaskContext",
     "available_memory",
     "current",
@@ -75,11 +76,16 @@ class Budget:
 
 @dataclass(frozen=True)
 class Need:
-    """What one task needs at its peak: memory per process and checkpoint/spill disk."""
+    """What one task needs at its peak: memory per process and checkpoint/spill disk, and the
+    checkpoint pieces it shares with the other tasks of the run under one key (e.g. one
+    deck's last layer, the same for every policy): ``shared_disk`` of ``disk`` is held once
+    for all the tasks of ``shared``, and the pipeline removes it when none of them is left."""
 
     memory: int  # bytes per process at the peak
     disk: int = 0  # bytes of checkpoint/spill files at the peak (0: none)
     note: str = ""  # e.g. "4,260,167,671 states; layers out of core"
+    shared: str = ""  # the key of the pieces it shares (TaskContext.shared); "": none
+    shared_disk: int = 0  # bytes of ``disk`` in those pieces
 
 
 def available_memory() -> int:
@@ -95,6 +101,7 @@ _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,199}")
 _PARTIAL = ".partial"  # the folder of pieces being written; its entries do not exist yet
 SEALS = ".seals"  # <folder>/.seals/<piece>.json: a committed piece's sizes and checksums
 DAMAGED = "damaged"  # <folder>/damaged/: pieces that failed their check, set aside
+SHARED = "shared"  # <study>/checkpoints/shared/<key>/: pieces the run's tasks share
 # The checksum of a committed piece: XXH3 with 128 bits (the xxhash package). It hashes
 # 7-13 GB/s on one core of the 2-core EPYC VM the benchmarks name, against 1.2-2.5 GB/s for
 # zlib.crc32 and 0.86 GB/s for hashlib.sha256 (64-256 MB buffers in memory), so checking a
@@ -304,6 +311,34 @@ class Checkpoints:
             os.replace(self._seal_path(name), damaged / f"{tag}.seal.json")
         _fsync_dir(self.folder)
         return moved
+
+    def adopt(self, name: str, source: Path) -> None:
+        """Commit the regular file ``source`` (another folder's committed piece) as piece
+        ``name``: hard-linked where the file system allows (no second copy on disk), else
+        copied; sealed here like any piece."""
+        tmp = self.path(name)
+        try:
+            os.link(source, tmp, follow_symlinks=False)
+        except OSError:
+            shutil.copyfile(source, tmp, follow_symlinks=False)
+        self.commit(name)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold this folder's lock (``flock`` on ``.lock``) inside the ``with`` block: tasks
+        sharing a folder (TaskContext.shared) take turns to compute or adopt its pieces.  On
+        a file system without locks the block runs unlocked (then two tasks may compute a
+        piece twice, each committing the same bytes)."""
+        import fcntl
+
+        _ensure_dir(self.folder, self.root)
+        fd = os.open(self.folder / ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            with contextlib.suppress(OSError):  # no locks on this file system
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     def drop(self, name: str) -> None:
         """Remove committed piece ``name`` and its seal (a piece no later step reads)."""
@@ -583,6 +618,16 @@ class TaskContext:
             self.warnings(text)
         else:
             logging.getLogger("guesslab").warning(text)
+
+    def shared(self, key: str) -> Checkpoints | None:
+        """The checkpoint folder the run's tasks share under ``key`` (a family's name for
+        pieces several tasks compute alike: ``<study>/checkpoints/shared/<key>/``; see
+        :class:`Need`), or None when the run keeps no checkpoints.  Take its
+        :meth:`Checkpoints.lock` to compute or adopt its pieces."""
+        if self.checkpoints is None:
+            return None
+        folder = self.checkpoints.folder.parent / SHARED / _checked_name(key)
+        return Checkpoints(folder, root=self.checkpoints.root)
 
     def client(self) -> Any:
         """The Dask client of the cluster this task runs on, or None (under

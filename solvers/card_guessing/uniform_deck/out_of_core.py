@@ -208,6 +208,7 @@ def solve(
     progress: Report | None = None,
     log: Callable[[str], None] | None = None,
     warn: Callable[[str], None] | None = None,
+    shared: Any = None,
 ) -> Solution:
     """in_memory.solve(deck, policy, window=window) with every layer on disk, split into
     chunks of ``chunk`` ranks (default: from ``budget_bytes`` per worker, see
@@ -217,7 +218,9 @@ def solve(
     committed layers found there are reused.  None: a temporary folder, removed after.
     ``progress(done, total, note)`` is called as chunks finish (ranks solved of all layers);
     ``log`` takes a line per layer, ``warn`` a line per checkpoint piece that failed its check
-    (default: the current task's warnings, solvers.longtask.TaskContext.warn).
+    (default: the current task's warnings, solvers.longtask.TaskContext.warn).  ``shared``: a
+    Checkpoints folder the deck's tasks share (TaskContext.shared): the last layer (T and log
+    A, the same for every policy) is computed by the first task and adopted by the others.
     """
     deck = tuple(int(c) for c in deck)
     if policy not in POLICIES:
@@ -241,7 +244,7 @@ def solve(
         warn = longtask.current().warn
     try:
         return _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf,
-                      progress, say, warn)  # fmt: skip
+                      progress, say, warn, shared)  # fmt: skip
     finally:
         if scratch:
             scratch.close()
@@ -302,7 +305,7 @@ def resume_point(store, n: int, warn: Callable[[str], None]) -> int:
 
 
 def _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf, progress, say,
-           warn):  # fmt: skip
+           warn, shared):  # fmt: skip
     n = cd.n_cards
     _meta(store, deck, policy, window, warn)
     total = float(sum(sizes)) * (2 if with_pmf else 1)
@@ -327,63 +330,90 @@ def _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf, prog
             f"resuming: layers {start}..{n} committed in {store.folder} and checked against "
             f"their seals in {time.perf_counter() - wall:.1f} s"
         )
-    if start > n:
-        counts[n] = _last_layer(deck, cd, sizes, store, runner, chunk, report)
+    else:
+        counts[n] = _shared_last_layer(deck, cd, sizes, store, shared, runner, chunk, report,
+                                       say, warn)  # fmt: skip
         start = n
     for layer in range(start - 1, -1, -1):
-        wall, cpu = time.perf_counter(), 0.0
-        nxt = _layer_name(layer + 1)
-        width = 1 if layer + 1 == n else ROW
-        out = store.path(_layer_name(layer))
-        best = store.path(_best(layer))
-        _allocate(out, sizes[layer] * ROW * 8)
-        _allocate(best, sizes[layer])
-        nxt_path = str(store.load_path(nxt))
-        calls = [
-            (deck, layer, a, b, policy, window, nxt_path, width, str(out), str(best))
-            for a, b in spans(sizes[layer], chunk)
-        ]
-        note = f"layer {layer} of {n}"
-        results = runner.run(layer_chunk, calls, lambda res, note=note: report(res[2], note))
-        feasible = sum(r[0] for r in results)
-        cpu = sum(r[1] for r in results)
-        sealing_at = sealing = time.perf_counter()
-        hashing = store.hash_seconds
-        store.commit(_best(layer))
-        store.commit(_layer_name(layer))
-        sealing, hashing = time.perf_counter() - sealing, store.hash_seconds - hashing
-        # the count last: a layer is resumed from only once its count is committed too
-        _put_json(
-            store,
-            _count(layer),
-            {
-                "feasible": feasible,
-                "cpu_s": cpu,
-                "wall_s": sealing_at - wall,
-                "commit_s": sealing,
-                "hash_s": hashing,
-            },  # fmt: skip
-        )
-        counts[layer] = feasible
-        if layer + 1 < n:  # read by no later layer (the last: by the score pass)
-            store.drop(_layer_name(layer + 1))
-        say(
-            f"layer {layer}: {sizes[layer]:,} ranks, {feasible:,} feasible, {len(calls)} "
-            f"chunks, {time.perf_counter() - wall:.1f} s wall, {cpu:.1f} s CPU, committed "
-            f"in {sealing:.2f} s (hashed for the seals in {hashing:.2f} s)"
-        )
+        counts[layer] = _value_layer(deck, layer, sizes, policy, window, store, runner, chunk,
+                                     report, say)  # fmt: skip
     top = _pread(str(store.load_path(_layer_name(0))), np.float64, 0, 1, ROW)[0]
     mean = float(top[1])
-    pmf = _score_pmf(deck, cd, sizes, store, runner, chunk, report, say) if with_pmf else None
+    pmf = _score_pmf(deck, cd, sizes, store, runner, chunk, report, say, warn) if with_pmf else None
     feasible = [counts[layer] for layer in range(n + 1)]
     return Solution(
         mean, float(top[2]) - mean * mean, sum(feasible), int(sum(sizes)), feasible, pmf
     )
 
 
+def _value_layer(deck, layer, sizes, policy, window, store, runner, chunk, report, say) -> int:
+    """Rows and choices of ``layer`` from the committed next layer, in chunks over the
+    runner, committed with its count; the next layer dropped (unless it is the last, which
+    the score pass reads).  Returns its feasible states."""
+    n = len(sizes) - 1
+    wall = time.perf_counter()
+    width = 1 if layer + 1 == n else ROW
+    out = store.path(_layer_name(layer))
+    best = store.path(_best(layer))
+    _allocate(out, sizes[layer] * ROW * 8)
+    _allocate(best, sizes[layer])
+    nxt_path = str(store.load_path(_layer_name(layer + 1)))
+    calls = [
+        (deck, layer, a, b, policy, window, nxt_path, width, str(out), str(best))
+        for a, b in spans(sizes[layer], chunk)
+    ]
+    note = f"layer {layer} of {n}"
+    results = runner.run(layer_chunk, calls, lambda res: report(res[2], note))
+    feasible = sum(r[0] for r in results)
+    cpu = sum(r[1] for r in results)
+    sealing_at = time.perf_counter()
+    hashing = store.hash_seconds
+    store.commit(_best(layer))
+    store.commit(_layer_name(layer))
+    sealing, hashing = time.perf_counter() - sealing_at, store.hash_seconds - hashing
+    # the count last: a layer is resumed from only once its count is committed too
+    timing = {"cpu_s": cpu, "wall_s": sealing_at - wall, "commit_s": sealing, "hash_s": hashing}
+    _put_json(store, _count(layer), {"feasible": feasible, **timing})
+    if layer + 1 < n:  # read by no later layer (the last: by the score pass)
+        store.drop(_layer_name(layer + 1))
+    say(
+        f"layer {layer}: {sizes[layer]:,} ranks, {feasible:,} feasible, {len(calls)} chunks, "
+        f"{time.perf_counter() - wall:.1f} s wall, {cpu:.1f} s CPU, committed in "
+        f"{sealing:.2f} s (hashed for the seals in {hashing:.2f} s)"
+    )
+    return feasible
+
+
 def _put_json(store, name: str, data: dict) -> None:
     store.path(name).write_text(json.dumps(data))
     store.commit(name)
+
+
+def _last_pieces(n: int) -> tuple[str, str, str]:
+    """The last layer's pieces: T, log A, the count."""
+    return "last-t", _layer_name(n), _count(n)
+
+
+def _shared_last_layer(deck, cd, sizes, store, shared, runner, chunk, report, say, warn) -> int:
+    """The last layer's pieces in ``store``: adopted from the deck's ``shared`` folder when
+    another policy's task put them there (and they match their seals), else computed and put
+    there for the next (under the folder's lock, so two tasks of one deck never compute them
+    both); ``shared`` None: computed.  Returns the layer's feasible states."""
+    n = cd.n_cards
+    names = _last_pieces(n)
+    if shared is None:
+        return _last_layer(deck, cd, sizes, store, runner, chunk, report)
+    with shared.lock():
+        if all(shared.trusted(name, warn) for name in names):
+            for name in names:
+                store.adopt(name, shared.load_path(name))
+            report(float(sizes[n]), f"layer {n} (last), shared by the deck's tasks")
+            say(f"layer {n} (last): adopted from {shared.folder}")
+            return json.loads(store.load_path(_count(n)).read_text())["feasible"]
+        feasible = _last_layer(deck, cd, sizes, store, runner, chunk, report)
+        for name in names:
+            shared.adopt(name, store.load_path(name))
+        return feasible
 
 
 def _last_layer(deck, cd, sizes, store, runner, chunk, report) -> int:
@@ -417,28 +447,58 @@ def _last_layer(deck, cd, sizes, store, runner, chunk, report) -> int:
     return feasible
 
 
-def _score_pmf(deck, cd, sizes, store, runner, chunk, report, say) -> list[float]:
-    """P(final score = k) of the policy whose choices are committed, forward over chunks."""
+def _edges_name(layer: int) -> str:
+    return f"edges-{layer:03d}"
+
+
+def _score_start(store, n: int, warn) -> tuple[int, list | None]:
+    """(the first layer of the score pass to compute, the edges into each chunk of it) from
+    the newest committed edges piece that matches its seal; (0, [None]) when there is none
+    (the start state, reached by one path)."""
+    done = sorted(
+        (int(name[6:]) for name in store.finished() | store.sealed() if name.startswith("edges-")),
+        reverse=True,
+    )
+    for layer in done:
+        if store.trusted(_edges_name(layer), warn):
+            piece = store.load_path(_edges_name(layer))
+            windows = json.loads((piece / "slices.json").read_text())
+            slices = [[(str(piece / name), a, b) for name, a, b in chunk] for chunk in windows]
+            return layer + 1, slices
+    return 0, [None]
+
+
+def _score_pmf(deck, cd, sizes, store, runner, chunk, report, say, warn) -> list[float]:
+    """P(final score = k) of the policy whose choices are committed, forward over chunks:
+    each layer's edges (sorted by child rank, a file per chunk) committed as a piece with the
+    windows of them that fall in each chunk of the next layer; a resumed pass starts after the
+    newest edges that verify, and only the newest are kept."""
     n = cd.n_cards
-    work = store.path("score-pass")
-    work.mkdir()
-    slices: list[list | None] = [None]  # edges into each chunk of the current layer
-    for layer in range(n):
+    start, slices = _score_start(store, n, warn)
+    if start:
+        report(float(sum(sizes[:start])), f"score distribution resumed at layer {start}")
+    for layer in range(start, n):
         nxt = bounds(sizes[layer + 1], chunk)
         best = str(store.load_path(_best(layer)))
+        piece = store.path(_edges_name(layer))
+        piece.mkdir()
         calls, names = [], []
         for h, (a, b) in enumerate(spans(sizes[layer], chunk)):
             if slices[h] is not None and not slices[h]:
                 continue  # nothing reaches this chunk
-            names.append(str(work / f"edges-{layer:03d}-{h:06d}.npy"))
-            calls.append((deck, layer, a, b, slices[h], best, names[-1], nxt))
+            names.append(f"{h:06d}.npy")
+            calls.append((deck, layer, a, b, slices[h], best, str(piece / names[-1]), nxt))
         windows = runner.run(reach_chunk, calls, lambda res: None)
-        for path in work.glob(f"edges-{layer - 1:03d}-*.npy"):
-            path.unlink()
-        slices = [[] for _ in range(nxt.size - 1)]
+        into = [[] for _ in range(nxt.size - 1)]  # the next layer's chunks: the edges into it
         for name, win in zip(names, windows, strict=True):
             for h, (a, b) in win.items():
-                slices[h].append((name, a, b))
+                into[h].append((name, a, b))
+        (piece / "slices.json").write_text(json.dumps(into))
+        store.commit(_edges_name(layer))
+        if layer:
+            store.drop(_edges_name(layer - 1))
+        path = store.load_path(_edges_name(layer))
+        slices = [[(str(path / name), a, b) for name, a, b in chunk] for chunk in into]
         edges = sum(b - a for win in windows for a, b in win.values())
         report(float(sizes[layer]), f"score distribution, layer {layer} of {n}")
         say(f"score pass, layer {layer}: {edges:,} edges into {sizes[layer + 1]:,} ranks")
@@ -450,7 +510,4 @@ def _score_pmf(deck, cd, sizes, store, runner, chunk, report, say) -> list[float
     ]
     hists = runner.run(score_chunk, calls, lambda res: None)
     report(float(sizes[n]), "score distribution, last layer")
-    import shutil
-
-    shutil.rmtree(work, ignore_errors=True)
     return np.sum(hists, axis=0).tolist()
