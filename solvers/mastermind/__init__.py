@@ -33,27 +33,12 @@ from fractions import Fraction
 import numpy as np
 
 from solvers import entropy
-from solvers.mastermind.rules import (  # the rules, re-exported: solvers.mastermind.feedback ...
-    Code as Code,
-)
-from solvers.mastermind.rules import (
-    Feedback as Feedback,
-)
 from solvers.mastermind.rules import (
     Jar,
     code_label,
     code_weights,
     feedback_table,
     feedbacks,
-)
-from solvers.mastermind.rules import (
-    all_codes as all_codes,
-)
-from solvers.mastermind.rules import (
-    feedback as feedback,
-)
-from solvers.mastermind.rules import (
-    jar_weights as jar_weights,
 )
 from solvers.registry import (
     Family,
