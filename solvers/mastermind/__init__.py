@@ -242,7 +242,7 @@ def check_task(task: Task) -> None:
             f"(limit max_codes={task['max_codes']:,}, at most {HARD_MAX_CODES:,})",
         )
     if task["strategy"] == "optimal":
-        from solvers.mastermind.optimal import check_optimal
+        from solvers.mastermind.optimal_task import check_optimal
 
         check_optimal(task)
 
@@ -250,7 +250,7 @@ def check_task(task: Task) -> None:
 def run(task: Task) -> list[Row]:
     """One row: the exact evaluation of the strategy over every code."""
     if task["strategy"] == "optimal":
-        from solvers.mastermind.optimal import run_optimal
+        from solvers.mastermind.optimal_task import run_optimal
 
         return [run_optimal(task)]
     sm = task["strategy"] == "sharma_mittal"
@@ -260,7 +260,7 @@ def run(task: Task) -> list[Row]:
 
 def optimal_params() -> tuple[Param, ...]:
     """Parameters of strategy ``optimal`` (left out of the ids of the other strategies)."""
-    from solvers.mastermind.optimal import DEFAULT_MAX_SEARCH_CODES, parse_subtree
+    from solvers.mastermind.optimal_task import DEFAULT_MAX_SEARCH_CODES, parse_subtree
 
     only = ("optimal",)
     return (
