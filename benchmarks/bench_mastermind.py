@@ -13,6 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solvers import mastermind as M  # noqa: E402
+from solvers.mastermind import rules as R  # noqa: E402
 
 CASES = [
     ("minimax", 1.0, 1.0),
@@ -36,10 +37,10 @@ def seconds(fn) -> tuple[float, object]:
 
 def main() -> None:
     for pegs, colours in [(4, 6), (5, 5), (4, 8)]:
-        M.feedback_table.cache_clear()
-        s, table = seconds(lambda p=pegs, c=colours: M.feedback_table(p, c))
+        R.feedback_table.cache_clear()
+        s, table = seconds(lambda p=pegs, c=colours: R.feedback_table(p, c))
         print(f"feedback table {pegs}x{colours}: {len(table)} codes, {s:.3f} s")
-    M.feedback_table(4, 6)
+    R.feedback_table(4, 6)
     for strategy, r, t in CASES:
         s, row = seconds(lambda st=strategy, r=r, t=t: M.evaluate(4, 6, None, st, r, t))
         label = strategy if strategy != "sharma_mittal" else f"{strategy}(r={r}, t={t})"

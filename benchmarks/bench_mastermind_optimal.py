@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solvers.mastermind import optimal as O  # noqa: E402
+from solvers.mastermind import rules as R  # noqa: E402
 
 CASES = [
     (3, 4, None, None),
@@ -50,7 +51,7 @@ def main() -> None:
     if "--with-4x7" in sys.argv:
         for guess, answer in SUBTREES_4X7:
             q = sum((int(d) - 1) * 7 ** (3 - i) for i, d in enumerate(guess))
-            a = O.feedbacks(4).index(answer)
+            a = R.feedbacks(4).index(answer)
             wall, cpu, opt = timed(lambda q=q, a=a: O.subtree_optimum(4, 7, None, None, q, a))
             print(
                 f"4x7 subtree {guess}:{answer[0]},{answer[1]}: {len(opt.codes)} codes, "

@@ -274,11 +274,6 @@ def uniform_entropy(sizes: np.ndarray, t: float, log_base: float = math.e) -> np
     return _from_renyi(np.log(n), t) / math.log(log_base)
 
 
-def from_renyi(renyi: float, t: float) -> float:
-    """H_{r,t} in nats from the Renyi entropy R_r (nats) of the same distribution."""
-    return float(_from_renyi(np.asarray([renyi], dtype=float), as_degree(t))[0])
-
-
 def renyi(p: Sequence[float] | np.ndarray, r: float, log_base: float = math.e) -> float:
     """Renyi entropy of order r: H_{r,1}."""
     return sharma_mittal(p, r, 1.0, log_base)

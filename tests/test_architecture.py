@@ -1,13 +1,21 @@
 """The shape of the code: imports point one way, with no cycle; the pipeline names no game;
 ``cluster=sync`` never loads Dask's distributed; the wheel's package list is complete; the
-run path is short and only the backends know the cluster kinds."""
+run path is short and only the backends know the cluster kinds; no function of the solvers is
+longer than 80 lines or branches more than 20 ways, unless it is a compiled kernel marked as
+kept whole."""
 
 from __future__ import annotations
 
 import ast
+import json
 import re
+import shutil
+import subprocess
+import sys
 import tomllib
+from pathlib import Path
 
+import pytest
 from conftest import ROOT
 from tests_support import python_output
 
@@ -331,3 +339,100 @@ def test_study_error_is_imported_from_where_it_is_defined():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and "StudyError" in {a.name for a in node.names}:
                 assert node.module == "pipeline.config", path
+
+
+# ------------------------------------------------------------------ the size of functions
+
+LONGEST = 80  # lines of a function, from its def to its last line
+MOST_BRANCHES = 20  # McCabe complexity, as ruff's C901 counts it
+COMPILED = {"njit", "jit", "kernel", "parallel_kernel"}  # the Numba decorators of solvers/
+KERNEL_MARK = "# kernel kept whole:"  # the line above a compiled kernel whose speed needs its shape
+NOT_YET_HELD = ("solvers/card_guessing/",)  # being reorganised; its functions are not counted yet
+
+
+def _decorator_name(node: ast.expr) -> str:
+    node = node.func if isinstance(node, ast.Call) else node
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+
+
+def function_sizes(source: str) -> list[tuple[str, int, int, bool]]:
+    """(name, line of its def, its number of lines, whether it is a marked kernel) of every
+    function in ``source``, nested ones included; a marked kernel is a compiled function
+    whose first decorator has the line ``KERNEL_MARK ...`` right above it."""
+    lines = source.splitlines()
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        compiled = any(_decorator_name(d) in COMPILED for d in node.decorator_list)
+        marked = compiled and first >= 2 and lines[first - 2].strip().startswith(KERNEL_MARK)
+        out.append((node.name, node.lineno, node.end_lineno - node.lineno + 1, marked))
+    return out
+
+
+def held_solver_files() -> list:
+    """The files of solvers/ whose functions the size rules hold."""
+    return [
+        p
+        for p in sorted((ROOT / "solvers").rglob("*.py"))
+        if not p.relative_to(ROOT).as_posix().startswith(NOT_YET_HELD)
+    ]
+
+
+def test_function_sizes_see_kernel_marks_only_on_compiled_functions():
+    source = (
+        "@njit(cache=True)\ndef a():\n    pass\n\n"
+        f"{KERNEL_MARK} one pass over the states\n@kernel\ndef b():\n    pass\n\n"
+        f"{KERNEL_MARK} not compiled\n@cache\ndef c():\n    def d():\n        pass\n"
+    )
+    sizes = {name: (line, n, marked) for name, line, n, marked in function_sizes(source)}
+    assert sizes == {
+        "a": (2, 2, False),
+        "b": (7, 2, True),
+        "c": (12, 3, False),
+        "d": (13, 2, False),
+    }
+
+
+def test_no_solver_function_is_longer_than_80_lines_unless_a_marked_kernel():
+    files = held_solver_files()
+    assert any(p.name == "optimal.py" for p in files)
+    long = [
+        f"{p.relative_to(ROOT)}:{line} {name} ({n} lines)"
+        for p in files
+        for name, line, n, marked in function_sizes(p.read_text())
+        if n > LONGEST and not marked
+    ]
+    assert not long, "split these into functions named for what they return:\n" + "\n".join(long)
+
+
+def test_no_solver_function_branches_more_than_20_ways_unless_a_marked_kernel():
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if ruff is None:
+        pytest.skip("ruff is not installed (pip install -e '.[test]')")
+    files = held_solver_files()
+    res = subprocess.run(
+        [
+            ruff,
+            "check",
+            "--isolated",
+            "--ignore-noqa",
+            "--select",
+            "C901",
+            "--output-format",
+            "json",
+        ]
+        + ["--config", f"lint.mccabe.max-complexity={MOST_BRANCHES}", *map(str, files)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode in (0, 1), res.stderr
+    marked = {(str(p), line) for p in files for _, line, _, m in function_sizes(p.read_text()) if m}
+    complex_ = [
+        f"{Path(f['filename']).relative_to(ROOT)}:{f['location']['row']} {f['message']}"
+        for f in json.loads(res.stdout)
+        if (f["filename"], f["location"]["row"]) not in marked
+    ]
+    assert not complex_, "\n".join(complex_)

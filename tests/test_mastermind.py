@@ -12,6 +12,7 @@ import pytest
 from solvers import TaskError, solve, validate
 from solvers import entropy as E
 from solvers import mastermind as M
+from solvers.mastermind import rules as R
 
 # ------------------------------------------------------------- brute-force reference player
 
@@ -20,7 +21,7 @@ def brute_score(query, feasible, probs, strategy, r, t) -> float:
     """The strategy's score of one query from plain dict partitions (lower is better)."""
     parts: dict[tuple[int, int], list] = {}
     for code in feasible:
-        parts.setdefault(M.feedback(query, code), []).append(code)
+        parts.setdefault(R.feedback(query, code), []).append(code)
     if strategy == "minimax":
         return max(len(p) for p in parts.values())
     if strategy == "most_parts":
@@ -41,7 +42,7 @@ def brute_guess(codes, feasible, probs, strategy, r, t):
         return feasible[0]
     scored = []
     for q in codes:
-        splits = len({M.feedback(q, c) for c in feasible}) > 1
+        splits = len({R.feedback(q, c) for c in feasible}) > 1
         if splits or q in feasible:
             scored.append((brute_score(q, feasible, probs, strategy, r, t), q))
     best = min(s for s, _ in scored)
@@ -52,7 +53,7 @@ def brute_guess(codes, feasible, probs, strategy, r, t):
 def brute_guesses(pegs, colours, jar, strategy, r=1.0, t=1.0) -> dict[tuple, int]:
     """Guesses needed for each secret, playing every game separately from scratch."""
     codes = list(itertools.product(range(colours), repeat=pegs))
-    weights = M.jar_weights(jar, colours)
+    weights = R.jar_weights(jar, colours)
     probs = {c: Fraction(math.prod(weights[x] for x in c), sum(weights) ** pegs) for c in codes}
     out = {}
     for secret in codes:
@@ -60,10 +61,10 @@ def brute_guesses(pegs, colours, jar, strategy, r=1.0, t=1.0) -> dict[tuple, int
         while True:
             guess = brute_guess(codes, feasible, probs, strategy, r, t)
             n += 1
-            answer = M.feedback(guess, secret)
+            answer = R.feedback(guess, secret)
             if guess == secret:
                 break
-            feasible = [c for c in feasible if M.feedback(guess, c) == answer]
+            feasible = [c for c in feasible if R.feedback(guess, c) == answer]
         out[secret] = n
     return out
 
@@ -76,20 +77,20 @@ def row(**task):
 
 
 def test_feedback_of_a_few_codes() -> None:
-    assert M.feedback((0, 0, 1, 1), (0, 1, 2, 3)) == (1, 1)
-    assert M.feedback((0, 1, 2, 3), (3, 2, 1, 0)) == (0, 4)
-    assert M.feedback((0, 0, 0, 0), (0, 0, 0, 0)) == (4, 0)
-    assert M.feedback((1, 1, 2, 2), (2, 2, 2, 1)) == (1, 2)
+    assert R.feedback((0, 0, 1, 1), (0, 1, 2, 3)) == (1, 1)
+    assert R.feedback((0, 1, 2, 3), (3, 2, 1, 0)) == (0, 4)
+    assert R.feedback((0, 0, 0, 0), (0, 0, 0, 0)) == (4, 0)
+    assert R.feedback((1, 1, 2, 2), (2, 2, 2, 1)) == (1, 2)
 
 
 @pytest.mark.parametrize(("pegs", "colours"), [(1, 3), (2, 3), (3, 2), (3, 4), (4, 3)])
 def test_feedback_table_matches_plain_counting(pegs, colours) -> None:
-    table = M.feedback_table(pegs, colours)
-    fbs = M.feedbacks(pegs)
+    table = R.feedback_table(pegs, colours)
+    fbs = R.feedbacks(pegs)
     codes = list(itertools.product(range(colours), repeat=pegs))
     for i, g in enumerate(codes):
         for j, s in enumerate(codes):
-            assert fbs[table[i, j]] == M.feedback(g, s)
+            assert fbs[table[i, j]] == R.feedback(g, s)
 
 
 def test_feedback_set_for_three_pegs_hofer_nelson_section_1_1() -> None:
@@ -100,27 +101,27 @@ def test_feedback_set_for_three_pegs_hofer_nelson_section_1_1() -> None:
     occur are (l+1)(l+2)/2 - 1 (every b + w <= l except b = l-1, w = 1): 2, 5, 9, 14.
     """
     listed = {(0, 0), (0, 1), (0, 2), (0, 3), (1, 1), (1, 2), (2, 0), (3, 0)}
-    assert set(M.feedbacks(3)) == listed | {(1, 0)}
-    assert M.feedback((0, 1, 1), (0, 2, 2)) == (1, 0)
+    assert set(R.feedbacks(3)) == listed | {(1, 0)}
+    assert R.feedback((0, 1, 1), (0, 2, 2)) == (1, 0)
     for pegs in range(1, 6):
         seen = {
-            M.feedback(g, s)
+            R.feedback(g, s)
             for g in itertools.product(range(3), repeat=pegs)
             for s in itertools.product(range(3), repeat=pegs)
         }
-        assert seen == set(M.feedbacks(pegs))
+        assert seen == set(R.feedbacks(pegs))
         assert len(seen) == (pegs + 1) * (pegs + 2) // 2 - 1
-    assert M.feedbacks(4)[-1] == (4, 0)
+    assert R.feedbacks(4)[-1] == (4, 0)
 
 
 def test_code_probabilities_are_products_of_jar_probabilities_seed_002_eq_2() -> None:
     """Hofer & Nelson (2016) equation 2: P(code) is the product of the jar probabilities of its
     pegs."""
-    weights = M.code_weights(3, 4, [10, 6, 4, 2])
+    weights = R.code_weights(3, 4, [10, 6, 4, 2])
     assert len(weights) == 64 and sum(weights) == 22**3
     assert weights[0] == 10**3 and weights[-1] == 2**3  # codes 111 and 444
     assert weights[int("012", 4)] == 10 * 6 * 4
-    assert M.code_weights(2, 2, ["1/3", "2/3"]) == [1, 2, 2, 4]
+    assert R.code_weights(2, 2, ["1/3", "2/3"]) == [1, 2, 2, 4]
 
 
 def test_a_peaked_feasible_set_has_less_entropy_than_a_flat_one_seed_002_section_3_1() -> None:
@@ -184,7 +185,7 @@ def test_tree_evaluation_matches_playing_every_game(pegs, colours, jar, strategy
 def test_exact_columns_of_a_jar_game() -> None:
     out = row(pegs=2, colours=3, jar=[2, 1, 1], strategy="minimax")
     guesses = brute_guesses(2, 3, [2, 1, 1], "minimax")
-    w = M.code_weights(2, 3, [2, 1, 1])
+    w = R.code_weights(2, 3, [2, 1, 1])
     expected = Fraction(sum(g * x for g, x in zip(guesses.values(), w, strict=True)), sum(w))
     assert out["expected_guesses_exact"] == f"{expected.numerator}/{expected.denominator}"
     assert out["expected_guesses"] == pytest.approx(float(expected))
@@ -204,7 +205,7 @@ def test_jar_changes_the_sharma_mittal_strategy() -> None:
     """With 3 pegs and the jar 10, 6, 4, 2 the entropy strategy does better than ignoring it."""
     jar = row(pegs=3, jar=[10, 6, 4, 2], strategy="sharma_mittal")
     flat = M.guesses_per_code(3, 4, None, "sharma_mittal")[0]
-    w = M.code_weights(3, 4, [10, 6, 4, 2])
+    w = R.code_weights(3, 4, [10, 6, 4, 2])
     assert jar["colours"] == 4
     assert Fraction(jar["expected_guesses_exact"]) <= M.expected_guesses(flat, w)
 
@@ -263,19 +264,19 @@ def test_canonical_task_fills_colours_and_keeps_infinity() -> None:
 
 
 def test_feedback_table_is_cached_and_read_only() -> None:
-    assert M.feedback_table(3, 3) is M.feedback_table(3, 3)
-    assert not M.feedback_table(3, 3).flags.writeable
-    assert M.feedback_table(3, 3).dtype == np.uint8
+    assert R.feedback_table(3, 3) is R.feedback_table(3, 3)
+    assert not R.feedback_table(3, 3).flags.writeable
+    assert R.feedback_table(3, 3).dtype == np.uint8
 
 
 @pytest.mark.parametrize(("r", "t"), [(1.0, 1.0), (0.5, 3.0), (math.inf, 2.0), (0.0, 0.0)])
 def test_uniform_lookup_scores_equal_the_general_grouped_scores(r, t) -> None:
-    table = M.feedback_table(3, 3)
+    table = R.feedback_table(3, 3)
     feasible = np.arange(0, 27, 2)
     labels = table[:, feasible]
     weights = np.full(len(feasible), 7.0)
-    fast = M.query_scores(labels, weights, len(M.feedbacks(3)), "sharma_mittal", r, t)
-    h, mass = E.sharma_mittal_grouped(weights, labels, len(M.feedbacks(3)), r, t)
+    fast = M.query_scores(labels, weights, len(R.feedbacks(3)), "sharma_mittal", r, t)
+    h, mass = E.sharma_mittal_grouped(weights, labels, len(R.feedbacks(3)), r, t)
     np.testing.assert_allclose(fast * 7.0, (mass * h).sum(axis=1), rtol=1e-12, atol=1e-12)
 
 

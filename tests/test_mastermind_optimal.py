@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from solvers import TaskError, solve, validate
-from solvers import mastermind as M
 from solvers.mastermind import optimal as O
+from solvers.mastermind import rules as R
 from solvers.registry import identity_params, task_id
 
 
@@ -66,7 +66,7 @@ def test_guess_limit_equals_brute_force(pegs, colours, jar) -> None:
 
 def test_the_strategy_replays_to_its_total_and_plays_every_code_once() -> None:
     opt = O.optimum(3, 4, [10, 6, 4, 2])
-    weights = np.array(M.code_weights(3, 4, [10, 6, 4, 2]))
+    weights = np.array(R.code_weights(3, 4, [10, 6, 4, 2]))
     assert sorted(opt.codes.tolist()) == list(range(64))
     assert int((weights[opt.codes] * opt.guesses).sum()) == opt.total
     assert opt.expected == Fraction(opt.total, 22**3)
@@ -88,7 +88,7 @@ def test_optimum_is_at_most_every_heuristic() -> None:
 def test_symmetry_classes_of_first_guesses() -> None:
     """4 pegs, 6 colours: five first guesses up to symmetry (1111, 1112, 1122, 1123, 1234)."""
     sym = O.Symmetries(4, 6, [1] * 6)
-    labels = [M.code_label(q, 4, 6) for q in sym.representatives()]
+    labels = [R.code_label(q, 4, 6) for q in sym.representatives()]
     assert labels == ["1111", "1112", "1122", "1123", "1234"]
     # a jar keeps only the exchanges of equally weighted colours: 2 pegs, jar 2,1,1 (brute force)
     maps = [
@@ -105,7 +105,7 @@ def test_symmetry_classes_of_first_guesses() -> None:
 
 def test_stabilizer_fixes_the_guess_and_keeps_the_candidate_sets() -> None:
     sym = O.Symmetries(4, 6, [1] * 6)
-    table = M.feedback_table(4, 6)
+    table = R.feedback_table(4, 6)
     q = int("0012", 6)  # 1123
     perms = sym.stabilizer([q])
     assert len(perms) == 2 * 2 * 6  # swap the 1s; swap 2 and 3 with their places; 4, 5, 6
@@ -122,16 +122,16 @@ def test_subtrees_add_up_to_the_first_guess_total_and_the_optimum() -> None:
     parts = [
         O.subtree_optimum(3, 4, [10, 6, 4, 2], None, q, a).total
         for a in range(9)
-        if (M.feedback_table(3, 4)[q] == a).any()
+        if (R.feedback_table(3, 4)[q] == a).any()
     ]
     assert sum(parts) == search.first_guess_total(q)
 
 
 def test_family_rows_of_subtrees_add_up_to_the_whole_game() -> None:
     whole = row(pegs=3, colours=4, subtree="123")
-    table = M.feedback_table(3, 4)
+    table = R.feedback_table(3, 4)
     q = int("012", 4)
-    answers = [M.feedbacks(3)[a] for a in np.unique(table[q])]
+    answers = [R.feedbacks(3)[a] for a in np.unique(table[q])]
     parts = [row(pegs=3, colours=4, subtree=f"123:{b},{w}") for b, w in answers]
     assert sum(p["total_guesses"] for p in parts) == whole["total_guesses"]
     mean = sum(
@@ -247,11 +247,11 @@ def test_summary_shows_heuristic_minus_optimum_and_adds_up_subtrees(tmp_path) ->
             rows += solve({**game, "strategy": strategy})
         for r, t in itertools.product([1.0, 2.0], [1.0, 2.0]):
             rows += solve({**game, "strategy": "sharma_mittal", "entropy_r": r, "entropy_t": t})
-    table = M.feedback_table(3, 3)
+    table = R.feedback_table(3, 3)
     for q in O.Symmetries(3, 3, [1, 1, 1]).representatives():
-        label = M.code_label(int(q), 3, 3)
+        label = R.code_label(int(q), 3, 3)
         for a in np.unique(table[q]):
-            b, w = M.feedbacks(3)[a]
+            b, w = R.feedbacks(3)[a]
             rows += solve(
                 {
                     "family": "mastermind",
@@ -281,10 +281,10 @@ def test_the_4x7_study_covers_every_first_guess_class_and_answer_once() -> None:
 
     study = yaml.safe_load((ROOT / "conf/study/mastermind_4x7.yaml").read_text())
     listed = study["strategies"]["optimal"]["subtree"]
-    table = M.feedback_table(4, 7)
+    table = R.feedback_table(4, 7)
     wanted = [
-        f"{M.code_label(int(q), 4, 7)}:{b},{w}"
+        f"{R.code_label(int(q), 4, 7)}:{b},{w}"
         for q in O.Symmetries(4, 7, [1] * 7).representatives()
-        for b, w in (M.feedbacks(4)[a] for a in np.unique(table[q]))
+        for b, w in (R.feedbacks(4)[a] for a in np.unique(table[q]))
     ]
     assert sorted(listed) == sorted(wanted) and len(set(listed)) == len(listed)

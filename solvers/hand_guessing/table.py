@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from solvers.hand_guessing.cards import Deck, Feedback, hand_count, hands
+from solvers.hand_guessing.cards import Deck, Feedback, hand_count, hands, win_feedback
 
 Codes = np.ndarray  # int16 feedback codes
 BLOCK = 1 << 21  # pairs per vectorised block (a few tens of MiB of temporaries)
@@ -130,4 +130,4 @@ def code_row(f: Features, guess: int, answers: np.ndarray) -> Codes:
 
 def win_code(cards: int) -> int:
     """The code of a correct guess."""
-    return encode(cards, (cards, 0, cards, 0, cards))
+    return encode(cards, win_feedback(cards))

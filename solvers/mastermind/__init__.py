@@ -33,27 +33,12 @@ from fractions import Fraction
 import numpy as np
 
 from solvers import entropy
-from solvers.mastermind.rules import (  # the rules, re-exported: solvers.mastermind.feedback ...
-    Code as Code,
-)
-from solvers.mastermind.rules import (
-    Feedback as Feedback,
-)
 from solvers.mastermind.rules import (
     Jar,
     code_label,
     code_weights,
     feedback_table,
     feedbacks,
-)
-from solvers.mastermind.rules import (
-    all_codes as all_codes,
-)
-from solvers.mastermind.rules import (
-    feedback as feedback,
-)
-from solvers.mastermind.rules import (
-    jar_weights as jar_weights,
 )
 from solvers.registry import (
     Family,
@@ -257,7 +242,7 @@ def check_task(task: Task) -> None:
             f"(limit max_codes={task['max_codes']:,}, at most {HARD_MAX_CODES:,})",
         )
     if task["strategy"] == "optimal":
-        from solvers.mastermind.optimal import check_optimal
+        from solvers.mastermind.optimal_task import check_optimal
 
         check_optimal(task)
 
@@ -265,7 +250,7 @@ def check_task(task: Task) -> None:
 def run(task: Task) -> list[Row]:
     """One row: the exact evaluation of the strategy over every code."""
     if task["strategy"] == "optimal":
-        from solvers.mastermind.optimal import run_optimal
+        from solvers.mastermind.optimal_task import run_optimal
 
         return [run_optimal(task)]
     sm = task["strategy"] == "sharma_mittal"
@@ -275,7 +260,7 @@ def run(task: Task) -> list[Row]:
 
 def optimal_params() -> tuple[Param, ...]:
     """Parameters of strategy ``optimal`` (left out of the ids of the other strategies)."""
-    from solvers.mastermind.optimal import DEFAULT_MAX_SEARCH_CODES, parse_subtree
+    from solvers.mastermind.optimal_task import DEFAULT_MAX_SEARCH_CODES, parse_subtree
 
     only = ("optimal",)
     return (

@@ -50,13 +50,11 @@ from numba import njit, types
 from numba.typed import Dict
 
 from solvers.mastermind.rules import (
-    code_label,
     code_weights,
     feedback_table,
     feedbacks,
     jar_weights,
 )
-from solvers.registry import TaskError, exact_columns
 
 INF = 1 << 60  # "no strategy within the guess limit"; every real cost is far smaller
 NO_LIMIT = 63  # guesses left when the number of guesses is not limited
@@ -146,169 +144,56 @@ def _same_partition(row_a: np.ndarray, row_b: np.ndarray, s: np.ndarray, win: in
 
 @njit(cache=True, nogil=True)
 def _search(
-    s: np.ndarray,
-    bound: int,
-    left: int,
-    table: np.ndarray,
-    weights: np.ndarray,
-    win: int,
-    perms: np.ndarray,
-    masks: np.ndarray,
-    zobrist: np.ndarray,
-    exact: Dict,
-    lower: Dict,
-    choice: Dict,
-    stats: np.ndarray,
+    s, bound, left, table, weights, win, perms, masks, zobrist, exact, lower, choice, stats
 ) -> int:
-    """cost(s) if it is below ``bound``, else a lower bound >= ``bound`` (INF: infeasible)."""
-    m = s.size
-    w_sum, w_max, w_min = 0, 0, INF
-    h1, h2 = np.uint64(0), np.uint64(0)
-    alive = 0  # colours that occur in some candidate
-    for i in range(m):
-        alive |= masks[s[i]]
-        w = weights[s[i]]
-        w_sum += w
-        w_max = max(w_max, w)
-        w_min = min(w_min, w)
-        h1 += zobrist[0, s[i]]
-        h2 += zobrist[1, s[i]]
-    if m == 1:
-        return w_sum if left >= 1 else INF
-    if left <= 1:
-        return INF
-    if m == 2:
-        return w_sum + w_min
-    key = (h1, h2, np.uint64(left))
+    """cost(s) if it is below ``bound``, else a lower bound >= ``bound`` (INF: infeasible).
+
+    s: the candidate codes (int32 indices), ``left`` guesses left; the game: table[query, code]
+    the answer's id, the codes' integer weights, win the winning answer's id (= the number of
+    other answers), each code's colours as a bit mask, zobrist (3, codes) odd random words;
+    perms: the symmetries that fix every guess played so far (code permutations, one a row);
+    the memo (keyed by :func:`_memo_key`): exact costs, proven lower bounds, chosen queries;
+    stats: [sets searched, queries scored], counted up.
+    """
+    w_sum, w_max, w_min = _weight_range(s, weights)
+    if s.size <= 2 or left <= 1:
+        return _small_cost(s.size, w_sum, w_min, left)
+    key = _memo_key(s, left, zobrist)
     if key in exact:
         return exact[key]
     known = lower.get(key, 0)
     if known >= bound:
         return known
     stats[0] += 1
-    n = table.shape[0]
-    b = win  # the number of answers other than the win
-    best = bound
-    best_q = -1
-    if m <= b + 1:
-        # a candidate answered differently by every other code is the best guess once it is
-        # the heaviest: every other code then needs exactly one more guess (the bound)
-        q, w_q = _perfect_candidate(s, table, weights, win)
-        if q >= 0 and 2 * w_sum - w_q < bound:
-            best, best_q = 2 * w_sum - w_q, q
-            if w_q == w_max:
-                exact[key] = best
-                choice[key] = best_q
-                return best
-    k = perms.shape[0]
-    q_ids = np.empty(n, np.int64)
-    q_lb = np.empty(n, np.int64)
-    q_hash = np.empty(n, np.uint64)
-    count = np.zeros(win + 1, np.int64)
-    mass = np.zeros(win + 1, np.int64)
-    heavy = np.zeros(win + 1, np.int64)
-    light = np.zeros(win + 1, np.int64)
-    # colours in no candidate ("dead") answer nothing wherever they are played: a query
-    # with a dead colour other than the least one splits s exactly as the query with the
-    # least dead colour in its place (when such a colour is equally weighted or not: the
-    # partition of s does not depend on weights)
-    dead = ~alive & _all_colours(masks)
-    other_dead = dead & ~(dead & -dead)
-    found = 0
-    for q in range(n):
-        if masks[q] & other_dead:
-            continue
-        if k > 1:
-            rep = True
-            for g in range(k):
-                if perms[g, q] < q:
-                    rep = False
-                    break
-            if not rep:
-                continue
-        row = table[q]
-        count[:] = 0
-        mass[:] = 0
-        heavy[:] = 0
-        light[:] = INF
-        for i in range(m):
-            lab = row[s[i]]
-            w = weights[s[i]]
-            count[lab] += 1
-            mass[lab] += w
-            heavy[lab] = max(heavy[lab], w)
-            light[lab] = min(light[lab], w)
-        if count[win] == 0:
-            parts = 0
-            for a in range(win):
-                parts += count[a] > 0
-            if parts <= 1:
-                continue
-        lb = w_sum
-        for a in range(win):
-            lb += part_bound(count[a], mass[a], heavy[a], light[a], left - 1, b)
-        if lb >= INF:
-            continue
-        stats[1] += 1
-        q_ids[found] = q
-        q_lb[found] = lb
-        q_hash[found] = _canonical_hash(row, s, win, zobrist[2])
-        found += 1
-    q_ids, q_lb, q_hash = q_ids[:found], q_lb[:found], q_hash[:found]
-    by_hash = np.argsort(q_hash, kind="mergesort")
-    order = by_hash[np.argsort(q_lb[by_hash], kind="mergesort")]
+    best, best_q = bound, -1
+    # a candidate answered differently by every other code is the best guess once it is the
+    # heaviest: every other code then needs exactly one more guess (the bound)
+    q, w_q = _perfect_candidate(s, table, weights, win)
+    if q >= 0 and 2 * w_sum - w_q < bound:
+        best, best_q = 2 * w_sum - w_q, q
+        if w_q == w_max:
+            return _remembered(key, best, best_q, known, bound, exact, lower, choice)
+    q_ids, q_lb, q_hash = _scored_queries(
+        s, left, table, weights, win, perms, masks, zobrist, w_sum, stats
+    )
+    count = np.zeros(win + 1, np.int64)  # codes per answer to the query tried
     prev = -1
-    for j in order:
-        lb = q_lb[j]
-        if lb >= best:
+    for j in _trial_order(q_lb, q_hash):
+        if q_lb[j] >= best:
             break
-        q = q_ids[j]
-        if (
-            prev >= 0
-            and q_lb[prev] == lb
-            and q_hash[prev] == q_hash[j]
-            and _same_partition(table[q_ids[prev]], table[q], s, win)
-        ):
+        if prev >= 0 and _same_query(prev, j, q_ids, q_lb, q_hash, table, s, win):
             continue
         prev = j
-        row = table[q]
-        count[:] = 0
-        for i in range(m):
-            count[row[s[i]]] += 1
-        start = np.zeros(win + 2, np.int64)
-        for a in range(win + 1):
-            start[a + 1] = start[a] + count[a]
-        members = np.empty(m, s.dtype)
-        fill = start[:-1].copy()
-        for i in range(m):
-            lab = row[s[i]]
-            members[fill[lab]] = s[i]
-            fill[lab] += 1
-        if k > 1:
-            keep = 0
-            for g in range(k):
-                keep += perms[g, q] == q
-            sub_perms = np.empty((keep, perms.shape[1]), perms.dtype)
-            keep = 0
-            for g in range(k):
-                if perms[g, q] == q:
-                    sub_perms[keep] = perms[g]
-                    keep += 1
-        else:
-            sub_perms = perms
-        partial = lb
-        by_size = np.argsort(-count[:win])
-        for a in by_size:
+        q = q_ids[j]
+        members, start = _parts(table[q], s, count)
+        sub_perms = _stabilizer(perms, q)
+        partial = q_lb[j]
+        for a in np.argsort(-count[:win]):
             if count[a] <= 2:
                 break  # parts of one or two codes: their bound is their cost
             part = members[start[a] : start[a + 1]]
-            w_part, w_hi, w_lo = 0, 0, INF
-            for i in range(part.size):
-                w = weights[part[i]]
-                w_part += w
-                w_hi = max(w_hi, w)
-                w_lo = min(w_lo, w)
-            part_lb = part_bound(count[a], w_part, w_hi, w_lo, left - 1, b)
+            w_part, w_hi, w_lo = _weight_range(part, weights)
+            part_lb = part_bound(count[a], w_part, w_hi, w_lo, left - 1, win)
             cost = _search(
                 part,
                 best - partial + part_lb,
@@ -331,8 +216,59 @@ def _search(
             if partial >= best:
                 break
         if partial < best:
-            best = partial
-            best_q = q
+            best, best_q = partial, q
+    return _remembered(key, best, best_q, known, bound, exact, lower, choice)
+
+
+@njit(cache=True, nogil=True)
+def _weight_range(s: np.ndarray, weights: np.ndarray) -> tuple[int, int, int]:
+    """(total, heaviest, lightest) weight of the codes of s."""
+    w_sum, w_max, w_min = 0, 0, INF
+    for i in range(s.size):
+        w = weights[s[i]]
+        w_sum += w
+        w_max = max(w_max, w)
+        w_min = min(w_min, w)
+    return w_sum, w_max, w_min
+
+
+@njit(cache=True, nogil=True)
+def _small_cost(m: int, w_sum: int, w_min: int, left: int) -> int:
+    """cost of a set of m codes when m <= 2 or at most one guess is left (INF: infeasible)."""
+    if m == 1:
+        return w_sum if left >= 1 else INF
+    if left <= 1:
+        return INF
+    return w_sum + w_min  # two codes: guess the heavier, then the other
+
+
+# ------------------------------------------------------------------------------ memo
+
+
+@njit(cache=True, nogil=True)
+def _memo_key(s: np.ndarray, left: int, zobrist: np.ndarray) -> tuple:
+    """The memo's key of the candidate set s with ``left`` guesses left: two 64-bit Zobrist
+    hashes of its codes and ``left``."""
+    h1, h2 = np.uint64(0), np.uint64(0)
+    for i in range(s.size):
+        h1 += zobrist[0, s[i]]
+        h2 += zobrist[1, s[i]]
+    return (h1, h2, np.uint64(left))
+
+
+@njit(cache=True, nogil=True)
+def _remembered(
+    key: tuple,
+    best: int,
+    best_q: int,
+    known: int,
+    bound: int,
+    exact: Dict,
+    lower: Dict,
+    choice: Dict,
+) -> int:
+    """The outcome of a search, stored: its cost and query if a query beat the bound, else the
+    proven lower bound."""
     if best_q >= 0:
         exact[key] = best
         choice[key] = best_q
@@ -342,12 +278,154 @@ def _search(
 
 
 @njit(cache=True, nogil=True)
+def _chosen(s: np.ndarray, left: int, zobrist: np.ndarray, choice: Dict) -> int:
+    """The optimal query stored for the candidate set s with ``left`` guesses left, or -1."""
+    return choice.get(_memo_key(s, left, zobrist), -1)
+
+
+# ------------------------------------------------------------------------ queries
+
+
+@njit(cache=True, nogil=True)
+def _scored_queries(
+    s: np.ndarray,
+    left: int,
+    table: np.ndarray,
+    weights: np.ndarray,
+    win: int,
+    perms: np.ndarray,
+    masks: np.ndarray,
+    zobrist: np.ndarray,
+    w_sum: int,
+    stats: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(queries worth trying on s, the lower bound of each, the hash of its partition of s), in
+    query order: one query per symmetry orbit, no dead colour but the least, none that learns
+    nothing or cannot finish within the guesses left."""
+    n, k = table.shape[0], perms.shape[0]
+    q_ids = np.empty(n, np.int64)
+    q_lb = np.empty(n, np.int64)
+    q_hash = np.empty(n, np.uint64)
+    count = np.zeros(win + 1, np.int64)
+    mass = np.zeros(win + 1, np.int64)
+    heavy = np.zeros(win + 1, np.int64)
+    light = np.zeros(win + 1, np.int64)
+    other_dead = _dead_but_least(s, masks)
+    found = 0
+    for q in range(n):
+        if masks[q] & other_dead or k > 1 and not _least_of_orbit(perms, q):
+            continue
+        row = table[q]
+        count[:] = 0
+        mass[:] = 0
+        heavy[:] = 0
+        light[:] = INF
+        for i in range(s.size):
+            lab = row[s[i]]
+            w = weights[s[i]]
+            count[lab] += 1
+            mass[lab] += w
+            heavy[lab] = max(heavy[lab], w)
+            light[lab] = min(light[lab], w)
+        lb = _split_bound(count, mass, heavy, light, w_sum, left)
+        if lb >= INF:
+            continue
+        stats[1] += 1
+        q_ids[found] = q
+        q_lb[found] = lb
+        q_hash[found] = _canonical_hash(table[q], s, win, zobrist[2])
+        found += 1
+    return q_ids[:found], q_lb[:found], q_hash[:found]
+
+
+@njit(cache=True, nogil=True)
+def _dead_but_least(s: np.ndarray, masks: np.ndarray) -> int:
+    """The bit mask of the colours in no code of s ("dead"), the least of them left out.
+
+    A dead colour answers nothing wherever it is played: a query with a dead colour other
+    than the least one splits s exactly as the query with the least dead colour in its place
+    (whether such a colour is equally weighted or not: the partition of s has no weights)."""
+    alive = 0
+    for i in range(s.size):
+        alive |= masks[s[i]]
+    dead = ~alive & _all_colours(masks)
+    return dead & ~(dead & -dead)
+
+
+@njit(cache=True, nogil=True)
+def _all_colours(masks: np.ndarray) -> int:
+    """The bit mask of every colour (the union of the codes' colour masks)."""
+    out = 0
+    for x in masks:
+        out |= x
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _least_of_orbit(perms: np.ndarray, q: int) -> bool:
+    """Whether no symmetry of perms maps q to a lower code."""
+    for g in range(perms.shape[0]):  # noqa: SIM110 (a loop: no generator in the kernel)
+        if perms[g, q] < q:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _split_bound(
+    count: np.ndarray, mass: np.ndarray, heavy: np.ndarray, light: np.ndarray, w_sum: int, left: int
+) -> int:
+    """Lower bound on cost(s) when the next query splits s into parts of count[a] codes, of
+    total weight mass[a], heaviest heavy[a] and lightest light[a] for each answer a (the last
+    one the win); >= INF: the query learns nothing, or a part cannot be won in time."""
+    win = count.size - 1
+    if count[win] == 0:
+        parts = 0
+        for a in range(win):
+            parts += count[a] > 0
+        if parts <= 1:
+            return INF
+    lb = w_sum
+    for a in range(win):
+        lb += part_bound(count[a], mass[a], heavy[a], light[a], left - 1, win)
+    return lb
+
+
+@njit(cache=True, nogil=True)
+def _trial_order(q_lb: np.ndarray, q_hash: np.ndarray) -> np.ndarray:
+    """The order queries are tried in: increasing bound, equal partitions next to each other."""
+    by_hash = np.argsort(q_hash, kind="mergesort")
+    return by_hash[np.argsort(q_lb[by_hash], kind="mergesort")]
+
+
+@njit(cache=True, nogil=True)
+def _same_query(
+    i: int,
+    j: int,
+    q_ids: np.ndarray,
+    q_lb: np.ndarray,
+    q_hash: np.ndarray,
+    table: np.ndarray,
+    s: np.ndarray,
+    win: int,
+) -> bool:
+    """Whether scored queries i and j split s into the same parts with the same winning code."""
+    return (
+        q_lb[i] == q_lb[j]
+        and q_hash[i] == q_hash[j]
+        and _same_partition(table[q_ids[i]], table[q_ids[j]], s, win)
+    )
+
+
+@njit(cache=True, nogil=True)
 def _perfect_candidate(
     s: np.ndarray, table: np.ndarray, weights: np.ndarray, win: int
 ) -> tuple[int, int]:
     """(the heaviest code of s that every other code of s answers differently, its weight);
-    (-1, 0) if there is none.  Ties go to the lowest code."""
+    (-1, 0) if there is none (always when s has more codes than there are answers).  Ties go
+    to the lowest code."""
     best, best_w = -1, 0
+    if s.size > win + 1:
+        return best, best_w
     seen = np.zeros(win + 1, np.int64)
     for j in range(s.size):
         q = s[j]
@@ -366,23 +444,45 @@ def _perfect_candidate(
     return best, best_w
 
 
-@njit(cache=True, nogil=True)
-def _all_colours(masks: np.ndarray) -> int:
-    """The bit mask of every colour (the union of the codes' colour masks)."""
-    out = 0
-    for x in masks:
-        out |= x
-    return out
+# ------------------------------------------------------------------------ partitions
 
 
 @njit(cache=True, nogil=True)
-def _chosen(s: np.ndarray, left: int, zobrist: np.ndarray, choice: Dict) -> int:
-    """The optimal query stored for the candidate set s with ``left`` guesses left, or -1."""
-    h1, h2 = np.uint64(0), np.uint64(0)
+def _parts(row: np.ndarray, s: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the codes of s grouped by answer, where each answer's group starts): the codes
+    answering a are members[start[a] : start[a + 1]], in their order in s; count[a] (for
+    every answer, win included) is set to their number."""
+    count[:] = 0
     for i in range(s.size):
-        h1 += zobrist[0, s[i]]
-        h2 += zobrist[1, s[i]]
-    return choice.get((h1, h2, np.uint64(left)), -1)
+        count[row[s[i]]] += 1
+    start = np.zeros(count.size + 1, np.int64)
+    for a in range(count.size):
+        start[a + 1] = start[a] + count[a]
+    members = np.empty(s.size, s.dtype)
+    fill = start[:-1].copy()
+    for i in range(s.size):
+        lab = row[s[i]]
+        members[fill[lab]] = s[i]
+        fill[lab] += 1
+    return members, start
+
+
+@njit(cache=True, nogil=True)
+def _stabilizer(perms: np.ndarray, q: int) -> np.ndarray:
+    """The symmetries of perms that map q to itself (perms itself if it is the trivial group)."""
+    k = perms.shape[0]
+    if k == 1:
+        return perms
+    keep = 0
+    for g in range(k):
+        keep += perms[g, q] == q
+    sub_perms = np.empty((keep, perms.shape[1]), perms.dtype)
+    keep = 0
+    for g in range(k):
+        if perms[g, q] == q:
+            sub_perms[keep] = perms[g]
+            keep += 1
+    return sub_perms
 
 
 # ------------------------------------------------------------------------- symmetries
@@ -657,105 +757,3 @@ def brute_force_cost(
 
     value = cost(frozenset(range(n)), NO_LIMIT if guess_limit is None else guess_limit)
     return INF if math.isinf(value) else int(value)
-
-
-# ------------------------------------------------------------------------ the family's task
-
-DEFAULT_MAX_SEARCH_CODES = 1296  # 4 x 6: about 15 s of CPU and 240 MB
-SECONDS_4X6 = 15  # measured (benchmarks/bench_mastermind_optimal.py), for the refusal's estimate
-
-
-def parse_subtree(value: object) -> str | None:
-    """A subtree as "FIRST" or "FIRST:b,w" (first guess in colours from 1, answer); None: all."""
-    if value is None:
-        return None
-    text = str(value).replace(" ", "")
-    guess, _, answer = text.partition(":")
-    if not guess or not all(part.isdigit() and int(part) >= 1 for part in _digits(guess)):
-        raise ValueError('must be a first guess such as "1123", optionally with ":b,w"')
-    if answer:
-        pieces = answer.split(",")
-        if len(pieces) != 2 or not all(p.isdigit() for p in pieces):
-            raise ValueError('the answer must be "b,w" (black, white), as in "1123:0,2"')
-        answer = ",".join(str(int(p)) for p in pieces)
-        return f"{guess}:{answer}"
-    return guess
-
-
-def _digits(label: str) -> list[str]:
-    """The colours of a code label: "1123" or, past 9 colours, "1-2-10-3"."""
-    return label.split("-") if "-" in label else list(label)
-
-
-def subtree_codes(task: dict) -> tuple[int | None, int | None]:
-    """(first guess index, answer index) the task's subtree selects (None: not selected)."""
-    pegs, colours, subtree = task["pegs"], task["colours"], task["subtree"]
-    if subtree is None:
-        return None, None
-    guess, _, answer = subtree.partition(":")
-    digits = [int(d) - 1 for d in _digits(guess)]
-    if len(digits) != pegs or max(digits) >= colours:
-        raise TaskError("subtree", subtree, f"the first guess needs {pegs} colours in 1..{colours}")
-    q = sum(d * colours ** (pegs - 1 - i) for i, d in enumerate(digits))
-    if not answer:
-        return q, None
-    b, w = (int(x) for x in answer.split(","))
-    if (b, w) not in feedbacks(pegs):
-        raise TaskError("subtree", subtree, f"({b}, {w}) is no answer with {pegs} pegs")
-    return q, feedbacks(pegs).index((b, w))
-
-
-def check_optimal(task: dict) -> None:
-    """Refuse a search beyond reach: more candidate codes than max_search_codes."""
-    q, a = subtree_codes(task)
-    pegs, colours = task["pegs"], task["colours"]
-    n = colours**pegs
-    key, value = "pegs", pegs
-    if a is not None:
-        n = int((feedback_table(pegs, colours)[q] == a).sum()) if n <= task["max_codes"] else n
-        key, value = "subtree", task["subtree"]
-        if n == 0:
-            raise TaskError(key, value, "no code gives this answer to this first guess")
-    limit = task["max_search_codes"]
-    if n > limit:
-        raise TaskError(
-            key,
-            value,
-            f"{n:,} candidate codes ({pegs} pegs, {colours} colours) is too many for the optimal "
-            f"search (limit max_search_codes={limit:,}; the search grows much faster than the "
-            f"number of codes: 1,296 codes (4 x 6) take about {SECONDS_4X6} s of CPU, 2,401 "
-            "(4 x 7) about 15 min: split such a game into subtrees, as study mastermind_4x7 does)",
-        )
-
-
-def run_optimal(task: dict) -> dict:
-    """The result columns of the optimal strategy (or of one subtree of it), exact."""
-    pegs, colours, jar, limit = task["pegs"], task["colours"], task["jar"], task["guess_limit"]
-    q, a = subtree_codes(task)
-    if q is None:
-        opt = optimum(pegs, colours, jar, limit)
-    elif a is None:
-        opt = fixed_first_optimum(pegs, colours, jar, limit, q)
-    else:
-        opt = subtree_optimum(pegs, colours, jar, limit, q, a)
-    weights = np.asarray(code_weights(pegs, colours, jar), dtype=np.int64)
-    hist = np.bincount(opt.guesses)[1:]
-    mass = np.bincount(opt.guesses, weights=weights[opt.codes].astype(float))[1:]
-    uniform = bool(np.all(weights == weights[0]))
-    return {
-        **exact_columns("expected_guesses", opt.expected),
-        "total_guesses": int(opt.guesses.sum()) if uniform else None,
-        "max_guesses": int(opt.guesses.max()),
-        "histogram": [int(h) for h in hist],
-        "guess_pmf": [float(m / mass.sum()) for m in mass],
-        "first_guess": code_label(opt.first_guess, pegs, colours),
-        "n_codes": len(opt.codes),
-        "tree_nodes": opt.tree_nodes,
-        "search_nodes": opt.nodes,
-        "subtree_mass_exact": _fraction_text(Fraction(opt.weight, int(weights.sum()))),
-    }
-
-
-def _fraction_text(value: Fraction) -> str:
-    """A rational as "p/q"."""
-    return f"{value.numerator}/{value.denominator}"
