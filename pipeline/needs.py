@@ -60,6 +60,7 @@ class Needed:
     free: int | None = None  # free bytes under the study folder, when asked
     where: Workers | None = None
     study_dir: Path | None = None
+    shared: tuple[str, ...] = ()  # keys of the checkpoint pieces the tasks left share
 
     def lines(self) -> list[str]:
         """``stage=plan``'s lines: the largest needs against the budget, and how many tasks
@@ -114,7 +115,7 @@ def fitting(disks: list[tuple[int, int]], free: int) -> int | None:
         return None
     fit, used = 0, 0
     for d, n in sorted(disks, reverse=True):
-        k = min(n, (free - used) // d)
+        k = min(n, max(0, free - used) // d)
         fit, used = fit + k, used + k * d
         if k < n:
             break
@@ -131,6 +132,7 @@ def check_needs(plan: Any, where: Workers, study_dir: Path) -> Needed:
     top_memory = top_disk = None
     free: int | None = None
     disks: list[tuple[int, int]] = []  # (bytes, tasks) of each class keeping checkpoints
+    shared: dict[str, int] = {}  # bytes of the pieces kept once for the tasks of a key
     for g, grid in enumerate(plan.grids):
         for tid, task, need, n in grid_needs(grid, plan.keep[g], fam.needs, where.count):
             if need is None:
@@ -151,14 +153,31 @@ def check_needs(plan: Any, where: Workers, study_dir: Path) -> Needed:
                         f"for its checkpoints{_note(need)}, over the {format_bytes(free)} free "
                         f"under {study_dir}; free some disk or choose another paths.outputs"
                     )
-                disks.append((need.disk, n))
+                if need.shared:
+                    shared[need.shared] = max(shared.get(need.shared, 0), need.shared_disk)
+                disks.append((need.disk - (need.shared_disk if need.shared else 0), n))
             if top_memory is None or need.memory > top_memory[2].memory:
                 top_memory = (tid, task, need)
             if need.disk and (top_disk is None or need.disk > top_disk[2].disk):
                 top_disk = (tid, task, need)
-    at_once = None if free is None else fitting(disks, free)
+    room = None if free is None else free - sum(shared.values())  # the shared pieces: once
+    at_once = None if room is None else fitting([(d, n) for d, n in disks if d > 0], room)
     with_disk = sum(n for _, n in disks)
-    return Needed(top_memory, top_disk, at_once, with_disk, free, where, study_dir)
+    keys = tuple(sorted(shared))
+    return Needed(top_memory, top_disk, at_once, with_disk, free, where, study_dir, keys)
+
+
+def shared_keys(plan: Any) -> set[str]:
+    """The keys of the checkpoint pieces the plan's tasks share (``Need.shared``)."""
+    fam = get_family(plan.family)
+    if fam.needs is None:
+        return set()
+    return {
+        need.shared
+        for g, grid in enumerate(plan.grids)
+        for _, _, need, _ in grid_needs(grid, plan.keep[g], fam.needs, 1)
+        if need is not None and need.shared
+    }
 
 
 def _note(need: Need) -> str:

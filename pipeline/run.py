@@ -29,14 +29,14 @@ from typing import Any
 from pipeline import locking, store
 from pipeline.batches import BatchCutter, DoneBatch, finished_batches
 from pipeline.config import StudyError
-from pipeline.needs import Needed, check_needs
+from pipeline.needs import Needed, check_needs, shared_keys
 from pipeline.progress import ProgressBars, progress_shown, shown, tasks_bar
 from pipeline.provenance import run_metadata, save_run_config
 from pipeline.staging import remove_stale
 from pipeline.study import Plan
 from pipeline.study_folder import check_results_target, check_safe, check_summary_target
 from pipeline.study_run import StudyReport, StudyRun, prepared
-from pipeline.task_context import LongTaskSetup, clear_checkpoints, remove_empty_checkpoints
+from pipeline.task_context import LongTaskSetup, clear_checkpoints, tidy_checkpoints
 from solvers.registry import get_family
 
 
@@ -107,7 +107,9 @@ def long_task_setup(run: StudyRun) -> LongTaskSetup:
     if (line := needed.at_once_line()) is not None:
         run.log(line.strip())
     progress = shown(run.conf.run.progress)
-    return LongTaskSetup(workers.budget, workers.count, run.folder, progress, needed.at_once)
+    return LongTaskSetup(
+        workers.budget, workers.count, run.folder, progress, needed.at_once, needed.shared
+    )
 
 
 def run_tasks(run: StudyRun) -> None:
@@ -145,7 +147,8 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
         if not len(left):
             return
         _compute(run, left, setup)
-        remove_empty_checkpoints(run.folder)
+        after = run.plan.left_to_run(store.stored_ids(run.results))  # shared pieces still needed
+        tidy_checkpoints(run.folder, setup.shared, shared_keys(after))
         with locking.study_lock(run.folder):  # a rerun task's rows supersede its stored ones
             if left.supersedes or _written_by_others(run.results, before, run.report.files):
                 store.compact(run.results)

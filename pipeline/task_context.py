@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from solvers.longtask import Budget, Checkpoints, Progress, TaskContext, format_bytes
+from solvers.longtask import SHARED, Budget, Checkpoints, Progress, TaskContext, format_bytes
 
 TOPIC = "guesslab-progress"  # the Dask worker-event topic of progress reports
 WARNINGS = "guesslab-warnings"  # the topic of the tasks' warnings (a line each)
@@ -41,6 +41,7 @@ class LongTaskSetup:
     study_dir: Path | None  # None: no checkpoints
     progress: bool
     at_once: int | None = None  # tasks with checkpoints the free disk holds at once (None: all)
+    shared: tuple[str, ...] = ()  # keys of the checkpoint pieces the tasks share (Need.shared)
     sink: Callable[[Progress], None] | None = field(default=None, compare=False)
     # takes the tasks' warnings when they run in the driver's process (not pickled)
     warnings: Callable[[str], None] | None = field(default=None, compare=False)
@@ -159,9 +160,14 @@ def clear_checkpoints(study_dir: Path, task_ids: list[str]) -> None:
         Checkpoints(study_dir / CHECKPOINTS / tid, root=study_dir).clear()
 
 
-def remove_empty_checkpoints(study_dir: Path) -> None:
-    """Remove ``<study>/checkpoints`` if it is an empty real folder (at the end of a run)."""
-    folder = study_dir / CHECKPOINTS
-    if not folder.is_symlink():
-        with contextlib.suppress(OSError):
-            folder.rmdir()
+def tidy_checkpoints(study_dir: Path, keys: tuple[str, ...], still_needed: set[str]) -> None:
+    """At the end of a run: remove the shared checkpoint folders of ``keys`` that no task left
+    to run needs (``<study>/checkpoints/shared/<key>/``), then ``shared`` and
+    ``<study>/checkpoints`` if they are left empty (links not followed)."""
+    root = study_dir / CHECKPOINTS / SHARED
+    for key in sorted(set(keys) - still_needed):
+        Checkpoints(root / key, root=study_dir).clear()
+    for folder in (root, root.parent):
+        if not folder.is_symlink():
+            with contextlib.suppress(OSError):
+                folder.rmdir()

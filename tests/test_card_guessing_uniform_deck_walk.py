@@ -38,7 +38,7 @@ def walked(cd, layer, ranks):
         if e < 0:
             e = walk.start(i, layer, *cd.rank_args(), seq, wrem, base, ends)
         else:
-            e = walk.step(i, e, layer, *cd.rank_args(), seq, wrem, base, ends)
+            e, _ = walk.step(i, e, layer, *cd.rank_args(), seq, wrem, base, ends)
         yield i, seq, e, wrem, base
 
 
@@ -70,7 +70,7 @@ def test_children_ranked_from_the_parent_s_terms_are_their_ranks(deck):
     for layer in range(cd.n_cards):
         for i, seq, e, wrem, base in walked(cd, layer, range(int(cd.sizes[layer]))):
             table = cd.eq if e == 0 else cd.le
-            walk.prefixes(e, layer, cd.m, cd.r, table, cd.offsets, seq, wrem, pre)
+            walk.prefixes(e, layer, cd.m, cd.r, table, cd.offsets, seq, wrem, pre, 0)
             for j in range(e, cd.r):
                 if j > e and seq[j] == seq[j - 1]:
                     continue  # the kernels rank a code's first position only

@@ -89,7 +89,15 @@ def needs(task: Task, workers: int):
         f"{format_bytes(plan.disk)} of layer files, per worker at least "
         f"{format_bytes(plan.memory)} (chunks sized by its budget; {format_bytes(share)} takes "
         f"the largest layer in one chunk per worker of {workers}); about {hours:,.1f} CPU-hours",
+        shared=shared_key(deck),
+        shared_disk=out_of_core.last_layer_bytes(plan.sizes),
     )
+
+
+def shared_key(deck) -> str:
+    """The key of the checkpoint pieces the tasks of one deck share (its last layer, the same
+    for every policy): ``uniform-11x4`` for 11 types of 4."""
+    return f"uniform-{len(deck)}x{deck[0]}"
 
 
 def splits(task: Task) -> bool:
@@ -143,6 +151,7 @@ def _layered_row(task: Task, client, ctx) -> Row:
         checkpoints=ctx.checkpoints,
         budget_bytes=budget,
         progress=lambda done, total, note: ctx.progress(done, total, "ranks", note),
+        shared=ctx.shared(shared_key(task["deck"])),
     )
     return solution_row(sol)
 

@@ -45,8 +45,8 @@ def unconfirmed(layer, lo, hi, m, r, big, weight, eq, le, offsets, n_p, count, r
         e = walk.start(lo + s0, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, ends)
         for s in range(s0, min(size, s0 + CHUNK)):
             if s > s0:
-                e = walk.step(lo + s, e, layer, m, r, big, weight, eq, le, offsets, seq, wrem,
-                              base, ends)  # fmt: skip
+                e, _ = walk.step(lo + s, e, layer, m, r, big, weight, eq, le, offsets, seq,
+                                 wrem, base, ends)  # fmt: skip
             if not walk.feasible(seq, e, r, count, refused):
                 out[s] = -1
                 continue
@@ -103,7 +103,7 @@ def _stand_on(i, e, m, r, big, weight, eq, le, offsets, seq, wrem, base, ends):
     layer = m * r
     if e < 0:
         return walk.start(i, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, ends)
-    return walk.step(i, e, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, ends)
+    return walk.step(i, e, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, ends)[0]
 
 
 @kernel

@@ -115,6 +115,12 @@ REACH = 0.05  # edges per rank of a layer in the score pass, at most (measured: 
 # the layers of 8 types of 4 over 10^5 ranks, 0.029 on 6 types; falling with the types)
 
 
+def last_layer_bytes(sizes: Sequence[int]) -> int:
+    """Bytes of the last layer's files (log A and T, 9 B a rank): the part of
+    :func:`disk_bytes` that a deck's tasks share (solve's ``shared``)."""
+    return 9 * int(sizes[-1])
+
+
 def disk_bytes(sizes: Sequence[int], reach: float = REACH) -> int:
     """Peak bytes of files: every layer's choices (1 B a rank), the last layer's log A and T
     (9 B), and the largest of two adjacent value layers (24 B a rank each) or, in the score
@@ -123,7 +129,7 @@ def disk_bytes(sizes: Sequence[int], reach: float = REACH) -> int:
     pairs = max([sizes[i] + sizes[i + 1] for i in range(n - 1)] or [0])
     values = max(24 * pairs, 24 * sizes[n - 1]) if n else 0
     edges = 16 * reach * max(sizes[i] + sizes[i + 1] for i in range(n)) if n else 0
-    return int(sum(sizes) + 9 * sizes[n] + max(values, edges))
+    return int(sum(sizes) + last_layer_bytes(sizes) + max(values, edges))
 
 
 def plan(deck: Sequence[int], budget_bytes: int | None = None, threads: int = 1) -> Plan:

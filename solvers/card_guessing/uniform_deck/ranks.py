@@ -242,6 +242,9 @@ def _yes_code(x, n_p, big):
 
 @kernel
 def _logsumexp(terms, lo, hi):
+    """log of the sum of exp(terms[lo:hi]), the largest factored out.  A term equal to the
+    one before it (equal types' children) adds the same exp again, not computed twice: the
+    same floats added in the same order."""
     top = -np.inf
     for t in range(lo, hi):
         if terms[t] > top:
@@ -249,8 +252,11 @@ def _logsumexp(terms, lo, hi):
     if top == -np.inf:
         return top
     acc = 0.0
+    x = 0.0
     for t in range(lo, hi):
-        acc += math.exp(terms[t] - top)
+        if t == lo or terms[t] != terms[t - 1]:
+            x = math.exp(terms[t] - top)
+        acc += x
     return top + math.log(acc)
 
 

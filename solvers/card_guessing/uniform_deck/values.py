@@ -52,16 +52,19 @@ def layer_values(layer, lo, hi, policy, window, m, r, big, weight, eq, le, offse
         yrank = np.empty(r, np.int64)
         s0 = chunk * CHUNK
         e = walk.start(lo + s0, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, ends)
+        dirty = 0  # the first position whose code changed since pre was filled
         for s in range(s0, min(size, s0 + CHUNK)):
             i = lo + s
             if s > s0:
-                e = walk.step(i, e, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base,
-                              ends)  # fmt: skip
+                e, changed = walk.step(i, e, layer, m, r, big, weight, eq, le, offsets, seq,
+                                       wrem, base, ends)  # fmt: skip
+                dirty = min(dirty, changed)
             out[s, 0] = -np.inf
             if not walk.feasible(seq, e, r, count, refused):
                 continue
             table = eq if e == 0 else le
-            walk.prefixes(e, layer, m, r, table, offsets, seq, wrem, pre)
+            walk.prefixes(e, layer, m, r, table, offsets, seq, wrem, pre, dirty)
+            dirty = r
             for j in range(e, r):  # the yes children (equal neighbours share one)
                 if j > e and seq[j] == seq[j - 1]:
                     ylog[j], yrank[j] = ylog[j - 1], yrank[j - 1]
@@ -125,10 +128,11 @@ def policy_edges(layer, lo, best, paths, m, r, big, weight, eq, le, offsets, n_p
         if e < 0:
             e = walk.start(i, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, ends)
         else:
-            e = walk.step(i, e, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, ends)
+            e, _ = walk.step(i, e, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base,
+                             ends)  # fmt: skip
         j = best[s]
         table = eq if e == 0 else le
-        walk.prefixes(e, layer, m, r, table, offsets, seq, wrem, pre)
+        walk.prefixes(e, layer, m, r, table, offsets, seq, wrem, pre, 0)
         ranks[k] = walk.yes_rank(i, j, e, layer, m, r, n_p, weight, table, le, offsets, seq, wrem,
                                  base, pre)  # fmt: skip
         weights[k] = paths[s]

@@ -86,14 +86,15 @@ def start(i, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, hi):
 @kernel
 def step(i, e, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, hi):
     """Move from the rank the arrays stand on to a later rank ``i`` of the same layer;
-    returns i's exhausted types."""
+    returns (i's exhausted types, the first position whose code may have changed: 0 when
+    the walk started afresh)."""
     if e == r or i >= offsets[layer, e + 1]:  # another block of exhausted types
-        return start(i, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, hi)
+        return start(i, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, hi), 0
     p = r - 2
     while p >= e and i >= hi[p]:
         p -= 1
     _descend(i, p + 1, e, r, eq if e == 0 else le, weight, seq, wrem, base, hi)
-    return e
+    return e, p + 1
 
 
 @kernel
@@ -110,12 +111,15 @@ def feasible(seq, e, r, count, refused):
 
 
 @kernel
-def prefixes(e, layer, m, r, table, offsets, seq, wrem, pre):
+def prefixes(e, layer, m, r, table, offsets, seq, wrem, pre, first):
     """pre[q]: the rank in ``layer + 1`` reached before position q by a child that keeps
-    the codes before q (each with one more weight left); q = e..r."""
+    the codes before q (each with one more weight left); q = e..r.  Positions before
+    ``first`` kept their codes since pre was last filled (0: fill it all)."""
     k = r - e
-    pre[e] = offsets[layer + 1, e] if e else 0
-    for q in range(e, r):
+    if first <= e:
+        pre[e] = offsets[layer + 1, e] if e else 0
+        first = e
+    for q in range(first, r):
         pre[q + 1] = pre[q] + table[k - (q - e), seq[q], wrem[q] + 1]
 
 
