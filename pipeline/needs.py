@@ -61,31 +61,59 @@ class Needed:
     where: Workers | None = None
     study_dir: Path | None = None
     shared: tuple[str, ...] = ()  # keys of the checkpoint pieces the tasks left share
+    rows: tuple[NeedRow, ...] = ()  # each class of tasks left to run (the plan's table)
+
+    @property
+    def shortage(self) -> str | None:
+        """The first row's short line saying what does not fit here, or None."""
+        return next((row.brief for row in self.rows if row.brief), None)
+
+    def table(self) -> list[str]:
+        """``stage=plan``'s table: a row per class of tasks left to run (its states, largest
+        layer, CPU time, memory per worker, checkpoint disk, whether it fits here)."""
+        if not self.rows:
+            return []
+        labels = _labels([row.task for row in self.rows])
+        head = ("tasks", "states", "largest layer", "CPU", "memory/worker", "disk", "here")
+        cells = [head] + [
+            (
+                f"{label} ({row.tasks})" if row.tasks > 1 else label,
+                f"{row.need.states:,}" if row.need.states else "",
+                f"{row.need.largest:,}" if row.need.largest else "",
+                _hours(row.need.cpu_seconds, row.tasks),
+                format_bytes(row.need.memory),
+                format_bytes(row.need.disk) if row.need.disk else "none",
+                f"no: {row.short}" if row.short else "fits",
+            )
+            for label, row in zip(labels, self.rows, strict=True)
+        ]
+        widths = [max(len(c[k]) for c in cells) for k in range(len(head))]
+        right = {1, 2, 3, 4, 5}
+        return [
+            "  "
+            + "  ".join(
+                c.rjust(w) if k in right else c.ljust(w)
+                for k, (c, w) in enumerate(zip(cells[i], widths, strict=True))
+            ).rstrip()  # fmt: skip
+            for i in range(len(cells))
+        ]
 
     def lines(self) -> list[str]:
-        """``stage=plan``'s lines: the largest needs against the budget, and how many tasks
-        with checkpoints run at a time."""
-        lines = []
-        if self.memory is not None and self.where is not None:
-            tid, task, need = self.memory
-            where = self.where
-            budget = (
-                f"the budget is {format_bytes(where.budget.bytes)} from {where.budget.source}"
-                if where.budget is not None
-                else "the workers set no memory limit: each task checks its own machine"
-            )
-            lines.append(
-                f"  memory: the largest task ({describe(task)}) needs {format_bytes(need.memory)} "
-                f"per process on {where.count} worker{'s' * (where.count != 1)}"
-                f"{_note(need)}; {budget}"
-            )
-        if self.disk is not None:
-            tid, task, need = self.disk
-            lines.append(
-                f"  disk: the largest task ({describe(task)}) needs {format_bytes(need.disk)} of "
-                "checkpoints under the study folder"
-            )
-        at_once = self.at_once_line()
+        """``stage=plan``'s lines below the table: where the run executes (workers, their
+        budget, the free disk), and how many tasks with checkpoints run at a time."""
+        if self.where is None or not self.rows:
+            return []
+        where = self.where
+        budget = (
+            f"a budget of {format_bytes(where.budget.bytes)} a process from {where.budget.source}"
+            if where.budget is not None
+            else "no memory limit: each task checks its own machine"
+        )
+        disk = (
+            "" if self.free is None else f"; {format_bytes(self.free)} free under {self.study_dir}"
+        )
+        lines = [f"  here: {where.count} worker{'s' * (where.count != 1)}, {budget}{disk}"]
+        at_once = None if self.shortage else self.at_once_line()  # none fits: no "at a time"
         return lines if at_once is None else [*lines, at_once]
 
     def at_once_line(self) -> str | None:
@@ -122,10 +150,25 @@ def fitting(disks: list[tuple[int, int]], free: int) -> int | None:
     return max(1, fit)
 
 
-def check_needs(plan: Any, where: Workers, study_dir: Path) -> Needed:
-    """Ask ``Family.needs`` of every class of tasks left to run; raise StudyError (one line:
-    the task, its need, the budget and where it came from) for the first over the budget
-    or over the free disk of the study folder.  Returns the largest needs found."""
+@dataclass(frozen=True)
+class NeedRow:
+    """One class of tasks left to run, for the plan's table: its first task and its need,
+    how many tasks it holds, and what does not fit where the run executes ("": it fits)."""
+
+    tid: str
+    task: Task
+    need: Need
+    tasks: int
+    short: str = ""  # "memory", "disk" or ""
+    refusal: str = ""  # the one line saying why (and what to change)
+    brief: str = ""  # the same without the need's note (below the plan's table)
+
+
+def check_needs(plan: Any, where: Workers, study_dir: Path, refuse: bool = True) -> Needed:
+    """Ask ``Family.needs`` of every class of tasks left to run.  A need over the budget or
+    over the free disk of the study folder raises StudyError (one line: the task, its need,
+    the budget and where it came from); with ``refuse`` False it is kept in the result's
+    rows and :attr:`Needed.shortage` instead (``stage=plan`` prints the whole table first)."""
     fam = get_family(plan.family)
     if fam.needs is None:
         return Needed()
@@ -133,26 +176,18 @@ def check_needs(plan: Any, where: Workers, study_dir: Path) -> Needed:
     free: int | None = None
     disks: list[tuple[int, int]] = []  # (bytes, tasks) of each class keeping checkpoints
     shared: dict[str, int] = {}  # bytes of the pieces kept once for the tasks of a key
+    rows: list[NeedRow] = []
     for g, grid in enumerate(plan.grids):
         for tid, task, need, n in grid_needs(grid, plan.keep[g], fam.needs, where.count):
             if need is None:
                 continue
-            budget = where.budget
-            if budget is not None and need.memory > budget.bytes:
-                raise StudyError(
-                    f"{describe(task)} (task {tid}) needs {format_bytes(need.memory)} of memory "
-                    f"per process{_note(need)}, over the budget of {format_bytes(budget.bytes)} "
-                    f"from {budget.source}; set run.memory_budget or give the workers more "
-                    "memory (a need per process: more workers do not lower it)"
-                )
+            if need.disk and free is None:
+                free = free_disk(study_dir)
+            row = _checked(tid, task, need, n, where.budget, free, study_dir)
+            if row.refusal and refuse:
+                raise StudyError(row.refusal)
+            rows.append(row)
             if need.disk:
-                free = free_disk(study_dir) if free is None else free
-                if need.disk > free:
-                    raise StudyError(
-                        f"{describe(task)} (task {tid}) needs {format_bytes(need.disk)} of disk "
-                        f"for its checkpoints{_note(need)}, over the {format_bytes(free)} free "
-                        f"under {study_dir}; free some disk or choose another paths.outputs"
-                    )
                 if need.shared:
                     shared[need.shared] = max(shared.get(need.shared, 0), need.shared_disk)
                 disks.append((need.disk - (need.shared_disk if need.shared else 0), n))
@@ -164,7 +199,30 @@ def check_needs(plan: Any, where: Workers, study_dir: Path) -> Needed:
     at_once = None if room is None else fitting([(d, n) for d, n in disks if d > 0], room)
     with_disk = sum(n for _, n in disks)
     keys = tuple(sorted(shared))
-    return Needed(top_memory, top_disk, at_once, with_disk, free, where, study_dir, keys)
+    return Needed(top_memory, top_disk, at_once, with_disk, free, where, study_dir, keys,
+                  tuple(rows))  # fmt: skip
+
+
+def _checked(tid, task, need, n, budget, free, study_dir) -> NeedRow:
+    """The row of a class of tasks, with what does not fit here and the lines saying so."""
+    if budget is not None and need.memory > budget.bytes:
+        what = f"{format_bytes(need.memory)} of memory per process"
+        over = f"over the budget of {format_bytes(budget.bytes)} from {budget.source}"
+        advice = (
+            "set run.memory_budget or give the workers more memory (a need per process: "
+            "more workers do not lower it)"
+        )
+        short = "memory"
+    elif need.disk and free is not None and need.disk > free:
+        what = f"{format_bytes(need.disk)} of disk for its checkpoints"
+        over = f"over the {format_bytes(free)} free under {study_dir}"
+        advice = "free some disk or choose another paths.outputs"
+        short = "disk"
+    else:
+        return NeedRow(tid, task, need, n)
+    refusal = f"{describe(task)} (task {tid}) needs {what}{_note(need)}, {over}; {advice}"
+    brief = f"{describe(task)} needs {what}, {over}; {advice}"
+    return NeedRow(tid, task, need, n, short, refusal, brief)
 
 
 def shared_keys(plan: Any) -> set[str]:
@@ -178,6 +236,31 @@ def shared_keys(plan: Any) -> set[str]:
         for _, _, need, _ in grid_needs(grid, plan.keep[g], fam.needs, 1)
         if need is not None and need.shared
     }
+
+
+def _hours(seconds: float | None, tasks: int) -> str:
+    """CPU time of a class of tasks: ``41.9 h``, ``12 min``; "" when not estimated."""
+    if seconds is None:
+        return ""
+    total = seconds * tasks
+    return f"{total / 3600:,.1f} h" if total >= 3600 else f"{total / 60:,.0f} min"
+
+
+def _labels(tasks: list[Task]) -> list[str]:
+    """Short names of the table's tasks: the parameters that differ between its rows (a
+    deck of r equal counts m as ``r x m``; unset ones left out), or the strategy alone; a
+    single row: the whole task."""
+    shown = [{k: v for k, v in identity_params(t).items() if k != "family"} for t in tasks]
+    if len(shown) == 1:
+        return [describe(tasks[0])]
+    keys = [k for k in shown[0] if len({repr(s.get(k)) for s in shown}) > 1] or ["strategy"]
+    return [" ".join(f"{k}={_compact(s[k])}" for k in keys if s.get(k) is not None) for s in shown]
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, list) and value and all(v == value[0] for v in value):
+        return f"{len(value)}x{value[0]}"
+    return str(value)
 
 
 def _note(need: Need) -> str:

@@ -68,30 +68,32 @@ def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
 
 
 def plan_text(run: StudyRun) -> str:
-    """What ``stage=plan`` prints: tasks, how many are stored, the solver time to expect,
-    and (for a family with ``needs``) the largest task's memory and disk against the
-    budget; StudyError for a task over it."""
-    left, needed = _tasks_left(run)
-    return "\n".join(
-        [*left.described(), *needed.lines(), "  nothing was run or written (stage=plan)"]
-    )
+    """What ``stage=plan`` prints: tasks, how many are stored, the solver time, and (a family
+    with ``needs``) a table of the tasks left with their needs against where the run
+    executes; StudyError, after the table is logged, when one does not fit here."""
+    left, needed = _tasks_left(run, refuse=False)
+    lines = [*left.described(), *needed.table(), *needed.lines()]
+    lines.append("  nothing was run or written (stage=plan)")
+    if needed.shortage is not None:
+        run.log("\n".join(lines))
+        raise StudyError(needed.shortage)
+    return "\n".join(lines)
 
 
-def _tasks_left(run: StudyRun, recompute: bool = False) -> tuple[Plan, Needed]:
-    """The tasks left to run against the store as it stands (read only), and the family's
-    needs of them checked against the budget and the free disk: StudyError for one over
-    either (a family without needs is asked nothing)."""
+def _tasks_left(run: StudyRun, recompute: bool = False, refuse: bool = True):
+    """The tasks left to run against the store (read only) and the family's needs of them
+    against the budget and the free disk: StudyError for one over either, or (``refuse``
+    False) kept in the needs' rows; a family without needs is asked nothing."""
     left = run.plan.left_to_run(store.stored_ids(run.results), recompute=recompute)
     if get_family(run.plan.family).needs is None:
         return left, Needed()
-    return left, check_needs(left, run.workers, run.folder)
+    return left, check_needs(left, run.workers, run.folder, refuse)
 
 
 def long_task_setup(run: StudyRun) -> LongTaskSetup:
-    """The tasks' long-task context (budget, workers, checkpoints, progress), after the
-    family's needs of the tasks left to run were checked (before any work); when the free
-    disk holds the checkpoints of only a few of them at once, they run that many at a time
-    (one line says so)."""
+    """The tasks' long-task context (budget, workers, checkpoints, progress) once the needs
+    of the tasks left were checked; when the free disk holds the checkpoints of only a few
+    of them at once, they run that many at a time (one line says so)."""
     workers = run.workers
     needed = Needed()
     if get_family(run.plan.family).needs is not None:  # the store is read for needs only

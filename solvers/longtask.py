@@ -86,6 +86,11 @@ class Need:
     note: str = ""  # e.g. "4,260,167,671 states; layers out of core"
     shared: str = ""  # the key of the pieces it shares (TaskContext.shared); "": none
     shared_disk: int = 0  # bytes of ``disk`` in those pieces
+    # for the plan's table (stage=plan): the states it solves, those of its largest layer
+    # (or other unit held at once), its estimated CPU seconds; 0 / None: not said
+    states: int = 0
+    largest: int = 0
+    cpu_seconds: float | None = None
 
 
 def available_memory() -> int:

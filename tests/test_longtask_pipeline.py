@@ -288,8 +288,11 @@ def test_a_need_over_the_budget_is_refused_up_front_with_exit_2(tmp_path, stage)
     assert res.returncode == 2, res.stderr
     line = res.stderr.strip()
     assert len(line.splitlines()) == 1, line
-    assert "layers=3 mem_mb=2000" in line and "(task " in line
-    assert "needs 2.0 GB of memory per process (3 layers)" in line
+    assert "layers=3 mem_mb=2000" in line
+    if stage == "run":  # stage=plan printed the table (the need's note) above the line
+        assert "(task " in line and "needs 2.0 GB of memory per process (3 layers)" in line
+    else:
+        assert "layers=3 mem_mb=2000" in res.stdout and "needs 2.0 GB of memory per process" in line
     assert "over the budget of 1.0 GB from run.memory_budget=1GB" in line
     # the remedies that help a need per process; not "more workers", which do not lower it
     assert "set run.memory_budget or give the workers more memory" in line
@@ -358,14 +361,33 @@ def test_a_fixed_batch_larger_than_the_disk_holds_is_refused(tmp_path):
     assert not (folder / "out" / "toy" / "results").exists() and markers(folder) == []
 
 
-def test_plan_shows_the_largest_need_against_the_budget(tmp_path):
+def test_plan_shows_a_table_of_the_tasks_needs_against_where_they_run(tmp_path):
     folder = toy_folder(tmp_path, layers="2, 5", mem_mb=300)
     res = guesslab(folder, "cluster=sync", "stage=plan", "run.memory_budget=1GB")
     assert res.returncode == 0, res.stderr
-    assert (
-        "memory: the largest task (disk_mb=0 layers=2 mem_mb=300 split=False) needs 300.0 MB "
-        "per process on 1 worker (2 layers); the budget is 1.0 GB from run.memory_budget=1GB"
-    ) in res.stdout
+    table = [line.split() for line in res.stdout.splitlines() if "layers=" in line]
+    assert table == [["layers=2", "300.0", "MB", "none", "fits"],
+                     ["layers=5", "300.0", "MB", "none", "fits"]]  # fmt: skip
+    assert "  here: 1 worker, a budget of 1.0 GB a process from run.memory_budget=1GB" in (
+        res.stdout
+    )
+    assert not (folder / "out").exists()
+
+
+def test_plan_prints_the_table_then_the_shortage_in_one_line(tmp_path):
+    folder = toy_folder(tmp_path, layers="2, 5", mem_mb="300, 2000")
+    res = guesslab(folder, "cluster=sync", "stage=plan", "run.memory_budget=1GB")
+    assert res.returncode == 2
+    rows = [line.split() for line in res.stdout.splitlines() if "mem_mb=" in line]
+    assert rows == [
+        ["layers=2", "mem_mb=300", "300.0", "MB", "none", "fits"],
+        ["layers=2", "mem_mb=2000", "2.0", "GB", "none", "no:", "memory"],
+        ["layers=5", "mem_mb=300", "300.0", "MB", "none", "fits"],
+        ["layers=5", "mem_mb=2000", "2.0", "GB", "none", "no:", "memory"],
+    ]
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "needs 2.0 GB of memory per process" in line
+    assert "over the budget of 1.0 GB from run.memory_budget=1GB" in line
     assert not (folder / "out").exists()
 
 

@@ -113,7 +113,15 @@ def needs(task: Task, workers: int) -> Need | None:
     if task["method"] != "float" or task["n"] is not None:
         return None
     size = float_layers.sizing(task["ranks"], task["suits"])
-    return Need(memory=size.out_of_core, disk=size.disk, note=size.describe())
+    layers = float_layers.layer_states(task["ranks"], task["suits"])
+    return Need(
+        memory=size.out_of_core,
+        disk=size.disk,
+        note=size.describe(),
+        states=size.states,
+        largest=max(layers),
+        cpu_seconds=estimated_seconds(task),
+    )
 
 
 def estimated_seconds(task: Task) -> float | None:

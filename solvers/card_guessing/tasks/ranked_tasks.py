@@ -77,8 +77,9 @@ def needs(task: Task, workers: int):
     plan = out_of_core.plan(deck)
     largest = max(plan.sizes)
     states = f"{sum(plan.sizes):,} ranked states in {len(plan.sizes)} layers of up to {largest:,}"
+    sizes = {"states": sum(plan.sizes), "largest": largest, "cpu_seconds": estimated_seconds(task)}
     if (task["workers"] or 1) == 1 and whole <= plan.memory:
-        return Need(whole, 0, f"{states}; in memory")
+        return Need(whole, 0, f"{states}; in memory", **sizes)
     workers = max(workers, 1)
     share = out_of_core.BASE_BYTES + -(-largest // workers) * out_of_core.BYTES_PER_CHUNK_STATE
     hours = estimated_seconds(task) / 3600
@@ -91,6 +92,7 @@ def needs(task: Task, workers: int):
         f"the largest layer in one chunk per worker of {workers}); about {hours:,.1f} CPU-hours",
         shared=shared_key(deck),
         shared_disk=out_of_core.last_layer_bytes(plan.sizes),
+        **sizes,
     )
 
 
