@@ -204,8 +204,7 @@ def _stored(run: StudyRun, done: DoneBatch) -> None:
 
 def write_failed(run: StudyRun, exc: store.StoreError) -> str:
     """The one line for a batch the store could not write (a full disk, say): where, why,
-    that what is stored is intact (each results file is written whole or not at all) and
-    that the same command resumes."""
+    that the stored results are intact (files written whole), that the same command resumes."""
     code = getattr(exc.__cause__, "errno", None)
     why = os.strerror(code) if code else str(exc)
     free = "free some space, then " if code in DISK_FULL else ""
@@ -245,7 +244,6 @@ def summarise(run: StudyRun) -> None:
 
 
 def _attach(exc: BaseException, report: StudyReport) -> None:
-    """``report`` as ``exc.report``: what the command's one line on Ctrl-C says was stored
-    (a library may raise an error of its own for a Ctrl-C: pipeline.__main__)."""
+    """``report`` as ``exc.report``, for the one line on Ctrl-C (pipeline.__main__)."""
     with contextlib.suppress(AttributeError, TypeError):
         exc.report = report  # type: ignore[attr-defined]
