@@ -62,6 +62,7 @@ class Needed:
     study_dir: Path | None = None
     shared: tuple[str, ...] = ()  # keys of the checkpoint pieces the tasks left share
     rows: tuple[NeedRow, ...] = ()  # each class of tasks left to run (the plan's table)
+    shared_cpu: float = 0.0  # CPU seconds of shared pieces the tasks need not compute again
 
     @property
     def shortage(self) -> str | None:
@@ -113,6 +114,14 @@ class Needed:
             "" if self.free is None else f"; {format_bytes(self.free)} free under {self.study_dir}"
         )
         lines = [f"  here: {where.count} worker{'s' * (where.count != 1)}, {budget}{disk}"]
+        if self.shared_cpu:  # a row's CPU is its task's alone
+            alone = sum((row.need.cpu_seconds or 0.0) * row.tasks for row in self.rows)
+            tasks = sum(row.tasks for row in self.rows)
+            lines.insert(
+                0,
+                f"  CPU: {_hours(alone - self.shared_cpu, 1)} for the {tasks} tasks, the pieces "
+                f"they share computed once ({_hours(alone, 1)} if each computed its own)",
+            )
         at_once = None if self.shortage else self.at_once_line()  # none fits: no "at a time"
         return lines if at_once is None else [*lines, at_once]
 
@@ -176,6 +185,7 @@ def check_needs(plan: Any, where: Workers, study_dir: Path, refuse: bool = True)
     free: int | None = None
     disks: list[tuple[int, int]] = []  # (bytes, tasks) of each class keeping checkpoints
     shared: dict[str, int] = {}  # bytes of the pieces kept once for the tasks of a key
+    sharing: dict[str, list[float]] = {}  # CPU of a key's pieces, tasks sharing them
     rows: list[NeedRow] = []
     for g, grid in enumerate(plan.grids):
         for tid, task, need, n in grid_needs(grid, plan.keep[g], fam.needs, where.count):
@@ -191,6 +201,9 @@ def check_needs(plan: Any, where: Workers, study_dir: Path, refuse: bool = True)
                 if need.shared:
                     shared[need.shared] = max(shared.get(need.shared, 0), need.shared_disk)
                 disks.append((need.disk - (need.shared_disk if need.shared else 0), n))
+            if need.shared and need.shared_cpu_seconds:
+                cpu_tasks = sharing.setdefault(need.shared, [need.shared_cpu_seconds, 0])
+                cpu_tasks[1] += n
             if top_memory is None or need.memory > top_memory[2].memory:
                 top_memory = (tid, task, need)
             if need.disk and (top_disk is None or need.disk > top_disk[2].disk):
@@ -199,8 +212,9 @@ def check_needs(plan: Any, where: Workers, study_dir: Path, refuse: bool = True)
     at_once = None if room is None else fitting([(d, n) for d, n in disks if d > 0], room)
     with_disk = sum(n for _, n in disks)
     keys = tuple(sorted(shared))
+    again = sum(cpu * (tasks - 1) for cpu, tasks in sharing.values())
     return Needed(top_memory, top_disk, at_once, with_disk, free, where, study_dir, keys,
-                  tuple(rows))  # fmt: skip
+                  tuple(rows), again)  # fmt: skip
 
 
 def _checked(tid, task, need, n, budget, free, study_dir) -> NeedRow:
@@ -239,11 +253,14 @@ def shared_keys(plan: Any) -> set[str]:
 
 
 def _hours(seconds: float | None, tasks: int) -> str:
-    """CPU time of a class of tasks: ``41.9 h``, ``12 min``; "" when not estimated."""
+    """CPU time of a class of tasks: ``41.9 h``, ``12 min``, ``3.5 s``; "" when not
+    estimated."""
     if seconds is None:
         return ""
     total = seconds * tasks
-    return f"{total / 3600:,.1f} h" if total >= 3600 else f"{total / 60:,.0f} min"
+    if total >= 3600:
+        return f"{total / 3600:,.1f} h"
+    return f"{total / 60:.0f} min" if total >= 60 else f"{total:.2g} s"
 
 
 def _labels(tasks: list[Task]) -> list[str]:

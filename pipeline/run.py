@@ -72,7 +72,7 @@ def plan_text(run: StudyRun) -> str:
     with ``needs``) a table of the tasks left with their needs against where the run
     executes; StudyError, after the table is logged, when one does not fit here."""
     left, needed = _tasks_left(run, refuse=False)
-    lines = [*left.described(), *needed.table(), *needed.lines()]
+    lines = [*left.described(needed.shared_cpu), *needed.table(), *needed.lines()]
     lines.append("  nothing was run or written (stage=plan)")
     if needed.shortage is not None:
         run.log("\n".join(lines))

@@ -134,9 +134,10 @@ class Plan:
                     left.supersedes = bool(stored.every.contains(ids[running]).any())
         return left
 
-    def described(self) -> list[str]:
+    def described(self, shared_seconds: float = 0.0) -> list[str]:
         """``stage=plan``'s lines on the plan: its tasks, how many the store holds, how many
-        are left to run and the solver time to expect for them."""
+        are left to run and the solver time to expect for them (less ``shared_seconds``, the
+        work of pieces the tasks share that they need not compute again)."""
         strategies = f", {_counted(len(self.strategies), 'strategy')}" if self.strategies else ""
         lines = [
             f"study {self.name}: {self.n_tasks:,} tasks ({_counted(self.parts, 'grid')}"
@@ -152,9 +153,10 @@ class Plan:
             )
         else:
             seconds, sampled = estimate
+            shared = ", pieces the tasks share computed once" if shared_seconds else ""
             lines.append(
-                f"  solver time: about {_duration(seconds)} for the tasks to run (the family's "
-                f"estimate, from {sampled:,} sampled tasks)"
+                f"  solver time: about {_duration(seconds - shared_seconds)} for the tasks to "
+                f"run (the family's estimate, from {sampled:,} sampled tasks{shared})"
             )
         return lines
 

@@ -91,6 +91,7 @@ class Need:
     states: int = 0
     largest: int = 0
     cpu_seconds: float | None = None
+    shared_cpu_seconds: float = 0.0  # of ``cpu_seconds``, computing the shared pieces
 
 
 def available_memory() -> int:

@@ -121,6 +121,31 @@ def test_the_disk_check_counts_the_shared_pieces_once(tmp_path, monkeypatch):
     assert needs.check_needs(study.plan, study.workers, study.folder).at_once == 2
 
 
+@pytest.mark.parametrize("policies", [2, 3])
+def test_the_plan_counts_the_shared_last_layer_s_cpu_once(tmp_path, policies):
+    """stage=plan's CPU: each task's as if alone in the table, the study's with the last
+    layer once (the solver-time line agrees)."""
+    from pipeline.run import plan_text
+    from pipeline.study_run import prepared
+    from solvers.card_guessing.tasks import ranked_tasks
+
+    overrides = [*STUDY[:2], *STUDY[3:], "stage=plan", f"paths.outputs={tmp_path}"]
+    if policies == 3:
+        overrides.remove("~study.grids.0.strategies.persistent")
+    study = prepared(compose_config(*overrides))
+    said: list[str] = []
+    study.log = said.append
+    text = plan_text(study)
+    alone = ranked_tasks.estimated_seconds({"method": "ranked", "deck": list(DECK)})
+    last = ranked_tasks.last_layer_seconds(DECK)
+    assert 0 < last < alone
+    (cpu,) = [line for line in text.splitlines() if line.startswith("  CPU: ")]
+    assert cpu.startswith(f"  CPU: {alone * policies - last * (policies - 1):.2g} s for the "
+                          f"{policies} tasks, the pieces they share computed once")  # fmt: skip
+    assert cpu.endswith(f"({alone * policies:.2g} s if each computed its own)")
+    assert "pieces the tasks share computed once" in text.splitlines()[1]
+
+
 def test_a_solve_stopped_in_its_score_pass_resumes_after_its_last_edges(tmp_path):
     store = Checkpoints(tmp_path / "ck" / "task", root=tmp_path)
 

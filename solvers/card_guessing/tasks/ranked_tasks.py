@@ -92,6 +92,7 @@ def needs(task: Task, workers: int):
         f"the largest layer in one chunk per worker of {workers}); about {hours:,.1f} CPU-hours",
         shared=shared_key(deck),
         shared_disk=out_of_core.last_layer_bytes(plan.sizes),
+        shared_cpu_seconds=last_layer_seconds(deck),
         **sizes,
     )
 
@@ -188,24 +189,40 @@ def rows(task: Task) -> list[Row]:
     return [solution_row(in_memory.solve(task["deck"], task["strategy"], window=window(task)))]
 
 
-# The cost model of ``stage=plan``: CPU seconds = SECONDS_PER_SOLVE + SECONDS_PER_RANK_TYPE
-# x r x ranks for r types (a state's successors are ranked in r look-ups each), the constant
-# fitted by least squares on the out-of-core runs of 8, 9, 10 and 11 types of 4 (CPU of every
-# process: 0.930, 1.101, 1.087 and 1.829 microseconds a rank).  The fit is within 1.4% of
-# 11 types and over 8-10 by 34-51%, so it errs high for 13 x 4; fitted on 8-10 alone
-# (0.1152e-6) it was within 6% of those and 31% under 11 types.  Likely cause, not measured:
-# two adjacent value layers of 10 types (7.6 GB) stay in a 24 GB machine's page cache, of 11
-# types (33 GB) they do not (and 13 x 4's will not)
-SECONDS_PER_RANK_TYPE = 0.1639e-6
+# The cost model of ``stage=plan`` (benchmarks/bench_ranked_fit.py), r types: CPU seconds =
+# SECONDS_PER_SOLVE + POLICY_SECONDS x r x ranks (every layer: the value layers and the score
+# pass) + LAST_LAYER_SECONDS x r x the last layer's ranks (its T and log A, which a deck's
+# policies share).  Fitted by least squares on out-of-core solves of 8, 9 and 10 types of 4
+# on 2 workers (30.3, 193.3 and 844.9 CPU s, of which the last layer 8.8, 48.8 and 231.0):
+# within -5.5%, -15.7% and +0.7% of them.  Its reach past 10 types is an extrapolation: the
+# page cache holds two adjacent value layers of 10 types (7.6 GB) on a 24 GB machine, not of
+# 11 types (33 GB) or 13 x 4.
+POLICY_SECONDS = 0.64349e-7
+LAST_LAYER_SECONDS = 1.0118e-7
 SECONDS_PER_SOLVE = 1.0
 
 
 def estimated_seconds(task: Task) -> float | None:
-    """CPU seconds of a checked ``method: ranked`` task by the cost model above."""
+    """CPU seconds of a checked ``method: ranked`` task computing all of its layers, by the
+    cost model above."""
     if task["method"] != "ranked":
         return None
+    return (
+        SECONDS_PER_SOLVE
+        + POLICY_SECONDS * policy_rank_types(task["deck"])
+        + (last_layer_seconds(task["deck"]))
+    )
+
+
+def last_layer_seconds(deck) -> float:
+    """CPU seconds of the last layer of ``deck`` (shared by its policies), by the model."""
     from solvers.card_guessing.uniform_deck.ranks import layer_sizes
 
-    deck = task["deck"]
-    ranks = sum(layer_sizes(deck))
-    return SECONDS_PER_SOLVE + SECONDS_PER_RANK_TYPE * len(deck) * ranks
+    return LAST_LAYER_SECONDS * len(deck) * layer_sizes(deck)[-1]
+
+
+def policy_rank_types(deck) -> int:
+    """Types times ranks over every layer of ``deck``."""
+    from solvers.card_guessing.uniform_deck.ranks import layer_sizes
+
+    return len(deck) * sum(layer_sizes(deck))

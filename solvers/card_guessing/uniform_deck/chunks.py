@@ -109,12 +109,15 @@ def _unmap_pages(mapped: np.ndarray) -> None:
 
 def last_t_chunk(deck, lo, hi, t_path, log_path):
     """T of the last layer's ranks [lo, hi) into ``t_path`` (and -inf log A into
-    ``log_path``); returns the chunk's histogram of T + 1 (bin 0: infeasible)."""
+    ``log_path``); returns (the chunk's histogram of T + 1 (bin 0: infeasible), CPU
+    seconds)."""
+    cpu = time.process_time()
     cd = _codes(tuple(deck))
     t = last_layer.unconfirmed(cd.n_cards, lo, hi, *cd.kernel_args())
     _pwrite(t_path, t, lo)
     _pwrite(log_path, np.full(hi - lo, -np.inf), lo * 8)
-    return np.bincount(t.astype(np.int64) + 1, minlength=cd.n_cards + 2)
+    hist = np.bincount(t.astype(np.int64) + 1, minlength=cd.n_cards + 2)
+    return hist, time.process_time() - cpu
 
 
 def last_log_chunk(deck, t, lo, hi, t_path, log_path):

@@ -408,7 +408,7 @@ def _shared_last_layer(deck, cd, sizes, store, shared, runner, chunk, report, sa
     n = cd.n_cards
     names = _last_pieces(n)
     if shared is None:
-        return _last_layer(deck, cd, sizes, store, runner, chunk, report)
+        return _last_layer(deck, cd, sizes, store, runner, chunk, report, say)
     with shared.lock():
         if all(shared.trusted(name, warn) for name in names):
             for name in names:
@@ -416,25 +416,28 @@ def _shared_last_layer(deck, cd, sizes, store, shared, runner, chunk, report, sa
             report(float(sizes[n]), f"layer {n} (last), shared by the deck's tasks")
             say(f"layer {n} (last): adopted from {shared.folder}")
             return json.loads(store.load_path(_count(n)).read_text())["feasible"]
-        feasible = _last_layer(deck, cd, sizes, store, runner, chunk, report)
+        feasible = _last_layer(deck, cd, sizes, store, runner, chunk, report, say)
         for name in names:
             shared.adopt(name, store.load_path(name))
         return feasible
 
 
-def _last_layer(deck, cd, sizes, store, runner, chunk, report) -> int:
+def _last_layer(deck, cd, sizes, store, runner, chunk, report, say) -> int:
     """log A and T of the last layer, in passes of T (committed as ``layer-N``, ``last-t``)."""
     n = cd.n_cards
     size = sizes[n]
+    wall = time.perf_counter()
     t_path, log_path = store.path("last-t"), store.path(_layer_name(n))
     _allocate(t_path, size)
     _allocate(log_path, size * 8)
     chunks = spans(size, chunk)
-    hists = runner.run(
+    found = runner.run(
         last_t_chunk,
         [(deck, a, b, str(t_path), str(log_path)) for a, b in chunks],
         lambda res: None,
     )
+    hists = [hist for hist, _ in found]
+    cpu = sum(c for _, c in found)
     feasible = 0
     passes = n + 1
     for t in range(passes):
@@ -445,11 +448,16 @@ def _last_layer(deck, cd, sizes, store, runner, chunk, report) -> int:
         ]
         results = runner.run(last_log_chunk, calls, lambda res: None)
         feasible += sum(r[0] for r in results)
+        cpu += sum(r[1] for r in results)
         share = size * (t + 1) // passes - size * t // passes
         report(float(share), f"layer {n} (last), pass T={t} of {n}")
     store.commit("last-t")
     store.commit(_layer_name(n))
-    _put_json(store, _count(n), {"feasible": feasible})
+    _put_json(store, _count(n), {"feasible": feasible, "cpu_s": cpu})
+    say(
+        f"layer {n} (last): {size:,} ranks, {feasible:,} feasible, {len(chunks)} chunks, "
+        f"{time.perf_counter() - wall:.1f} s wall, {cpu:.1f} s CPU"
+    )
     return feasible
 
 
