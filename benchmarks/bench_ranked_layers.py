@@ -63,8 +63,8 @@ def run_single(deck: list[int], policy: str, window: float) -> dict:
 def run_layers(deck, policy, window, workers: int, budget: float, folder: str | None) -> dict:
     from distributed import Client, LocalCluster
 
-    from solvers import longtask
     from solvers.card_guessing.uniform_deck import out_of_core
+    from solvers.kit import longtask
 
     with (
         LocalCluster(

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from tests_support import compose_config
 
 from pipeline.run import run_study
-from solvers._report import MAX_NAME, file_name
+from solvers.kit.summary_parts import MAX_NAME, file_name
 
 
 @given(st.text(min_size=1, max_size=600))

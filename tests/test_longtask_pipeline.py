@@ -26,7 +26,7 @@ from pipeline.backends import Backend
 from pipeline.config import checked_config, plain
 from pipeline.needs import budgeted
 from pipeline.progress import ProgressBars, postfix
-from solvers.longtask import Progress
+from solvers.kit.longtask import Progress
 
 TOY = '''
 """A toy long task: the sum of the squares 0..layers-1, one checkpoint piece a layer."""
@@ -35,7 +35,7 @@ import time
 import uuid
 from pathlib import Path
 
-from solvers import longtask
+from solvers.kit import longtask
 from solvers.registry import Family, Param, as_float, as_int, register
 
 
@@ -219,7 +219,7 @@ def test_needs_is_asked_once_per_class_of_the_tasks_left_to_run():
 
     from pipeline.needs import grid_needs
     from solvers.grid import Grid
-    from solvers.longtask import Need
+    from solvers.kit.longtask import Need
     from solvers.registry import Family, Param, as_int, families, register
 
     if "test_sized" not in families():

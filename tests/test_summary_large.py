@@ -19,8 +19,8 @@ from pipeline import store
 from pipeline.report import write_report
 from pipeline.summary import generic_summary, write_summary
 from solvers import solve
-from solvers._rows import StoredRows
 from solvers.card_guessing.summary.rows import summary_rows
+from solvers.kit.stored_rows import StoredRows
 
 STUDY = {"name": "big", "description": "an entropy grid written in three batches"}
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pipeline.config import ConfigError
-from solvers.longtask import Budget, format_bytes
+from solvers.kit.longtask import Budget, format_bytes
 
 TLS_KEYS = ("ca_file", "cert", "key")
 CERTS_HINT = "make them with python -m pipeline.certs DIR"
