@@ -139,7 +139,7 @@ def test_the_wheel_lists_every_package():
 
 
 # solvers/card_guessing/ by role (docs/architecture.md): each sub-package and top-level module
-RULES = ("exact", "brute_force", "strategies")  # the game's rules and choice rules
+RULES = ("exact", "brute_force")  # the game's rules, its strategies, their exact values
 ENGINES = ("any_deck", "uniform_deck", "info_policy")  # the float engines, one per question
 SHARED = ("state_codes", "first_moves")  # what the engines share
 MACHINERY = ("tasks", "summary", "simulation", "report", "play", "play_screen")
@@ -178,7 +178,7 @@ def test_every_part_of_card_guessing_has_a_role():
 
 
 def test_card_guessing_rules_and_strategies_stay_apart_from_the_machinery():
-    """exact/, brute_force/ and strategies/ import no Dask, pandas or pipeline, and nothing of
+    """exact/ and brute_force/ import no Dask, pandas or pipeline, and nothing of
     the family's engines, tasks/, summary/, simulation/, report or play (the architecture
     page's rule)."""
     mods = modules()

@@ -17,9 +17,8 @@ from conftest import compositions
 
 from solvers import TaskError, solve
 from solvers.card_guessing.brute_force import yes_no_orders
-from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.exact import belief_players, entropy_weighted, yes_no
 from solvers.card_guessing.simulation import shuffled_decks
-from solvers.card_guessing.strategies import belief_players, entropy_weighted
 from solvers.card_guessing.tasks import yes_no_tasks
 
 FAMILY = "card_guessing"
