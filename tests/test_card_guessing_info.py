@@ -1,8 +1,7 @@
 """card_guessing, partial feedback: the info strategy, playable strategies and Monte Carlo.
 
 Published figures are from Gural, Simper & So (2019, "Information Theory in a
-Card-Guessing Game"), and its "Known traps" in
-shared/seeds/README.md.
+Card-Guessing Game").
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ register(Family(
 
 
 def toy_folder(tmp_path: Path, **grid) -> Path:
-    """tmp/toylong.py and tmp/studies/study/toy.yaml (grid: one value per parameter)."""
+    """<tmp>/toylong.py and <tmp>/studies/study/toy.yaml (grid: one value per parameter)."""
     (tmp_path / "toylong.py").write_text(textwrap.dedent(TOY))
     studies = tmp_path / "studies" / "study"
     studies.mkdir(parents=True, exist_ok=True)

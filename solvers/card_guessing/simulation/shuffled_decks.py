@@ -117,8 +117,8 @@ def info_scores(
 ) -> tuple[Scores, InfoPlay]:
     """(scores, play): info on ``n_games`` shuffled decks, Numba fast path (info_policy/).
 
-    ``play.exact_calls`` counts the decisions the floats could not make safely (taken from
-    the exact Python path, exact/entropy_weighted.py); ``play.largest_support`` the largest
+    ``InfoPlay.exact_calls`` counts the decisions the floats could not make safely (taken from
+    the exact Python path, exact/entropy_weighted.py); ``InfoPlay.largest_support`` the largest
     composition posterior met.  Decision and entropy caches are shared by every game of the call.
     """
     play = InfoPlay(deck, gamma, r, t, log_base, tie_break)
