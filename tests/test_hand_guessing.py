@@ -1,4 +1,4 @@
-"""Family ``hand_guessing`` (Juraszek 2014, issue 8): feedback, strategies, exact evaluation.
+"""Family ``hand_guessing`` (Juraszek 2014): feedback, strategies, exact evaluation.
 
 Hand-worked feedback examples, the vectorised table against the plain reference, a brute-force
 player on small decks, chunk and sample evaluation, the source's figures, and bad input.
@@ -307,7 +307,7 @@ def test_two_card_search_finds_the_seed_programs_first_guess() -> None:
     assert row["average_guesses_exact"] == "182/51"  # 4732 / 1326 = 3.5686...
     assert row["total_guesses"] == 4732 and row["max_guesses"] == 5
     assert row["histogram"] == [1, 37, 534, 715, 39]
-    # issue 8: the source's program averaged 4.19 guesses on two-card hands
+    # Juraszek (2014): the published program averaged 4.19 guesses on two-card hands
     assert row["average_guesses"] < 4.19
 
 
@@ -366,7 +366,7 @@ def test_the_seed_programs_largest_four_card_group() -> None:
 
 @pytest.mark.slow
 def test_three_card_table_beats_the_seed_program() -> None:
-    """Issue 8: the source's program averaged 4.41 guesses on three-card hands."""
+    """Juraszek (2014): the published program averaged 4.41 guesses on three-card hands."""
     row = one(cards=3)
     assert row["first_guess"] == "5C,6C,TD"
     assert row["total_guesses"] == 86427 and row["answers"] == 22100

@@ -1,4 +1,4 @@
-"""Hostile conditions around the cluster (issue 26, items 2, 9 and 10): addresses that are not
+"""Hostile conditions around the cluster: addresses that are not
 a Dask scheduler, a scheduler without workers, other users on the same machine.
 
 Every server here listens on 127.0.0.1 only; no test sends traffic to any other address.

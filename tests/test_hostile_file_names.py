@@ -1,5 +1,6 @@
-"""File names made from parameter values are safe for every valid value (issue 26, item 6):
-a fraction in a Mastermind jar ("1/2") made the summary's figure path a missing folder."""
+"""File names made from parameter values are safe for every valid value:
+a fraction in a Mastermind jar ("1/2") never makes the summary's figure path a missing
+folder."""
 
 from __future__ import annotations
 

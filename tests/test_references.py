@@ -439,3 +439,28 @@ def test_a_planted_wrong_name_is_found_and_the_right_one_passes(where, right, wr
     path = ROOT / where
     assert unresolved(Text(path, 1, f"A text naming {right} here.")) == []
     assert unresolved(Text(path, 1, f"A text naming {wrong} here.")) != []
+
+
+# what narrates the history of the work in the code, as tests/test_docs.py refuses it in the
+# manual: the tracker's issues (an outside project's, dask/distributed#7105, is a source)
+HISTORY = re.compile(r"\bissues? #?\d+\b|(?<![\w/&])#\d+\b|\bbefore this change\b", re.I)
+
+
+def history(text: Text) -> list[str]:
+    return [
+        f"{text.path.relative_to(ROOT)}:{text.line}: {m.group(0)}"
+        for m in HISTORY.finditer(text.text)
+    ]
+
+
+def test_no_docstring_or_comment_narrates_the_history_of_the_work():
+    found = [
+        h
+        for folder in PYTHON_FOLDERS
+        for p in sorted((ROOT / folder).rglob("*.py"))
+        for t in python_texts(p)
+        for h in history(t)
+    ]
+    assert not found, "\n".join(found)
+    planted = Text(ROOT / "pipeline" / "run.py", 1, "The batches (issue 26, item 3) and #25.")
+    assert [h.rpartition(": ")[2] for h in history(planted)] == ["issue 26", "#25"]

@@ -1,4 +1,4 @@
-"""Every family's summary and report on a large store (issue #25): each one takes the lazy
+"""Every family's summary and report on a large store: each one takes the lazy
 StoredRows (reads only the columns it uses; DuckDB adds up or picks rows where a family's
 tables keep one row of many), and writes what it writes from a DataFrame of every row.
 

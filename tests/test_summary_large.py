@@ -1,4 +1,4 @@
-"""The summary stage on large stores (issue #25): counts by DuckDB, a family's rows as a lazy
+"""The summary stage on large stores: counts by DuckDB, a family's rows as a lazy
 StoredRows, the report's tables capped; on a small store (the thresholds forced low) the
 large-store path writes the same numbers as the plain pandas path."""
 

@@ -3,7 +3,7 @@
 The answer is a set of ``cards`` (1 to 4) distinct cards from a deck of ``ranks`` x ``suits``
 cards (default the 52-card deck, ranks 2..10, J, Q, K, A with ace high).  Each guess is a
 hand of the same size, answered with (correct cards, lower ranks, correct ranks, higher ranks,
-correct suits) as issue 8 defines them; the score is the number of guesses, the last (right)
+correct suits); the score is the number of guesses, the last (right)
 one included.  See :mod:`.cards` for the numbering and the feedback, :mod:`.strategies` for the
 strategies and their tie rule.
 
