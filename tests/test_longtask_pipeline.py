@@ -271,9 +271,9 @@ def test_how_many_tasks_checkpoints_fit_at_once(disks, free, fit):
 
 @pytest.mark.parametrize("value", ["lots", "-1GB", "0", True, 1.5])
 def test_a_bad_memory_budget_is_refused_naming_the_key(value):
-    from pipeline.config import ConfigError
+    from pipeline.config import StudyError
 
-    with pytest.raises(ConfigError, match="run.memory_budget") as info:
+    with pytest.raises(StudyError, match="run.memory_budget") as info:
         conf_of("cluster=sync", f"run.memory_budget={str(value).lower()}")
     assert "give a size such as 8GB" in str(info.value)
 
