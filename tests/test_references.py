@@ -202,14 +202,19 @@ def resolves_rooted(name: str) -> bool:
     return False
 
 
+def package_modules() -> Iterator[tuple[str, Path]]:
+    """(name, path) of every module of the packages."""
+    for pkg in PACKAGES:
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            yield module_of(path), path
+
+
 @cache
 def project_modules() -> dict[str, list[str]]:
     """Every module of the packages by its last name: ``yes_no`` -> [its full names]."""
     out: dict[str, list[str]] = {}
-    for pkg in PACKAGES:
-        for path in sorted((ROOT / pkg).rglob("*.py")):
-            name = module_of(path)
-            out.setdefault(name.rpartition(".")[2], []).append(name)
+    for name, _ in package_modules():
+        out.setdefault(name.rpartition(".")[2], []).append(name)
     return out
 
 
@@ -217,11 +222,10 @@ def project_modules() -> dict[str, list[str]]:
 def project_classes() -> dict[str, list[str]]:
     """Every class the packages define at a module's top, by name -> [module, ...]."""
     out: dict[str, list[str]] = {}
-    for pkg in PACKAGES:
-        for path in sorted((ROOT / pkg).rglob("*.py")):
-            for node in ast.parse(path.read_text()).body:
-                if isinstance(node, ast.ClassDef):
-                    out.setdefault(node.name, []).append(module_of(path))
+    for name, path in package_modules():
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef):
+                out.setdefault(node.name, []).append(name)
     return out
 
 
