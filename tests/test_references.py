@@ -59,7 +59,8 @@ PLACEHOLDER = "NAME"  # conf/study/NAME.yaml: any file of conf/study/
 NOT_MODULES = {"guesslab.families": "the entry point group families register in"}
 
 PACKAGE = "(?:" + "|".join(PACKAGES) + ")"
-SUFFIXES = "(?:py|md|yaml|yml|toml|js|css|sh)"  # the files a path may name
+NAMED_FILES = ("py", "md", "yaml", "yml", "toml", "js", "css", "sh")  # what a path may name
+SUFFIXES = "(?:" + "|".join(NAMED_FILES) + ")"
 # a cross-reference: :func:`longtask.current` (in a package also a sibling's, after a dot)
 ROLE = re.compile(r":(?:func|class|mod|meth|attr|data|exc|obj):`~?(\.?[A-Za-z_][\w.]*)`")
 # a dotted name in backticks: ``yes_no.Evaluation``, `run.batch_seconds`, ``Checkpoints.path(n)``
@@ -77,7 +78,8 @@ FOLDER = re.compile(r"(?<![\w./<>{}~$*:-])((?:[A-Za-z_][\w-]+/)+)(?=[\s,;:)'\"`]
 # a class of the project (``see yes_no.Evaluation``)
 PLAIN = re.compile(r"(?<![\w.`/:~-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w`/-]|\.\w)")
 REFUSED_KEYS = {"run.foo", "study.foo"}  # the unknown keys the code shows being refused
-FILE_LIKE = re.compile(r"\.(?:" + SUFFIXES[3:-1] + r"|html|json|parquet|pem|png|txt|log|csv)$")
+OTHER_FILES = ("html", "json", "parquet", "pem", "png", "txt", "log", "csv")
+FILE_LIKE = re.compile(r"\.(?:" + "|".join((*NAMED_FILES, *OTHER_FILES)) + ")$")
 
 
 @dataclass(frozen=True)
