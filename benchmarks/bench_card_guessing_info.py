@@ -19,11 +19,10 @@ import time
 import numpy as np
 
 from solvers import no_repeat, solve
-from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.exact import belief_players, yes_no
 from solvers.card_guessing.info_policy import evaluation, posterior
 from solvers.card_guessing.info_policy.monte_carlo import InfoPlay
 from solvers.card_guessing.simulation import shuffled_decks
-from solvers.card_guessing.strategies import belief_players
 from solvers.card_guessing.tasks import yes_no_tasks
 from solvers.registry import validate
 

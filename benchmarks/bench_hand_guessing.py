@@ -16,7 +16,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solvers import solve  # noqa: E402
-from solvers.hand_guessing import play as P  # noqa: E402
+from solvers.hand_guessing import strategies as S  # noqa: E402
 from solvers.hand_guessing import table as T  # noqa: E402
 from solvers.hand_guessing.cards import Deck  # noqa: E402
 
@@ -49,7 +49,7 @@ def bench_tables() -> None:
             task = {"family": "hand_guessing", "cards": cards, "strategy": strategy}
             if t is not None:
                 task["entropy_t"] = t
-            P.searched_first_guess.cache_clear()
+            S.searched_first_guess.cache_clear()
             s, rows = seconds(lambda task=task: solve(task))
             row = rows[0]
             print(
@@ -62,8 +62,8 @@ def bench_tables() -> None:
 
 def bench_four() -> None:
     f = T.features(FULL, 4)
-    P.searched_first_guess.cache_clear()
-    s, first = seconds(lambda: P.searched_first_guess(FULL, 4, "min_expected_size", 1.0))
+    S.searched_first_guess.cache_clear()
+    s, first = seconds(lambda: S.searched_first_guess(FULL, 4, "min_expected_size", 1.0))
     print(f"4 cards first-guess search: {FULL.hand_name(f.hands[first].tolist())}, {s:.1f} s")
     task = {"family": "hand_guessing", "cards": 4, "first_guess": FOUR_FIRST}
     s, rows = seconds(lambda: solve({**task, "sample": 1000}))
@@ -74,7 +74,7 @@ def bench_four() -> None:
     )
     s, rows = seconds(lambda: solve({**task, "n_chunks": 12, "answer_chunk": 5}))
     print(f"4 cards one chunk of 12 ({rows[0]['answers']:,} answers): {s:.1f} s")
-    s, result = seconds(lambda: P.play(f, first, P.Rule()))
+    s, result = seconds(lambda: S.play(f, first, S.Rule()))
     g = result.guesses
     print(
         f"4 cards whole table in one process: {s:.1f} s, total {int(g.sum()):,} over {len(g):,}, "

@@ -1,9 +1,9 @@
 """A uniform deck solved out of core over Dask workers (uniform_deck/out_of_core.py) against
 the in-memory solve (uniform_deck/in_memory.py), side by side in one run.
 
-    python benchmarks/bench_out_of_core.py                          # 8 and 9 types of 4
-    python benchmarks/bench_out_of_core.py --types 8 --workers 1,2  # scaling, 1 and 2 workers
-    python benchmarks/bench_out_of_core.py --types 10 --modes layers --workers 1 \\
+    python benchmarks/bench_ranked_layers.py                          # 8 and 9 types of 4
+    python benchmarks/bench_ranked_layers.py --types 8 --workers 1,2  # scaling, 1 and 2 workers
+    python benchmarks/bench_ranked_layers.py --types 10 --modes layers --workers 1 \\
         --folder /work/ranks10 --budget 4e9                           # a long run, resumable
 
 Each solve runs in a fresh process (after a warm-up on a small deck: Numba's kernels are
@@ -63,8 +63,8 @@ def run_single(deck: list[int], policy: str, window: float) -> dict:
 def run_layers(deck, policy, window, workers: int, budget: float, folder: str | None) -> dict:
     from distributed import Client, LocalCluster
 
-    from solvers import longtask
     from solvers.card_guessing.uniform_deck import out_of_core
+    from solvers.kit import longtask
 
     with (
         LocalCluster(

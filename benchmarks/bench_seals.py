@@ -1,4 +1,4 @@
-"""What sealing and checking checkpoint pieces costs (solvers/longtask.py), on a ranked solve's
+"""What sealing and checking checkpoint pieces costs (solvers/kit/longtask.py), on a ranked solve's
 kept checkpoint folder (card_guessing/uniform_deck/out_of_core.py).
 
     python benchmarks/bench_ranked_layers.py --types 10 --modes layers --workers 2 \\
@@ -30,8 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from solvers import longtask  # noqa: E402
 from solvers.card_guessing.uniform_deck import out_of_core  # noqa: E402
+from solvers.kit import longtask  # noqa: E402
 
 
 def sealing(folder: Path) -> dict:

@@ -17,7 +17,7 @@ Each round runs ``stage=summary`` (summary.md, report.html, the outputs' index.h
 fresh process and prints its wall time, its CPU time (user + system) and its peak RSS, then
 the store's rows and files and the size of report.html.  Wall times move on a shared 2-core
 VM; CPU time is the steadier measure.  Exit status 1 if the best round's wall time is over
-60 s (the target of issue #25) or its peak RSS over 1 GiB.
+60 s (its target) or its peak RSS over 1 GiB.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""The summary stage on a large store of each family other than card_guessing (issue #25).
+"""The summary stage on a large store of each family other than card_guessing.
 
 ``python benchmarks/bench_summary_families.py [--family NAME ...] [--rows 1000000]``
 builds, per family, a store of ``--rows`` rows under ``--outputs`` (default
 ``/tmp/summary_families``) and times ``stage=summary`` (summary.md, report.html) on it in a
 fresh process: wall time, CPU time and peak RSS.  Exit status 1 if a family's wall time is
-over 60 s (the target of issue #25) or its peak RSS over 1 GiB.
+over 60 s (its target) or its peak RSS over 1 GiB.
 
 The stores are **synthetic**: a few real rows of one task (solved once, here) stamped over
 the axis along which that family's studies grow, with fresh task ids, 1,500 rows per file

@@ -177,7 +177,8 @@ def returned_expressions(filename: str) -> dict[tuple[int, str], ast.expr]:
 
 
 def plain(text: str) -> str:
-    """reStructuredText inline code and roles (``x``, :mod:`x`) as Markdown code spans."""
+    """reStructuredText inline code (two backticks) and roles (``:mod:`` before a name in
+    backticks) as Markdown code spans."""
     return re.sub(r":[a-z]+:`", "`", text.replace("``", "`"))
 
 

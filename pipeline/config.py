@@ -5,7 +5,7 @@ Hydra composes the config from ``conf/`` (where every default lives, with its co
 before any work: strict types (``no``, ``"false"`` or ``1`` are not booleans), ranges, one
 model per cluster kind (chosen by ``cluster.kind``), and no unknown keys (``+run.foo=1`` is
 an error, not silently ignored), in the study section too (:class:`StudyConfig`: a misspelled
-``stratagies:`` is refused, not ignored).  A bad value raises :class:`ConfigError` naming the
+``stratagies:`` is refused, not ignored).  A bad value raises :class:`StudyError` naming the
 key and the value; the study grid's values are checked by :func:`pipeline.study.planned`.
 
 Why pydantic rather than Hydra structured configs: OmegaConf converts ``"no"``/``"off"`` to
@@ -34,11 +34,10 @@ from pipeline.safe_paths import study_name_problem
 
 
 class StudyError(ValueError):
-    """A config value is invalid (the study's or the run's): the message names the config key
-    and the value.  Raised before any work; exit status 2."""
+    """A study cannot run as configured: a config value (the study's, the run's, the
+    cluster's) is invalid, and the message names the config key and the value.  Raised before
+    any work; exit status 2.  The one exception of every bad config value."""
 
-
-ConfigError = StudyError  # one exception for every bad config value: exit status 2
 
 MAX_TIMEOUT_S = 30 * 24 * 3600.0  # a task time limit longer than 30 days is a typo
 
@@ -404,9 +403,9 @@ class Config(Strict):
 
 
 def cluster_model(kind: Any) -> type[Strict]:
-    """The config model of ``cluster.kind``; ConfigError listing the kinds for another."""
+    """The config model of ``cluster.kind``; StudyError listing the kinds for another."""
     if kind not in CLUSTER_MODELS:
-        raise ConfigError(f"cluster.kind={kind!r}: unknown; valid: {', '.join(CLUSTER_KINDS)}")
+        raise StudyError(f"cluster.kind={kind!r}: unknown; valid: {', '.join(CLUSTER_KINDS)}")
     return CLUSTER_MODELS[kind]
 
 
@@ -436,7 +435,7 @@ def cluster_config(cluster: Mapping[str, Any]) -> Any:
     try:
         return _CLUSTER_ADAPTER.validate_python(merged)
     except ValidationError as exc:
-        raise ConfigError(_message(exc, {"cluster": merged}, prefix="cluster")) from None
+        raise StudyError(_message(exc, {"cluster": merged}, prefix="cluster")) from None
 
 
 REQUIRED = "???"  # Hydra's mark of a value the user must give (cluster.address)
@@ -459,21 +458,21 @@ def plain(cfg: Any) -> Any:
 
 
 def checked_config(cfg: Mapping[str, Any]) -> Config:
-    """The validated run configuration; ConfigError naming the first bad key and value."""
+    """The validated run configuration; StudyError naming the first bad key and value."""
     cluster = cfg.get("cluster")
     cluster_model(cluster.get("kind") if isinstance(cluster, Mapping) else None)
     try:
         return Config.model_validate(dict(cfg))
     except ValidationError as exc:
-        raise ConfigError(_message(exc, cfg)) from None
+        raise StudyError(_message(exc, cfg)) from None
 
 
 def checked_study(study: Mapping[str, Any]) -> StudyConfig:
-    """The validated study section; ConfigError naming the first bad key and value."""
+    """The validated study section; StudyError naming the first bad key and value."""
     try:
         return StudyConfig.model_validate(dict(study))
     except ValidationError as exc:
-        raise ConfigError(_message(exc, {"study": study}, prefix="study")) from None
+        raise StudyError(_message(exc, {"study": study}, prefix="study")) from None
 
 
 def _message(exc: ValidationError, cfg: Mapping[str, Any], prefix: str = "") -> str:

@@ -4,7 +4,7 @@
   ``run.memory_budget`` if set, else what the backend answers of its workers
   (``workers(cluster)``, :mod:`pipeline.backends`).
 - **The refusal** (:func:`check_needs`): ``stage=plan`` and ``stage=run`` ask each class of
-  tasks left to run its :class:`~solvers.longtask.Need` through ``Family.needs``; a need
+  tasks left to run its :class:`~solvers.kit.longtask.Need` through ``Family.needs``; a need
   over the budget, or a disk need over the free disk of the study folder, stops the study
   with one line (a StudyError: exit status 2).  When the free disk holds the checkpoints of
   only a few tasks at once, :attr:`Needed.at_once` says how many (:func:`fitting`).
@@ -24,7 +24,7 @@ import numpy as np
 from pipeline.backends.base import Workers
 from pipeline.config import StudyError
 from solvers.grid import Grid, RecordingTask
-from solvers.longtask import Budget, Need, format_bytes
+from solvers.kit.longtask import Budget, Need, format_bytes
 from solvers.registry import Task, get_family, identity_params
 
 

@@ -41,7 +41,7 @@ from pipeline.store import (
     result_files,
     store_counts,
 )
-from solvers._rows import StoredRows, accepts_stored_rows
+from solvers.kit.stored_rows import StoredRows, accepts_stored_rows
 from solvers.registry import family_report, get_family
 
 ASSETS = Path(__file__).resolve().parent / "assets"

@@ -10,7 +10,7 @@ ever followed:
   ``results/family=*``, ``quarantine``, ``summary``, ``runs``, ``checkpoints`` and what is
   below ``summary`` and ``runs``) or a file it opens by name (``.lock``, ``.running``) is a
   link or a special file: the run exits 2 naming the path, and touches nothing.  (Below
-  ``checkpoints``, :class:`solvers.longtask.Checkpoints` follows no link either.)
+  ``checkpoints``, :class:`solvers.kit.longtask.Checkpoints` follows no link either.)
 - The readers (:func:`regular_files`, :func:`real_subdirs`) list entries with ``lstat``
   semantics: a link, a FIFO, a socket, a device or a folder named like a results file is
   never listed, so it is never opened (a FIFO cannot hang a reader, a link cannot bring in

@@ -53,7 +53,7 @@ from solvers.registry import COMMON_COLUMNS, Row, get_family, row_columns
 if TYPE_CHECKING:  # pandas only where results are read: workers that write them skip its import
     import pandas as pd
 
-    from solvers._rows import StoredRows
+    from solvers.kit.stored_rows import StoredRows
 
 ARROW_TYPES: dict[str, pa.DataType] = {
     "string": pa.string(),
@@ -532,7 +532,7 @@ def stored_families(results: str | Path) -> list[str]:
 
 def family_rows(results: str | Path, family: str, status: str | None = None) -> StoredRows:
     """One family's rows (those with ``status``, or all), read lazily through DuckDB."""
-    from solvers._rows import StoredRows, sql_text
+    from solvers.kit.stored_rows import StoredRows, sql_text
 
     where = f"status = {sql_text(status)}" if status is not None else ""
     columns = family_schema(family).names
@@ -595,7 +595,7 @@ def store_counts(results: str | Path) -> StoreCounts:
     one with more (several rows per task, or a task stored twice) has its ids read once."""
     import pandas as pd
 
-    from solvers._rows import connect
+    from solvers.kit.stored_rows import connect
 
     parts, tasks, superseded = [], 0, 0
     with connect() as con:
@@ -631,13 +631,13 @@ def _family_counts(con: Any, source: str) -> tuple[pd.DataFrame, int]:
 
 def files_sql(files: Iterable[Path]) -> str:
     """A list of file paths as an SQL list of string literals (for DuckDB's read_parquet)."""
-    from solvers._rows import sql_text
+    from solvers.kit.stored_rows import sql_text
 
     return "[" + ", ".join(sql_text(str(f)) for f in files) + "]"
 
 
 # A family with more ok rows than this hands its summary and report functions a lazy
-# StoredRows (solvers/_rows.py) when they take one; fewer: a DataFrame, as always.
+# StoredRows (solvers/kit/stored_rows.py) when they take one; fewer: a DataFrame, as always.
 LARGE_ROWS = 100_000
 
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.backends import Backend, Workers
-from pipeline.backends.base import quiet_dask_logs
+from pipeline.backends import Backend
+from pipeline.backends.base import Workers, quiet_dask_logs
 from pipeline.config import Config, checked_config, plain
 from pipeline.needs import budgeted
 from pipeline.study import Plan, planned

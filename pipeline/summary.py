@@ -20,8 +20,8 @@ from pipeline.report import REPORT_ROWS, write_report
 from pipeline.safe_paths import ensure_dir, write_replacing
 from pipeline.staging import remove_stale, staged
 from pipeline.store import StoreCounts, family_rows, store_counts
-from solvers._report import left_out, markdown_code, markdown_table, markdown_text
-from solvers._rows import StoredRows, accepts_stored_rows, takes_stored_rows
+from solvers.kit.stored_rows import StoredRows, accepts_stored_rows, takes_stored_rows
+from solvers.kit.summary_parts import left_out, markdown_code, markdown_table, markdown_text
 from solvers.registry import COMMON_COLUMNS, family_summary, get_family
 
 GENERIC_ROWS = 200

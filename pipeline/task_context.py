@@ -1,7 +1,7 @@
-"""What a long task gets where it runs: its :class:`~solvers.longtask.TaskContext`.
+"""What a long task gets where it runs: its :class:`~solvers.kit.longtask.TaskContext`.
 
 :class:`LongTaskSetup` goes with each batch to the workers, which set each task's context
-from it (``solvers.longtask.using``): the budget, the number of workers, the task's
+from it (``solvers.kit.longtask.using``): the budget, the number of workers, the task's
 checkpoint folder ``<study folder>/checkpoints/<task id>/`` and where its progress reports
 and warnings go (worker events on :data:`TOPIC` and :data:`WARNINGS`, shown by
 :mod:`pipeline.progress`).  The driver clears a task's folder once its ok row is stored
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from solvers.longtask import SHARED, Budget, Checkpoints, Progress, TaskContext, format_bytes
+from solvers.kit.longtask import SHARED, Budget, Checkpoints, Progress, TaskContext, format_bytes
 
 TOPIC = "guesslab-progress"  # the Dask worker-event topic of progress reports
 WARNINGS = "guesslab-warnings"  # the topic of the tasks' warnings (a line each)
@@ -29,7 +29,7 @@ CHECKPOINTS = "checkpoints"  # <study folder>/checkpoints/<task id>/
 
 @dataclass
 class LongTaskSetup:
-    """What a batch's tasks get as their :class:`~solvers.longtask.TaskContext` (pickled
+    """What a batch's tasks get as their :class:`~solvers.kit.longtask.TaskContext` (pickled
     with the batch to the workers).
 
     ``sink`` (not pickled) takes the progress reports when the tasks run in the driver's

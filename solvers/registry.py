@@ -75,7 +75,7 @@ class Family:
     # named, not imported, so that workers never load the plotting libraries it needs
     summary: str | None = None
     # "module:function" of the family's HTML report content, ``(ok_rows) -> list[Section]``
-    # (see solvers._sections); None: the report shows a generic table of the rows
+    # (see solvers.kit.report_sections); None: the report shows a generic table of the rows
     report: str | None = None
     # a distributed mode: ``splits(task)`` says whether a checked task spreads its work over a
     # Dask cluster; then "module:function" ``split`` runs it as ``(task, cluster) -> rows``,
@@ -88,7 +88,7 @@ class Family:
     # ``stage=plan``), None for a task it cannot estimate; None: the family gives none
     estimate: Callable[[Task], float | None] | None = None
     # what a checked task needs at its peak given ``workers`` processes (a
-    # ``solvers.longtask.Need``: memory per process, checkpoint disk), or None for a task too
+    # ``solvers.kit.longtask.Need``: memory per process, checkpoint disk), or None for a task too
     # small to matter; the pipeline compares it with the budget of where the run executes and
     # refuses the study before any work (stage=plan and run).  It is called once per class of
     # tasks agreeing on the parameters it reads (as check_task), so read only those it needs.

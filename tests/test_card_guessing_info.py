@@ -1,8 +1,7 @@
 """card_guessing, partial feedback: the info strategy, playable strategies and Monte Carlo.
 
 Published figures are from Gural, Simper & So (2019, "Information Theory in a
-Card-Guessing Game"), and its "Known traps" in
-shared/seeds/README.md.
+Card-Guessing Game").
 """
 
 from __future__ import annotations
@@ -17,9 +16,8 @@ from conftest import compositions
 
 from solvers import TaskError, solve
 from solvers.card_guessing.brute_force import yes_no_orders
-from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.exact import belief_players, entropy_weighted, yes_no
 from solvers.card_guessing.simulation import shuffled_decks
-from solvers.card_guessing.strategies import belief_players, entropy_weighted
 from solvers.card_guessing.tasks import yes_no_tasks
 
 FAMILY = "card_guessing"

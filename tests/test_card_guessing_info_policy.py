@@ -18,11 +18,10 @@ import numpy as np
 import pytest
 
 from solvers import entropy, solve
-from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.exact import belief_players, entropy_weighted, yes_no
 from solvers.card_guessing.info_policy import moves, posterior
 from solvers.card_guessing.info_policy.monte_carlo import InfoPlay
 from solvers.card_guessing.simulation import shuffled_decks
-from solvers.card_guessing.strategies import belief_players, entropy_weighted
 
 FAMILY = "card_guessing"
 POINTS = [(1, 1), (2, 0.5), (0, 1), (0, 0), (math.inf, 2), (0.7, 1.3), (3, 1), (1.2, 4), (0.3, 1)]

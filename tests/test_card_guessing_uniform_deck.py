@@ -177,13 +177,15 @@ def test_persistent_matches_exact(deck):
 
 @pytest.mark.slow
 def test_persistent_monte_carlo_agrees_with_ranked():
-    """Seeded play on 4 types of 4 within 4 standard errors of the exact value."""
-    scores, unsure = persistent.policy_scores([4] * 4, 20_000, np.random.default_rng(7),
-                                              "persistent", 0.1)  # fmt: skip
+    """Seeded play on 4 types of 4 within 4 standard errors of the exact value, and its paired
+    difference from greedy (lowest ties) within 4 paired standard errors of the exact one."""
+    got = persistent.paired_comparison([4] * 4, 20_000, seed=7)
     exact_value = in_memory.solve([4] * 4, "persistent", window=0.1).expected_score
-    se = scores.std(ddof=1) / np.sqrt(scores.size)
-    assert abs(scores.mean() - exact_value) < 4 * se
-    assert unsure == 0
+    greedy = solve(task(deck=[4] * 4, method="float", strategy="greedy", tie_break="lowest"))
+    assert abs(got["policy_mean"] - exact_value) < 4 * got["policy_se"]
+    exact_difference = exact_value - greedy[0]["expected_score"]
+    assert abs(got["difference"] - exact_difference) < 4 * got["difference_se"]
+    assert got["unsure_decisions"] == 0
 
 
 @pytest.mark.parametrize(

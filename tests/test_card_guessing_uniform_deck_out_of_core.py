@@ -20,9 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solvers import TaskError, longtask, solve
+from solvers import TaskError, solve
 from solvers.card_guessing.tasks import ranked_tasks
 from solvers.card_guessing.uniform_deck import chunks, in_memory, out_of_core
+from solvers.kit import longtask
 from solvers.registry import get_family, validate
 
 REL = 1e-12
@@ -171,7 +172,7 @@ def test_eight_types_on_three_capped_workers(tmp_path):
 
 RUN = """
 import sys, time
-from solvers import longtask
+from solvers.kit import longtask
 from solvers.card_guessing.uniform_deck import out_of_core
 store = longtask.Checkpoints(sys.argv[1], root=sys.argv[2])
 def log(message):

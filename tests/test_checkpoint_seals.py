@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solvers import longtask
 from solvers.card_guessing.uniform_deck import out_of_core
 from solvers.high_low import float_layers
-from solvers.longtask import DAMAGED, SEALS, Budget, Checkpoints, TaskContext
+from solvers.kit import longtask
+from solvers.kit.longtask import DAMAGED, SEALS, Budget, Checkpoints, TaskContext
 
 # ----------------------------------------------------------------- the seal of one piece
 

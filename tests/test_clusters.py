@@ -216,12 +216,13 @@ def test_forked_workers_leave_the_inherited_heap_to_refcounting():
 
 
 def test_auto_start_method_is_fork_on_linux_and_a_bad_one_names_the_key():
-    from pipeline.backends import check_cluster
+    from pipeline.backends import Backend
     from pipeline.backends.local import start_method
+    from pipeline.config import cluster_config
 
     assert start_method("auto") == ("fork" if sys.platform.startswith("linux") else "spawn")
     with pytest.raises(StudyError, match=r"cluster.start_method='teleport': unknown; valid: auto"):
-        check_cluster({"kind": "local", "start_method": "teleport"})
+        Backend(cluster_config({"kind": "local", "start_method": "teleport"})).check()
 
 
 def test_slurm_workers_run_without_the_profiler():

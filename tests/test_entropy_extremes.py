@@ -1,4 +1,4 @@
-"""Entropy orders at the edge of the floats (issue 26, item 3): every order r, however large,
+"""Entropy orders at the edge of the floats: every order r, however large,
 gives the limit it should (Hofer & Nelson (2016), *Sharma-Mittal Generalized Entropy and
 "Code Jar" Mastermind*, section 3.2.3: H_{r,t} tends to H_{inf,t} as r grows)."""
 

@@ -1,4 +1,4 @@
-"""Family ``hand_guessing`` (Juraszek 2014, issue 8): feedback, strategies, exact evaluation.
+"""Family ``hand_guessing`` (Juraszek 2014): feedback, strategies, exact evaluation.
 
 Hand-worked feedback examples, the vectorised table against the plain reference, a brute-force
 player on small decks, chunk and sample evaluation, the source's figures, and bad input.
@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from solvers import TaskError, entropy, solve, validate
-from solvers.hand_guessing import play as P
+from solvers.hand_guessing import strategies as S
 from solvers.hand_guessing import table as T
 from solvers.hand_guessing.cards import Deck, feedback, hand_count, hand_index, hands
 
@@ -131,7 +131,7 @@ def test_hand_indices_follow_the_enumeration() -> None:
 
 def test_class_minima_cover_every_class() -> None:
     deck = Deck(4, 3)
-    reps = set(P.class_minima(deck, 2).tolist())
+    reps = set(S.class_minima(deck, 2).tolist())
     hs = hands(deck, 2)
     classes = set()
     for h in hs:
@@ -149,7 +149,7 @@ def test_hands_of_a_class_score_alike() -> None:
     deck = Deck(5, 3)
     f = T.features(deck, 2)
     every = np.arange(len(f))
-    score = P.scores(f, every, every, P.Rule())
+    score = S.scores(f, every, every, S.Rule())
     mirrored = [
         hand_index(deck, [(4 - c // 3) * 3 + (c + 1) % 3 for c in h]) for h in hands(deck, 2)
     ]
@@ -226,7 +226,7 @@ def test_exact_evaluation_matches_brute_force(ranks, suits, cards, strategy, t, 
 def test_every_answer_is_found_and_the_right_first_guess_takes_one() -> None:
     f = T.features(Deck(4, 3), 2)
     first = hand_index(Deck(4, 3), (0, 5))
-    result = P.play(f, first, P.Rule())
+    result = S.play(f, first, S.Rule())
     assert result.guesses.min() == 1 and np.sum(result.guesses == 1) == 1
     assert result.guesses[first] == 1
 
@@ -259,7 +259,7 @@ def test_uniform_lookup_equals_the_grouped_entropy() -> None:
         h, mass = entropy.sharma_mittal_grouped(np.ones(6), labels, 5, r, t)
         expected = (mass * h).sum(axis=1)
         counts = np.stack([np.bincount(row, minlength=5) for row in labels])
-        score = P.scorer(P.Rule("sharma_mittal", t), 6)(counts)
+        score = S.scorer(S.Rule("sharma_mittal", t), 6)(counts)
         np.testing.assert_allclose(score, expected, rtol=1e-12)
 
 
@@ -307,7 +307,7 @@ def test_two_card_search_finds_the_seed_programs_first_guess() -> None:
     assert row["average_guesses_exact"] == "182/51"  # 4732 / 1326 = 3.5686...
     assert row["total_guesses"] == 4732 and row["max_guesses"] == 5
     assert row["histogram"] == [1, 37, 534, 715, 39]
-    # issue 8: the source's program averaged 4.19 guesses on two-card hands
+    # Juraszek (2014): the published program averaged 4.19 guesses on two-card hands
     assert row["average_guesses"] < 4.19
 
 
@@ -345,11 +345,11 @@ def test_the_seed_programs_swapped_rating() -> None:
     games take 4773 guesses in all; under the issue's rules 4732."""
     f = T.features(FULL, 2)
     first = hand_index(FULL, [FULL.parse("6C"), FULL.parse("TD")])
-    order = P.juraszek_program_order(f)
-    seed = P.play(f, first, P.Rule(swapped_scoring=True, priority=order))
+    order = S.juraszek_program_order(f)
+    seed = S.play(f, first, S.Rule(swapped_scoring=True, priority=order))
     assert int(seed.guesses.sum()) == 4773
-    assert int(P.play(f, first, P.Rule(priority=order)).guesses.sum()) == 4732
-    assert int(P.play(f, first, P.Rule()).guesses.sum()) == 4732
+    assert int(S.play(f, first, S.Rule(priority=order)).guesses.sum()) == 4732
+    assert int(S.play(f, first, S.Rule()).guesses.sum()) == 4732
 
 
 @pytest.mark.slow
@@ -366,7 +366,7 @@ def test_the_seed_programs_largest_four_card_group() -> None:
 
 @pytest.mark.slow
 def test_three_card_table_beats_the_seed_program() -> None:
-    """Issue 8: the source's program averaged 4.41 guesses on three-card hands."""
+    """Juraszek (2014): the published program averaged 4.41 guesses on three-card hands."""
     row = one(cards=3)
     assert row["first_guess"] == "5C,6C,TD"
     assert row["total_guesses"] == 86427 and row["answers"] == 22100

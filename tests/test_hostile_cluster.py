@@ -1,4 +1,4 @@
-"""Hostile conditions around the cluster (issue 26, items 2, 9 and 10): addresses that are not
+"""Hostile conditions around the cluster: addresses that are not
 a Dask scheduler, a scheduler without workers, other users on the same machine.
 
 Every server here listens on 127.0.0.1 only; no test sends traffic to any other address.
@@ -471,10 +471,11 @@ def test_the_local_cluster_refuses_a_process_without_its_credentials():
 
 
 def test_tls_can_be_turned_off_and_that_warns():
-    from pipeline.backends import exposure_warning
+    from pipeline.backends import Backend
+    from pipeline.config import cluster_config
 
-    assert exposure_warning({"kind": "local"}) is None
-    warning = exposure_warning({"kind": "local", "tls": False})
+    assert Backend(cluster_config({"kind": "local"})).exposure_warning() is None
+    warning = Backend(cluster_config({"kind": "local", "tls": False})).exposure_warning()
     assert warning and "cluster.tls=false" in warning and "run code as you" in warning
 
 

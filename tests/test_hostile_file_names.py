@@ -1,5 +1,6 @@
-"""File names made from parameter values are safe for every valid value (issue 26, item 6):
-a fraction in a Mastermind jar ("1/2") made the summary's figure path a missing folder."""
+"""File names made from parameter values are safe for every valid value:
+a fraction in a Mastermind jar ("1/2") never makes the summary's figure path a missing
+folder."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 from tests_support import compose_config
 
 from pipeline.run import run_study
-from solvers._report import MAX_NAME, file_name
+from solvers.kit.summary_parts import MAX_NAME, file_name
 
 
 @given(st.text(min_size=1, max_size=600))

@@ -1,4 +1,4 @@
-"""Hostile input (issue 26, items 1, 5, 7 and 8): every bad value is a config error, exit
+"""Hostile input: every bad value is a config error, exit
 status 2, one line naming the key, before any work; a forked task never outlives its job."""
 
 from __future__ import annotations

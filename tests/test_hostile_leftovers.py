@@ -1,4 +1,4 @@
-"""Leftovers and silence (issue 26, item 9): a refused run writes nothing, a waiting run says
+"""Leftovers and silence: a refused run writes nothing, a waiting run says
 who it waits for, long numbers are abbreviated, Ctrl-C is one line."""
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def test_a_4000_digit_value_is_abbreviated_in_the_message():
     huge = "9" * 4000
     study = {"name": "x", "family": "card_guessing", "grid": {"deck": [[int(huge), 3]]}}
     with pytest.raises(StudyError) as err:
-        plan(study)  # used to raise OverflowError (float() of the int) with a traceback
+        plan(study)  # too large for float(): one line naming the key, no OverflowError
     line = abbreviated(f"error: {err.value}")
     assert "study.grid.deck" in line and "(4000 digits)" in line and len(line) < 400
 

@@ -33,7 +33,8 @@ def refused(monkeypatch, capsys, tmp_path, *args: str, within: float = 20.0) -> 
 
 
 def study_folder(tmp_path: Path, body: str | bytes) -> Path:
-    """A user's study folder holding study/bad.yaml (``body`` after its name and family)."""
+    """A user's study folder holding <tmp>/studies/study/bad.yaml (``body`` after its name
+    and family)."""
     (tmp_path / "studies" / "study").mkdir(parents=True)
     head = b"name: bad\nfamily: card_guessing\n"
     data = head + (body.encode() if isinstance(body, str) else body)

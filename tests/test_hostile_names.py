@@ -258,7 +258,7 @@ ROLES = ("ca", "scheduler", "worker", "client")
 
 
 def status_of(tool: str, *argv: str) -> int:
-    """The exit status of ``python -m pipeline.TOOL ARGV``, run in this process."""
+    """The exit status of ``python -m pipeline.<tool> ARGV``, run in this process."""
     main = importlib.import_module(f"pipeline.{tool}").main
     try:
         status = main(list(argv))

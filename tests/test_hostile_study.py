@@ -17,7 +17,7 @@ VALID_STUDY_KEYS = "valid: name, family, description, grid, strategies, grids"
 
 
 def own_study(folder: Path, text: str, name: str = "mine") -> Path:
-    """``folder/study/NAME.yaml`` holding ``text``: a user's study folder."""
+    """``<folder>/study/<name>.yaml`` holding ``text``: a user's study folder."""
     (folder / "study").mkdir(parents=True, exist_ok=True)
     path = folder / "study" / f"{name}.yaml"
     path.write_text(text)

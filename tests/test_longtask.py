@@ -1,4 +1,4 @@
-"""The long-task facility's interface (solvers.longtask): budget, need, checkpoints, progress
+"""The long-task facility's interface (solvers.kit.longtask): budget, need, checkpoints, progress
 and the task context, on their own (the pipeline's wiring is tested in
 tests/test_longtask_pipeline.py)."""
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from solvers import longtask
-from solvers.longtask import Budget, Checkpoints, Need, Progress, TaskContext
+from solvers.kit import longtask
+from solvers.kit.longtask import Budget, Checkpoints, Need, Progress, TaskContext
 
 
 def test_format_bytes():
@@ -134,7 +134,7 @@ def test_checkpoints_pickle(tmp_path):
 def test_a_committed_piece_survives_a_kill_and_an_uncommitted_one_does_not(tmp_path):
     code = f"""
 import os, signal
-from solvers.longtask import Checkpoints
+from solvers.kit.longtask import Checkpoints
 cp = Checkpoints({str(tmp_path / "t")!r})
 cp.path("done").write_bytes(b"1" * 1000)
 cp.commit("done")
@@ -208,7 +208,7 @@ def test_client_is_made_once_on_first_use():
 
 def test_longtask_imports_neither_the_pipeline_nor_dask():
     code = (
-        "import sys, solvers.longtask as m; m.current(); "
+        "import sys, solvers.kit.longtask as m; m.current(); "
         "bad = [n for n in sys.modules if n.split('.')[0] in ('pipeline', 'distributed', 'dask')]; "
         "print(bad)"
     )

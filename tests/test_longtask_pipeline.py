@@ -26,7 +26,7 @@ from pipeline.backends import Backend
 from pipeline.config import checked_config, plain
 from pipeline.needs import budgeted
 from pipeline.progress import ProgressBars, postfix
-from solvers.longtask import Progress
+from solvers.kit.longtask import Progress
 
 TOY = '''
 """A toy long task: the sum of the squares 0..layers-1, one checkpoint piece a layer."""
@@ -35,7 +35,7 @@ import time
 import uuid
 from pathlib import Path
 
-from solvers import longtask
+from solvers.kit import longtask
 from solvers.registry import Family, Param, as_float, as_int, register
 
 
@@ -96,7 +96,7 @@ register(Family(
 
 
 def toy_folder(tmp_path: Path, **grid) -> Path:
-    """tmp/toylong.py and tmp/studies/study/toy.yaml (grid: one value per parameter)."""
+    """<tmp>/toylong.py and <tmp>/studies/study/toy.yaml (grid: one value per parameter)."""
     (tmp_path / "toylong.py").write_text(textwrap.dedent(TOY))
     studies = tmp_path / "studies" / "study"
     studies.mkdir(parents=True, exist_ok=True)
@@ -219,7 +219,7 @@ def test_needs_is_asked_once_per_class_of_the_tasks_left_to_run():
 
     from pipeline.needs import grid_needs
     from solvers.grid import Grid
-    from solvers.longtask import Need
+    from solvers.kit.longtask import Need
     from solvers.registry import Family, Param, as_int, families, register
 
     if "test_sized" not in families():
@@ -271,9 +271,9 @@ def test_how_many_tasks_checkpoints_fit_at_once(disks, free, fit):
 
 @pytest.mark.parametrize("value", ["lots", "-1GB", "0", True, 1.5])
 def test_a_bad_memory_budget_is_refused_naming_the_key(value):
-    from pipeline.config import ConfigError
+    from pipeline.config import StudyError
 
-    with pytest.raises(ConfigError, match="run.memory_budget") as info:
+    with pytest.raises(StudyError, match="run.memory_budget") as info:
         conf_of("cluster=sync", f"run.memory_budget={str(value).lower()}")
     assert "give a size such as 8GB" in str(info.value)
 

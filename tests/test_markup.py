@@ -22,7 +22,7 @@ from pipeline import store
 from pipeline.index import write_index
 from pipeline.run import run_study
 from pipeline.summary import write_summary
-from solvers._report import markdown_code, markdown_table, markdown_text
+from solvers.kit.summary_parts import markdown_code, markdown_table, markdown_text
 from solvers.registry import solve
 
 HOSTILE = [

@@ -14,8 +14,7 @@ from collections import Counter
 import pytest
 
 from solvers import TaskError, no_repeat, solve
-from solvers.card_guessing.exact import yes_no
-from solvers.card_guessing.strategies import entropy_weighted
+from solvers.card_guessing.exact import entropy_weighted, yes_no
 
 
 def history_orders(N, n, k, m):

@@ -33,7 +33,7 @@ register(Family(
 
 
 def toy_folder(tmp_path: Path, grid: str = "[1, 2, 3, 4]") -> Path:
-    """tmp/toygame.py and tmp/studies/study/toy.yaml, as a user would keep them."""
+    """<tmp>/toygame.py and <tmp>/studies/study/toy.yaml, as a user would keep them."""
     (tmp_path / "toygame.py").write_text(textwrap.dedent(TOY_GAME))
     studies = tmp_path / "studies" / "study"
     studies.mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""The terminal game ``python -m solvers.card_guessing.play`` (issue 10; Gural, Simper & So 2019).
+"""The terminal game ``python -m solvers.card_guessing.play`` (Gural, Simper & So 2019).
 
 Pure rendering and parsing functions are tested directly; whole games are driven as a person
 would, through a pseudo-terminal (pexpect) and through a pipe (plain text).
@@ -74,7 +74,7 @@ def test_section_2_3_example_belief_chances_and_guess():
 
 
 def test_final_screen_gives_the_exact_expectations():
-    """Gural, Simper & So (2019, and issue 2): (3,3,3) optimal 2383/560, greedy (lowest tie-break)
+    """Gural, Simper & So (2019): (3,3,3) optimal 2383/560, greedy (lowest tie-break)
     475/112."""
     setup = play.make_setup((3, 3, 3), JQK, "greedy", {})
     assert (setup.optimal, setup.own) == (F(2383, 560), F(475, 112))

@@ -114,7 +114,7 @@ FAMILY_CASES = {
 @pytest.mark.parametrize("family", sorted(FAMILY_CASES))
 def test_each_family_report_has_tables_and_figures_whose_hover_is_exact(family):
     from pipeline.report import figure_spec
-    from solvers._sections import Figure, Table
+    from solvers.kit.report_sections import Figure, Table
     from solvers.registry import family_report
 
     tasks, exact = FAMILY_CASES[family]

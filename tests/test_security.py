@@ -16,12 +16,17 @@ from omegaconf import OmegaConf
 from tests_support import compose_config
 
 from pipeline import store
-from pipeline.backends import exposure_warning, open_runner
+from pipeline.backends import Backend, open_runner
 from pipeline.certs import write_cluster_certs
-from pipeline.config import StudyError
+from pipeline.config import StudyError, cluster_config
 from pipeline.run import run_study
 
 DASK = str(Path(sys.executable).parent / "dask")
+
+
+def warning_of(cluster: dict) -> str | None:
+    """The backend's warning for a cluster section about who else can reach the cluster."""
+    return Backend(cluster_config(cluster)).exposure_warning()
 
 
 def _listening(pids: set[int]) -> list[tuple[str, int]]:
@@ -109,7 +114,7 @@ def test_the_dashboard_warning_names_the_logs_and_call_stacks_it_serves():
 
     from distributed import Event
 
-    warning = exposure_warning({"kind": "local", "dashboard": True})
+    warning = warning_of({"kind": "local", "dashboard": True})
     with open_runner({"kind": "local", "n_workers": 1, "dashboard": True}) as runner:
         client = runner.client
         task = client.submit(_logs_and_waits, "go", key="a-task-name")
@@ -351,11 +356,11 @@ def test_tls_settings_are_checked_before_any_work(tmp_path):
 
 
 def test_plain_tcp_to_another_machine_warns_and_names_tls():
-    far = exposure_warning({"kind": "address", "address": "tcp://10.1.2.3:8786"})
+    far = warning_of({"kind": "address", "address": "tcp://10.1.2.3:8786"})
     assert far and "run code as you" in far and "tls://" in far and "pipeline.certs" in far
-    assert exposure_warning({"kind": "address", "address": "tcp://127.0.0.1:8786"}) is None
-    assert exposure_warning({"kind": "address", "address": "tcp://localhost:8786"}) is None
-    assert exposure_warning({"kind": "address", "address": "tls://10.1.2.3:8786"}) is None
+    assert warning_of({"kind": "address", "address": "tcp://127.0.0.1:8786"}) is None
+    assert warning_of({"kind": "address", "address": "tcp://localhost:8786"}) is None
+    assert warning_of({"kind": "address", "address": "tls://10.1.2.3:8786"}) is None
 
 
 def test_certs_command_writes_private_keys_readable_by_the_owner_only(tmp_path):

@@ -19,9 +19,9 @@ import pytest
 from tests_support import compose_config
 
 from pipeline.run import run_study
-from solvers import longtask
 from solvers.card_guessing.uniform_deck import in_memory, out_of_core
-from solvers.longtask import SEALS, SHARED, Checkpoints
+from solvers.kit import longtask
+from solvers.kit.longtask import SEALS, SHARED, Checkpoints
 
 DECK = (4,) * 6
 STUDY = ["study=ranks_exact", "study.grids.0.grid.deck=[[4,4,4,4,4,4]]", "stage=run"]

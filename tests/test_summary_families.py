@@ -1,4 +1,4 @@
-"""Every family's summary and report on a large store (issue #25): each one takes the lazy
+"""Every family's summary and report on a large store: each one takes the lazy
 StoredRows (reads only the columns it uses; DuckDB adds up or picks rows where a family's
 tables keep one row of many), and writes what it writes from a DataFrame of every row.
 
@@ -20,7 +20,7 @@ from tests_support import page_data
 from pipeline import store
 from pipeline.summary import write_summary
 from solvers import solve
-from solvers._rows import StoredRows, accepts_stored_rows
+from solvers.kit.stored_rows import StoredRows, accepts_stored_rows
 from solvers.registry import families, family_report, family_summary, get_family
 
 DECK = {"ranks": 4, "suits": 3, "k": 2}
@@ -144,7 +144,7 @@ def test_the_large_store_path_writes_what_the_pandas_path_writes(family, tmp_pat
 
 def test_a_family_section_s_tables_keep_report_rows_and_say_how_many_exist():
     from pipeline.report import Page, add_section
-    from solvers._sections import Section, Table
+    from solvers.kit.report_sections import Section, Table
 
     frame = pd.DataFrame({"r": range(30), "value": [x / 7 for x in range(30)]})
     page = Page(title="t")
@@ -159,7 +159,7 @@ def test_a_family_section_s_tables_keep_report_rows_and_say_how_many_exist():
 
 
 def test_a_scatter_trace_of_many_points_shows_every_kth_and_the_last():
-    from solvers._sections import TRACE_POINTS, scatter
+    from solvers.kit.report_sections import TRACE_POINTS, scatter
 
     n = 3 * TRACE_POINTS + 7
     frame = pd.DataFrame({"n": range(n, 0, -1), "p": [1 / (k + 1) for k in range(n)]})
@@ -173,7 +173,7 @@ def test_a_scatter_trace_of_many_points_shows_every_kth_and_the_last():
 
 
 def test_a_heatmap_of_many_cells_shows_every_kth_row_and_column_and_the_last():
-    from solvers._sections import HEATMAP_CELLS, heatmap
+    from solvers.kit.report_sections import HEATMAP_CELLS, heatmap
 
     side = 251  # 63,001 cells: 1 value in 3 of each axis, 84 x 84 cells
     grid = pd.DataFrame(itertools.product(range(side), range(side)), columns=["r", "t"])

@@ -1,4 +1,4 @@
-"""The summary stage on large stores (issue #25): counts by DuckDB, a family's rows as a lazy
+"""The summary stage on large stores: counts by DuckDB, a family's rows as a lazy
 StoredRows, the report's tables capped; on a small store (the thresholds forced low) the
 large-store path writes the same numbers as the plain pandas path."""
 
@@ -19,8 +19,8 @@ from pipeline import store
 from pipeline.report import write_report
 from pipeline.summary import generic_summary, write_summary
 from solvers import solve
-from solvers._rows import StoredRows
 from solvers.card_guessing.summary.rows import summary_rows
+from solvers.kit.stored_rows import StoredRows
 
 STUDY = {"name": "big", "description": "an entropy grid written in three batches"}
 

@@ -10,8 +10,10 @@ Each backend module answers four calls, each given the checked cluster config:
   ``workers`` answered (``cluster=address`` asks its scheduler once, there);
 - ``exposure_warning(cluster)``, where it has one: who else can reach the cluster.
 
-:class:`Backend` binds the chosen module to its config and asks ``workers`` once.  Only the
-chosen backend is imported: ``cluster=sync`` never loads Dask's ``distributed``.
+:class:`Backend` binds the chosen module to a checked cluster config (a model of
+:mod:`pipeline.config`) and asks ``workers`` once; :func:`open_runner` is the one way in from a
+cluster section as a mapping (Python callers, the ``dask`` launcher).  Only the chosen backend
+is imported: ``cluster=sync`` never loads Dask's ``distributed``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 from pipeline.backends.base import Runner, Workers
 from pipeline.config import cluster_config
 
-__all__ = ["Backend", "Runner", "Workers", "check_cluster", "exposure_warning", "open_runner"]
+__all__ = ["Backend", "open_runner"]
 
 
 class Backend:
@@ -58,12 +60,6 @@ class Backend:
         return self.module.open(self.cluster, self.workers())
 
 
-def check_cluster(cluster: Mapping[str, Any]) -> None:
-    """Refuse a cluster section (a mapping over ``conf/cluster/<kind>.yaml``) that cannot
-    work here, naming the key."""
-    Backend(cluster_config(cluster)).check()
-
-
 def open_runner(cluster: Mapping[str, Any]) -> AbstractContextManager[Runner]:
     """A Runner for a cluster section (a mapping over ``conf/cluster/<kind>.yaml``: from
     Python, ``open_runner({"kind": "local", "n_workers": 2})``), checked first; what the
@@ -71,9 +67,3 @@ def open_runner(cluster: Mapping[str, Any]) -> AbstractContextManager[Runner]:
     backend = Backend(cluster_config(cluster))
     backend.check()
     return backend.open()
-
-
-def exposure_warning(cluster: Mapping[str, Any]) -> str | None:
-    """The warning of a cluster section's backend about who else can reach the cluster, or
-    None."""
-    return Backend(cluster_config(cluster)).exposure_warning()

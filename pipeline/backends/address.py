@@ -24,7 +24,7 @@ from pipeline.backends.probe import (
     connection_error,
     workers_present,
 )
-from pipeline.config import ConfigError, seconds
+from pipeline.config import StudyError, seconds
 
 
 def check(cluster: Any) -> None:
@@ -36,12 +36,12 @@ def security_files(cluster: Any) -> dict[str, str] | None:
     """The client's TLS files for a tls:// address (None for tcp://), checked."""
     tls_address = cluster.address.startswith("tls://")
     if cluster.tls.given() and not tls_address:
-        raise ConfigError(
+        raise StudyError(
             f"cluster.address={cluster.address!r}: cluster.tls is set, so use a tls:// address"
         )
     files = tls_files(cluster.tls)
     if tls_address and not files:
-        raise ConfigError(
+        raise StudyError(
             "cluster.tls.ca_file=None: a tls:// cluster needs cluster.tls.ca_file, "
             f"cluster.tls.cert and cluster.tls.key ({CERTS_HINT})"
         )
@@ -68,12 +68,12 @@ def workers(cluster: Any) -> Workers:
     """The scheduler's workers as it reports them to one ``identity`` request (no client):
     how many, and the smallest ``memory_limit`` (None when a worker has none: each task
     then takes its own machine's available memory).  A scheduler that does not answer in
-    cluster.timeout, or something else answering, is a ConfigError naming the address."""
+    cluster.timeout, or something else answering, is a StudyError naming the address."""
     security = _security(cluster)
     try:
         reply = check_scheduler(cluster.address, seconds(cluster.timeout), security)
     except Exception as exc:  # noqa: BLE001 - whatever answered, it is not our scheduler
-        raise ConfigError(connection_error(cluster, exc, security is not None)) from None
+        raise StudyError(connection_error(cluster, exc, security is not None)) from None
     limits = [w.get("memory_limit") or None for w in reply.get("workers", {}).values()]
     known = [m for m in limits if m]
     every = bool(limits) and len(known) == len(limits)
@@ -90,7 +90,7 @@ def _security(cluster: Any) -> Any:
 @contextlib.contextmanager
 def open(cluster: Any, workers: Workers) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
     """A Runner on the scheduler at cluster.address, which answered as one (``workers``);
-    ConfigError if it no longer does."""
+    StudyError if it no longer does."""
     from distributed import Client
 
     quiet_dask_logs()
@@ -99,7 +99,7 @@ def open(cluster: Any, workers: Workers) -> Iterator[Runner]:  # noqa: A001 - th
     try:
         client = Client(cluster.address, timeout=seconds(cluster.timeout), security=security)
     except Exception as exc:  # noqa: BLE001 - whatever answered, it is not our scheduler
-        raise ConfigError(connection_error(cluster, exc, security is not None)) from None
+        raise StudyError(connection_error(cluster, exc, security is not None)) from None
     with client:
         n_workers = workers_present(client, cluster)
         differences = version_differences(client)

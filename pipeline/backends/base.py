@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pipeline.config import ConfigError
-from solvers.longtask import Budget, format_bytes
+from pipeline.config import StudyError
+from solvers.kit.longtask import Budget, format_bytes
 
 TLS_KEYS = ("ca_file", "cert", "key")
 CERTS_HINT = "make them with python -m pipeline.certs DIR"
@@ -56,7 +56,7 @@ class Runner:
     description: str
     task_cluster: Any = None
     # called about once a second while the driver waits for its batches (see
-    # :func:`finished`); it may say something, or raise ConfigError to stop the run
+    # :func:`finished`); it may say something, or raise StudyError to stop the run
     watch: Callable[[], None] | None = None
     # the run's log (runs/<time>.log), set by the run once its record is written: where a
     # backend keeps detail it spares the terminal
@@ -117,12 +117,12 @@ def tls_files(tls: Any, *, key_prefix: str = "cluster.tls") -> dict[str, str] | 
     for key in TLS_KEYS:
         path = given.get(key)
         if not path:
-            raise ConfigError(
+            raise StudyError(
                 f"{key_prefix}.{key}=None: TLS needs cluster.tls.ca_file, cluster.tls.cert "
                 f"and cluster.tls.key ({CERTS_HINT})"
             )
         if not Path(path).expanduser().is_file():
-            raise ConfigError(f"{key_prefix}.{key}={path!r}: no such file")
+            raise StudyError(f"{key_prefix}.{key}={path!r}: no such file")
     return {k: str(Path(given[k]).expanduser()) for k in TLS_KEYS}
 
 

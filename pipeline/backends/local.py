@@ -13,7 +13,7 @@ from typing import Any
 
 from pipeline.backends import refusals
 from pipeline.backends.base import Runner, Workers, borrowed_client, quiet_dask_logs, worker_budget
-from pipeline.config import ConfigError
+from pipeline.config import StudyError
 from pipeline.heap import no_cyclic_gc
 
 WORKER_MEMORY = 256 * 2**20  # what one idle worker process needs, give or take (bytes)
@@ -27,7 +27,7 @@ def check(cluster: Any) -> None:
     cores, memory = os.cpu_count() or 1, machine_memory()
     limit = max_workers(cores, memory)
     if cluster.n_workers > limit:
-        raise ConfigError(
+        raise StudyError(
             f"cluster.n_workers={cluster.n_workers}: more worker processes than this machine "
             f"holds ({cores} cores, {memory / 2**30:.0f} GiB: at most {limit}, "
             f"{WORKERS_PER_CORE} per core and {WORKER_MEMORY // 2**20} MiB each); "

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.config import ConfigError, seconds
+from pipeline.config import StudyError, seconds
 
 
 class NotAScheduler(Exception):
@@ -139,7 +139,7 @@ def connection_error(cluster: Any, exc: BaseException, tls: bool) -> str:
     if isinstance(exc, TimeoutError):
         return f"{head}: no answer within cluster.timeout={cluster.timeout!r}; {hint}"
     reason = _short_reason(exc)
-    if not isinstance(exc, OSError | ConfigError):
+    if not isinstance(exc, OSError | StudyError):
         reason = f"what answered is not the Dask protocol: {reason}"
     return f"{head} ({reason}); {hint}"
 
@@ -168,7 +168,7 @@ def workers_present(client: Any, cluster: Any) -> int:
     try:
         client.wait_for_workers(1, timeout=seconds(cluster.timeout))
     except TimeoutError:
-        raise ConfigError(
+        raise StudyError(
             f"cluster.address={cluster.address!r}: the scheduler has no workers (none "
             f"joined within cluster.timeout={cluster.timeout!r}); start some with "
             f"`dask worker {cluster.address}`"
@@ -184,7 +184,7 @@ class NoWorkersWatch:
     the run's tasks and waits for a worker, and the driver would wait with it, silently,
     for ever.  The watch says so at once, says how long it has waited (every 10 s the first minute,
     then every minute, then every 10 minutes past an hour), says when workers are back (the
-    run goes on), and after ``cluster.timeout`` without any stops the run: ConfigError
+    run goes on), and after ``cluster.timeout`` without any stops the run: StudyError
     (exit status 2), the rows stored so far intact.
     """
 
@@ -234,7 +234,7 @@ class NoWorkersWatch:
                 if lost
                 else f"start workers with `dask worker {address}` and run the same command again"
             )
-            raise ConfigError(
+            raise StudyError(
                 f"cluster.address={address!r}: the scheduler has {gone} for {_waited(waited)} "
                 f"(cluster.timeout={self.cluster.timeout!r}); the results stored so far are "
                 f"intact: {todo} (stored tasks are skipped)"

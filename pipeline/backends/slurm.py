@@ -24,7 +24,7 @@ from pipeline.backends.base import (
     tls_security,
     worker_budget,
 )
-from pipeline.config import ConfigError, seconds, walltime_seconds
+from pipeline.config import StudyError, seconds, walltime_seconds
 
 SETUP_HINT = "scripts/slurm_setup.sh sets up a single-node Slurm on this machine"
 
@@ -32,24 +32,24 @@ SETUP_HINT = "scripts/slurm_setup.sh sets up a single-node Slurm on this machine
 def check(cluster: Any) -> None:
     """Refuse a slurm cluster config that cannot work, before any work (names the key)."""
     if importlib.util.find_spec("dask_jobqueue") is None:
-        raise ConfigError(
+        raise StudyError(
             "cluster.kind='slurm' needs dask-jobqueue: pip install 'guesslab[slurm]' "
             "(or pip install dask-jobqueue)"
         )
     if shutil.which("sbatch") is None:
-        raise ConfigError(
+        raise StudyError(
             "cluster.kind='slurm': Slurm is not available here (no sbatch on PATH); "
             f"run on a Slurm login node, start Slurm ({SETUP_HINT}) or use cluster=local"
         )
     if cluster.minimum_jobs > cluster.maximum_jobs:
-        raise ConfigError(
+        raise StudyError(
             f"cluster.minimum_jobs={cluster.minimum_jobs!r}: more than "
             f"cluster.maximum_jobs={cluster.maximum_jobs!r}"
         )
     if seconds(cluster.lifetime) + seconds(cluster.lifetime_stagger) >= walltime_seconds(
         cluster.walltime
     ):
-        raise ConfigError(
+        raise StudyError(
             f"cluster.lifetime={cluster.lifetime!r}: lifetime + lifetime_stagger "
             f"must stay under cluster.walltime={cluster.walltime!r}, or the walltime kills "
             "workers in the middle of a batch"
@@ -133,7 +133,7 @@ def open(cluster: Any, workers: Workers) -> Iterator[Runner]:  # noqa: A001 - th
         try:
             client.wait_for_workers(1, timeout=seconds(cluster.worker_timeout))
         except TimeoutError:
-            raise ConfigError(
+            raise StudyError(
                 f"cluster.worker_timeout={cluster.worker_timeout!r}: no Slurm job "
                 "started a worker in time; see `squeue` and the job logs "
                 f"(cluster.log_directory={cluster.log_directory!r})"

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pipeline.backends.base import Runner, Workers
-from solvers.longtask import Budget, format_bytes
+from solvers.kit.longtask import Budget, format_bytes
 
 
 def check(cluster: Any) -> None:

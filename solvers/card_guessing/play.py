@@ -33,11 +33,9 @@ from fractions import Fraction
 from typing import Any, Protocol, TextIO
 
 from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.exact.yes_no import Deck, Guess, State
 from solvers.card_guessing.play_screen import (
-    Deck,
-    Guess,
     Lines,
-    State,
     Style,
     answer_word,
     belief_lines,

@@ -13,11 +13,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.exact.yes_no import Deck, Guess, State
 
-Deck = tuple[int, ...]  # cards per type
 Belief = Mapping[Deck, Fraction]  # composition of the cards still to come -> probability
-State = yes_no.State
-Guess = int  # index of a card type
 Bar = tuple[str, Fraction, str]  # (label, probability, kind: "top", "rest" or "other")
 Lines = list[str]
 

@@ -14,13 +14,13 @@ from fractions import Fraction
 import pandas as pd
 import plotly.graph_objects as go
 
-from solvers._rows import StoredRows, takes_stored_rows
-from solvers._sections import Figure, Section, Table, heatmap, hover_fields, scatter
 from solvers.card_guessing.summary import feedback as feedback_models
 from solvers.card_guessing.summary import info, score_table
 from solvers.card_guessing.summary import suits52 as suits
 from solvers.card_guessing.summary.rows import summary_rows
 from solvers.entropy import preset_name
+from solvers.kit.report_sections import Figure, Section, Table, heatmap, hover_fields, scatter
+from solvers.kit.stored_rows import StoredRows, takes_stored_rows
 
 HOVER = ["deck", "feedback", "strategy", "tie_break", "gamma", "entropy_r", "entropy_t"]
 

@@ -3,12 +3,12 @@
 The answer is a set of ``cards`` (1 to 4) distinct cards from a deck of ``ranks`` x ``suits``
 cards (default the 52-card deck, ranks 2..10, J, Q, K, A with ace high).  Each guess is a
 hand of the same size, answered with (correct cards, lower ranks, correct ranks, higher ranks,
-correct suits) as issue 8 defines them; the score is the number of guesses, the last (right)
-one included.  See :mod:`.cards` for the numbering and the feedback, :mod:`.play` for the
+correct suits); the score is the number of guesses, the last (right)
+one included.  See :mod:`.cards` for the numbering and the feedback, :mod:`.strategies` for the
 strategies and their tie rule.
 
 Parameters: ``cards``, ``strategy`` (``min_expected_size``, ``sharma_mittal``),
-``entropy_r``/``entropy_t`` (Sharma-Mittal only; r cannot change a choice, see :mod:`.play`),
+``entropy_r``/``entropy_t`` (Sharma-Mittal only; r cannot change a choice, see :mod:`.strategies`),
 ``first_guess`` (a card list such as ``["6C", "TD"]``, or ``search``), ``ranks``, ``suits``
 (smaller decks for exhaustive checks), ``answer_chunk``/``n_chunks`` (evaluate one contiguous
 chunk of the answers; a study fans the chunks out and the summary adds them up exactly) and
@@ -22,7 +22,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from solvers.hand_guessing import play as P
+from solvers.hand_guessing import strategies as S
 from solvers.hand_guessing import table as T
 from solvers.hand_guessing.cards import MAX_CARDS, Deck, card_names, hand_count, hand_index
 from solvers.registry import (
@@ -95,7 +95,7 @@ def check_task(task: Task) -> None:
         if task["sample"] > n:
             raise TaskError("sample", task["sample"], f"more than the {n:,} possible answers")
         return
-    size = len(P.chunk_targets(n, chunk, n_chunks))
+    size = len(S.chunk_targets(n, chunk, n_chunks))
     if size > task["max_answers"]:
         raise TaskError(
             "n_chunks",
@@ -105,10 +105,10 @@ def check_task(task: Task) -> None:
         )
 
 
-def first_guess_index(deck: Deck, cards: int, first: FirstGuess, rule: P.Rule) -> int:
+def first_guess_index(deck: Deck, cards: int, first: FirstGuess, rule: S.Rule) -> int:
     """The hand index of the first guess (searched by the strategy's score if asked)."""
     if first == SEARCH:
-        return P.searched_first_guess(deck, cards, rule.strategy, rule.t)
+        return S.searched_first_guess(deck, cards, rule.strategy, rule.t)
     return hand_index(deck, [deck.parse(name) for name in first])
 
 
@@ -116,20 +116,20 @@ def run(task: Task) -> list[Row]:
     """One row: guesses over every answer, one chunk of them, or a seeded sample."""
     deck, cards = Deck(task["ranks"], task["suits"]), task["cards"]
     sm = task["strategy"] == "sharma_mittal"
-    rule = P.Rule(task["strategy"], task["entropy_t"] if sm else 1.0)
+    rule = S.Rule(task["strategy"], task["entropy_t"] if sm else 1.0)
     f = T.features(deck, cards)
     first = first_guess_index(deck, cards, task["first_guess"], rule)
     if task["sample"] is not None:
-        targets = P.sample_targets(len(f), task["sample"], task_rng(task))
+        targets = S.sample_targets(len(f), task["sample"], task_rng(task))
     else:
-        targets = P.chunk_targets(len(f), task["answer_chunk"], task["n_chunks"])
-    result = P.play(f, first, rule, targets)
+        targets = S.chunk_targets(len(f), task["answer_chunk"], task["n_chunks"])
+    result = S.play(f, first, rule, targets)
     row = result_row(result, deck, f, first, sampled=task["sample"] is not None)
     row["first_guess_searched"] = task["first_guess"] == SEARCH
     return [row]
 
 
-def result_row(result: P.Play, deck: Deck, f: T.Features, first: int, *, sampled: bool) -> Row:
+def result_row(result: S.Play, deck: Deck, f: T.Features, first: int, *, sampled: bool) -> Row:
     """The result columns for the guesses of one play."""
     g = result.guesses
     total = int(g.sum())
@@ -147,7 +147,7 @@ def result_row(result: P.Play, deck: Deck, f: T.Features, first: int, *, sampled
     }
     if sampled:
         row["average_guesses_exact"] = None
-        row["standard_error"] = P.standard_error(g, len(f))
+        row["standard_error"] = S.standard_error(g, len(f))
     return row
 
 
@@ -158,7 +158,7 @@ FAMILY = register(
         summary="solvers.hand_guessing.summary:summarize",
         examples=({"cards": 1, "ranks": 4, "suits": 2, "strategy": "min_expected_size"},),
         doc=__doc__,
-        strategies=P.STRATEGIES,
+        strategies=S.STRATEGIES,
         default_strategy="min_expected_size",
         params=(
             Param(

@@ -1,4 +1,4 @@
-"""Cards, hands and the 5-number feedback of the hand-guessing game (Juraszek 2014, issue 8).
+"""Cards, hands and the 5-number feedback of the hand-guessing game (Juraszek 2014).
 
 A deck has ``ranks`` ranks (the lowest ``ranks`` of 2, 3, ..., 10, J, Q, K, A; the full deck
 has all 13, ace high) and ``suits`` suits (of C, D, H, S).  A card is the integer
@@ -6,7 +6,7 @@ has all 13, ace high) and ``suits`` suits (of C, D, H, S).  A card is the intege
 are numbered in lexicographic order of those tuples (index 0 is the lowest cards).  So cards
 order by rank, then suit: 2C < 2D < 2H < 2S < 3C < ... < AS.
 
-The feedback of a guess against an answer is five numbers (issue 8):
+The feedback of a guess against an answer is five numbers:
 correct cards, lower ranks, correct ranks, higher ranks, correct suits.
 :func:`feedback` is the plain reference; the vectorised table is in :mod:`.table`.
 """

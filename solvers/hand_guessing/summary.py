@@ -13,8 +13,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers._report import save_figure  # noqa: E402
-from solvers._rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
+from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
+from solvers.kit.summary_parts import save_figure  # noqa: E402
 
 GAME = ["ranks", "suits", "cards", "strategy", "entropy_r", "entropy_t", "first_guess"]
 SHOWN = [
@@ -38,7 +38,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
     """Markdown: per deck, one line per strategy and hand size, then a histogram plot."""
     if not len(rows):
         return "No successful results."
-    from solvers._report import markdown_table
+    from solvers.kit.summary_parts import markdown_table
 
     out_dir.mkdir(parents=True, exist_ok=True)
     table = result_table(rows)

@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from solvers.high_low import deck, distinct, float_layers
-from solvers.longtask import Need
+from solvers.kit.longtask import Need
 from solvers.registry import (
     Family,
     Param,

@@ -26,7 +26,7 @@ Sizes (:func:`size_estimate`, :func:`sizing`): ``sum_L suits**L`` vectors over a
 (8.9e7 for 13 x 4, at most 8.2e6 in one layer); two layers of ``W`` are held at once (1.7 GB
 for 13 x 4, 7.0 GB for 14 x 4, 29.2 GB for 15 x 4).
 
-A long task (:mod:`solvers.longtask`): the memory budget of where the solve runs decides where
+A long task (:mod:`solvers.kit.longtask`): the memory budget of where the solve runs decides where
 the layers live (:func:`choose_storage`): both in memory, or, when only one fits, each layer a
 file, written in order from a buffer of BUFFER values while the previous layer, memory-mapped,
 is read through the page cache.  A
@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit, prange
 
-from solvers import longtask
+from solvers.kit import longtask
 from solvers.registry import TaskError
 
 kernel = njit(cache=True, nogil=True)
@@ -603,7 +603,7 @@ def solve(
 
     ``departures`` (optimal policy only) also counts the states where the best call strictly
     beats the majority rule's and keeps the likeliest of them.  ``context`` (default: the
-    running task's, :func:`solvers.longtask.current`) gives the memory budget that decides
+    running task's, :func:`solvers.kit.longtask.current`) gives the memory budget that decides
     where the layers live (:func:`choose_storage`; ``storage`` forces it), the checkpoints
     (each finished layer is kept; a solve finding them resumes after the last) and the
     progress reports (states done, after each layer).
@@ -741,7 +741,7 @@ class _Layers:
     part by part into a buffer written to its checkpoint piece's file (``layer-037/w.f64``),
     then memory-mapped to be read as the previous layer, and committed by a thread.  Either
     way only the last committed layer is kept: a solve resumes from it if it matches its
-    seal (solvers/longtask.py), else from the start, the layer set aside with one line.
+    seal (solvers/kit/longtask.py), else from the start, the layer set aside with one line.
     """
 
     def __init__(

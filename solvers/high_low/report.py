@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from solvers._rows import StoredRows, takes_stored_rows
-from solvers._sections import Figure, Section, Table, scatter
 from solvers.high_low.summary import deck_table, distinct_table, summary_rows
+from solvers.kit.report_sections import Figure, Section, Table, scatter
+from solvers.kit.stored_rows import StoredRows, takes_stored_rows
 
 DECK_HOVER = ["ranks", "suits", "ties", "strategy", "method", "p_perfect_exact", "p_perfect_se"]
 

@@ -12,8 +12,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers._report import left_out, markdown_table, save_figure  # noqa: E402
-from solvers._rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
+from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
+from solvers.kit.summary_parts import left_out, markdown_table, save_figure  # noqa: E402
 
 PLOT = "high_low_p_perfect.png"
 DECK_PLOT = "high_low_decks.png"

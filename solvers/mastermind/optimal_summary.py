@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers._report import save_figure  # noqa: E402
+from solvers.kit.summary_parts import save_figure  # noqa: E402
 
 CLASSICS = ("minimax", "expected_size", "most_parts", "first_feasible")
 
@@ -165,7 +165,7 @@ def first_guess_classes(pegs: int, colours: int, jar: str) -> int:
 
 def subtree_section(rows: pd.DataFrame, out_dir: Path) -> str:
     """Markdown: subtree totals per first guess and, when complete, the optimum."""
-    from solvers._report import markdown_table
+    from solvers.kit.summary_parts import markdown_table
 
     totals = subtree_totals(rows)
     if not len(totals):
@@ -201,7 +201,7 @@ def subtree_section(rows: pd.DataFrame, out_dir: Path) -> str:
 
 def gap_section(table: pd.DataFrame, out_dir: Path) -> str:
     """Markdown: heuristic minus optimum per game, a table and a plot."""
-    from solvers._report import markdown_table
+    from solvers.kit.summary_parts import markdown_table
 
     gaps = gap_table(table)
     if not len(gaps):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from solvers._rows import StoredRows, takes_stored_rows
-from solvers._sections import Figure, Section, Table, heatmap
+from solvers.kit.report_sections import Figure, Section, Table, heatmap
+from solvers.kit.stored_rows import StoredRows, takes_stored_rows
 from solvers.mastermind.summary import (
     RESULTS,
     game_title,

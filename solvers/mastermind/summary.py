@@ -13,9 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers._report import file_name, save_figure  # noqa: E402
-from solvers._rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
 from solvers.entropy import PRESETS, preset_name  # noqa: E402
+from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
+from solvers.kit.summary_parts import file_name, save_figure  # noqa: E402
 
 GAME = ["pegs", "colours", "jar"]
 # A game's (r, t) grid is shown as a Markdown table up to this many orders and degrees; a
@@ -41,7 +41,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
     """Markdown: per game, reference strategies, named entropies, (r, t) table and heatmap."""
     if not len(rows):
         return "No successful results."
-    from solvers._report import markdown_table
+    from solvers.kit.summary_parts import markdown_table
 
     table = results(rows)
     table.to_parquet(out_dir / "mastermind_results.parquet", index=False)

@@ -12,8 +12,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers._report import left_out, save_figure  # noqa: E402
-from solvers._rows import StoredRows, frame_of, takes_stored_rows  # noqa: E402
+from solvers.kit.stored_rows import StoredRows, frame_of, takes_stored_rows  # noqa: E402
+from solvers.kit.summary_parts import left_out, save_figure  # noqa: E402
 
 FIGURE_N = 20  # figure 1a's deck size
 FIGURE_M_MAX = 14  # figure 1a's last m
@@ -28,7 +28,7 @@ CURVES = ["curve_m", "curve_h_a", "curve_h_b"]  # lists, read for N = FIGURE_N o
 def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
     """Markdown: totals (violations, smallest gap), a per-N table, figure 1a and 1b plots
     (of stored rows: the scalar columns of every row, the curves of N = FIGURE_N)."""
-    from solvers._report import markdown_table
+    from solvers.kit.summary_parts import markdown_table
 
     if not len(rows):
         return "No successful results."

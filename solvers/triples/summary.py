@@ -11,8 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers._report import left_out, markdown_table, save_figure  # noqa: E402
-from solvers._rows import StoredRows, takes_stored_rows  # noqa: E402
+from solvers.kit.stored_rows import StoredRows, takes_stored_rows  # noqa: E402
+from solvers.kit.summary_parts import left_out, markdown_table, save_figure  # noqa: E402
 from solvers.registry import row_columns  # noqa: E402
 
 DECK = ["ranks", "suits", "k"]

@@ -96,8 +96,3 @@ def mixed_score_distribution(deck: Sequence[int], tied: Sequence[int]) -> list[F
     p = Fraction(1, t)
     pmf = [comb(k_tied, k) * p**k * (1 - p) ** (k_tied - k) for k in range(k_tied + 1)]
     return pmf + [Fraction(0)] * (n - k_tied)
-
-
-def optimal_score(deck: Sequence[int]) -> Fraction:
-    """max_i c_i: the best expected score without feedback."""
-    return Fraction(max(deck))

@@ -303,12 +303,12 @@ def greedy_chooser(tie_break: str) -> Chooser:
     def choose(state: State, ys: list[int]) -> list[Guess]:
         best = max(ys)
         tied = [a for a, y in enumerate(ys) if y == best]
-        return _break_tie(tied, tie_break)
+        return break_tie(tied, tie_break)
 
     return choose
 
 
-def _break_tie(tied: list[Guess], tie_break: str) -> list[Guess]:
+def break_tie(tied: list[Guess], tie_break: str) -> list[Guess]:
     if tie_break == "lowest":
         return tied[:1]
     if tie_break == "highest":

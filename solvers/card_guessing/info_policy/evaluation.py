@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from solvers import entropy
+from solvers.card_guessing.exact import entropy_weighted
 from solvers.card_guessing.info_policy.moves import (
     TOO_BIG,
     UNSURE,
@@ -40,7 +41,6 @@ from solvers.card_guessing.state_codes import (
     pairs_of,
     split_codes,
 )
-from solvers.card_guessing.strategies import entropy_weighted
 
 
 @njit(cache=True)

@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from solvers import entropy
+from solvers.card_guessing.exact import entropy_weighted
 from solvers.card_guessing.info_policy.moves import (
     TIE_CODES,
     TOO_BIG,
@@ -40,7 +41,6 @@ from solvers.card_guessing.info_policy.posterior import (
     _workspace,
 )
 from solvers.card_guessing.state_codes import canonical_cache_key, record_answer
-from solvers.card_guessing.strategies import entropy_weighted
 
 
 @njit(cache=True)

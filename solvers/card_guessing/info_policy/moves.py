@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.exact import entropy_weighted, yes_no
 from solvers.card_guessing.info_policy.posterior import float_posterior
 from solvers.card_guessing.state_codes import (
     CACHE_KEY,
@@ -35,7 +35,6 @@ from solvers.card_guessing.state_codes import (
     canonical_cache_key,
     record_answer,
 )
-from solvers.card_guessing.strategies import entropy_weighted
 
 TIE_CODES = {"lowest": 0, "highest": 1, "uniform": 2}
 ERR_H = 1e-10  # bound on |float H - exact-path H| / (1 + H) (the estimate is below 1e-12)

@@ -1,6 +1,6 @@
 """The composition posterior of the cards still to come in a yes/no state, as a float filter.
 
-The exact ``info`` move (strategies/entropy_weighted.py) needs the composition posterior of the
+The exact ``info`` move (exact/entropy_weighted.py) needs the composition posterior of the
 n cards still to come in a state (c, p).  Here it is computed as a *filter*: given the
 posterior P over the composition k of the cards to come, the next card is a type ``b`` with
 probability k_b / n (the cards to come are in uniform random order given k, no answer constrains

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
+from solvers.card_guessing.exact.belief_players import Player
 from solvers.card_guessing.exact.yes_no import (
     after_no,
     after_yes,
@@ -31,7 +32,6 @@ from solvers.card_guessing.exact.yes_no import (
 )
 from solvers.card_guessing.info_policy.monte_carlo import InfoPlay
 from solvers.card_guessing.state_codes import record_answer
-from solvers.card_guessing.strategies.belief_players import Player
 
 Scores = np.ndarray  # int64 score per game
 CHUNK = 8192  # games shuffled at once
@@ -117,8 +117,8 @@ def info_scores(
 ) -> tuple[Scores, InfoPlay]:
     """(scores, play): info on ``n_games`` shuffled decks, Numba fast path (info_policy/).
 
-    ``play.exact_calls`` counts the decisions the floats could not make safely (taken from
-    the exact Python path, strategies/entropy_weighted.py); ``play.largest_support`` the largest
+    ``InfoPlay.exact_calls`` counts the decisions the floats could not make safely (taken from
+    the exact Python path, exact/entropy_weighted.py); ``InfoPlay.largest_support`` the largest
     composition posterior met.  Decision and entropy caches are shared by every game of the call.
     """
     play = InfoPlay(deck, gamma, r, t, log_base, tie_break)

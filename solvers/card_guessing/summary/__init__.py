@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from solvers._report import bar_chart, file_name
-from solvers._rows import StoredRows, takes_stored_rows
 from solvers.card_guessing.summary import feedback as feedback_sections
 from solvers.card_guessing.summary import info as info_sections
 from solvers.card_guessing.summary import ranks52 as ranks_sections
 from solvers.card_guessing.summary import suits52 as suits_sections
 from solvers.card_guessing.summary.rows import summary_rows
+from solvers.kit.stored_rows import StoredRows, takes_stored_rows
+from solvers.kit.summary_parts import bar_chart, file_name
 
 KEY_COLUMNS = ["strategy", "tie_break", "gamma", "entropy_r", "entropy_t", "decrement", "method"]
 
@@ -29,7 +29,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
     table.to_parquet(out_dir / "card_guessing_scores.parquet", index=False)
     parts = []
     for (deck, feedback), group in table.groupby(["deck", "feedback"], sort=False):
-        from solvers._report import markdown_table
+        from solvers.kit.summary_parts import markdown_table
 
         name = file_name(f"card_guessing_{feedback}_{deck.replace(',', '-')}.png")
         bar_chart(

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers._report import save_figure  # noqa: E402
+from solvers.kit.summary_parts import save_figure  # noqa: E402
 
 MODELS = ("none", "partial", "complete")
 BOUNDS = ("bound_lower", "bound_lower_chords", "bound_upper")
@@ -27,7 +27,7 @@ def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
     """Markdown lines: the comparison table and plot, or nothing for a single feedback model."""
     if "feedback" not in rows or rows["feedback"].nunique() < 2:
         return []
-    from solvers._report import markdown_table
+    from solvers.kit.summary_parts import markdown_table
 
     table = comparison_table(rows)
     table.to_parquet(out_dir / "card_guessing_feedback_models.parquet", index=False)

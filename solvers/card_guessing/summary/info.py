@@ -17,8 +17,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers._report import save_figure  # noqa: E402
 from solvers.entropy import preset_name  # noqa: E402
+from solvers.kit.summary_parts import save_figure  # noqa: E402
 
 MANY = 12  # more info rows than this per deck: the per-deck table shows only the best one
 
@@ -125,7 +125,7 @@ def gamma_table(rows: pd.DataFrame, info: pd.DataFrame) -> pd.DataFrame:
 
 def gamma_sweep_section(rows: pd.DataFrame, info: pd.DataFrame, out_dir: Path) -> list[str]:
     """The figure-3 style plot per deck and the table of optimal gamma intervals."""
-    from solvers._report import markdown_table
+    from solvers.kit.summary_parts import markdown_table
 
     table = gamma_table(rows, info)
     table.to_parquet(out_dir / "card_guessing_gamma_intervals.parquet", index=False)
@@ -192,7 +192,7 @@ def best_ratios(rows: pd.DataFrame, info: pd.DataFrame) -> pd.DataFrame:
 
 def entropy_grid_section(rows: pd.DataFrame, info: pd.DataFrame, out_dir: Path) -> list[str]:
     """Heatmaps of the best ratio to the optimum per (r, t), and the named members' table."""
-    from solvers._report import markdown_table
+    from solvers.kit.summary_parts import markdown_table
 
     ratios = best_ratios(rows, info)
     if ratios.empty:

@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers._report import save_figure  # noqa: E402
+from solvers.kit.summary_parts import save_figure  # noqa: E402
 
 FULL = 13
 FIT_POINTS = 4  # the last n fitted by a straight line for the extrapolation
@@ -105,7 +105,7 @@ def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
     table = ranks_table(rows)
     if table.empty:
         return []
-    from solvers._report import markdown_table
+    from solvers.kit.summary_parts import markdown_table
 
     table.to_parquet(out_dir / "card_guessing_ranks.parquet", index=False)
     name = "card_guessing_ranks.png"
@@ -140,7 +140,7 @@ def monte_carlo_section(rows: pd.DataFrame) -> list[str]:
     mc = ok[(ok["method"] == "monte_carlo") & (ok["n"] == FULL)]
     if mc.empty:
         return []
-    from solvers._report import markdown_table
+    from solvers.kit.summary_parts import markdown_table
 
     cols = [c for c in ("strategy", "tie_break", "window", "n_games") if c in mc]
     shown = mc[[*cols, "expected_score", "std_error"]].dropna(axis=1, how="all")

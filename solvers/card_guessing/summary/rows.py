@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from solvers._rows import StoredRows, quoted
 from solvers.card_guessing.summary.info import MANY
+from solvers.kit.stored_rows import StoredRows, quoted
 
 # What the summary and the report read of a large store (StoredRows): no ids, no messages,
 # no lists (score_pmf), no execution knobs.

@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers._report import save_figure  # noqa: E402
+from solvers.kit.summary_parts import save_figure  # noqa: E402
 
 
 def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
@@ -26,7 +26,7 @@ def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
     table = gap_table(rows)
     if table.empty:
         return []
-    from solvers._report import markdown_table
+    from solvers.kit.summary_parts import markdown_table
 
     table.to_parquet(out_dir / "card_guessing_suits.parquet", index=False)
     name = "card_guessing_suits_gap.png"

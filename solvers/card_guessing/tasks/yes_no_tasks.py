@@ -16,9 +16,8 @@ from typing import Any
 import numpy as np
 
 from solvers import entropy
-from solvers.card_guessing.exact import yes_no
-from solvers.card_guessing.strategies import belief_players
-from solvers.card_guessing.strategies.entropy_weighted import (
+from solvers.card_guessing.exact import belief_players, yes_no
+from solvers.card_guessing.exact.entropy_weighted import (
     MAX_POSTERIOR,
     info_chooser,
     largest_posterior,

@@ -69,8 +69,8 @@ class Codes:
     le: np.ndarray  # le[k, x, w]: the same weighing at most w
     offsets: np.ndarray  # offsets[L, e]: first rank of layer L with e exhausted types
     sizes: np.ndarray  # sizes[L]: the rank space of layer L
-    count: np.ndarray  # count[x]: c of code x (walk.code_tables)
-    refused: np.ndarray  # refused[x]: p of code x
+    count: np.ndarray  # count[x]: c of code x (x // n_p + 1)
+    refused: np.ndarray  # refused[x]: p of code x (x % n_p)
 
     @property
     def n_cards(self) -> int:

@@ -33,9 +33,9 @@ from solvers.card_guessing.exact.yes_no import (
     Chooser,
     Guess,
     State,
-    _break_tie,
     after_no,
     after_yes,
+    break_tie,
     canonical,
     composition_posterior,
 )
@@ -134,6 +134,6 @@ def info_chooser(
     h = posterior_entropy(r, t, log_base)
 
     def choose(state: State, ys: list[int]) -> list[Guess]:
-        return _break_tie(tied_best(info_scores(state, ys, gamma, h)), tie_break)
+        return break_tie(tied_best(info_scores(state, ys, gamma, h)), tie_break)
 
     return choose

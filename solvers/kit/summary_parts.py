@@ -1,7 +1,7 @@
 """What every game's summary shares: Markdown tables and PNG plots (matplotlib, Agg).
 
-Imported only by the summaries (the leading underscore keeps :mod:`solvers` from loading it,
-and with it matplotlib, on workers).
+Imported only by the summaries (:mod:`solvers` does not load it, and with it matplotlib, on
+workers).
 """
 
 from __future__ import annotations

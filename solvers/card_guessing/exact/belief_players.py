@@ -31,10 +31,10 @@ from solvers.card_guessing.exact.yes_no import (
     Evaluation,
     Guess,
     State,
-    _break_tie,
     after_no,
     after_yes,
     arrangements,
+    break_tie,
     initial_state,
     yes_counts,
 )
@@ -104,7 +104,7 @@ class EstimatePlayer:
         pairs = state[1]
         live = [a for a in range(len(pairs)) if pairs[a][0] > 0 or not self.skip_exhausted]
         best = max(belief[a] for a in live)
-        return _break_tie([a for a in live if belief[a] == best], self.tie_break)
+        return break_tie([a for a in live if belief[a] == best], self.tie_break)
 
     def update(self, belief: Estimates, a: Guess, yes: bool) -> Estimates:
         est = list(belief)

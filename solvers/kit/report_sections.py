@@ -6,8 +6,8 @@ one self-contained HTML file (tables sortable and filterable, figures interactiv
 are Plotly figures: build them with :func:`scatter` / :func:`heatmap` below so that hovering
 a point shows the row's parameters and its exact ``p/q`` value.
 
-Imported only by the reports (the leading underscore keeps :mod:`solvers` from loading it,
-and with it Plotly, on workers).
+Imported only by the reports (:mod:`solvers` does not load it, and with it Plotly, on
+workers).
 """
 
 from __future__ import annotations

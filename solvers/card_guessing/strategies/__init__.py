@@ -1,1 +1,0 @@
-"""Strategies with a choice rule of their own: the entropy-weighted move and belief players."""

@@ -1,0 +1,15 @@
+"""What the families share and the pipeline reads from them, none of it a game:
+
+- :mod:`solvers.kit.longtask`: the long-task facility, what a task that runs for hours may
+  ask of where it runs (memory budget, checkpoints, progress); the pipeline's side is
+  ``pipeline/task_context.py``;
+- :mod:`solvers.kit.stored_rows`: a family's stored rows read lazily (SQL over its Parquet
+  files, or a DataFrame), handed to its summary and report functions;
+- :mod:`solvers.kit.summary_parts`: what ``summary.md`` is made of: Markdown tables and text,
+  PNG plots;
+- :mod:`solvers.kit.report_sections`: what ``report.html`` is made of: sections of tables
+  and interactive Plotly figures.
+
+:mod:`solvers` imports this package but none of its modules: a worker that solves tasks
+never loads matplotlib or Plotly.
+"""
