@@ -29,6 +29,7 @@ from solvers.card_guessing.uniform_deck.ranks import (
     CHUNK,
     _logsumexp,
     _rank,
+    inline_kernel,
     kernel,
     parallel_kernel,
 )
@@ -97,7 +98,7 @@ def _work(r):
     return np.empty(r, np.int64), np.empty(r), np.empty(r + 1, np.int64), np.empty(r, np.int64)
 
 
-@kernel
+@inline_kernel
 def _stand_on(i, e, m, r, big, weight, eq, le, offsets, seq, wrem, base, ends):
     """Walk to rank i of the last layer (afresh when e < 0: nothing walked yet)."""
     layer = m * r
@@ -106,7 +107,7 @@ def _stand_on(i, e, m, r, big, weight, eq, le, offsets, seq, wrem, base, ends):
     return walk.step(i, e, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, ends)[0]
 
 
-@kernel
+@inline_kernel
 def _last_log(i, seq, e, t, logs, m, r, big, weight, eq, le, offsets, n_p, count, refused,
               logf, wrem, base, work):  # fmt: skip
     """log A of the last-layer state of rank i (its walk arrays filled) from the states with
@@ -129,7 +130,7 @@ def _last_log(i, seq, e, t, logs, m, r, big, weight, eq, le, offsets, n_p, count
                          count, refused, wrem, base, work)  # fmt: skip
 
 
-@kernel
+@inline_kernel
 def _tight(seq, e, r, count, refused):
     """(total unconfirmed cards, tight types, the last tight position)."""
     total = 0
@@ -143,7 +144,7 @@ def _tight(seq, e, r, count, refused):
     return total, tight, at
 
 
-@kernel
+@inline_kernel
 def _free_slot(i, seq, e, logs, m, r, big, weight, eq, le, offsets, n_p, count, refused,
                wrem, base, work):  # fmt: skip
     """A free slot: log of the sum over types a of A(a in it), a yes on a's code each."""
@@ -172,7 +173,7 @@ def _free_slot(i, seq, e, logs, m, r, big, weight, eq, le, offsets, n_p, count, 
     return _logsumexp(terms, 0, nt)
 
 
-@kernel
+@inline_kernel
 def _refused_slot(i, first, seq, e, logs, m, r, big, weight, eq, le, offsets, n_p, count,
                   refused, wrem, base, work):  # fmt: skip
     """No free slot: log of the sum over types j != first of A(j in first's first refused

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers.card_guessing.uniform_deck.ranks import kernel, largest_code
+from solvers.card_guessing.uniform_deck.ranks import inline_kernel, kernel, largest_code
 
 
 @kernel
@@ -48,7 +48,7 @@ def walk_arrays(r):
     )
 
 
-@kernel
+@inline_kernel
 def _descend(i, p, e, r, table, weight, seq, wrem, base, hi):
     """Codes at positions p..r-1 of rank ``i`` given those before p (``base[p]``,
     ``wrem[p]`` set): the binary searches of ranks._unrank, each position's base, weight
@@ -66,7 +66,7 @@ def _descend(i, p, e, r, table, weight, seq, wrem, base, hi):
         top = lo
 
 
-@kernel
+@inline_kernel
 def start(i, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, hi):
     """Stand on rank ``i`` of ``layer`` (unranked afresh); returns its exhausted types e."""
     if i < offsets[layer, 1]:
@@ -83,7 +83,7 @@ def start(i, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, hi):
     return e
 
 
-@kernel
+@inline_kernel
 def step(i, e, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, hi):
     """Move from the rank the arrays stand on to a later rank ``i`` of the same layer;
     returns (i's exhausted types, the first position whose code may have changed: 0 when
@@ -97,7 +97,7 @@ def step(i, e, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, hi):
     return e, p + 1
 
 
-@kernel
+@inline_kernel
 def feasible(seq, e, r, count, refused):
     """ranks._feasible from the code tables: each type's refused slots fit the other
     types' unconfirmed cards."""
@@ -110,7 +110,7 @@ def feasible(seq, e, r, count, refused):
     return True
 
 
-@kernel
+@inline_kernel
 def prefixes(e, layer, m, r, table, offsets, seq, wrem, pre, first):
     """pre[q]: the rank in ``layer + 1`` reached before position q by a child that keeps
     the codes before q (each with one more weight left); q = e..r.  Positions before
@@ -123,14 +123,14 @@ def prefixes(e, layer, m, r, table, offsets, seq, wrem, pre, first):
         pre[q + 1] = pre[q] + table[k - (q - e), seq[q], wrem[q] + 1]
 
 
-@kernel
+@inline_kernel
 def no_rank(i, j, e, r, table, seq, wrem, base, pre):
     """Rank in the next layer of the no child at position j (code x + 1; j is the first
     position of its code, so the code stays in place)."""
     return pre[j] + table[r - j, seq[j] + 1, wrem[j] + 1] + (i - base[j + 1])
 
 
-@kernel
+@inline_kernel
 def moved_prefix(j, y, e, r, table, weight, seq, start_rank, start_w):
     """(rank, q): the state ``seq`` with position j's code replaced by a smaller code ``y``,
     which moves right past the codes above it to position q; the rank summed up to and with
@@ -148,7 +148,7 @@ def moved_prefix(j, y, e, r, table, weight, seq, start_rank, start_w):
     return rank + table[k - (q - e), y, w], q
 
 
-@kernel
+@inline_kernel
 def exhausted_rank(seq, j, e, layer, m, r, weight, le, offsets):
     """Rank in ``layer`` of ``seq`` (e exhausted types) with position j's type exhausted
     (its code moved to the front), summed afresh."""
@@ -164,7 +164,7 @@ def exhausted_rank(seq, j, e, layer, m, r, weight, le, offsets):
     return rank
 
 
-@kernel
+@inline_kernel
 def yes_rank(i, j, e, layer, m, r, n_p, weight, table, le, offsets, seq, wrem, base, pre):
     """Rank in the next layer of the yes child at position j (the first of its code)."""
     x = seq[j]
