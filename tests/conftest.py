@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,3 +32,18 @@ def compositions(n_cards: int) -> list[tuple[int, ...]]:
 def outputs(tmp_path: Path) -> Path:
     """A fresh results root."""
     return tmp_path / "outputs"
+
+
+@pytest.fixture(scope="session")
+def dask_address() -> Iterator[str]:
+    """The address of a scheduler with two single-thread workers, all subprocesses: started
+    once for the session (the tests that use it run studies on it and leave it as it was)."""
+    import cluster_support
+
+    if not cluster_support.DASK_CLI.exists():
+        pytest.skip(f"no dask command beside {sys.executable}")
+    address, procs = cluster_support.start_cluster(2)
+    try:
+        yield address
+    finally:
+        cluster_support.stop(procs)

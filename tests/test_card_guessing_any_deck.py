@@ -8,12 +8,7 @@ distributed mode (any_deck/over_dask.py) against the single-process result.
 from __future__ import annotations
 
 import random
-import socket
-import subprocess
-import sys
-import time
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -346,50 +341,16 @@ def test_local_client_shapes_match_single_process(threads):
         same_solution(over_dask.optimal(client, deck, 2), optimal(deck))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
-def test_address_cluster_matches_single_process():
+def test_address_cluster_matches_single_process(dask_address):
     """A scheduler and two workers started as processes, reached by address."""
     from distributed import Client
 
     from solvers.card_guessing.any_deck import over_dask
 
-    dask = str(Path(sys.executable).with_name("dask"))
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    procs = [
-        subprocess.Popen(
-            [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port)]
-            + ["--dashboard-address", ":0", "--no-show"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-    ]
-    try:
-        time.sleep(2)
-        for _ in range(2):
-            procs.append(
-                subprocess.Popen(
-                    [dask, "worker", address, "--nthreads", "1", "--host", "127.0.0.1"]
-                    + ["--no-dashboard"],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-        with Client(address, timeout=60) as client:
-            client.wait_for_workers(2, timeout=120)
-            deck = (5, 3, 2, 1)
-            same_solution(over_dask.optimal(client, deck, 2), optimal(deck))
-    finally:
-        for proc in reversed(procs):
-            proc.terminate()
-        for proc in procs:
-            proc.wait(timeout=30)
+    with Client(dask_address, timeout=60) as client:
+        deck = (5, 3, 2, 1)
+        same_solution(over_dask.optimal(client, deck, 2), optimal(deck))
 
 
 @pytest.mark.slow

@@ -20,6 +20,17 @@ def compose_config(*overrides: str):
         return compose(config_name="config", overrides=list(overrides))
 
 
+def run(outputs: Path, *overrides: str, logged: list[str] | None = None):
+    """``run_study`` in this process on the composed config, results under ``outputs``, no
+    progress bar; its report.  The run's log lines go to ``logged`` when given."""
+    from pipeline.run import run_study
+
+    cfg = compose_config(f"paths.outputs={outputs}", "run.progress=false", *overrides)
+    if logged is None:
+        return run_study(cfg, log=lambda *_: None)
+    return run_study(cfg, log=lambda *a: logged.append(" ".join(map(str, a))))
+
+
 def cli(
     *args: str, cwd: Path = ROOT, env: dict | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess:
