@@ -1,8 +1,8 @@
 """Optimal and greedy play on any deck in floats (solvers/card_guessing/any_deck/).
 
-Checked against the exact rational solver (exact/yes_no.py, itself checked by brute force in
-test_card_guessing.py) to 1e-12 relative, on many decks including unequal counts; the
-distributed mode (any_deck/over_dask.py) against the single-process result.
+Checked against the exact rational solver (exact/yes_no.py, itself checked by brute force
+in test_card_guessing_exact_yes_no.py) to 1e-12 relative, on many decks including unequal
+counts; the distributed mode (any_deck/over_dask.py) against the single-process result.
 """
 
 from __future__ import annotations

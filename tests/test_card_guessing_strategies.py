@@ -1,4 +1,5 @@
-"""card_guessing, partial feedback: the info strategy, playable strategies and Monte Carlo.
+"""card_guessing, partial feedback: the info strategy and the playable strategies
+(strategies/), exactly and by Monte Carlo (simulation/shuffled_decks.py).
 
 Published figures are from Gural, Simper & So (2019, "Information Theory in a
 Card-Guessing Game"), and its "Known traps" in
