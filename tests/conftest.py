@@ -47,3 +47,15 @@ def dask_address() -> Iterator[str]:
         yield address
     finally:
         cluster_support.stop(procs)
+
+
+@pytest.fixture(scope="session")
+def paper_outputs(tmp_path_factory) -> Path:
+    """An outputs folder where the default study (paper) ran and summarised under
+    cluster=sync, made once for the session.  Read only: a test that changes it works on a
+    copy (tests_support.copy_outputs)."""
+    from tests_support import run
+
+    outputs = tmp_path_factory.mktemp("paper") / "outputs"
+    run(outputs, "cluster=sync")
+    return outputs

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests_support import compose_config, run
+from tests_support import compose_config, copy_outputs, run
 
 from pipeline import store
 from pipeline.config import StudyError
@@ -37,22 +37,28 @@ def snapshot(root: Path) -> dict[str, object]:
     return out
 
 
+@pytest.fixture(scope="module")
+def other_outputs(tmp_path_factory) -> Path:
+    """The outputs folder of another study, made once: tests change copies of it."""
+    other = tmp_path_factory.mktemp("other") / "other_outputs"
+    run(other, "cluster=sync", "study.name=other", "study.grid.deck=[[2,2]]")
+    return other
+
+
 @pytest.fixture
-def elsewhere(tmp_path: Path) -> Path:
+def elsewhere(other_outputs: Path, tmp_path: Path) -> Path:
     """Another study's store, outside the study folder under test (a family folder of real
     results files, and a file that is not one)."""
-    other = tmp_path / "other_outputs"
-    run(other, "cluster=sync", "study.name=other", "study.grid.deck=[[2,2]]")
+    other = copy_outputs(other_outputs, tmp_path / "other_outputs")
     folder = other / "other" / "results" / "family=card_guessing"
     (folder / "notes.txt").write_text("the user's own file")
     return folder
 
 
 @pytest.fixture
-def outputs(tmp_path: Path) -> Path:
-    out = tmp_path / "outputs"
-    run(out, "cluster=sync")  # the study paper, stored
-    return out
+def outputs(paper_outputs: Path, tmp_path: Path) -> Path:
+    """A copy of the stored study paper."""
+    return copy_outputs(paper_outputs, tmp_path / "outputs")
 
 
 LINKED = ["results/family=evil", "results/family=card_guessing", "results", "quarantine"]

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT
-from tests_support import cli, compose_config
+from tests_support import cli, compose_config, copy_outputs
 
 from pipeline import store
 from pipeline.run import run_study
@@ -21,11 +21,9 @@ EXACT = ["2383/560", "475/112"]
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
+def results(paper_outputs, tmp_path_factory):
     """The default study's store (one family, two rows)."""
-    out = tmp_path_factory.mktemp("store")
-    cfg = compose_config(f"paths.outputs={out}", "cluster=sync", "run.progress=false")
-    run_study(cfg, log=lambda *_: None)
+    out = copy_outputs(paper_outputs, tmp_path_factory.mktemp("store") / "outputs")
     return out / "paper" / "results"
 
 

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,11 @@ def run(outputs: Path, *overrides: str, logged: list[str] | None = None):
     if logged is None:
         return run_study(cfg, log=lambda *_: None)
     return run_study(cfg, log=lambda *a: logged.append(" ".join(map(str, a))))
+
+
+def copy_outputs(outputs: Path, to: Path) -> Path:
+    """A copy of the outputs folder ``outputs`` at ``to`` (links copied as links), to change."""
+    return Path(shutil.copytree(outputs, to, symlinks=True))
 
 
 def cli(
