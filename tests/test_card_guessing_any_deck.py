@@ -307,11 +307,10 @@ def same_solution(a: Solution, b: Solution) -> None:
     assert all(abs(x - y) <= REL for x, y in zip(a.score_pmf, b.score_pmf, strict=True))
 
 
-@pytest.mark.slow
-def test_local_cluster_matches_single_process():
+@pytest.fixture(scope="module")
+def two_worker_processes():
+    """A client of a LocalCluster of two single-thread worker processes, for this module."""
     from distributed import Client, LocalCluster
-
-    from solvers.card_guessing.any_deck import over_dask
 
     with (
         LocalCluster(
@@ -319,11 +318,18 @@ def test_local_cluster_matches_single_process():
         ) as cluster,
         Client(cluster) as client,
     ):
-        for deck, parts in [((5, 3, 2, 1), 2), ((3, 3, 3), 3), ((4, 2), 1), ((1,), 2)]:
-            one = optimal(deck)
-            many = over_dask.optimal(client, deck, parts)
-            same_solution(many, one)
-            assert decision_tree(many, deck) == decision_tree(one, deck)
+        yield client
+
+
+@pytest.mark.slow
+def test_local_cluster_matches_single_process(two_worker_processes):
+    from solvers.card_guessing.any_deck import over_dask
+
+    for deck, parts in [((5, 3, 2, 1), 2), ((3, 3, 3), 3), ((4, 2), 1), ((1,), 2)]:
+        one = optimal(deck)
+        many = over_dask.optimal(two_worker_processes, deck, parts)
+        same_solution(many, one)
+        assert decision_tree(many, deck) == decision_tree(one, deck)
 
 
 @pytest.mark.slow
@@ -390,9 +396,8 @@ def test_summary_section(tmp_path):
 
 
 @pytest.mark.slow
-def test_workers_task_inside_a_dask_worker():
+def test_workers_task_inside_a_dask_worker(two_worker_processes):
     """As in a study run: the task runs on a worker and borrows the cluster it runs on."""
-    from distributed import Client, LocalCluster
 
     def run(task):  # nested: sent to the worker by value
         from pipeline.backends.base import borrowed_client
@@ -401,13 +406,7 @@ def test_workers_task_inside_a_dask_worker():
         return solve_on_worker(task, cluster=borrowed_client)  # what the pipeline hands in
 
     task = {"family": "card_guessing", "deck": [4, 3, 2], "method": "float", "workers": 2}
-    with (
-        LocalCluster(
-            n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        (row,) = client.submit(run, task).result()
+    (row,) = two_worker_processes.submit(run, task).result()
     assert row["status"] == "ok"
     assert close(row["expected_score"], yes_no.optimal_value((4, 3, 2))[0])
     assert row["n_states"] == optimal((4, 3, 2)).n_states
