@@ -34,10 +34,11 @@ def outputs(tmp_path: Path) -> Path:
     return tmp_path / "outputs"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def dask_address() -> Iterator[str]:
-    """The address of a scheduler with two single-thread workers, all subprocesses: started
-    once for the session (the tests that use it run studies on it and leave it as it was)."""
+    """The address of a scheduler with two single-thread workers, all subprocesses, for the
+    tests of one module.  Not kept for the session: idle, its five processes still take ~10%
+    of a core, and they are children of this process, which tests/test_security.py counts."""
     import cluster_support
 
     if not cluster_support.DASK_CLI.exists():
