@@ -7,10 +7,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from conftest import ROOT
 
 DASK_CLI = Path(sys.executable).parent / "dask"
@@ -63,15 +61,3 @@ def stop(procs: list[subprocess.Popen]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-@pytest.fixture(scope="module")
-def dask_address() -> Iterator[str]:
-    """The address of a scheduler with two single-thread workers, all subprocesses."""
-    if not DASK_CLI.exists():
-        pytest.skip(f"no dask command beside {sys.executable}")
-    address, procs = start_cluster(2)
-    try:
-        yield address
-    finally:
-        stop(procs)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,3 +32,31 @@ def compositions(n_cards: int) -> list[tuple[int, ...]]:
 def outputs(tmp_path: Path) -> Path:
     """A fresh results root."""
     return tmp_path / "outputs"
+
+
+@pytest.fixture(scope="module")
+def dask_address() -> Iterator[str]:
+    """The address of a scheduler with two single-thread workers, all subprocesses, for the
+    tests of one module.  Not kept for the session: idle, its five processes still take ~10%
+    of a core, and they are children of this process, which tests/test_security.py counts."""
+    import cluster_support
+
+    if not cluster_support.DASK_CLI.exists():
+        pytest.skip(f"no dask command beside {sys.executable}")
+    address, procs = cluster_support.start_cluster(2)
+    try:
+        yield address
+    finally:
+        cluster_support.stop(procs)
+
+
+@pytest.fixture(scope="session")
+def paper_outputs(tmp_path_factory) -> Path:
+    """An outputs folder where the default study (paper) ran and summarised under
+    cluster=sync, made once for the session.  Read only: a test that changes it works on a
+    copy (tests_support.copy_outputs)."""
+    from tests_support import run
+
+    outputs = tmp_path_factory.mktemp("paper") / "outputs"
+    run(outputs, "cluster=sync")
+    return outputs

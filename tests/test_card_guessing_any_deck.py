@@ -1,19 +1,14 @@
 """Optimal and greedy play on any deck in floats (solvers/card_guessing/any_deck/).
 
-Checked against the exact rational solver (exact/yes_no.py, itself checked by brute force in
-test_card_guessing.py) to 1e-12 relative, on many decks including unequal counts; the
-distributed mode (any_deck/over_dask.py) against the single-process result.
+Checked against the exact rational solver (exact/yes_no.py, itself checked by brute force
+in test_card_guessing_exact_yes_no.py) to 1e-12 relative, on many decks including unequal
+counts; the distributed mode (any_deck/over_dask.py) against the single-process result.
 """
 
 from __future__ import annotations
 
 import random
-import socket
-import subprocess
-import sys
-import time
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -312,11 +307,10 @@ def same_solution(a: Solution, b: Solution) -> None:
     assert all(abs(x - y) <= REL for x, y in zip(a.score_pmf, b.score_pmf, strict=True))
 
 
-@pytest.mark.slow
-def test_local_cluster_matches_single_process():
+@pytest.fixture(scope="module")
+def two_worker_processes():
+    """A client of a LocalCluster of two single-thread worker processes, for this module."""
     from distributed import Client, LocalCluster
-
-    from solvers.card_guessing.any_deck import over_dask
 
     with (
         LocalCluster(
@@ -324,11 +318,18 @@ def test_local_cluster_matches_single_process():
         ) as cluster,
         Client(cluster) as client,
     ):
-        for deck, parts in [((5, 3, 2, 1), 2), ((3, 3, 3), 3), ((4, 2), 1), ((1,), 2)]:
-            one = optimal(deck)
-            many = over_dask.optimal(client, deck, parts)
-            same_solution(many, one)
-            assert decision_tree(many, deck) == decision_tree(one, deck)
+        yield client
+
+
+@pytest.mark.slow
+def test_local_cluster_matches_single_process(two_worker_processes):
+    from solvers.card_guessing.any_deck import over_dask
+
+    for deck, parts in [((5, 3, 2, 1), 2), ((3, 3, 3), 3), ((4, 2), 1), ((1,), 2)]:
+        one = optimal(deck)
+        many = over_dask.optimal(two_worker_processes, deck, parts)
+        same_solution(many, one)
+        assert decision_tree(many, deck) == decision_tree(one, deck)
 
 
 @pytest.mark.slow
@@ -346,50 +347,16 @@ def test_local_client_shapes_match_single_process(threads):
         same_solution(over_dask.optimal(client, deck, 2), optimal(deck))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
-def test_address_cluster_matches_single_process():
+def test_address_cluster_matches_single_process(dask_address):
     """A scheduler and two workers started as processes, reached by address."""
     from distributed import Client
 
     from solvers.card_guessing.any_deck import over_dask
 
-    dask = str(Path(sys.executable).with_name("dask"))
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    procs = [
-        subprocess.Popen(
-            [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port)]
-            + ["--dashboard-address", ":0", "--no-show"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-    ]
-    try:
-        time.sleep(2)
-        for _ in range(2):
-            procs.append(
-                subprocess.Popen(
-                    [dask, "worker", address, "--nthreads", "1", "--host", "127.0.0.1"]
-                    + ["--no-dashboard"],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-        with Client(address, timeout=60) as client:
-            client.wait_for_workers(2, timeout=120)
-            deck = (5, 3, 2, 1)
-            same_solution(over_dask.optimal(client, deck, 2), optimal(deck))
-    finally:
-        for proc in reversed(procs):
-            proc.terminate()
-        for proc in procs:
-            proc.wait(timeout=30)
+    with Client(dask_address, timeout=60) as client:
+        deck = (5, 3, 2, 1)
+        same_solution(over_dask.optimal(client, deck, 2), optimal(deck))
 
 
 @pytest.mark.slow
@@ -429,9 +396,8 @@ def test_summary_section(tmp_path):
 
 
 @pytest.mark.slow
-def test_workers_task_inside_a_dask_worker():
+def test_workers_task_inside_a_dask_worker(two_worker_processes):
     """As in a study run: the task runs on a worker and borrows the cluster it runs on."""
-    from distributed import Client, LocalCluster
 
     def run(task):  # nested: sent to the worker by value
         from pipeline.backends.base import borrowed_client
@@ -440,13 +406,7 @@ def test_workers_task_inside_a_dask_worker():
         return solve_on_worker(task, cluster=borrowed_client)  # what the pipeline hands in
 
     task = {"family": "card_guessing", "deck": [4, 3, 2], "method": "float", "workers": 2}
-    with (
-        LocalCluster(
-            n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        (row,) = client.submit(run, task).result()
+    (row,) = two_worker_processes.submit(run, task).result()
     assert row["status"] == "ok"
     assert close(row["expected_score"], yes_no.optimal_value((4, 3, 2))[0])
     assert row["n_states"] == optimal((4, 3, 2)).n_states

@@ -154,20 +154,28 @@ def test_two_capped_workers_match_one_process(policy, window, tmp_path, two_work
 def test_eight_types_on_three_capped_workers(tmp_path):
     """8 types of 4 on 3 workers, each capped at 450 MB: one process needs ~900 MB (its
     arrays ~550 MB; 594 MB measured).  Every policy's mean, variance and distribution to
-    1e-12, every worker's measured peak RSS under its cap."""
+    1e-12, every worker's measured peak RSS under its cap.  The policies share the deck's
+    last layer, as a run's tasks do: the first computes it on the capped workers, the
+    others adopt it."""
     deck = (4,) * 8
     cap = 450 * 10**6
     assert ranked_tasks.in_memory_bytes(deck) > cap
+    shared = longtask.Checkpoints(tmp_path / "shared", root=tmp_path)
+    adopted = []
     cluster, client = capped_cluster(3, cap)
     try:
         for policy, window in POLICIES:
-            sol = out_of_core.solve(deck, policy, window, client=client, budget_bytes=cap)
+            said: list[str] = []
+            sol = out_of_core.solve(deck, policy, window, client=client, budget_bytes=cap,
+                                    shared=shared, log=said.append)  # fmt: skip
             same(sol, in_memory.solve(deck, policy, window=window))
+            adopted.append(any(line.startswith("layer 32 (last): adopted") for line in said))
         peaks = client.run(peak_rss)
     finally:
         client.close()
         cluster.close()
     assert len(peaks) == 3 and all(p < cap for p in peaks.values()), peaks
+    assert adopted == [False, True, True]
 
 
 RUN = """
@@ -179,7 +187,7 @@ def log(message):
     print(message, flush=True)
     if message.startswith("layer 12:"):  # said once layer 12 is committed (and 13 dropped):
         time.sleep(120)  # hold there until the test kills the run (else it may finish first)
-sol = out_of_core.solve((4,) * 6, checkpoints=store, chunk=4096, log=log)
+sol = out_of_core.solve((4,) * 5, checkpoints=store, chunk=4096, log=log)
 print("VALUE", repr(sol.expected_score), flush=True)
 """
 
@@ -198,10 +206,10 @@ def test_killed_run_resumes_from_its_committed_layers(tmp_path):
     kept = {p.name: p.stat().st_mtime_ns for p in folder.iterdir() if p.is_file()}
     store = longtask.Checkpoints(folder, root=root)
     logged: list[str] = []
-    sol = out_of_core.solve((4,) * 6, checkpoints=store, chunk=4096, log=logged.append)
-    assert sol.expected_score == in_memory.solve((4,) * 6).expected_score
+    sol = out_of_core.solve((4,) * 5, checkpoints=store, chunk=4096, log=logged.append)
+    assert sol.expected_score == in_memory.solve((4,) * 5).expected_score
     resumed = json.loads(store.load_path("meta.json").read_text())
-    assert resumed["deck"] == [4] * 6
+    assert resumed["deck"] == [4] * 5
     first = int(logged[0].split("layers ")[1].split("..")[0])
     assert 0 < first <= 12 and logged[0].startswith("resuming")
     redone = [int(m.split(":")[0].split()[1]) for m in logged[1:] if m.startswith("layer ")]

@@ -180,7 +180,7 @@ def test_the_name_damaged_is_not_a_piece_name(tmp_path):
 
 # ---------------------------------------------------------------- the ranked solver's layers
 
-DECK = (4,) * 6  # 25 layers, 1.2 million ranks; layer 12 holds 4,578 ranks (109,872 bytes)
+DECK = (4,) * 5  # 21 layers, 176,096 ranks; layer 12 holds 3,380 ranks (81,120 bytes)
 STOP = 12
 
 
@@ -238,7 +238,7 @@ RANKED_DAMAGE = {
     "truncated": (
         lambda s, o: os.truncate(value_layer(s), 70_000),
         f"layer-{STOP:03d}",
-        "70,000 bytes, 109,872 when it was sealed",
+        "70,000 bytes, 81,120 when it was sealed",
     ),
     "deleted": (lambda s, o: value_layer(s).unlink(), f"layer-{STOP:03d}", "deleted"),
     "another-task-s": (
@@ -258,8 +258,8 @@ RANKED_DAMAGE = {
         "of task greedy-task (a piece copied here)",
     ),
     "choices": (
-        lambda s, o: overwrite(s.folder / "best-020", 100, b"\x05" * 50),
-        "best-020",
+        lambda s, o: overwrite(s.folder / "best-016", 100, b"\x05" * 50),
+        "best-016",
         "checksum",
     ),
     "last-layer": (
@@ -289,7 +289,7 @@ def test_ranked_layers_resume_to_the_uninterrupted_value(ranked, tmp_path, kind)
     # nothing usable below the damage: the solve falls back to the last layer (kept to the
     # end) or, when the last layer is the damaged piece, to the start
     redone = [line for line in said if line.startswith("layer ")]
-    assert len(redone) == len(DECK) * 4  # layers 23..0, each computed again
+    assert len(redone) == len(DECK) * 4  # layers 19..0, each computed again
     if kind != "deleted":
         assert (store.folder / DAMAGED / piece).is_file()
 
@@ -437,6 +437,7 @@ def test_high_low_resumes_from_a_layer_that_verifies(high_low, tmp_path):
 
 # ------------------------------------------------------------------------- through the pipeline
 
+DECK6 = (4,) * 6  # the smallest uniform deck a budget sends out of core (367 MB in memory)
 RANKS6 = ["study=ranks_exact", "study.grids.0.grid.deck=[[4,4,4,4,4,4]]", "stage=run"]
 RANKS6 += ["~study.grids.0.strategies.greedy", "~study.grids.0.strategies.persistent"]
 RANKS6 += ["run.progress=false", "run.memory_budget=366MB"]  # out of core: 367 MB in memory
@@ -496,7 +497,7 @@ def test_a_damaged_piece_is_named_on_the_terminal_under_sync(stopped_study, tmp_
         f"{folder / DAMAGED / f'layer-{STOP:03d}'}; it is recomputed"
     ]
     row, n = the_row(outputs)
-    sol = in_memory.solve(DECK)
+    sol = in_memory.solve(DECK6)
     assert row["expected_score"] == sol.expected_score and row["n_states"] == sol.n_states
     assert n == 1 and not folder.exists()  # the ok row replaced the error row; cleared
 
@@ -521,4 +522,4 @@ def test_a_damaged_piece_is_named_on_the_terminal_from_a_dask_worker(stopped_stu
     ), done.stdout
     assert "Traceback" not in done.stdout + done.stderr
     row, n = the_row(outputs)
-    assert row["expected_score"] == in_memory.solve(DECK).expected_score and n == 1
+    assert row["expected_score"] == in_memory.solve(DECK6).expected_score and n == 1

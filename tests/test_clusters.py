@@ -5,22 +5,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import cluster_support
 import pytest
 from cluster_support import free_port
 from omegaconf import OmegaConf
-from tests_support import cli, compose_config, python_output
+from tests_support import cli, compose_config, python_output, run
 
 from pipeline import store
 from pipeline.config import StudyError, cluster_config
 from pipeline.run import run_study
-
-dask_address = cluster_support.dask_address  # the fixture: a scheduler and two workers
-
-
-def run(outputs: Path, *overrides: str):
-    cfg = compose_config(f"paths.outputs={outputs}", "run.progress=false", *overrides)
-    return run_study(cfg, log=lambda *_: None)
 
 
 def nothing_written(root: Path) -> bool:

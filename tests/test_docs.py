@@ -15,9 +15,8 @@ from types import ModuleType
 
 import pytest
 from conftest import ROOT
-from tests_support import compose_config
+from tests_support import copy_outputs
 
-from pipeline.run import run_study
 from solvers import families, get_family
 
 DOCS = ROOT / "docs"
@@ -62,13 +61,10 @@ def python_blocks(page: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def default_store(tmp_path_factory) -> Path:
+def default_store(paper_outputs, tmp_path_factory) -> Path:
     """A folder holding `outputs/paper`, written by the default study as a user would."""
     folder = tmp_path_factory.mktemp("store")
-    cfg = compose_config(
-        f"paths.outputs={folder / 'outputs'}", "cluster=sync", "run.progress=false"
-    )
-    run_study(cfg, log=lambda *_: None)
+    copy_outputs(paper_outputs, folder / "outputs")
     return folder
 
 

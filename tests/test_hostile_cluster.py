@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cluster_support import free_port
 from nap_driver import nap_overrides, register_nap
-from tests_support import cli, compose_config
+from tests_support import cli, compose_config, run
 
 from pipeline import store
 from pipeline.config import StudyError
-from pipeline.run import run_study
 
 TIMEOUT_S = 2.0
 
@@ -31,11 +31,6 @@ TIMEOUT_S = 2.0
 def nothing_at_all(root: Path) -> bool:
     """No file (not even a lock file) and no folder under ``root``."""
     return not root.exists() or not any(root.iterdir())
-
-
-def run(outputs: Path, *overrides: str):
-    cfg = compose_config(f"paths.outputs={outputs}", "run.progress=false", *overrides)
-    return run_study(cfg, log=lambda *_: None)
 
 
 @contextlib.contextmanager
@@ -209,18 +204,12 @@ def test_a_malformed_address_is_said_to_be_malformed(outputs, address, problem):
         cluster_config({"kind": "address", "address": good})  # the check refuses no other
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_a_refused_connection_is_said_at_once_as_refused(outputs, capsys):
     """Dask retries a refused connection until its timeout: a port where nothing listens
     was reported after the whole cluster.timeout as "no answer within 20 s"."""
     import distributed  # noqa: F401 - imported before the clock starts
 
-    address = f"tcp://127.0.0.1:{_free_port()}"  # nothing listens there
+    address = f"tcp://127.0.0.1:{free_port()}"  # nothing listens there
     start = time.monotonic()
     with pytest.raises(StudyError, match=f"cluster.address='{address}'") as err:
         run(outputs, "cluster=address", f"cluster.address={address}", "cluster.timeout=60s")

@@ -117,5 +117,10 @@ def test_many_workers_need_an_explicit_override(tmp_path):
     cfg = compose_config(f"paths.outputs={tmp_path}", "cluster.n_workers=100000")
     with pytest.raises(StudyError, match="cluster.oversubscribe=true"):
         run_study(cfg, log=lambda *_: None)
-    assert max_workers(2, 24 * 2**30) == 8 and max_workers(64, 2**30) == 4
+    assert nothing_at_all(tmp_path)
+
+
+def test_the_most_local_workers_are_four_a_core_within_the_memory_and_never_none():
+    assert max_workers(2, 24 * 2**30) == 8  # the cores bound it
+    assert max_workers(64, 2**30) == 4  # the memory bounds it (256 MiB a worker)
     assert max_workers(1, 2**20) == 1

@@ -9,24 +9,17 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from tests_support import compose_config
+from tests_support import run
 
 from pipeline import locking, store
 from pipeline.__main__ import abbreviated
 from pipeline.config import StudyError
-from pipeline.run import run_study
 from pipeline.study import plan
 
 NAP_DRIVER = ROOT / "tests" / "nap_driver.py"
-
-
-def run(outputs: Path, *overrides: str):
-    cfg = compose_config(f"paths.outputs={outputs}", "run.progress=false", *overrides)
-    return run_study(cfg, log=lambda *_: None)
 
 
 def test_a_results_path_that_is_a_file_is_a_config_error(outputs):

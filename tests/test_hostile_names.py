@@ -9,15 +9,13 @@ from __future__ import annotations
 import errno
 import importlib
 import os
-import shutil
 from pathlib import Path
 
 import pytest
-from tests_support import cli_in_process, compose_config
+from tests_support import cli_in_process, copy_outputs
 
 from pipeline import store
 from pipeline.config import StudyError, checked_study
-from pipeline.run import run_study
 
 
 def snapshot(root: Path) -> dict[str, object]:
@@ -38,30 +36,21 @@ def one_line(monkeypatch, capsys, *args: str) -> str:
     return lines[0]
 
 
-@pytest.fixture(scope="module")
-def stored(tmp_path_factory) -> Path:
-    """An outputs folder after the default study ran and summarised (stage=all)."""
-    outputs = tmp_path_factory.mktemp("stored") / "outputs"
-    cfg = compose_config(f"paths.outputs={outputs}", "cluster=sync", "run.progress=false")
-    run_study(cfg, log=lambda *_: None)
-    return outputs
-
-
 @pytest.fixture
-def outputs(stored: Path, tmp_path: Path) -> Path:
-    """A copy of ``stored`` this test may change."""
-    return Path(shutil.copytree(stored, tmp_path / "outputs", symlinks=True))
+def outputs(paper_outputs: Path, tmp_path: Path) -> Path:
+    """A copy of the default study's outputs (run and summarised) this test may change."""
+    return copy_outputs(paper_outputs, tmp_path / "outputs")
 
 
 # ------------------------------------------------------------------------ study names
 
 
 def test_a_study_named_like_a_file_of_the_outputs_folder_is_refused(
-    stored, tmp_path, monkeypatch, capsys
+    paper_outputs, tmp_path, monkeypatch, capsys
 ):
     """``study.name=index.html`` ran, then a 53-line IsADirectoryError traceback (exit 1),
     and its folder broke the summary of every later study in the same outputs."""
-    own = sorted(p.name for p in stored.iterdir() if not (p / "results").is_dir())
+    own = sorted(p.name for p in paper_outputs.iterdir() if not (p / "results").is_dir())
     assert own == ["index.html"]  # what a run writes beside its study folders
     fresh = tmp_path / "fresh"
     for name in own:

@@ -12,23 +12,13 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests_support import compose_config
+from tests_support import compose_config, copy_outputs, run
 
 from pipeline import store
 from pipeline.config import StudyError
 from pipeline.index import study_dirs
 from pipeline.run import run_study
 from pipeline.safe_paths import UnsafePath, ensure_dir, open_regular, unsafe_entries
-
-
-def run(outputs: Path, *overrides: str):
-    cfg = compose_config(
-        f"paths.outputs={outputs}", "cluster=sync", "run.progress=false", *overrides
-    )
-    logged: list[str] = []
-    report = run_study(cfg, log=lambda *a: logged.append(" ".join(map(str, a))))
-    report.logged = logged
-    return report
 
 
 def snapshot(root: Path) -> dict[str, object]:
@@ -47,22 +37,28 @@ def snapshot(root: Path) -> dict[str, object]:
     return out
 
 
+@pytest.fixture(scope="module")
+def other_outputs(tmp_path_factory) -> Path:
+    """The outputs folder of another study, made once: tests change copies of it."""
+    other = tmp_path_factory.mktemp("other") / "other_outputs"
+    run(other, "cluster=sync", "study.name=other", "study.grid.deck=[[2,2]]")
+    return other
+
+
 @pytest.fixture
-def elsewhere(tmp_path: Path) -> Path:
+def elsewhere(other_outputs: Path, tmp_path: Path) -> Path:
     """Another study's store, outside the study folder under test (a family folder of real
     results files, and a file that is not one)."""
-    other = tmp_path / "other_outputs"
-    run(other, "study.name=other", "study.grid.deck=[[2,2]]")
+    other = copy_outputs(other_outputs, tmp_path / "other_outputs")
     folder = other / "other" / "results" / "family=card_guessing"
     (folder / "notes.txt").write_text("the user's own file")
     return folder
 
 
 @pytest.fixture
-def outputs(tmp_path: Path) -> Path:
-    out = tmp_path / "outputs"
-    run(out)  # the study paper, stored
-    return out
+def outputs(paper_outputs: Path, tmp_path: Path) -> Path:
+    """A copy of the stored study paper."""
+    return copy_outputs(paper_outputs, tmp_path / "outputs")
 
 
 LINKED = ["results/family=evil", "results/family=card_guessing", "results", "quarantine"]
@@ -79,7 +75,7 @@ def test_a_linked_folder_is_refused_and_its_target_untouched(outputs, elsewhere,
     entry.symlink_to(target, target_is_directory=True)
     before = snapshot(target.parent)
     with pytest.raises(StudyError) as refused:
-        run(outputs, *extra)
+        run(outputs, "cluster=sync", *extra)
     message = str(refused.value)
     assert message.startswith("paths.outputs=") and f"{entry} is a symbolic link" in message
     assert snapshot(target.parent) == before
@@ -91,7 +87,7 @@ def test_a_link_inside_summary_or_runs_is_refused(outputs, elsewhere):
     plot.unlink()
     plot.symlink_to(elsewhere / "notes.txt")
     with pytest.raises(StudyError, match=rf"{plot.name} is a symbolic link"):
-        run(outputs, "stage=summary")
+        run(outputs, "cluster=sync", "stage=summary")
     assert (elsewhere / "notes.txt").read_text() == "the user's own file"
 
 
@@ -105,12 +101,13 @@ def test_a_linked_results_file_is_quarantined_never_read(outputs, elsewhere):
     n_ours = len(store.load_results(outputs / "paper"))
     before = snapshot(elsewhere.parent)
 
-    report = run(outputs)
+    logged: list[str] = []
+    report = run(outputs, "cluster=sync", logged=logged)
 
     assert report.skipped == 2 and report.computed == 0
     moved = outputs / "paper" / "quarantine" / "family=card_guessing" / link.name
     assert moved.is_symlink() and not link.exists() and not link.is_symlink()
-    assert any("symbolic link" in line and str(link) in line for line in report.logged)
+    assert any("symbolic link" in line and str(link) in line for line in logged)
     assert snapshot(elsewhere.parent) == before
     assert len(store.load_results(outputs / "paper")) == n_ours
 
@@ -151,21 +148,23 @@ def test_a_fifo_or_a_folder_named_like_a_results_file_never_hangs_nor_fails(tmp_
     fifos = [fifo, odd_top]
 
     # read-only stages skip them; another study's summary (index.html reads every study) too
-    within(60, lambda: run(outputs, "stage=plan"), fifos)
-    within(60, lambda: run(outputs, "stage=summary"), fifos)
-    other = within(60, lambda: run(outputs, "study.name=second"), fifos)
+    within(60, lambda: run(outputs, "cluster=sync", "stage=plan"), fifos)
+    within(60, lambda: run(outputs, "cluster=sync", "stage=summary"), fifos)
+    other = within(60, lambda: run(outputs, "cluster=sync", "study.name=second"), fifos)
     assert other.computed == 2
     assert "paper" in (outputs / "index.html").read_text()
 
-    report = within(60, lambda: run(outputs), fifos)  # the run's upkeep quarantines them
+    logged: list[str] = []
+    # the run's upkeep quarantines them
+    report = within(60, lambda: run(outputs, "cluster=sync", logged=logged), fifos)
 
     quarantine = outputs / "paper" / "quarantine"
     assert (quarantine / "family=card_guessing" / fifo.name).exists()
     assert (quarantine / "family=card_guessing" / folder.name / "inside").is_dir()
     assert (quarantine / "stray-fifo").exists()
     assert report.skipped == 2
-    logged = "\n".join(report.logged)
-    assert "a FIFO, never opened or followed" in logged and "a folder" in logged
+    said = "\n".join(logged)
+    assert "a FIFO, never opened or followed" in said and "a folder" in said
 
 
 @pytest.mark.parametrize("name", [".lock", ".running"])
@@ -174,11 +173,11 @@ def test_a_lock_file_that_is_a_fifo_or_a_link_is_refused(outputs, elsewhere, nam
     lock.unlink(missing_ok=True)
     os.mkfifo(lock)
     with pytest.raises(StudyError, match=rf"{name} is a FIFO"):
-        within(60, lambda: run(outputs), [lock])
+        within(60, lambda: run(outputs, "cluster=sync"), [lock])
     lock.unlink()
     lock.symlink_to(elsewhere / "notes.txt")
     with pytest.raises(StudyError, match=rf"{name} is a symbolic link"):
-        run(outputs)
+        run(outputs, "cluster=sync")
     assert (elsewhere / "notes.txt").read_text() == "the user's own file"
 
 
@@ -187,7 +186,7 @@ def test_a_linked_study_folder_is_refused_and_not_listed(tmp_path, elsewhere):
     outputs.mkdir()
     (outputs / "paper").symlink_to(elsewhere.parents[1], target_is_directory=True)
     with pytest.raises(StudyError, match=r"paper is a symbolic link"):
-        run(outputs)
+        run(outputs, "cluster=sync")
     assert study_dirs(outputs) == []
 
 
@@ -195,7 +194,7 @@ def test_quarantine_never_overwrites_an_entry_already_there(outputs):
     family = outputs / "paper" / "results" / "family=card_guessing"
     for text in ("first", "second"):
         (family / "part-x.parquet").write_text(text)
-        run(outputs)
+        run(outputs, "cluster=sync")
     kept = sorted((outputs / "paper" / "quarantine" / "family=card_guessing").iterdir())
     assert [p.read_text() for p in kept] == ["first", "second"]
 
@@ -225,5 +224,5 @@ def test_a_corrupt_results_file_holds_no_ids_before_the_upkeep_moves_it(outputs)
     cfg = compose_config(f"paths.outputs={outputs}", "cluster=sync", "stage=plan")
     run_study(cfg, log=logged.append)
     assert "2 already stored" in logged[0]
-    assert run(outputs).skipped == 2
+    assert run(outputs, "cluster=sync").skipped == 2
     assert (outputs / "paper" / "quarantine" / "family=card_guessing").is_dir()

@@ -19,7 +19,7 @@ import pytest
 from conftest import ROOT
 from distributed.diagnostics.plugin import WorkerPlugin
 from nap_driver import nap_overrides, register_nap
-from tests_support import compose_config
+from tests_support import compose_config, run
 
 from pipeline import store
 from pipeline.backends import Backend
@@ -81,8 +81,7 @@ def test_a_worker_killed_mid_study_loses_and_duplicates_nothing(outputs, monkeyp
 
     monkeypatch.setattr(Backend, "open", open_and_kill)
     overrides = [*nap_overrides(30, 0.15), "cluster=local", "cluster.n_workers=2"]
-    cfg = compose_config(f"paths.outputs={outputs}", "run.progress=false", *overrides)
-    report = run_study(cfg, log=lambda *_: None)
+    report = run(outputs, *overrides)
     assert killed, "no worker was killed"
     rows = store.load_results(outputs / "naps")
     assert sorted(rows["woke"]) == list(range(30))  # every task's row, exactly once

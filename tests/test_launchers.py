@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import cluster_support
 import pytest
 import tests_support
 
@@ -16,7 +15,6 @@ from pipeline import store
 # these runs start clusters and Slurm jobs: a longer limit than tests_support.cli's
 cli = functools.partial(tests_support.cli, timeout=600)
 
-dask_address = cluster_support.dask_address  # the fixture: a scheduler and two workers
 DECKS = ("[[3,3,3]]", "[[2,2,2]]", "[[2,2]]", "[[3,3]]")
 
 

@@ -16,11 +16,10 @@ from urllib.parse import unquote, urlsplit
 import markdown
 import pandas as pd
 import pytest
-from tests_support import compose_config
+from tests_support import copy_outputs
 
 from pipeline import store
 from pipeline.index import write_index
-from pipeline.run import run_study
 from pipeline.summary import write_summary
 from solvers.kit.summary_parts import markdown_code, markdown_table, markdown_text
 from solvers.registry import solve
@@ -86,12 +85,9 @@ def test_markdown_text_and_code_show_a_value_as_its_characters(value):
 
 
 @pytest.fixture
-def hostile_study(tmp_path) -> Path:
+def hostile_study(paper_outputs, tmp_path) -> Path:
     """The default study's store, one failed task added whose error and deck hold HTML."""
-    out = tmp_path / "outputs"
-    cfg = compose_config(f"paths.outputs={out}", "cluster=sync", "run.progress=false")
-    run_study(cfg, log=lambda *_: None)
-    study_dir = out / "paper"
+    study_dir = copy_outputs(paper_outputs, tmp_path / "outputs") / "paper"
     (ok,) = solve({"family": "card_guessing", "deck": [2, 1], "strategy": "greedy"})
     bad = {**ok, "task_id": "f" * 20, "study": "paper", "status": "error", "seconds": 0.0}
     bad.update(deck="<img src=x onerror=alert('deck')>", error="<script>alert('error')</script>")

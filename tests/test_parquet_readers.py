@@ -11,21 +11,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT
-from tests_support import cli, compose_config
+from tests_support import cli, copy_outputs, run
 
 from pipeline import store
-from pipeline.run import run_study
 from solvers import solve
 
 EXACT = ["2383/560", "475/112"]
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
+def results(paper_outputs, tmp_path_factory):
     """The default study's store (one family, two rows)."""
-    out = tmp_path_factory.mktemp("store")
-    cfg = compose_config(f"paths.outputs={out}", "cluster=sync", "run.progress=false")
-    run_study(cfg, log=lambda *_: None)
+    out = copy_outputs(paper_outputs, tmp_path_factory.mktemp("store") / "outputs")
     return out / "paper" / "results"
 
 
@@ -111,17 +108,17 @@ def with_family_column(results) -> None:
         pq.write_table(odd.replace_schema_metadata(table.schema.metadata), path)
 
 
-def test_a_file_holding_the_partition_column_is_quarantined_and_its_tasks_rerun(tmp_path):
+def test_a_file_holding_the_partition_column_is_quarantined_and_its_tasks_rerun(
+    paper_outputs, tmp_path
+):
     """Such a file is one of another schema: the next run moves it to quarantine/ with one
     line saying why (it is never rewritten or deleted) and computes its tasks again."""
-    out = tmp_path / "out"
-    cfg = compose_config(f"paths.outputs={out}", "cluster=sync", "run.progress=false")
-    run_study(cfg, log=lambda *_: None)
+    out = copy_outputs(paper_outputs, tmp_path / "out")
     results = out / "paper" / "results"
     odd = store.result_files(results)
     with_family_column(results)
     said: list[str] = []
-    again = run_study(cfg, log=said.append)
+    again = run(out, "cluster=sync", logged=said)
     assert (again.skipped, again.computed) == (0, 2)
     quarantine = out / "paper" / "quarantine" / "family=card_guessing"
     for path in odd:

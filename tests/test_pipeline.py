@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT
-from tests_support import cli, compose_config, reference_task_id
+from tests_support import cli, compose_config, reference_task_id, run
 
 from pipeline import store
 from pipeline.config import StudyError
@@ -21,11 +19,6 @@ STUDIES = sorted(p.stem for p in (ROOT / "conf" / "study").glob("*.yaml"))
 
 
 config = compose_config
-
-
-def run(outputs: Path, *overrides: str):
-    cfg = config(f"paths.outputs={outputs}", "run.progress=false", *overrides)
-    return run_study(cfg, log=lambda *_: None)
 
 
 # ------------------------------------------------------------------------- configs

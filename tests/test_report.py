@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
-from tests_support import compose_config, page_data
+from tests_support import page_data, run
 
 from pipeline import store
 from pipeline.report import json_value, table_spec, write_report
-from pipeline.run import run_study
 from solvers.registry import solve
 
 
@@ -26,15 +24,8 @@ def external_references(text: str) -> list[str]:
     return [r for r in refs if not r.startswith("#")]
 
 
-def run(outputs: Path, *overrides: str):
-    cfg = compose_config(
-        f"paths.outputs={outputs}", "cluster=sync", "run.progress=false", *overrides
-    )
-    return run_study(cfg, log=lambda *_: None)
-
-
 def test_the_summary_stage_writes_a_self_contained_report(outputs):
-    report = run(outputs, "study=paper")
+    report = run(outputs, "cluster=sync", "study=paper")
     path = report.study_dir / "report.html"
     assert path.exists() and (report.study_dir / "summary.md").exists()
     text = path.read_text()
@@ -130,8 +121,14 @@ def test_each_family_report_has_tables_and_figures_whose_hover_is_exact(family):
 def test_the_index_lists_every_study_and_the_rows_two_studies_share(outputs):
     from pipeline.index import comparison_data, study_dirs
 
-    run(outputs, "study=paper")
-    run(outputs, "study=paper", "study.name=paper_two", "study.grid.deck=[[3,3,3],[2,2,1]]")
+    run(outputs, "cluster=sync", "study=paper")
+    run(
+        outputs,
+        "cluster=sync",
+        "study=paper",
+        "study.name=paper_two",
+        "study.grid.deck=[[3,3,3],[2,2,1]]",
+    )
     index = outputs / "index.html"
     text = index.read_text()
     assert external_references(text) == [] and "plotly-gz" not in text  # no Plotly needed
@@ -174,7 +171,7 @@ def test_every_registered_report_function_imports():
 def test_an_unreadable_store_is_listed_in_the_index_not_fatal(outputs):
     from pipeline.index import write_index
 
-    run(outputs, "study=paper")
+    run(outputs, "cluster=sync", "study=paper")
     broken = outputs / "broken" / "results" / "family=card_guessing"
     broken.mkdir(parents=True)
     (broken / "part-1-x.parquet").write_bytes(b"not parquet")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from cluster_support import free_port
 from conftest import ROOT
 from omegaconf import OmegaConf
 from tests_support import compose_config
@@ -166,17 +167,11 @@ def test_the_embedded_cluster_refuses_clients_without_its_throwaway_certificate(
                 raise ConnectionError("closed by the scheduler")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def tls_cluster(tmp_path_factory):
     """A TLS scheduler and two TLS workers on 127.0.0.1, as subprocesses."""
     certs = write_cluster_certs(tmp_path_factory.mktemp("certs"), ["127.0.0.1", "localhost"])
-    port = _free_port()
+    port = free_port()
     address = f"tls://127.0.0.1:{port}"
     tls = ["--tls-ca-file", str(certs["ca"])]
     procs = [

@@ -146,7 +146,17 @@ def test_the_plan_counts_the_shared_last_layer_s_cpu_once(tmp_path, policies):
     assert "pieces the tasks share computed once" in text.splitlines()[1]
 
 
-def test_a_solve_stopped_in_its_score_pass_resumes_after_its_last_edges(tmp_path):
+# the score pass's checkpoints, on a smaller deck: 21 layers, 176,096 ranks
+SCORED = (4,) * 5
+
+
+@pytest.fixture(scope="module")
+def uninterrupted() -> in_memory.Solution:
+    return out_of_core.solve(SCORED, chunk=4096)
+
+
+def stopped_in_the_score_pass(tmp_path: Path) -> Checkpoints:
+    """The checkpoints of a solve of SCORED stopped once the score pass reached layer 10."""
     store = Checkpoints(tmp_path / "ck" / "task", root=tmp_path)
 
     def stop(line: str) -> None:
@@ -154,38 +164,35 @@ def test_a_solve_stopped_in_its_score_pass_resumes_after_its_last_edges(tmp_path
             raise Stop(line)
 
     with pytest.raises(Stop):
-        out_of_core.solve(DECK, checkpoints=store, chunk=4096, log=stop)
+        out_of_core.solve(SCORED, checkpoints=store, chunk=4096, log=stop)
+    return store
+
+
+def test_a_solve_stopped_in_its_score_pass_resumes_after_its_last_edges(tmp_path, uninterrupted):
+    store = stopped_in_the_score_pass(tmp_path)
     assert "edges-010" in store.finished() and "edges-009" not in store.finished()
     said: list[str] = []
-    again = out_of_core.solve(DECK, checkpoints=store, chunk=4096, log=said.append)
+    again = out_of_core.solve(SCORED, checkpoints=store, chunk=4096, log=said.append)
     assert not [line for line in said if line.startswith("layer ")]  # no layer computed
     assert [line.split(":")[0] for line in said if line.startswith("score pass")][0] == (
         "score pass, layer 11"
     )
-    whole = out_of_core.solve(DECK, chunk=4096)  # uninterrupted: the same bits
-    assert again.score_pmf == whole.score_pmf
-    assert again.expected_score == whole.expected_score
+    assert again.score_pmf == uninterrupted.score_pmf  # the same bits
+    assert again.expected_score == uninterrupted.expected_score
 
 
-def test_a_damaged_edges_piece_starts_the_score_pass_over(tmp_path):
-    store = Checkpoints(tmp_path / "ck" / "task", root=tmp_path)
-
-    def stop(line: str) -> None:
-        if line.startswith("score pass, layer 10:"):
-            raise Stop(line)
-
-    with pytest.raises(Stop):
-        out_of_core.solve(DECK, checkpoints=store, chunk=4096, log=stop)
+def test_a_damaged_edges_piece_starts_the_score_pass_over(tmp_path, uninterrupted):
+    store = stopped_in_the_score_pass(tmp_path)
     (store.folder / SEALS / "edges-010.json").unlink()
     lines: list[str] = []
     said: list[str] = []
-    again = out_of_core.solve(DECK, checkpoints=store, chunk=4096, log=said.append,
+    again = out_of_core.solve(SCORED, checkpoints=store, chunk=4096, log=said.append,
                               warn=lines.append)  # fmt: skip
     assert len(lines) == 1 and lines[0].startswith("checkpoint edges-010 of task task")
     assert [line for line in said if line.startswith("score pass")][0].startswith(
         "score pass, layer 0:"
     )
-    assert again.score_pmf == out_of_core.solve(DECK, chunk=4096).score_pmf
+    assert again.score_pmf == uninterrupted.score_pmf
 
 
 def test_shared_folders_lie_beside_the_tasks_and_lock(tmp_path):

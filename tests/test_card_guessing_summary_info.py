@@ -1,4 +1,5 @@
-"""Summaries of the info studies (gamma sweep, entropy grid) and of no_repeat, on solved rows."""
+"""Summaries of the info studies (gamma sweep, entropy grid: summary/info.py) and of no_repeat,
+on solved rows."""
 
 from __future__ import annotations
 

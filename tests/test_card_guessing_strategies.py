@@ -1,4 +1,6 @@
-"""card_guessing, partial feedback: the info strategy, playable strategies and Monte Carlo.
+"""card_guessing, partial feedback: the info strategy and the playable strategies
+(exact/entropy_weighted.py, exact/belief_players.py), exactly and by Monte Carlo
+(simulation/shuffled_decks.py).
 
 Published figures are from Gural, Simper & So (2019, "Information Theory in a
 Card-Guessing Game").
@@ -14,11 +16,12 @@ import numpy as np
 import pytest
 from conftest import compositions
 
-from solvers import TaskError, solve
+from solvers import TaskError, registry, solve
 from solvers.card_guessing.brute_force import yes_no_orders
 from solvers.card_guessing.exact import belief_players, entropy_weighted, yes_no
 from solvers.card_guessing.simulation import shuffled_decks
 from solvers.card_guessing.tasks import yes_no_tasks
+from solvers.registry import validate
 
 FAMILY = "card_guessing"
 
@@ -56,8 +59,6 @@ def as_brute_policy(deck, player):
 
 
 def task_player(deck, strategy, **params):
-    from solvers.registry import validate
-
     task = validate({"family": FAMILY, "deck": list(deck), "strategy": strategy, **params})
     return yes_no_tasks.player(task)
 
@@ -208,9 +209,21 @@ def test_monte_carlo_agrees_with_the_exact_value(deck, strategy, params):
     assert mc["score_variance"] == pytest.approx(exact["score_variance"], rel=0.15)
 
 
-def test_monte_carlo_is_reproducible_from_the_task():
-    task = {"deck": [3, 3, 3], "strategy": "greedy", "method": "monte_carlo", "n_games": 500}
-    assert row(**task)["expected_score"] == row(**task)["expected_score"]
+def test_monte_carlo_games_are_seeded_by_the_task_id(monkeypatch):
+    """The same task plays the same games, also written with its default tie-break (the same
+    id); seeded by another task's id instead, it plays other games."""
+    task = {"family": FAMILY, "deck": [3, 3, 3], "strategy": "greedy", "method": "monte_carlo"}
+    task["n_games"] = 500
+
+    def games(**params):
+        (out,) = solve({**task, **params})
+        return out["expected_score"], out["score_pmf"]
+
+    first = games()
+    assert games() == first and games(tie_break="lowest") == first
+    another = validate({**task, "n_games": 501})
+    monkeypatch.setattr(yes_no_tasks, "task_rng", lambda _: registry.task_rng(another))
+    assert games() != first
 
 
 def test_float_yes_weights_equal_exact_counts_within_their_bound():

@@ -1,4 +1,5 @@
-"""Card guessing with complete feedback and with no feedback, and the entropy bounds.
+"""Card guessing with complete feedback and with no feedback, and the entropy bounds
+(exact/complete_feedback.py, exact/no_feedback.py, exact/entropy_bounds.py).
 
 Published figures are from Gural, Simper & So (2019, "Information Theory in a
 Card-Guessing Game"), section 4.

@@ -1,4 +1,4 @@
-"""Yes/no card guessing (family card_guessing, feedback partial): exact values.
+"""Yes/no card guessing (family card_guessing, feedback partial): exact values (exact/yes_no.py).
 
 Published figures are from Gural, Simper & So (2019, "Information Theory in a
 Card-Guessing Game").
