@@ -288,8 +288,10 @@ def test_ranked_layers_resume_to_the_uninterrupted_value(ranked, tmp_path, kind)
     assert reason in lines[0]
     # nothing usable below the damage: the solve falls back to the last layer (kept to the
     # end) or, when the last layer is the damaged piece, to the start
-    redone = [line for line in said if line.startswith("layer ")]
+    redone = [line for line in said if line.startswith("layer ") and "(last)" not in line]
     assert len(redone) == len(DECK) * 4  # layers 19..0, each computed again
+    last = [line for line in said if line.startswith(f"layer {len(DECK) * 4} (last): ")]
+    assert len(last) == (kind == "last-layer")  # the last layer computed again only if damaged
     if kind != "deleted":
         assert (store.folder / DAMAGED / piece).is_file()
 
