@@ -13,6 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from tests_support import ranks_table
 
 from solvers import TaskError, solve
 from solvers.card_guessing.any_deck import optimal
@@ -268,3 +269,16 @@ def test_float_tasks_the_ranked_engine_does_not_solve_stay_on_the_hashed_layers(
     assert not float_tasks.runs_ranked({**base, "deck": [3, 3]})  # n_states would differ
     assert not float_tasks.runs_ranked({**base, "strategy": "greedy"})
     assert not float_tasks.runs_ranked({**base, "workers": 2})
+
+
+@pytest.mark.parametrize("n", range(1, 8))
+def test_the_ranks_page_s_rows_are_what_the_solver_computes(n):
+    """The ranks page's values and states for n <= 7 types of 4, recomputed by the ranked
+    solver (to the 12 decimals printed; 8 types: the out-of-core capped-worker test)."""
+    from solvers.card_guessing.tasks.ranked_tasks import PERSISTENT_WINDOW
+
+    row = ranks_table()[n]
+    for policy, window in (("optimal", 0.0), ("greedy", 0.0), ("persistent", PERSISTENT_WINDOW)):
+        sol = in_memory.solve((4,) * n, policy, window=window)
+        assert abs(sol.expected_score - row[policy]) <= 5e-13, (policy, sol.expected_score)
+        assert sol.n_states == row["states"]

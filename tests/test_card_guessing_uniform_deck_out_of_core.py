@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests_support import ranks_table
 
 from solvers import TaskError, solve
 from solvers.card_guessing.tasks import ranked_tasks
@@ -168,7 +169,9 @@ def test_eight_types_on_three_capped_workers(tmp_path):
             said: list[str] = []
             sol = out_of_core.solve(deck, policy, window, client=client, budget_bytes=cap,
                                     shared=shared, log=said.append)  # fmt: skip
-            same(sol, in_memory.solve(deck, policy, window=window))
+            alone = in_memory.solve(deck, policy, window=window)
+            same(sol, alone)
+            assert abs(alone.expected_score - ranks_table()[8][policy]) <= 5e-13  # the page's
             adopted.append(any(line.startswith("layer 32 (last): adopted") for line in said))
         peaks = client.run(peak_rss)
     finally:
