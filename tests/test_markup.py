@@ -36,6 +36,7 @@ HOSTILE = [
     "r \\ t, a\\|b, a\\\\b",
     "&lt;script&gt; as entities",
     "```",
+    "Gural, Simper & So (2019), AT&T;x, &#60;",
 ]
 # what Python-Markdown makes of the summaries' own Markdown (headings, tables, plots)
 SUMMARY_TAGS = {"h1", "h2", "h3", "h4", "p", "table", "thead", "tbody", "tr", "th", "td"}
@@ -82,6 +83,14 @@ def test_markdown_text_and_code_show_a_value_as_its_characters(value):
         page = rendered(source)
         assert_inert(page, allowed | {"th", "td"})
         assert one_line in "".join(page.text), (source, page.text)
+
+
+def test_an_ampersand_of_plain_text_reads_as_itself_in_the_markdown_source(paper_outputs):
+    """summary.md is read as text too: "&" stays "&" unless it would start an entity."""
+    assert markdown_text("Gural, Simper & So") == "Gural, Simper & So"
+    assert markdown_text("&amp; &#60;") == "&amp;amp; &amp;#60;"
+    summary = (paper_outputs / "paper" / "summary.md").read_text()
+    assert "Gural, Simper & So" in summary and "&amp;" not in summary
 
 
 @pytest.fixture

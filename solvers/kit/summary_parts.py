@@ -46,10 +46,12 @@ def bar_chart(
 
 
 # What Markdown would read as markup in text from a study, a parameter or an error: raw HTML
-# (<, >, & become entities, so <script> or an onerror attribute is shown, never run), links,
-# images and code spans ([, ] and ` escaped by a backslash, and a backslash before any ASCII
-# punctuation, which would escape it); | too inside a table cell.
-_HTML_ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+# (< and > become entities, so <script> or an onerror attribute is shown, never run; & only
+# where it would start an entity, so "Gural, Simper & So" stays readable as plain text),
+# links, images and code spans ([, ] and ` escaped by a backslash, and a backslash before any
+# ASCII punctuation, which would escape it); | too inside a table cell.
+_HTML_ENTITIES = str.maketrans({"<": "&lt;", ">": "&gt;"})
+_ENTITY_START = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
 _MARKUP = re.compile(r"(\\(?=[!-/:-@[-`{-~])|[`\[\]])")
 _CELL_MARKUP = re.compile(r"(\\(?=[!-/:-@[-`{-~])|[`\[\]|])")
 
@@ -59,7 +61,8 @@ def markdown_text(value: Any, *, cell: bool = False) -> str:
     or code span survives (GitHub and Python-Markdown, which MkDocs uses, render it as the
     characters it holds).  ``cell``: for a table cell (``|`` escaped too).  Every summary
     writes text that is not its own through this (tables: :func:`markdown_table`)."""
-    text = re.sub(r"[\r\n]+", " ", str(value)).translate(_HTML_ENTITIES)
+    text = _ENTITY_START.sub("&amp;", re.sub(r"[\r\n]+", " ", str(value)))
+    text = text.translate(_HTML_ENTITIES)
     return (_CELL_MARKUP if cell else _MARKUP).sub(r"\\\1", text)
 
 
