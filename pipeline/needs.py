@@ -53,8 +53,7 @@ class Needed:
     at once (``at_once``: None when it holds them all; the run then starts no more than that
     many at a time).  ``Needed()``: a family without needs."""
 
-    memory: tuple[str, Task, Need] | None = None  # (task id, task, need) of the most memory
-    disk: tuple[str, Task, Need] | None = None
+    disk: tuple[str, Task, Need] | None = None  # (task id, task, need) of the most disk
     at_once: int | None = None
     with_disk: int = 0  # tasks left to run that keep checkpoints
     free: int | None = None  # free bytes under the study folder, when asked
@@ -181,7 +180,7 @@ def check_needs(plan: Any, where: Workers, study_dir: Path, refuse: bool = True)
     fam = get_family(plan.family)
     if fam.needs is None:
         return Needed()
-    top_memory = top_disk = None
+    top_disk = None
     free: int | None = None
     disks: list[tuple[int, int]] = []  # (bytes, tasks) of each class keeping checkpoints
     shared: dict[str, int] = {}  # bytes of the pieces kept once for the tasks of a key
@@ -204,8 +203,6 @@ def check_needs(plan: Any, where: Workers, study_dir: Path, refuse: bool = True)
             if need.shared and need.shared_cpu_seconds:
                 cpu_tasks = sharing.setdefault(need.shared, [need.shared_cpu_seconds, 0])
                 cpu_tasks[1] += n
-            if top_memory is None or need.memory > top_memory[2].memory:
-                top_memory = (tid, task, need)
             if need.disk and (top_disk is None or need.disk > top_disk[2].disk):
                 top_disk = (tid, task, need)
     room = None if free is None else free - sum(shared.values())  # the shared pieces: once
@@ -213,7 +210,7 @@ def check_needs(plan: Any, where: Workers, study_dir: Path, refuse: bool = True)
     with_disk = sum(n for _, n in disks)
     keys = tuple(sorted(shared))
     again = sum(cpu * (tasks - 1) for cpu, tasks in sharing.values())
-    return Needed(top_memory, top_disk, at_once, with_disk, free, where, study_dir, keys,
+    return Needed(top_disk, at_once, with_disk, free, where, study_dir, keys,
                   tuple(rows), again)  # fmt: skip
 
 
