@@ -12,10 +12,12 @@ CPU is that of the workers (``getrusage`` through ``client.run``) and of this pr
 by the solve's own lines: the value layers (the CPU of their chunks), the last layer (T and
 log A, shared by a deck's policies) and the rest (the score pass, the driver, the commits).
 
-Prints one JSON line per solve, then the least-squares constants ``c`` of ``CPU = c x r x
-ranks`` (r types) for the policy's part (value layers and the rest, over every rank) and for
-the last layer (over its ranks), the fit's error on each solve, and the 13 x 4 figures the
-constants give: CPU-hours per policy, for the last layer, and for three policies sharing it.
+Prints one JSON line per solve (with the peak resident memory of the busiest worker,
+``getrusage``'s ru_maxrss, beside its budget; the solve's own lines go to stderr as they
+come), then the least-squares constants ``c`` of ``CPU = c x r x ranks`` (r types) for
+the policy's part (value layers and the rest, over every rank) and for the last layer (over
+its ranks), the fit's error on each solve, and the 13 x 4 figures the constants give:
+CPU-hours per policy, for the last layer, and for three policies sharing it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from dask.utils import parse_bytes  # noqa: E402
 
 from solvers.card_guessing.uniform_deck import out_of_core  # noqa: E402
 from solvers.card_guessing.uniform_deck.ranks import layer_sizes  # noqa: E402
@@ -46,11 +50,15 @@ def _workers_cpu(client) -> float:
     return sum(client.run(_own_cpu).values())
 
 
+def _peak_bytes() -> int:
+    """This process's peak resident memory (what the nanny compares with the budget)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def measured(n: int, budget: str, keep: Path | None = None) -> dict:
     """One solve of n types of 4: its value, wall time, and CPU by part.  ``keep``: a folder
     for its checkpoints, kept after and resumed from (else a temporary one)."""
     from dask.distributed import Client, LocalCluster
-    from dask.utils import parse_bytes
 
     with (
         LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=budget) as cluster,
@@ -68,12 +76,13 @@ def measured(n: int, budget: str, keep: Path | None = None) -> dict:
             [4] * n,
             client=client,
             budget_bytes=parse_bytes(budget),
-            log=lines.append,
+            log=lambda line: (lines.append(line), print(line, file=sys.stderr, flush=True)),
             checkpoints=checkpoints,
             warn=lines.append,
         )
         wall = time.perf_counter() - wall
         total = _workers_cpu(client) - workers + _own_cpu() - driver
+        peak = max(client.run(_peak_bytes).values())
     value = last = 0.0
     for line in lines:
         if (hit := CPU_OF_LINE.match(line)) is not None:
@@ -93,6 +102,8 @@ def measured(n: int, budget: str, keep: Path | None = None) -> dict:
         "value_layers_cpu_s": round(value, 1),
         "last_layer_cpu_s": round(last, 1),
         "rest_cpu_s": round(total - value - last, 1),
+        "peak_worker_mb": round(peak / 2**20),
+        "budget_mb": round(parse_bytes(budget) / 2**20),
     }
 
 
