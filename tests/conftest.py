@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,3 +61,19 @@ def paper_outputs(tmp_path_factory) -> Path:
     outputs = tmp_path_factory.mktemp("paper") / "outputs"
     run(outputs, "cluster=sync")
     return outputs
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """The manual built once for the session with ``mkdocs build --strict`` (a failing build
+    fails every user), for tests/test_docs.py and tests/test_docs_offline.py.  Read only."""
+    site = tmp_path_factory.mktemp("mkdocs") / "site"
+    out = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    return site

@@ -68,21 +68,6 @@ def default_store(paper_outputs, tmp_path_factory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def built_site(tmp_path_factory) -> Path:
-    """The manual built with ``mkdocs build --strict`` (a failing build fails every user)."""
-    site = tmp_path_factory.mktemp("mkdocs") / "site"
-    out = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stdout + out.stderr
-    return site
-
-
 def test_mkdocs_build_is_strict_and_clean(built_site):
     site = built_site
     for name in ("card_guessing", "high_low", "mastermind", "triples", "hand_guessing"):
