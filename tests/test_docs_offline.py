@@ -1,5 +1,5 @@
 """The built manual works opened from disk with no network: nothing a page loads comes from
-another site, and its search runs from file:// (the offline plugin's search/search_index.js,
+another site, and its search runs from file:// (the offline plugin's <site>/search/search_index.js,
 and the copy of iframe-worker's shim in docs/assets/ that lets the search worker start there).
 
 The site is the one tests/test_docs.py checks (the session fixture ``built_site``, built once).
@@ -127,7 +127,7 @@ def test_outside_fetches_finds_each_kind_of_load(tmp_path):
 
 
 def test_the_search_index_is_a_script_every_page_can_load_from_disk(built_site):
-    """Opened from disk, the theme loads search/search_index.js (a script may be read from
+    """Opened from disk, the theme loads <site>/search/search_index.js (a script may be read from
     file://, a JSON fetch may not), and starts its search worker through the iframe-worker
     shim, which every page must load before the theme's script."""
     script = (built_site / "search" / "search_index.js").read_text()
