@@ -616,10 +616,17 @@ def sharma_mittal_params(strategies: tuple[str, ...], r_note: str = "") -> tuple
 
     r_doc = "Sharma-Mittal order r" + (f"; {r_note}" if r_note else "")
     return (
-        Param("entropy_r", entropy.as_order, 1.0, r_doc, strategies, dtype="float64"),
+        Param(
+            "entropy_r",
+            described(entropy.ORDER_WORDS)(entropy.as_order),
+            1.0,
+            r_doc,
+            strategies,
+            dtype="float64",
+        ),
         Param(
             "entropy_t",
-            entropy.as_degree,
+            described(entropy.DEGREE_WORDS)(entropy.as_degree),
             1.0,
             "Sharma-Mittal degree t",
             strategies,

@@ -208,7 +208,7 @@ FAMILY = register(
             *sharma_mittal_params(("info",)),
             Param(
                 "log_base",
-                entropy.as_log_base,
+                described(entropy.LOG_BASE_WORDS)(entropy.as_log_base),
                 2.0,
                 "info: entropy unit",
                 ("info",),
