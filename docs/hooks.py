@@ -23,6 +23,7 @@ if str(ROOT) not in sys.path:  # `mkdocs build` from a checkout that is not inst
 import solvers  # noqa: E402, F401  (importing it registers every family)
 from solvers.registry import REQUIRED, Family, Param, check_markdown, get_family  # noqa: E402
 
+KNOB = "an execution knob: not in the task id"
 MARKER = re.compile(r"<!--\s*(params|strategies|columns):\s*([A-Za-z_][A-Za-z0-9_]*)\s*-->")
 
 
@@ -44,10 +45,11 @@ def expand_markers(markdown: str) -> str:
 
 
 def params_table(fam: Family) -> str:
-    """A Markdown table of ``fam``'s parameters: default, doc, check, strategies, kind, dtype."""
+    """``fam``'s parameters (default, meaning, accepted values, strategies, dtype) as a Markdown
+    table inside ``<div class="param-table">``, which docs/stylesheets/extra.css lays out."""
     head = [
-        "| parameter | default | meaning | accepted values | strategies | kind | dtype |",
-        "|---|---|---|---|---|---|---|",
+        "| parameter | default | meaning | accepted values | strategies | dtype |",
+        "|---|---|---|---|---|---|",
     ]
     rows = [
         "| "
@@ -55,17 +57,17 @@ def params_table(fam: Family) -> str:
             [
                 f"`{p.name}`",
                 default_text(p),
-                cell(p.doc),
+                cell(p.doc) + ("" if p.identity else f" ({KNOB})"),
                 cell(check_text(p)),
                 strategies_of(p, fam),
-                "identity" if p.identity else "execution knob (not in the task id)",
                 f"`{p.dtype}`",
             ]
         )
         + " |"
         for p in fam.params
     ]
-    return "\n".join(head + rows) + "\n"
+    table = "\n".join(head + rows)
+    return f'<div class="param-table" markdown>\n\n{table}\n\n</div>\n'
 
 
 def columns_table(fam: Family) -> str:
