@@ -16,6 +16,7 @@ import importlib
 import json
 import math
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -346,7 +347,7 @@ def int_list(value: Any, *, low: int = 0, min_len: int = 1) -> list[int]:
 # is what the manual's parameter tables print and what the reason of a refused value says.
 
 
-class Check:
+class Check(ABC):
     """A parameter checker that says what it accepts in words.
 
     ``words`` is plain text (for messages); ``markdown`` is the same phrase with the literal
@@ -358,11 +359,13 @@ class Check:
         return plain_words(self.markdown)
 
     @property
+    @abstractmethod
     def markdown(self) -> str:
-        raise NotImplementedError
+        """What the check accepts: a noun phrase, literal values in backticks."""
 
+    @abstractmethod
     def __call__(self, value: Any) -> Any:
-        raise NotImplementedError
+        """The canonical value, or ValueError(reason) for a value refused."""
 
     def refused(self) -> ValueError:
         """The error for a value this check refuses: ``must be <words>``."""
