@@ -9,13 +9,10 @@ This module imports ``solvers`` only (never ``pipeline``).
 
 from __future__ import annotations
 
-import ast
-import copy
 import inspect
 import re
 import sys
 import textwrap
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +21,9 @@ if str(ROOT) not in sys.path:  # `mkdocs build` from a checkout that is not inst
     sys.path.insert(0, str(ROOT))
 
 import solvers  # noqa: E402, F401  (importing it registers every family)
-from solvers.registry import REQUIRED, Family, Param, get_family  # noqa: E402
+from solvers.registry import REQUIRED, Family, Param, check_markdown, get_family  # noqa: E402
 
+KNOB = "an execution knob: not in the task id"
 MARKER = re.compile(r"<!--\s*(params|strategies|columns):\s*([A-Za-z_][A-Za-z0-9_]*)\s*-->")
 
 
@@ -47,10 +45,11 @@ def expand_markers(markdown: str) -> str:
 
 
 def params_table(fam: Family) -> str:
-    """A Markdown table of ``fam``'s parameters: default, doc, check, strategies, kind, dtype."""
+    """``fam``'s parameters (default, meaning, accepted values, strategies, dtype) as a Markdown
+    table inside ``<div class="param-table">``, which docs/stylesheets/extra.css lays out."""
     head = [
-        "| parameter | default | meaning | accepted values | strategies | kind | dtype |",
-        "|---|---|---|---|---|---|---|",
+        "| parameter | default | meaning | accepted values | strategies | dtype |",
+        "|---|---|---|---|---|---|",
     ]
     rows = [
         "| "
@@ -58,17 +57,17 @@ def params_table(fam: Family) -> str:
             [
                 f"`{p.name}`",
                 default_text(p),
-                cell(p.doc),
+                cell(p.doc) + ("" if p.identity else f" ({KNOB})"),
                 cell(check_text(p)),
                 strategies_of(p, fam),
-                "identity" if p.identity else "execution knob (not in the task id)",
                 f"`{p.dtype}`",
             ]
         )
         + " |"
         for p in fam.params
     ]
-    return "\n".join(head + rows) + "\n"
+    table = "\n".join(head + rows)
+    return f'<div class="param-table" markdown>\n\n{table}\n\n</div>\n'
 
 
 def columns_table(fam: Family) -> str:
@@ -93,12 +92,15 @@ def strategies_text(fam: Family) -> str:
 
 
 def default_text(p: Param) -> str:
-    """A parameter's default as table text: required, absent, or the value in code."""
+    """A parameter's default as table text: required, absent, or the value as a study file
+    writes it, in code (``lose``, ``0.15``, ``[3, 3, 3]``)."""
     if p.default is REQUIRED:
         return "required"
     if p.default is None:
         return "absent"
-    return f"`{p.default!r}`"
+    if isinstance(p.default, bool):
+        return f"`{str(p.default).lower()}`"
+    return f"`{p.default}`"
 
 
 def strategies_of(p: Param, fam: Family) -> str:
@@ -109,71 +111,16 @@ def strategies_of(p: Param, fam: Family) -> str:
 
 
 def check_text(p: Param) -> str:
-    """What the parameter's checker accepts, read from the checker itself."""
-    check = p.check
-    cells = {k: v for k, v in closure_values(check).items() if not callable(v)}
-    if getattr(check, "__qualname__", "").startswith("one_of.") and "choices" in cells:
-        return "one of " + ", ".join(f"`{c}`" for c in cells["choices"])
-    doc = inspect.getdoc(check)
-    if doc:
-        return doc.splitlines()[0].split("; the reason is raised")[0].replace("``", "`")
-    source = returned_source(check)
-    if source is None:
-        return f"`{getattr(check, '__qualname__', repr(check))}`"
-    bound = ", ".join(f"{k} = {v!r}" for k, v in sorted(cells.items()))
-    return f"`{source}`" + (f" with {bound}" if bound else "")
+    """What the parameter accepts, in the words its checker gives (see ``solvers.registry.Check``).
 
-
-def closure_values(func: Any) -> dict[str, Any]:
-    """The names and values a closure captured (empty for a plain function)."""
-    code = getattr(func, "__code__", None)
-    if code is None or not func.__closure__:
-        return {}
-    cells = zip(code.co_freevars, func.__closure__, strict=True)
-    return {name: c.cell_contents for name, c in cells}
-
-
-def returned_source(func: Any) -> str | None:
-    """The expression a one-line checker returns (a lambda, or ``def f(v): return ...``)."""
-    code = getattr(func, "__code__", None)
-    if code is None:
-        return None
-    node = returned_expressions(code.co_filename).get((code.co_firstlineno, code.co_name))
-    if node is None:
-        return None
-    return ast.unparse(Constants(func.__globals__).visit(copy.deepcopy(node)))
-
-
-class Constants(ast.NodeTransformer):
-    """Replaces module constants (UPPER_CASE numbers) by their values, e.g. ``MAX_N`` -> 2000."""
-
-    def __init__(self, namespace: dict[str, Any]):
-        self.namespace = namespace
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        value = self.namespace.get(node.id)
-        if node.id.isupper() and isinstance(value, int | float) and not isinstance(value, bool):
-            return ast.copy_location(ast.Constant(value), node)
-        return node
-
-
-@cache
-def returned_expressions(filename: str) -> dict[tuple[int, str], ast.expr]:
-    """(first line, name) -> the returned expression, for one-expression functions."""
-    try:
-        tree = ast.parse(Path(filename).read_text())
-    except (OSError, SyntaxError):
-        return {}
-    found: dict[tuple[int, str], list[ast.expr]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Lambda):
-            found.setdefault((node.lineno, "<lambda>"), []).append(node.body)
-        elif isinstance(node, ast.FunctionDef):
-            body = node.body
-            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
-                first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
-                found.setdefault((first, node.name), []).append(body[0].value)
-    return {key: nodes[0] for key, nodes in found.items() if len(nodes) == 1}
+    A checker that gives none (a family registered from elsewhere with a plain function) is
+    described by the first line of its doc string, or not at all.
+    """
+    words = check_markdown(p.check)
+    if words is not None:
+        return words
+    doc = inspect.getdoc(p.check)
+    return plain(doc.splitlines()[0]) if doc else "-"
 
 
 def plain(text: str) -> str:

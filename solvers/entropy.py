@@ -70,11 +70,18 @@ _NEAR_ONE = 0.5  # |r - 1| below this uses the expm1/log1p form of the Renyi ent
 # ------------------------------------------------------------------------ parameter checks
 
 
+# What each check accepts, in words (literal values in backticks): the manual's parameter
+# tables print them (solvers.registry.described) and the checks' messages say them.
+ORDER_WORDS = "a number of at least 0 (`inf` allowed)"
+DEGREE_WORDS = "a finite number of at least 0"
+LOG_BASE_WORDS = "a finite number above 0, other than 1"
+
+
 def as_order(value: object) -> Order:
     """``value`` as an order r >= 0 (infinity allowed); the reason is raised as ValueError."""
     r = _as_number(value)
     if math.isnan(r) or r < 0:
-        raise ValueError("the order r must be a number >= 0 (infinity allowed)")
+        raise ValueError(f"the order r must be {_plain(ORDER_WORDS)}")
     return r
 
 
@@ -82,7 +89,7 @@ def as_degree(value: object) -> Degree:
     """``value`` as a finite degree t >= 0; the reason is raised as ValueError."""
     t = _as_number(value)
     if math.isnan(t) or t < 0 or math.isinf(t):
-        raise ValueError("the degree t must be a finite number >= 0 (H -> 0 as t -> infinity)")
+        raise ValueError(f"the degree t must be {_plain(DEGREE_WORDS)} (H -> 0 as t -> infinity)")
     return t
 
 
@@ -90,8 +97,12 @@ def as_log_base(value: object) -> float:
     """``value`` as a logarithm base: finite, > 0 and != 1."""
     b = _as_number(value)
     if not math.isfinite(b) or b <= 0 or b == 1:
-        raise ValueError("the log base must be a finite number > 0 and != 1")
+        raise ValueError(f"the log base must be {_plain(LOG_BASE_WORDS)}")
     return b
+
+
+def _plain(words: str) -> str:
+    return words.replace("`", "")
 
 
 def _as_number(value: object) -> float:

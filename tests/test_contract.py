@@ -16,7 +16,16 @@ from conftest import ROOT
 from tests_support import reference_task_id
 
 from solvers import TaskError, families, get_family, solve, validate
-from solvers.registry import row_columns, task_id
+from solvers.registry import (
+    FloatCheck,
+    IntCheck,
+    IntListCheck,
+    OrAbsent,
+    check_markdown,
+    one_of,
+    row_columns,
+    task_id,
+)
 
 # every registered family (tests may register test-only families: they are skipped), with
 # the small, quick tasks it declares itself (Family.examples)
@@ -156,6 +165,62 @@ def test_every_parameter_is_documented_with_a_known_dtype(family):
     for p in get_family(family).params:
         assert p.doc, f"{family}.{p.name} has no doc"
         assert p.dtype in PY_TYPES
+
+
+@pytest.mark.parametrize("family", REAL)
+def test_every_parameter_says_in_words_what_it_accepts_and_refuses_in_those_words(family):
+    """The words come from the bounds the check enforces: each bound is accepted, the value
+    just past it is refused with ``must be <words>``, and the words name the bound."""
+    bounded = 0
+    for p in get_family(family).params:
+        assert check_markdown(p.check), f"{family}.{p.name}: its checker gives no words"
+        inner = p.check
+        if isinstance(inner, OrAbsent):
+            assert inner(None) is None and check_markdown(inner).endswith(", or absent")
+            inner = inner.check
+        if not isinstance(inner, IntCheck):
+            continue
+        for bound, step in ((inner.low, -1), (inner.high, 1)):
+            if bound is None:
+                continue
+            bounded += 1
+            assert p.check(bound) == bound and f"{bound:,}" in inner.words
+            with pytest.raises(ValueError) as err:
+                p.check(bound + step)
+            assert str(err.value) == f"must be {inner.words}", (family, p.name)
+        with pytest.raises(ValueError, match=f"^must be {inner.words}$"):
+            p.check("two")
+    assert bounded, f"{family} has no integer parameter with a bound"
+
+
+@pytest.mark.parametrize(
+    ("check", "words"),
+    [
+        (IntCheck(2, 10**6), "an integer from 2 to 1,000,000"),
+        (OrAbsent(IntCheck(low=1)), "an integer of at least 1, or absent"),
+        (IntCheck(high=9), "an integer of at most 9"),
+        (FloatCheck(low=0.0), "a finite number of at least 0"),
+        (FloatCheck(low=0.5, allow_inf=True), "a number of at least 0.5 (inf allowed)"),
+        (one_of(("greedy", "optimal", "info")), "one of greedy, optimal, info"),
+        (IntListCheck(low=1), "a list of positive integers"),
+        (IntListCheck(low=0, min_len=2), "a list of integers of at least 0, at least 2 of them"),
+    ],
+)
+def test_a_check_s_words_are_made_from_its_bounds(check, words):
+    assert check.words == words
+    assert check_markdown(check).replace("`", "") == words
+
+
+def test_a_refused_value_is_told_what_the_parameter_accepts():
+    with pytest.raises(TaskError) as err:
+        validate({"family": "high_low", "n": 1})
+    assert str(err.value) == "n=1: must be an integer from 2 to 1,000,000"
+    with pytest.raises(TaskError) as err:
+        validate({"family": "card_guessing", "deck": [3, -1], "strategy": "greedy"})
+    assert str(err.value) == "deck=[3, -1]: must be a list of positive integers"
+    with pytest.raises(TaskError) as err:
+        validate({"family": "card_guessing", "deck": [3], "feedback": "some"})
+    assert str(err.value) == "feedback='some': must be one of partial, complete, none"
 
 
 @pytest.mark.parametrize("family", REAL)

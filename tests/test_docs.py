@@ -18,9 +18,12 @@ from conftest import ROOT
 from tests_support import copy_outputs
 
 from solvers import families, get_family
+from solvers.mastermind import HARD_MAX_CODES
+from solvers.registry import check_markdown
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
+MANUAL_FAMILIES = sorted(f for f in families() if not f.startswith("test_"))
 PYTHON_BLOCK = re.compile(r"^([ \t]*)```python\n(.*?)^\1```", flags=re.S | re.M)
 # what the runnable blocks of a page must print (they read the default study's store)
 EXPECTED_OUTPUT = {
@@ -77,13 +80,13 @@ def test_mkdocs_build_is_strict_and_clean(built_site):
             assert f"<td><code>{p.name}</code></td>" in html, (name, p.name)
 
 
-@pytest.mark.parametrize("family", sorted(f for f in families() if not f.startswith("test_")))
+@pytest.mark.parametrize("family", MANUAL_FAMILIES)
 def test_every_family_has_its_generated_parameter_table_in_the_manual(family):
     marker = f"<!-- params: {family} -->"
     assert any(marker in page.read_text() for page in PAGES), f"no page holds {marker}"
     table = hooks_module().expand_markers(marker)
     fam = get_family(family)
-    lines = table.splitlines()
+    lines = [line for line in table.splitlines() if line.startswith("|")]
     assert len(lines) == 2 + len(fam.params)
     for p, line in zip(fam.params, lines[2:], strict=True):
         assert line.startswith(f"| `{p.name}` |")
@@ -97,14 +100,42 @@ def test_the_tables_follow_the_registry_not_a_copy():
     hooks = hooks_module()
     text = hooks.expand_markers("<!-- params: high_low -->\n<!-- strategies: mastermind -->")
     assert (
-        "| `ties` | `'lose'` | how an equal card scores (real decks) | one of `lose`, `win`, `push`"
+        "| `ties` | `lose` | how an equal card scores (real decks) | one of `lose`, `win`, `push`"
         in text
     )
     assert "`minimax` (default)" in text and "Knuth 1977" in text
-    assert "`as_int(v, low=1, high=16384)`" in hooks.expand_markers("<!-- params: mastermind -->")
+    largest = f"an integer from 1 to {HARD_MAX_CODES:,}"  # the bound the check enforces
+    assert f"| {largest} |" in hooks.expand_markers("<!-- params: mastermind -->")
     assert "seed 00" not in hooks.expand_markers("<!-- strategies: card_guessing -->")
     with pytest.raises(ValueError, match="unknown family"):
         hooks.expand_markers("<!-- params: no_such_game -->")
+
+
+# What a generated table must never show: a checker's source code.  A code span in a table
+# holds a name or a value as a user types it (`n_games`, `monte_carlo`, `1/3`, `int64`).
+CODE_IN_TABLES = [
+    r"\b(as_int|as_float|int_list|one_of|check_\w+|optional_int)\(",
+    r"\blambda\b",
+    r"\bis None\b",
+    r"\bNone\b",
+    r"\bwith (high|low) =",
+    r"\b(low|high|value|v)\s*=",
+    r"[<>!=]=",
+    r"\b(def|return|else)\b",
+]
+LITERAL_SPAN = re.compile(r"[\w.:/<>,\-]+")
+
+
+@pytest.mark.parametrize("family", MANUAL_FAMILIES)
+def test_no_generated_table_shows_code(family):
+    """The parameter and column tables say in words what each parameter accepts."""
+    for p in get_family(family).params:
+        assert check_markdown(p.check), f"{family}.{p.name}: its checker gives no words"
+    tables = hooks_module().expand_markers(f"<!-- params: {family} -->\n<!-- columns: {family} -->")
+    code = [m.group(0) for pat in CODE_IN_TABLES for m in re.finditer(pat, tables)]
+    spans = re.findall(r"`([^`]*)`", tables)
+    code += [f"`{s}`" for s in spans if not LITERAL_SPAN.fullmatch(s) or s in ("value", "v")]
+    assert not code, f"{family}: {code}"
 
 
 def test_the_hook_imports_solvers_only():

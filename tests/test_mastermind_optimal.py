@@ -199,7 +199,7 @@ def test_uniform_rows_have_totals_and_jar_rows_do_not() -> None:
         ({"pegs": 3, "colours": 4, "subtree": "1x3"}, "subtree", "first guess"),
         ({"pegs": 3, "colours": 4, "subtree": "111:0,1"}, "subtree", "no code gives"),
         ({"pegs": 3, "colours": 4, "subtree": "123:1"}, "subtree", "b,w"),
-        ({"pegs": 3, "colours": 4, "guess_limit": 0}, "guess_limit", ">= 1"),
+        ({"pegs": 3, "colours": 4, "guess_limit": 0}, "guess_limit", "an integer of at least 1"),
         (
             {"pegs": 3, "colours": 4, "strategy": "minimax", "guess_limit": 3},
             "guess_limit",

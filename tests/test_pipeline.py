@@ -99,7 +99,8 @@ def test_planning_reports_a_bad_value_deep_in_a_grid_by_its_config_key():
     with pytest.raises(StudyError, match=r"study.strategies.info.gamma=-0.5: must be"):
         plan(study)
     study["strategies"] = {"greedy": {}}
-    with pytest.raises(StudyError, match=r"study.grid.deck=\[4, 0, 1\]: must be >= 1"):
+    bad_deck = r"study.grid.deck=\[4, 0, 1\]: must be a list of positive integers"
+    with pytest.raises(StudyError, match=bad_deck):
         plan(study)
 
 

@@ -323,8 +323,8 @@ def test_eof_mid_game_raises_for_main_to_handle():
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["3,x"], "deck '3,x': must be an integer"),
-        (["3,0"], "deck '3,0': must be >= 1"),
+        (["3,x"], "deck '3,x': must be a list of positive integers"),
+        (["3,0"], "deck '3,0': must be a list of positive integers"),
         (["--names", "J,Q"], "--names 'J,Q': 2 names given for a deck of 3 types"),
         (["--strategy", "magic"], "invalid choice: 'magic'"),
         (["--strategy", "greedy", "--param", "tie_break=sideways"], "tie_break"),

@@ -18,13 +18,14 @@ from solvers import entropy
 from solvers.card_guessing.tasks import feedback_tasks, float_tasks, ranked_tasks, yes_no_tasks
 from solvers.registry import (
     Family,
+    FloatCheck,
+    IntCheck,
+    IntListCheck,
     Param,
     Row,
     Task,
     TaskError,
-    as_float,
-    as_int,
-    int_list,
+    described,
     max_states_param,
     one_of,
     register,
@@ -36,13 +37,16 @@ FEEDBACKS = ("partial", "complete", "none")
 STRATEGIES = ("optimal", "greedy", *yes_no_tasks.STRATEGIES, "sequence", "persistent")
 TIE_BREAKS = ("lowest", "highest", "uniform", "pair")  # pair: ranked_tasks.py
 DEFAULT_MAX_STATES = 3_000_000
+MAX_DECK_CARDS = 200
+DECK_COUNTS = IntListCheck(low=1)
 
 
+@described(f"{DECK_COUNTS.markdown}, at most {MAX_DECK_CARDS} cards in all")
 def check_deck(value) -> list[int]:
     """A deck as a list of positive card counts per type."""
-    deck = int_list(value, low=1)
-    if sum(deck) > 200:
-        raise ValueError("decks of more than 200 cards are not supported")
+    deck = DECK_COUNTS(value)
+    if sum(deck) > MAX_DECK_CARDS:
+        raise ValueError(f"decks of more than {MAX_DECK_CARDS} cards are not supported")
     return deck
 
 
@@ -204,7 +208,7 @@ FAMILY = register(
             *sharma_mittal_params(("info",)),
             Param(
                 "log_base",
-                entropy.as_log_base,
+                described(entropy.LOG_BASE_WORDS)(entropy.as_log_base),
                 2.0,
                 "info: entropy unit",
                 ("info",),
@@ -212,7 +216,7 @@ FAMILY = register(
             ),
             Param(
                 "decrement",
-                lambda v: as_float(v, low=0.0),
+                FloatCheck(low=0.0),
                 0.55,
                 "constant_decrement: estimate lost per 'no'",
                 ("constant_decrement",),
@@ -220,7 +224,7 @@ FAMILY = register(
             ),
             Param(
                 "workers",
-                lambda v: as_int(v, low=1),
+                IntCheck(low=1),
                 1,
                 "method=float, optimal, or method=ranked: Dask workers sharing each layer (1: in "
                 "this process; ranked goes out of core on its own when memory is short)",

@@ -24,14 +24,24 @@ import numpy as np
 
 from solvers.hand_guessing import strategies as S
 from solvers.hand_guessing import table as T
-from solvers.hand_guessing.cards import MAX_CARDS, Deck, card_names, hand_count, hand_index
+from solvers.hand_guessing.cards import (
+    MAX_CARDS,
+    RANK_NAMES,
+    SUIT_NAMES,
+    Deck,
+    card_names,
+    hand_count,
+    hand_index,
+)
 from solvers.registry import (
     Family,
+    IntCheck,
+    OrAbsent,
     Param,
     Row,
     Task,
     TaskError,
-    as_int,
+    described,
     exact_columns,
     register,
     sharma_mittal_params,
@@ -45,6 +55,10 @@ DEFAULT_MAX_ANSWERS = 30_000  # one task plays at most this many answers (3 card
 FirstGuess = str | list[str]
 
 
+@described(
+    f"`{SEARCH}`, or a list of distinct card names, rank then suit, such as `6C` and `TD`"
+    f" (ranks `{RANK_NAMES}`, suits `{SUIT_NAMES}`)"
+)
 def check_first_guess(value: object) -> FirstGuess:
     """``search``, or a list of distinct card names (upper case, "10" written "T")."""
     if isinstance(value, str) and value.strip().lower() == SEARCH:
@@ -62,9 +76,7 @@ def check_first_guess(value: object) -> FirstGuess:
     return sorted(names, key=order.__getitem__)
 
 
-def check_sample(value: object) -> int | None:
-    """None (every answer) or a number of answers >= 1."""
-    return None if value is None else as_int(value, low=1)
+check_sample = OrAbsent(IntCheck(low=1))  # answers played, or absent: every answer
 
 
 def check_task(task: Task) -> None:
@@ -163,8 +175,8 @@ FAMILY = register(
         params=(
             Param(
                 "cards",
-                lambda v: as_int(v, low=1, high=MAX_CARDS),
-                doc="cards in the hidden hand (1 to 4)",
+                IntCheck(low=1, high=MAX_CARDS),
+                doc="cards in the hidden hand",
                 dtype="int64",
             ),
             *sharma_mittal_params(("sharma_mittal",), "no effect on uniform candidates"),
@@ -172,28 +184,32 @@ FAMILY = register(
                 "first_guess",
                 check_first_guess,
                 SEARCH,
-                "the first guess as card names (e.g. ['6C', 'TD']), or 'search'",
+                "the first guess; search: the best one by the strategy's own score",
             ),
             Param(
                 "ranks",
-                lambda v: as_int(v, low=1, high=13),
+                IntCheck(low=1, high=len(RANK_NAMES)),
                 13,
                 "ranks in the deck (the lowest ones, from 2)",
                 dtype="int64",
             ),
             Param(
-                "suits", lambda v: as_int(v, low=1, high=4), 4, "suits in the deck", dtype="int64"
+                "suits",
+                IntCheck(low=1, high=len(SUIT_NAMES)),
+                4,
+                "suits in the deck",
+                dtype="int64",
             ),
             Param(
                 "answer_chunk",
-                lambda v: as_int(v, low=0),
+                IntCheck(low=0),
                 0,
                 "which chunk of the answers to play (0-based)",
                 dtype="int64",
             ),
             Param(
                 "n_chunks",
-                lambda v: as_int(v, low=1),
+                IntCheck(low=1),
                 1,
                 "split the answers (in index order) into this many contiguous chunks",
                 dtype="int64",
@@ -207,7 +223,7 @@ FAMILY = register(
             ),
             Param(
                 "max_answers",
-                lambda v: as_int(v, low=1),
+                IntCheck(low=1),
                 DEFAULT_MAX_ANSWERS,
                 "refuse exact runs over more answers than this in one task",
                 identity=False,

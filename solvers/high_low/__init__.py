@@ -23,11 +23,12 @@ from solvers.high_low import deck, distinct, float_layers
 from solvers.kit.longtask import Need
 from solvers.registry import (
     Family,
+    IntCheck,
+    OrAbsent,
     Param,
     Row,
     Task,
     TaskError,
-    as_int,
     exact_columns,
     max_states_param,
     one_of,
@@ -43,15 +44,6 @@ MAX_FLOAT_N = 50_000
 # CPU seconds per (counts, card showing) state of the float path on a real deck, both
 # policies, checkpoints included: 702 s for the four solves of 14 x 4 (4.89e9 states each)
 SECONDS_PER_STATE = 3.6e-8
-
-
-def optional_int(low: int, high: int | None = None):
-    """A checker: None, or an integer within [low, high]."""
-
-    def check(value: Any) -> int | None:
-        return None if value is None else as_int(value, low=low, high=high)
-
-    return check
 
 
 def deck_states(task: Task) -> int:
@@ -225,14 +217,16 @@ FAMILY = register(
         strategies=STRATEGIES,
         default_strategy="optimal",
         params=(
-            Param("n", optional_int(2, 10**6), None, "distinct cards 1..n", dtype="int64"),
-            Param("ranks", optional_int(1, 1000), None, "ranks of a real deck", dtype="int64"),
-            Param("suits", optional_int(1, 1000), None, "cards per rank", dtype="int64"),
+            Param("n", OrAbsent(IntCheck(2, 10**6)), None, "distinct cards 1..n", dtype="int64"),
+            Param(
+                "ranks", OrAbsent(IntCheck(1, 1000)), None, "ranks of a real deck", dtype="int64"
+            ),
+            Param("suits", OrAbsent(IntCheck(1, 1000)), None, "cards per rank", dtype="int64"),
             Param("ties", one_of(deck.TIES), "lose", "how an equal card scores (real decks)"),
             Param("method", one_of(METHODS), "exact", "exact, float or monte_carlo"),
             Param(
                 "n_games",
-                lambda v: as_int(v, low=2),
+                IntCheck(low=2),
                 100_000,
                 "games simulated by method=monte_carlo",
                 dtype="int64",

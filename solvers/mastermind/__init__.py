@@ -42,11 +42,13 @@ from solvers.mastermind.rules import (
 )
 from solvers.registry import (
     Family,
+    IntCheck,
+    OrAbsent,
     Param,
     Row,
     Task,
     TaskError,
-    as_int,
+    described,
     exact_columns,
     register,
     sharma_mittal_params,
@@ -189,6 +191,10 @@ def _quoted(text: str) -> str:
     return repr(text) if len(text) <= 40 else f"{text[:20]!r}...({len(text)} characters)"
 
 
+@described(
+    "a list of positive weights, one per colour: integers or fractions such as `1/3`, their "
+    f"{WEIGHT_RANGE}; or absent"
+)
 def check_jar(value: object) -> Jar | None:
     """A jar as a list of positive weights (ints or rationals such as "1/3"); None: uniform."""
     if value is None:
@@ -266,7 +272,7 @@ def optimal_params() -> tuple[Param, ...]:
     return (
         Param(
             "guess_limit",
-            lambda v: None if v is None else as_int(v, low=1),
+            OrAbsent(IntCheck(low=1)),
             None,
             "at most this many guesses per game (absent: no limit)",
             only,
@@ -277,14 +283,14 @@ def optimal_params() -> tuple[Param, ...]:
             "subtree",
             parse_subtree,
             None,
-            'only the codes that answer b,w to a first guess: "1123:0,2" ("1123": first guess '
-            "fixed, every answer; absent: the whole game)",
+            "the codes that answer b,w to the first guess; a first guess alone: that first guess "
+            "fixed, every answer; absent: the whole game",
             only,
             omit_none_from_id=True,
         ),
         Param(
             "max_search_codes",
-            lambda v: as_int(v, low=1, high=HARD_MAX_CODES),
+            IntCheck(low=1, high=HARD_MAX_CODES),
             DEFAULT_MAX_SEARCH_CODES,
             "refuse optimal searches over more candidate codes than this",
             only,
@@ -292,10 +298,6 @@ def optimal_params() -> tuple[Param, ...]:
             dtype="int64",
         ),
     )
-
-
-def _optional_colours(value: object) -> int | None:
-    return None if value is None else as_int(value, low=2)
 
 
 FAMILY = register(
@@ -313,12 +315,12 @@ FAMILY = register(
         strategies=STRATEGIES,
         default_strategy="minimax",
         params=(
-            Param("pegs", lambda v: as_int(v, low=1), 4, "code length", dtype="int64"),
+            Param("pegs", IntCheck(low=1), 4, "code length", dtype="int64"),
             Param(
                 "colours",
-                _optional_colours,
+                OrAbsent(IntCheck(low=2)),
                 None,
-                "number of colours (>= 2); default: the jar's length, or 6",
+                "number of colours; absent: the jar's length, or 6",
                 dtype="int64",
             ),
             Param("jar", check_jar, None, "colour weights, one per colour; absent: uniform"),
@@ -326,7 +328,7 @@ FAMILY = register(
             *optimal_params(),
             Param(
                 "max_codes",
-                lambda v: as_int(v, low=1, high=HARD_MAX_CODES),
+                IntCheck(low=1, high=HARD_MAX_CODES),
                 DEFAULT_MAX_CODES,
                 "refuse games with more codes than this",
                 identity=False,

@@ -12,12 +12,16 @@ import numpy as np
 
 from solvers.mastermind.optimal import fixed_first_optimum, optimum, subtree_optimum
 from solvers.mastermind.rules import code_label, code_weights, feedback_table, feedbacks
-from solvers.registry import TaskError, exact_columns
+from solvers.registry import TaskError, described, exact_columns
 
 DEFAULT_MAX_SEARCH_CODES = 1296  # 4 x 6: about 15 s of CPU and 240 MB
 SECONDS_4X6 = 15  # measured (benchmarks/bench_mastermind_optimal.py), for the refusal's estimate
 
 
+@described(
+    "a first guess in colours from 1, such as `1123` (`1-2-10-3` past 9 colours), optionally "
+    "with the answer `b,w` (black, white) it gets, as in `1123:0,2`; or absent"
+)
 def parse_subtree(value: object) -> str | None:
     """A subtree as "FIRST" or "FIRST:b,w" (first guess in colours from 1, answer); None: all."""
     if value is None:

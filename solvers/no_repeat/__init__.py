@@ -30,7 +30,7 @@ import math
 import numba
 import numpy as np
 
-from solvers.registry import Family, Param, Row, Task, as_int, register
+from solvers.registry import Family, IntCheck, Param, Row, Task, register
 
 VERSION = "1"
 MAX_N = 2000
@@ -215,9 +215,7 @@ FAMILY = register(
         summary="solvers.no_repeat.summary:summarize",
         examples=({"N": 6},),
         doc=__doc__,
-        params=(
-            Param("N", lambda v: as_int(v, low=4, high=MAX_N), doc="distinct cards", dtype="int64"),
-        ),
+        params=(Param("N", IntCheck(low=4, high=MAX_N), doc="distinct cards", dtype="int64"),),
         run=run,
         columns={
             "n_tuples": "int64",

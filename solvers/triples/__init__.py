@@ -27,11 +27,12 @@ from fractions import Fraction
 
 from solvers.registry import (
     Family,
+    IntCheck,
+    OrAbsent,
     Param,
     Row,
     Task,
     TaskError,
-    as_int,
     exact_columns,
     max_states_param,
     one_of,
@@ -55,15 +56,11 @@ MAX_GAMES = 10_000_000
 DEFAULT_MAX_STATES = 1_000_000
 
 
-def _positive(value) -> int:
-    return as_int(value, low=1)
+_positive = IntCheck(low=1)
 
 
-def _optional(low: int, high: int | None = None):
-    def check(value):
-        return None if value is None else as_int(value, low=low, high=high)
-
-    return check
+def _optional(low: int, high: int | None = None) -> OrAbsent:
+    return OrAbsent(IntCheck(low, high))
 
 
 def check_task(task: Task) -> None:

@@ -18,7 +18,15 @@ from fractions import Fraction
 from typing import Any
 
 from solvers.card_guessing.exact import complete_feedback, entropy_bounds, no_feedback
-from solvers.registry import Row, Task, TaskError, exact_columns, int_list
+from solvers.registry import (
+    IntListCheck,
+    Row,
+    Task,
+    TaskError,
+    described,
+    exact_columns,
+    int_words,
+)
 
 STRATEGIES_BY_FEEDBACK = {
     "complete": ("optimal", "greedy"),
@@ -32,14 +40,24 @@ COLUMNS = {
 }
 
 
+TYPE_INDICES = IntListCheck(low=0)  # type indices count from 0
+
+
+@described(
+    "one of "
+    + ", ".join(f"`{name}`" for name in no_feedback.SEQUENCE_NAMES)
+    + f", or a list of type indices ({int_words(TYPE_INDICES.low, None, plural=True)})"
+)
 def check_sequence(value: Any) -> str | list[int]:
     """A named sequence (constant, cycle, blocks) or a list of type indices (0-based)."""
     if isinstance(value, str) and value.strip() in no_feedback.SEQUENCE_NAMES:
         return value.strip()
     if isinstance(value, str) and not value.replace(",", "").replace(" ", "").isdigit():
-        names = ", ".join(no_feedback.SEQUENCE_NAMES)
-        raise ValueError(f"must be a list of type indices or one of: {names}")
-    return int_list(value, low=0)
+        raise check_sequence.refused()
+    try:
+        return TYPE_INDICES(value)
+    except ValueError:
+        raise check_sequence.refused() from None
 
 
 def check_task(task: Task) -> None:

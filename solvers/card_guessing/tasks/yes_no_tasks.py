@@ -9,7 +9,6 @@ paths), seeded from the task id.
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any
 
@@ -22,7 +21,17 @@ from solvers.card_guessing.exact.entropy_weighted import (
     info_chooser,
     largest_posterior,
 )
-from solvers.registry import Row, Task, TaskError, as_int, exact_columns, task_rng
+from solvers.registry import (
+    FloatCheck,
+    IntCheck,
+    OrAbsent,
+    Row,
+    Task,
+    TaskError,
+    described,
+    exact_columns,
+    task_rng,
+)
 
 INFO = "info"
 PLAYABLE = ("count_tracker", "constant_decrement")
@@ -33,32 +42,19 @@ ENTROPY_DEFAULTS = {"entropy_r": 1.0, "entropy_t": 1.0}
 # ------------------------------------------------------------------------ parameter checks
 
 
-def check_gamma(value: Any) -> float:
-    """gamma as a finite float >= 0."""
-    if isinstance(value, bool):
-        raise ValueError("must be a number")
-    try:
-        g = float(value)
-    except (TypeError, ValueError):
-        raise ValueError("must be a number") from None
-    if not math.isfinite(g) or g < 0:
-        raise ValueError("must be a finite number >= 0")
-    return g
+check_gamma = FloatCheck(low=0.0)  # gamma: a finite number >= 0
+check_n_games = OrAbsent(IntCheck(low=1))  # shuffled decks played, or absent (method=exact)
 
 
+@described(
+    "a preset name: " + ", ".join(f"`{name}`" for name in entropy.preset_names()) + "; or absent"
+)
 def check_preset(value: Any) -> str | None:
     """An entropy preset name (see solvers.entropy.preset) or None."""
     if value is None:
         return None
     entropy.preset(value)  # raises ValueError listing the valid names
     return str(value).strip().lower()
-
-
-def check_n_games(value: Any) -> int | None:
-    """None, or a number of Monte Carlo games >= 1."""
-    if value is None:
-        return None
-    return as_int(value, low=1)
 
 
 def check_partial_task(task: Task) -> None:
