@@ -34,6 +34,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from solvers.kit.safe_folders import ensure_folder, kind
+
 # Folders below the study folder that the pipeline reads or writes; below SCANNED every
 # entry must be a real folder or a regular file (plots and run configs are written there).
 STUDY_FOLDERS = ("results", "quarantine", "summary", "runs", "checkpoints")
@@ -51,37 +53,6 @@ BELOW_STUDY = 512  # bytes kept for the store's own paths below a study folder
 class UnsafePath(OSError):
     """A path the store would have to follow out of its study folder, or open although it
     is not a regular file; nothing was read, moved or deleted through it."""
-
-
-def kind(path: Path) -> str | None:
-    """What ``path`` is, without following a link: "folder", "file", "a symbolic link (to
-    X)", "a FIFO"..., or None if there is nothing there."""
-    try:
-        mode = os.lstat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):  # nothing there (or a file above it)
-        return None
-    return _kind(path, mode)
-
-
-def _kind(path: Path, mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "folder"
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISLNK(mode):
-        try:
-            return f"a symbolic link (to {os.readlink(path)})"
-        except OSError:
-            return "a symbolic link"
-    for test, name in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 def study_name_problem(name: str) -> str | None:
@@ -235,20 +206,14 @@ def ensure_dir(path: Path, below: Path) -> Path:
     """Create ``path`` (a folder below the folder ``below``, made if missing) one level at
     a time; UnsafePath if any level below ``below`` is a link or not a folder.  Returns
     ``path``."""
-    rel = path.relative_to(below)
-    below.mkdir(parents=True, exist_ok=True)
-    here = below
-    for part in rel.parts:
-        here = here / part
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(here)
-        what = kind(here)
-        if what != "folder":
-            raise UnsafePath(
-                f"{here} is {_article(what or 'gone')}, where the store needs a real folder; "
-                "guesslab never follows a link out of its study folder: move it away"
-            )
-    return path
+    return ensure_folder(path, below, _not_a_store_folder)
+
+
+def _not_a_store_folder(here: Path, what: str) -> UnsafePath:
+    return UnsafePath(
+        f"{here} is {_article(what)}, where the store needs a real folder; "
+        "guesslab never follows a link out of its study folder: move it away"
+    )
 
 
 def open_regular(path: Path, flags: int, mode: int = 0o666) -> int:

@@ -27,13 +27,14 @@ import mmap
 import os
 import re
 import shutil
-import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from solvers.kit.safe_folders import ensure_folder, kind
 
 __all__ = [
     "ALGORITHM",
@@ -175,7 +176,7 @@ class Checkpoints:
     def sealed(self) -> set[str]:
         """The names of the pieces with a seal (committed, unless deleted since)."""
         folder = self.folder / SEALS
-        if not self._real() or _kind(folder) != "folder":
+        if not self._real() or kind(folder) != "folder":
             return set()
         with os.scandir(folder) as entries:
             return {
@@ -199,7 +200,7 @@ class Checkpoints:
         """Mark piece ``name`` finished: its data is synced to disk, renamed into place
         atomically (a piece committed again replaces the old one) and sealed."""
         tmp = self._partial(name)
-        what = _kind(tmp)
+        what = kind(tmp)
         if what not in ("file", "folder"):
             raise FileNotFoundError(
                 f"checkpoint piece {name!r}: nothing was written at {tmp} (write it at "
@@ -214,7 +215,7 @@ class Checkpoints:
         # without a seal (recomputed), never a piece under another piece's seal
         _remove(self._seal_path(name))
         final = self.folder / name
-        if _kind(final) is not None:
+        if kind(final) is not None:
             _remove(final)
         os.replace(tmp, final)
         _fsync_dir(self.folder)
@@ -234,8 +235,8 @@ class Checkpoints:
         read)."""
         name = _checked_name(name)
         path, seal_path = self.folder / name, self._seal_path(name)
-        what = _kind(path) if self._real() else None
-        if _kind(seal_path) != "file":
+        what = kind(path) if self._real() else None
+        if kind(seal_path) != "file":
             if what is None:
                 return "it is not there"
             return (
@@ -245,7 +246,7 @@ class Checkpoints:
         try:
             seal = json.loads(seal_path.read_text())
             files = {f[0]: (int(f[1]), str(f[2])) for f in seal["files"]}
-            piece, task, kind = seal["piece"], seal["task"], seal["kind"]
+            piece, task, sealed = seal["piece"], seal["task"], seal["kind"]
             algorithm = seal["algorithm"]
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             return f"its seal {seal_path} is unreadable"
@@ -255,9 +256,9 @@ class Checkpoints:
             return "it was committed and sealed, and has since been deleted"
         if algorithm != ALGORITHM:
             return f"its seal uses {algorithm!r}, which this guesslab does not check"
-        if what != kind:
+        if what != sealed:
             article = {"file": "a file", "folder": "a folder"}
-            return f"it is {article.get(what, what)}, its seal says {article.get(kind, kind)}"
+            return f"it is {article.get(what, what)}, its seal says {article.get(sealed, sealed)}"
         try:
             found = _listing(path)
             if set(found) != set(files):
@@ -306,14 +307,14 @@ class Checkpoints:
         damaged = self.folder / DAMAGED
         _ensure_dir(damaged, self.root)
         tag, n = name, 0
-        while _kind(damaged / tag) is not None or _kind(damaged / f"{tag}.seal.json"):
+        while kind(damaged / tag) is not None or kind(damaged / f"{tag}.seal.json"):
             n += 1
             tag = f"{name}.{n}"
         moved = None
-        if _kind(self.folder / name) is not None:
+        if kind(self.folder / name) is not None:
             moved = damaged / tag
             os.replace(self.folder / name, moved)
-        if _kind(self._seal_path(name)) is not None:
+        if kind(self._seal_path(name)) is not None:
             os.replace(self._seal_path(name), damaged / f"{tag}.seal.json")
         _fsync_dir(self.folder)
         return moved
@@ -357,7 +358,7 @@ class Checkpoints:
         """The committed file (or folder) of piece ``name``; FileNotFoundError if it was
         never committed."""
         path = self.folder / _checked_name(name)
-        what = _kind(path) if self._real() else None
+        what = kind(path) if self._real() else None
         if what not in ("file", "folder"):
             raise FileNotFoundError(
                 f"checkpoint piece {name!r} is not committed in {self.folder}"
@@ -375,7 +376,7 @@ class Checkpoints:
         here = self.root
         for part in ("", *self.folder.relative_to(self.root).parts):
             here = here / part if part else self.root
-            if _kind(here) != "folder":
+            if kind(here) != "folder":
                 return False
         return True
 
@@ -398,13 +399,13 @@ def _checked_name(name: str) -> str:
 def _listing(path: Path) -> dict[str, int]:
     """{path relative to the piece ("" for a file piece): bytes} of a piece's regular files,
     links not followed; OSError for anything in it that is not a regular file or folder."""
-    if _kind(path) == "file":
+    if kind(path) == "file":
         return {"": os.lstat(path).st_size}
     out = {}
     for folder, dirs, files in os.walk(path, followlinks=False):
         for entry in (*dirs, *files):
             full = Path(folder, entry)
-            what = _kind(full)
+            what = kind(full)
             if what == "file":
                 out[full.relative_to(path).as_posix()] = os.lstat(full).st_size
             elif what != "folder":
@@ -454,43 +455,22 @@ def _fingerprint(path: Path) -> list[list]:
     return out
 
 
-def _kind(path: Path) -> str | None:
-    """What ``path`` is ("folder", "file", "a symbolic link"...), links not followed;
-    None: nothing there."""
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return None
-    if stat.S_ISDIR(mode):
-        return "folder"
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    return "not a regular file"
-
-
 def _ensure_dir(path: Path, root: Path) -> None:
     """Make ``path`` below ``root`` one level at a time, refusing any level that is not a
     real folder (a link is never followed)."""
-    if _kind(root) is None:
-        root.mkdir(parents=True, exist_ok=True)
-    here = root
-    for part in ("", *path.relative_to(root).parts):
-        here = here / part if part else root
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(here)
-        what = _kind(here)
-        if what != "folder":
-            raise OSError(
-                f"{here} is {what or 'gone'}, where a checkpoint folder belongs; a link is "
-                "never followed: move it away"
-            )
+    ensure_folder(path, root, _not_a_checkpoint_folder)
+
+
+def _not_a_checkpoint_folder(here: Path, what: str) -> OSError:
+    return OSError(
+        f"{here} is {what}, where a checkpoint folder belongs; a link is never followed: "
+        "move it away"
+    )
 
 
 def _remove(path: Path) -> None:
     """Remove a file, a link (not its target) or a folder tree (links in it not followed)."""
-    what = _kind(path)
+    what = kind(path)
     if what is None:
         return
     if what == "folder":
@@ -501,12 +481,12 @@ def _remove(path: Path) -> None:
 
 
 def _fsync_tree(path: Path) -> None:
-    if _kind(path) == "file":
+    if kind(path) == "file":
         _fsync_file(path)
         return
     for folder, _dirs, files in os.walk(path, followlinks=False):
         for name in files:
-            if _kind(Path(folder, name)) == "file":
+            if kind(Path(folder, name)) == "file":
                 _fsync_file(Path(folder, name))
         _fsync_dir(Path(folder))
 
