@@ -598,6 +598,17 @@ def test_piped_output_is_plain_text_with_the_answers_echoed():
     assert all(len(line) <= 80 for line in out.splitlines())
 
 
+def test_piped_persistent_game_from_the_command_line():
+    order = play.shuffled_order((3, 3, 3), 5)
+    code, out, err = run_piped(["--strategy", "persistent", "--seed", "5"], "K\n" * 9)
+    assert (code, err) == (0, "")
+    task = play.player_task((3, 3, 3), "persistent", {})
+    guesses, score = solver_game(task, order)
+    assert re.findall(r"Computer guessed (\w)", out) == [JQK[g] for g in guesses]
+    assert f"Computer (persistent): {score} of 9" in out
+    assert "The persistent strategy gets 4.248 (exactly 2379/560)." in out
+
+
 def test_piped_color_always_and_input_ending_early():
     code, out, _ = run_piped(["--color", "always", "--mode", "computer"], "y\n")
     assert code == 0 and "\x1b[" in out and out.rstrip().endswith("Input ended. Bye.")
