@@ -142,7 +142,7 @@ def test_the_wheel_lists_every_package():
 RULES = ("exact", "brute_force")  # the game's rules, its strategies, their exact values
 ENGINES = ("any_deck", "uniform_deck", "info_policy")  # the float engines, one per question
 SHARED = ("state_codes", "first_moves")  # what the engines share
-MACHINERY = ("tasks", "summary", "simulation", "report", "play", "play_screen")
+MACHINERY = ("tasks", "summary", "simulation", "report", "play", "play_players", "play_screen")
 ROW_READERS = ("summary", "report")  # read stored rows into tables and figures
 MAX_LINES = 600  # no file of the family longer
 

@@ -16,12 +16,14 @@ from fractions import Fraction
 from io import StringIO
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import ROOT
 
+from solvers import solve
 from solvers.card_guessing import play, play_screen
 from solvers.card_guessing.exact import yes_no
-from solvers.registry import TaskError
+from solvers.registry import TaskError, get_family, validate
 
 F = Fraction
 JQK = ["J", "Q", "K"]
@@ -67,7 +69,7 @@ def test_section_2_3_example_belief_chances_and_guess():
         ["10.0%", "1/10"],
     ]
     setup = play.make_setup((3, 3, 3), JQK, "optimal", {})
-    probs, guess = play.computer_step(setup.player, state)
+    probs, guess = play.computer_step(setup.computer(), state)
     assert probs[c] == F(2, 5) and probs[b] == F(1, 3) and guess == b
     note = " ".join(play_screen.guess_note(probs, JQK, guess, "optimal"))
     assert "K is likelier at 40.0%" in note and "naming Q scores more" in note
@@ -85,20 +87,28 @@ def test_final_screen_gives_the_exact_expectations():
     )
 
 
-def test_strategies_come_from_the_family_and_unplayable_ones_say_so(monkeypatch):
-    assert {"optimal", "greedy"} <= set(play.strategy_names())
-    task = {"strategy": "nonesuch", "tie_break": None}
-    with pytest.raises(TaskError, match="nonesuch.*add it to solvers.card_guessing.play.PLAYERS"):
-        play.make_player(task)
+def test_every_yes_no_strategy_of_the_family_is_offered():
+    """The game offers each strategy the family defines for yes/no feedback; ``sequence``
+    (no feedback) is the one left out, and the family itself refuses it with yes/no."""
+    family = list(get_family("card_guessing").strategies)
+    assert play.strategy_names() == [s for s in family if s != "sequence"]
+    with pytest.raises(TaskError, match="only defined for feedback=none"):
+        validate({"family": "card_guessing", "deck": [3, 3, 3], "strategy": "sequence"})
+    for strategy in play.strategy_names():  # each sets up on the default deck
+        setup = play.make_setup((3, 3, 3), JQK, strategy, {})
+        assert setup.own is not None and setup.optimal == F(2383, 560)
 
-    class AlwaysFirst:
-        def guess(self, state):
-            return 0
 
-    monkeypatch.setitem(play.PLAYERS, "nonesuch", lambda task: AlwaysFirst())
-    player = play.make_player(task)
-    assert play.own_expectation(player, (1, 1)) is None  # not an exact Evaluation
-    assert player.guess(yes_no.initial_state((1, 1))) == 0
+def test_help_lists_the_playable_strategies_one_line_each(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    text = play.parser().format_help()
+    listed = text[text.index("strategies (--strategy):") :].splitlines()[1:]
+    assert [line.split()[0] for line in listed] == play.strategy_names()
+    assert all(len(line.split()) > 3 for line in listed)  # a description on the same line
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert "sequence" not in text and "PLAYERS" not in text
+    for option in ("--gamma G", "--entropy NAME|R,T", "--decrement D"):
+        assert option in text
 
 
 # ------------------------------------------------------------------ pure rendering
@@ -288,8 +298,9 @@ def test_human_game_scores_and_beliefs_match_brute_force(strategy):
     # replay the computer's moves and check every belief it showed against enumeration
     state, guesses, answers = yes_no.initial_state(deck), [], []
     text = out.getvalue()
+    computer = setup.computer()
     for card in order:
-        guess = setup.player.guess(state)
+        guess = computer.guess(state)
         guesses.append(guess)
         answers.append(guess == card)
         state = play.after(state, guess, guess == card)
@@ -317,6 +328,214 @@ def test_eof_mid_game_raises_for_main_to_handle():
         play.play_human(play.make_setup((3, 3, 3), JQK, "optimal", {}), [0] * 9, console)
 
 
+# ------------------------------------------------------------------ each strategy, scripted
+
+# (strategy, the options a player gives, the family parameters they set)
+PLAYED = [
+    ("optimal", [], {}),
+    ("greedy", [], {}),
+    ("greedy", ["--param", "tie_break=highest"], {"tie_break": "highest"}),
+    ("greedy", ["--param", "tie_break=pair"], {"tie_break": "pair"}),
+    ("info", [], {}),
+    ("info", ["--gamma", "0.6", "--entropy", "collision"], {"gamma": 0.6, "entropy": "collision"}),
+    (
+        "info",
+        ["--gamma", "0.3", "--entropy", "2,2"],
+        {"gamma": 0.3, "entropy_r": 2, "entropy_t": 2},
+    ),
+    ("count_tracker", [], {}),
+    ("constant_decrement", ["--decrement", "0.3"], {"decrement": 0.3}),
+    ("persistent", [], {}),
+]
+PLAYED_IDS = [" ".join([s, *o]) for s, o, _ in PLAYED]
+
+
+def solver_game(task, order):
+    """(guesses, score) of the task's strategy on ``order``, move by move from the policy the
+    family's own solver or simulator uses: the exact Evaluation (optimal, greedy, info), the
+    estimate players of the exact runs, the decision function of the persistent Monte Carlo."""
+    from solvers.card_guessing.exact import belief_players
+    from solvers.card_guessing.simulation import persistent
+    from solvers.card_guessing.tasks import yes_no_tasks
+
+    strategy, tie_break = task["strategy"], task["tie_break"] or "lowest"
+    belief, update = None, lambda b, a, yes: None
+    if strategy == "persistent" or tie_break == "pair":
+        code = persistent.POLICY_CODES["persistent" if strategy == "persistent" else "pairs"]
+        window = 0.1 if strategy == "persistent" else 0.0
+
+        def pick(state, _):
+            c, p = (np.array([pair[k] for pair in state[1]], np.int64) for k in (0, 1))
+            return int(
+                persistent._choice(c, p, window, code, np.zeros(c.size), np.zeros(c.size))[0]
+            )
+
+    elif strategy in ("count_tracker", "constant_decrement"):
+        player = (
+            belief_players.count_tracker(tie_break)
+            if strategy == "count_tracker"
+            else belief_players.constant_decrement(task["decrement"], tie_break)
+        )
+        belief, update = player.start(task["deck"]), player.update
+        pick = lambda state, b: player.guesses(state, b)[0]  # noqa: E731
+    else:
+        ev = (
+            yes_no_tasks.info_evaluation(task)
+            if strategy == "info"
+            else yes_no.evaluation(strategy, tie_break)
+        )
+        pick = lambda state, b: ev.guess(state)  # noqa: E731
+    state, guesses, score = yes_no.initial_state(task["deck"]), [], 0
+    for card in order:
+        guess = pick(state, belief)
+        guesses.append(guess)
+        score += guess == card
+        belief = update(belief, guess, guess == card)
+        state = play.after(state, guess, guess == card)
+    return guesses, score
+
+
+def simulated_score(task, order):
+    """The score the family's Monte Carlo game loop gives the strategy on ``order``."""
+    from solvers.card_guessing.simulation import persistent, shuffled_decks
+    from solvers.card_guessing.tasks import yes_no_tasks
+
+    if task["strategy"] == "persistent" or task["tie_break"] == "pair":
+        policy = "persistent" if task["strategy"] == "persistent" else "pairs"
+        window = 0.1 if policy == "persistent" else 0.0
+        orders, deck = np.array([order], np.int64), np.array(task["deck"], np.int64)
+        return int(persistent._games(orders, deck, window, persistent.POLICY_CODES[policy])[0][0])
+    rng = np.random.default_rng(0)
+    return shuffled_decks.play_one(order, task["deck"], yes_no_tasks.player(task), rng, {})
+
+
+def setup_of(argv):
+    """The Setup the command line ``argv`` starts a game with."""
+    p = play.parser()
+    return play.setup_from_args(p.parse_args(argv), p)
+
+
+@pytest.mark.parametrize(("strategy", "options", "params"), PLAYED, ids=PLAYED_IDS)
+def test_each_strategy_plays_its_own_guesses(strategy, options, params):
+    """A scripted game per strategy and deck order: the guesses the screen shows are the
+    strategy's own, move by move, and the computer's score is the solver's and the Monte
+    Carlo game loop's; the average shown is the family's exact value (persistent: the exact
+    count of its game tree, checked against the ranked solver in the slow test below)."""
+    deck = (3, 3, 2)
+    setup = setup_of(["3,3,2", "--strategy", strategy, *options])
+    task = play.player_task(deck, strategy, params)
+    assert setup.label == play.strategy_label(task)
+    for seed in (1, 2, 3, 4):
+        order = play.shuffled_order(deck, seed)
+        console, out = scripted(["J"] * len(order))
+        _, cpu = play.play_human(setup, order, console, seed)
+        shown = re.findall(r"Computer guessed (\w): (yes|no)\.", out.getvalue())
+        guesses, score = solver_game(task, order)
+        assert [JQK.index(name) for name, _ in shown] == guesses
+        assert [yes == "yes" for _, yes in shown] == [
+            g == c for g, c in zip(guesses, order, strict=True)
+        ]
+        assert cpu == score == simulated_score(task, order)
+        assert f"Computer ({strategy}): {cpu} of 8" in out.getvalue()
+    if strategy != "persistent" and task["tie_break"] != "pair":  # the family's exact row
+        row = solve({"family": "card_guessing", "deck": list(deck), "strategy": strategy, **params})
+        assert setup.own == Fraction(row[0]["expected_score_exact"])
+
+
+def test_count_keepers_show_their_estimates_and_undo_takes_them_back():
+    """The computer (constant_decrement) guesses a deck known only through the answers; one
+    answer is taken back.  Its guesses and the estimates it shows are the strategy's own."""
+    from solvers.card_guessing.exact import belief_players
+
+    deck, order = (2, 2, 2), [2, 1, 1, 0, 2, 0]
+    asked, out = Counter(), StringIO()
+
+    def read(prompt):
+        out.write(prompt)
+        k, name = re.search(r"Is card (\d) a (\w)\?", prompt).groups()
+        asked[k] += 1
+        if k == "4" and asked[k] == 1:
+            return "undo"  # takes back the answer for card 3
+        return "y" if order[int(k) - 1] == JQK.index(name) else "n"
+
+    setup = play.make_setup(deck, JQK, "constant_decrement", {})
+    cpu = play.play_computer(setup, play.Console(out=out, read=read))
+    text = out.getvalue()
+    assert "Took back the answer for card 3." in text
+    guesses, score = solver_game(play.player_task(deck, "constant_decrement", {}), order)
+    assert cpu == score
+    shown = re.findall(r"The computer guesses (\w)\.", text)
+    assert shown == [JQK[g] for g in guesses[:4] + guesses[2:]]
+    player, want = belief_players.constant_decrement(), []
+    belief, state = player.start(deck), yes_no.initial_state(deck)
+    for guess, card in zip(guesses, order, strict=True):
+        belief = player.update(belief, guess, guess == card)
+        state = play.after(state, guess, guess == card)
+        want += play_screen.estimate_lines(belief, state, JQK)
+    assert want[0] == "Computer's estimated counts: J 2.00  Q 1.45  K 1.45"  # no to J: -0.55
+    got = [line for line in text.splitlines() if line.startswith("Computer's estimated")]
+    assert got == want[:3] + want[2:]  # card 3 answered twice, from the same estimates
+
+
+def test_uniform_ties_are_drawn_among_the_strategys_ties_reproducibly():
+    deck = (2, 2, 2)
+    setup = play.make_setup(deck, JQK, "greedy", {"tie_break": "uniform"})
+    assert setup.own == Fraction(
+        solve({"family": "card_guessing", "deck": [2, 2, 2], "strategy": "greedy",
+               "tie_break": "uniform"})[0]["expected_score_exact"]
+    )  # fmt: skip
+    order = play.shuffled_order(deck, 9)
+    games = []
+    for _ in range(2):
+        console, out = scripted(["J"] * 6)
+        play.play_human(setup, order, console, seed=9)
+        games.append(re.findall(r"Computer guessed (\w)", out.getvalue()))
+    assert games[0] == games[1]  # the same seed, the same draws
+    state, choose = yes_no.initial_state(deck), yes_no.greedy_chooser("uniform")
+    for name, card in zip(games[0], order, strict=True):
+        guess = JQK.index(name)
+        assert guess in choose(state, yes_no.yes_counts(state))
+        state = play.after(state, guess, guess == card)
+
+
+def test_the_average_of_a_strategy_too_costly_to_count_is_left_out():
+    setup = play.make_setup((2, 2, 2), JQK, "count_tracker", {})
+    assert play.own_expectation(setup.player, setup.deck, budget=10) is None
+    assert play.own_expectation(setup.player, setup.deck) == setup.own
+    lines = play_screen.expectation_lines(setup.deck, "count_tracker", setup.optimal, None)
+    assert lines[-1] == "The count_tracker strategy's average is not computed on a deck this large."
+
+
+@pytest.mark.slow
+def test_persistent_plays_the_ranked_solvers_policy():
+    """On 3 types of 3, in every state the game's persistent player reaches (every deck
+    order), it names a type of the (c, p) class the ranked solver (uniform_deck/) chose; its
+    average is the solver's."""
+    from solvers.card_guessing.uniform_deck import decision_tree, in_memory, ranks
+
+    deck = (3, 3, 3)
+    setup = play.make_setup(deck, JQK, "persistent", {})
+    sol = in_memory.solve(deck, "persistent", window=0.1, keep_layers=sum(deck))
+    assert abs(float(setup.own) - sol.expected_score) < 1e-12
+    cd = ranks.codes(deck)
+    args = (cd.m, cd.r, cd.exhausted, cd.weight, cd.eq, cd.le, cd.offsets)
+    checked = set()
+    for order in sorted(set(itertools.permutations([0, 0, 0, 1, 1, 1, 2, 2, 2]))):  # 1,680
+        state, computer = yes_no.initial_state(deck), setup.computer()
+        for card in order:
+            guess = computer.guess(state)
+            depth = sum(deck) - state[0]
+            if depth < sum(deck) - 1:  # the last card has one choice
+                seq = decision_tree.code_sequence(state[1], cd)
+                _, _, best = sol.top_layers[depth]
+                code = int(seq[best[ranks.rank_of(seq, depth, *args)]])
+                assert state[1][guess] == (code // cd.n_p + 1, code % cd.n_p), state
+                checked.add(state)
+            state = play.after(state, guess, guess == card)
+            computer.update(guess, guess == card)
+    assert len(checked) > 150  # states before the last card the policy reaches: 158
+
+
 # ------------------------------------------------------------------ bad options
 
 
@@ -328,18 +547,31 @@ def test_eof_mid_game_raises_for_main_to_handle():
         (["--names", "J,Q"], "--names 'J,Q': 2 names given for a deck of 3 types"),
         (["--strategy", "magic"], "invalid choice: 'magic'"),
         (["--strategy", "greedy", "--param", "tie_break=sideways"], "tie_break"),
-        (["--param", "tie_break=lowest"], "does not apply to strategy 'optimal'"),
+        (["--param", "tie_break=lowest"], "--param tie_break='lowest': does not apply to --st"),
         (["--param", "colour=red"], "colour"),
         (["--param", "oops"], "expected KEY=VALUE"),
         (["--mode", "robot"], "invalid choice: 'robot'"),
-        (["6,6,6,6,6"], "too large for the exact solver"),
+        (["6,6,6,6,6"], "deck '6,6,6,6,6': too large for the exact solver"),
+        (["--strategy", "info", "--gamma", "x"], "--gamma 'x': must be a number"),
+        (["--strategy", "info", "--gamma", "-1"], "--gamma '-1': must be a finite number >= 0"),
+        (["--gamma", "0.2"], "--gamma '0.2': does not apply to --strategy optimal"),
+        (["--strategy", "info", "--entropy", "nope"], "--entropy 'nope': unknown entropy preset"),
+        (["--strategy", "info", "--entropy", "2,x"], "--entropy '2,x': entropy_t='x'"),
+        (["--strategy", "info", "--entropy", "2,1", "--param", "entropy_t=2"], "by --entropy"),
+        (["--strategy", "constant_decrement", "--decrement", "-1"], "--decrement '-1': must be"),
+        (["--strategy", "persistent", "--param", "tie_break=highest"], "does not apply to --st"),
+        (["--strategy", "info", "--param", "tie_break=pair"], "only greedy breaks ties by pair"),
+        (["--param", "method=exact"], "--param method='exact': not a setting of the game"),
+        (["--strategy", "sequence"], "invalid choice: 'sequence'"),
     ],
 )
 def test_bad_options_are_usage_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
         play.main(argv)
     assert exc.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1 and err.startswith("python -m solvers.card_guessing.play: error: ")
 
 
 # ------------------------------------------------------------------ as a person would
@@ -364,6 +596,17 @@ def test_piped_output_is_plain_text_with_the_answers_echoed():
     assert "Your guess for card 1 [J/Q/K]: Z\nUnknown card 'Z'" in out
     assert "Score after 9 of 9 cards: you " in out and "(exactly 2383/560)." in out
     assert all(len(line) <= 80 for line in out.splitlines())
+
+
+def test_piped_persistent_game_from_the_command_line():
+    order = play.shuffled_order((3, 3, 3), 5)
+    code, out, err = run_piped(["--strategy", "persistent", "--seed", "5"], "K\n" * 9)
+    assert (code, err) == (0, "")
+    task = play.player_task((3, 3, 3), "persistent", {})
+    guesses, score = solver_game(task, order)
+    assert re.findall(r"Computer guessed (\w)", out) == [JQK[g] for g in guesses]
+    assert f"Computer (persistent): {score} of 9" in out
+    assert "The persistent strategy gets 4.248 (exactly 2379/560)." in out
 
 
 def test_piped_color_always_and_input_ending_early():

@@ -2,6 +2,7 @@
 section 7).
 
 ``python -m solvers.card_guessing.play [DECK] [--names J,Q,K] [--strategy optimal]
+[--gamma G] [--entropy NAME|R,T] [--decrement D] [--param KEY=VALUE]
 [--mode human|computer] [--seed N] [--color auto|always|never]``
 
 * ``--mode human`` (default): the program shuffles a deck; you name each card before it is
@@ -15,10 +16,8 @@ answer, a bar chart of its exact belief over the composition of the cards still 
 scores and what the optimal strategy expects on average, exactly.
 
 Rendering is done by small pure functions returning lines (play_screen.py); the loops here
-only ask, update the (c, p) state of :mod:`solvers.card_guessing.exact.yes_no` and print.  A new
-strategy becomes playable by adding one entry to :data:`PLAYERS` (name -> function of the
-validated task returning an object with ``guess(state)``); strategies the family registers
-that :func:`solvers.card_guessing.exact.yes_no.evaluation` knows work without an entry.
+only ask, update the (c, p) state of :mod:`solvers.card_guessing.exact.yes_no` and print.  The
+computer plays with the family's own Player for its strategy (play_players.py).
 """
 
 from __future__ import annotations
@@ -30,10 +29,20 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
-from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.exact import belief_players, yes_no
 from solvers.card_guessing.exact.yes_no import Deck, Guess, State
+from solvers.card_guessing.play_players import (
+    OPTIONS,
+    STRATEGIES,
+    Computer,
+    make_player,
+    own_expectation,
+    player_task,
+    strategy_label,
+    strategy_names,
+)
 from solvers.card_guessing.play_screen import (
     Lines,
     Style,
@@ -42,43 +51,22 @@ from solvers.card_guessing.play_screen import (
     chances_lines,
     color_wanted,
     deck_text,
+    estimate_lines,
     expectation_lines,
     final_lines,
     guess_note,
     history_lines,
     rule,
     score_line,
+    wrap_text,
 )
-from solvers.registry import TaskError, get_family, validate
+from solvers.registry import TaskError, get_family
 
-PLAY_MAX_STATES = 100_000  # refuse decks whose exact solve would keep a player waiting
 QUIT_WORDS = ("quit", "exit")
 UNDO_WORDS = ("undo",)
 RESERVED = {*QUIT_WORDS, *UNDO_WORDS, "help", "?", "y", "n", "yes", "no"}
-FAMILY = "card_guessing"
 HELP_GUESS = "Name the next card (its name or number); you hear yes or no. quit stops."
 HELP_ANSWER = "Is the turned card the one the computer named? y or n; undo; quit stops."
-
-
-class Guesser(Protocol):
-    """Anything that names a card type in a labelled (c, p) state."""
-
-    def guess(self, state: State) -> Guess: ...
-
-
-PlayerFactory = Callable[[Mapping[str, Any]], Guesser]
-
-
-def _evaluation_player(task: Mapping[str, Any]) -> Guesser:
-    return yes_no.evaluation(task["strategy"], task.get("tie_break") or "lowest")
-
-
-# strategy name (one the family registers) -> the computer player for its validated task;
-# a strategy without an entry is played by yes_no.evaluation(strategy, tie_break)
-PLAYERS: dict[str, PlayerFactory] = {
-    "optimal": _evaluation_player,
-    "greedy": _evaluation_player,
-}
 
 
 class InputError(ValueError):
@@ -215,14 +203,21 @@ class Setup:
     deck: Deck
     names: list[str]
     strategy: str
-    player: Guesser
+    player: belief_players.Player  # the family's Player for the validated task
     optimal: Fraction
-    own: Fraction | None
+    own: Fraction | None  # the strategy's exact average (None: not computed on this deck)
+    label: str = ""  # the strategy with its parameters, e.g. "info (gamma 0.15, shannon)"
+
+    def computer(self, seed: int | None = None) -> Computer:
+        """A fresh computer for one game (``seed``: its tie draws, for a replayable game)."""
+        comp = Computer(self.player, random.Random(seed))
+        comp.start(self.deck)
+        return comp
 
 
-def computer_step(player: Guesser, state: State) -> tuple[list[Fraction], Guess]:
+def computer_step(computer: Computer, state: State) -> tuple[list[Fraction], Guess]:
     """The computer's chances for the next card and its guess."""
-    return yes_no.next_card_probabilities(state), player.guess(state)
+    return yes_no.next_card_probabilities(state), computer.guess(state)
 
 
 def after(state: State, guess: Guess, yes: bool) -> State:
@@ -231,32 +226,37 @@ def after(state: State, guess: Guess, yes: bool) -> State:
 
 
 def intro_lines(setup: Setup, mode: str, seed: int | None, style: Style) -> Lines:
-    """The opening screen: the deck, the rules of the chosen mode and the commands."""
+    """The opening screen: the deck, the strategy, the rules of the chosen mode, the commands."""
     names = ", ".join(setup.names)
     lines = [
         rule("guesslab: the yes/no card game", style, char="="),
         f"Deck: {deck_text(setup.deck, setup.names)}.",
+        *wrap_text(
+            f"Computer's strategy: {setup.label or setup.strategy}: {STRATEGIES[setup.strategy]}."
+        ),
     ]
     if mode == "human":
         lines += [
             f"Shuffled with --seed {seed} (use it again to replay this deck).",
             "Name each card before it is turned; you hear only yes or no.",
-            f"The computer ({setup.strategy} strategy) plays the same deck alongside you.",
+            "The computer plays the same deck alongside you.",
             f"Type a card name ({names}) or its number; quit stops.",
         ]
     else:
         lines += [
             "Shuffle a real deck like this and turn its cards one at a time, face down.",
-            f"The computer ({setup.strategy} strategy) names each card first; answer y or n.",
+            "The computer names each card first; answer y or n.",
             "undo takes back your last answer; quit stops.",
         ]
     return lines + ["", *belief_lines(yes_no.initial_state(setup.deck), setup.names, style)]
 
 
-def play_human(setup: Setup, order: Sequence[Guess], console: Console) -> tuple[int, int]:
+def play_human(
+    setup: Setup, order: Sequence[Guess], console: Console, seed: int | None = None
+) -> tuple[int, int]:
     """The person guesses the shuffled ``order`` while the computer plays it alongside."""
     style, names, total = console.style, setup.names, len(order)
-    state = yes_no.initial_state(setup.deck)
+    state, computer = yes_no.initial_state(setup.deck), setup.computer(seed)
     you = cpu = 0
     history: list[tuple[Guess, bool]] = []
     choices = "/".join(names)
@@ -265,11 +265,12 @@ def play_human(setup: Setup, order: Sequence[Guess], console: Console) -> tuple[
         mine = console.ask(
             f"Your guess for card {k} [{choices}]: ", lambda t: parse_guess(t, names)
         )
-        probs, theirs = computer_step(setup.player, state)
+        probs, theirs = computer_step(computer, state)
         you += mine == card
         cpu += theirs == card
         history.append((mine, mine == card))
         state = after(state, theirs, theirs == card)
+        computer.update(theirs, theirs == card)
         console.show(
             [
                 f"  You guessed {names[mine]}: {answer_word(mine == card, style)}.",
@@ -278,6 +279,7 @@ def play_human(setup: Setup, order: Sequence[Guess], console: Console) -> tuple[
                 f"  Computer guessed {names[theirs]}: {answer_word(theirs == card, style)}.",
                 *guess_note(probs, names, theirs, setup.strategy),
                 *belief_lines(state, names, style),
+                *estimate_lines(computer.estimates(), state, names),
                 score_line([("you", you), ("computer", cpu)], k, total),
             ]
         )
@@ -296,12 +298,12 @@ def play_human(setup: Setup, order: Sequence[Guess], console: Console) -> tuple[
 def play_computer(setup: Setup, console: Console) -> int:
     """The computer guesses a physical deck; the person answers yes or no for each card."""
     style, names = console.style, setup.names
-    state = yes_no.initial_state(setup.deck)
+    state, computer = yes_no.initial_state(setup.deck), setup.computer()
     total, cpu = state[0], 0
-    undo: list[tuple[State, int]] = []
+    undo: list[tuple[State, int, Any]] = []
     while state[0] > 0:
         k = total - state[0] + 1
-        probs, guess = computer_step(setup.player, state)
+        probs, guess = computer_step(computer, state)
         console.show(["", rule(f"Card {k} of {total}", style)])
         console.show(chances_lines(probs, names, guess, style, f"Chances for card {k}: "))
         console.show(f"The computer guesses {names[guess]}.")
@@ -314,16 +316,18 @@ def play_computer(setup: Setup, console: Console) -> int:
             if not undo:
                 console.show("Nothing to undo yet.")
                 continue
-            state, cpu = undo.pop()
+            state, cpu, computer.belief = undo.pop()
             console.show(f"Took back the answer for card {k - 1}.")
             continue
-        undo.append((state, cpu))
+        undo.append((state, cpu, computer.belief))
         cpu += answer
         state = after(state, guess, answer)
+        computer.update(guess, answer)
         console.show(
             [
                 f"  {names[guess]}: {answer_word(answer, style)}.",
                 *belief_lines(state, names, style),
+                *estimate_lines(computer.estimates(), state, names),
                 score_line([("computer", cpu)], k, total),
             ]
         )
@@ -351,51 +355,14 @@ def _answer(text: str, probs: Sequence[Fraction], guess: Guess, names: Sequence[
 # ----------------------------------------------------------------------------- setup
 
 
-def strategy_names() -> list[str]:
-    """Strategies offered: those the card_guessing family registers."""
-    return list(get_family(FAMILY).strategies)
-
-
-def player_task(deck: Sequence[int], strategy: str, params: Mapping[str, str]) -> dict[str, Any]:
-    """The validated card_guessing task for the computer's strategy (errors name the key)."""
-    task = {"family": FAMILY, "deck": list(deck), "strategy": strategy, **params}
-    fam = get_family(FAMILY)
-    if "max_states" not in params and "max_states" in fam.param_names:
-        task["max_states"] = PLAY_MAX_STATES
-    out = validate(task)
-    if fam.check_task is not None:
-        fam.check_task(out)
-    return out
-
-
-def make_player(task: Mapping[str, Any]) -> Guesser:
-    """The computer player for a validated task: PLAYERS entry, else yes_no.evaluation."""
-    factory = PLAYERS.get(task["strategy"], _evaluation_player)
-    try:
-        return factory(task)
-    except ValueError as exc:
-        raise TaskError(
-            "strategy",
-            task["strategy"],
-            f"not playable yet ({exc}); add it to solvers.card_guessing.play.PLAYERS",
-        ) from None
-
-
-def own_expectation(player: Guesser, deck: Sequence[int]) -> Fraction | None:
-    """The exact expected score of the computer's own strategy, when it can be evaluated."""
-    if isinstance(player, yes_no.Evaluation):
-        return yes_no.expected_score(player, deck)[0]
-    return None
-
-
 def make_setup(deck: Sequence[int], names: list[str], strategy: str, params: Mapping) -> Setup:
-    """Validate the computer's task and compute the exact expectations, before play starts."""
+    """Check the computer's task and compute the exact expectations, before play starts."""
     task = player_task(deck, strategy, params)
     player = make_player(task)
     deck = tuple(task["deck"])
-    own = own_expectation(player, deck)  # fills the player's memo: its guesses are then free
-    optimal = own if strategy == "optimal" and own is not None else yes_no.optimal_value(deck)[0]
-    return Setup(deck, names, strategy, player, optimal, own)
+    own = own_expectation(player, deck)
+    optimal = own if strategy == "optimal" else yes_no.optimal_value(deck)[0]
+    return Setup(deck, names, strategy, player, optimal, own, strategy_label(task))
 
 
 def shuffled_order(deck: Sequence[int], seed: int) -> list[Guess]:
@@ -416,6 +383,22 @@ def parse_params(items: Sequence[str]) -> dict[str, str]:
     return out
 
 
+def option_params(args: argparse.Namespace) -> dict[str, str]:
+    """The strategy parameters given by their own options (``--entropy R,T``: r and t)."""
+    out = {}
+    if args.gamma is not None:
+        out["gamma"] = args.gamma
+    if args.decrement is not None:
+        out["decrement"] = args.decrement
+    if args.entropy is not None:
+        r, comma, t = args.entropy.partition(",")
+        if comma:
+            out["entropy_r"], out["entropy_t"] = r.strip(), t.strip()
+        else:
+            out["entropy"] = args.entropy
+    return out
+
+
 COMMAND = "guesslab-play"  # the installed console script (pyproject's [project.scripts])
 
 
@@ -424,29 +407,98 @@ def program_name(argv0: str) -> str:
     return COMMAND if os.path.basename(argv0) == COMMAND else "python -m solvers.card_guessing.play"
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line: what is wrong, naming the option and the value; exit 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def strategies_help() -> str:
+    """The strategies offered, one line each (the end of --help)."""
+    names = strategy_names()
+    width = max(len(n) for n in names)
+    lines = [f"  {n:<{width}}  {STRATEGIES[n]}" for n in names]
+    return "strategies (--strategy):\n" + "\n".join(lines)
+
+
 def parser() -> argparse.ArgumentParser:
     """The command-line options."""
-    p = argparse.ArgumentParser(
+    defaults = {p.name: p.default for p in get_family("card_guessing").params}
+    p = _Parser(
         prog=program_name(sys.argv[0]),
         description=(
-            "Play the yes/no card-guessing game against the computer "
+            "Play the yes/no card-guessing game against the computer\n"
             "(Gural, Simper & So 2019, section 7)."
         ),
+        epilog=strategies_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("deck", nargs="?", default="3,3,3", help="cards per type (default 3,3,3)")
     p.add_argument("--names", help="card names, one per type (default J,Q,K for three types)")
-    p.add_argument("--strategy", default="optimal", choices=strategy_names())
+    p.add_argument(
+        "--strategy",
+        default="optimal",
+        choices=strategy_names(),
+        metavar="NAME",
+        help="the computer's strategy, listed below (default optimal)",
+    )
+    p.add_argument(
+        "--gamma",
+        metavar="G",
+        help=f"info: weight of the expected entropy, a number >= 0 (default {defaults['gamma']})",
+    )
+    p.add_argument(
+        "--entropy",
+        metavar="NAME|R,T",
+        help="info: the Sharma-Mittal entropy, a named one (shannon, collision, min_entropy, "
+        "...) or its order and degree R,T (default shannon, in bits)",
+    )
+    p.add_argument(
+        "--decrement",
+        metavar="D",
+        help="constant_decrement: estimate each other type loses per no, a number >= 0 "
+        f"(default {defaults['decrement']})",
+    )
     p.add_argument(
         "--param",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a strategy parameter of the card_guessing family, e.g. tie_break=highest",
+        help="another parameter of the strategy: tie_break (lowest, highest, uniform; greedy "
+        "also pair), log_base, entropy_r, entropy_t, max_states",
     )
     p.add_argument("--mode", choices=("human", "computer"), default="human")
     p.add_argument("--seed", type=int, help="shuffle seed (human mode; default: random)")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     return p
+
+
+def task_params(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, str]]:
+    """(the strategy's parameters, for each the option that gave it) of parsed options."""
+    given = option_params(args)
+    origin = {k: OPTIONS.get(k, "--entropy") for k in given}
+    for key, value in parse_params(args.param).items():
+        if key in given or (key in ("entropy_r", "entropy_t", "entropy") and args.entropy):
+            where = origin.get(key, "--entropy")
+            raise ValueError(f"--param {key}={value!r}: given by {where} already")
+        given[key], origin[key] = value, "--param"
+    return given, origin
+
+
+def option_message(exc: TaskError, args: argparse.Namespace, origin: Mapping[str, str]) -> str:
+    """A checked parameter's error as the player typed it: ``--gamma '-1': must be ...``."""
+    where = origin.get(exc.key)
+    reason = exc.reason.replace(f"strategy {args.strategy!r}", f"--strategy {args.strategy}")
+    if where == "--param":
+        return f"--param {exc.key}={exc.value!r}: {reason}"
+    if where == "--entropy" and exc.key != "entropy":  # R,T: say which of the two
+        return f"--entropy {args.entropy!r}: {exc.key}={exc.value!r}: {reason}"
+    if where is not None:
+        return f"{where} {exc.value!r}: {reason}"
+    if exc.key == "deck":
+        return f"deck {args.deck!r}: {reason}"
+    return str(exc)
 
 
 def setup_from_args(args: argparse.Namespace, p: argparse.ArgumentParser) -> Setup:
@@ -462,9 +514,13 @@ def setup_from_args(args: argparse.Namespace, p: argparse.ArgumentParser) -> Set
     except ValueError as exc:
         p.error(f"--names {args.names!r}: {exc}")
     try:
-        return make_setup(deck, names, args.strategy, parse_params(args.param))
+        params, origin = task_params(args)
     except ValueError as exc:
         p.error(str(exc))
+    try:
+        return make_setup(deck, names, args.strategy, params)
+    except TaskError as exc:
+        p.error(option_message(exc, args, origin))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -478,7 +534,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         setup = setup_from_args(args, p)
         console.show(intro_lines(setup, args.mode, seed, style))
         if args.mode == "human":
-            play_human(setup, shuffled_order(setup.deck, seed), console)
+            play_human(setup, shuffled_order(setup.deck, seed), console, seed)
         else:
             play_computer(setup, console)
     except Quit:

@@ -165,6 +165,16 @@ def wrap_items(head: str, items: Sequence[str], width: int = WIDTH) -> Lines:
     return lines
 
 
+# why a strategy names a type that is not the likeliest ({g}: the type named)
+WHY_NOT_LIKELIEST = {
+    "optimal": "naming {g} scores more on average over the rest of the deck",
+    "info": "the answer to {g} is expected to leave less uncertainty about the rest",
+    "count_tracker": "the computer's estimated count of {g} is higher",
+    "constant_decrement": "the computer's estimated count of {g} is higher",
+    "persistent": "{g} is within 10% of it and was refused most often of those",
+}
+
+
 def guess_note(
     probs: Sequence[Fraction], names: Sequence[str], guess: Guess, strategy: str
 ) -> Lines:
@@ -173,9 +183,20 @@ def guess_note(
     if probs[guess] == probs[best]:
         return []
     text = f"  ({names[best]} is likelier at {percent(probs[best])}"
-    if strategy == "optimal":
-        text += f", but naming {names[guess]} scores more on average over the rest of the deck"
+    if strategy in WHY_NOT_LIKELIEST:
+        text += ", but " + WHY_NOT_LIKELIEST[strategy].format(g=names[guess])
     return wrap_text(text + ")")
+
+
+def estimate_lines(
+    estimates: Sequence[Fraction] | None, state: State, names: Sequence[str]
+) -> Lines:
+    """A count-keeping strategy's estimated cards per type still to come (what it names the
+    largest of), or nothing."""
+    if estimates is None or state[0] == 0:
+        return []
+    items = [f"{name} {float(e):.2f}" for name, e in zip(names, estimates, strict=True)]
+    return wrap_items("Computer's estimated counts: ", items)
 
 
 # ----------------------------------------------------------------------------- screens
@@ -221,6 +242,8 @@ def expectation_lines(
     ]
     if strategy != "optimal" and own is not None:
         lines.append(f"The {strategy} strategy gets {float(own):.3f} (exactly {own}).")
+    elif strategy != "optimal":
+        lines.append(f"The {strategy} strategy's average is not computed on a deck this large.")
     return lines
 
 

@@ -80,6 +80,27 @@ def _games(orders, deck, window, policy):
     return scores, unsure
 
 
+class ChoicePlayer:
+    """The policy of :func:`_choice` in a labelled (c, p) state of exact/yes_no.py, as a
+    belief_players.Player (no belief of its own): what the terminal game and exact counts
+    of a game tree play, decision for decision the one :func:`policy_scores` plays."""
+
+    def __init__(self, policy: str = "persistent", window: float = 0.1):
+        self.code, self.window = POLICY_CODES[policy], float(window)
+
+    def start(self, deck: Sequence[int]) -> None:
+        return None
+
+    def guesses(self, state, belief=None) -> list[int]:
+        c = np.array([pair[0] for pair in state[1]], np.int64)
+        p = np.array([pair[1] for pair in state[1]], np.int64)
+        guess, _ = _choice(c, p, self.window, self.code, np.zeros(c.size), np.zeros(c.size))
+        return [int(guess)]
+
+    def update(self, belief, a: int, yes: bool) -> None:
+        return None
+
+
 def policy_scores(
     deck: Sequence[int], n_games: int, rng: np.random.Generator, policy: str, window: float
 ) -> tuple[np.ndarray, int]:

@@ -172,6 +172,15 @@ def window(task: Task) -> float:
     return PERSISTENT_WINDOW if task["strategy"] == "persistent" else 0.0
 
 
+def player(task: Task):
+    """``persistent``, or greedy with pair ties, as a belief_players.Player: the decision
+    function the Monte Carlo runs play (simulation/persistent.py), in a labelled (c, p) state."""
+    from solvers.card_guessing.simulation import persistent
+
+    policy = "persistent" if task["strategy"] == "persistent" else "pairs"
+    return persistent.ChoicePlayer(policy, window(task))
+
+
 def rows(task: Task) -> list[Row]:
     """One row: the ranked solve's mean, variance, pmf and states, or Monte Carlo play."""
     if task["method"] == "monte_carlo":
