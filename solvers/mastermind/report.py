@@ -85,6 +85,9 @@ def game_section(game: tuple, group: pd.DataFrame) -> Section:
             hover=["expected_guesses_exact", "max_guesses", "first_guess", "histogram"],
             title=f"Expected guesses, Sharma-Mittal strategy: {title}",
             reverse=True,
+            x_title="degree t of the Sharma-Mittal entropy",
+            y_title="order r of the Sharma-Mittal entropy",
+            z_title="expected guesses",
         )
         items.append(Figure(f"(r, t) grid: {title}", fig, "lower is better (yellow)"))
     return Section(title, items)
