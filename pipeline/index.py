@@ -207,7 +207,8 @@ def study_href(study: str, file: str = "report.html") -> str:
 
 
 def status_html(statuses: list[dict[str, Any]]) -> str:
-    """The status table, one row per study, with links to its report and summary."""
+    """The status table, one row per study, with links to its report and summary, in a box
+    that scrolls sideways when the window is narrower than the table (not the whole page)."""
     head = (
         "<tr><th>study</th><th>family</th><th>tasks planned</th><th>stored</th><th>ok</th>"
         "<th>failed</th><th>last run (UTC)</th><th>code version</th><th>open</th></tr>"
@@ -230,7 +231,8 @@ def status_html(statuses: list[dict[str, Any]]) -> str:
         )
     body = "".join(lines)
     return (
-        f"<table class='gl status' id='status'><thead>{head}</thead><tbody>{body}</tbody></table>"
+        "<div class='scroll-box'><table class='gl status' id='status'>"
+        f"<thead>{head}</thead><tbody>{body}</tbody></table></div>"
     )
 
 

@@ -22,6 +22,7 @@ import gzip
 import html
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -351,9 +352,12 @@ class Page:
     def add_figure(self, title: str, figure: Any, note: str = "") -> None:
         """Append an interactive Plotly figure."""
         n = len(self.figures)
-        self.figures.append(figure_spec(figure))
+        spec = figure_spec(figure)
+        caption = drawn_title(spec)
+        self.figures.append(spec)
         self.body.append(
             f"<div class='figure-block'><h4>{esc(title)}</h4>"
+            + (f"<p class='figure-title'>{esc(caption)}</p>" if caption else "")
             + (f"<p class='note'>{esc(note)}</p>" if note else "")
             + f"<div class='gl-figure' id='figure-{n}' data-figure='{n}'></div></div>"
         )
@@ -426,6 +430,16 @@ def figure_spec(figure: Any) -> dict[str, Any]:
     import plotly.io
 
     return json.loads(plotly.io.to_json(figure, validate=False))
+
+
+def drawn_title(spec: dict[str, Any]) -> str:
+    """The title a figure's layout draws, taken out of it (as text: a tag such as ``<br>`` a
+    space): the
+    page shows it above the figure, where it wraps at any width and no toolbar covers it."""
+    layout = spec.setdefault("layout", {})
+    title = layout.pop("title", None)
+    text = title.get("text", "") if isinstance(title, dict) else str(title or "")
+    return " ".join(re.sub(r"<[^>]*>", " ", text).split())
 
 
 def json_script(data: Any) -> str:

@@ -91,3 +91,32 @@ def test_the_reference_line_names_the_limited_optimum_apart_from_the_optimum(tmp
     table = result_table(frame)
     title = references(table[table["strategy"] != "sharma_mittal"], ".3f")
     assert "optimal (at most 3 guesses) " in title and "minimax " in title, title
+
+
+def test_the_report_says_why_a_non_uniform_jar_has_no_total_guesses() -> None:
+    """total_guesses is stored for uniform jars only; the report's tables showed it empty
+    for a non-uniform jar without a word: they leave the column out there and say why."""
+    from solvers.kit.report_sections import Table
+    from solvers.mastermind.report import report
+
+    game = {"family": "mastermind", "pegs": 2, "colours": 3}
+    rows = [
+        row
+        for jar in (None, "3,1,1")
+        for strategy in ("minimax", "optimal")
+        for row in solve({**game, "jar": jar, "strategy": strategy})
+    ]
+    tables = {
+        item.title: item
+        for section in report(pd.DataFrame(rows))
+        for item in section.items
+        if isinstance(item, Table)
+    }
+    uneven = tables["Strategies: 2 pegs, 3 colours, jar 3,1,1"]
+    assert "total_guesses" not in uneven.frame
+    assert "uniform jars only" in uneven.note and "not equally likely" in uneven.note
+    uniform = tables["Strategies: 2 pegs, 3 colours, uniform jar"]
+    assert uniform.frame["total_guesses"].notna().all() and uniform.note == ""
+    everything = tables["All strategies of all games"]
+    assert everything.frame["total_guesses"].notna().any()
+    assert everything.note == uneven.note

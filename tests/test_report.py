@@ -234,3 +234,40 @@ def test_the_newest_metadata_is_read_from_the_newest_file_back():
     assert newest_metadata(at, 4) == metas[1] and read == [3, 2, 1]
     assert newest_metadata(lambda i: {"n": i}, 3) == {"n": 0}  # no config: the oldest file's
     assert newest_metadata(at, 0) == {}
+
+
+def test_a_figure_s_title_is_page_text_above_it_never_drawn_under_its_toolbar():
+    """Plotly drew the title inside the figure, under its toolbar and cut at a phone's
+    width; the page shows it as text (which wraps) and the drawing has none."""
+    import plotly.graph_objects as go
+
+    from pipeline.report import Page
+
+    page = Page("t")
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
+    fig.update_layout(title="Higher/lower with <br>distinct cards & more")
+    page.add_figure("P(perfect game) against n", fig)
+    assert "title" not in page.figures[0]["layout"]
+    html_text = page.html()
+    assert "<p class='figure-title'>Higher/lower with distinct cards &amp; more</p>" in html_text
+
+
+def test_the_summary_s_bar_chart_starts_at_zero_and_writes_each_difference(tmp_path, monkeypatch):
+    """Greedy 475/112 against the optimum 2383/560 on (3,3,3) (Gural, Simper & So 2019): an
+    axis from 4.03 made a 0.34% difference look like a third of the bar; the bars start at
+    0 and the lower one says how far below the optimum it is."""
+    from solvers.kit import summary_parts
+
+    drawn = []
+    monkeypatch.setattr(summary_parts, "save_figure", lambda fig, path: drawn.append(fig))
+    summary_parts.bar_chart(
+        ["greedy", "optimal"],
+        [475 / 112, 2383 / 560],
+        title="deck (3,3,3)",
+        ylabel="expected number of correct guesses",
+        path=tmp_path / "bars.png",
+    )
+    (ax,) = drawn[0].axes
+    assert ax.get_ylim()[0] == 0.0
+    labels = [t.get_text() for t in ax.texts]
+    assert labels == ["4.2411\n-0.0143 (-0.34%)", "4.2554"]

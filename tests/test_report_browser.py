@@ -123,9 +123,16 @@ def add_failure(study_dir: Path) -> None:
     write_summary(study_dir, {"name": study_dir.name, "description": "with a failure"})
 
 
-# One small study of every shipped family (a family with a report function shows figures).
-FAMILY_STUDIES = {
+# One small study of every shipped family (a family with a report function shows figures),
+# and a gamma sweep (card_guessing's panels per deck): name -> overrides.
+REPORT_STUDIES = {
     "card_guessing": ["study=paper", "study.name=cg", "study.grid.deck=[[3,3,3],[2,2,1]]"],
+    "gamma_sweep": [
+        "study=gamma_sweep",
+        "study.name=gs",
+        "study.grid.deck=[[3,3,3],[2,2,2],[2,2,1]]",
+        "study.strategies.info.gamma=[0.0,0.1,0.15,0.2,0.5,1.0]",
+    ],
     "high_low": ["study=high_low", "study.name=hl"],
     "mastermind": [
         "study=mastermind",
@@ -140,20 +147,22 @@ FAMILY_STUDIES = {
     "hand_guessing": ["study=hand_guessing", "study.name=hg", "study.grid.cards=[1]"],
     "no_repeat": ["study=no_repeat_conjecture", "study.name=nr", "study.grid.N=[4,5,6,20]"],
 }
-WIDTHS = (1300, 800)  # window widths (px) the figures are checked at, 1000 px tall
+# window widths (px) the pages are checked at, 1000 px tall: a desktop, a narrow window
+# (legends still beside the plot), a phone (legends and colour bars below it)
+WIDTHS = (1300, 800, 420)
 
 
 @pytest.fixture(scope="module")
-def family_reports(tmp_path_factory) -> dict[str, Path]:
-    """family -> the report.html of a small study of that family."""
+def family_reports(tmp_path_factory) -> dict[str, tuple[str, Path]]:
+    """study name -> (its family, the report.html of that small study)."""
     out = tmp_path_factory.mktemp("families") / "outputs"
     reports = {}
-    for family, overrides in FAMILY_STUDIES.items():
+    for name, overrides in REPORT_STUDIES.items():
         cfg = compose_config(
             f"paths.outputs={out}", "cluster=sync", "run.progress=false", *overrides
         )
         run_study(cfg, log=lambda *_: None)
-        reports[family] = out / cfg.study.name / "report.html"
+        reports[name] = (cfg.study.family, out / cfg.study.name / "report.html")
     return reports
 
 
@@ -192,6 +201,125 @@ return Array.from(document.querySelectorAll(".figure-block")).map((block) => {
 """
 
 
+# What a reader sees wrong on the page at the window's width, one line each (empty: none):
+# - an element wider than the viewport outside a scroll box (the page scrolls sideways);
+# - per figure: the toolbar (modebar) over a title; a title cut at the figure's edge; a legend
+#   over a plot area or a title, or beside the plot and wider than a third of the figure; a
+#   plot area narrower than half the figure; an axis or colour bar untitled or titled by a
+#   raw column name (a word with "_"); more series on one axes than MAX_SERIES, or two
+#   series on one axes drawn alike (same colour, marker and line).
+LAYOUT_PROBLEMS = """
+const MAX_SERIES = arguments[0];
+const vw = document.documentElement.clientWidth;
+const problems = [];
+const box = (e) => e.getBoundingClientRect();
+const cover = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1
+  && b.top < a.bottom - 1;
+const name = (e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "")
+  + (typeof e.className === "string" && e.className ? "." + e.className.split(" ")[0] : "");
+const inside = (b) => b.left >= -0.5 && b.right <= vw + 0.5;
+const scrollBox = (e) => {
+  for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+    const o = getComputedStyle(a).overflowX;
+    if (o === "auto" || o === "scroll") return a;
+  }
+  return null;
+};
+const wide = new Set();
+for (const e of document.body.querySelectorAll("*")) {
+  if (e instanceof SVGElement || e.closest("#js-plotly-tester")) continue;
+  const b = box(e);
+  if ((!b.width && !b.height) || inside(b)) continue;
+  const holder = scrollBox(e);
+  if (holder && inside(box(holder))) continue;
+  wide.add(e);
+}
+for (const e of wide) {
+  if (wide.has(e.parentElement)) continue;
+  const b = box(e);
+  problems.push(`${name(e)} spans ${Math.round(b.left)}..${Math.round(b.right)} px of a `
+    + `${vw} px window, outside a scroll box`);
+}
+const words = (t) => t.trim() !== "" && !/\\w_\\w/.test(t);
+document.querySelectorAll(".figure-block").forEach((block) => {
+  const fig = block.querySelector(".gl-figure");
+  const where = `figure "${block.querySelector("h4").textContent}"`;
+  const svg = fig.querySelector("svg.main-svg");
+  if (!svg || !fig._fullLayout) return;
+  const whole = box(svg);
+  const titles = Array.from(fig.querySelectorAll(
+    ".gtitle, .g-xtitle text, .g-ytitle text, .cbtitle text, .annotation-text"
+  )).filter((t) => t.textContent.trim() && box(t).width > 0);
+  const areas = Array.from(fig.querySelectorAll(".draglayer .nsewdrag")).map(box);
+  const modebar = fig.querySelector(".modebar");
+  const legend = fig.querySelector(".legend .bg");
+  for (const t of titles) {
+    const b = box(t), text = JSON.stringify(t.textContent);
+    if (modebar && box(modebar).width && cover(box(modebar), b)) {
+      problems.push(`${where}: the toolbar covers the title ${text}`);
+    }
+    if (b.left < whole.left - 0.5 || b.right > whole.right + 0.5) {
+      problems.push(`${where}: the title ${text} is cut at the figure's edge`);
+    }
+    if (legend && cover(box(legend), b)) {
+      problems.push(`${where}: the legend covers the title ${text}`);
+    }
+  }
+  for (const a of areas) {
+    if (a.width < whole.width / 2) {
+      problems.push(`${where}: a plot area ${Math.round(a.width)} px wide in a figure of `
+        + `${Math.round(whole.width)} px`);
+    }
+    if (!legend) continue;
+    const l = box(legend);
+    if (cover(l, a)) problems.push(`${where}: the legend covers the plot`);
+    if (l.top < a.bottom && a.top < l.bottom && l.width > whole.width / 3) {
+      problems.push(`${where}: a legend beside the plot takes ${Math.round(l.width)} of `
+        + `${Math.round(whole.width)} px`);
+    }
+  }
+  const layout = fig._fullLayout;
+  for (const key of Object.keys(layout).filter((k) => /^[xy]axis\\d*$/.test(k))) {
+    const axis = layout[key];
+    if (!axis.visible || !axis.showticklabels) continue;
+    const drawn = fig.querySelector(`.g-${axis._id}title text`);  // as drawn, not a placeholder
+    const text = drawn ? drawn.textContent : "";
+    if (!words(text)) problems.push(`${where}: ${key} is titled ${JSON.stringify(text)}`);
+  }
+  const series = {};
+  for (const trace of fig._fullData) {
+    if (trace.visible !== true) continue;
+    const bar = trace.colorbar && trace.showscale ? trace.colorbar : null;
+    if (bar && !words((bar.title && bar.title.text) || "")) {
+      problems.push(`${where}: the colour bar is titled ${JSON.stringify(bar.title.text)}`);
+    }
+    if (trace.type !== "scatter") continue;
+    const axes = trace.xaxis + trace.yaxis;
+    const look = [trace.marker && trace.marker.color, trace.marker && trace.marker.symbol,
+      trace.line && trace.line.dash, trace.mode].join(" ");
+    (series[axes] = series[axes] || []).push([look, trace.name]);
+  }
+  for (const [axes, traces] of Object.entries(series)) {
+    if (traces.length > MAX_SERIES) {
+      problems.push(`${where}: ${traces.length} series on one axes (${axes})`);
+    }
+    const seen = {};
+    for (const [look, name] of traces) {
+      if (look in seen) problems.push(`${where}: ${name} and ${seen[look]} look alike`);
+      seen[look] = name;
+    }
+  }
+});
+return problems;
+"""
+MAX_SERIES = 8  # series on one axes that distinct colours, markers and lines tell apart
+
+
+def layout_problems(drv) -> list[str]:
+    """What a reader sees wrong on the open page at the window's width (LAYOUT_PROBLEMS)."""
+    return drv.execute_script(LAYOUT_PROBLEMS, MAX_SERIES)
+
+
 def overlaps(a: dict, b: dict) -> bool:
     """Whether two boxes share any area."""
     return (
@@ -201,25 +329,26 @@ def overlaps(a: dict, b: dict) -> bool:
     )
 
 
-@pytest.mark.parametrize("family", sorted(FAMILY_STUDIES))
-def test_no_figure_covers_what_follows_it_at_two_widths(
-    driver, family_reports, family, screenshots
-):
+@pytest.mark.parametrize("study", sorted(REPORT_STUDIES))
+def test_each_report_lays_out_at_every_width(driver, family_reports, study, screenshots):
     """Every figure of every family's report stays inside its block and off the next
     element (a table's header and first rows were drawn over a 0 px tall figure element),
-    at two window widths; a full-page screenshot of each width is kept for a person."""
+    and the page reads at every width (LAYOUT_PROBLEMS: nothing wider than the window
+    outside a scroll box, no toolbar over a title, legends off the plot, axes titled in
+    words, series told apart); a full-page screenshot of each width is kept for a person."""
     from solvers.registry import family_report
 
+    family, report = family_reports[study]
     try:
         for width in WIDTHS:
             driver.set_window_size(width, 1000)
-            open_page(driver, family_reports[family], "figuresReady")
+            open_page(driver, report, "figuresReady")
             assert driver.execute_script("return document.body.dataset.figuresReady") != "failed"
             figures = driver.execute_script(FIGURE_BOXES)
             if family_report(family) is not None:
-                assert figures, f"{family}: a family with a report function shows no figure"
+                assert figures, f"{study}: a family with a report function shows no figure"
             for fig in figures:
-                where = f"{family} at {width} px, figure {fig['title']!r}"
+                where = f"{study} at {width} px, figure {fig['title']!r}"
                 assert fig["svgs"] >= 1, f"{where}: not drawn"
                 element, drawn = fig["element"], fig["figure"]
                 assert element["bottom"] - element["top"] >= 100, (where, fig)
@@ -228,8 +357,28 @@ def test_no_figure_covers_what_follows_it_at_two_widths(
                 assert fig["figure"]["bottom"] <= fig["block"]["bottom"] + 0.5, (where, fig)
                 if fig["next"] is not None:
                     assert not overlaps(fig["figure"], fig["next"]), (where, fig)
+            assert layout_problems(driver) == [], f"{study} at {width} px"
             assert console_errors(driver) == []
-            screenshot(driver, f"report_{family}_{width}px", screenshots, width=width)
+            screenshot(driver, f"report_{study}_{width}px", screenshots, width=width)
+    finally:
+        driver.set_window_size(1300, 1600)
+
+
+@pytest.mark.parametrize("study", ["high_low", "mastermind"])
+def test_a_report_redraws_its_figures_when_the_window_narrows(driver, family_reports, study):
+    """Opened wide, then narrowed to a phone's width (a window resized, a phone turned): the
+    figures are drawn again for the narrow window, legends and colour bars below the plot."""
+    try:
+        driver.set_window_size(1300, 1000)
+        open_page(driver, family_reports[study][1], "figuresReady")
+        driver.set_window_size(420, 1000)
+        wait_for(
+            driver,
+            "return Array.from(document.querySelectorAll('.gl-figure'))"
+            ".every((f) => f.dataset.narrow === 'true')",
+        )
+        assert layout_problems(driver) == []
+        assert console_errors(driver) == []
     finally:
         driver.set_window_size(1300, 1600)
 
@@ -363,6 +512,11 @@ def test_the_index_shows_every_study_and_compares_two(driver, outputs, screensho
     assert compare.get_attribute("data-total") == "2"
     assert compare.get_attribute("data-differing") == "0"
     assert "2383/560" in compare.text
+    # an exact difference of zero reads 0 (it read 0/1)
+    heads = [h.text for h in compare.find_elements("css selector", "thead th")]
+    column = heads.index("\u0394 expected_score_exact")
+    for row in compare.find_elements("css selector", "tbody tr"):
+        assert row.find_elements("tag name", "td")[column].text == "0"
     Select(driver.find_element("id", "compare-b")).select_by_visible_text("paper")
     assert "pick two different studies" in driver.find_element("id", "compare-summary").text
     Select(driver.find_element("id", "compare-b")).select_by_visible_text("paper_more")
@@ -373,6 +527,21 @@ def test_the_index_shows_every_study_and_compares_two(driver, outputs, screensho
     wait_for(driver, "return document.body.dataset.figuresReady")
     assert driver.current_url.endswith("/high_low/report.html")
     assert console_errors(driver) == []
+
+
+@pytest.mark.parametrize("width", [1300, 420])
+def test_the_index_reads_at_a_desktop_s_and_a_phone_s_width(driver, outputs, screenshots, width):
+    """The status table (935 px wide) scrolls in its own box; the page never sideways."""
+    try:
+        driver.set_window_size(width, 1000)
+        open_page(driver, outputs / "index.html", "compareReady")
+        assert layout_problems(driver) == []
+        viewport = driver.execute_script("return document.documentElement.clientWidth")
+        assert driver.execute_script("return document.documentElement.scrollWidth") == viewport
+        assert console_errors(driver) == []
+        screenshot(driver, f"index_{width}px", screenshots, width=width)
+    finally:
+        driver.set_window_size(1300, 1600)
 
 
 # study folder names whose links were a javascript: URL or dead (#, %, \\, ?)
@@ -421,6 +590,8 @@ def test_exact_columns_sort_and_filter_exactly_where_floats_tie(driver, outputs)
         driver.execute_script("return GL.cmpFrac(GL.parseFrac(arguments[0]), [1n, 1n])", above) == 1
     )
     assert driver.execute_script("return GL.fracDiff('475/112', '2383/560')") == "1/70"
+    assert driver.execute_script("return GL.fracDiff('2383/560', '2383/560')") == "0"
+    assert driver.execute_script("return GL.fracDiff('1/2', '5/2')") == "2"
     assert driver.execute_script("return GL.fracDiff('1/1', arguments[0])", above) == f"1/{BIG}"
     table = driver.find_element("id", "exact-test")  # the table made above
     table.find_element("css selector", "input[data-column='v']").send_keys(">1")

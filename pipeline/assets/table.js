@@ -36,13 +36,14 @@ const GL = (function () {
     return a;
   }
 
-  /* b - a as a reduced "p/q" string (exact), or null when either is not a fraction. */
+  /* b - a as a reduced "p/q" string (exact; an integer, 0 among them, without "/1"), or
+     null when either is not a fraction. */
   function fracDiff(a, b) {
     const x = parseFrac(a), y = parseFrac(b);
     if (!x || !y) return null;
     const p = y[0] * x[1] - x[0] * y[1], q = x[1] * y[1];
     const g = gcd(p, q) || 1n;
-    return `${p / g}/${q / g}`;
+    return q / g === 1n ? `${p / g}` : `${p / g}/${q / g}`;
   }
 
   function num(v) {

@@ -9,6 +9,7 @@ Card-Guessing Game* (the gamma sweep of their figure 3, the entropy-weighted str
 
 from __future__ import annotations
 
+import textwrap
 from fractions import Fraction
 
 import pandas as pd
@@ -66,15 +67,18 @@ def score_section(rows: pd.DataFrame) -> Section:
 
 
 def score_bars(table: pd.DataFrame) -> go.Figure:
-    """Horizontal grouped bars: one group per strategy label, one colour per (deck, feedback)."""
+    """Horizontal grouped bars: one group per strategy label (wrapped in lines of at most
+    LABEL_WIDTH characters, so that the bars keep the width of a phone's screen), one colour
+    per (deck, feedback)."""
     fig = go.Figure()
-    for (deck, feedback), part in table.groupby(["deck", "feedback"], sort=False):
+    groups = table.groupby(["deck", "feedback"], sort=False)
+    for (deck, feedback), part in groups:
         data, lines = hover_fields(
             part, ["label", "deck", "feedback", "expected_score", "expected_score_exact"]
         )
         fig.add_trace(
             go.Bar(
-                y=part["label"].tolist(),
+                y=[wrapped(label) for label in part["label"]],
                 x=part["expected_score"].tolist(),
                 error_x=error_bars(part),
                 orientation="h",
@@ -83,16 +87,24 @@ def score_bars(table: pd.DataFrame) -> go.Figure:
                 hovertemplate=lines + "<extra></extra>",
             )
         )
-    labels = table["label"].nunique()
-    fig.update_layout(
-        barmode="group",
-        hovermode="closest",
-        height=160 + 22 * labels * max(1, table.groupby(["deck", "feedback"]).ngroups) ** 0.5,
-        margin={"t": 30, "l": 10},
+    bar = 22 * max(1, groups.ngroups) ** 0.5
+    rows = sum(
+        max(bar, 16 * (wrapped(label).count("<br>") + 1)) for label in table["label"].unique()
     )
-    fig.update_xaxes(title="expected number of correct guesses")
-    fig.update_yaxes(automargin=True, autorange="reversed")
+    fig.update_layout(
+        barmode="group", hovermode="closest", height=160 + rows, margin={"t": 30, "l": 10}
+    )
+    fig.update_xaxes(title="expected correct guesses")
+    fig.update_yaxes(title="strategy", automargin=True, autorange="reversed")
     return fig
+
+
+LABEL_WIDTH = 22  # characters of a bar's label on one line
+
+
+def wrapped(label: str) -> str:
+    """A bar's label in lines of at most LABEL_WIDTH characters (broken at spaces)."""
+    return "<br>".join(textwrap.wrap(str(label), LABEL_WIDTH)) or str(label)
 
 
 def error_bars(part: pd.DataFrame) -> dict | None:
@@ -107,15 +119,17 @@ def gamma_section(rows: pd.DataFrame, exact_info: pd.DataFrame) -> Section:
     curves = exact_info.assign(series="info")
     refs = reference_rows(rows, exact_info)
     frame = pd.concat([curves, refs], ignore_index=True)
-    frame["line"] = frame["series"] + " (" + frame["deck"] + ")"
+    frame["panel"] = "deck (" + frame["deck"] + ")"
     hover = [*HOVER, "expected_score_exact"]
     fig = scatter(
         frame,
         x="gamma",
         y="expected_score",
-        group="line",
+        group="series",
+        facet="panel",
         hover=hover,
-        title="Info strategy against gamma (references: greedy, optimal)",
+        title="Info strategy against gamma, one panel per deck (references: greedy, optimal)",
+        x_title="gamma (weight of the entropy term)",
         y_title="expected correct guesses",
     )
     return Section(
@@ -169,6 +183,9 @@ def entropy_grid_sections(rows: pd.DataFrame, exact_info: pd.DataFrame) -> list[
             z="best_ratio",
             hover=["deck", "best_gamma", "best_score_exact", "ratio_exact", "reaches_optimum"],
             title=f"deck ({deck}): best score / optimum",
+            x_title="order r of the Sharma-Mittal entropy",
+            y_title="degree t of the Sharma-Mittal entropy",
+            z_title="best score / optimum",
         )
         items.append(Figure(f"Deck ({deck})", fig))
     items.append(Table("Best ratio per deck and (r, t)", ratios, {"best_ratio": ".12g"}))

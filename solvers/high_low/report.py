@@ -56,19 +56,22 @@ def distinct_section(table: pd.DataFrame) -> Section:
 
 
 def deck_section(table: pd.DataFrame) -> Section:
-    """P(perfect game) for real decks (ranks x suits), one line per suits, tie rule, method."""
-    frame = table.assign(cards=table["ranks"] * table["suits"])
-    frame["line"] = [
-        f"{int(s)} suits, ties {t}, {st} ({m})"
-        for s, t, st, m in zip(
-            frame["suits"], frame["ties"], frame["strategy"], frame["method"], strict=True
-        )
+    """P(perfect game) for real decks (ranks x suits): one panel per tie rule, one colour
+    per number of suits, one marker and line per strategy and method."""
+    frame = table.sort_values(["ties", "suits", "strategy", "method"], kind="stable")
+    frame = frame.assign(cards=frame["ranks"] * frame["suits"])
+    frame["tie_rule"] = [f"ties {t}" for t in frame["ties"]]
+    frame["deck"] = [suits_text(s) for s in frame["suits"]]
+    frame["play"] = [
+        f"{st} ({m})" for st, m in zip(frame["strategy"], frame["method"], strict=True)
     ]
     fig = scatter(
         frame,
         x="cards",
         y="p_perfect",
-        group="line",
+        group="deck",
+        style="play",
+        facet="tie_rule",
         hover=[*DECK_HOVER, "ratio_to_optimal"],
         title="Higher/lower with repeated ranks",
         x_title="cards in the deck (ranks x suits)",
@@ -79,8 +82,16 @@ def deck_section(table: pd.DataFrame) -> Section:
         "Real decks",
         [
             "Monte Carlo rows carry their standard error (p_perfect_se); ratio_to_optimal is "
-            "P / P(optimal, exact) of the same deck and tie rule.",
+            "P / P(optimal, exact) of the same deck and tie rule.  One panel per tie rule (ties "
+            "lose: a card equal to the one showing makes the call wrong; ties win: right); "
+            "where the majority rule is optimal, its markers sit on the optimum's.",
             Figure("P(perfect game) for real decks", fig),
             Table("Real decks", table, {"ratio_to_optimal": ".8f"}),
         ],
     )
+
+
+def suits_text(suits: float) -> str:
+    """ "1 suit", "4 suits"."""
+    n = int(suits)
+    return f"{n} suit" if n == 1 else f"{n} suits"

@@ -90,34 +90,105 @@ def scatter(
     y_title: str | None = None,
     log_x: bool = False,
     log_y: bool = False,
+    style: str | None = None,
+    facet: str | None = None,
 ) -> go.Figure:
     """One trace per value of ``group`` (or one trace): y against x, hover showing the
     row's ``hover`` columns (its parameters and exact value) besides x and y; a trace of
-    more than TRACE_POINTS points shows every k-th of them (and its last), and says so."""
-    fig = go.Figure()
-    groups = frame.groupby(group, sort=False) if group else [("", frame)]
-    for name, part in groups:
-        part = part.sort_values(x, kind="stable")
-        name = str(name) if group else y
-        if len(part) > TRACE_POINTS:
-            step = math.ceil(len(part) / TRACE_POINTS)
-            name = f"{name} (1 point in {step} of {len(part):,})"
-            part = part.iloc[every_kth(range(len(part)), step)]
-        data, lines = hover_fields(part, [x, y, *[h for h in hover if h not in (x, y)]])
-        fig.add_trace(
-            go.Scatter(
-                x=part[x].tolist(),
-                y=part[y].tolist(),
-                mode=mode,
-                name=name,
-                customdata=data,
-                hovertemplate=lines + "<extra>%{fullData.name}</extra>",
-                marker={"size": 5},
+    more than TRACE_POINTS points shows every k-th of them (and its last), and says so.
+
+    ``group`` values take a colour each; ``style`` values a marker and a line dash each (one
+    trace per group and style), so that no two series of one panel look alike; ``facet``
+    values a panel each, stacked, sharing the x axis (each panel titled by its value, every
+    y axis titled ``y_title``).  Every trace keeps its colour and style in every panel, and
+    the legend names each once.
+    """
+    facets = list(dict.fromkeys(frame[facet])) if facet else [None]
+    fig = facet_figure([str(f) for f in facets] if facet else [])
+    colours = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(distinct(frame, group))}
+    looks = {v: STYLES[i % len(STYLES)] for i, v in enumerate(distinct(frame, style))}
+    named = set()
+    for row, value in enumerate(facets, start=1):
+        panel = frame[frame[facet] == value] if facet else frame
+        keys = [k for k in (group, style) if k]
+        parts = panel.groupby(keys, sort=False) if keys else [((), panel)]
+        for key, part in parts:
+            key = key if isinstance(key, tuple) else (key,)
+            g = key[0] if group else None
+            v = key[-1] if style else None
+            name = ", ".join(str(k) for k in key) if keys else y
+            part = part.sort_values(x, kind="stable")
+            shown = name
+            if len(part) > TRACE_POINTS:
+                step = math.ceil(len(part) / TRACE_POINTS)
+                shown = f"{name} (1 point in {step} of {len(part):,})"
+                part = part.iloc[every_kth(range(len(part)), step)]
+            data, lines = hover_fields(part, [x, y, *[h for h in hover if h not in (x, y)]])
+            symbol, dash, size = looks.get(v, ("circle", "solid", 5))
+            colour = colours.get(g, PALETTE[0])
+            fig.add_trace(
+                go.Scatter(
+                    x=part[x].tolist(),
+                    y=part[y].tolist(),
+                    mode=mode,
+                    name=shown,
+                    legendgroup=name,
+                    showlegend=False if name in named else None,  # each name once
+                    customdata=data,
+                    hovertemplate=lines + "<extra>%{fullData.name}</extra>",
+                    marker={"size": size, "symbol": symbol, "color": colour},
+                    line={"dash": dash, "color": colour},
+                ),
+                row=row if facet else None,
+                col=1 if facet else None,
             )
-        )
-    fig.update_layout(title=title, hovermode="closest", margin={"t": 50, "r": 20})
-    fig.update_xaxes(title=x_title or x, type="log" if log_x else None)
+            named.add(name)
+    height = 450 if len(facets) == 1 else 120 + 260 * len(facets)
+    fig.update_layout(title=title, hovermode="closest", margin={"t": 50, "r": 20}, height=height)
+    fig.update_xaxes(type="log" if log_x else None)
+    fig.update_xaxes(
+        title=x_title or x, row=len(facets) if facet else None, col=1 if facet else None
+    )
     fig.update_yaxes(title=y_title or y, type="log" if log_y else None, exponentformat="e")
+    return fig
+
+
+# The colours of a report's series (Plotly's default ten) and the (marker, line dash, marker
+# size) that tell series of one colour apart (at most len(PALETTE) x len(STYLES) series look
+# unlike each other): a large open marker, then a small filled one, so that a second series
+# on the same points shows inside the first.
+PALETTE = [
+    *("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a"),
+    *("#19d3f3", "#ff6692", "#b6e880", "#ff97ff", "#fecb52"),
+]
+STYLES = [
+    ("circle-open", "solid", 11),
+    ("circle", "dot", 5),
+    ("diamond-open", "dash", 11),
+    ("x", "dashdot", 6),
+]
+
+
+def distinct(frame: pd.DataFrame, column: str | None) -> list[Any]:
+    """The values of ``column`` in order of first appearance ([] for no column)."""
+    return list(dict.fromkeys(frame[column])) if column else []
+
+
+def facet_figure(titles: Sequence[str]) -> go.Figure:
+    """A figure of one panel per title, stacked, sharing the x axis (no title: one panel)."""
+    if not titles:
+        return go.Figure()
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(
+        rows=len(titles),
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=min(0.3 / len(titles), 0.12),
+        subplot_titles=list(titles),
+    )
+    for note in fig.layout.annotations:  # each panel's title at its left, off the toolbar
+        note.update(x=0, xanchor="left", font={"size": 13})
     return fig
 
 
@@ -136,10 +207,15 @@ def heatmap(
     title: str = "",
     colorscale: str = "Viridis",
     reverse: bool = False,
+    x_title: str | None = None,
+    y_title: str | None = None,
+    z_title: str | None = None,
 ) -> go.Figure:
     """A heatmap of ``z`` over the (x, y) values of ``frame`` (categorical axes, in sorted
     order), hover showing each cell's row: x, y, z and the ``hover`` columns; of more than
-    HEATMAP_CELLS cells, every k-th x and y value (and the last), as the title says."""
+    HEATMAP_CELLS cells, every k-th x and y value (and the last), as the title says.  The
+    axes and the colour bar are titled ``x_title``, ``y_title`` and ``z_title`` (the quantity
+    in words; by default the column's name)."""
     xs = sorted(frame[x].unique())
     ys = sorted(frame[y].unique())
     if len(xs) * len(ys) > HEATMAP_CELLS:
@@ -164,12 +240,12 @@ def heatmap(
             hovertemplate=lines + "<extra></extra>",
             colorscale=colorscale,
             reversescale=reverse,
-            colorbar={"title": {"text": z}},
+            colorbar={"title": {"text": z_title or z}},
         )
     )
     fig.update_layout(title=title, margin={"t": 50, "r": 20})
-    fig.update_xaxes(title=x, type="category")
-    fig.update_yaxes(title=y, type="category")
+    fig.update_xaxes(title=x_title or x, type="category")
+    fig.update_yaxes(title=y_title or y, type="category")
     return fig
 
 

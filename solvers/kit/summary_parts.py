@@ -29,20 +29,32 @@ def bar_chart(
     path: Path,
     errors: Sequence[float] | None = None,
 ) -> Path:
-    """A horizontal-label bar chart saved as PNG at ``path``."""
+    """A bar chart saved as PNG at ``path``: bars from 0 (a bar's length is its value, so
+    two scores 0.3% apart look 0.3% apart), each labelled with its value and, below the
+    highest, its difference from the highest (absolute and relative), which is what a
+    reader compares."""
     fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(labels) + 2), 3.6))
     yerr = None
     if errors is not None and any(e == e and e for e in errors):
         yerr = [e if e == e else 0.0 for e in errors]
     ax.bar(range(len(values)), values, yerr=yerr, color="tab:blue", capsize=4)
     ax.set_xticks(range(len(labels)), labels, rotation=20, ha="right", fontsize=8)
-    lo = min(values)
-    ax.set_ylim(bottom=max(0.0, lo - 0.15 * (max(values) - lo + 1e-9) - 0.05 * abs(lo)))
+    top = max(values)
+    ax.set_ylim(min(0.0, min(values)), max(top, 0.0) * 1.22 or 1.0)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     for i, v in enumerate(values):
-        ax.text(i, v, f"{v:.4f}", ha="center", va="bottom", fontsize=7)
+        ax.text(i, v, bar_label(v, top), ha="center", va="bottom", fontsize=7)
     return save_figure(fig, path)
+
+
+def bar_label(value: float, top: float) -> str:
+    """A bar's value, and below the highest bar ``top`` its difference from it."""
+    if value >= top:
+        return f"{value:.4f}"
+    diff = value - top
+    share = f" ({100 * diff / abs(top):+.2g}%)" if top else ""
+    return f"{value:.4f}\n{diff:+.3g}{share}"
 
 
 # What Markdown would read as markup in text from a study, a parameter or an error: raw HTML

@@ -32,13 +32,27 @@ def report(rows: pd.DataFrame | StoredRows) -> list[Section]:
     everything = table.drop(columns=["jar_label"]).sort_values(
         ["pegs", "colours", "jar", "expected_guesses"], kind="stable"
     )
+    uneven = (table["jar_label"] != "uniform").any()
+    note = NO_TOTAL if uneven and everything["total_guesses"].notna().any() else ""
+    if uneven and not note:  # no uniform jar: the column would be empty in every row
+        everything = everything.drop(columns=["total_guesses"])
+        note = NO_TOTAL
     out.append(
         Section(
             "Every game and strategy",
-            [Table("All strategies of all games", everything.reset_index(drop=True))],
+            [Table("All strategies of all games", everything.reset_index(drop=True), note=note)],
         )
     )
     return out
+
+
+# Why a game of a non-uniform jar has no total_guesses (the solvers store None there).
+NO_TOTAL = (
+    "total_guesses (the guesses needed to find each code, summed over the codes) is given "
+    "for uniform jars only: drawn from a non-uniform jar the codes are not equally likely, "
+    "so that sum says nothing about play; expected_guesses weights each code by its "
+    "probability instead."
+)
 
 
 GAME_KEYS = ["pegs", "colours", "jar_label"]
@@ -50,7 +64,11 @@ def game_section(game: tuple, group: pd.DataFrame) -> Section:
     ref = group[group["strategy"] != "sharma_mittal"]
     sm = group[group["strategy"] == "sharma_mittal"]
     lines = pd.concat([ref, named_members(sm)]).sort_values("expected_guesses", kind="stable")
-    items: list = [Table(f"Strategies: {title}", lines[[c for c in SHOWN if c in lines]])]
+    shown = [c for c in SHOWN if c in lines]
+    note = ""
+    if game[2] != "uniform":  # the solvers give no total for a non-uniform jar
+        shown, note = [c for c in shown if c != "total_guesses"], NO_TOTAL
+    items: list = [Table(f"Strategies: {title}", lines[shown], note=note)]
     if sm["entropy_r"].nunique() > 1 and sm["entropy_t"].nunique() > 1:
         best = sm.nsmallest(1, "expected_guesses").iloc[0]
         refs = references(ref)
@@ -67,6 +85,9 @@ def game_section(game: tuple, group: pd.DataFrame) -> Section:
             hover=["expected_guesses_exact", "max_guesses", "first_guess", "histogram"],
             title=f"Expected guesses, Sharma-Mittal strategy: {title}",
             reverse=True,
+            x_title="degree t of the Sharma-Mittal entropy",
+            y_title="order r of the Sharma-Mittal entropy",
+            z_title="expected guesses",
         )
         items.append(Figure(f"(r, t) grid: {title}", fig, "lower is better (yellow)"))
     return Section(title, items)
