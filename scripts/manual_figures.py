@@ -201,6 +201,9 @@ def make(figs: list[Figure], outputs: Path, img: Path, cluster: str) -> list[Pat
             dest = img / f"{fig.name}.png"
             if fig.draw:
                 for absent in draw_with_stored(fig, outputs, dest):
+                    if fig.data:  # its values are kept in the data file
+                        print(f"  {dest.name}: the values of study {absent} from {fig.data}")
+                        continue
                     print(
                         f"  note: no rows of study {absent} in {outputs}: {dest.name} goes "
                         f"without them (python -m pipeline study={absent} "

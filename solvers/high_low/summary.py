@@ -254,6 +254,11 @@ def departure_records(rec: dict, top: list[dict], split: str) -> list[dict]:
     return records
 
 
+def probability(p: float) -> str:
+    """A probability for a label: 4 significant digits, a small one in powers of ten."""
+    return f"{p:.3e}" if p < 1e-3 else f"{p:.4f}"
+
+
 BARS = 4  # up to this many decks and tie rules: one bar each; beyond, lines per tie rule
 
 
@@ -272,7 +277,7 @@ def plot_tie_rules(gaps: pd.DataFrame, path: Path) -> None:
     ax.bar(x, gaps["gain_percent"], 0.6, color=PALETTE[0])
     for xi, gain, opt, maj in zip(x, gaps["gain_percent"], gaps["optimal"], gaps["majority"],
                                   strict=True):  # fmt: skip
-        said = f"+{gain:.2f}%\noptimal {opt:.4g}\nmajority {maj:.4g}"
+        said = f"+{gain:.2f}%\noptimal {probability(opt)}\nmajority {probability(maj)}"
         ax.annotate(said, (xi, gain), xytext=(0, 4), textcoords="offset points", ha="center",
                     va="bottom")  # fmt: skip
     ax.set_xticks(x, labels)
