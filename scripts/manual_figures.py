@@ -3,9 +3,15 @@
 Each figure of the manual (docs/img/*.png) is a plot a study's summary draws: this script runs
 those studies through the pipeline, exactly as ``python -m pipeline study=NAME`` does (into
 ``--outputs``, so tasks already stored there are not computed again), and copies each plot to
-its place under docs/img/.  A figure may also take the rows of studies too long to run here
-(hours: the ranks figure's n = 10 and 11 come from ``ranks_exact``): where ``--outputs`` holds
-them they join the figure, which the script then draws itself; where not, it says so.
+its place under docs/img/.  A figure may also take rows of studies too long to run here
+(hours: the ranks figure's n = 10 and 11 come from ``ranks_exact``): the values it needs are
+kept in a small file under docs/data/ (the ranks page's table), which joins the study's rows
+(where both hold a value, they must agree); rows of the long studies in ``--outputs`` join
+too.  The script then draws the figure itself.
+
+Every figure is checked as it is saved (solvers/kit/summary_parts.py, figure_problems: text
+at least 15 px at the page's 688 px, every axis labelled, at most 6 series an axes, none
+hidden under another, no blank band): the script refuses one that fails (exit 1).
 
     python scripts/manual_figures.py                  # every figure (about 25 min on 2 cores)
     python scripts/manual_figures.py --quick          # all but the studies of over a minute
@@ -42,6 +48,9 @@ class Figure:
     # "module:function", function(rows, path), drawing the figure from the rows of the study
     # and the stored ones; empty: the study's own plot is copied
     draw: str = ""
+    # a CSV of rows (path under the project) that joins the study's: values of the long
+    # studies, kept so that the figure needs no hours of solving
+    data: str = ""
 
 
 FIGURES = (
@@ -64,9 +73,10 @@ FIGURES = (
         "ranks52",
         "card_guessing_ranks.png",
         1200,
-        "n types of 4 cards: optimum, greedy and persistent against n",
+        "n types of 4 cards: optimum, greedy and persistent against n, fits at 13",
         stored=("ranks_exact",),
         draw="solvers.card_guessing.summary.ranks52:draw_ranks",
+        data="docs/data/ranks_4_cards.csv",
     ),
     Figure(
         "high_low_p_perfect",
@@ -164,6 +174,8 @@ def stored_rows(fig: Figure, outputs: Path):
             frames.append(rows)
         elif study != fig.study:
             absent.append(study)
+    if fig.data:
+        frames.append(pd.read_csv(ROOT / fig.data, dtype={"deck": str, "tie_break": str}))
     return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), absent
 
 
@@ -189,6 +201,9 @@ def make(figs: list[Figure], outputs: Path, img: Path, cluster: str) -> list[Pat
             dest = img / f"{fig.name}.png"
             if fig.draw:
                 for absent in draw_with_stored(fig, outputs, dest):
+                    if fig.data:  # its values are kept in the data file
+                        print(f"  {dest.name}: the values of study {absent} from {fig.data}")
+                        continue
                     print(
                         f"  note: no rows of study {absent} in {outputs}: {dest.name} goes "
                         f"without them (python -m pipeline study={absent} "
@@ -201,9 +216,21 @@ def make(figs: list[Figure], outputs: Path, img: Path, cluster: str) -> list[Pat
                     print(said, file=sys.stderr)
                     raise SystemExit(1)
                 shutil.copyfile(src, dest)
+            check, _ = saved_check(dest)
+            if check != "ok":
+                said = check or "no check in the PNG (not saved by summary_parts.save_figure)"
+                print(f"error: {dest.name} is not fit for the manual: {said}", file=sys.stderr)
+                raise SystemExit(1)
             written.append(dest)
             print(f"  {dest.relative_to(img.parent) if img.parent in dest.parents else dest}")
     return written
+
+
+def saved_check(path: Path):
+    """What the figure's check found when it was saved, and its facts (summary_parts)."""
+    from solvers.kit.summary_parts import saved_check as read
+
+    return read(path)
 
 
 def main(argv: list[str] | None = None) -> int:

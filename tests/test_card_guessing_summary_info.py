@@ -13,6 +13,7 @@ from omegaconf import OmegaConf
 from pipeline.study import plan
 from solvers import solve
 from solvers.card_guessing.summary import info as info_summary
+from solvers.kit.summary_parts import saved_check
 from solvers.registry import family_summary as get_summary
 
 
@@ -30,6 +31,8 @@ def test_gamma_sweep_section_finds_the_optimal_interval(tmp_path):
     (interval,) = table["intervals where info = optimal"]
     assert interval == "[0.15, 0.2]"
     assert (tmp_path / "card_guessing_gamma_sweep.png").stat().st_size > 0
+    check, facts = saved_check(tmp_path / "card_guessing_gamma_sweep.png")
+    assert check == "ok" and facts["3,3,3"]["optimal_intervals"] == [[0.15, 0.2]]
     assert text.count("info (") == 1  # the per-deck table keeps only the best info row
     assert info_summary.compact_note("3,3,3") in text  # and says so, and where the rest is
 
@@ -52,6 +55,7 @@ def test_entropy_grid_section_writes_ratios_and_heatmap(tmp_path):
     ratios = pd.read_parquet(tmp_path / "card_guessing_entropy_grid.parquet")
     assert len(ratios) == 9 and (ratios["best_ratio"] <= 1).all()
     assert (tmp_path / "card_guessing_entropy_grid.png").stat().st_size > 0
+    assert saved_check(tmp_path / "card_guessing_entropy_grid.png")[0] == "ok"
 
 
 def test_optimal_intervals_groups_consecutive_grid_points():

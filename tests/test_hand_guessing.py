@@ -19,6 +19,7 @@ from solvers import TaskError, entropy, solve, validate
 from solvers.hand_guessing import strategies as S
 from solvers.hand_guessing import table as T
 from solvers.hand_guessing.cards import Deck, feedback, hand_count, hand_index, hands
+from solvers.kit.summary_parts import saved_check
 
 FULL = Deck()
 
@@ -454,6 +455,7 @@ def test_summary_tables_plot_and_chunk_aggregation(tmp_path) -> None:
     assert chunked["total_guesses"].tolist() == [whole["total_guesses"]]
     assert chunked["chunks"].tolist() == ["4/4"]
     assert (tmp_path / "hand_guessing_histograms_5x4.png").stat().st_size > 0
+    assert saved_check(tmp_path / "hand_guessing_histograms_5x4.png")[0] == "ok"
 
 
 def test_summary_of_no_rows(tmp_path) -> None:

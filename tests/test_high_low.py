@@ -11,6 +11,7 @@ import pytest
 
 from solvers import get_family, solve
 from solvers.high_low import deck, distinct, distinct_expected
+from solvers.kit.summary_parts import saved_check
 from solvers.registry import TaskError, row_columns
 
 
@@ -286,6 +287,8 @@ def test_summary_writes_plot_and_tables(tmp_path):
     text = get_summary("high_low")(pd.DataFrame(rows), tmp_path)
     assert "775/4536" in text and "high_low_p_perfect.png" in text
     assert (tmp_path / "high_low_p_perfect.png").stat().st_size > 0
+    for png in tmp_path.glob("*.png"):  # readable at the manual's width (summary_parts)
+        assert saved_check(png)[0] == "ok", png.name
     assert (tmp_path / "high_low_decks.parquet").exists()
 
 

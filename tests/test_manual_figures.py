@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from conftest import ROOT
+from tests_support import ranks_table
 
 DOCS = ROOT / "docs"
 SCRIPT = ROOT / "scripts" / "manual_figures.py"
@@ -108,23 +109,36 @@ def _store(outputs, study: str, decks: dict[int, tuple[float, float, float]]) ->
     pd.DataFrame(rows).to_parquet(folder / "part-0-test.parquet", index=False)
 
 
-def test_the_ranks_figure_takes_the_stored_rows_of_the_out_of_core_study(tmp_path):
-    from solvers.card_guessing.summary.ranks52 import ranks_table
+def page_values(n: int) -> tuple[float, float, float]:
+    row = ranks_table()[n]
+    return row["optimal"], row["greedy"], row["persistent"]
+
+
+def test_the_ranks_figure_takes_the_stored_rows_and_the_out_of_core_studys(tmp_path):
+    from solvers.card_guessing.summary.ranks52 import ranks_table as table_of
 
     module = figures_module()
     (fig,) = [f for f in module.FIGURES if f.name == "ranks"]
-    assert fig.stored == ("ranks_exact",)
-    _store(tmp_path, "ranks52", {2: (5.33, 5.33, 5.33), 3: (5.45, 5.43, 5.44)})
+    assert fig.stored == ("ranks_exact",) and fig.data == "docs/data/ranks_4_cards.csv"
+    _store(tmp_path, "ranks52", {2: page_values(2), 3: page_values(3)})
     rows, absent = module.stored_rows(fig, tmp_path)
-    assert absent == ["ranks_exact"]  # said, and the figure goes without them
-    assert list(ranks_table(rows)["n"]) == [2, 3]
-    _store(tmp_path, "ranks_exact", {10: (5.4267, 5.3468, 5.3911)})
+    assert absent == ["ranks_exact"]  # said; the stored rows hold its values
+    table = table_of(rows).set_index("n")
+    assert list(table.index) == list(range(1, 12))  # n = 1..11 without hours of solving
+    assert table.loc[11, "optimal"] == ranks_table()[11]["optimal"]
+    _store(tmp_path, "ranks_exact", {10: page_values(10)})
     rows, absent = module.stored_rows(fig, tmp_path)
     assert absent == []
-    table = ranks_table(rows)
-    assert list(table["n"]) == [2, 3, 10]
-    assert table.set_index("n").loc[10, "gap"] == pytest.approx(5.4267 - 5.3468)
     dest = tmp_path / "ranks.png"
     assert module.draw_with_stored(fig, tmp_path, dest) == []
-    png = dest.read_bytes()
-    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
+    check, facts = module.saved_check(dest)
+    assert check == "ok" and 5.40 < facts["fits"]["optimal"]["low"] < 5.41
+
+
+def test_a_study_row_that_disagrees_with_the_stored_ones_is_refused(tmp_path):
+    module = figures_module()
+    (fig,) = [f for f in module.FIGURES if f.name == "ranks"]
+    optimal, greedy, persistent = page_values(9)
+    _store(tmp_path, "ranks52", {9: (optimal + 1e-9, greedy, persistent)})
+    with pytest.raises(ValueError, match="n = 9, optimal disagree"):
+        module.draw_with_stored(fig, tmp_path, tmp_path / "ranks.png")

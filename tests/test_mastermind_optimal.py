@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from solvers import TaskError, solve, validate
+from solvers.kit.summary_parts import saved_check
 from solvers.mastermind import optimal as O
 from solvers.mastermind import rules as R
 from solvers.registry import identity_params, task_id
@@ -266,6 +267,7 @@ def test_summary_shows_heuristic_minus_optimum_and_adds_up_subtrees(tmp_path) ->
     gaps = pd.read_parquet(tmp_path / "mastermind_gaps.parquet")
     assert len(gaps) == 2 and (gaps[["minimax", "best_sharma_mittal"]] >= 0).all().all()
     assert (tmp_path / "mastermind_gaps.png").stat().st_size > 0
+    assert saved_check(tmp_path / "mastermind_gaps.png")[0] == "ok"
     whole = O.optimum(3, 3)
     assert f"Optimum (all 3 first-guess classes complete): {float(whole.expected):.6f}" in text
     totals = pd.read_parquet(tmp_path / "mastermind_subtree_totals.parquet")

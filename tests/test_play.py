@@ -552,8 +552,14 @@ def test_persistent_plays_the_ranked_solvers_policy():
         (["--param", "oops"], "expected KEY=VALUE"),
         (["--mode", "robot"], "invalid choice: 'robot'"),
         (["6,6,6,6,6"], "deck '6,6,6,6,6': too large for the exact solver"),
-        (["--strategy", "info", "--gamma", "x"], "--gamma 'x': must be a number"),
-        (["--strategy", "info", "--gamma", "-1"], "--gamma '-1': must be a finite number >= 0"),
+        (
+            ["--strategy", "info", "--gamma", "x"],
+            "--gamma 'x': must be a finite number of at least 0",
+        ),
+        (
+            ["--strategy", "info", "--gamma", "-1"],
+            "--gamma '-1': must be a finite number of at least 0",
+        ),
         (["--gamma", "0.2"], "--gamma '0.2': does not apply to --strategy optimal"),
         (["--strategy", "info", "--entropy", "nope"], "--entropy 'nope': unknown entropy preset"),
         (["--strategy", "info", "--entropy", "2,x"], "--entropy '2,x': entropy_t='x'"),

@@ -410,4 +410,8 @@ def test_summary_writes_every_section(tmp_path):
     pngs = {p.name for p in tmp_path.glob("*.png")}
     assert {"triples_win.png", "triples_equilibrium.png", "triples_monte_carlo.png"} <= pngs
     assert len(pngs) == 5
+    from solvers.kit.summary_parts import saved_check
+
+    for name in ("triples_win.png", "triples_equilibrium.png"):  # readable at the manual's width
+        assert saved_check(tmp_path / name)[0] == "ok", name
     assert pd.read_parquet(tmp_path / "triples_win.parquet")["n"].tolist() == list(range(1, 8))

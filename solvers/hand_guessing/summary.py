@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
-from solvers.kit.summary_parts import save_figure  # noqa: E402
+from solvers.kit.summary_parts import WIDTH, save_figure  # noqa: E402
 
 GAME = ["ranks", "suits", "cards", "strategy", "entropy_r", "entropy_t", "first_guess"]
 SHOWN = [
@@ -230,21 +230,55 @@ def add_histograms(histograms: pd.Series) -> list[int]:
     return out.tolist()
 
 
+def same_play(lines: pd.DataFrame) -> list[tuple[str, pd.Series]]:
+    """Lines of one hand size grouped by their histogram (strategies that need the same number
+    of guesses on every answer draw one series): (a label naming the mean and every strategy
+    of the group, the first line of it), in the order of the lines."""
+    groups: dict[tuple, list] = {}
+    for _, line in lines.iterrows():
+        key = (line["method"], tuple(int(x) for x in line["histogram"]))
+        groups.setdefault(key, []).append(line)
+    out = []
+    for members in groups.values():
+        said = [m["label"] for m in members if m["strategy"] != "sharma_mittal"]
+        sm = [(m["entropy_r"], m["entropy_t"]) for m in members if m["strategy"] == "sharma_mittal"]
+        rs, ts = sorted({r for r, _ in sm}), sorted({t for _, t in sm})
+        if sm and len(sm) == len(rs) * len(ts):  # every r with every t: say the two lists
+            said.append(
+                f"sharma_mittal r = {', '.join(map(fmt, rs))}, t = {', '.join(map(fmt, ts))}"
+            )
+        elif sm:
+            said.append("sharma_mittal " + " ".join(f"({fmt(r)}, {fmt(t)})" for r, t in sm))
+        if any(m["method"] == "sample" for m in members):
+            said.append("(sample)")
+        out.append((f"{members[0]['average_guesses']:.4f}: {', '.join(said)}", members[0]))
+    return out
+
+
 def histogram_plot(deck: pd.DataFrame, title: str, path: Path) -> Path:
-    """Share of answers found in each number of guesses, one panel per hand size."""
+    """Share of answers found in each number of guesses, one panel per hand size (stacked,
+    one x axis), one series per distinct histogram, named by its mean and its strategies."""
     sizes = sorted(deck["cards"].unique())
-    fig, axes = plt.subplots(1, len(sizes), figsize=(4.2 * len(sizes), 3.6), squeeze=False)
-    for ax, cards in zip(axes[0], sizes, strict=True):
-        lines = deck[deck["cards"] == cards]
-        width = 0.8 / len(lines)
-        for i, line in enumerate(lines.itertuples(index=False)):
-            hist = np.asarray(line.histogram, dtype=float)
-            x = np.arange(1, len(hist) + 1) + (i - (len(lines) - 1) / 2) * width
-            name = line.label + (" (sample)" if line.method == "sample" else "")
-            ax.bar(x, hist / hist.sum(), width=width, label=f"{name}: {line.average_guesses:.4f}")
-        ax.set_title(f"{cards} card{'s' if cards > 1 else ''}", fontsize=9)
-        ax.set_xlabel("guesses")
+    groups = {c: same_play(deck[deck["cards"] == c]) for c in sizes}
+    height = sum(1.55 + 0.22 * len(g) for g in groups.values()) + 0.6
+    fig, axes = plt.subplots(
+        len(sizes), 1, figsize=(WIDTH, height), sharex=True, squeeze=False, layout="constrained"
+    )
+    most = max(len(line.histogram) for line in deck.itertuples(index=False))
+    for ax, cards in zip(axes[:, 0], sizes, strict=True):
+        for i, (label, line) in enumerate(groups[cards]):
+            hist = np.asarray(line["histogram"], dtype=float)
+            # each marker a little smaller than the one before: close values stay visible
+            ms = max(3.0, 8.0 - 1.3 * i)
+            ax.plot(np.arange(1, len(hist) + 1), hist / hist.sum(), ms=ms, label=label)
         ax.set_ylabel("share of answers")
-        ax.legend(fontsize=6)
-    fig.suptitle(f"hand_guessing: guesses per answer, {title}", fontsize=10)
-    return save_figure(fig, path)
+        ax.set_xticks(range(1, most + 1))
+        ax.grid(True, alpha=0.3)
+        ax.legend(
+            title=f"{cards} card{'s' if cards > 1 else ''}: mean guesses, strategies",
+            alignment="left", loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False,
+            borderaxespad=0.2,
+        )  # fmt: skip
+    axes[-1, 0].set_xlabel("guesses needed")
+    fig.suptitle(f"Guesses per hidden hand, {title}")
+    return save_figure(fig, path, tight=False)

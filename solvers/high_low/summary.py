@@ -13,7 +13,15 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
-from solvers.kit.summary_parts import left_out, markdown_table, save_figure  # noqa: E402
+from solvers.kit.summary_parts import (  # noqa: E402
+    MARKERS,
+    MAX_SERIES,
+    PALETTE,
+    WIDTH,
+    left_out,
+    markdown_table,
+    save_figure,
+)
 
 PLOT = "high_low_p_perfect.png"
 DECK_PLOT = "high_low_decks.png"
@@ -100,36 +108,37 @@ def shown_n(table: pd.DataFrame) -> pd.DataFrame:
 
 def plot_distinct(table: pd.DataFrame, path: Path) -> None:
     """P(perfect game) against n on a log scale."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.8))
     ax.semilogy(table["n"], 10.0 ** table["log10_p_perfect"], marker=".", lw=1)
     ax.set_xlabel("n (distinct cards)")
     ax.set_ylabel("P(every call right), optimal play")
-    ax.set_title("Higher/lower with distinct cards")
-    ax.grid(True, which="both", alpha=0.3)
+    ax.grid(True, which="major", alpha=0.3)
     save_figure(fig, path)
 
 
 def plot_decks(table: pd.DataFrame, path: Path) -> None:
-    """P(perfect game) against cards in the deck, one line per suits and tie rule."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    """P(perfect game) against cards in the deck, one panel per tie rule (one y axis), one
+    line per number of suits (one suit: distinct cards, where the tie rule cannot matter)."""
     best = table[table["strategy"] == "optimal"]
     if best.empty:
         best = table
-    for (suits, ties), part in best.groupby(["suits", "ties"]):
-        part = part.sort_values("ranks")
-        ax.semilogy(
-            part["ranks"] * suits,
-            part["p_perfect"],
-            marker="o",
-            ms=3,
-            label=f"{int(suits)} suits, ties {ties}",
-        )
-    ax.set_xlabel("cards in the deck (ranks x suits)")
-    ax.set_ylabel("P(no wrong call)")
-    ax.set_title("Higher/lower with repeated ranks")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    save_figure(fig, path)
+    rules = sorted(best["ties"].dropna().unique())
+    fig, axes = plt.subplots(
+        1, len(rules), figsize=(WIDTH, 4.2), sharey=True, squeeze=False, layout="constrained"
+    )
+    for ax, ties in zip(axes[0], rules, strict=True):
+        for k, (suits, part) in enumerate(best[best["ties"] == ties].groupby("suits")):
+            part = part.sort_values("ranks")
+            name = "1 suit (distinct cards)" if suits == 1 else f"{int(suits)} suits"
+            ax.semilogy(part["ranks"] * suits, part["p_perfect"], color=PALETTE[k],
+                        marker=MARKERS[k], label=name)  # fmt: skip
+        ax.set_title(f"ties {ties}", loc="left")
+        ax.set_xlabel("cards (ranks x suits)")
+        ax.grid(True, which="major", alpha=0.3)
+    axes[0, 0].set_ylabel("P(no wrong call), optimal play")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper center", ncol=2,
+               frameon=False)  # fmt: skip
+    save_figure(fig, path, tight=False)
 
 
 @takes_stored_rows
@@ -245,26 +254,61 @@ def departure_records(rec: dict, top: list[dict], split: str) -> list[dict]:
     return records
 
 
+def probability(p: float) -> str:
+    """A probability for a label: 4 significant digits, a small one in powers of ten."""
+    return f"{p:.3e}" if p < 1e-3 else f"{p:.4f}"
+
+
+BARS = 4  # up to this many decks and tie rules: one bar each; beyond, lines per tie rule
+
+
 def plot_tie_rules(gaps: pd.DataFrame, path: Path) -> None:
-    """P(no wrong call) of optimal play and the majority rule, per deck and tie rule (log
-    scale), with the optimum's gain over the majority above each pair."""
+    """The optimum's gain over the majority rule, in percent of the majority's P(no wrong
+    call), per deck and tie rule: a bar each naming the two probabilities (up to BARS of
+    them), else one panel per tie rule with a line per number of suits against the cards."""
+    if len(gaps) > BARS:
+        return plot_gains(gaps, path)
     labels = [
         f"{int(r)} x {int(s)}\nties {t}"
         for r, s, t in zip(gaps["ranks"], gaps["suits"], gaps["ties"], strict=True)
     ]
     x = np.arange(len(gaps))
-    fig, ax = plt.subplots(figsize=(max(6.4, 1.1 * len(gaps) + 2), 4.2))
-    ax.bar(x - 0.2, gaps["optimal"], 0.4, label="optimal")
-    ax.bar(x + 0.2, gaps["majority"], 0.4, label="majority rule")
-    for xi, top, gain in zip(x, gaps["optimal"], gaps["gain_percent"], strict=True):
-        ax.annotate(f"+{gain:.2f}%", (xi, top), ha="center", va="bottom", fontsize=7)
-    ax.set_yscale("log")
-    ax.set_xticks(x, labels, fontsize=8)
-    ax.set_ylabel("P(no wrong call)")
-    ax.set_title("Higher/lower on real decks: optimal play against the majority rule")
-    ax.grid(True, axis="y", which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.2))
+    ax.bar(x, gaps["gain_percent"], 0.6, color=PALETTE[0])
+    for xi, gain, opt, maj in zip(x, gaps["gain_percent"], gaps["optimal"], gaps["majority"],
+                                  strict=True):  # fmt: skip
+        said = f"+{gain:.2f}%\noptimal {probability(opt)}\nmajority {probability(maj)}"
+        ax.annotate(said, (xi, gain), xytext=(0, 4), textcoords="offset points", ha="center",
+                    va="bottom")  # fmt: skip
+    ax.set_xticks(x, labels)
+    ax.set_xlabel("deck and tie rule")
+    ax.set_ylabel("gain of optimal play (%)")
+    ax.set_ylim(0, 1.45 * max(gaps["gain_percent"].max(), 1e-9))
+    ax.set_xlim(-0.6, len(gaps) - 0.4)
+    ax.grid(True, axis="y", alpha=0.3)
     save_figure(fig, path)
+
+
+def plot_gains(gaps: pd.DataFrame, path: Path) -> None:
+    """The optimum's gain over the majority rule (%) against the cards in the deck, one panel
+    per tie rule (one y axis), one line per number of suits."""
+    rules = sorted(gaps["ties"].unique())
+    fig, axes = plt.subplots(
+        1, len(rules), figsize=(WIDTH, 4.0), sharey=True, squeeze=False, layout="constrained"
+    )
+    for ax, ties in zip(axes[0], rules, strict=True):
+        for k, (suits, part) in enumerate(gaps[gaps["ties"] == ties].groupby("suits")):
+            part = part.sort_values("ranks")
+            name = f"{int(suits)} suit{'s' * (suits > 1)}"
+            ax.plot(part["ranks"] * suits, part["gain_percent"], color=PALETTE[k % MAX_SERIES],
+                    marker=MARKERS[k % MAX_SERIES], label=name)  # fmt: skip
+        ax.set_title(f"ties {ties}", loc="left")
+        ax.set_xlabel("cards (ranks x suits)")
+        ax.grid(True, alpha=0.3)
+    axes[0, 0].set_ylabel("gain of optimal play (%)")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper center",
+               ncol=4, frameon=False)  # fmt: skip
+    save_figure(fig, path, tight=False)
 
 
 def departure_parts(rows: pd.DataFrame, out_dir: Path | None = None) -> list[str]:

@@ -7,6 +7,7 @@ workers).
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 from collections.abc import Sequence
@@ -14,10 +15,42 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import numpy as np
 import pandas as pd
+from cycler import cycler
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+# Every plot is drawn to be read where the manual shows it: the theme's content column is
+# PAGE_PX pixels wide (Material for MkDocs on a desktop screen), and its body text is 16 px.
+# A figure WIDTH inches wide saved at DPI is scaled to that column, so a font of f points
+# shows at f * PAGE_PX / (72 * WIDTH) pixels: 10.5 pt -> 16.7 px.  MIN_TEXT_PX is what
+# figure_problems() accepts.  Series on one axes are told apart by colour and marker
+# together; an axes holds at most len(PALETTE) of them (facet beyond that).
+PAGE_PX = 688
+WIDTH = 6.0  # inches
+DPI = 200  # 1200 px: sharp on screens of two device pixels per CSS pixel
+MIN_TEXT_PX = 15.0
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")  # Okabe & Ito
+MARKERS = ("o", "s", "^", "D", "v", "P")
+MAX_SERIES = len(PALETTE)
+matplotlib.rcParams.update(
+    {
+        "font.size": 10.5,
+        "axes.titlesize": 11.5,
+        "axes.labelsize": 10.5,
+        "xtick.labelsize": 10.5,
+        "ytick.labelsize": 10.5,
+        "legend.fontsize": 10.5,
+        "figure.titlesize": 12,
+        "figure.figsize": (WIDTH, 3.6),
+        "axes.prop_cycle": cycler(color=PALETTE) + cycler(marker=MARKERS),
+        "lines.markersize": 5,
+        "legend.framealpha": 0.9,
+    }
+)
 
 
 def bar_chart(
@@ -28,23 +61,25 @@ def bar_chart(
     ylabel: str,
     path: Path,
     errors: Sequence[float] | None = None,
+    xlabel: str = "strategy",
 ) -> Path:
-    """A bar chart saved as PNG at ``path``: bars from 0 (a bar's length is its value, so
-    two scores 0.3% apart look 0.3% apart), each labelled with its value and, below the
-    highest, its difference from the highest (absolute and relative), which is what a
-    reader compares."""
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(labels) + 2), 3.6))
+    """A bar chart of ``values`` (one bar per label, ``xlabel`` naming what the labels are)
+    saved as PNG at ``path``: bars from 0 (a bar's length is its value, so two scores 0.3%
+    apart look 0.3% apart), each labelled with its value and, below the highest, its
+    difference from the highest (absolute and relative), which is what a reader compares."""
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.8))
     yerr = None
     if errors is not None and any(e == e and e for e in errors):
         yerr = [e if e == e else 0.0 for e in errors]
-    ax.bar(range(len(values)), values, yerr=yerr, color="tab:blue", capsize=4)
-    ax.set_xticks(range(len(labels)), labels, rotation=20, ha="right", fontsize=8)
+    ax.bar(range(len(values)), values, yerr=yerr, color=PALETTE[0], capsize=4)
+    ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
     top = max(values)
     ax.set_ylim(min(0.0, min(values)), max(top, 0.0) * 1.22 or 1.0)
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     for i, v in enumerate(values):
-        ax.text(i, v, bar_label(v, top), ha="center", va="bottom", fontsize=7)
+        ax.text(i, v, bar_label(v, top), ha="center", va="bottom")
     return save_figure(fig, path)
 
 
@@ -126,10 +161,176 @@ def file_name(text: str) -> str:
     return f"{safe}{dot}{re.sub(r'[^A-Za-z0-9]', '_', ext)}"
 
 
-def save_figure(fig: Any, path: Path, dpi: int = 110, tight: bool = True) -> Path:
-    """Save a matplotlib figure as PNG at ``path`` (tight layout unless told not) and close it."""
+def series_of(ax: Any) -> list[tuple[str, Any]]:
+    """The series an axes shows: its labelled artists (legend entries), with their labels."""
+    handles, labels = ax.get_legend_handles_labels()
+    return list(zip(labels, handles, strict=True))
+
+
+def _style(handle: Any) -> tuple:
+    """What tells a series apart from another: colour, marker, line style, hatch."""
+    from matplotlib.colors import to_hex
+
+    if hasattr(handle, "patches"):  # a bar container: its first bar
+        handle = handle.patches[0] if handle.patches else handle
+    if hasattr(handle, "lines") and isinstance(handle.lines, tuple):  # an error bar container
+        handle = handle.lines[0]
+    get = getattr
+    colour = get(handle, "get_color", None) or get(handle, "get_facecolor", None)
+    colour = colour() if colour else None
+    try:
+        colour = to_hex(np.asarray(colour).reshape(-1, 4)[0] if np.ndim(colour) > 1 else colour)
+    except (ValueError, TypeError):
+        colour = str(colour)
+    marker = get(handle, "get_marker", lambda: None)()
+    line = get(handle, "get_linestyle", lambda: None)()
+    hatch = get(handle, "get_hatch", lambda: None)()
+    return colour, str(marker), str(line), str(hatch)
+
+
+def _blank_margins(fig: Any) -> dict[str, float]:
+    """The share of the image, from each edge, of rows or columns with nothing drawn."""
+    fig.canvas.draw()
+    image = np.asarray(fig.canvas.buffer_rgba())[:, :, :3]
+    inked = (image < 245).any(axis=2)
+    rows, cols = inked.any(axis=1), inked.any(axis=0)
+    if not rows.any():
+        return {"top": 1.0, "bottom": 1.0, "left": 1.0, "right": 1.0}
+
+    def lead(flags: np.ndarray) -> float:
+        return float(np.argmax(flags)) / len(flags)
+
+    return {
+        "top": lead(rows),
+        "bottom": lead(rows[::-1]),
+        "left": lead(cols),
+        "right": lead(cols[::-1]),
+    }
+
+
+def _overlapping_texts(fig: Any) -> tuple[str, str] | None:
+    """Two visible texts of ``fig`` (drawn) whose boxes overlap by more than a tenth of the
+    smaller one, or None."""
+    renderer = fig.canvas.get_renderer()
+    ticks, drawn = set(), set()  # every tick label; those of ticks inside the view (drawn)
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                ticks |= {id(tick.label1), id(tick.label2)}
+            for tick in axis._update_ticks():
+                drawn |= {id(tick.label1), id(tick.label2)}
+    boxes = []
+    for t in fig.findobj(Text):
+        if id(t) in ticks and id(t) not in drawn:
+            continue
+        if t.get_visible() and t.get_text().strip() and t.figure is not None:
+            box = t.get_window_extent(renderer)
+            if box.width > 0 and box.height > 0:
+                boxes.append((box, t.get_text()))
+    for i, (a, ta) in enumerate(boxes):
+        for b, tb in boxes[i + 1 :]:
+            w = min(a.x1, b.x1) - max(a.x0, b.x0)
+            h = min(a.y1, b.y1) - max(a.y0, b.y0)
+            if w > 0 and h > 0 and w * h > 0.1 * min(a.width * a.height, b.width * b.height):
+                return ta, tb
+    return None
+
+
+MAX_MARGIN = 0.08  # a blank band wider than this share of the image is an empty region
+
+
+def figure_problems(fig: Any, dpi: int = DPI) -> list[str]:
+    """What keeps ``fig`` from being read at the manual's width (PAGE_PX): text smaller than
+    MIN_TEXT_PX once scaled, an axis without a label, more series on one axes than
+    MAX_SERIES or two series drawn alike, a line that hides another (same points), a blank
+    band along an edge.  Empty when none."""
+    problems = []
+    width_px = fig.get_figwidth() * dpi
+    scale = min(1.0, PAGE_PX / width_px)
+    small = sorted(
+        {
+            (round(t.get_fontsize() * dpi / 72 * scale, 1), t.get_text())
+            for t in fig.findobj(Text)
+            if t.get_visible() and t.get_text().strip()
+        }
+    )
+    if small and small[0][0] < MIN_TEXT_PX:
+        px, text = small[0]
+        problems.append(f"text {text!r} shows at {px} px on the page (< {MIN_TEXT_PX:g} px)")
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison:
+            continue
+        name = ax.get_title() or f"axes {fig.axes.index(ax) + 1}"
+        if getattr(ax, "_colorbar", None) is not None:
+            if not (ax.get_ylabel() or ax.get_xlabel()):
+                problems.append(f"{name}: the colour bar has no label")
+            continue
+        for which in ("x", "y"):
+            siblings = getattr(ax, f"get_shared_{which}_axes")().get_siblings(ax)
+            whole = getattr(fig, f"_sup{which}label", None)  # one label for every panel
+            if whole is not None and whole.get_text().strip():
+                continue
+            if not any(getattr(a, f"get_{which}label")().strip() for a in siblings):
+                problems.append(f"{name}: the {which} axis has no label")
+        series = series_of(ax)
+        if len(series) > MAX_SERIES:
+            problems.append(f"{name}: {len(series)} series on one axes (> {MAX_SERIES})")
+        styles: dict[tuple, str] = {}
+        for label, handle in series:
+            key = _style(handle)
+            if key in styles:
+                problems.append(f"{name}: {label!r} is drawn like {styles[key]!r}")
+            styles.setdefault(key, label)
+        seen: dict[tuple, str] = {}
+        for line in ax.get_lines():
+            x, y = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+            if len(x) < 2 or line.get_label().startswith("_"):
+                continue
+            key = (x.tobytes(), y.tobytes())
+            if key in seen:
+                problems.append(f"{name}: {line.get_label()!r} hides under {seen[key]!r}")
+            seen.setdefault(key, line.get_label())
+    margins = _blank_margins(fig)  # draws the figure: the texts' places are known from here
+    clash = _overlapping_texts(fig)
+    if clash:
+        problems.append(f"texts overlap: {clash[0]!r} and {clash[1]!r}")
+    for side, share in margins.items():
+        if share > MAX_MARGIN:
+            problems.append(f"a blank band on the {side}: {share:.0%} of the figure")
+    return problems
+
+
+CHECK_KEY = "guesslab:check"  # PNG text: "ok", or the problems figure_problems found
+FACTS_KEY = "guesslab:facts"  # PNG text: JSON of the numbers a caption may quote
+
+
+def save_figure(
+    fig: Any,
+    path: Path,
+    dpi: int = DPI,
+    tight: bool = True,
+    facts: dict[str, Any] | None = None,
+) -> Path:
+    """Save a matplotlib figure as PNG at ``path`` (tight layout unless told not) and close
+    it.  The PNG carries what :func:`figure_problems` found (text ``guesslab:check``: "ok"
+    or the problems) and ``facts``, the numbers a caption may quote, as JSON."""
     if tight:
         fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
+    problems = figure_problems(fig, dpi)
+    metadata = {CHECK_KEY: "; ".join(problems) or "ok"}
+    if facts is not None:
+        metadata[FACTS_KEY] = json.dumps(facts, sort_keys=True)
+    fig.savefig(path, dpi=dpi, metadata=metadata)
     plt.close(fig)
     return path
+
+
+def saved_check(path: Path) -> tuple[str | None, dict[str, Any] | None]:
+    """The check and the facts :func:`save_figure` wrote into the PNG at ``path`` (None
+    where it holds none: a PNG not made by save_figure)."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        text = dict(image.text)
+    facts = text.get(FACTS_KEY)
+    return text.get(CHECK_KEY), (json.loads(facts) if facts is not None else None)

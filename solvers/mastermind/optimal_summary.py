@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers.kit.summary_parts import save_figure  # noqa: E402
+from solvers.kit.summary_parts import PALETTE, WIDTH, save_figure  # noqa: E402
 
 CLASSICS = ("minimax", "expected_size", "most_parts", "first_feasible")
 
@@ -91,16 +91,18 @@ def _gap(rows: pd.DataFrame, optimum: Fraction) -> float:
 def gap_plot(gaps: pd.DataFrame, path: Path) -> Path:
     """Grouped bars: heuristic minus optimum (expected guesses) per game and strategy."""
     names = [*CLASSICS, "best_sharma_mittal"]
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(gaps) + 2), 4.0))
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.4), layout="constrained")
     width = 0.8 / len(names)
     x = np.arange(len(gaps))
     for i, name in enumerate(names):
-        ax.bar(x + (i - (len(names) - 1) / 2) * width, gaps[name], width, label=name)
-    ax.set_xticks(x, gaps["game"], rotation=15, ha="right", fontsize=8)
-    ax.set_ylabel("expected guesses minus the optimum")
-    ax.set_title("Mastermind: heuristic minus optimal play (exact expected guesses)")
-    ax.legend(fontsize=7)
-    return save_figure(fig, path)
+        ax.bar(x + (i - (len(names) - 1) / 2) * width, gaps[name], width, label=name,
+               color=PALETTE[i % len(PALETTE)])  # fmt: skip
+    ax.set_xticks(x, [g.replace(" ", "\n", 1) for g in gaps["game"]])
+    ax.set_xlabel("game (pegs x colours) and colour jar")
+    ax.set_ylabel("expected guesses over the optimum")
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.legend(loc="outside upper center", ncol=3, frameon=False)
+    return save_figure(fig, path, tight=False)
 
 
 def subtree_totals(rows: pd.DataFrame) -> pd.DataFrame:

@@ -9,10 +9,20 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from solvers.kit.stored_rows import StoredRows, takes_stored_rows  # noqa: E402
-from solvers.kit.summary_parts import left_out, markdown_table, save_figure  # noqa: E402
+from solvers.kit.summary_parts import (  # noqa: E402
+    MARKERS,
+    PALETTE,
+    WIDTH,
+    left_out,
+    markdown_table,
+    save_figure,
+)
+
+SHOWN_MASS = 1e-3  # the stationary law's bars stop at the last level of at least this mass
 from solvers.registry import row_columns  # noqa: E402
 
 DECK = ["ranks", "suits", "k"]
@@ -85,18 +95,33 @@ def win_section(rows: pd.DataFrame, out_dir: Path) -> str:
     """Table and plot of A's win probability against the level n, per deck."""
     table = win_table(rows)
     table.to_parquet(out_dir / "triples_win.parquet", index=False)
-    fig, (lin, log) = plt.subplots(1, 2, figsize=(10, 3.8))
-    for deck, group in table.groupby(DECK):
-        lin.plot(group["n"], group["p_win"], marker="o", label=deck_label(*deck))
+    fig, (lin, log) = plt.subplots(2, 1, figsize=(WIDTH, 6.4), sharex=True, layout="constrained")
+    decks = list(table.groupby(DECK))
+    for k, (deck, group) in enumerate(decks):
+        style = {"color": PALETTE[k % len(PALETTE)], "marker": MARKERS[k % len(MARKERS)]}
+        lin.plot(group["n"], group["p_win"], label=deck_label(*deck), **style)
         positive = group[group["p_win"] > 0]
-        log.semilogy(positive["n"], positive["p_win"], marker="o", label=deck_label(*deck))
+        log.semilogy(positive["n"], positive["p_win"], label=deck_label(*deck), **style)
+        zero = group.loc[group["p_win"] == 0, "n"].tolist()
+        if zero:  # not on a log scale: said
+            said = f"{deck_label(*deck)}: P(A wins) = 0\nat n = {', '.join(map(str, zero))}"
+            log.annotate(said, (0.98, 0.95 - 0.15 * k), xycoords="axes fraction", ha="right",
+                         va="top")  # fmt: skip
     lin.axhline(0.5, color="grey", lw=0.8, ls="--")
+    lin.set_title("P(A wins), linear scale", loc="left")
+    log.set_title("P(A wins), log scale", loc="left")
+    lin.set_ylabel("P(A wins)")
+    log.set_ylabel("P(A wins)")
+    log.set_xlabel("level n (k-of-a-kinds A needs)")
+    log.set_xticks(range(int(table["n"].min()), int(table["n"].max()) + 1))
     for ax in (lin, log):
-        ax.set_xlabel("level n (k-of-a-kinds A needs)")
-        ax.set_ylabel("P(A wins)")
-    lin.legend(fontsize=8)
-    log.set_title("log scale")
-    save_figure(fig, out_dir / "triples_win.png")
+        ax.grid(True, alpha=0.3)
+    if len(decks) > 1:
+        lin.legend()
+    else:
+        lin.annotate(f"deck {deck_label(*decks[0][0])}", (0.98, 0.95), xycoords="axes fraction",
+                     ha="right", va="top")  # fmt: skip
+    save_figure(fig, out_dir / "triples_win.png", tight=False)
     shown = table[[*DECK, "n", "p_win", "p_lose", "p_win_exact"]]
     return "\n".join(
         [
@@ -203,21 +228,37 @@ def equilibrium_section(rows: pd.DataFrame, out_dir: Path) -> str:
     """The equilibrium level per deck (table and plot) and one stationary law."""
     table = equilibrium_table(rows)
     table.to_parquet(out_dir / "triples_equilibrium.parquet", index=False)
-    fig, (levels, law) = plt.subplots(1, 2, figsize=(11, 3.8))
-    for (suits, k), group in table.groupby(["suits", "k"]):
-        levels.plot(group["ranks"], group["mean_level"], marker="o", label=f"suits={suits}, k={k}")
-    levels.set_xlabel("ranks")
+    fig, (levels, law) = plt.subplots(2, 1, figsize=(WIDTH, 6.6), layout="constrained")
+    for k, ((suits, kind), group) in enumerate(table.groupby(["suits", "k"])):
+        style = {"color": PALETTE[k % len(PALETTE)], "marker": MARKERS[k % len(MARKERS)]}
+        levels.plot(
+            group["ranks"], group["mean_level"], label=f"{suits} suits, k = {kind}", **style
+        )
+    levels.set_xlabel("ranks in the deck")
     levels.set_ylabel("stationary mean level")
-    levels.legend(fontsize=7)
+    levels.set_title("Mean level of the adaptive chain", loc="left")
+    levels.grid(True, alpha=0.3)
+    levels.legend(ncol=2)
     biggest = rows.sort_values(["ranks", "suits", "k"]).iloc[-1]
     if ((rows["ranks"] == 13) & (rows["suits"] == 4) & (rows["k"] == 3)).any():
         biggest = rows[(rows["ranks"] == 13) & (rows["suits"] == 4) & (rows["k"] == 3)].iloc[0]
-    pi = list(biggest["stationary"])
-    law.bar(range(1, len(pi) + 1), pi, color="tab:blue")
-    law.set_xlabel("level")
+    pi = np.asarray(list(biggest["stationary"]), dtype=float)
+    shown = np.nonzero(pi >= SHOWN_MASS)[0]  # the levels a bar can show; the rest said below
+    last = int(shown.max()) + 1 if len(shown) else len(pi)
+    law.bar(range(1, last + 1), pi[:last], color=PALETTE[0])
+    law.set_xticks(range(1, last + 1))
+    law.set_xlabel(
+        f"level (levels {last + 1} to {len(pi)}: {pi[last:].sum():.1e} in all)"
+        if last < len(pi)
+        else "level"
+    )
     law.set_ylabel("stationary probability")
-    law.set_title(deck_label(biggest["ranks"], biggest["suits"], biggest["k"]))
-    save_figure(fig, out_dir / "triples_equilibrium.png")
+    law.set_title(
+        f"Stationary law, deck {deck_label(biggest['ranks'], biggest['suits'], biggest['k'])}",
+        loc="left",
+    )
+    law.grid(True, axis="y", alpha=0.3)
+    save_figure(fig, out_dir / "triples_equilibrium.png", tight=False)
     return "\n".join(
         [
             "### Equilibrium of the adaptive game",

@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from solvers.entropy import preset_name  # noqa: E402
-from solvers.kit.summary_parts import save_figure  # noqa: E402
+from solvers.kit.summary_parts import PALETTE, WIDTH, save_figure  # noqa: E402
 
 MANY = 12  # more info rows than this per deck: the per-deck table shows only the best one
 
@@ -145,25 +145,73 @@ def gamma_sweep_section(rows: pd.DataFrame, info: pd.DataFrame, out_dir: Path) -
     ]
 
 
+def gamma_facts(rows: pd.DataFrame, info: pd.DataFrame) -> dict[str, dict]:
+    """Per deck, the numbers a caption of the gamma plot may quote: the optimum (exact and
+    float), greedy, info's best score and the gamma of it (the first), and the gamma
+    intervals where info's exact score equals the optimum ([] when it never does)."""
+    best, greedy = _reference(rows, "optimal"), _reference(rows, "greedy")
+    facts = {}
+    for deck, group in info.groupby("deck", sort=False):
+        group = group.sort_values("gamma")
+        scores = [Fraction(x) for x in group["expected_score_exact"]]
+        top = max(scores)
+        opt = best.get(deck)
+        flags = [opt is not None and s == opt for s in scores]
+        facts[str(deck)] = {
+            "optimal": float(opt) if opt is not None else None,
+            "optimal_exact": str(opt) if opt is not None else None,
+            "greedy": float(greedy[deck]) if deck in greedy else None,
+            "best_info": float(top),
+            "best_info_gamma": float(group["gamma"].iloc[scores.index(top)]),
+            "optimal_intervals": [
+                list(r) for r in optimal_intervals(group["gamma"].tolist(), flags)
+            ],
+        }
+    return facts
+
+
 def plot_gamma_sweep(rows: pd.DataFrame, info: pd.DataFrame, path: Path) -> Path:
-    """One panel per deck: info's score against gamma, greedy and optimal as dashed lines."""
+    """One panel per deck, stacked: info's score against gamma, the gammas where it equals the
+    optimum exactly marked, greedy and optimal as dashed lines; where info never reaches the
+    optimum the panel says how close it comes.  The caption's numbers go into the PNG
+    (:func:`gamma_facts`)."""
     decks = list(dict.fromkeys(info["deck"]))
     best, greedy = _reference(rows, "optimal"), _reference(rows, "greedy")
-    fig, axes = plt.subplots(1, len(decks), figsize=(4.6 * len(decks), 3.6), squeeze=False)
-    for ax, deck in zip(axes[0], decks, strict=True):
+    facts = gamma_facts(rows, info)
+    fig, axes = plt.subplots(
+        len(decks), 1, figsize=(WIDTH, 0.9 + 2.1 * len(decks)), sharex=True, squeeze=False
+    )
+    blue, red, green = PALETTE[0], PALETTE[1], PALETTE[2]
+    for ax, deck in zip(axes[:, 0], decks, strict=True):
         group = info[info["deck"] == deck].sort_values("gamma")
-        ax.plot(
-            group["gamma"], group["expected_score"], "o-", ms=2.5, color="tab:blue", label="info"
-        )
+        ax.plot(group["gamma"], group["expected_score"], "-", color=blue, lw=1.5, label="info")
         if deck in greedy:
-            ax.axhline(float(greedy[deck]), ls="--", color="tab:red", label="greedy")
+            ax.axhline(float(greedy[deck]), ls="--", color=red, label="greedy")
         if deck in best:
-            ax.axhline(float(best[deck]), ls="--", color="tab:green", label="optimal")
-        ax.set_title(f"deck ({deck})")
-        ax.set_xlabel("gamma")
-        ax.set_ylabel("expected correct guesses")
-        ax.legend(fontsize=8)
-    return save_figure(fig, path)
+            ax.axhline(float(best[deck]), ls=":", lw=2, color=green, label="optimal")
+            hit = group[[Fraction(x) == best[deck] for x in group["expected_score_exact"]]]
+            if len(hit):
+                ax.plot(hit["gamma"], hit["expected_score"], "o", ms=5, color=green,
+                        label="info = optimal (exact)")  # fmt: skip
+            else:
+                said = facts[str(deck)]
+                ax.annotate(
+                    f"never optimal: at best {said['best_info']:.6f}\n(gamma "
+                    f"{said['best_info_gamma']:g}), optimum {said['optimal']:.6f}",
+                    (0.02, 0.06), xycoords="axes fraction", ha="left", va="bottom",
+                    bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.9},
+                )  # fmt: skip
+        ax.set_title(f"deck ({deck})", loc="left")
+        ax.grid(True, alpha=0.3)
+    axes[-1, 0].set_xlabel("gamma (weight of the entropy term)")
+    fig.supylabel("expected correct guesses")
+    handles = {}
+    for ax in axes[:, 0]:
+        for label, handle in zip(*reversed(ax.get_legend_handles_labels()), strict=True):
+            handles.setdefault(label, handle)
+    fig.legend(handles.values(), handles.keys(), loc="upper center", ncol=2, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / fig.get_figheight()))
+    return save_figure(fig, path, tight=False, facts=facts)
 
 
 # ---------------------------------------------------------------------------- entropy grid
@@ -224,26 +272,31 @@ def entropy_grid_section(rows: pd.DataFrame, info: pd.DataFrame, out_dir: Path) 
 
 
 def plot_heatmaps(ratios: pd.DataFrame, path: Path) -> Path:
-    """One heatmap per deck (r across, t up) of the best ratio to the optimum."""
+    """One heatmap per deck, stacked (r across, t up): how far info's best score over gamma
+    falls below the optimum, in percent, with a dot where it reaches the optimum exactly."""
     decks = list(dict.fromkeys(ratios["deck"]))
-    fig, axes = plt.subplots(1, len(decks), figsize=(4.8 * len(decks), 4.2), squeeze=False)
-    lo = ratios["best_ratio"].min()
-    for ax, deck in zip(axes[0], decks, strict=True):
-        grid = ratios[ratios["deck"] == deck].pivot(
-            index="entropy_t", columns="entropy_r", values="best_ratio"
+    fig, axes = plt.subplots(
+        len(decks), 1, figsize=(WIDTH, 0.8 + 2.05 * len(decks)), sharex=True, squeeze=False,
+        layout="constrained",
+    )  # fmt: skip
+    worst = 100 * (1 - ratios["best_ratio"].min())
+    for ax, deck in zip(axes[:, 0], decks, strict=True):
+        part = ratios[ratios["deck"] == deck]
+        below = part.assign(below=100 * (1 - part["best_ratio"])).pivot(
+            index="entropy_t", columns="entropy_r", values="below"
         )
+        reached = part.pivot(index="entropy_t", columns="entropy_r", values="reaches_optimum")
         image = ax.imshow(
-            grid.to_numpy(), origin="lower", cmap="viridis", vmin=lo, vmax=1.0, aspect="auto"
+            below.to_numpy(), origin="lower", cmap="viridis_r", vmin=0, vmax=worst, aspect="auto"
         )
-        ax.set_xticks(
-            range(grid.shape[1]), [f"{v:g}" for v in grid.columns], fontsize=7, rotation=45
-        )
-        ax.set_yticks(range(grid.shape[0]), [f"{v:g}" for v in grid.index], fontsize=7)
-        ax.set_xlabel("order r")
+        ax.set_xticks(range(below.shape[1]), [f"{v:g}" for v in below.columns])
+        ax.set_yticks(range(below.shape[0]), [f"{v:g}" for v in below.index])
         ax.set_ylabel("degree t")
-        ax.set_title(f"deck ({deck})")
-        done = np.isclose(grid.to_numpy(), 1.0, rtol=0, atol=1e-15)
-        for i, j in zip(*np.nonzero(done), strict=True):
-            ax.text(j, i, "*", ha="center", va="center", color="white", fontsize=8)
-    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="best score / optimum (* = 1)")
+        ax.set_title(f"deck ({deck})", loc="left")
+        i, j = np.nonzero(reached.reindex_like(below).fillna(False).to_numpy(dtype=bool))
+        ax.plot(j, i, "o", ms=4, color="black", ls="none", label="optimum reached (exact)")
+    axes[-1, 0].set_xlabel("order r")
+    label = "best score below the optimum (%)"
+    fig.colorbar(image, ax=axes[:, 0].tolist(), shrink=0.6, label=label)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside upper right", frameon=False)
     return save_figure(fig, path, tight=False)
