@@ -141,8 +141,9 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
         with locking.study_lock(run.folder):
             # listed before compacting: compact reads each of these files (and maybe more)
             before = set(store.result_files(run.results))
-            left = run.plan.left_to_run(_tidy_store(run), recompute=run.conf.store.recompute)
-            claim = claims.claim(run.folder, left, run.outputs)  # refused: another run has one
+            stored = _tidy_store(run)
+            left = run.plan.left_to_run(stored, recompute=run.conf.store.recompute)
+            claim = claims.claim(run, left, stored)  # refused: another live run computes one
         with claim:
             run.report.skipped = left.stored
             run.log(f"study {run.report.study}: {left.n_tasks} tasks, {left.stored} already stored")
@@ -158,8 +159,7 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
 
 
 def _tidy_store(run: StudyRun) -> store.StoredIds:
-    """Quarantine foreign files, compact, remove the staging folders of summaries killed
-    mid-write; the ids stored."""
+    """Foreign files quarantined, the store compacted, stale staging removed; the ids stored."""
     remove_stale(run.folder)
     for path, reason in store.quarantine_bad_files(run.results, run.folder / "quarantine"):
         run.log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")

@@ -5,6 +5,7 @@ compute at once, and a killed run's claim stops nobody."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -130,8 +131,8 @@ def claimed_by_another_run(outputs: Path, n: int, seconds: float) -> claims.Clai
     would)."""
     register_nap()
     other = prepared(compose_config(*naps(outputs, n, seconds)), log=lambda *_: None)
-    left = other.plan.left_to_run(store.stored_ids(other.results))
-    return claims.claim(other.folder, left, outputs)
+    stored = store.stored_ids(other.results)
+    return claims.claim(other, other.plan.left_to_run(stored), stored)
 
 
 @pytest.mark.parametrize("n_claimed, n_ours", [(4, 4), (2, 4), (6, 3)])
@@ -160,9 +161,9 @@ def test_runs_of_different_tasks_of_one_study_folder_compute_at_once(tmp_path):
 
 def test_a_killed_run_s_claim_is_removed_and_stops_nobody(tmp_path):
     dead = claimed_by_another_run(tmp_path, 4, 0)
-    os.close(dead.fd)  # what the kernel does when the run's process dies: its files stay
+    os.close(dead.fd)  # what the kernel does when the run's process dies: its file stays
     dead.fd = None
-    assert len(list((tmp_path / "naps" / claims.CLAIMS).iterdir())) == 2
+    assert len(list((tmp_path / "naps" / claims.CLAIMS).iterdir())) == 1
     report = run(tmp_path, *naps(tmp_path, 4, 0))
     assert report.computed == 4
     assert not (tmp_path / "naps" / claims.CLAIMS).exists()
@@ -173,3 +174,17 @@ def test_a_run_with_nothing_left_to_compute_claims_nothing(tmp_path):
     with claimed_by_another_run(tmp_path, 3, 0) as theirs:
         assert theirs.fd is None  # every task stored: no claim, nobody refused
         assert run(tmp_path, *naps(tmp_path, 3, 0)).skipped == 3
+
+
+def test_a_live_claim_whose_tasks_cannot_be_listed_counts_as_all_of_them(tmp_path):
+    """A claim of a family unknown here (another guesslab, another GUESSLAB_FAMILIES): the
+    run cannot tell which tasks it holds, so it assumes every one."""
+    with claimed_by_another_run(tmp_path, 2, 0) as theirs:
+        who = json.loads(theirs.path.read_text())
+        who["study"]["family"] = "no_such_family"
+        theirs.path.write_text(json.dumps(who))  # the same file: its lock stays held
+        with pytest.raises(StudyError) as refused:
+            run(tmp_path, *naps(tmp_path, 3, 0.5))  # tasks of its own, but who can tell
+        message = str(refused.value)
+        assert "another run is computing 3 of the 3 task(s)" in message
+        assert "its tasks cannot be listed here" in message and "no_such_family" in message
