@@ -3,7 +3,9 @@
 ``study_lock`` serialises the store's upkeep (compaction, quarantine) and the summary, so
 the last job to summarise sees every job's rows.  ``running`` is held (shared) by every job
 while it computes; a job that gets it exclusively knows no other job is writing, so the
-temporary files it finds were left by a killed run and may be deleted.
+temporary files it finds were left by a killed run and may be deleted.  Jobs may compute
+at once only when their tasks differ: :mod:`pipeline.claims` refuses a job whose tasks
+another live job is computing (their checkpoint folders would be shared).
 
 Why fcntl and not the filelock package: ``running`` needs a shared lock (every computing
 job holds it at once) that one job can try to take exclusively; filelock offers only

@@ -6,9 +6,9 @@ stages, each handed the run.
 2. ``stage=plan`` (:func:`plan_text`): the tasks left against the store, their needs against
    the budget (:mod:`pipeline.needs`).  Nothing is written.
 3. ``stage=run`` (:func:`run_tasks`): the needs checked; under the study's lock the store
-   tidied (:mod:`pipeline.store`) and the tasks left to run found; the backend opened, the
-   tasks cut into batches on its workers (:mod:`pipeline.batches`), each finished batch's
-   files stored as it comes back.
+   tidied (:mod:`pipeline.store`), the tasks left to run found and claimed (refused if another
+   live run computes one: :mod:`pipeline.claims`); the backend opened, the tasks cut into
+   batches on its workers (:mod:`pipeline.batches`), each batch's files stored as it comes.
 4. ``stage=summary`` (:func:`summarise`): the store compacted, ``summary.md`` written with the
    report and the index (:mod:`pipeline.summary`).
 
@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline import locking, store
+from pipeline import claims, locking, store
 from pipeline.batches import BatchCutter, DoneBatch, finished_batches
 from pipeline.config import StudyError
 from pipeline.needs import Needed, check_needs, shared_keys
@@ -136,21 +136,22 @@ def run_tasks(run: StudyRun) -> None:
 
 def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
     check_results_target(run.outputs, run.folder)
-    # other jobs of a parallel multirun may share this store: temporaries are deleted only
-    # when no other job is computing, and upkeep and summaries take turns
+    # parallel multirun jobs may share the store: see pipeline.locking and pipeline.claims
     with locking.running(run.folder, lambda: store.remove_temporaries(run.results)):
         with locking.study_lock(run.folder):
             # listed before compacting: compact reads each of these files (and maybe more)
             before = set(store.result_files(run.results))
             stored = _tidy_store(run)
-        left = run.plan.left_to_run(stored, recompute=run.conf.store.recompute)
-        run.report.skipped = left.stored
-        run.log(f"study {run.report.study}: {left.n_tasks} tasks, {left.stored} already stored")
-        if not len(left):
-            return
-        _compute(run, left, setup)
-        after = run.plan.left_to_run(store.stored_ids(run.results))  # shared pieces still needed
-        tidy_checkpoints(run.folder, setup.shared, shared_keys(after))
+            left = run.plan.left_to_run(stored, recompute=run.conf.store.recompute)
+            claim = claims.claim(run, left, stored)  # refused: another live run computes one
+        with claim:
+            run.report.skipped = left.stored
+            run.log(f"study {run.report.study}: {left.n_tasks} tasks, {left.stored} already stored")
+            if not len(left):
+                return
+            _compute(run, left, setup)
+            after = run.plan.left_to_run(store.stored_ids(run.results))  # shared pieces needed
+            tidy_checkpoints(run.folder, setup.shared, shared_keys(after))
         with locking.study_lock(run.folder):  # a rerun task's rows supersede its stored ones
             if left.supersedes or _written_by_others(run.results, before, run.report.files):
                 store.compact(run.results)
@@ -158,8 +159,7 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
 
 
 def _tidy_store(run: StudyRun) -> store.StoredIds:
-    """Quarantine foreign files, compact, remove the staging folders of summaries killed
-    mid-write; the ids stored."""
+    """Foreign files quarantined, the store compacted, stale staging removed; the ids stored."""
     remove_stale(run.folder)
     for path, reason in store.quarantine_bad_files(run.results, run.folder / "quarantine"):
         run.log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")

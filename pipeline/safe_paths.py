@@ -7,10 +7,11 @@ ever followed:
 
 - :func:`check_study_folder` (called by every run, before any work) refuses a study folder
   in which a folder the pipeline uses (the study folder itself, ``results``,
-  ``results/family=*``, ``quarantine``, ``summary``, ``runs``, ``checkpoints`` and what is
-  below ``summary`` and ``runs``) or a file it opens by name (``.lock``, ``.running``) is a
-  link or a special file: the run exits 2 naming the path, and touches nothing.  (Below
-  ``checkpoints``, :class:`solvers.kit.longtask.Checkpoints` follows no link either.)
+  ``results/family=*``, ``quarantine``, ``summary``, ``runs``, ``checkpoints``, ``.claims``
+  and what is below ``summary`` and ``runs``) or a file it opens by name (``.lock``,
+  ``.running``) is a link or a special file: the run exits 2 naming the path, and touches
+  nothing.  (Below ``checkpoints``, :class:`solvers.kit.longtask.Checkpoints` follows no
+  link either.)
 - The readers (:func:`regular_files`, :func:`real_subdirs`) list entries with ``lstat``
   semantics: a link, a FIFO, a socket, a device or a folder named like a results file is
   never listed, so it is never opened (a FIFO cannot hang a reader, a link cannot bring in
@@ -38,7 +39,7 @@ from solvers.kit.safe_folders import ensure_folder, kind
 
 # Folders below the study folder that the pipeline reads or writes; below SCANNED every
 # entry must be a real folder or a regular file (plots and run configs are written there).
-STUDY_FOLDERS = ("results", "quarantine", "summary", "runs", "checkpoints")
+STUDY_FOLDERS = ("results", "quarantine", "summary", "runs", "checkpoints", ".claims")
 SCANNED = ("summary", "runs")
 STUDY_FILES = (".lock", ".running")  # opened by name (pipeline.locking)
 # What the pipeline writes in paths.outputs itself, beside the study folders: the index of

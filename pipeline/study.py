@@ -104,6 +104,13 @@ class Plan:
                     if len(positions):
                         yield g, positions
 
+    def id_chunks(self) -> Iterator[np.ndarray]:
+        """The ids of the tasks left to run (arrays, CHUNK tasks of a grid at a time)."""
+        for g, grid in enumerate(self.grids):
+            keep = self.keep[g]
+            for lo, hi, ids in _id_chunks(grid):
+                yield ids if keep is None else ids[keep[lo:hi]]
+
     def left_to_run(self, stored: StoredIds, *, recompute: bool = False) -> Plan:
         """This plan without the tasks the store holds ok (none with ``recompute``), as a new
         Plan (this one is left as it is): its :attr:`stored` counts the tasks left out, and

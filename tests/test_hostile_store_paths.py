@@ -64,7 +64,7 @@ def outputs(paper_outputs: Path, tmp_path: Path) -> Path:
 LINKED = ["results/family=evil", "results/family=card_guessing", "results", "quarantine"]
 
 
-@pytest.mark.parametrize("where", [*LINKED, "summary", "runs"])
+@pytest.mark.parametrize("where", [*LINKED, "summary", "runs", ".claims"])
 @pytest.mark.parametrize("extra", [[], ["store.recompute=true"], ["stage=summary"]])
 def test_a_linked_folder_is_refused_and_its_target_untouched(outputs, elsewhere, where, extra):
     study = outputs / "paper"
