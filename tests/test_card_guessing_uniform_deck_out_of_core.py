@@ -277,10 +277,12 @@ DECK6 = "study.grids.0.grid.deck=[[4,4,4,4,4,4]]"
 OPTIMAL_ONLY = ("~study.grids.0.strategies.greedy", "~study.grids.0.strategies.persistent")
 
 
-def pipeline(outputs, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "pipeline", "study=ranks_exact", DECK6, *OPTIMAL_ONLY]
-    cmd += [f"paths.outputs={outputs}", "run.progress=false", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+def pipeline(monkeypatch, capsys, outputs, *args: str) -> subprocess.CompletedProcess:
+    """``python -m pipeline study=ranks_exact`` on 6 types, optimal only, in this process."""
+    from tests_support import cli_run_in_process
+
+    return cli_run_in_process(monkeypatch, capsys, "study=ranks_exact", DECK6, *OPTIMAL_ONLY,
+                              f"paths.outputs={outputs}", "run.progress=false", *args)  # fmt: skip
 
 
 def test_the_pipeline_runs_a_ranked_task_out_of_core_when_its_budget_is_short(
@@ -312,8 +314,9 @@ def test_the_pipeline_runs_a_ranked_task_out_of_core_when_its_budget_is_short(
     assert not folders[0].exists()  # cleared once the row was stored
 
 
-def test_a_budget_below_the_least_need_is_refused_before_any_work(tmp_path):
-    done = pipeline(tmp_path, "cluster=sync", "stage=plan", "run.memory_budget=300MB")
+def test_a_budget_below_the_least_need_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    done = pipeline(monkeypatch, capsys, tmp_path, "cluster=sync", "stage=plan",
+                    "run.memory_budget=300MB")  # fmt: skip
     assert done.returncode == 2
     assert "needs 364.2 MB of memory per process" in done.stderr
     assert "300.0 MB from run.memory_budget" in done.stderr
