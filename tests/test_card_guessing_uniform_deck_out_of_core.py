@@ -152,15 +152,26 @@ def test_two_capped_workers_match_one_process(policy, window, tmp_path, two_work
 
 
 @pytest.mark.slow
-def test_eight_types_on_three_capped_workers(tmp_path):
+def test_eight_types_on_three_capped_workers(tmp_path, monkeypatch):
     """8 types of 4 on 3 workers, each capped at 450 MB: one process needs ~900 MB (its
     arrays ~550 MB; 594 MB measured).  Every policy's mean, variance and distribution to
     1e-12, every worker's measured peak RSS under its cap.  The policies share the deck's
     last layer, as a run's tasks do: the first computes it on the capped workers, the
-    others adopt it."""
+    others adopt it.  So do the in-memory solves they are checked against: the first
+    computes the last layer's log A (which no policy changes, and no solve writes to), the
+    others reuse it."""
     deck = (4,) * 8
     cap = 450 * 10**6
     assert ranked_tasks.in_memory_bytes(deck) > cap
+    last_logs: list = []
+    computed = in_memory.last_layer_log_counts
+
+    def computed_once(cd):
+        if not last_logs:
+            last_logs.append(computed(cd))
+        return last_logs[0]
+
+    monkeypatch.setattr(in_memory, "last_layer_log_counts", computed_once)
     shared = longtask.Checkpoints(tmp_path / "shared", root=tmp_path)
     adopted = []
     cluster, client = capped_cluster(3, cap)
