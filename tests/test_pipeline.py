@@ -396,8 +396,12 @@ def test_cli_runs_the_default_study(tmp_path):
     assert not (ROOT / "outputs" / "paper" / "hydra").exists()
 
 
-def test_multirun_jobs_share_one_store_and_summary(tmp_path):
-    res = cli(
+def test_multirun_jobs_share_one_store_and_summary(tmp_path, monkeypatch, capsys):
+    """A multirun of the basic launcher (its jobs run one after another in the command's
+    process), run in this process."""
+    res = cli_run_in_process(
+        monkeypatch,
+        capsys,
         "-m",
         "study=paper",
         "study.grid.deck=[[3,3,3]],[[2,2,2]]",
