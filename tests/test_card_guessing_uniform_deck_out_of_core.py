@@ -152,15 +152,26 @@ def test_two_capped_workers_match_one_process(policy, window, tmp_path, two_work
 
 
 @pytest.mark.slow
-def test_eight_types_on_three_capped_workers(tmp_path):
+def test_eight_types_on_three_capped_workers(tmp_path, monkeypatch):
     """8 types of 4 on 3 workers, each capped at 450 MB: one process needs ~900 MB (its
     arrays ~550 MB; 594 MB measured).  Every policy's mean, variance and distribution to
     1e-12, every worker's measured peak RSS under its cap.  The policies share the deck's
     last layer, as a run's tasks do: the first computes it on the capped workers, the
-    others adopt it."""
+    others adopt it.  So do the in-memory solves they are checked against: the first
+    computes the last layer's log A (which no policy changes, and no solve writes to), the
+    others reuse it."""
     deck = (4,) * 8
     cap = 450 * 10**6
     assert ranked_tasks.in_memory_bytes(deck) > cap
+    last_logs: list = []
+    computed = in_memory.last_layer_log_counts
+
+    def computed_once(cd):
+        if not last_logs:
+            last_logs.append(computed(cd))
+        return last_logs[0]
+
+    monkeypatch.setattr(in_memory, "last_layer_log_counts", computed_once)
     shared = longtask.Checkpoints(tmp_path / "shared", root=tmp_path)
     adopted = []
     cluster, client = capped_cluster(3, cap)
@@ -277,10 +288,12 @@ DECK6 = "study.grids.0.grid.deck=[[4,4,4,4,4,4]]"
 OPTIMAL_ONLY = ("~study.grids.0.strategies.greedy", "~study.grids.0.strategies.persistent")
 
 
-def pipeline(outputs, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "pipeline", "study=ranks_exact", DECK6, *OPTIMAL_ONLY]
-    cmd += [f"paths.outputs={outputs}", "run.progress=false", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+def pipeline(monkeypatch, capsys, outputs, *args: str) -> subprocess.CompletedProcess:
+    """``python -m pipeline study=ranks_exact`` on 6 types, optimal only, in this process."""
+    from tests_support import cli_run_in_process
+
+    return cli_run_in_process(monkeypatch, capsys, "study=ranks_exact", DECK6, *OPTIMAL_ONLY,
+                              f"paths.outputs={outputs}", "run.progress=false", *args)  # fmt: skip
 
 
 def test_the_pipeline_runs_a_ranked_task_out_of_core_when_its_budget_is_short(
@@ -312,8 +325,9 @@ def test_the_pipeline_runs_a_ranked_task_out_of_core_when_its_budget_is_short(
     assert not folders[0].exists()  # cleared once the row was stored
 
 
-def test_a_budget_below_the_least_need_is_refused_before_any_work(tmp_path):
-    done = pipeline(tmp_path, "cluster=sync", "stage=plan", "run.memory_budget=300MB")
+def test_a_budget_below_the_least_need_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    done = pipeline(monkeypatch, capsys, tmp_path, "cluster=sync", "stage=plan",
+                    "run.memory_budget=300MB")  # fmt: skip
     assert done.returncode == 2
     assert "needs 364.2 MB of memory per process" in done.stderr
     assert "300.0 MB from run.memory_budget" in done.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cluster_support import free_port
 from omegaconf import OmegaConf
-from tests_support import cli, compose_config, python_output, run
+from tests_support import cli, cli_run_in_process, compose_config, python_output, run
 
 from pipeline import store
 from pipeline.config import StudyError, cluster_config
@@ -72,9 +72,14 @@ def test_version_differences_name_the_package_and_both_versions(dask_address, mo
 
 
 @pytest.mark.slow
-def test_an_unreachable_scheduler_exits_2_naming_the_key_and_writes_nothing(tmp_path):
+def test_an_unreachable_scheduler_exits_2_naming_the_key_and_writes_nothing(
+    tmp_path, monkeypatch, capsys
+):
+    """The command in this process: its exit status and message are what is checked."""
     address = f"tcp://127.0.0.1:{free_port()}"  # nothing listens there
-    res = cli(
+    res = cli_run_in_process(
+        monkeypatch,
+        capsys,
         "cluster=address",
         f"cluster.address={address}",
         "cluster.timeout=2s",
@@ -95,9 +100,10 @@ def test_a_malformed_scheduler_address_names_the_key_and_writes_nothing(outputs,
 
 
 @pytest.mark.slow
-def test_slurm_without_sbatch_exits_2_saying_what_to_install(tmp_path):
-    bare_path = str(Path(sys.executable).parent)  # the venv's tools only: no sbatch
-    res = cli("cluster=slurm", f"paths.outputs={tmp_path}", env={"PATH": bare_path})
+def test_slurm_without_sbatch_exits_2_saying_what_to_install(tmp_path, monkeypatch, capsys):
+    """The command in this process, with a PATH of the venv's tools only (no sbatch)."""
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent))
+    res = cli_run_in_process(monkeypatch, capsys, "cluster=slurm", f"paths.outputs={tmp_path}")
     assert res.returncode == 2, res.stdout + res.stderr
     assert "cluster.kind='slurm'" in res.stderr and "no sbatch" in res.stderr
     assert "slurm_setup.sh" in res.stderr

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from tests_support import cli
+from tests_support import cli_run_in_process
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", flags=re.S | re.M)
@@ -127,13 +127,18 @@ def test_the_quoted_overrides_parse_as_hydra_reads_them(page, command):
         assert all(isinstance(v, list) for v in values), (page, override.input_line, values)
 
 
-def test_the_manuals_bracketed_override_runs_through_the_real_command_line(tmp_path):
-    """docs/usage.md's grid override, split as a shell splits it, planned by the CLI."""
+def test_the_manuals_bracketed_override_runs_through_the_real_command_line(
+    tmp_path, monkeypatch, capsys
+):
+    """docs/usage.md's grid override, split as a shell splits it, planned by the CLI (its
+    main, in this process, given those words as its argv)."""
     (line,) = [c for p, c in COMMANDS if p == "docs/usage.md" and "[[2,2,2,2]]" in c]
     words = shlex.split(line)
     assert words[:3] == ["python", "-m", "pipeline"]
     assert words[3:] == ["study=paper", "study.grid.deck=[[2,2,2,2]]"]
-    out = cli(*words[3:], "stage=plan", f"paths.outputs={tmp_path}", cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    out = cli_run_in_process(monkeypatch, capsys, *words[3:], "stage=plan",
+                             f"paths.outputs={tmp_path}")  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("study paper: 2 tasks"), out.stdout  # 1 deck x 2 strategies
 

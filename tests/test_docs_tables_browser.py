@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_docs import built_site  # noqa: F401  (the manual built by mkdocs build --strict)
 from test_report_browser import driver  # noqa: F401  (headless Chromium, set up if missing)
 
 pytestmark = pytest.mark.slow
@@ -51,6 +50,7 @@ return out;
 
 @pytest.mark.parametrize("width", [420, 1300])
 def test_tables_keep_names_whole_and_code_blocks_show_whole_lines(driver, built_site, width):  # noqa: F811
+    # built_site: the session's manual (tests/conftest.py)
     driver.set_window_size(width, 1200)
     pages = sorted(p for p in Path(built_site).rglob("*.html") if p.name != "404.html")
     codes, broken, clipped, wide = 0, [], [], []

@@ -218,10 +218,14 @@ def test_an_id_set_never_confuses_ids_sharing_their_first_16_digits():
     assert len(IdSet(id_array([a, a, c]))) == 2
 
 
-def test_stage_plan_counts_tasks_and_stored_ones_and_writes_nothing(tmp_path):
+def test_stage_plan_counts_tasks_and_stored_ones_and_writes_nothing(tmp_path, monkeypatch, capsys):
     """`stage=plan` prints the tasks, how many are stored and what is left, and writes
-    nothing (not even the study folder); after a run it sees the stored tasks."""
-    from tests_support import cli
+    nothing (not even the study folder); after a run it sees the stored tasks.  The command
+    runs in this process (its lines and exit status are what is checked)."""
+    from tests_support import cli_run_in_process
+
+    def cli(*args: str):
+        return cli_run_in_process(monkeypatch, capsys, *args)
 
     grid = "study.grid.deck=[[3,3,3],[2,2],[1,1,1]]"
     first = cli("study=paper", grid, "stage=plan", f"paths.outputs={tmp_path}")

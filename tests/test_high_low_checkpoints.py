@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests_support import cli
+from tests_support import cli_run_in_process
 
 from solvers.high_low import deck, estimated_seconds, float_layers, needs
 from solvers.kit.longtask import Budget, Checkpoints, TaskContext
@@ -215,10 +215,13 @@ def test_decks_beyond_the_codes_are_refused_up_front(ranks, suits):
     assert err.value.key == "ranks" and "bits" in str(err.value)
 
 
-def test_the_pipeline_refuses_a_study_over_its_budget(tmp_path):
+def test_the_pipeline_refuses_a_study_over_its_budget(tmp_path, monkeypatch, capsys):
     """stage=plan with run.memory_budget between 14 x 4 and 15 x 4: exit 2, one line naming the
-    15 x 4 task, its need and the budget; nothing written."""
-    done = cli(
+    15 x 4 task, its need and the budget; nothing written.  The command runs in this process
+    (its exit status and lines are what is checked)."""
+    done = cli_run_in_process(
+        monkeypatch,
+        capsys,
         "study=high_low_exact",
         "stage=plan",
         "cluster=sync",

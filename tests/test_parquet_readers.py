@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT
-from tests_support import cli, copy_outputs, run
+from tests_support import copy_outputs, run
 
 from pipeline import store
 from solvers import solve
@@ -139,7 +139,8 @@ def usage_blocks(*needles: str) -> list[str]:
 @pytest.fixture(scope="module")
 def mixed_study(tmp_path_factory) -> Path:
     """A folder holding outputs/paper made as docs/usage.md makes a study of two families:
-    the default study, then ``python -m pipeline study=high_low study.name=paper``."""
+    the default study, then ``python -m pipeline study=high_low study.name=paper``, each run
+    in this process into ``outputs`` of the folder (the commands' default from there)."""
     folder = tmp_path_factory.mktemp("mixed")
     (line,) = re.findall(
         r"^(python -m pipeline study=high_low study.name=paper)\s",
@@ -147,8 +148,7 @@ def mixed_study(tmp_path_factory) -> Path:
         flags=re.M,
     )
     for args in [[], shlex.split(line)[3:]]:
-        out = cli(*args, "cluster=sync", "run.progress=false", cwd=folder)
-        assert out.returncode == 0, out.stderr
+        assert run(folder / "outputs", *args, "cluster=sync").errors == 0  # exit 0
     return folder
 
 

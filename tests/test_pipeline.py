@@ -6,7 +6,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT
-from tests_support import cli, compose_config, reference_task_id, run
+from tests_support import cli, cli_run_in_process, compose_config, reference_task_id, run
 
 from pipeline import store
 from pipeline.config import StudyError
@@ -396,8 +396,12 @@ def test_cli_runs_the_default_study(tmp_path):
     assert not (ROOT / "outputs" / "paper" / "hydra").exists()
 
 
-def test_multirun_jobs_share_one_store_and_summary(tmp_path):
-    res = cli(
+def test_multirun_jobs_share_one_store_and_summary(tmp_path, monkeypatch, capsys):
+    """A multirun of the basic launcher (its jobs run one after another in the command's
+    process), run in this process."""
+    res = cli_run_in_process(
+        monkeypatch,
+        capsys,
         "-m",
         "study=paper",
         "study.grid.deck=[[3,3,3]],[[2,2,2]]",
@@ -426,8 +430,13 @@ def test_multirun_jobs_share_one_store_and_summary(tmp_path):
         ("cluster=address", "cluster.address"),
     ],
 )
-def test_bad_input_exits_2_naming_the_key_and_writes_nothing(tmp_path, override, key):
-    res = cli("cluster=sync", f"paths.outputs={tmp_path}", override)
+def test_bad_input_exits_2_naming_the_key_and_writes_nothing(
+    tmp_path, monkeypatch, capsys, override, key
+):
+    """The command in this process (as tests/test_hostile_input.py runs its bad values): the
+    exit status, the message and the store are what is checked, not the process."""
+    res = cli_run_in_process(monkeypatch, capsys, "cluster=sync", f"paths.outputs={tmp_path}",
+                             override)  # fmt: skip
     assert res.returncode == 2, res.stdout + res.stderr
     assert key in res.stderr
     assert "Traceback" not in res.stderr

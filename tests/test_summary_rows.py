@@ -12,7 +12,7 @@ import re
 import textwrap
 
 import pandas as pd
-from tests_support import cli
+from tests_support import cli_run_in_process
 
 from pipeline import store
 from pipeline.summary import write_summary
@@ -38,9 +38,9 @@ def solved(tasks: list[dict]) -> pd.DataFrame:
     return pd.DataFrame([row for task in tasks for row in solve(task)])
 
 
-def test_the_manuals_own_study_shows_every_value_of_n(tmp_path):
+def test_the_manuals_own_study_shows_every_value_of_n(tmp_path, monkeypatch, capsys):
     """docs/usage.md's study file ``mine`` (high_low, n = 10, 20, 30), run as the manual
-    runs it: the summary's table lists all three."""
+    runs it (the command, in this process): the summary's table lists all three."""
     studies = tmp_path / "my-studies" / "study"
     studies.mkdir(parents=True)
     (studies / "mine.yaml").write_text(
@@ -56,14 +56,16 @@ def test_the_manuals_own_study_shows_every_value_of_n(tmp_path):
             """
         )
     )
-    out = cli(
+    monkeypatch.chdir(tmp_path)
+    out = cli_run_in_process(
+        monkeypatch,
+        capsys,
         "--config-dir",
         str(tmp_path / "my-studies"),
         "study=mine",
         "cluster=sync",
         f"paths.outputs={tmp_path / 'outputs'}",
         "run.progress=false",
-        cwd=tmp_path,
     )
     assert out.returncode == 0, out.stderr
     text = (tmp_path / "outputs" / "mine" / "summary.md").read_text()

@@ -52,8 +52,9 @@ def cli(
     )
 
 
-def cli_in_process(monkeypatch, capsys, *args: str) -> tuple[int, str]:
-    """(exit status, stderr) of ``python -m pipeline ARGS``, run in this process."""
+def cli_run_in_process(monkeypatch, capsys, *args: str) -> subprocess.CompletedProcess:
+    """`python -m pipeline ARGS` run in this process, as :func:`cli` reports it (exit status,
+    stdout, stderr): for the tests where the process boundary is not what is checked."""
     from pipeline.__main__ import main
 
     monkeypatch.setattr(sys, "argv", ["pipeline", *args])
@@ -62,7 +63,14 @@ def cli_in_process(monkeypatch, capsys, *args: str) -> tuple[int, str]:
         status = 0
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else 1
-    return status, capsys.readouterr().err
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(["pipeline", *args], status, out.out, out.err)
+
+
+def cli_in_process(monkeypatch, capsys, *args: str) -> tuple[int, str]:
+    """(exit status, stderr) of ``python -m pipeline ARGS``, run in this process."""
+    done = cli_run_in_process(monkeypatch, capsys, *args)
+    return done.returncode, done.stderr
 
 
 def python_output(code: str) -> str:
