@@ -321,6 +321,25 @@ def two_worker_processes():
         yield client
 
 
+def test_placement_with_no_worker_known_submits_anywhere():
+    """A placement made while the cluster has no worker (starting, or its workers
+    restarting) gives no hint: its parts run on whichever worker comes, instead of Dask
+    refusing a submit that allows other workers but names none."""
+    from distributed import Client, LocalCluster
+
+    from solvers.card_guessing.any_deck.over_dask import Placement
+
+    with (
+        LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
+        run = Placement(client, 2)
+        assert run.hints == [None, None]
+        futures = [run.submit(h, abs, -h) for h in range(2)]
+        cluster.scale(1)
+        assert client.gather(futures) == [0, 1]
+
+
 @pytest.mark.slow
 def test_local_cluster_matches_single_process(two_worker_processes):
     from solvers.card_guessing.any_deck import over_dask

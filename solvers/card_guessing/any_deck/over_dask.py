@@ -138,7 +138,11 @@ class Placement:
         self.hints = [[workers[h % len(workers)]] if workers else None for h in range(parts)]
 
     def submit(self, h: int, func, *args):
-        """A future of ``func(*args)``, run where part h lives if that worker is free."""
+        """A future of ``func(*args)``, run where part h lives if that worker is free (on any
+        worker when none was known as the placement was made: a cluster still starting, or
+        its workers restarting)."""
+        if self.hints[h] is None:
+            return self.client.submit(func, *args)
         return self.client.submit(func, *args, workers=self.hints[h], allow_other_workers=True)
 
 
