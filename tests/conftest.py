@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +18,14 @@ settings.register_profile("guesslab", derandomize=True, deadline=None)
 settings.load_profile("guesslab")
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Numba's parallel kernels run on GNU OpenMP, whose threads spin at each barrier before they
+# sleep.  On a machine shared with other jobs the thread a barrier waits for is often not
+# running, and the spinning one burns its time slice: many small parallel calls (a layer
+# written in parts, small decks) took 10 to 30 times their idle time.  Passive waiting
+# changes no value; set before any parallel kernel loads OpenMP, and inherited by the
+# processes the tests start (workers, commands).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def compositions(n_cards: int) -> list[tuple[int, ...]]:
