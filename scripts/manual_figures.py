@@ -40,7 +40,7 @@ class Figure:
     name: str  # the file under docs/img/ (without .png)
     study: str  # the study that draws it
     plot: str  # the PNG its summary writes under <outputs>/<study>/summary/
-    seconds: int  # wall time of a fresh run of the study, 2 cores
+    seconds: int  # wall time of a fresh run of the study, 2 cores, Numba's cache warm (usage.md)
     shows: str  # what a reader sees
     # studies whose rows, where --outputs already holds them, join the study's in this figure;
     # they take hours, so the script does not run them (run them first: their command)
@@ -58,14 +58,14 @@ FIGURES = (
         "gamma_sweep",
         "gamma_sweep",
         "card_guessing_gamma_sweep.png",
-        20,
+        8,
         "yes/no guessing: the entropy-weighted strategy against greedy and optimal, over gamma",
     ),
     Figure(
         "entropy_grid",
         "entropy_grid",
         "card_guessing_entropy_grid.png",
-        25,
+        16,
         "yes/no guessing: the best info score over the Sharma-Mittal (r, t) plane",
     ),
     Figure(
@@ -82,14 +82,14 @@ FIGURES = (
         "high_low_p_perfect",
         "high_low",
         "high_low_p_perfect.png",
-        10,
+        5,
         "higher/lower with distinct cards: P(every call right) against n",
     ),
     Figure(
         "high_low_decks",
         "high_low",
         "high_low_decks.png",
-        10,
+        5,
         "higher/lower on real decks: P(every call right) per deck and tie rule",
     ),
     Figure(
@@ -103,28 +103,28 @@ FIGURES = (
         "mastermind_gaps",
         "mastermind",
         "mastermind_gaps.png",
-        50,
+        19,
         "Mastermind: each heuristic's expected guesses over perfect play, per jar",
     ),
     Figure(
         "triples_win",
         "triples",
         "triples_win.png",
-        5,
+        3,
         "three of a kind: P(triples before a quartet) per deck",
     ),
     Figure(
         "triples_equilibrium",
         "triples_equilibrium",
         "triples_equilibrium.png",
-        5,
+        3,
         "three of a kind: the adaptive chain's stationary level",
     ),
     Figure(
         "hand_guessing_histograms",
         "hand_guessing",
         "hand_guessing_histograms.png",
-        25,
+        11,
         "hand guessing: guesses per game, per strategy",
     ),
 )
