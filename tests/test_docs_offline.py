@@ -8,17 +8,14 @@ The browser test drives headless Chromium as tests/test_report_browser.py does."
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from tests_support import headless_chromium
 
 # attributes whose URL the browser loads on its own, by tag (<a href> is a link a reader follows)
 LOADED = {
@@ -148,39 +145,13 @@ def test_the_search_index_is_a_script_every_page_can_load_from_disk(built_site):
         assert scripts.index(shims[0]) < bundle, (page, scripts)
 
 
-SETUP = ROOT / "scripts" / "browser_setup.sh"
-CANNOT_RUN = 3  # the script's exit status when this machine cannot install the browser
 WAIT_S = 30.0
 
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator:
     """Headless Chromium (installed first if missing), logging every request it sends."""
-    found = (
-        shutil.which("chromium") or shutil.which("chromium-browser"),
-        shutil.which("chromedriver"),
-    )
-    if None in found:
-        if shutil.which("apt-get") is None or os.geteuid() != 0:
-            pytest.skip("chromium is not installed and installing it needs root and apt-get")
-        res = subprocess.run(["bash", str(SETUP)], capture_output=True, text=True, timeout=900)
-        if res.returncode == CANNOT_RUN:
-            pytest.skip(f"scripts/browser_setup.sh cannot run here: {res.stderr.strip()}")
-        assert res.returncode == 0, f"scripts/browser_setup.sh failed:\n{res.stderr}"
-        found = (
-            shutil.which("chromium") or shutil.which("chromium-browser"),
-            shutil.which("chromedriver"),
-        )
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(arg)
-    options.add_argument("--window-size=1300,1000")
-    options.binary_location = found[0]
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(found[1]), options=options)
+    drv = headless_chromium("1300,1000", {"performance": "ALL", "browser": "ALL"})
     yield drv
     drv.quit()
 

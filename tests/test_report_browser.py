@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,8 +25,7 @@ from urllib.request import url2pathname
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import ROOT
-from tests_support import compose_config
+from tests_support import compose_config, headless_chromium
 
 from pipeline import store
 from pipeline.index import write_index
@@ -37,38 +35,13 @@ from solvers.registry import solve
 
 pytestmark = pytest.mark.slow
 
-SETUP = ROOT / "scripts" / "browser_setup.sh"
-CANNOT_RUN = 3  # the script's exit status when this machine cannot install the browser
 WAIT_S = 60.0
-
-
-def browser_paths() -> tuple[str | None, str | None]:
-    """(chromium, chromedriver) found on PATH, or None each."""
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    return browser, shutil.which("chromedriver")
 
 
 @pytest.fixture(scope="module")
 def driver() -> Iterator:
     """A headless Chromium WebDriver (the browser installed first if missing)."""
-    if None in browser_paths():
-        if shutil.which("apt-get") is None or os.geteuid() != 0:
-            pytest.skip("chromium is not installed and installing it needs root and apt-get")
-        res = subprocess.run(["bash", str(SETUP)], capture_output=True, text=True, timeout=900)
-        if res.returncode == CANNOT_RUN:
-            pytest.skip(f"scripts/browser_setup.sh cannot run here: {res.stderr.strip()}")
-        assert res.returncode == 0, f"scripts/browser_setup.sh failed:\n{res.stderr}"
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    browser, chromedriver = browser_paths()
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(arg)
-    options.add_argument("--window-size=1300,1600")
-    options.binary_location = browser
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(chromedriver), options=options)
+    drv = headless_chromium("1300,1600", {"browser": "ALL"})
     yield drv
     drv.quit()
 
