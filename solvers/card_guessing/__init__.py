@@ -55,6 +55,19 @@ def estimated_states(deck: list[int]) -> int:
     return _estimated_states(tuple(deck))
 
 
+def check_exact_size(deck: list[int], max_states: int, raise_it: str) -> None:
+    """TaskError naming the deck when the exact solver would visit more than ``max_states``
+    states (:func:`estimated_states`); ``raise_it`` says how the limit is raised."""
+    estimate = estimated_states(deck)
+    if estimate > max_states:
+        raise TaskError(
+            "deck",
+            deck,
+            f"too large for the exact solver: about {estimate:,} states, limit "
+            f"max_states={max_states:,} ({raise_it})",
+        )
+
+
 @lru_cache(maxsize=4096)
 def _estimated_states(deck: tuple[int, ...]) -> int:
     """An estimate of the canonical (c, p) states the exact solver visits for ``deck``.
@@ -91,14 +104,7 @@ def check_task(task: Task) -> None:
     if task["method"] == "float":
         return float_tasks.check_task(task)  # the float engines
     if task["method"] == "exact" or task["strategy"] == "optimal":
-        estimate = estimated_states(task["deck"])
-        if estimate > task["max_states"]:
-            raise TaskError(
-                "deck",
-                task["deck"],
-                f"too large for the exact solver: about {estimate:,} states, limit "
-                f"max_states={task['max_states']:,} (raise max_states to try anyway)",
-            )
+        check_exact_size(task["deck"], task["max_states"], "raise max_states to try anyway")
 
 
 # solver seconds per estimated state of the exact partial-feedback solver, one core, measured

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from solvers.card_guessing import estimated_states
+from solvers.card_guessing import check_exact_size
 from solvers.card_guessing.exact import belief_players, yes_no
 from solvers.card_guessing.exact.yes_no import Deck, Guess, State
 from solvers.card_guessing.tasks import ranked_tasks, yes_no_tasks
@@ -87,14 +87,9 @@ def player_task(deck: Sequence[int], strategy: str, params: Mapping[str, str]) -
     yes_no_tasks.check_partial_task(out)  # an entropy preset becomes its (r, t)
     if out.get("tie_break") == "pair" and strategy != "greedy":
         raise TaskError("tie_break", "pair", "only greedy breaks ties by pair")
-    estimate = estimated_states(out["deck"])
-    if estimate > out["max_states"]:
-        raise TaskError(
-            "deck",
-            out["deck"],
-            f"too large for the exact solver: about {estimate:,} states, limit "
-            f"max_states={out['max_states']:,} (--param max_states=N raises it, for a longer wait)",
-        )
+    check_exact_size(
+        out["deck"], out["max_states"], "--param max_states=N raises it, for a longer wait"
+    )
     return out
 
 
