@@ -36,7 +36,8 @@ def slurm() -> Iterator[None]:
         pytest.skip("Slurm is not installed and installing it needs root")
     if shutil.which("apt-get") is None and shutil.which("sbatch") is None:
         pytest.skip("Slurm is not installed and there is no apt-get to install it")
-    res = subprocess.run(["bash", str(SETUP)], capture_output=True, text=True, timeout=900)
+    with tests_support.one_process_at_a_time("slurm-setup"):
+        res = subprocess.run(["bash", str(SETUP)], capture_output=True, text=True, timeout=900)
     if res.returncode == CANNOT_RUN:
         pytest.skip(f"scripts/slurm_setup.sh cannot run here: {res.stderr.strip()}")
     assert res.returncode == 0, f"scripts/slurm_setup.sh failed:\n{res.stderr}"

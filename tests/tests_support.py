@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -9,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from conftest import ROOT
@@ -122,6 +125,19 @@ def ranks_table() -> dict[int, dict[str, float | int]]:
 
 
 BROWSER_SETUP = ROOT / "scripts" / "browser_setup.sh"
+
+
+@contextlib.contextmanager
+def one_process_at_a_time(name: str):
+    """Hold a lock file named for ``name`` in the temporary folder while the block runs: the
+    test processes (pytest-xdist) may each find the browser or Slurm missing, and two apt-get
+    runs at once fail on dpkg's lock.  The later one waits, then finds the setup done.  The
+    lock is this process's own (Python does not pass it on to the setup's daemons)."""
+    with open(Path(tempfile.gettempdir()) / f"guesslab-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 BROWSER_CANNOT_RUN = 3  # browser_setup.sh's exit status when this machine cannot install it
 
 
@@ -140,9 +156,10 @@ def headless_chromium(window_size: str, logging_prefs: dict):
     if None in browser_paths():
         if shutil.which("apt-get") is None or os.geteuid() != 0:
             pytest.skip("chromium is not installed and installing it needs root and apt-get")
-        res = subprocess.run(
-            ["bash", str(BROWSER_SETUP)], capture_output=True, text=True, timeout=900
-        )
+        with one_process_at_a_time("browser-setup"):
+            res = subprocess.run(
+                ["bash", str(BROWSER_SETUP)], capture_output=True, text=True, timeout=900
+            )
         if res.returncode == BROWSER_CANNOT_RUN:
             pytest.skip(f"scripts/browser_setup.sh cannot run here: {res.stderr.strip()}")
         assert res.returncode == 0, f"scripts/browser_setup.sh failed:\n{res.stderr}"
