@@ -2,7 +2,8 @@
 
 :class:`LongTaskSetup` goes with each batch to the workers, which set each task's context
 from it (``solvers.kit.longtask.using``): the budget, the number of workers, the task's
-checkpoint folder ``<study folder>/checkpoints/<task id>/`` and where its progress reports
+checkpoint folder ``<study folder>/checkpoints/<task id>/`` (held by one computation of the
+task at a time: :meth:`~solvers.kit.longtask.Checkpoints.hold`) and where its progress reports
 and warnings go (worker events on :data:`TOPIC` and :data:`WARNINGS`, shown by
 :mod:`pipeline.progress`).  The driver clears a task's folder once its ok row is stored
 (:func:`clear_checkpoints`).
@@ -72,7 +73,7 @@ class LongTaskSetup:
         warnings = self.warnings
         if warnings is None and worker is not None:
             warnings = _warning_sink(worker, tid)
-        return TaskContext(
+        ctx = TaskContext(
             budget,
             workers=self.workers,
             checkpoints=checkpoints,
@@ -81,15 +82,21 @@ class LongTaskSetup:
             client_factory=client,
             warnings=warnings,
         )
+        if checkpoints is not None:  # one computation of the task at a time writes its folder
+            checkpoints.hold(ctx.warn)
+        return ctx
 
 
 def finish(ctx: TaskContext | None) -> bool:
-    """After a task: its thread rejoins the worker's pool if it seceded to use the client;
-    whether it left a checkpoint folder (lstat: a link counts, to be removed)."""
+    """After a task: its thread rejoins the worker's pool if it seceded to use the client,
+    and its checkpoint folder is no longer held; whether it left a checkpoint folder (lstat:
+    a link counts, to be removed)."""
     if ctx is None:
         return False
     if isinstance(ctx.client_factory, _WorkerClient):
         ctx.client_factory.rejoin()
+    if ctx.checkpoints is not None:
+        ctx.checkpoints.release()
     return ctx.checkpoints is not None and os.path.lexists(ctx.checkpoints.folder)
 
 

@@ -29,11 +29,15 @@ def wait_for_workers(address: str, n: int, timeout: float = 60) -> None:
         client.wait_for_workers(n, timeout=timeout)
 
 
-def start_cluster(n_workers: int = 2) -> tuple[str, list[subprocess.Popen]]:
-    """Start `dask scheduler` and ``n_workers`` `dask worker --nthreads 1`; (address, procs)."""
+def start_cluster(
+    n_workers: int = 2, env: dict[str, str] | None = None
+) -> tuple[str, list[subprocess.Popen]]:
+    """Start `dask scheduler` and ``n_workers`` `dask worker --nthreads 1` (environment
+    ``env``, else this process's; the repository first on the path); (address, procs)."""
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
     scheduler = [str(DASK_CLI), "scheduler", "--host", "127.0.0.1", "--port", str(port)]
     procs = [subprocess.Popen([*scheduler, "--no-dashboard"], **quiet)]

@@ -224,3 +224,84 @@ def test_interface_names():
     cp = Checkpoints(Path("/tmp/x/y"))
     for meth in ("finished", "path", "commit", "load_path", "clear"):
         assert callable(getattr(cp, meth))
+
+
+HOLDER = """
+import sys, time
+from solvers.kit.longtask import Checkpoints
+cp = Checkpoints(sys.argv[1])
+cp.hold(print)
+with open(cp.path("layer-001"), "wb") as fh:
+    fh.write(b"1" * 100)
+cp.commit("layer-001")
+print("HELD", flush=True)
+time.sleep(120)  # a computation going on after its run stopped, until the test kills it
+"""
+
+
+def test_a_held_folder_waits_for_the_other_computation_then_uses_its_pieces(tmp_path):
+    """Two computations of one task (a run stopped while its workers went on, and a new run
+    of the same task): the second waits, says so once naming the first, and then goes on
+    from the piece the first committed.  Unheld (the code before holding), it would write
+    the folder beside the first at once."""
+    import threading
+
+    folder = tmp_path / "checkpoints" / "task-1"
+    first = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(folder)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert first.stdout.readline().strip() == "HELD"
+        said: list[str] = []
+        second = Checkpoints(folder)
+        second.hold(said.append)
+        seen: list[set[str]] = []
+        waiter = threading.Thread(target=lambda: seen.append(second.finished()))
+        waiter.start()
+        waiter.join(1.0)
+        assert waiter.is_alive() and not seen  # waiting while the first holds the folder
+        assert len(said) == 1, said
+        assert f"task-1 are held by another computation of it (pid {first.pid} on" in said[0]
+        first.kill()
+        first.wait()
+        waiter.join(30)
+        assert seen == [{"layer-001"}] and second.trusted("layer-001", warn=said.append)
+        assert len(said) == 1
+    finally:
+        first.kill()
+        first.wait()
+        second.release()
+
+
+def test_a_held_folder_is_held_from_first_use_to_release_and_not_by_its_pickled_copies(
+    tmp_path,
+):
+    import fcntl
+
+    folder = tmp_path / "task-2"
+
+    def free() -> bool:
+        fd = os.open(folder / longtask.HELD, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+        finally:
+            os.close(fd)
+
+    cp = Checkpoints(folder)
+    cp.hold(pytest.fail)  # nobody else holds it: nothing is said
+    assert not folder.exists()  # made on first use, not before
+    cp.path("a").write_bytes(b"x")
+    cp.commit("a")
+    assert not free()
+    copy = pickle.loads(pickle.dumps(cp))  # a helper on another worker writes pieces too
+    copy.path("b").write_bytes(b"y")
+    copy.commit("b")
+    assert cp.finished() == {"a", "b"}
+    cp.release()
+    assert free()
+    cp.release()  # twice is harmless
+    assert cp.finished() == {"a", "b"}  # no longer held, still readable
+    assert free()

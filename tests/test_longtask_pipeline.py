@@ -50,6 +50,7 @@ def run(task, client=None):
     ctx = longtask.current()
     cp = ctx.checkpoints
     fail_at = int(os.environ.get("TOY_FAIL_AT", "-1"))
+    gate, gate_at = os.environ.get("TOY_GATE"), int(os.environ.get("TOY_GATE_AT", "-1"))
     total = 0
     for i in range(task["layers"]):
         name = f"layer-{i:03d}"
@@ -58,6 +59,8 @@ def run(task, client=None):
         else:
             if i == fail_at:
                 raise RuntimeError(f"toy failure at layer {i}")
+            while i == gate_at and os.path.exists(gate):  # held here until the test opens it
+                time.sleep(0.05)
             time.sleep(task["sleep"])
             value = i * i if client is None else client.submit(pow, i, 2, pure=False).result()
             markers = os.environ.get("TOY_MARKERS")
@@ -109,7 +112,8 @@ def toy_folder(tmp_path: Path, **grid) -> Path:
 def toy_env(folder: Path, **extra: str) -> dict[str, str]:
     env = {**os.environ, "GUESSLAB_FAMILIES": "toylong", "TOY_MARKERS": str(folder / "markers")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH")]))
-    env.pop("TOY_FAIL_AT", None)
+    for name in ("TOY_FAIL_AT", "TOY_GATE", "TOY_GATE_AT"):
+        env.pop(name, None)
     return {**env, **extra}
 
 
@@ -454,13 +458,13 @@ def sealed_layers(checkpoints: Path) -> set[str]:
     return {p.name.removesuffix(".json") for p in checkpoints.glob("*/.seals/layer-*.json")}
 
 
-def _run_and_kill(folder: Path, n_layers: int, *args: str) -> set[str]:
+def _run_and_kill(folder: Path, n_layers: int, *args: str, env: dict | None = None) -> set[str]:
     """Start the study, SIGKILL the driver (its whole process group) once at least two
     layers are committed; the layers committed at the kill."""
     proc = subprocess.Popen(
         guesslab_cmd(folder, *args),
         cwd=folder,
-        env=toy_env(folder),
+        env=env or toy_env(folder),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -591,3 +595,65 @@ def test_a_long_task_s_progress_reaches_the_terminal(tmp_path, cluster, split, t
     quiet = guesslab(folder, *extra, "run.progress=false", "store.recompute=true")
     assert quiet.returncode == 0, quiet.stderr
     assert "layers" not in quiet.stderr and "tasks" not in quiet.stderr
+
+
+@pytest.mark.slow
+def test_a_new_run_waits_for_the_task_a_killed_driver_s_worker_still_computes(tmp_path):
+    """cluster=address: the driver is killed while a worker computes its long task, which
+    Dask does not interrupt.  A new run of the study (the first run's claim went with it)
+    starts the same task on the other worker: that computation waits, the run says so, and
+    once the first ends it goes on from the layers the first committed; every layer is
+    computed once.  The first computation is held at layer 3 until the second has said it
+    waits (without the hold, the second would compute layer 3 beside it and never say so)."""
+    import cluster_support
+
+    n = 6
+    folder = toy_folder(tmp_path, layers=n, sleep=0.1)
+    gate = folder / "gate"
+    gate.touch()
+    env = toy_env(folder, TOY_GATE=str(gate), TOY_GATE_AT="3")
+    address, procs = cluster_support.start_cluster(2, env=env)
+    args = ("cluster=address", f"cluster.address={address}", "run.progress=false")
+    second = None
+    try:
+        committed = _run_and_kill(folder, n, *args, env=env)
+        assert committed <= {f"layer-{i:03d}" for i in range(3)}  # the first waits at 3
+        second = subprocess.Popen(
+            guesslab_cmd(folder, *args), cwd=folder, env=env, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        said = _line_with(second, "held by another computation", timeout=120)
+        assert "task " in said and "waits for it to end" in said, said
+        gate.unlink()
+        out = said + second.communicate(timeout=240)[0]
+        assert second.returncode == 0, out
+    finally:
+        if second is not None and second.poll() is None:
+            os.killpg(second.pid, signal.SIGKILL)
+            second.wait()
+        cluster_support.stop(procs)
+    assert list(stored(folder)["total"]) == [sum(i * i for i in range(n))]
+    computed = markers(folder)
+    assert sorted(computed) == [f"layer-{i:03d}" for i in range(n)], computed
+    assert not (folder / "out" / "toy" / "checkpoints").exists()
+
+
+def _line_with(proc: subprocess.Popen, text: str, timeout: float) -> str:
+    """The output of ``proc`` up to and including its first line holding ``text`` (the
+    output so far, in the message, if it ends or ``timeout`` passes first)."""
+    import selectors
+
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        while time.monotonic() < deadline:
+            if not sel.select(timeout=max(0.0, deadline - time.monotonic())):
+                break
+            line = proc.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            if text in line:
+                return "".join(seen)
+    raise AssertionError(f"no line with {text!r}:\n{''.join(seen)}")
