@@ -437,6 +437,13 @@ def test_each_strategy_plays_its_own_guesses(strategy, options, params):
         ]
         assert cpu == score == simulated_score(task, order)
         assert f"Computer ({strategy}): {cpu} of 8" in out.getvalue()
+        # a count-keeper keeps estimates only: the exact odds shown are not called its own
+        keeps = strategy in ("count_tracker", "constant_decrement")
+        assert ("Computer's estimated counts:" in out.getvalue()) == keeps
+        assert ("exact odds (not the computer's):" in out.getvalue()) == keeps
+        assert ("Exact chances for card 1:" in out.getvalue()) == keeps
+        assert ("Computer's belief about" in out.getvalue()) != keeps
+        assert ("Computer's chances for card 1:" in out.getvalue()) != keeps
     if strategy != "persistent" and task["tie_break"] != "pair":  # the family's exact row
         row = solve({"family": "card_guessing", "deck": list(deck), "strategy": strategy, **params})
         assert setup.own == Fraction(row[0]["expected_score_exact"])

@@ -208,6 +208,11 @@ class Setup:
     own: Fraction | None  # the strategy's exact average (None: not computed on this deck)
     label: str = ""  # the strategy with its parameters, e.g. "info (gamma 0.15, shannon)"
 
+    @property
+    def estimates_only(self) -> bool:
+        """Whether the computer keeps only estimated counts (not the exact odds)."""
+        return isinstance(self.player, belief_players.EstimatePlayer)
+
     def computer(self, seed: int | None = None) -> Computer:
         """A fresh computer for one game (``seed``: its tie draws, for a replayable game)."""
         comp = Computer(self.player, random.Random(seed))
@@ -248,7 +253,11 @@ def intro_lines(setup: Setup, mode: str, seed: int | None, style: Style) -> Line
             "The computer names each card first; answer y or n.",
             "undo takes back your last answer; quit stops.",
         ]
-    return lines + ["", *belief_lines(yes_no.initial_state(setup.deck), setup.names, style)]
+    start = yes_no.initial_state(setup.deck)
+    return lines + [
+        "",
+        *belief_lines(start, setup.names, style, estimates_only=setup.estimates_only),
+    ]
 
 
 def play_human(
@@ -260,6 +269,8 @@ def play_human(
     you = cpu = 0
     history: list[tuple[Guess, bool]] = []
     choices = "/".join(names)
+    # a count-keeper's guesses follow its estimates: the chances shown are the exact ones
+    chances = "Exact chances" if setup.estimates_only else "Computer's chances"
     for k, card in enumerate(order, 1):
         console.show(["", rule(f"Card {k} of {total}", style)])
         mine = console.ask(
@@ -275,10 +286,10 @@ def play_human(
             [
                 f"  You guessed {names[mine]}: {answer_word(mine == card, style)}.",
                 *history_lines(names, history),
-                *chances_lines(probs, names, theirs, style, f"  Computer's chances for card {k}: "),
+                *chances_lines(probs, names, theirs, style, f"  {chances} for card {k}: "),
                 f"  Computer guessed {names[theirs]}: {answer_word(theirs == card, style)}.",
                 *guess_note(probs, names, theirs, setup.strategy),
-                *belief_lines(state, names, style),
+                *belief_lines(state, names, style, estimates_only=setup.estimates_only),
                 *estimate_lines(computer.estimates(), state, names),
                 score_line([("you", you), ("computer", cpu)], k, total),
             ]
@@ -326,7 +337,7 @@ def play_computer(setup: Setup, console: Console) -> int:
         console.show(
             [
                 f"  {names[guess]}: {answer_word(answer, style)}.",
-                *belief_lines(state, names, style),
+                *belief_lines(state, names, style, estimates_only=setup.estimates_only),
                 *estimate_lines(computer.estimates(), state, names),
                 score_line([("computer", cpu)], k, total),
             ]

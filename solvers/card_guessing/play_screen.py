@@ -124,15 +124,24 @@ def bar_chart(bars: Sequence[Bar], style: Style = Style(), width: int = WIDTH) -
 
 
 def belief_lines(
-    state: State, names: Sequence[str], style: Style = Style(), width: int = WIDTH
+    state: State,
+    names: Sequence[str],
+    style: Style = Style(),
+    width: int = WIDTH,
+    estimates_only: bool = False,
 ) -> Lines:
-    """The computer's belief about the cards still to come: a heading and the bar chart."""
+    """The exact odds of the cards still to come given the answers: a heading and the bar
+    chart.  They are the computer's belief, unless it keeps only estimated counts
+    (``estimates_only``: count_tracker, constant_decrement), when the heading says so."""
     n = state[0]
     if n == 0:
         return []
     belief = yes_no.composition_posterior(state)
     what = "card" if n == 1 else "cards"
-    head = f"Computer's belief about the {n} {what} still to come ({','.join(names)}):"
+    if estimates_only:
+        head = f"The {n} {what} still to come ({','.join(names)}), exact odds (not the computer's):"
+    else:
+        head = f"Computer's belief about the {n} {what} still to come ({','.join(names)}):"
     return [clip(head, width), *bar_chart(belief_bars(belief), style, width)]
 
 
