@@ -72,7 +72,7 @@ FIGURES = (
         "ranks",
         "ranks52",
         "card_guessing_ranks.png",
-        1200,
+        193,
         "n types of 4 cards: optimum, greedy and persistent against n, fits at 13",
         stored=("ranks_exact",),
         draw="solvers.card_guessing.summary.ranks52:draw_ranks",

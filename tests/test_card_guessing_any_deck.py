@@ -412,6 +412,11 @@ def test_summary_section(tmp_path):
     assert "deck (3,3,3,3)" in text and "card 1: name A" in text
     assert (tmp_path / "card_guessing_suits_gap.png").stat().st_size > 0
     assert suits52.sections(frame[frame["method"] == "exact"], tmp_path) == []
+    # greedy alone (as in the study ranks52): no table of empty gaps, no empty plot
+    alone = tmp_path / "greedy_alone"
+    alone.mkdir()
+    assert suits52.sections(frame[frame["strategy"] == "greedy"], alone) == []
+    assert list(alone.iterdir()) == []
 
 
 @pytest.mark.slow

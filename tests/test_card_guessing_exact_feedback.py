@@ -299,6 +299,9 @@ def test_feedback_summary_section(tmp_path):
     text = summarize(pd.DataFrame(rows), tmp_path)
     assert "### Feedback models compared" in text
     assert (tmp_path / "card_guessing_feedback_models.png").stat().st_size > 1000
+    from solvers.kit.summary_parts import saved_check
+
+    assert saved_check(tmp_path / "card_guessing_feedback_models.png")[0] == "ok"
     table = pd.read_parquet(tmp_path / "card_guessing_feedback_models.parquet")
     line = table[table["deck"] == "3,3,3"].iloc[0]
     assert line["partial"] == 2383 / 560 and line["partial_strategy"] == "optimal"
@@ -327,3 +330,21 @@ def test_none_uniform_ties_are_binomial_on_a_full_deck():
     """Every position holds a tied type and is named right with chance 1/4: Binomial(52, 1/4)."""
     r = row((13,) * 4, "none", "greedy", tie_break="uniform")
     assert exact(r) == 13 and Fraction(r["score_variance_exact"]) == Fraction(39, 4)
+
+
+def test_the_feedback_plot_reads_at_page_width_for_many_decks(tmp_path):
+    """Ten decks (the study ranks52: n = 1 to 9 types of 4 with partial feedback, and the
+    52-card deck with partial and complete): the plot once grew to 18 inches wide, its deck
+    names 4 px on the page; it grows in height now and the check in the PNG is clean."""
+    import pandas as pd
+
+    from solvers.card_guessing.summary.feedback import plot_comparison
+    from solvers.kit.summary_parts import saved_check
+
+    decks = [",".join(["4"] * n) for n in (*range(1, 10), 13)]
+    table = pd.DataFrame({"deck": decks, "partial": [4.0, *[5.4] * 8, 5.37]})
+    table["partial_std_error"] = [0.0] * 9 + [0.0035]
+    table["complete"] = [None] * 9 + [9.2]
+    table["bound_lower"], table["bound_upper"] = [None] * 9 + [7.4], [None] * 9 + [16.6]
+    path = plot_comparison(table, tmp_path / "models.png")
+    assert saved_check(path)[0] == "ok"

@@ -69,6 +69,8 @@ def test_no_repeat_summary_reports_violations_and_figures(tmp_path):
     assert "**0 violations**" in text and "Smallest gap" in text
     assert (tmp_path / "no_repeat_figure_1a.png").stat().st_size > 0
     assert (tmp_path / "no_repeat_figure_1b.png").stat().st_size > 0
+    for name in ("no_repeat_figure_1a.png", "no_repeat_figure_1b.png"):  # at the page's width
+        assert saved_check(tmp_path / name)[0] == "ok", name
 
 
 def test_study_configs_plan_without_errors():

@@ -8,6 +8,7 @@ import math
 import pandas as pd
 
 from solvers import solve
+from solvers.kit.summary_parts import saved_check
 from solvers.registry import family_summary as get_summary
 
 
@@ -56,6 +57,24 @@ def test_a_dense_rt_sweep_is_summarised_by_its_best_points_and_a_grid_file(tmp_p
     first = best_points.strip().splitlines()[2]  # the header, the rule, the best point
     assert [cell.strip() for cell in first.split("|")[1:4]] == ["0.7", "0", "3"]
     assert (tmp_path / "mastermind_2x3_uniform.png").stat().st_size > 0
+    assert saved_check(tmp_path / "mastermind_2x3_uniform.png")[0] == "ok"
+
+
+def test_the_study_s_8_by_8_heatmap_reads_at_page_width(tmp_path) -> None:
+    """The mastermind study's grid (8 orders x 8 degrees) with every reference strategy in
+    the title: its numbers were written at 7 pt (8.9 px on the page) and its reference line
+    ran past both edges of the figure; the check in the PNG is clean now."""
+    game = {"family": "mastermind", "pegs": 2, "colours": 3, "jar": [3, 2, 1]}
+    (base,) = solve({**game, "strategy": "sharma_mittal", "entropy_r": 1.0, "entropy_t": 1.0})
+    orders, degrees = [0, 0.5, 1, 2, 3, 5, 10, math.inf], [0, 0.5, 1, 1.5, 2, 3, 5, 10]
+    rows = [
+        {**base, "entropy_r": r, "entropy_t": t, "expected_guesses": 3 + 0.01 * i + 0.001 * j}
+        for (i, r), (j, t) in itertools.product(enumerate(orders), enumerate(degrees))
+    ]
+    for strategy in ("minimax", "most_parts", "expected_size", "first_feasible", "optimal"):
+        rows += solve({**game, "strategy": strategy})
+    get_summary("mastermind")(pd.DataFrame(rows), tmp_path)
+    assert saved_check(tmp_path / "mastermind_2x3_3-2-1.png")[0] == "ok"
 
 
 def test_a_small_grid_is_a_markdown_table(tmp_path) -> None:

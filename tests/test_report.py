@@ -264,10 +264,33 @@ def test_the_summary_s_bar_chart_starts_at_zero_and_writes_each_difference(tmp_p
         ["greedy", "optimal"],
         [475 / 112, 2383 / 560],
         title="deck (3,3,3)",
-        ylabel="expected number of correct guesses",
+        value_name="expected number of correct guesses",
         path=tmp_path / "bars.png",
     )
     (ax,) = drawn[0].axes
-    assert ax.get_ylim()[0] == 0.0
+    assert ax.get_xlim()[0] == 0.0
     labels = [t.get_text() for t in ax.texts]
     assert labels == ["4.2411\n-0.0143 (-0.34%)", "4.2554"]
+
+
+@pytest.mark.parametrize("n", [1, 3, 9])
+def test_the_summary_s_bar_chart_reads_at_page_width_with_long_labels(tmp_path, n):
+    """The labels a study writes (the ranks52 study's 13 x 4 deck: greedy with each tie rule
+    and persistent, by Monte Carlo) once stood rotated under the bars, over the axis label,
+    with the values over the title: the check saved in the PNG names no problem now."""
+    from solvers.kit import summary_parts
+
+    labels = ["greedy (tie_break=lowest, monte_carlo)", "greedy (tie_break=pair, monte_carlo)",
+              "persistent (monte_carlo)", "info (gamma=0.15, entropy_r=2, entropy_t=0.5)",
+              "optimal (ranked)", "constant_decrement (decrement=0.3)", "count_tracker",
+              "greedy (tie_break=uniform)", "persistent (ranked)"][:n]  # fmt: skip
+    values = [5.3297, 5.3342, 5.3720, 5.31, 5.4, 4.9, 4.95, 5.0, 5.37][:n]
+    path = summary_parts.bar_chart(
+        labels,
+        values,
+        errors=[0.0036, 0.0035, 0.0035, 0.0, float("nan"), 0, 0, 0, 0][:n],
+        title="deck (4,4,4,4,4,4,4,4,4,4,4,4,4), partial feedback",
+        value_name="expected number of correct guesses",
+        path=tmp_path / "bars.png",
+    )
+    assert summary_parts.saved_check(path)[0] == "ok"

@@ -22,6 +22,7 @@ from cycler import cycler
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
+from matplotlib.transforms import blended_transform_factory  # noqa: E402
 
 # Every plot is drawn to be read where the manual shows it: the theme's content column is
 # PAGE_PX pixels wide (Material for MkDocs on a desktop screen), and its body text is 16 px.
@@ -58,28 +59,35 @@ def bar_chart(
     values: Sequence[float],
     *,
     title: str,
-    ylabel: str,
+    value_name: str,
     path: Path,
     errors: Sequence[float] | None = None,
-    xlabel: str = "strategy",
+    label_name: str = "strategy",
 ) -> Path:
-    """A bar chart of ``values`` (one bar per label, ``xlabel`` naming what the labels are)
-    saved as PNG at ``path``: bars from 0 (a bar's length is its value, so two scores 0.3%
-    apart look 0.3% apart), each labelled with its value and, below the highest, its
-    difference from the highest (absolute and relative), which is what a reader compares."""
-    fig, ax = plt.subplots(figsize=(WIDTH, 3.8))
-    yerr = None
+    """A horizontal bar chart of ``values`` (one bar per label, labels read across at the
+    left, ``label_name`` naming what they are, ``value_name`` what the values are) saved as
+    PNG at ``path``.  Bars start at 0 (a bar's length is its value, so two scores 0.3% apart
+    look 0.3% apart); at the right of each bar's row, its value and, below the highest, its
+    difference from the highest (absolute and relative), which is what a reader compares.
+    Labels of any length and any number of bars stay readable at the page's width: the
+    figure grows in height, never in width."""
+    n = len(values)
+    fig, ax = plt.subplots(figsize=(WIDTH, 1.6 + 0.42 * n))
+    xerr = None
     if errors is not None and any(e == e and e for e in errors):
-        yerr = [e if e == e else 0.0 for e in errors]
-    ax.bar(range(len(values)), values, yerr=yerr, color=PALETTE[0], capsize=4)
-    ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
+        xerr = [e if e == e else 0.0 for e in errors]
+    rows = np.arange(n)[::-1]  # the first label on top
+    ax.barh(rows, values, xerr=xerr, color=PALETTE[0], capsize=4, height=0.6)
+    ax.set_yticks(rows, [_wrapped(label, 26) for label in labels])
+    ax.set_ylim(-0.5, n - 0.5)
     top = max(values)
-    ax.set_ylim(min(0.0, min(values)), max(top, 0.0) * 1.22 or 1.0)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set_xlim(min(0.0, min(values)), max(top, 0.0) * 1.02 or 1.0)
+    ax.set_xlabel(value_name)
+    ax.set_ylabel(label_name)
     ax.set_title(title)
-    for i, v in enumerate(values):
-        ax.text(i, v, bar_label(v, top), ha="center", va="bottom")
+    right = blended_transform_factory(ax.transAxes, ax.transData)
+    for y, v in zip(rows, values, strict=True):
+        ax.text(1.03, y, bar_label(v, top), ha="left", va="center", transform=right)
     return save_figure(fig, path)
 
 
@@ -90,6 +98,14 @@ def bar_label(value: float, top: float) -> str:
     diff = value - top
     share = f" ({100 * diff / abs(top):+.2g}%)" if top else ""
     return f"{value:.4f}\n{diff:+.3g}{share}"
+
+
+def _wrapped(text: str, width: int) -> str:
+    """``text`` broken at spaces into lines of at most ``width`` characters (a longer word
+    stays whole)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, break_long_words=False)) or text
 
 
 # What Markdown would read as markup in text from a study, a parameter or an error: raw HTML

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pandas as pd  # noqa: E402
 
 from solvers.entropy import PRESETS, preset_name  # noqa: E402
 from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
-from solvers.kit.summary_parts import file_name, save_figure  # noqa: E402
+from solvers.kit.summary_parts import WIDTH, file_name, save_figure  # noqa: E402
 
 GAME = ["pegs", "colours", "jar"]
 # A game's (r, t) grid is shown as a Markdown table up to this many orders and degrees; a
@@ -25,6 +26,9 @@ GAME = ["pegs", "colours", "jar"]
 # labels every k-th order and degree, at most TICKS of each.
 GRID_SHOWN = 12
 ANNOTATED = GRID_SHOWN * GRID_SHOWN
+# A value written in its cell is read at the manual's width (summary_parts.MIN_TEXT_PX) only
+# in a cell at least this many wide: up to 9 degrees across; a wider grid marks its best.
+ANNOTATED_COLUMNS = 9
 TICKS = 15
 RESULTS = ["expected_guesses", "expected_guesses_exact", "total_guesses", "max_guesses"]
 # What the summary and the report read of a large store (StoredRows): no ids, no messages,
@@ -191,7 +195,7 @@ def grid_table(grid: pd.DataFrame) -> pd.DataFrame:
 
 def heatmap(grid: pd.DataFrame, ref: pd.DataFrame, title: str, path: Path) -> Path:
     """Expected guesses over (r, t) as an annotated heatmap, reference strategies in the title."""
-    fig, ax = plt.subplots(figsize=(7.5, 6.0))
+    fig, ax = plt.subplots(figsize=(WIDTH, 5.6))
     values = grid.to_numpy(dtype=float)
     image = ax.imshow(values, cmap="viridis_r", origin="lower", aspect="auto")
     xs, ys = tick_positions(len(grid.columns)), tick_positions(len(grid.index))
@@ -200,21 +204,28 @@ def heatmap(grid: pd.DataFrame, ref: pd.DataFrame, title: str, path: Path) -> Pa
     ax.set_xlabel("degree t")
     ax.set_ylabel("order r")
     best = np.nanmin(values)
-    if values.size <= ANNOTATED:
+    if values.size <= ANNOTATED and values.shape[1] <= ANNOTATED_COLUMNS:
         for i, j in np.ndindex(values.shape):
             v = values[i, j]
             if np.isfinite(v):
                 weight = "bold" if v <= best + 1e-12 else "normal"
                 colour = "white" if image.norm(v) > 0.6 else "black"
                 ax.text(
-                    j, i, f"{v:.3f}", ha="center", va="center", fontsize=7, weight=weight, c=colour
+                    j,
+                    i,
+                    f"{v:.3f}",
+                    ha="center",
+                    va="center",
+                    fontsize=9.5,
+                    weight=weight,
+                    c=colour,
                 )
     else:  # too many cells to write in: mark the best ones
         i, j = np.nonzero(values <= best + 1e-12)
         ax.plot(j, i, "r*", ms=8, label=f"best {best:.4f}")
-        ax.legend(loc="upper right", fontsize=7)
-    refs = references(ref, ".3f")
-    ax.set_title(f"Expected guesses, Sharma-Mittal strategy\n{title}\n{refs}", fontsize=8)
+        ax.legend(loc="upper right")
+    refs = textwrap.fill(references(ref, ".3f"), 72)  # every reference shown, none cut
+    ax.set_title(f"Expected guesses, Sharma-Mittal strategy, {title}\n{refs}", fontsize=10.5)
     fig.colorbar(image, ax=ax, label="expected number of guesses")
     return save_figure(fig, path)
 

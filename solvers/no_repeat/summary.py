@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from solvers.kit.stored_rows import StoredRows, frame_of, takes_stored_rows  # noqa: E402
-from solvers.kit.summary_parts import left_out, save_figure  # noqa: E402
+from solvers.kit.summary_parts import WIDTH, left_out, save_figure  # noqa: E402
 
 FIGURE_N = 20  # figure 1a's deck size
 FIGURE_M_MAX = 14  # figure 1a's last m
@@ -90,13 +90,13 @@ def plot_figure_1a(rows: pd.DataFrame, path: Path) -> bool:
         return False
     row = match.iloc[0]
     m = [x for x in row["curve_m"] if x <= FIGURE_M_MAX]
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.8))
     ax.plot(m, list(row["curve_h_a"])[: len(m)], "o-", label="H(c | X(a)): refused card again")
     ax.plot(m, list(row["curve_h_b"])[: len(m)], "s--", label="H(c | X(b)): fresh card")
     ax.set_xlabel("m (times card a was refused)")
     ax.set_ylabel("conditional entropy (nats)")
     ax.set_title(f"N = {FIGURE_N}, k = 1, n = m + 3")
-    ax.legend(fontsize=8)
+    ax.legend()
     save_figure(fig, path)
     return True
 
@@ -106,11 +106,11 @@ def plot_figure_1b(rows: pd.DataFrame, path: Path) -> bool:
     data = rows.dropna(subset=["fixed_gap"])
     if data.empty:
         return False
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.8))
     ax.semilogy(data["N"], data["fixed_gap"], label="gap at n = 5, k = 1, m = 2")
     ax.semilogy(rows["N"], rows["min_gap"], ":", label="smallest gap over (n, k, m >= 1)")
     ax.set_xlabel("N (distinct cards)")
     ax.set_ylabel("H(c | X(b)) - H(c | X(a)) (nats)")
-    ax.legend(fontsize=8)
+    ax.legend()
     save_figure(fig, path)
     return True

@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.colors import LogNorm  # noqa: E402
 
 from solvers.kit.stored_rows import StoredRows, takes_stored_rows  # noqa: E402
 from solvers.kit.summary_parts import (  # noqa: E402
@@ -140,14 +141,14 @@ def monte_carlo_section(rows: pd.DataFrame, out_dir: Path) -> str:
     cols = [*DECK, "n", "games", "p_win", "p_win_mc", "p_win_se", "z_score"]
     table = rows[cols].sort_values([*DECK, "n"]).reset_index(drop=True)
     table.to_parquet(out_dir / "triples_monte_carlo.parquet", index=False)
-    fig, ax = plt.subplots(figsize=(6, 3.8))
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.8))
     ax.plot(table["n"], table["p_win"], "k-", lw=1, label="exact")
     ax.errorbar(
         table["n"], table["p_win_mc"], yerr=2 * table["p_win_se"], fmt="o", ms=3, label="MC ±2 SE"
     )
     ax.set_xlabel("level n")
     ax.set_ylabel("P(A wins)")
-    ax.legend(fontsize=8)
+    ax.legend()
     save_figure(fig, out_dir / "triples_monte_carlo.png")
     worst = float(table["z_score"].abs().max())
     return "\n".join(
@@ -170,21 +171,23 @@ def hitting_matrix(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def hitting_section(rows: pd.DataFrame, out_dir: Path) -> str:
-    """Per deck: the start x target table of expected rounds and a log-scale plot."""
+    """Per deck: the start x target table of expected rounds and the same as a heat map on a
+    log scale (a line per start level would put 14 on one axes for 13 ranks)."""
     keep = [*DECK, "start", "target", "expected_rounds", "expected_rounds_exact"]
     rows[keep].to_parquet(out_dir / "triples_hitting.parquet", index=False)
     parts = ["### Expected rounds to first reach each level (exact)", ""]
     for deck, group in rows.groupby(DECK):
         name = "triples_hitting_{}x{}_k{}.png".format(*deck)
         matrix = hitting_matrix(group)
-        fig, ax = plt.subplots(figsize=(7, 4))
-        for start, line in matrix.iterrows():
-            shown = line[line > 0]
-            ax.semilogy(shown.index, shown.values, marker=".", label=f"from {start}")
+        fig, ax = plt.subplots(figsize=(WIDTH, 4.8))
+        shown = matrix.where(matrix > 0)  # 0: the start is the target (blank)
+        image = ax.imshow(shown.values, origin="lower", cmap="viridis", norm=LogNorm())
+        ax.set_xticks(range(len(matrix.columns)), matrix.columns)
+        ax.set_yticks(range(len(matrix.index)), matrix.index)
         ax.set_xlabel("target level")
-        ax.set_ylabel("expected rounds")
+        ax.set_ylabel("start level")
         ax.set_title(deck_label(*deck))
-        ax.legend(fontsize=6, ncol=2)
+        fig.colorbar(image, ax=ax, label="expected rounds (log scale)")
         save_figure(fig, out_dir / name)
         text = matrix.map(lambda v: f"{v:.6g}").reset_index()
         parts += [f"Deck {deck_label(*deck)} (rows: start, columns: target):", ""]
@@ -200,9 +203,9 @@ def distribution_section(rows: pd.DataFrame, out_dir: Path) -> str:
     for (ranks, suits, k, start), group in rows.groupby([*DECK, "start"]):
         grid = group.pivot_table(index="level", columns="after_rounds", values="prob")
         name = f"triples_distribution_{ranks}x{suits}_k{k}_from{start}.png"
-        fig, ax = plt.subplots(figsize=(8, 3.6))
+        fig, ax = plt.subplots(figsize=(WIDTH, 4.2))
         image = ax.imshow(grid.values, aspect="auto", origin="lower", cmap="viridis")
-        ax.set_yticks(range(len(grid.index)), grid.index, fontsize=7)
+        ax.set_yticks(range(len(grid.index)), grid.index)
         ax.set_xlabel("rounds played j")
         ax.set_ylabel("level")
         ax.set_title(f"{deck_label(ranks, suits, k)}, start {start}")

@@ -37,7 +37,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
             values=group["expected_score"].tolist(),
             errors=group["std_error"].tolist() if "std_error" in group else None,
             title=f"deck ({deck}), {feedback} feedback",
-            ylabel="expected number of correct guesses",
+            value_name="expected number of correct guesses",
             path=out_dir / name,
         )
         shown = group.drop(columns=["deck", "feedback"]).dropna(axis=1, how="all")

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers.kit.summary_parts import save_figure  # noqa: E402
+from solvers.kit.summary_parts import PALETTE, WIDTH, save_figure  # noqa: E402
 
 MODELS = ("none", "partial", "complete")
 BOUNDS = ("bound_lower", "bound_lower_chords", "bound_upper")
@@ -109,27 +109,32 @@ def _deck_label(deck: str) -> str:
 
 
 def plot_comparison(table: pd.DataFrame, path: Path) -> Path:
-    """Grouped bars: expected score per feedback model for each deck, bounds as whiskers."""
+    """Grouped horizontal bars: expected score per feedback model for each deck (decks down
+    the side, so any number of them reads at the page's width: the figure grows in height),
+    complete feedback's entropy bounds as a whisker beside its bar."""
     decks = table["deck"].tolist()
-    x = np.arange(len(decks))
-    width = 0.26
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(decks) + 2), 4.0))
-    colours = {"none": "tab:gray", "partial": "tab:blue", "complete": "tab:green"}
-    for i, model in enumerate(m for m in MODELS if m in table):
+    models = [m for m in MODELS if m in table]
+    y = np.arange(len(decks))[::-1]  # the first deck on top
+    height = 0.8 / len(models)
+    fig, ax = plt.subplots(figsize=(WIDTH, 1.5 + len(decks) * (0.18 * len(models) + 0.12)))
+    for i, model in enumerate(models):
         values = table[model].astype(float).to_numpy()
         errors = table.get(f"{model}_std_error")
-        yerr = None if errors is None else errors.astype(float).fillna(0.0).to_numpy()
-        pos = x + (i - 1) * width
-        ax.bar(pos, values, width, yerr=yerr, capsize=3, label=model, color=colours[model])
+        xerr = None if errors is None else errors.astype(float).fillna(0.0).to_numpy()
+        if xerr is not None:  # exact values (error 0): no whisker, not even its caps
+            xerr = np.where(xerr > 0, xerr, np.nan) if (xerr > 0).any() else None
+        pos = y + 0.4 - (i + 0.5) * height
+        ax.barh(pos, values, height, xerr=xerr, capsize=3, label=model, color=PALETTE[i])
         if model == "complete" and "bound_upper" in table:
             lower = table.get("bound_lower", table["complete"]).astype(float).to_numpy()
             upper = table["bound_upper"].astype(float).to_numpy()
-            ax.vlines(pos, lower, upper, colors="black", linewidth=1)
-            ax.scatter(pos, lower, marker="_", color="black", s=60, label="entropy bounds")
-            ax.scatter(pos, upper, marker="_", color="black", s=60)
-    ax.set_xticks(x, [_deck_label(d) for d in decks])
-    ax.tick_params(axis="x", labelsize=8)
-    ax.set_ylabel("expected number of correct guesses")
+            ax.hlines(pos, lower, upper, colors="black", linewidth=1)
+            ax.scatter(lower, pos, marker="|", color="black", s=60, label="entropy bounds")
+            ax.scatter(upper, pos, marker="|", color="black", s=60)
+    ax.set_yticks(y, [_deck_label(d) for d in decks])
+    ax.set_ylim(-0.5, len(decks) - 0.5)
+    ax.set_xlabel("expected number of correct guesses")
+    ax.set_ylabel("deck")
     ax.set_title("card guessing: none, partial and complete feedback")
-    ax.legend(fontsize=8)
+    ax.legend(loc="best")
     return save_figure(fig, path)

@@ -18,13 +18,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers.kit.summary_parts import save_figure  # noqa: E402
+from solvers.kit.summary_parts import WIDTH, save_figure  # noqa: E402
 
 
 def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
-    """Markdown lines: the optimal-minus-greedy table and plot, and the first moves."""
+    """Markdown lines: the optimal-minus-greedy table and plot, and the first moves; none
+    when no deck has both (the study ranks52 runs greedy alone with this solver: its ranks
+    section shows those rows)."""
     table = gap_table(rows)
-    if table.empty:
+    if table.empty or table["gap"].isna().all():
         return []
     from solvers.kit.summary_parts import markdown_table
 
@@ -112,7 +114,7 @@ def best_info(ok: pd.DataFrame) -> pd.DataFrame:
 
 def plot_gap(table: pd.DataFrame, path: Path) -> None:
     """Optimal minus greedy against m, one line per number of types r."""
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(WIDTH, 4))
     for r, group in table.dropna(subset=["gap"]).groupby("r"):
         line = ax.plot(group["m"], group["gap"], marker="o", label=f"r = {r} types")[0]
         if "best_info" in group and group["best_info"].notna().any():
