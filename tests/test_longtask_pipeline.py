@@ -657,3 +657,48 @@ def _line_with(proc: subprocess.Popen, text: str, timeout: float) -> str:
             if text in line:
                 return "".join(seen)
     raise AssertionError(f"no line with {text!r}:\n{''.join(seen)}")
+
+
+HOLD = """
+import fcntl, json, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": "node3", "since": time.time()}).encode(), 0)
+print("HELD", flush=True)
+time.sleep(300)
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_a_task_waits_for_its_other_computation_stops_the_run_at_once(tmp_path):
+    """A run whose task waits for another computation holding its checkpoints (here a
+    process holding the lock, as a worker of a killed run would) stops on Ctrl-C at once,
+    exit 130, saying truly that nothing was stored; the other computation's pieces stay."""
+    n = 6
+    folder = toy_folder(tmp_path, layers=n, sleep=0.2)
+    committed = _run_and_kill(folder, n, "cluster=sync", "run.progress=false")
+    checkpoints = folder / "out" / "toy" / "checkpoints"
+    (task,) = checkpoints.iterdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(task / ".computing")], stdout=subprocess.PIPE, text=True
+    )
+    run = None
+    try:
+        assert holder.stdout.readline().strip() == "HELD"
+        run = subprocess.Popen(
+            guesslab_cmd(folder, "cluster=sync"), cwd=folder, env=toy_env(folder), text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        said = _line_with(run, "held by another computation", timeout=120)
+        assert f"(pid {holder.pid} on node3, since " in said and " UTC: " in said, said
+        os.killpg(run.pid, signal.SIGINT)
+        out = said + run.communicate(timeout=30)[0]
+    finally:
+        if run is not None and run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+        holder.kill()
+        holder.wait()
+    assert run.returncode == 130, out
+    assert "stopped (Ctrl-C) before any task finished; nothing was stored" in out
+    assert sealed_layers(checkpoints) == committed

@@ -484,7 +484,7 @@ def _holder(fd: int) -> str:
     """Who holds a ``.computing`` lock, as its holder wrote it."""
     try:
         held = json.loads(os.pread(fd, 4096, 0) or b"{}")
-        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(held["since"])))
+        since = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(held["since"])))
         return f"pid {int(held['pid'])} on {held['host']}, since {since}"
     except (OSError, ValueError, KeyError, TypeError):
         return "holder unknown"
