@@ -246,3 +246,7 @@ def test_the_family_s_summary_renders_its_example_rows(family, tmp_path):
     assert summarize is not None, f"{family} names no summary"
     text = summarize(pd.DataFrame(rows), tmp_path)
     assert isinstance(text, str) and text.strip()
+    from solvers.kit.summary_parts import saved_check
+
+    for png in sorted(tmp_path.glob("*.png")):  # drawn by the kit, readable at page width
+        assert saved_check(png)[0] == "ok", (png.name, saved_check(png)[0])
