@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from nap_driver import nap_overrides, register_nap
-from tests_support import cli_in_process
+from tests_support import as_a_terminal_job, cli_in_process
 
 import pipeline.__main__ as command
 import pipeline.summary
@@ -27,11 +27,6 @@ from pipeline import store
 from pipeline.ctrl_c import NOTHING_STORED
 
 NAP_DRIVER = ROOT / "tests" / "nap_driver.py"
-
-
-def _as_a_terminal_job() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a shell's background job ignores SIGINT
-    os.setpgrp()  # a process group of its own, as a terminal's foreground job
 
 
 def ctrl_c(outputs: Path, nap: float, ready, times: int) -> tuple[int, str, str]:
@@ -61,7 +56,7 @@ def interrupt(command: list[str], ready, times: int, poll: float = 0.05) -> tupl
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
-        preexec_fn=_as_a_terminal_job,
+        preexec_fn=as_a_terminal_job,
     )
     try:
         deadline = time.monotonic() + 120

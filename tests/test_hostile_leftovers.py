@@ -12,7 +12,7 @@ import time
 
 import pytest
 from conftest import ROOT
-from tests_support import run
+from tests_support import interruptible, run
 
 from pipeline import locking, store
 from pipeline.__main__ import abbreviated
@@ -117,10 +117,6 @@ def test_a_scheduler_without_workers_is_said_and_honours_the_timeout(outputs, ca
     assert not outputs.exists() or not any(outputs.rglob("*.yaml"))
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a shell's background job ignores SIGINT
-
-
 @pytest.mark.slow
 def test_ctrl_c_is_one_line_saying_what_is_stored_and_how_to_resume(outputs):
     command = [
@@ -139,7 +135,7 @@ def test_ctrl_c_is_one_line_saying_what_is_stored_and_how_to_resume(outputs):
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
-        preexec_fn=_default_sigint,
+        preexec_fn=interruptible,
     )
     results = outputs / "naps" / "results"
     deadline = time.monotonic() + 120

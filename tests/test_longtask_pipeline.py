@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import psutil
 import pytest
-from tests_support import compose_config
+from tests_support import compose_config, interruptible
 
 from pipeline.backends import Backend
 from pipeline.config import checked_config, plain
@@ -688,6 +688,7 @@ def test_ctrl_c_while_a_task_waits_for_its_other_computation_stops_the_run_at_on
         run = subprocess.Popen(
             guesslab_cmd(folder, "cluster=sync"), cwd=folder, env=toy_env(folder), text=True,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=interruptible,
         )  # fmt: skip
         said = _line_with(run, "held by another computation", timeout=120)
         assert f"(pid {holder.pid} on node3, since " in said and " UTC: " in said, said

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import ROOT
+from tests_support import interruptible
 
 from solvers import solve
 from solvers.card_guessing import play, play_screen
@@ -647,17 +648,8 @@ def spawn(args, env_extra=None):
         env.pop("NO_COLOR", None)
     return pexpect.spawn(
         PLAY[0], [*PLAY[1:], *args], cwd=str(ROOT), env=env, dimensions=(24, 80),
-        encoding="utf-8", timeout=30, preexec_fn=_interruptible,
+        encoding="utf-8", timeout=30, preexec_fn=interruptible,
     )  # fmt: skip
-
-
-def _interruptible():
-    """Ctrl-C reaches the game as at a terminal, however these tests were started: a shell
-    runs background jobs with SIGINT ignored, and an ignored signal stays ignored across
-    exec (Python then installs no KeyboardInterrupt handler)."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def screen_lines(text):

@@ -127,6 +127,22 @@ def ranks_table() -> dict[int, dict[str, float | int]]:
 BROWSER_SETUP = ROOT / "scripts" / "browser_setup.sh"
 
 
+def interruptible() -> None:
+    """For ``preexec_fn``: Ctrl-C (SIGINT) reaches the child as at a terminal, however the
+    tests were started: a shell runs background jobs with SIGINT ignored, an ignored signal
+    stays ignored across exec, and Python then installs no KeyboardInterrupt handler."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def as_a_terminal_job() -> None:
+    """For ``preexec_fn``: :func:`interruptible`, in a process group of its own (as a
+    terminal's foreground job, which Ctrl-C reaches whole)."""
+    interruptible()
+    os.setpgrp()
+
+
 @contextlib.contextmanager
 def one_process_at_a_time(name: str):
     """Hold a lock file named for ``name`` in the temporary folder while the block runs: the
