@@ -305,3 +305,43 @@ def test_a_held_folder_is_held_from_first_use_to_release_and_not_by_its_pickled_
     cp.release()  # twice is harmless
     assert cp.finished() == {"a", "b"}  # no longer held, still readable
     assert free()
+
+
+def test_a_hold_taken_after_the_folder_was_cleared_holds_the_new_folder(tmp_path):
+    """The computation holding the folder ends and its run clears the folder (the task's row
+    stored) while another waits: the waiter's lock is then on a removed file, which holds
+    nothing; it locks the folder's new ``.computing`` instead (a third computation would
+    wait for it), and says it waits only once."""
+    import fcntl
+    import shutil
+    import threading
+
+    folder = tmp_path / "checkpoints" / "task-3"
+    first = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(folder)], stdout=subprocess.PIPE, text=True
+    )
+    second = Checkpoints(folder)
+    try:
+        assert first.stdout.readline().strip() == "HELD"
+        said: list[str] = []
+        second.hold(said.append)
+        seen: list[set[str]] = []
+        waiter = threading.Thread(target=lambda: seen.append(second.finished()))
+        waiter.start()
+        waiter.join(1.0)
+        assert waiter.is_alive()
+        shutil.rmtree(folder)  # the first run stored the task's row and cleared its folder
+        first.kill()
+        first.wait()
+        waiter.join(30)
+        assert seen == [set()] and len(said) == 1
+        fd = os.open(folder / longtask.HELD, os.O_RDWR)
+        try:
+            with pytest.raises(BlockingIOError):  # held by the second computation
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(fd)
+    finally:
+        first.kill()
+        first.wait()
+        second.release()

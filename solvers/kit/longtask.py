@@ -433,42 +433,70 @@ class _Hold:
     def __init__(self, checkpoints: Checkpoints, warn: Callable[[str], None]):
         self.checkpoints, self.warn = checkpoints, warn
         self.fd: int | None = None
+        self.said = False  # the one line was said (a wait is said once)
         self.mutex = threading.Lock()  # a task's threads may touch its folder at once
 
     def acquire(self) -> None:
         if self.fd is not None:
             return
-        import fcntl
         import socket
 
         with self.mutex:
             if self.fd is not None:
                 return
-            cp = self.checkpoints
-            _ensure_dir(cp.folder, cp.root)
-            fd = os.open(cp.folder / HELD, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-            try:
+            while self.fd is None:
+                fd = self._locked()
+                me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
                 try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
+                    if not self._still_there(fd):  # the folder was cleared while this waited
+                        os.close(fd)
+                        continue
+                    os.ftruncate(fd, 0)
+                    os.pwrite(fd, json.dumps(me).encode(), 0)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                self.fd = fd
+
+    def _locked(self) -> int:
+        """The open ``.computing`` of the folder (made if missing), locked: at once, or after
+        the one line (unless said before) and a wait for its holder to end."""
+        import fcntl
+
+        cp = self.checkpoints
+        _ensure_dir(cp.folder, cp.root)
+        fd = os.open(cp.folder / HELD, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if not self.said:
+                    self.said = True
                     self.warn(
                         f"the checkpoints of task {cp.folder.name} are held by another "
                         f"computation of it ({_holder(fd)}: a run stopped while its workers "
                         "went on?); this one waits for it to end, then goes on from the "
                         "pieces it committed"
                     )
-                    fcntl.flock(fd, fcntl.LOCK_EX)
-                except OSError as exc:
-                    if exc.errno not in _NO_LOCKS:
-                        raise
-                    # a file system without locks: the computation goes on unheld
-                me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, json.dumps(me).encode(), 0)
-            except BaseException:
-                os.close(fd)
-                raise
-            self.fd = fd
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError as exc:
+                if exc.errno not in _NO_LOCKS:
+                    raise
+                # a file system without locks: the computation goes on unheld
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _still_there(self, fd: int) -> bool:
+        """Whether the locked file is still the folder's ``.computing`` (the holder's run may
+        have stored the task and cleared the folder while this waited: a lock on a removed
+        file holds nothing)."""
+        try:
+            here = os.stat(self.checkpoints.folder / HELD, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        return os.path.samestat(os.fstat(fd), here)
 
     def release(self) -> None:
         with self.mutex:
