@@ -5,6 +5,7 @@ compute at once, and a killed run's claim stops nobody."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -65,6 +66,21 @@ def files_of(folder: Path) -> dict[str, bytes]:
     }
 
 
+def wait_until_stopped(pid: int, timeout: float = 30) -> None:
+    """Until every thread of process ``pid`` is stopped (SIGSTOP takes effect when a thread
+    next leaves the kernel: one on another core may still finish a write meanwhile)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        states = []
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(FileNotFoundError):  # a thread that has just ended
+                states.append((task / "stat").read_text().rpartition(")")[2].split()[0])
+        if all(state in "tT" for state in states):
+            return
+        assert time.monotonic() < deadline, f"process {pid} not stopped: {states}"
+        time.sleep(0.005)
+
+
 @pytest.mark.slow
 def test_a_second_run_of_the_same_long_task_is_refused_and_the_first_finishes(tmp_path):
     """The first run is stopped (SIGSTOP) once a layer of its task is committed, the same
@@ -91,6 +107,7 @@ def test_a_second_run_of_the_same_long_task_is_refused_and_the_first_finishes(tm
             assert time.monotonic() < deadline, "no layer committed in time"
             time.sleep(0.005)
         first.send_signal(signal.SIGSTOP)  # computing: its claim and its checkpoints held
+        wait_until_stopped(first.pid)  # a write under way when the signal came is finished
         before = files_of(study)
         second = subprocess.run(
             twin_command(tmp_path), cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
