@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import psutil
 import pytest
-from tests_support import compose_config, interruptible
+from tests_support import compose_config, interruptible, own_family_env, own_study_command
 
 from pipeline.backends import Backend
 from pipeline.config import checked_config, plain
@@ -110,24 +110,14 @@ def toy_folder(tmp_path: Path, **grid) -> Path:
 
 
 def toy_env(folder: Path, **extra: str) -> dict[str, str]:
-    env = {**os.environ, "GUESSLAB_FAMILIES": "toylong", "TOY_MARKERS": str(folder / "markers")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH")]))
+    env = {**own_family_env(folder, "toylong"), "TOY_MARKERS": str(folder / "markers")}
     for name in ("TOY_FAIL_AT", "TOY_GATE", "TOY_GATE_AT"):
         env.pop(name, None)
     return {**env, **extra}
 
 
 def guesslab_cmd(folder: Path, *args: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "pipeline",
-        "--config-dir",
-        str(folder / "studies"),
-        "study=toy",
-        "paths.outputs=out",
-        *args,
-    ]
+    return own_study_command(folder, "toy", "paths.outputs=out", *args)
 
 
 def guesslab(folder: Path, *args: str, **env: str) -> subprocess.CompletedProcess:

@@ -3,13 +3,12 @@ registered through GUESSLAB_FAMILIES, its study found through Hydra's --config-d
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from tests_support import own_family_env, own_study_command
 
 TOY_GAME = '''
 """A toy family: the sum 1 + ... + n, as a game in a dozen lines."""
@@ -41,19 +40,17 @@ def toy_folder(tmp_path: Path, grid: str = "[1, 2, 3, 4]") -> Path:
     return tmp_path
 
 
-def guesslab(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    """``python -m pipeline --config-dir studies ...`` run from ``folder``, the toy game on
-    its path and named in GUESSLAB_FAMILIES."""
-    env = {**os.environ, "GUESSLAB_FAMILIES": "toygame"}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH")]))
-    cmd = [sys.executable, "-m", "pipeline", "--config-dir", str(folder / "studies"), *args]
+def guesslab(folder: Path, study: str, *args: str) -> subprocess.CompletedProcess:
+    """``python -m pipeline --config-dir studies study=STUDY ...`` run from ``folder``, the toy
+    game on its path and named in GUESSLAB_FAMILIES."""
+    cmd, env = own_study_command(folder, study, *args), own_family_env(folder, "toygame")
     return subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.parametrize("cluster", ["sync", "local"])
 def test_a_new_family_runs_end_to_end_from_its_own_folder(tmp_path, cluster):
     folder = toy_folder(tmp_path)
-    res = guesslab(folder, "study=toy", f"cluster={cluster}", "paths.outputs=out")
+    res = guesslab(folder, "toy", f"cluster={cluster}", "paths.outputs=out")
     assert res.returncode == 0, res.stderr
     import pandas as pd
 
@@ -66,7 +63,7 @@ def test_a_new_family_runs_end_to_end_from_its_own_folder(tmp_path, cluster):
 
 def test_an_unknown_study_lists_the_user_s_studies_too(tmp_path):
     folder = toy_folder(tmp_path)
-    res = guesslab(folder, "study=nonesuch", "paths.outputs=out")
+    res = guesslab(folder, "nonesuch", "paths.outputs=out")
     assert res.returncode == 2
     assert "study='nonesuch': unknown study; valid:" in res.stderr
     assert "toy" in res.stderr and "paper" in res.stderr
@@ -75,7 +72,7 @@ def test_an_unknown_study_lists_the_user_s_studies_too(tmp_path):
 
 def test_a_bad_value_in_the_user_s_study_names_the_file_and_key(tmp_path):
     folder = toy_folder(tmp_path, grid="[2, 0]")
-    res = guesslab(folder, "study=toy", "cluster=sync", "paths.outputs=out")
+    res = guesslab(folder, "toy", "cluster=sync", "paths.outputs=out")
     assert res.returncode == 2, res.stderr
     line = res.stderr.strip()
     assert "study.grid.n=0: must be >= 1" in line
@@ -86,7 +83,7 @@ def test_a_bad_value_in_the_user_s_study_names_the_file_and_key(tmp_path):
 
 def test_a_study_file_that_is_not_yaml_names_the_file_and_line(tmp_path):
     folder = toy_folder(tmp_path, grid="[1, 2")
-    res = guesslab(folder, "study=toy", "cluster=sync", "paths.outputs=out")
+    res = guesslab(folder, "toy", "cluster=sync", "paths.outputs=out")
     assert res.returncode == 2, res.stderr
     assert str(folder / "studies" / "study" / "toy.yaml") in res.stderr
     assert "not valid YAML" in res.stderr and "line " in res.stderr

@@ -10,14 +10,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from nap_driver import nap_overrides, register_nap
-from tests_support import compose_config, run
+from tests_support import compose_config, own_study_command, run
 
 from pipeline import claims, store
 from pipeline.config import StudyError
@@ -43,18 +42,10 @@ strategies:
 def twin_command(folder: Path) -> list[str]:
     """The float layers of the 9 x 4 deck (36 layers, each committed as a checkpoint), run
     in the driver's process into ``folder``/out."""
-    return [
-        sys.executable,
-        "-m",
-        "pipeline",
-        "--config-dir",
-        str(folder / "studies"),
-        "study=twin",
-        f"paths.outputs={folder / 'out'}",
-        "cluster=sync",
-        "run.progress=false",
+    return own_study_command(
+        folder, "twin", f"paths.outputs={folder / 'out'}", "cluster=sync", "run.progress=false",
         "stage=run",
-    ]
+    )  # fmt: skip
 
 
 def files_of(folder: Path) -> dict[str, bytes]:

@@ -40,13 +40,32 @@ def copy_outputs(outputs: Path, to: Path) -> Path:
     return Path(shutil.copytree(outputs, to, symlinks=True))
 
 
+def pipeline_command(*args: str) -> list[str]:
+    """The command line `python -m pipeline ARGS` (this interpreter)."""
+    return [sys.executable, "-m", "pipeline", *args]
+
+
+def own_study_command(folder: Path, study: str, *args: str) -> list[str]:
+    """`python -m pipeline` running study ``study`` of ``folder``/studies/study/ (a study a
+    test wrote, beside the shipped ones), with ``args``."""
+    return pipeline_command("--config-dir", str(folder / "studies"), f"study={study}", *args)
+
+
+def own_family_env(folder: Path, module: str) -> dict[str, str]:
+    """This process's environment with the family module ``module`` (a file in ``folder``)
+    importable and named in GUESSLAB_FAMILIES, as a user adds a game of their own."""
+    env = {**os.environ, "GUESSLAB_FAMILIES": module}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH")]))
+    return env
+
+
 def cli(
     *args: str, cwd: Path = ROOT, env: dict | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess:
     """`python -m pipeline ARGS` run as a user would, from ``cwd``, output captured."""
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args],
+        pipeline_command(*args),
         capture_output=True,
         text=True,
         cwd=cwd,
