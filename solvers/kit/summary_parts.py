@@ -73,9 +73,7 @@ def bar_chart(
     figure grows in height, never in width."""
     n = len(values)
     fig, ax = plt.subplots(figsize=(WIDTH, 1.6 + 0.42 * n))
-    xerr = None
-    if errors is not None and any(e == e and e for e in errors):
-        xerr = [e if e == e else 0.0 for e in errors]
+    xerr = None if errors is None else whiskers(errors)
     rows = np.arange(n)[::-1]  # the first label on top
     ax.barh(rows, values, xerr=xerr, color=PALETTE[0], capsize=4, height=0.6)
     ax.set_yticks(rows, [_wrapped(label, 26) for label in labels])
@@ -89,6 +87,13 @@ def bar_chart(
     for y, v in zip(rows, values, strict=True):
         ax.text(1.03, y, bar_label(v, top), ha="left", va="center", transform=right)
     return save_figure(fig, path)
+
+
+def whiskers(errors: Sequence[float | None] | np.ndarray) -> np.ndarray | None:
+    """Standard errors as error bars: NaN (no whisker, not even its caps) where a value is
+    exact (error 0, NaN or None); None when no value has one."""
+    err = np.array([np.nan if e is None else e for e in errors], dtype=float)
+    return np.where(err > 0, err, np.nan) if (err > 0).any() else None
 
 
 def bar_label(value: float, top: float) -> str:

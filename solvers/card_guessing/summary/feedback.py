@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from solvers.kit.summary_parts import PALETTE, WIDTH, save_figure  # noqa: E402
+from solvers.kit.summary_parts import PALETTE, WIDTH, save_figure, whiskers  # noqa: E402
 
 MODELS = ("none", "partial", "complete")
 BOUNDS = ("bound_lower", "bound_lower_chords", "bound_upper")
@@ -120,9 +120,7 @@ def plot_comparison(table: pd.DataFrame, path: Path) -> Path:
     for i, model in enumerate(models):
         values = table[model].astype(float).to_numpy()
         errors = table.get(f"{model}_std_error")
-        xerr = None if errors is None else errors.astype(float).fillna(0.0).to_numpy()
-        if xerr is not None:  # exact values (error 0): no whisker, not even its caps
-            xerr = np.where(xerr > 0, xerr, np.nan) if (xerr > 0).any() else None
+        xerr = None if errors is None else whiskers(errors.astype(float).to_numpy())
         pos = y + 0.4 - (i + 0.5) * height
         ax.barh(pos, values, height, xerr=xerr, capsize=3, label=model, color=PALETTE[i])
         if model == "complete" and "bound_upper" in table:
