@@ -206,12 +206,11 @@ def test_existing_task_ids_are_unchanged(params, expected):
     assert task_id(validate(task(**params))) == expected
 
 
-@pytest.mark.slow
-def test_summary_section(tmp_path):
-    """The ranks52 section: table per n, plot with extrapolation, and Monte Carlo rows."""
+@pytest.fixture(scope="module")
+def ranks_rows():
+    """Rows of a ranks52-like study: n = 2..4 types of 4 by the ranked solver (optimal, greedy
+    with pair ties, persistent), greedy by the float solver, and 13 x 4 by Monte Carlo."""
     import pandas as pd
-
-    from solvers.card_guessing.summary import ranks52
 
     rows = []
     for n in (2, 3, 4):
@@ -222,7 +221,15 @@ def test_summary_section(tmp_path):
         rows.append(solve(task(deck=[4] * n, method="float", strategy="greedy"))[0])
     mc = {"deck": [4] * 13, "method": "monte_carlo", "n_games": 500, "strategy": "persistent"}
     rows.append(solve(task(**mc))[0])
-    frame = pd.DataFrame(rows)
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.slow
+def test_summary_section(tmp_path, ranks_rows):
+    """The ranks52 section: table per n, plot with extrapolation, and Monte Carlo rows."""
+    from solvers.card_guessing.summary import ranks52
+
+    frame = ranks_rows
     table = ranks52.ranks_table(frame).set_index("n")
     assert table.index.tolist() == [2, 3, 4]
     assert close(table.loc[3, "optimal"], yes_no.optimal_value((4, 4, 4))[0])
@@ -239,6 +246,33 @@ def test_summary_section(tmp_path):
     assert "optimal ~" in text and "greedy_pair ~" not in text and "gap ~" not in text
     one = "\n".join(ranks52.sections(alone[alone["deck"] == "4,4,4"], tmp_path))
     assert "Extrapolation" not in one  # one value of n: nothing to fit
+
+
+SUBSETS = [
+    s for k in (1, 2) for s in itertools.combinations(("optimal", "greedy", "persistent"), k)
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kept", SUBSETS, ids="+".join)
+def test_the_summary_renders_any_subset_of_the_ranked_strategies(kept, ranks_rows, tmp_path):
+    """The card-guessing summary of a ranks study holding only some of its strategies (a
+    study run with the others removed) is written whole: its table has a column per kept
+    policy and no gap without both ends, and every figure passes its readability check."""
+    from solvers.card_guessing.summary import ranks52
+    from solvers.kit.summary_parts import saved_check
+    from solvers.registry import family_summary
+
+    rows = ranks_rows[ranks_rows["strategy"].isin(kept)]
+    text = family_summary("card_guessing")(rows, tmp_path)
+    assert "n types of 4 cards" in text
+    table = ranks52.ranks_table(rows)
+    labels = {"greedy": "greedy_pair"}
+    assert {labels.get(s, s) for s in kept} <= set(table)
+    assert ("gap" in table) == ({"optimal", "greedy"} <= set(kept))
+    assert "persistent_share_of_gap" not in table  # needs all three
+    for png in sorted(tmp_path.glob("*.png")):
+        assert saved_check(png)[0] == "ok", (png.name, saved_check(png)[0])
 
 
 # ------------------------------------------------- method: float runs the faster engine

@@ -250,3 +250,41 @@ def test_the_family_s_summary_renders_its_example_rows(family, tmp_path):
 
     for png in sorted(tmp_path.glob("*.png")):  # drawn by the kit, readable at page width
         assert saved_check(png)[0] == "ok", (png.name, saved_check(png)[0])
+
+
+def strategy_subsets(names: list[str]) -> list[tuple[str, ...]]:
+    """Each strategy alone and every strategy but one (the subsets a study gets when its
+    file names one strategy, or when one is removed by ``~study.grids.0.strategies.NAME``)."""
+    alone = [(s,) for s in names]
+    but_one = [tuple(s for s in names if s != left) for left in names]
+    return list(dict.fromkeys(alone + [s for s in but_one if s]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", [f for f in REAL if get_family(f).strategies])
+def test_the_family_s_summary_renders_any_subset_of_its_strategies(family, tmp_path):
+    """Every family's summary is written for rows holding any subset of the strategies it
+    accepts on its examples: text, and figures that pass their readability check."""
+    import pandas as pd
+
+    from solvers.kit.summary_parts import saved_check
+    from solvers.registry import family_summary
+
+    rows = []
+    for example in get_family(family).examples:
+        for strategy in get_family(family).strategies:
+            try:
+                rows += solve({"family": family, **example, "strategy": strategy})
+            except TaskError:  # not defined on this example (e.g. another feedback model)
+                continue
+    frame = pd.DataFrame(rows)
+    solved = list(dict.fromkeys(frame["strategy"]))
+    assert len(solved) >= 2, f"{family}: its examples admit one strategy only"
+    summarize = family_summary(family)
+    for k, kept in enumerate(strategy_subsets(solved)):
+        out = tmp_path / str(k)
+        out.mkdir()
+        text = summarize(frame[frame["strategy"].isin(kept)], out)
+        assert isinstance(text, str) and text.strip(), kept
+        for png in sorted(out.glob("*.png")):
+            assert saved_check(png)[0] == "ok", (kept, png.name, saved_check(png)[0])

@@ -59,7 +59,7 @@ def ranks_table(rows: pd.DataFrame) -> pd.DataFrame:
     table["greedy_lowest"] = lowest.drop_duplicates("n").set_index("n")["expected_score"]
     if {"optimal", "greedy_pair"} <= set(table):
         table["gap"] = table["optimal"] - table["greedy_pair"]
-    if {"optimal", "persistent"} <= set(table):
+    if {"optimal", "greedy_pair", "persistent"} <= set(table):
         table["persistent_share_of_gap"] = (table["persistent"] - table["greedy_pair"]) / table[
             "gap"
         ]
@@ -135,14 +135,22 @@ POLICIES = {"optimal": "optimal", "persistent": "persistent", "greedy_pair": "gr
 def plot_ranks(table: pd.DataFrame, path: Path, monte_carlo: dict | None = None) -> dict:
     """Optimum, greedy (pair ties) and persistent against n (exact, n >= 2); at n = 13 the
     range of the three fits of :func:`fits_at_full` (optimum and greedy) and the Monte Carlo
-    values of the 13 x 4 deck (mean +- 2 standard errors); below, the optimum's and
-    persistent's gain over greedy.  Returns the numbers drawn at n = 13 (the PNG holds them
+    values of the 13 x 4 deck (mean +- 2 standard errors); below, where greedy's values are
+    there, the optimum's and persistent's gain over greedy.  Returns the numbers drawn at n = 13 (the PNG holds them
     too), for a caption to quote."""
     monte_carlo = monte_carlo or {}
-    fig, (top, bottom) = plt.subplots(
-        2, 1, figsize=(WIDTH, 6.6), sharex=True, height_ratios=(3, 2), layout="constrained"
-    )
     shown = table[table["n"] >= 2]
+    # the lower panel only where greedy and another policy both have values to subtract
+    gains = [
+        (k, c) for k, c in ((0, "optimal"), (1, "persistent")) if {c, "greedy_pair"} <= set(shown)
+    ]
+    if gains:
+        fig, (top, bottom) = plt.subplots(
+            2, 1, figsize=(WIDTH, 6.6), sharex=True, height_ratios=(3, 2), layout="constrained"
+        )
+    else:
+        fig, top = plt.subplots(figsize=(WIDTH, 4.4), layout="constrained")
+        bottom = None
     facts: dict[str, dict] = {}
     for k, (column, name) in enumerate(POLICIES.items()):
         if column not in shown:
@@ -179,17 +187,17 @@ def plot_ranks(table: pd.DataFrame, path: Path, monte_carlo: dict | None = None)
     )  # fmt: skip
     top.set_ylabel("expected correct guesses")
     top.grid(True, alpha=0.3)
-    for k, column in ((0, "optimal"), (1, "persistent")):
-        if {column, "greedy_pair"} <= set(shown) and column in shown:
-            data = shown.dropna(subset=[column, "greedy_pair"])
-            bottom.plot(data["n"], data[column] - data["greedy_pair"], "-", color=PALETTE[k],
-                        marker=MARKERS[k], label=f"{POLICIES[column]} - greedy")  # fmt: skip
-    if bottom.lines:
+    for k, column in gains:
+        data = shown.dropna(subset=[column, "greedy_pair"])
+        bottom.plot(data["n"], data[column] - data["greedy_pair"], "-", color=PALETTE[k],
+                    marker=MARKERS[k], label=f"{POLICIES[column]} - greedy")  # fmt: skip
+    if bottom is not None:
         bottom.legend(loc="upper left")
-    bottom.set_ylabel("gain over greedy")
-    bottom.set_xlabel("n (types of 4 cards; 13 x 4 is the 52-card deck)")
-    bottom.set_xticks(range(2, FULL + 1 if facts else int(shown["n"].max()) + 1))
-    bottom.grid(True, alpha=0.3)
+        bottom.set_ylabel("gain over greedy")
+        bottom.grid(True, alpha=0.3)
+    last = top if bottom is None else bottom
+    last.set_xlabel("n (types of 4 cards; 13 x 4 is the 52-card deck)")
+    last.set_xticks(range(2, FULL + 1 if facts else int(shown["n"].max()) + 1))
     save_figure(fig, path, tight=False, facts=facts)
     return facts
 
