@@ -9,9 +9,11 @@ sequences.
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
 from tests_support import ranks_table
 
@@ -246,6 +248,19 @@ def test_summary_section(tmp_path, ranks_rows):
     assert "optimal ~" in text and "greedy_pair ~" not in text and "gap ~" not in text
     one = "\n".join(ranks52.sections(alone[alone["deck"] == "4,4,4"], tmp_path))
     assert "Extrapolation" not in one  # one value of n: nothing to fit
+
+
+@pytest.mark.parametrize("values", [[5.0, 5.2, 5.3, 5.35, 5.5], [5.0, 5.2, 5.3, 5.3, 5.3]])
+def test_the_shrinking_steps_fit_is_left_out_where_the_steps_do_not_shrink(values):
+    """The n = 13 range drawn for a policy takes the steps fit only where the last two steps
+    shrink with one sign; otherwise (a step growing, or a zero step) the range is the line's
+    and the quadratic's, each with its standard error."""
+    from solvers.card_guessing.summary import ranks52
+
+    fits = ranks52.fits_at_full(pd.DataFrame({"n": range(2, 7), "optimal": values}), "optimal")
+    assert math.isnan(fits["steps"])
+    ends = [fits[f] + sign * fits[f"{f}_se"] for f in ("line", "quadratic") for sign in (-1, 1)]
+    assert (fits["low"], fits["high"]) == (min(ends), max(ends))
 
 
 SUBSETS = [

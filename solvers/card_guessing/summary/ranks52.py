@@ -82,8 +82,9 @@ def fits_at_full(table: pd.DataFrame, column: str) -> dict[str, float]:
     """Three fits of ``column``'s exact values read at n = 13 (a trend, not a result): a
     straight line through the last 4 n (``line``, with its standard error ``line_se``), a
     quadratic through the last 5 (``quadratic``, ``quadratic_se``), and the last step shrunk
-    by the ratio of the last two steps at every further n (``steps``, ``ratio``); ``low`` and
-    ``high`` bound them (a fit minus its standard error, plus it).  Empty where the column
+    by the ratio of the last two steps at every further n (``steps``, ``ratio``; NaN unless
+    that ratio is between 0 and 1, the steps shrinking); ``low`` and ``high`` bound them (a
+    fit minus its standard error, plus it).  Empty where the column
     holds fewer than 5 values of n (from 2 on: n = 1 is not on the trend)."""
     if column not in table:
         return {}
@@ -101,8 +102,14 @@ def fits_at_full(table: pd.DataFrame, column: str) -> dict[str, float]:
 
     line, line_se = fit(1, 4)
     quadratic, quadratic_se = fit(2, 5)
-    step, ratio = y[-1] - y[-2], (y[-1] - y[-2]) / (y[-2] - y[-3])
-    steps = float(y[-1] + sum(step * ratio**k for k in range(1, FULL - int(n[-1]) + 1)))
+    step, previous = y[-1] - y[-2], y[-2] - y[-3]
+    ratio = step / previous if previous else float("nan")
+    # a fit only where the steps shrink, keeping their sign: otherwise the sum runs away
+    steps = float("nan")
+    if 0 < ratio < 1:
+        steps = float(y[-1] + sum(step * ratio**k for k in range(1, FULL - int(n[-1]) + 1)))
+    ends = [line - line_se, quadratic - quadratic_se, line + line_se, quadratic + quadratic_se]
+    ends += [steps] if steps == steps else []
     return {
         "line": line,
         "line_se": line_se,
@@ -110,8 +117,8 @@ def fits_at_full(table: pd.DataFrame, column: str) -> dict[str, float]:
         "quadratic_se": quadratic_se,
         "steps": steps,
         "ratio": float(ratio),
-        "low": min(line - line_se, quadratic - quadratic_se, steps),
-        "high": max(line + line_se, quadratic + quadratic_se, steps),
+        "low": min(ends),
+        "high": max(ends),
     }
 
 
@@ -136,8 +143,8 @@ def plot_ranks(table: pd.DataFrame, path: Path, monte_carlo: dict | None = None)
     """Optimum, greedy (pair ties) and persistent against n (exact, n >= 2); at n = 13 the
     range of the three fits of :func:`fits_at_full` (optimum and greedy) and the Monte Carlo
     values of the 13 x 4 deck (mean +- 2 standard errors); below, where greedy's values are
-    there, the optimum's and persistent's gain over greedy.  Returns the numbers drawn at n = 13 (the PNG holds them
-    too), for a caption to quote."""
+    there, the optimum's and persistent's gain over greedy.  Returns the numbers drawn at
+    n = 13 (the PNG holds them too), for a caption to quote."""
     monte_carlo = monte_carlo or {}
     shown = table[table["n"] >= 2]
     # the lower panel only where greedy and another policy both have values to subtract
