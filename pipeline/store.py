@@ -530,11 +530,15 @@ def stored_families(results: str | Path) -> list[str]:
     return sorted(found)
 
 
-def family_rows(results: str | Path, family: str, status: str | None = None) -> StoredRows:
-    """One family's rows (those with ``status``, or all), read lazily through DuckDB."""
+def family_rows(
+    results: str | Path, family: str, status: str | None = None, where: str = ""
+) -> StoredRows:
+    """One family's rows (those with ``status``, or all; and matching the SQL condition
+    ``where``, if given), read lazily through DuckDB."""
     from solvers.kit.stored_rows import StoredRows, sql_text
 
-    where = f"status = {sql_text(status)}" if status is not None else ""
+    conditions = [f"status = {sql_text(status)}"] if status is not None else []
+    where = " AND ".join([*conditions, *([f"({where})"] if where else [])])
     columns = family_schema(family).names
     files = family_files(results, family)
     superseded = superseded_rows(files)  # none unless a run was killed before compacting
@@ -642,11 +646,17 @@ LARGE_ROWS = 100_000
 
 
 def ok_rows(
-    results: str | Path, family: str, *, lazy_ok: bool, large_rows: int = LARGE_ROWS
+    results: str | Path,
+    family: str,
+    *,
+    lazy_ok: bool,
+    large_rows: int = LARGE_ROWS,
+    where: str = "",
 ) -> pd.DataFrame | StoredRows:
-    """A family's ok rows: a StoredRows when there are more than ``large_rows`` and the
-    function they are for takes one (``lazy_ok``), else a DataFrame in store order."""
-    stored = family_rows(results, family, "ok")
+    """A family's ok rows (those matching the SQL condition ``where`` too, if given): a
+    StoredRows when there are more than ``large_rows`` and the function they are for takes
+    one (``lazy_ok``), else a DataFrame in store order."""
+    stored = family_rows(results, family, "ok", where=where)
     if lazy_ok and stored.count() > large_rows:
         return stored
     return stored.frame().reset_index(drop=True)

@@ -25,6 +25,7 @@ the axes shared by all of them::
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -308,11 +309,15 @@ def _part_grids(family: str, grid: dict[str, Any], strategies: Any, prefix: str)
         }
     grids = []
     for strategy, own in per_strategy.items():
+        where = f"{prefix}.strategies.{strategy}"
+        if TARGET in own:  # a strategy of one's own (solvers/own_strategy.py)
+            grids.append(_own_strategy_grid(family, grid, strategy, own, where))
+            continue
         all_axes = dict(grid)
         for key, values in own.items():
             if any(k.rsplit(".", 1)[1] == key for k in grid):
-                raise StudyError(f"{prefix}.strategies.{strategy}.{key}: also a grid axis")
-            all_axes[f"{prefix}.strategies.{strategy}.{key}"] = values
+                raise StudyError(f"{where}.{key}: also a grid axis")
+            all_axes[f"{where}.{key}"] = values
         keys = list(all_axes)
         names = [k.rsplit(".", 1)[1] for k in keys]
         axes = [(name, _axis(all_axes[k], k)) for name, k in zip(names, keys, strict=True)]
@@ -320,9 +325,40 @@ def _part_grids(family: str, grid: dict[str, Any], strategies: Any, prefix: str)
         try:
             grids.append(Grid.checked(fixed, axes))
         except TaskError as exc:
-            where = f"{prefix}.strategies.{strategy}"
             raise StudyError(_config_message(exc, keys, where)) from None
     return grids
+
+
+TARGET = "_target_"
+
+
+def _own_strategy_grid(
+    family: str, grid: dict[str, Any], name: str, own: Mapping[str, Any], where: str
+) -> Grid:
+    """The checked grid of a strategy of one's own: the part's axes times one axis of its
+    constructor arguments (``strategy_params``: each combination of the lists given for
+    them, in product order, as one mapping per task)."""
+    target = own[TARGET]
+    if not isinstance(target, str):
+        raise StudyError(f"{where}.{TARGET}={target!r}: must be a dotted path module.Class")
+    arguments = {k: v for k, v in own.items() if k != TARGET}
+    for key in arguments:
+        if any(k.rsplit(".", 1)[1] == key for k in grid):
+            raise StudyError(f"{where}.{key}: also a grid axis")
+    lists = {k: _axis(v, f"{where}.{k}") for k, v in arguments.items()}
+    combos = [dict(zip(lists, combo, strict=True)) for combo in itertools.product(*lists.values())]
+    keys = list(grid)
+    axes = [(k.rsplit(".", 1)[1], _axis(grid[k], k)) for k in keys]
+    axes.append(("strategy_params", combos))
+    fixed = {"family": family, "strategy": name, "strategy_target": target}
+    try:
+        return Grid.checked(fixed, axes)
+    except TaskError as exc:
+        if exc.key == "strategy_target":
+            raise StudyError(f"{where}.{TARGET}={target!r}: {exc.reason}") from None
+        if exc.key in ("strategy", "strategy_params", "strategy_code"):
+            raise StudyError(f"{where}: {exc.reason}") from None
+        raise StudyError(_config_message(exc, keys, where)) from None
 
 
 def _config_message(exc: TaskError, keys: list[str], strategy: str) -> str:
@@ -347,3 +383,15 @@ def _axis(value: Any, key: str) -> list[Any]:
     if not value:
         raise StudyError(f"{key}=[]: an axis needs at least one value")
     return list(value)
+
+
+def own_strategies(study: Mapping[str, Any]) -> dict[str, str]:
+    """The study's strategies of one's own: name -> ``_target_``, over every grid part."""
+    parts = study.get("grids") or [study]
+    out = {}
+    for part in parts:
+        strategies = part.get("strategies") if isinstance(part, Mapping) else None
+        for name, axes in (strategies or {}).items():
+            if isinstance(axes, Mapping) and isinstance(axes.get(TARGET), str):
+                out[name] = axes[TARGET]
+    return out

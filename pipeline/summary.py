@@ -53,13 +53,18 @@ def write_summary(
         parts += [markdown_text(" ".join(str(study["description"]).split())), ""]
     parts += [status_line(counts), ""]
     oks = {}
+    codes = current_codes(study)
     for family in counts.families:
         fn = family_summary(family) or generic_summary
         lazy_ok = accepts_stored_rows(fn)
-        oks[family] = ok = store.ok_rows(results, family, lazy_ok=lazy_ok, large_rows=large_rows)
+        where = current_code_rows(codes, family)
+        oks[family] = ok = store.ok_rows(
+            results, family, lazy_ok=lazy_ok, large_rows=large_rows, where=where
+        )
         with staged(out_dir) as staging:  # summary/ gets complete files only (a full disk)
             text = fn(ok, staging)
         parts += [f"## Family `{family}`", "", text.rstrip(), ""]
+        parts += other_code_notes(results, family, codes)
         if n_errors := counts.rows_with("error", family):
             errors = family_rows(results, family, "error").frame(limit=GENERIC_ROWS)
             parts += ["### Failed tasks", "", markdown_table(_error_table(errors)), ""]
@@ -73,6 +78,67 @@ def write_summary(
     )
     write_index(study_dir.parent, known={study_dir.name: counts})
     return path
+
+
+def current_codes(study: Mapping[str, Any]) -> dict[str, tuple[str, str | None]]:
+    """The study's strategies of one's own: name -> (``_target_``, the fingerprint of the
+    code it names now, or None where it cannot be imported here)."""
+    from pipeline.study import own_strategies
+    from solvers.own_strategy import code_fingerprint, target_class
+
+    out: dict[str, tuple[str, str | None]] = {}
+    for name, target in own_strategies(study).items():
+        try:
+            out[name] = (target, code_fingerprint(target_class(target)))
+        except (OSError, ValueError):
+            out[name] = (target, None)
+    return out
+
+
+def current_code_rows(codes: Mapping[str, tuple[str, str | None]], family: str) -> str:
+    """SQL: the rows of the study's own strategies computed by the code they name now (the
+    rows of other versions of that code are kept in the store, not summarised), and every
+    other row; empty where the family has no such strategies."""
+    if "strategy_code" not in get_family(family).param_names:
+        return ""
+    from solvers.kit.stored_rows import sql_text
+
+    kept = [
+        f"NOT (strategy = {sql_text(name)} AND strategy_code IS DISTINCT FROM {sql_text(code)})"
+        for name, (_, code) in codes.items()
+        if code is not None
+    ]
+    return " AND ".join(kept)
+
+
+def other_code_notes(
+    results: Path, family: str, codes: Mapping[str, tuple[str, str | None]]
+) -> list[str]:
+    """Lines saying, per strategy of one's own, how many ok rows of other versions of its
+    code the store keeps and the summary leaves out, or that its code cannot be checked."""
+    if "strategy_code" not in get_family(family).param_names:
+        return []
+    from solvers.kit.stored_rows import sql_text
+
+    lines = []
+    stored = family_rows(results, family, "ok")
+    for name, (target, code) in codes.items():
+        if code is None:
+            lines.append(
+                f"{markdown_code(name)}: {markdown_code(target)} cannot be imported here, so "
+                "rows of every version of its code are shown."
+            )
+            continue
+        other = stored.count(
+            f"strategy = {sql_text(name)} AND strategy_code IS DISTINCT FROM {sql_text(code)}"
+        )
+        if other:
+            lines.append(
+                f"{markdown_code(name)}: {other:,} rows computed by other versions of "
+                f"{markdown_code(target)}'s code are kept in the store and left out here (this "
+                f"version: `{code}`, the column strategy_code)."
+            )
+    return [*lines, ""] if lines else []
 
 
 def status_line(counts: StoreCounts) -> str:

@@ -43,6 +43,7 @@ from solvers.registry import (
     knob_names,
     omitted_if_none,
     param_value,
+    strategy_kind,
     task_id,
 )
 
@@ -216,7 +217,7 @@ def _canonical_axes(
     checked from the last axis to the first (validate's order for the first task holding
     each).  An execution knob (left out of task ids) takes one value: two would be one task.
     """
-    strategy = base["strategy"]
+    strategy = strategy_kind(base)
     canon: list[list[Any]] = [[base[name]] for name in names]
     for i in reversed(range(len(names))):
         p = fam.param(names[i])
@@ -241,11 +242,14 @@ def _canonical_axes(
 def _id_template(fam: Family, base: Task, names: list[str], canon: list[list[Any]]):
     """(the id's JSON as a format string with one field per axis, each axis's encoded
     values), or (None, None) where the id's keys may differ between tasks."""
-    if omitted_if_none(fam.name):
-        return None, None
     knobs = knob_names(fam.name)
-    keys = sorted(k for k in base if k not in knobs)
     axis_of = {name: i for i, name in enumerate(names)}
+    omitted = omitted_if_none(fam.name)
+    if any(None in canon[axis_of[k]] for k in omitted if k in axis_of):
+        return None, None  # an axis left out of some ids only: each id from its whole task
+    # a parameter left out of ids while None and not an axis: in every id or in none
+    absent = {k for k in omitted if k not in axis_of and base[k] is None}
+    keys = sorted(k for k in base if k not in knobs and k not in absent)
     # constant parameters encoded now; each axis marked "\0i\0" in the JSON, where a NUL
     # cannot otherwise occur (JSON escapes it)
     marked = [f"\0{axis_of[k]}\0" if k in axis_of else id_piece(k, base[k]) for k in keys]

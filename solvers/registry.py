@@ -96,6 +96,9 @@ class Family:
     needs: Callable[[Task, int], Any] | None = None
     # small tasks for the contract tests, each valid and quick (a second or less)
     examples: tuple[Mapping[str, Any], ...] = ()
+    # strategies of one's own (solvers/own_strategy.py): what their class must offer, or None
+    # for a family that takes none; such a family declares own_strategy.own_params() too
+    own: Any = None
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -189,7 +192,10 @@ def checked_params(task: Mapping[str, Any]) -> tuple[Family, Task]:
         raise TaskError("task", task, "a task is a mapping of parameter names to values")
     fam = get_family(task.get("family"))
     strategy = None
-    if fam.strategies:
+    own = task.get("strategy_target") is not None
+    if own:
+        strategy = own_strategy_name(fam, task)
+    elif fam.strategies:
         strategy = task.get("strategy", fam.default_strategy)
         if strategy not in fam.strategies:
             raise TaskError(
@@ -206,23 +212,62 @@ def checked_params(task: Mapping[str, Any]) -> tuple[Family, Task]:
             f"unknown parameter for family {fam.name!r}; valid: {', '.join(fam.param_names)}",
         )
     out: Task = {"family": fam.name, "strategy": strategy}
+    kind = strategy_kind(task)
     for p in fam.params:
-        out[p.name] = param_value(fam, p, strategy, task)
+        out[p.name] = param_value(fam, p, kind, task)
+    if own:
+        from solvers.own_strategy import check_strategy
+
+        check_strategy(fam.name, fam.own, out)
     return fam, out
+
+
+def own_strategy_name(fam: Family, task: Mapping[str, Any]) -> str:
+    """The name of a task's strategy of one's own (the study's key for it), checked."""
+    from solvers.own_strategy import NAME
+
+    if fam.own is None:
+        raise TaskError(
+            "strategy_target",
+            task["strategy_target"],
+            f"family {fam.name!r} takes no strategies of one's own",
+        )
+    name = task.get("strategy")
+    if name in fam.strategies:
+        raise TaskError(
+            "strategy",
+            name,
+            "is a built-in strategy's name: a strategy of one's own needs a name of its own",
+        )
+    if not isinstance(name, str) or not NAME.match(name):
+        raise TaskError(
+            "strategy",
+            name,
+            "a strategy of one's own is named by a letter or _ then letters, digits, _ "
+            "(at most 64)",
+        )
+    return name
+
+
+def strategy_kind(task: Mapping[str, Any]) -> str | None:
+    """What ``Param.strategies`` is matched against: the strategy's name, or ``"own"`` for a
+    strategy of one's own (:mod:`solvers.own_strategy`)."""
+    if task.get("strategy_target") is not None:
+        return "own"
+    return task.get("strategy")
 
 
 def param_value(fam: Family, p: Param, strategy: str | None, task: Mapping[str, Any]) -> Any:
     """The canonical value of parameter ``p`` in ``task`` (its default when not given).
 
-    None where ``p`` does not apply to ``strategy`` (and a value given there is refused).
+    None where ``p`` does not apply to ``strategy`` (a name, or ``"own"``: see
+    :func:`strategy_kind`), and a value given there is refused.
     """
     if not p.applies_to(strategy):
         if task.get(p.name) is not None:
-            raise TaskError(
-                p.name,
-                task[p.name],
-                f"does not apply to strategy {strategy!r} (only to {', '.join(p.strategies)})",
-            )
+            which = "strategies of one's own" if strategy == "own" else f"strategy {strategy!r}"
+            only = ", ".join("strategies of one's own" if s == "own" else s for s in p.strategies)
+            raise TaskError(p.name, task[p.name], f"does not apply to {which} (only to {only})")
         return None
     value = task.get(p.name, p.default)
     if value is REQUIRED:

@@ -15,7 +15,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from solvers import entropy
+from solvers.card_guessing import own
 from solvers.card_guessing.tasks import feedback_tasks, float_tasks, ranked_tasks, yes_no_tasks
+from solvers.own_strategy import is_own, own_params
 from solvers.registry import (
     Family,
     FloatCheck,
@@ -97,6 +99,8 @@ def _estimated_states(deck: tuple[int, ...]) -> int:
 def check_task(task: Task) -> None:
     """Refuse, before any work, a deck too large for the exact solver."""
     yes_no_tasks.check_partial_task(task)
+    if is_own(task):
+        return own.check_task(task)  # a strategy of one's own (own.py)
     if ranked_tasks.applies(task):
         return ranked_tasks.check_task(task)  # method ranked, persistent, pair ties
     if task["feedback"] != "partial" or task["strategy"] == "sequence":
@@ -120,6 +124,8 @@ def estimated_seconds(task: Task) -> float | None:
     where no model was measured (other feedback, methods and strategies)."""
     if task["method"] == "ranked":
         return ranked_tasks.estimated_seconds(task)
+    if is_own(task):  # the user's code: its cost per state is unknown until it runs
+        return None
     per_state = SECONDS_PER_STATE.get(task["strategy"])
     exact = task["method"] == "exact" or task["strategy"] == "optimal"
     if (
@@ -147,6 +153,8 @@ def split_rows(task: Task, cluster) -> list[Row]:
 
 def run(task: Task) -> list[Row]:
     """The rows of a checked task, from the module of tasks/ that runs its kind."""
+    if is_own(task):
+        return own.rows(task)
     if ranked_tasks.applies(task):
         return ranked_tasks.rows(task)
     if task["feedback"] != "partial":
@@ -238,7 +246,9 @@ FAMILY = register(
                 dtype="int64",
             ),
             max_states_param(DEFAULT_MAX_STATES),
+            *own_params(),
         ),
+        own=own.PROTOCOL,
         run=run,
         check_task=check_task,
         estimate=estimated_seconds,

@@ -58,8 +58,13 @@ def score_section(rows: pd.DataFrame) -> Section:
     table = score_table(info.compact(rows)).dropna(axis=1, how="all")
     items: list = [
         "One line per result (info variants reduced to the best per deck when there are "
-        f"more than {info.MANY}); ratio_to_optimal is score / the exact optimum.",
-        Table("Scores", table.reset_index(drop=True), {"ratio_to_optimal": ".8f"}),
+        f"more than {info.MANY}); ratio_to_optimal is score / the exact optimum, "
+        "below_optimal the optimum - score, above_greedy score - greedy's best exact score.",
+        Table(
+            "Scores",
+            table.reset_index(drop=True),
+            {"ratio_to_optimal": ".8f", "below_optimal": ".10f", "above_greedy": ".10f"},
+        ),
     ]
     if table.groupby(["deck", "feedback"]).ngroups <= BARS_MAX:
         items.append(Figure("Expected correct guesses per strategy", score_bars(table)))

@@ -21,7 +21,7 @@ by ``tie_break``.  Arithmetic is exact (Fractions): ``d = 0.55`` is 11/20.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from fractions import Fraction
 from typing import Protocol
 
@@ -53,6 +53,16 @@ class Player(Protocol):
         ...
 
     def update(self, belief: Belief, a: Guess, yes: bool) -> Belief: ...
+
+
+def updater(player: Player) -> Callable[[State, Belief, Guess, bool], Belief]:
+    """``(state, belief, a, yes) -> belief``: the player's update, told the state the guess
+    was made in when the player wants it (an ``update_at`` method: a strategy of one's own,
+    whose errors name the card's position), else :meth:`Player.update`."""
+    at = getattr(player, "update_at", None)
+    if at is not None:
+        return at
+    return lambda state, belief, a, yes: player.update(belief, a, yes)
 
 
 class StatePlayer:
@@ -142,6 +152,7 @@ def exact_counts(deck: Sequence[int], player: Player) -> tuple[list[int | Fracti
     Fractions only when a uniform tie-break averages over several guesses.
     """
     memo: dict[tuple[State, Belief], list[int | Fraction]] = {}
+    update = updater(player)
 
     def counts(state: State, belief: Belief) -> list[int | Fraction]:
         key = (state, belief)
@@ -158,10 +169,10 @@ def exact_counts(deck: Sequence[int], player: Player) -> tuple[list[int | Fracti
         for a in picks:
             n_yes = arrangements(after_yes(state, a)[1]) if pairs[a][0] > 0 else 0
             if n_yes:
-                for k, v in enumerate(counts(after_yes(state, a), player.update(belief, a, True))):
+                for k, v in enumerate(counts(after_yes(state, a), update(state, belief, a, True))):
                     d[k + 1] += v
             if total - n_yes:
-                for k, v in enumerate(counts(after_no(state, a), player.update(belief, a, False))):
+                for k, v in enumerate(counts(after_no(state, a), update(state, belief, a, False))):
                     d[k] += v
         if len(picks) > 1:
             d = [Fraction(v, len(picks)) for v in d]

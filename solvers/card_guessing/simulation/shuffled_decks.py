@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
-from solvers.card_guessing.exact.belief_players import Player
+from solvers.card_guessing.exact.belief_players import Player, updater
 from solvers.card_guessing.exact.yes_no import (
     after_no,
     after_yes,
@@ -51,6 +51,7 @@ def play_one(
     """The score of ``player`` on one order of ``deck`` (uniform ties drawn from ``rng``)."""
     deck = tuple(int(k) for k in deck)
     state, belief, score = initial_state(deck), player.start(deck), 0
+    update = updater(player)
     for card in order:
         key = (state, belief)
         picks = memo.get(key)
@@ -59,8 +60,8 @@ def play_one(
         a = picks[0] if len(picks) == 1 else picks[int(rng.integers(len(picks)))]
         yes = int(card) == a
         score += yes
+        belief = update(state, belief, a, yes)
         state = after_yes(state, a) if yes else after_no(state, a)
-        belief = player.update(belief, a, yes)
     return score
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +15,10 @@ from solvers.card_guessing.summary.rows import summary_rows
 from solvers.kit.stored_rows import StoredRows, takes_stored_rows
 from solvers.kit.summary_parts import bar_chart, file_name
 
-KEY_COLUMNS = ["strategy", "tie_break", "gamma", "entropy_r", "entropy_t", "decrement", "method"]
+KEY_COLUMNS = [
+    *("strategy", "tie_break", "gamma", "entropy_r", "entropy_t", "decrement"),
+    *("strategy_params", "method"),
+]
 
 
 @takes_stored_rows
@@ -69,18 +73,40 @@ def score_table(rows: pd.DataFrame) -> pd.DataFrame:
         .groupby(["deck", "feedback"])["expected_score"]
         .max()
     )
-    keys_and_scores = zip(table["deck"], table["feedback"], table["expected_score"], strict=True)
+    keys_and_scores = list(
+        zip(table["deck"], table["feedback"], table["expected_score"], strict=True)
+    )
     table["ratio_to_optimal"] = [
         score / optimum.get((d, f), float("nan")) for d, f, score in keys_and_scores
     ]
-    order = ["deck", "feedback", "label", "expected_score", "ratio_to_optimal"]
+    # the gaps: to the optimum, and to greedy's best exact score on the deck
+    table["below_optimal"] = [
+        optimum.get((d, f), float("nan")) - score for d, f, score in keys_and_scores
+    ]
+    greedy = (
+        table[(table["strategy"] == "greedy") & (table.get("method", "exact") == "exact")]
+        .groupby(["deck", "feedback"])["expected_score"]
+        .max()
+    )
+    table["above_greedy"] = [
+        score - greedy.get((d, f), float("nan")) for d, f, score in keys_and_scores
+    ]
+    order = [
+        *("deck", "feedback", "label", "expected_score", "ratio_to_optimal", "below_optimal"),
+        "above_greedy",
+    ]
     rest = [c for c in table.columns if c not in order and c not in keys]
     return table[order + rest].sort_values(["deck", "feedback", "expected_score"], kind="stable")
 
 
 def strategy_label(row: dict, keys: list[str]) -> str:
-    """A short label such as "greedy (tie_break=lowest)"."""
-    extras = [f"{k}={row[k]}" for k in keys[1:] if k != "method" and pd.notna(row.get(k))]
+    """A short label such as "greedy (tie_break=lowest)", or "switch (patience=2)" for a
+    strategy of one's own (its arguments, from the JSON of ``strategy_params``)."""
+    plain = [k for k in keys[1:] if k not in ("method", "strategy_params")]
+    extras = [f"{k}={row[k]}" for k in plain if pd.notna(row.get(k))]
+    if isinstance(row.get("strategy_params"), str):
+        own = json.loads(row["strategy_params"])
+        extras += [f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in own.items()]
     if row.get("method") not in (None, "exact") and pd.notna(row.get("method")):
         extras.append(str(row["method"]))
     return row["strategy"] + (f" ({', '.join(extras)})" if extras else "")

@@ -31,6 +31,7 @@ SUMMARY_COLUMNS = [
     *("entropy_r", "entropy_t", "log_base", "decrement", "expected_score"),
     *("expected_score_exact", "n_states", "std_error", "seconds", "first_moves"),
     *("bound_lower", "bound_lower_chords", "bound_upper", "family"),
+    *("strategy_target", "strategy_params", "strategy_code"),
 ]
 EXACT_INFO = "coalesce(strategy = 'info' AND method = 'exact', false)"
 NEAR_BEST = 1e-9  # relative: a score this close to the best is read, and compared exactly
