@@ -137,11 +137,20 @@ def own_params() -> tuple[Param, ...]:
 # ------------------------------------------------------------------ the class and its code
 
 
+_LOADED: dict[str, str] = {}  # module name -> fingerprint of its files when it was loaded
+
+
 def target_class(target: str) -> type:
-    """The class ``target`` names, imported now; ValueError saying why not."""
+    """The class ``target`` names, imported now; ValueError saying why not.  A module
+    already imported whose files changed since is loaded again (a notebook's kernel, a
+    long-lived worker), so the class is always the code on disk that its fingerprint names."""
     module_name, _, attr = target.rpartition(".")
     try:
         module = importlib.import_module(module_name)
+        on_disk = files_fingerprint(source_files(module_name))
+        if _LOADED.setdefault(module_name, on_disk) != on_disk:
+            module = importlib.reload(module)
+            _LOADED[module_name] = on_disk
     except Exception as exc:  # any error of the user's module, said in one line
         raise ValueError(
             f"module {module_name!r} cannot be imported ({type(exc).__name__}: {shown_text(exc)})"
@@ -179,7 +188,21 @@ def source_files(module_name: str) -> list[Path]:
 def code_fingerprint(cls: type) -> str:
     """16 hex digits of the SHA-256 over the files of :func:`source_files` (each file's name
     relative to the first one's folder, then its bytes): the code a task's id depends on."""
-    files = source_files(cls.__module__)
+    return files_fingerprint(source_files(cls.__module__))
+
+
+def files_fingerprint(files: list[Path]) -> str:
+    """See :func:`code_fingerprint` (read again only when a file's size or time changed)."""
+    stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+    if stamp not in _DIGESTS:
+        _DIGESTS[stamp] = _digest(files)
+    return _DIGESTS[stamp]
+
+
+_DIGESTS: dict[tuple, str] = {}
+
+
+def _digest(files: list[Path]) -> str:
     base = files[0].parent
     digest = hashlib.sha256()
     for path in files:
