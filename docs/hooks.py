@@ -107,7 +107,9 @@ def strategies_of(p: Param, fam: Family) -> str:
     """Which strategies a parameter applies to, as table text."""
     if p.strategies is None:
         return "all" if fam.strategies else "-"
-    return ", ".join(f"`{s}`" for s in p.strategies)
+    return ", ".join(
+        "[your own](../own-strategy.md)" if s == "own" else f"`{s}`" for s in p.strategies
+    )
 
 
 def check_text(p: Param) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -30,6 +31,7 @@ STRATEGIES = '''
 import functools
 import itertools
 import os
+import re
 import time
 from fractions import Fraction
 
@@ -486,3 +488,63 @@ def test_the_workers_of_a_local_cluster_import_the_user_s_module(lab):
     assert built and driver.pid not in built  # built in the workers, not in the driver
     rows = load_results(folder / "out" / "lab" / "results").set_index("deck")
     assert rows.loc["3,3,3", "expected_score_exact"] == "7121/1680"
+
+
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "own-strategy.md"
+
+
+def titled_block(text: str, title: str) -> str:
+    """The fenced block of the page headed ``title="..."``."""
+    found = re.search(rf'^```\w+ title="{re.escape(title)}"\n(.*?)^```', text, re.S | re.M)
+    assert found, f"no block titled {title} in {PAGE.name}"
+    return found.group(1)
+
+
+def page_table(text: str, header: str) -> list[list[str]]:
+    """The cells of the page's Markdown table whose header row starts with ``header``."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
+
+
+def test_the_reference_page_s_example_computes_the_values_it_quotes(tmp_path, monkeypatch, capsys):
+    """ "Your own strategy": its module and study, written to a folder and run by the page's
+    command, give every value its table quotes (exact p/q, the float, the gap to the
+    optimum), row for row."""
+    text = PAGE.read_text()
+    (tmp_path / "mystrat.py").write_text(titled_block(text, "mystrat.py"))
+    study = tmp_path / "studies" / "study" / "switch.yaml"
+    study.parent.mkdir(parents=True)
+    study.write_text(titled_block(text, "studies/study/switch.yaml"))
+    command = re.search(r"PYTHONPATH=\. python -m pipeline (.+)", text).group(1).split()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "mystrat", raising=False)
+    done = cli_run_in_process(
+        monkeypatch, capsys, *command, "cluster=sync", "run.progress=false",
+        f"paths.outputs={tmp_path / 'outputs'}",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    from solvers.card_guessing.summary import score_table
+
+    table = score_table(load_results(tmp_path / "outputs" / "switch" / "results"))
+    computed = {
+        row.label: [
+            row.expected_score_exact,
+            f"{row.expected_score:.9f}",
+            f"{row.below_optimal:.9f}",
+        ]
+        for row in table.itertuples()
+    }
+    quoted = {cells[0]: cells[1:] for cells in page_table(text, "| label |")}
+    for label, cells in quoted.items():
+        exact, value, below = cells
+        assert computed[label][0] == exact, label
+        assert float(computed[label][1]) == pytest.approx(float(value), abs=1e-9), label
+        assert float(computed[label][2]) == pytest.approx(float(below), abs=1e-9), label
+    assert set(quoted) == set(computed)

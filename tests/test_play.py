@@ -101,10 +101,12 @@ def test_every_yes_no_strategy_of_the_family_is_offered():
 
 
 def test_help_lists_the_playable_strategies_one_line_each(monkeypatch):
+    """--help lists every playable strategy and a class of one's own, one line each, in 80
+    columns."""
     monkeypatch.setenv("COLUMNS", "80")
     text = play.parser().format_help()
     listed = text[text.index("strategies (--strategy):") :].splitlines()[1:]
-    assert [line.split()[0] for line in listed] == play.strategy_names()
+    assert [line.split()[0] for line in listed] == [*play.strategy_names(), "module.Class"]
     assert all(len(line.split()) > 3 for line in listed)  # a description on the same line
     assert all(len(line) <= 80 for line in text.splitlines())
     assert "sequence" not in text and "PLAYERS" not in text
@@ -553,7 +555,7 @@ def test_persistent_plays_the_ranked_solvers_policy():
         (["3,x"], "deck '3,x': must be a list of positive integers"),
         (["3,0"], "deck '3,0': must be a list of positive integers"),
         (["--names", "J,Q"], "--names 'J,Q': 2 names given for a deck of 3 types"),
-        (["--strategy", "magic"], "invalid choice: 'magic'"),
+        (["--strategy", "magic"], "--strategy 'magic': unknown; valid: optimal, greedy"),
         (["--strategy", "greedy", "--param", "tie_break=sideways"], "tie_break"),
         (["--param", "tie_break=lowest"], "--param tie_break='lowest': does not apply to --st"),
         (["--param", "colour=red"], "colour"),
@@ -576,7 +578,8 @@ def test_persistent_plays_the_ranked_solvers_policy():
         (["--strategy", "persistent", "--param", "tie_break=highest"], "does not apply to --st"),
         (["--strategy", "info", "--param", "tie_break=pair"], "only greedy breaks ties by pair"),
         (["--param", "method=exact"], "--param method='exact': not a setting of the game"),
-        (["--strategy", "sequence"], "invalid choice: 'sequence'"),
+        (["--strategy", "sequence"], "--strategy 'sequence': unknown; valid: optimal, greedy"),
+        (["--strategy", "nosuch_module_q.Mine"], "module 'nosuch_module_q' cannot be imported"),
     ],
 )
 def test_bad_options_are_usage_errors(argv, message, capsys):
@@ -586,6 +589,85 @@ def test_bad_options_are_usage_errors(argv, message, capsys):
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1 and err.startswith("python -m solvers.card_guessing.play: error: ")
+
+
+# ------------------------------------------------------------ a strategy of one's own
+
+OWN = """
+class Switch:
+    \"\"\"The type with most cards unconfirmed; after `patience` no in a row, the next.\"\"\"
+
+    def __init__(self, patience=2):
+        self.patience = patience
+
+    def start(self, deck):
+        return tuple(deck), 0
+
+    def guess(self, belief):
+        left, streak = belief
+        ranked = sorted((t for t in range(len(left)) if left[t]), key=lambda t: (-left[t], t))
+        return ranked[1] if streak >= self.patience and len(ranked) > 1 else ranked[0]
+
+    def update(self, belief, guess, yes):
+        left, streak = belief
+        if yes:
+            return left[:guess] + (left[guess] - 1,) + left[guess + 1 :], 0
+        return left, streak + 1
+
+    def explain(self, belief):
+        return f"{belief[1]} no in a row"
+
+
+class Breaks(Switch):
+    def update(self, belief, guess, yes):
+        raise RuntimeError("lost count")
+"""
+
+
+@pytest.fixture
+def own_module(tmp_path, monkeypatch):
+    """A module of the player's own strategies on sys.path (a name of its own per test)."""
+    name = f"playstrat_{abs(hash(tmp_path)) % 10**8}"
+    (tmp_path / f"{name}.py").write_text(OWN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return name
+
+
+def test_a_strategy_of_one_s_own_plays_its_guesses_and_says_why(own_module):
+    """``--strategy module.Class``: the computer's guesses are the class's own (replayed
+    here), its explanation follows each guess, the exact odds are not called its own, and
+    the average shown is the family's exact row of that strategy."""
+    deck, target = (3, 3, 2), f"{own_module}.Switch"
+    setup = setup_of(["3,3,2", "--strategy", target, "--param", "patience=1"])
+    assert setup.label == f"{target} (patience=1)"
+    order = play.shuffled_order(deck, 7)
+    console, out = scripted(["J"] * len(order))
+    _, cpu = play.play_human(setup, order, console, 7)
+    text = out.getvalue()
+    strategy = sys.modules[own_module].Switch(patience=1)
+    belief, expected = strategy.start(deck), []
+    for card in order:
+        g = strategy.guess(belief)
+        expected.append((JQK[g], "yes" if g == card else "no", belief[1]))
+        belief = strategy.update(belief, g, g == card)
+    shown = re.findall(r"Computer guessed (\w): (yes|no)\.\n  Its reasoning: (\d) no", text)
+    assert [(n, y, int(k)) for n, y, k in shown] == expected
+    assert cpu == sum(y == "yes" for _, y, _ in expected)
+    assert "exact odds (not the computer's):" in text and "Computer's belief about" not in text
+    row = solve({"family": "card_guessing", "deck": list(deck), "strategy": "mine",
+                 "strategy_target": target, "strategy_params": {"patience": 1}})[0]  # fmt: skip
+    assert setup.own == Fraction(row["expected_score_exact"])
+    assert f"(exactly {row['expected_score_exact']})." in text
+
+
+def test_a_strategy_failing_mid_game_ends_it_in_one_line(own_module, capsys):
+    """A strategy of one's own that raises in a move ends the game with exit 1 and one line
+    naming the strategy and the move."""
+    code = play.main(["1,1", "--strategy", f"{own_module}.Breaks", "--mode", "computer"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "The computer's strategy failed: strategy 'Breaks'" in out
+    assert "raised RuntimeError: lost count" in out and "Traceback" not in out
 
 
 # ------------------------------------------------------------------ as a person would

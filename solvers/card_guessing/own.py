@@ -159,11 +159,19 @@ class Moves:
             raise StrategyError(f"{self.who}: {move} returned {g}: a type with no cards left")
         return g
 
-    def update(self, belief: Any, g: Guess, answer: Any, position: int) -> Any:
-        move = (
-            f"update(belief={shown(belief)}, guess={g}, answer={answer!r}) at card {position} "
-            f"of {self.cards}"
+    def explain(self, belief: Any) -> str | None:
+        """The strategy's own words on its belief (its optional ``explain(belief)``, used by
+        the terminal game), on one line; None where it has no such method."""
+        if not callable(getattr(self.strategy, "explain", None)):
+            return None
+        text = call(
+            self.who, f"explain(belief={shown(belief)})", lambda: self.strategy.explain(belief)
         )
+        return " ".join(str(text).split())
+
+    def update(self, belief: Any, g: Guess, answer: Any, position: int | None) -> Any:
+        at = f" at card {position} of {self.cards}" if position is not None else ""
+        move = f"update(belief={shown(belief)}, guess={g}, answer={answer!r}){at}"
         out = call(self.who, move, lambda: self.strategy.update(belief, g, answer))
         return hashable(self.who, move, out)
 
@@ -184,6 +192,10 @@ class YesNoPlayer:
 
     def update_at(self, state: State, belief: Any, a: Guess, yes: bool) -> Any:
         return self.moves.update(belief, a, bool(yes), self.moves.cards - state[0] + 1)
+
+    def update(self, belief: Any, a: Guess, yes: bool) -> Any:
+        """:meth:`update_at` where the state is not at hand (the terminal game)."""
+        return self.moves.update(belief, a, bool(yes), None)
 
 
 # ----------------------------------------------------------------------------- the rows

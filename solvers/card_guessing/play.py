@@ -31,12 +31,14 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, TextIO
 
+from solvers.card_guessing import own
 from solvers.card_guessing.exact import belief_players, yes_no
 from solvers.card_guessing.exact.yes_no import Deck, Guess, State
 from solvers.card_guessing.play_players import (
     OPTIONS,
     STRATEGIES,
     Computer,
+    is_dotted,
     make_player,
     own_expectation,
     player_task,
@@ -60,6 +62,7 @@ from solvers.card_guessing.play_screen import (
     score_line,
     wrap_text,
 )
+from solvers.own_strategy import StrategyError
 from solvers.registry import TaskError, get_family
 
 QUIT_WORDS = ("quit", "exit")
@@ -210,8 +213,9 @@ class Setup:
 
     @property
     def estimates_only(self) -> bool:
-        """Whether the computer keeps only estimated counts (not the exact odds)."""
-        return isinstance(self.player, belief_players.EstimatePlayer)
+        """Whether the computer keeps a belief of its own (estimated counts, or a strategy of
+        one's own), so the exact odds shown are not its own."""
+        return isinstance(self.player, belief_players.EstimatePlayer | own.YesNoPlayer)
 
     def computer(self, seed: int | None = None) -> Computer:
         """A fresh computer for one game (``seed``: its tie draws, for a replayable game)."""
@@ -236,9 +240,7 @@ def intro_lines(setup: Setup, mode: str, seed: int | None, style: Style) -> Line
     lines = [
         rule("guesslab: the yes/no card game", style, char="="),
         f"Deck: {deck_text(setup.deck, setup.names)}.",
-        *wrap_text(
-            f"Computer's strategy: {setup.label or setup.strategy}: {STRATEGIES[setup.strategy]}."
-        ),
+        *wrap_text(f"Computer's strategy: {setup.label or setup.strategy}: {describe(setup)}."),
     ]
     if mode == "human":
         lines += [
@@ -260,6 +262,20 @@ def intro_lines(setup: Setup, mode: str, seed: int | None, style: Style) -> Line
     ]
 
 
+def describe(setup: Setup) -> str:
+    """The strategy in a few words: the family's line, or a class's first docstring line."""
+    if setup.strategy in STRATEGIES:
+        return STRATEGIES[setup.strategy]
+    doc = (type(setup.player.moves.strategy).__doc__ or "").strip().splitlines()
+    first = doc[0].rstrip(".") if doc else "no docstring"
+    return f"a strategy of your own ({first})"
+
+
+def reasoning_lines(why: str | None, indent: str = "  ") -> Lines:
+    """The computer's own words for its guess (a strategy of one's own with ``explain``)."""
+    return wrap_text(f"{indent}Its reasoning: {why}") if why else []
+
+
 def play_human(
     setup: Setup, order: Sequence[Guess], console: Console, seed: int | None = None
 ) -> tuple[int, int]:
@@ -277,6 +293,7 @@ def play_human(
             f"Your guess for card {k} [{choices}]: ", lambda t: parse_guess(t, names)
         )
         probs, theirs = computer_step(computer, state)
+        why = computer.explanation()
         you += mine == card
         cpu += theirs == card
         history.append((mine, mine == card))
@@ -288,6 +305,7 @@ def play_human(
                 *history_lines(names, history),
                 *chances_lines(probs, names, theirs, style, f"  {chances} for card {k}: "),
                 f"  Computer guessed {names[theirs]}: {answer_word(theirs == card, style)}.",
+                *reasoning_lines(why),
                 *guess_note(probs, names, theirs, setup.strategy),
                 *belief_lines(state, names, style, estimates_only=setup.estimates_only),
                 *estimate_lines(computer.estimates(), state, names),
@@ -318,6 +336,7 @@ def play_computer(setup: Setup, console: Console) -> int:
         console.show(["", rule(f"Card {k} of {total}", style)])
         console.show(chances_lines(probs, names, guess, style, f"Chances for card {k}: "))
         console.show(f"The computer guesses {names[guess]}.")
+        console.show(reasoning_lines(computer.explanation(), indent=""))
         console.show(guess_note(probs, names, guess, setup.strategy))
         answer = console.ask(
             f"Is card {k} a {names[guess]}? [y/n]: ",
@@ -428,9 +447,13 @@ class _Parser(argparse.ArgumentParser):
 def strategies_help() -> str:
     """The strategies offered, one line each (the end of --help)."""
     names = strategy_names()
-    width = max(len(n) for n in names)
+    width = max(len(n) for n in [*names, OWN_NAME])
     lines = [f"  {n:<{width}}  {STRATEGIES[n]}" for n in names]
+    lines.append(f"  {OWN_NAME:<{width}}  your own class; its arguments by --param KEY=VALUE")
     return "strategies (--strategy):\n" + "\n".join(lines)
+
+
+OWN_NAME = "module.Class"  # how --help shows a strategy of one's own
 
 
 def parser() -> argparse.ArgumentParser:
@@ -450,9 +473,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--strategy",
         default="optimal",
-        choices=strategy_names(),
         metavar="NAME",
-        help="the computer's strategy, listed below (default optimal)",
+        help="the computer's strategy, listed below, or a class of your own as module.Class "
+        "(default optimal)",
     )
     p.add_argument(
         "--gamma",
@@ -499,6 +522,10 @@ def task_params(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, str
 
 def option_message(exc: TaskError, args: argparse.Namespace, origin: Mapping[str, str]) -> str:
     """A checked parameter's error as the player typed it: ``--gamma '-1': must be ...``."""
+    if exc.key in ("strategy", "strategy_target", "feedback"):  # the class itself
+        return f"--strategy {args.strategy!r}: {exc.reason}"
+    if exc.key == "strategy_params":
+        return f"--param: {exc.reason}"
     where = origin.get(exc.key)
     reason = exc.reason.replace(f"strategy {args.strategy!r}", f"--strategy {args.strategy}")
     if where == "--param":
@@ -524,6 +551,11 @@ def setup_from_args(args: argparse.Namespace, p: argparse.ArgumentParser) -> Set
         names = parse_names(args.names, len(deck)) if args.names else default_names(len(deck))
     except ValueError as exc:
         p.error(f"--names {args.names!r}: {exc}")
+    if not is_dotted(args.strategy) and args.strategy not in strategy_names():
+        p.error(
+            f"--strategy {args.strategy!r}: unknown; valid: {', '.join(strategy_names())}, or "
+            f"a class of your own as {OWN_NAME}"
+        )
     try:
         params, origin = task_params(args)
     except ValueError as exc:
@@ -552,6 +584,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.show("Stopped. Bye.")
     except EOFError:
         console.show(["", "Input ended. Bye."])
+    except StrategyError as exc:  # a strategy of one's own failed in a move
+        console.show(["", f"The computer's strategy failed: {exc}"])
+        return 1
     except KeyboardInterrupt:
         console.show(["", "Interrupted. Bye."])
         return 130

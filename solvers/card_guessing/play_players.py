@@ -12,16 +12,18 @@ of the exact runs (belief_players.py), their estimates updated after every answe
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from solvers.card_guessing import check_exact_size
+from solvers.card_guessing import check_exact_size, own
 from solvers.card_guessing.exact import belief_players, yes_no
 from solvers.card_guessing.exact.yes_no import Deck, Guess, State
 from solvers.card_guessing.tasks import ranked_tasks, yes_no_tasks
+from solvers.own_strategy import is_own
 from solvers.registry import TaskError, checked_params, get_family
 
 FAMILY = "card_guessing"
@@ -65,6 +67,13 @@ class Computer:
     def update(self, guess: Guess, yes: bool) -> None:
         self.belief = self.player.update(self.belief, guess, yes)
 
+    def explanation(self) -> str | None:
+        """What a strategy of one's own says of its belief (its optional ``explain(belief)``),
+        on one line; None where it offers none."""
+        if not isinstance(self.player, own.YesNoPlayer):
+            return None
+        return self.player.moves.explain(self.belief)
+
     def estimates(self):
         """The estimated counts per type of a count-keeping strategy, else None."""
         return self.belief if isinstance(self.player, belief_players.EstimatePlayer) else None
@@ -75,9 +84,46 @@ def strategy_names() -> list[str]:
     return [s for s in get_family(FAMILY).strategies if s in STRATEGIES]
 
 
+def is_dotted(strategy: str) -> bool:
+    """Whether ``--strategy`` names a class of one's own (``module.Class``)."""
+    return "." in strategy
+
+
+def own_task(deck: Sequence[int], target: str, params: Mapping[str, str]) -> dict[str, Any]:
+    """The checked task of a strategy of one's own played in the terminal: its class's
+    arguments from ``--param KEY=VALUE`` (a value read as JSON where it parses, else text),
+    ``max_states`` the exact average's limit; named by its class."""
+    arguments = {}
+    for key, value in params.items():
+        if key == "max_states":
+            continue
+        try:
+            arguments[key] = json.loads(value)
+        except ValueError:
+            arguments[key] = value
+    name = target.rpartition(".")[2]
+    task = {
+        "family": FAMILY,
+        "deck": list(deck),
+        "strategy": name if name not in STRATEGIES else f"{name}_own",
+        "strategy_target": target,
+        "strategy_params": arguments,
+        "max_states": params.get("max_states", PLAY_MAX_STATES),
+    }
+    _, out = checked_params(task)
+    check_exact_size(
+        out["deck"], out["max_states"], "--param max_states=N raises it, for a longer wait"
+    )
+    own.check_task(out)
+    return out
+
+
 def player_task(deck: Sequence[int], strategy: str, params: Mapping[str, str]) -> dict[str, Any]:
     """The checked card_guessing task of the computer's strategy (errors name the key): the
-    family's parameter checks, and a deck small enough to solve exactly before play."""
+    family's parameter checks, and a deck small enough to solve exactly before play; a
+    dotted ``strategy`` is a class of one's own (:func:`own_task`)."""
+    if is_dotted(strategy):
+        return own_task(deck, strategy, params)
     for key, value in params.items():
         if key not in GAME_KEYS:
             raise TaskError(key, value, f"not a setting of the game; valid: {', '.join(GAME_KEYS)}")
@@ -95,6 +141,10 @@ def player_task(deck: Sequence[int], strategy: str, params: Mapping[str, str]) -
 
 def make_player(task: Mapping[str, Any]) -> belief_players.Player:
     """The computer player for a checked task: the family's own Player for its strategy."""
+    if is_own(task):  # every move checked; no limit on the moves of a game
+        moves = own.Moves(task)
+        moves.limit = None
+        return own.YesNoPlayer(moves)
     if ranked_tasks.applies(task):  # persistent, or greedy with pair ties
         return ranked_tasks.player(task)
     return yes_no_tasks.player(task)
@@ -141,6 +191,10 @@ def own_expectation(
 def strategy_label(task: Mapping[str, Any]) -> str:
     """The strategy and the parameters it plays with, e.g. ``info (gamma 0.15, shannon)``."""
     strategy, parts = task["strategy"], []
+    if is_own(task):
+        arguments = json.loads(task["strategy_params"])
+        parts += [f"{k}={json.dumps(v)}" for k, v in arguments.items()]
+        strategy = task["strategy_target"]
     if strategy == "info":
         from solvers.entropy import preset_name
 
