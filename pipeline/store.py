@@ -523,6 +523,21 @@ def family_files(results: str | Path, family: str) -> list[Path]:
     return sorted(_part_files(family_dir(results, family)), key=lambda p: p.name)
 
 
+def current_code_files(files: list[Path], family: str) -> tuple[list[Path], list[Path]]:
+    """(the files written by this code of the family, the others): for a family registered
+    from elsewhere, whose version carries its code's fingerprint (``1+code.…``), the files
+    of other versions of that code are kept in the store and left out of what is read for
+    summaries, reports and comparisons; for every other family, all files."""
+    from solvers.registry import get_family
+
+    version = get_family(family).version
+    if "+code." not in version:
+        return files, []
+    same = [meta.get("solver_version") == version for meta in files_metadata(files)]
+    kept = [f for f, ok in zip(files, same, strict=True) if ok]
+    return kept, [f for f, ok in zip(files, same, strict=True) if not ok]
+
+
 def stored_families(results: str | Path) -> list[str]:
     """The families with at least one results file in the store, by name."""
     results = Path(results)
@@ -540,7 +555,7 @@ def family_rows(
     conditions = [f"status = {sql_text(status)}"] if status is not None else []
     where = " AND ".join([*conditions, *([f"({where})"] if where else [])])
     columns = family_schema(family).names
-    files = family_files(results, family)
+    files = current_code_files(family_files(results, family), family)[0]
     superseded = superseded_rows(files)  # none unless a run was killed before compacting
     return StoredRows(family, files=files, columns=columns, where=where, superseded=superseded)
 

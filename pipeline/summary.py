@@ -114,13 +114,21 @@ def current_code_rows(codes: Mapping[str, tuple[str, str | None]], family: str) 
 def other_code_notes(
     results: Path, family: str, codes: Mapping[str, tuple[str, str | None]]
 ) -> list[str]:
-    """Lines saying, per strategy of one's own, how many ok rows of other versions of its
-    code the store keeps and the summary leaves out, or that its code cannot be checked."""
+    """Lines saying, per strategy of one's own (and for a family from elsewhere), how many
+    ok rows of other versions of its code the store keeps and the summary leaves out, or
+    that its code cannot be checked."""
+    lines = []
+    _, others = store.current_code_files(store.family_files(results, family), family)
+    if others:
+        lines.append(
+            f"{len(others):,} results files of `{family}` written by other versions of its "
+            f"code are kept in the store and left out here (this version: "
+            f"`{get_family(family).version}`, the files' solver_version)."
+        )
     if "strategy_code" not in get_family(family).param_names:
-        return []
+        return [*lines, ""] if lines else []
     from solvers.kit.stored_rows import sql_text
 
-    lines = []
     stored = family_rows(results, family, "ok")
     for name, (target, code) in codes.items():
         if code is None:

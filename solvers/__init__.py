@@ -58,10 +58,28 @@ def family_import_errors() -> dict[str, str]:
 
 
 def _import_family(where: str, load) -> None:
+    before = set(families())
     try:
         load()
+        _version_with_code(set(families()) - before)
     except Exception as exc:  # any error of a user's module, said in one line
         _IMPORT_ERRORS[where] = f"cannot be imported ({type(exc).__name__}: {exc})"
+
+
+def _version_with_code(names: set[str]) -> None:
+    """Give each family registered from elsewhere the version ``VERSION+code.FINGERPRINT``:
+    the fingerprint of its module's code (solvers.own_strategy.code_fingerprint: the file, or
+    the package's files) becomes part of every task id, so an edited family is computed
+    again, never served the rows of the code before."""
+    import dataclasses
+
+    from solvers import registry
+    from solvers.own_strategy import files_fingerprint, source_files
+
+    for name in names:
+        fam = registry._FAMILIES[name]
+        code = files_fingerprint(source_files(fam.run.__module__))
+        registry._FAMILIES[name] = dataclasses.replace(fam, version=f"{fam.version}+code.{code}")
 
 
 for _entry in entry_points(group="guesslab.families"):
