@@ -548,3 +548,16 @@ def test_the_reference_page_s_example_computes_the_values_it_quotes(tmp_path, mo
         assert float(computed[label][1]) == pytest.approx(float(value), abs=1e-9), label
         assert float(computed[label][2]) == pytest.approx(float(below), abs=1e-9), label
     assert set(quoted) == set(computed)
+
+
+def test_stage_plan_counts_and_prices_own_strategy_tasks(lab, monkeypatch, capsys):
+    """``stage=plan`` counts a strategy of one's own's tasks with the others' and prices
+    them (the family's model of simple code per state, per card played), writing nothing."""
+    folder, module = lab
+    study_file(folder, f"  optimal: {{}}\n  mine:\n    _target_: {module}.SwitchAfterNo\n"
+               "    patience: [1, 2, 3]\n")  # fmt: skip
+    done = run_lab(monkeypatch, capsys, folder, "stage=plan")
+    assert done.returncode == 0, done.stderr
+    assert "4 tasks (1 grid, 2 strategies)" in done.stdout
+    assert "solver time: about" in done.stdout, done.stdout
+    assert not (folder / "out").exists()

@@ -124,8 +124,8 @@ def estimated_seconds(task: Task) -> float | None:
     where no model was measured (other feedback, methods and strategies)."""
     if task["method"] == "ranked":
         return ranked_tasks.estimated_seconds(task)
-    if is_own(task):  # the user's code: its cost per state is unknown until it runs
-        return None
+    if is_own(task):
+        return own.estimated_seconds(task)
     per_state = SECONDS_PER_STATE.get(task["strategy"])
     exact = task["method"] == "exact" or task["strategy"] == "optimal"
     if (

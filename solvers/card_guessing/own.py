@@ -104,6 +104,31 @@ def check_task(task: Task) -> None:
         )
 
 
+# The cost of a strategy of one's own is its code's, unknown before it runs; these are the
+# costs of simple ones (a few tuple operations a move), measured on one core with
+# SwitchAfterNo and the count tracker written as one's own, decks (4,4,4) to (4,4,4,4):
+# 15-55 us per estimated state exactly (the count tracker's Fractions up to 240 us), 6-10 us
+# per card played by Monte Carlo.  A plan's estimate, within a factor of ~5 for such code.
+SECONDS_PER_STATE = 50e-6
+SECONDS_PER_CARD_PLAYED = 10e-6
+
+
+def estimated_seconds(task: Task) -> float:
+    """Roughly the solver seconds of a checked own strategy's task (``stage=plan``)."""
+    from solvers.card_guessing import SECONDS_PER_TASK, estimated_states
+
+    deck = task["deck"]
+    if task["method"] == "monte_carlo":
+        work = task["n_games"] * sum(deck) * SECONDS_PER_CARD_PLAYED
+    elif task["feedback"] == "partial":
+        work = estimated_states(deck) * SECONDS_PER_STATE
+    elif task["feedback"] == "complete":
+        work = labelled_compositions(deck) * SECONDS_PER_STATE
+    else:
+        work = sum(deck) * SECONDS_PER_STATE
+    return SECONDS_PER_TASK + work
+
+
 def labelled_compositions(deck: Sequence[int]) -> int:
     """The compositions of cards left, types told apart: what complete feedback can show."""
     return prod(c + 1 for c in deck)
