@@ -152,10 +152,13 @@ def done_batch(
     counts = {"rows": 0, "errors": 0, "seconds": 0.0}
 
     def counted(rows: Iterable[dict]) -> Iterator[dict]:
+        last: object = object()  # a task's rows come together, each with the task's seconds
         for row in rows:
             counts["rows"] += 1
             counts["errors"] += row["status"] == "error"
-            counts["seconds"] += row["seconds"] or 0.0
+            if row.get("task_id") != last:
+                counts["seconds"] += row["seconds"] or 0.0
+                last = row.get("task_id")
             yield row
 
     files = store.encode_rows(counted(rows), metadata)

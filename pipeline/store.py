@@ -586,7 +586,7 @@ class StoreCounts:
 
     @property
     def seconds(self) -> float:
-        """Solver seconds of every row."""
+        """Solver seconds of every task (once per task, however many rows it has)."""
         return float(self.by_status["seconds"].sum())
 
     @property
@@ -636,10 +636,15 @@ def store_counts(results: str | Path) -> StoreCounts:
 
 
 def _family_counts(con: Any, source: str) -> tuple[pd.DataFrame, int]:
-    """(rows, distinct tasks and solver seconds per status; distinct tasks) of ``source``."""
+    """(rows, distinct tasks and solver seconds per status; distinct tasks) of ``source``.
+    Every row of a task carries the task's solver seconds: they count once per task."""
+    per_task = (
+        "SELECT status, task_id, count(*) AS rows, max(seconds) AS seconds "
+        f"FROM {source} GROUP BY status, task_id"
+    )
     query = (
-        "SELECT status, count(*) AS rows, count(DISTINCT task_id) AS tasks, "
-        f"coalesce(sum(seconds), 0) AS seconds FROM {source} "
+        "SELECT status, sum(rows)::BIGINT AS rows, count(*) AS tasks, "
+        f"coalesce(sum(seconds), 0) AS seconds FROM ({per_task}) "
         "GROUP BY status ORDER BY status"
     )
     table = con.sql(query).to_arrow_table().to_pandas()
@@ -683,9 +688,12 @@ def frame_counts(rows: pd.DataFrame) -> StoreCounts:
 
     if not len(rows):
         return StoreCounts(pd.DataFrame(columns=OVERVIEW_COLUMNS), 0)
-    table = (
+    per_task = (  # every row of a task carries the task's seconds: once per task
         rows.assign(seconds=rows["seconds"].fillna(0))
-        .groupby(["family", "status"], as_index=False)
-        .agg(rows=("task_id", "size"), tasks=("task_id", "nunique"), seconds=("seconds", "sum"))
+        .groupby(["family", "status", "task_id"], as_index=False)
+        .agg(rows=("task_id", "size"), seconds=("seconds", "max"))
+    )
+    table = per_task.groupby(["family", "status"], as_index=False).agg(
+        rows=("rows", "sum"), tasks=("task_id", "size"), seconds=("seconds", "sum")
     )
     return StoreCounts(table[OVERVIEW_COLUMNS], int(rows["task_id"].nunique()))
