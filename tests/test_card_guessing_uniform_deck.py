@@ -331,3 +331,35 @@ def test_the_ranks_page_s_rows_are_what_the_solver_computes(n):
         sol = in_memory.solve((4,) * n, policy, window=window)
         assert abs(sol.expected_score - row[policy]) <= 5e-13, (policy, sol.expected_score)
         assert sol.n_states == row["states"]
+
+
+TIE_STRATEGIES = ("greedy", "info", "count_tracker", "constant_decrement")
+
+
+@pytest.mark.parametrize("strategy", TIE_STRATEGIES)
+@pytest.mark.parametrize("method", ["exact", "monte_carlo", "ranked"])
+def test_pair_ties_are_accepted_exactly_where_the_parameter_table_says(strategy, method):
+    """``tie_break: pair`` is accepted for the strategies and methods the table's words name
+    (made from the same constants), and a refusal names what the task set: the tie rule for
+    another strategy, the method for greedy on another method."""
+    from solvers.card_guessing import check_tie_break
+    from solvers.card_guessing.tasks.ranked_tasks import PAIR_METHODS, PAIR_STRATEGIES
+
+    params = {"deck": [4, 4], "strategy": strategy, "tie_break": "pair", "method": method}
+    if method == "monte_carlo":
+        params["n_games"] = 10
+    words = check_tie_break.markdown
+    said = strategy in words.partition("also `pair`")[0] and f"`{method}`" in words
+    assert said == (strategy in PAIR_STRATEGIES and method in PAIR_METHODS)
+    if said:
+        assert validate(task(**params))["tie_break"] == "pair"
+        return
+    with pytest.raises(TaskError) as refused:
+        validate(task(**params))
+    if strategy not in PAIR_STRATEGIES:
+        assert refused.value.key == "tie_break" and f"{strategy} breaks ties by" in str(
+            refused.value
+        )
+    else:
+        assert refused.value.key == "method" and refused.value.value == method
+    assert "method=ranked" not in str(refused.value) or method == "ranked"

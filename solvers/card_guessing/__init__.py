@@ -70,6 +70,19 @@ def check_exact_size(deck: list[int], max_states: int, raise_it: str) -> None:
         )
 
 
+@described(
+    "one of "
+    + ", ".join(f"`{t}`" for t in TIE_BREAKS if t != "pair")
+    + f"; {' and '.join(ranked_tasks.PAIR_STRATEGIES)} also `pair` (ties to the smallest (c, p) "
+    f"pair), with method {' or '.join(f'`{m}`' for m in ranked_tasks.PAIR_METHODS)}"
+)
+def check_tie_break(value):
+    """A tie rule (whether ``pair`` fits the strategy and method is the whole-task check's)."""
+    if value not in TIE_BREAKS:
+        raise check_tie_break.refused()
+    return value
+
+
 @lru_cache(maxsize=4096)
 def _estimated_states(deck: tuple[int, ...]) -> int:
     """An estimate of the canonical (c, p) states the exact solver visits for ``deck``.
@@ -186,7 +199,7 @@ FAMILY = register(
             ),
             Param(
                 "tie_break",
-                one_of(TIE_BREAKS),
+                check_tie_break,
                 "lowest",
                 "ties between equally good types",
                 ("greedy", *yes_no_tasks.STRATEGIES),

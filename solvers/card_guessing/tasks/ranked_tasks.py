@@ -18,6 +18,10 @@ from __future__ import annotations
 from solvers.registry import Row, Task, TaskError, task_rng
 
 STRATEGIES = ("optimal", "greedy", "persistent")
+# ties to the smallest (c, p) pair: greedy's only, on these methods (the parameter table's
+# words for tie_break are made from the same two constants)
+PAIR_STRATEGIES = ("greedy",)
+PAIR_METHODS = ("ranked", "monte_carlo")
 # persistent's window, fixed (a new family parameter would change every existing task id);
 # chosen as the best of 0.05..0.16 on 4 to 6 types of 4 (uniform_deck/in_memory.py): see the manual
 PERSISTENT_WINDOW = 0.1
@@ -36,12 +40,18 @@ def check_task(task: Task) -> None:
     """Refuse, before any work, a task the ranked solver or persistent play cannot do."""
     from solvers.card_guessing.uniform_deck import ranks
 
+    if task.get("tie_break") == "pair" and task["strategy"] not in PAIR_STRATEGIES:
+        raise TaskError(
+            "tie_break",
+            "pair",
+            f"pair ties are {', '.join(PAIR_STRATEGIES)}'s only; {task['strategy']} breaks ties "
+            "by lowest, highest or uniform",
+        )
     if task["feedback"] != "partial":
         raise TaskError("feedback", task["feedback"], "ranked and persistent need partial")
-    if task["method"] not in ("ranked", "monte_carlo"):
-        raise TaskError(
-            "method", task["method"], "persistent and pair ties run as ranked or monte_carlo"
-        )
+    if task["method"] not in PAIR_METHODS:
+        what = "pair ties run" if task.get("tie_break") == "pair" else f"{task['strategy']} runs"
+        raise TaskError("method", task["method"], f"{what} as {' or '.join(PAIR_METHODS)} only")
     if task["strategy"] not in STRATEGIES:
         raise TaskError("strategy", task["strategy"], f"method=ranked solves {STRATEGIES}")
     if task["strategy"] == "greedy" and task["tie_break"] != "pair":
