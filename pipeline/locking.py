@@ -185,7 +185,7 @@ def command_line(pid: int, limit: int = 80) -> str:
             raw = fh.read(4 * limit)
     except OSError:
         return "?"
-    text = raw.replace(b"\0", b" ").decode(errors="replace").strip() or "?"
+    text = raw.replace(b"\0", b" ").decode(errors="replace").strip(" ") or "?"
     return visible(text, limit)
 
 

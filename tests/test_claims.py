@@ -207,3 +207,29 @@ def test_another_account_cannot_open_or_lock_a_claim_or_the_study_lock():
                 assert tried.returncode != 0 and "Permission denied" in tried.stderr, tried
     finally:
         shutil.rmtree(top)
+
+
+def test_a_lock_file_this_account_may_not_open_is_one_line_naming_it(tmp_path, monkeypatch):
+    def refused(path, flags, mode=0o666):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(locking, "open_regular", refused)
+    with pytest.raises(StudyError) as stopped, locking.study_lock(tmp_path):
+        pass
+    (line,) = str(stopped.value).splitlines()
+    assert line.startswith(f"{tmp_path / '.lock'}: this account cannot open it (Permission denied)")
+    assert "readable by their owner only" in line
+
+
+def test_a_lock_holder_s_command_line_is_shown_visible():
+    wait = "import sys; print(flush=True); sys.stdin.read()"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", wait, "\x1b[2J\x07\r\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        holder.stdout.readline()  # started
+        shown = locking.command_line(holder.pid, limit=200)
+    finally:
+        holder.communicate()
+    assert shown.endswith("sys.stdin.read() \\x1b[2J\\x07\\r\\n") and shown.isprintable(), shown
