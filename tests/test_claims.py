@@ -69,6 +69,18 @@ def dead_pid() -> int:
     return child.pid
 
 
+@contextlib.contextmanager
+def zombie():
+    """A child process that has ended and is not reaped yet (a zombie): its id."""
+    child = subprocess.Popen(["true"])
+    try:
+        while Path(f"/proc/{child.pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
+            time.sleep(0.005)
+        yield child.pid
+    finally:
+        child.wait()
+
+
 BAD = {
     "deep": b"[" * 200_000,
     "not-json": b"\x1b[31m{not json",
@@ -104,17 +116,20 @@ def test_held_claims_of_bad_content_are_removed_in_one_line_each_and_the_run_goe
     assert not folder.exists()
 
 
-def test_a_held_claim_of_a_process_that_is_gone_is_not_believed(tmp_path):
+@pytest.mark.parametrize("gone", ["reaped", "zombie"])
+def test_a_held_claim_of_a_process_that_is_gone_is_not_believed(tmp_path, gone):
     """Whoever holds its lock (here: this process), a claim naming a process of this host
-    that no longer exists stops nobody; the line says so."""
-    pid = dead_pid()
-    path = claims_folder(tmp_path) / f"{socket.gethostname()}-{pid}-0.json"
-    path.write_text(json.dumps(genuine(tmp_path, pid=pid)))
-    logged: list[str] = []
-    with held(path):
-        assert run(tmp_path, *naps(tmp_path), logged=logged).computed == 2
+    that has ended stops nobody; the line says so."""
+    with contextlib.ExitStack() as stack:
+        pid = dead_pid() if gone == "reaped" else stack.enter_context(zombie())
+        path = claims_folder(tmp_path) / f"{socket.gethostname()}-{pid}-0.json"
+        path.write_text(json.dumps(genuine(tmp_path, pid=pid)))
+        logged: list[str] = []
+        with held(path):
+            assert run(tmp_path, *naps(tmp_path), logged=logged).computed == 2
     (line,) = [line for line in logged if line.startswith("warning: the claim")]
-    assert f"is from process {pid} of this host, which is gone (no such process)" in line
+    why = "no such process" if gone == "reaped" else "it has ended (a zombie)"
+    assert f"is from process {pid} of this host, which is gone ({why})" in line
     assert not path.exists()
 
 
