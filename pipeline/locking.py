@@ -141,7 +141,7 @@ def _unlink_if_free(path: Path) -> None:
                 return
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             path.unlink()
-    except OSError:  # held by another job (BlockingIOError), or already gone
+    except (OSError, StudyError):  # held by another job, already gone, or not ours
         return
 
 

@@ -248,3 +248,16 @@ def test_a_lock_holder_s_command_line_is_shown_visible():
     finally:
         holder.communicate()
     assert shown.endswith("sys.stdin.read() \\x1b[2J\\x07\\r\\n") and shown.isprintable(), shown
+
+
+def test_a_lock_file_this_account_may_not_open_is_left_by_the_clean_up(tmp_path, monkeypatch):
+    """A run that made nothing leaves another account's lock file where it is, silently."""
+    (tmp_path / "study").mkdir()
+    (tmp_path / "study" / ".lock").touch()
+
+    def refused(path, flags, mode=0o666):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(locking, "open_regular", refused)
+    locking.remove_if_untouched(tmp_path / "study")
+    assert (tmp_path / "study" / ".lock").exists()
