@@ -226,9 +226,9 @@ def _who(fd: int) -> dict | str:
             shown = short_repr(value, 40) if isinstance(value, str | int | float) else ""
             return f"its {key!r} is a {type(value).__name__} {shown}".rstrip()
     if not 0 < who["pid"] < 2**31:
-        return f"its 'pid' {who['pid']} is no process id"
+        return f"its 'pid' {short_repr(who['pid'], 40)} is no process id"
     if not 0 <= who["started"] < 2**38:  # NaN and infinities too
-        return f"its 'started' {who['started']} is no time"
+        return f"its 'started' {short_repr(who['started'], 40)} is no time"
     if who["study"] is None and not isinstance(who.get("unlisted"), str):
         return "it names no study and says not why"
     return who
