@@ -19,6 +19,22 @@ computing.  Claims are made and read under the study lock
 (:func:`pipeline.locking.study_lock`), and a run holds an ``flock`` on its claim while it
 computes: the kernel releases it when the process dies, so a claim nobody holds is a killed
 run's, and is removed.
+
+A claim is read as evidence, not trusted:
+
+- Its file is mode 0600 (:data:`pipeline.locking.OWNER_ONLY`, whatever the umask): another
+  account cannot open it, so cannot hold its lock.
+- A held claim naming a process of this host that is gone (no such process, or a zombie)
+  is not believed, whoever holds its lock: it is removed, one line says so (naming the
+  holders), and the run goes on.
+- A held claim that is not what a run writes (over :data:`CLAIM_BYTES`, not JSON, nested
+  past the parser's depth, a field missing or of another type) is *unreadable*: removed, in
+  one line, and the run goes on.
+- Listing a claim's tasks costs work in proportion to their number, so a claim whose study
+  names more tasks than :data:`LISTED` or this run's own study (counted from its axes, before
+  anything is planned) is not listed: all of this run's tasks count as its.
+- What a claim says (host, process id, command line) reaches a message made visible
+  (:func:`pipeline.locking.visible`: control characters as escapes) and cut.
 """
 
 from __future__ import annotations
@@ -31,16 +47,17 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pipeline.config import StudyError, short_repr
+from pipeline.config import StudyError, checked_study, short_repr
 from pipeline.ids import ID_LENGTH, IdSet
-from pipeline.locking import command_line
+from pipeline.locking import OWNER_ONLY, command_line, holders_text, not_ours, owner_only, visible
 from pipeline.safe_paths import ensure_dir, open_regular, regular_files
-from pipeline.study import Plan, planned
+from pipeline.study import Plan, named_tasks, planned
 
 if TYPE_CHECKING:
     from pipeline.store import StoredIds
@@ -48,6 +65,8 @@ if TYPE_CHECKING:
 
 CLAIMS = ".claims"  # <study>/.claims/: the claims of the runs computing in the study folder
 _COUNTER = itertools.count()  # several claims of one process (multirun jobs in threads)
+CLAIM_BYTES = 1 << 20  # the most a claim's file holds; a larger study config is not listed
+LISTED = 100_000  # a claim's tasks are listed up to this many (or as many as this run's own)
 
 
 class Claim:
@@ -78,15 +97,16 @@ class Claim:
 
 def claim(run: StudyRun, left: Plan, stored: StoredIds) -> Claim:
     """Claim the tasks ``left`` of ``run`` (the store holding ``stored``); StudyError (one
-    line naming the other run) if a live run computes one of them.  Call under the study
-    lock."""
+    line naming the other run) if a live run computes one of them.  A claim not believed or
+    unreadable is removed, said in one line to ``run.log``.  Call under the study lock."""
     if not len(left):
         return Claim()
-    live = _live_claims(run.folder / CLAIMS)
+    live = _live_claims(run.folder / CLAIMS, run.log)
     if live:
         ours = IdSet(_ids(left))
+        most = max(LISTED, run.plan.n_tasks)
         for who in live:
-            shared, why = _shared(who, ours, stored)
+            shared, why = _shared(who, ours, stored, most)
             if shared:
                 raise StudyError(_refusal(run, who, shared, len(ours), why))
     return _written(run)
@@ -97,26 +117,33 @@ def _ids(left: Plan) -> np.ndarray:
     return np.concatenate(chunks) if chunks else np.zeros(0, f"S{ID_LENGTH}")
 
 
-def _shared(who: dict, ours: IdSet, stored: StoredIds) -> tuple[int, str]:
+def _shared(who: dict, ours: IdSet, stored: StoredIds, most: int) -> tuple[int, str]:
     """How many of ``ours`` the claim ``who`` holds (its study's tasks the store lacks), and
-    why they are all counted when its tasks cannot be listed here."""
+    why they are all counted when its tasks cannot be listed here (another version, a family
+    unknown here, more than ``most`` tasks, a study config too large for its claim)."""
+    if who["study"] is None:
+        return len(ours), f"; its tasks cannot be listed here ({visible(who['unlisted'])})"
     try:
-        theirs = planned(who["study"]).left_to_run(stored, recompute=who.get("recompute") is True)
+        study = checked_study(who["study"])
+        named = named_tasks(study)
+        if named > most:
+            return len(ours), (
+                f"; its tasks cannot be listed here (its study names up to {named:,} tasks: "
+                f"a claim's are listed up to {most:,}, the larger of {LISTED:,} and this "
+                "run's own)"
+            )
+        theirs = planned(study).left_to_run(stored, recompute=who["recompute"])
         return sum(int(ours.contains(ids).sum()) for ids in theirs.id_chunks()), ""
     except Exception as exc:  # another version, a family unknown here: assume the worst
-        return len(ours), f"; its tasks cannot be listed here ({type(exc).__name__}: {exc})"
+        why = visible(f"{type(exc).__name__}: {exc}")
+        return len(ours), f"; its tasks cannot be listed here ({why})"
 
 
 def _refusal(run: StudyRun, who: dict, shared: int, ours: int, why: str) -> str:
-    started = who.get("started")
-    when = (
-        time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(started))
-        if isinstance(started, int | float)
-        else "?"
-    )
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(who["started"]))
     other = (
-        f"process {who.get('pid', '?')} on host {who.get('host', '?')}, started {when}: "
-        f"{who.get('command', '?')}{why}"
+        f"process {who['pid']} on host {visible(who['host'], 80)}, started {when}: "
+        f"{visible(who['command'])}{why}"
     )
     return (
         f"paths.outputs={short_repr(run.outputs)}: another run is computing {shared} of the "
@@ -126,36 +153,112 @@ def _refusal(run: StudyRun, who: dict, shared: int, ours: int, why: str) -> str:
     )
 
 
-def _live_claims(folder: Path) -> list[dict]:
-    """What each claim a live run holds in ``folder`` says; the claims nobody holds (killed
-    runs') are removed."""
+def _live_claims(folder: Path, say: Callable[[str], object]) -> list[dict]:
+    """What each claim a live run holds in ``folder`` says.  The claims nobody holds (killed
+    runs') are removed; so are, each said in one line to ``say``, the held claims that are
+    unreadable or name a process of this host that is gone."""
     live = []
     for path in sorted(regular_files(folder, suffix=".json")):
         try:
             fd = open_regular(path, os.O_RDONLY)
         except FileNotFoundError:
             continue
+        except PermissionError as exc:  # another account's file: its lock cannot be seen
+            raise StudyError(not_ours(path, exc)) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:  # its run holds it: live
-            live.append(_who(fd, path))
+        except BlockingIOError:  # someone holds it: its run, if what it says holds
+            who = _who(fd)
+            why = _not_believed(who) if isinstance(who, dict) else f"unreadable ({who})"
+            if why is None:
+                live.append(who)
+                continue
+            say(
+                f"warning: the claim {path} is {why}; held by {holders_text(path)}, it is not "
+                "believed: removed, and this run goes on"
+            )
+            _remove(path)
         else:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+            _remove(path)
         finally:
             os.close(fd)
     return live
 
 
-def _who(fd: int, path: Path) -> dict:
+def _remove(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+
+
+# what a claim holds: each field and the types a run writes there
+_FIELDS = {
+    "host": (str,),
+    "pid": (int,),
+    "started": (int, float),
+    "command": (str,),
+    "study": (dict, type(None)),
+    "recompute": (bool,),
+}
+
+
+def _who(fd: int) -> dict | str:
+    """What the claim open at ``fd`` says, checked field by field; or why it is unreadable
+    (at most CLAIM_BYTES are read and parsed, whatever its content)."""
     try:
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            who = json.loads(fh.read())
-        if isinstance(who, dict):
-            return who
-    except (OSError, ValueError):
-        pass
-    return {"command": f"? (its claim {path} is unreadable)"}
+        data = os.pread(fd, CLAIM_BYTES + 1, 0)
+    except OSError as exc:
+        return f"it cannot be read: {exc.strerror or exc}"
+    if len(data) > CLAIM_BYTES:
+        return f"more than {CLAIM_BYTES:,} bytes"
+    try:
+        who = json.loads(data)
+    except RecursionError:
+        return "JSON nested deeper than it can be read"
+    except ValueError as exc:  # not JSON, not UTF-8
+        return visible(f"not JSON: {exc}", 80)
+    if not isinstance(who, dict):
+        return f"a JSON {type(who).__name__}, not an object"
+    for key, types in _FIELDS.items():
+        value = who.get(key)
+        if key not in who:
+            return f"its {key!r} is missing"
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            shown = short_repr(value, 40) if isinstance(value, str | int | float) else ""
+            return f"its {key!r} is a {type(value).__name__} {shown}".rstrip()
+    if not 0 < who["pid"] < 2**31:
+        return f"its 'pid' {short_repr(who['pid'], 40)} is no process id"
+    if not 0 <= who["started"] < 2**38:  # NaN and infinities too
+        return f"its 'started' {short_repr(who['started'], 40)} is no time"
+    if who["study"] is None and not isinstance(who.get("unlisted"), str):
+        return "it names no study and says not why"
+    return who
+
+
+def _not_believed(who: dict) -> str | None:
+    """Why the held claim ``who`` is not believed (it names a process of this host that is
+    gone), or None."""
+    if who["host"] != socket.gethostname():
+        return None  # another host's process: nothing here tells
+    pid = who["pid"]
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        gone = "no such process"
+    except PermissionError:
+        return None  # another account's process: alive
+    else:
+        if not _zombie(pid):
+            return None
+        gone = "it has ended (a zombie)"
+    return f"from process {pid} of this host, which is gone ({gone})"
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read(4096).rpartition(b")")[2].split()[:1] == [b"Z"]
+    except OSError:
+        return False
 
 
 def _written(run: StudyRun) -> Claim:
@@ -166,14 +269,15 @@ def _written(run: StudyRun) -> Claim:
     for attempt in range(5):
         ensure_dir(folder, run.folder)
         try:  # a run ending may remove the folder, empty, between the two calls
-            fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_ONLY)
             break
         except FileNotFoundError:
             if attempt == 4:
                 raise
-    fcntl.flock(fd, fcntl.LOCK_EX)
     made = Claim(fd, path)
     try:
+        owner_only(fd)  # 0600 whatever the umask
+        fcntl.flock(fd, fcntl.LOCK_EX)
         who = {
             "host": socket.gethostname(),
             "pid": os.getpid(),
@@ -183,6 +287,13 @@ def _written(run: StudyRun) -> Claim:
             "recompute": run.conf.store.recompute,
         }
         data = json.dumps(who).encode()
+        if len(data) > CLAIM_BYTES:  # the others count every task as this run's
+            who["study"] = None
+            who["unlisted"] = (
+                f"its study's config has {len(data):,} bytes, more than a claim holds "
+                f"({CLAIM_BYTES:,})"
+            )
+            data = json.dumps(who).encode()
         while data:
             data = data[os.write(fd, data) :]
     except BaseException:

@@ -11,6 +11,10 @@ Why fcntl and not the filelock package: ``running`` needs a shared lock (every c
 job holds it at once) that one job can try to take exclusively; filelock offers only
 exclusive locks.  flock is also released by the kernel when a killed job's process dies,
 which is what lets the next run tell stale temporaries from a live job's.
+
+The lock files (and the claims of :mod:`pipeline.claims`) are mode 0600 whatever the umask:
+an flock needs an open file, so another account that cannot open them cannot hold them and
+stall the study's runs.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from pipeline.config import StudyError
 from pipeline.safe_paths import open_regular
 
 
@@ -62,9 +68,40 @@ LOCK_FILES = (".lock", ".running")
 
 
 def _open_lock(path: Path):
-    """A lock file opened for appending, created if missing; never through a link, never a
-    FIFO or another special file (pipeline.safe_paths.UnsafePath)."""
-    return open(open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "a")  # noqa: SIM115
+    """A lock file opened for appending, created if missing, readable and writable by its
+    owner only (:func:`owner_only`); never through a link, never a FIFO or another special
+    file (pipeline.safe_paths.UnsafePath).  StudyError (one line) when this account may not
+    open it (another account's)."""
+    try:
+        fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, OWNER_ONLY)
+    except PermissionError as exc:
+        raise StudyError(not_ours(path, exc)) from None
+    owner_only(fd)
+    return open(fd, "a")  # noqa: SIM115
+
+
+OWNER_ONLY = 0o600  # the mode of lock and claim files: read and written by their owner only
+
+
+def owner_only(fd: int) -> None:
+    """Make the open file ``fd`` mode 0600 if this account owns it (a file made under any
+    umask, or left more open by an older guesslab); another account's file is left as it is."""
+    st = os.fstat(fd)
+    if st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) != OWNER_ONLY:
+        os.fchmod(fd, OWNER_ONLY)
+
+
+def not_ours(path: Path, exc: OSError) -> str:
+    """The one line for a lock or claim file this account may not open."""
+    try:
+        owner = f"account uid {path.stat(follow_symlinks=False).st_uid}"
+    except OSError:
+        owner = "another account"
+    return (
+        f"{path}: this account cannot open it ({exc.strerror}): it belongs to {owner}, and "
+        "the study's lock and claim files are readable by their owner only; run the study as "
+        "that account, or choose another paths.outputs"
+    )
 
 
 def first_missing(path: Path) -> Path | None:
@@ -104,15 +141,21 @@ def _unlink_if_free(path: Path) -> None:
                 return
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             path.unlink()
-    except OSError:  # held by another job (BlockingIOError), or already gone
+    except (OSError, StudyError):  # held by another job, already gone, or not ours
         return
 
 
 def waiting_message(lock: Path) -> str:
     """What a job says while it waits for a lock: the lock file and who holds it."""
-    holders = [f"process {pid} ({command_line(pid)})" for pid in lock_holders(lock)]
-    who = ", ".join(holders) or "another process"
+    who = holders_text(lock)
     return f"waiting: {who} holds the study lock {lock}; this run goes on when it is released"
+
+
+def holders_text(lock: Path) -> str:
+    """Who holds a flock on ``lock`` for a message: ``process 12 (python -m ...)``, each
+    command line shortened and made visible (:func:`visible`), or "another process"."""
+    holders = [f"process {pid} ({command_line(pid)})" for pid in lock_holders(lock)]
+    return ", ".join(holders) or "another process"
 
 
 def lock_holders(lock: Path) -> list[int]:
@@ -134,10 +177,29 @@ def lock_holders(lock: Path) -> list[int]:
 
 
 def command_line(pid: int, limit: int = 80) -> str:
-    """A process's command line, shortened to ``limit`` characters ("?" if unknown)."""
+    """A process's command line for a one-line message: its arguments joined by spaces,
+    control characters shown as escapes (:func:`visible`), shortened to about ``limit``
+    characters ("?" if unknown)."""
     try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            raw = fh.read(4 * limit)
     except OSError:
         return "?"
-    text = raw.replace(b"\0", b" ").decode(errors="replace").strip() or "?"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    text = raw.replace(b"\0", b" ").decode(errors="replace").strip(" ") or "?"
+    return visible(text, limit)
+
+
+def visible(text: str, limit: int = 160) -> str:
+    """``text`` as one line a terminal shows as written: each character that is not
+    printable (newline, carriage return, ESC, BEL, DEL, a bidirectional override, ...) as
+    its Python escape (``\\x1b``, ``\\n``, ``\\u202e``); past ``limit`` characters cut,
+    saying how long it was."""
+    out: list[str] = []
+    size = 0
+    for ch in text:
+        piece = ch if ch.isprintable() else ascii(ch)[1:-1]
+        if size + len(piece) > limit:
+            return "".join(out) + f"... ({len(text):,} characters)"
+        out.append(piece)
+        size += len(piece)
+    return "".join(out)

@@ -8,12 +8,23 @@
   over the budget, or a disk need over the free disk of the study folder, stops the study
   with one line (a StudyError: exit status 2).  When the free disk holds the checkpoints of
   only a few tasks at once, :attr:`Needed.at_once` says how many (:func:`fitting`).
+- **What the checkpoints keep** (:func:`kept_checkpoints`): a task resumed after a stop
+  reuses the pieces it committed, which are part of its need; so each task's need is
+  checked against the free disk plus what its own checkpoint folder (and the shared folder
+  of its key) already holds.  Counted: the committed pieces with a seal, as regular files
+  found without following links, on the study folder's file system, whose every hard link
+  is in those folders; not counted: pieces set aside (``damaged/``), half-written ones
+  (``.partial``), pieces without a seal, links, other file systems.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
+import re
 import shutil
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +34,9 @@ import numpy as np
 
 from pipeline.backends.base import Workers
 from pipeline.config import StudyError
+from pipeline.ids import IdSet, id_array
 from solvers.grid import Grid, RecordingTask
-from solvers.kit.longtask import Budget, Need, format_bytes
+from solvers.kit.longtask import DAMAGED, SEALS, SHARED, Budget, Need, format_bytes
 from solvers.registry import Task, get_family, identity_params
 
 
@@ -46,6 +58,96 @@ def free_disk(path: Path) -> int:
     return shutil.disk_usage(here).free
 
 
+CHECKPOINTS = "checkpoints"  # <study>/checkpoints/<task id>/ (pipeline.task_context)
+_TASK_ID = re.compile(r"[0-9a-f]{20}")
+_PIECE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,199}")  # solvers.kit.longtask's names
+
+
+@dataclass(frozen=True)
+class Kept:
+    """Bytes the checkpoint folders of a study already hold (:func:`kept_checkpoints`): per
+    task id (``own``) and per shared key (``shared``)."""
+
+    own: dict[str, int] = dataclasses.field(default_factory=dict)
+    shared: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+def kept_checkpoints(study_dir: Path) -> Kept:
+    """What the committed, sealed pieces under ``<study>/checkpoints/`` hold, per task folder
+    and per shared folder (see the module's notes for what is counted).  A file is counted
+    once: for the shared folder when one of its links is there (a task adopts the shared
+    pieces by hard links), else for the first task folder holding it."""
+    root = study_dir / CHECKPOINTS
+    try:
+        top = os.stat(root, follow_symlinks=False)
+    except OSError:
+        return Kept()
+    if not stat.S_ISDIR(top.st_mode):
+        return Kept()
+    files: dict[tuple[int, int], list] = {}  # (device, inode) -> [bytes, links, seen, owner]
+    for entry in _real_dirs(root):
+        if entry.name == SHARED:
+            folders = [(("shared", e.name), e) for e in _real_dirs(Path(entry.path))]
+        elif _TASK_ID.fullmatch(entry.name):
+            folders = [(("own", entry.name), entry)]
+        else:
+            continue
+        for owner, folder in folders:
+            for st in _piece_files(Path(folder.path)):
+                if st.st_dev != top.st_dev:
+                    continue
+                size = min(st.st_size, st.st_blocks * 512)
+                found = files.setdefault((st.st_dev, st.st_ino), [size, st.st_nlink, 0, owner])
+                found[2] += 1
+                if owner[0] == "shared":
+                    found[3] = owner
+    kept = Kept()
+    for size, links, seen, (kind_, name) in files.values():
+        if seen == links and size:
+            into = kept.shared if kind_ == "shared" else kept.own
+            into[name] = into.get(name, 0) + size
+    return kept
+
+
+def _real_dirs(folder: Path) -> list[os.DirEntry]:
+    try:
+        with os.scandir(folder) as entries:
+            return sorted((e for e in entries if e.is_dir(follow_symlinks=False)), key=_name)
+    except OSError:
+        return []
+
+
+def _name(entry: os.DirEntry) -> str:
+    return entry.name
+
+
+def _piece_files(folder: Path) -> Iterator[os.stat_result]:
+    """The ``lstat`` of each regular file of the committed pieces in ``folder`` with a seal
+    (a piece that is a folder: its files, links not followed)."""
+    try:
+        with os.scandir(folder) as entries:
+            pieces = [e for e in entries if _PIECE.fullmatch(e.name) and e.name != DAMAGED]
+    except OSError:
+        return
+    for piece in sorted(pieces, key=_name):
+        try:
+            seal = os.stat(folder / SEALS / f"{piece.name}.json", follow_symlinks=False)
+            st = piece.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(seal.st_mode):
+            continue
+        if stat.S_ISREG(st.st_mode):
+            yield st
+        elif stat.S_ISDIR(st.st_mode):
+            for here, _, names in os.walk(piece.path, followlinks=False):
+                for name in sorted(names):
+                    with contextlib.suppress(OSError):
+                        inner = os.stat(os.path.join(here, name), follow_symlinks=False)
+                        if stat.S_ISREG(inner.st_mode):
+                            yield inner
+
+
 @dataclass(frozen=True)
 class Needed:
     """The largest needs among a plan's tasks left to run, checked against ``where`` they
@@ -62,6 +164,7 @@ class Needed:
     shared: tuple[str, ...] = ()  # keys of the checkpoint pieces the tasks left share
     rows: tuple[NeedRow, ...] = ()  # each class of tasks left to run (the plan's table)
     shared_cpu: float = 0.0  # CPU seconds of shared pieces the tasks need not compute again
+    kept: int = 0  # bytes the checkpoints of the tasks left already hold (part of their needs)
 
     @property
     def shortage(self) -> str | None:
@@ -112,6 +215,11 @@ class Needed:
         disk = (
             "" if self.free is None else f"; {format_bytes(self.free)} free under {self.study_dir}"
         )
+        if disk and self.kept:
+            disk += (
+                f", and {format_bytes(self.kept)} in the checkpoints the tasks left keep "
+                "(counted toward their own needs)"
+            )
         lines = [f"  here: {where.count} worker{'s' * (where.count != 1)}, {budget}{disk}"]
         if self.shared_cpu:  # a row's CPU is its task's alone
             alone = sum((row.need.cpu_seconds or 0.0) * row.tasks for row in self.rows)
@@ -174,48 +282,98 @@ class NeedRow:
 
 def check_needs(plan: Any, where: Workers, study_dir: Path, refuse: bool = True) -> Needed:
     """Ask ``Family.needs`` of every class of tasks left to run.  A need over the budget or
-    over the free disk of the study folder raises StudyError (one line: the task, its need,
-    the budget and where it came from); with ``refuse`` False it is kept in the result's
-    rows and :attr:`Needed.shortage` instead (``stage=plan`` prints the whole table first)."""
+    over the free disk of the study folder (plus what the task's own checkpoints already
+    hold: :func:`kept_checkpoints`) raises StudyError (one line: the task, its need, the
+    budget and where it came from); with ``refuse`` False it is kept in the result's rows and
+    :attr:`Needed.shortage` instead (``stage=plan`` prints the whole table first)."""
     fam = get_family(plan.family)
     if fam.needs is None:
         return Needed()
     top_disk = None
     free: int | None = None
-    disks: list[tuple[int, int]] = []  # (bytes, tasks) of each class keeping checkpoints
+    kept = Kept()
+    disks: list[tuple[int, int]] = []  # (bytes still to write, tasks) keeping checkpoints
     shared: dict[str, int] = {}  # bytes of the pieces kept once for the tasks of a key
     sharing: dict[str, list[float]] = {}  # CPU of a key's pieces, tasks sharing them
     rows: list[NeedRow] = []
+    kept_own = 0  # bytes the checkpoints of the tasks left hold in their own folders
     for g, grid in enumerate(plan.grids):
-        for tid, task, need, n in grid_needs(grid, plan.keep[g], fam.needs, where.count):
+        classes, axes = _need_classes(grid, plan.keep[g], fam.needs, where.count)
+        held: dict[tuple[int, ...], list[int]] | None = None  # class -> bytes of its kept tasks
+        for tid, task, need, n, head in classes:
             if need is None:
                 continue
             if need.disk and free is None:
                 free = free_disk(study_dir)
-            row = _checked(tid, task, need, n, where.budget, free, study_dir)
+                kept = kept_checkpoints(study_dir)
+            if need.disk and held is None:
+                held = _held_by_class(grid, plan.keep[g], axes, kept.own)
+                kept_own += sum(map(sum, held.values()))
+            part = need.shared_disk if need.shared else 0  # of need.disk, in the shared folder
+            mine = held.get(_class_of(grid, axes, head), []) if need.disk and held else []
+            least = min(mine) if len(mine) == n else 0  # a task of the class keeping none: 0
+            has = min(least, need.disk - part) + min(kept.shared.get(need.shared, 0), part)
+            row = _checked(tid, task, need, n, where.budget, free, study_dir, has)
             if row.refusal and refuse:
                 raise StudyError(row.refusal)
             rows.append(row)
             if need.disk:
                 if need.shared:
                     shared[need.shared] = max(shared.get(need.shared, 0), need.shared_disk)
-                disks.append((need.disk - (need.shared_disk if need.shared else 0), n))
+                own = need.disk - part
+                disks += [(own - min(h, own), 1) for h in mine] + [(own, n - len(mine))]
             if need.shared and need.shared_cpu_seconds:
                 cpu_tasks = sharing.setdefault(need.shared, [need.shared_cpu_seconds, 0])
                 cpu_tasks[1] += n
             if need.disk and (top_disk is None or need.disk > top_disk[2].disk):
                 top_disk = (tid, task, need)
-    room = None if free is None else free - sum(shared.values())  # the shared pieces: once
-    at_once = None if room is None else fitting([(d, n) for d, n in disks if d > 0], room)
+    # the shared pieces: once, less what their folders hold
+    to_share = sum(max(0, b - kept.shared.get(key, 0)) for key, b in shared.items())
+    room = None if free is None else free - to_share
+    at_once = None if room is None else fitting([(d, n) for d, n in disks if d > 0 and n], room)
     with_disk = sum(n for _, n in disks)
     keys = tuple(sorted(shared))
     again = sum(cpu * (tasks - 1) for cpu, tasks in sharing.values())
+    held_total = kept_own + sum(min(kept.shared.get(k, 0), b) for k, b in shared.items())
     return Needed(top_disk, at_once, with_disk, free, where, study_dir, keys,
-                  tuple(rows), again)  # fmt: skip
+                  tuple(rows), again, held_total)  # fmt: skip
 
 
-def _checked(tid, task, need, n, budget, free, study_dir) -> NeedRow:
-    """The row of a class of tasks, with what does not fit here and the lines saying so."""
+def _held_by_class(
+    grid: Grid, keep: np.ndarray | None, axes: list[int], own: dict[str, int]
+) -> dict[tuple[int, ...], list[int]]:
+    """The bytes each kept task folder holds (``own``: task id -> bytes), for the tasks of
+    ``grid`` left to run, by class (the values of ``axes``).  Hashes the grid's ids only
+    when a task folder holds something."""
+    from pipeline.study import CHUNK
+
+    out: dict[tuple[int, ...], list[int]] = {}
+    if not own:
+        return out
+    wanted = IdSet(id_array(sorted(own)))
+    for lo in range(0, len(grid), CHUNK):
+        hi = min(lo + CHUNK, len(grid))
+        ids = id_array(grid.ids(lo, hi))
+        hit = wanted.contains(ids)
+        if keep is not None:
+            hit &= keep[lo:hi]
+        for j in np.flatnonzero(hit).tolist():
+            tid = ids[j].decode()
+            out.setdefault(_class_of(grid, axes, lo + j), []).append(own[tid])
+    return out
+
+
+def _class_of(grid: Grid, axes: list[int], position: int) -> tuple[int, ...]:
+    """The values (indices) of ``axes`` at ``position`` of ``grid``: its class."""
+    if not axes:
+        return ()
+    coords = np.unravel_index(position, grid.shape)
+    return tuple(int(coords[i]) for i in axes)
+
+
+def _checked(tid, task, need, n, budget, free, study_dir, kept: int = 0) -> NeedRow:
+    """The row of a class of tasks, with what does not fit here and the lines saying so;
+    ``kept``: bytes of its need its checkpoints already hold (the least of its tasks')."""
     if budget is not None and need.memory > budget.bytes:
         what = f"{format_bytes(need.memory)} of memory per process"
         over = f"over the budget of {format_bytes(budget.bytes)} from {budget.source}"
@@ -224,9 +382,11 @@ def _checked(tid, task, need, n, budget, free, study_dir) -> NeedRow:
             "more workers do not lower it)"
         )
         short = "memory"
-    elif need.disk and free is not None and need.disk > free:
+    elif need.disk and free is not None and need.disk - kept > free:
         what = f"{format_bytes(need.disk)} of disk for its checkpoints"
         over = f"over the {format_bytes(free)} free under {study_dir}"
+        if kept:
+            over += f" and the {format_bytes(kept)} its checkpoints already hold"
         advice = "free some disk or choose another paths.outputs"
         short = "disk"
     else:
@@ -294,6 +454,15 @@ def grid_needs(
     class of ``grid``'s tasks agreeing on the axes ``needs`` reads (learned as it goes, as
     the grid learns the axes of its whole-task check): a 10^6-task grid over two decks asks
     twice."""
+    classes, _ = _need_classes(grid, keep, needs, workers)
+    for tid, task, need, count, _ in classes:
+        yield tid, task, need, count
+
+
+def _need_classes(
+    grid: Grid, keep: np.ndarray | None, needs: Callable[[Task, int], Any], workers: int
+) -> tuple[list[tuple[str, Task, Any, int, int]], list[int]]:
+    """:func:`grid_needs`'s classes, each with its first position, and the axes read."""
     axis_of = {name: i for i, name in enumerate(grid.names)}
     read: set[int] = set()
     while True:
@@ -307,10 +476,9 @@ def grid_needs(
                 read |= seen
                 grew = True
                 break
-            out.append((tid, task, need, count))
+            out.append((tid, task, need, count, position))
         if not grew:
-            yield from out
-            return
+            return out, sorted(read)
 
 
 def _class_heads(grid: Grid, keep: np.ndarray | None, axes: list[int]) -> list[tuple[int, int]]:

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from pipeline.config import StudyConfig, StudyError, checked_study
+from pipeline.config import GridPart, StudyConfig, StudyError, checked_study
 from pipeline.heap import no_cyclic_gc
 from pipeline.ids import id_array
 from solvers import family_import_errors
@@ -277,6 +278,26 @@ def planned(study: Mapping[str, Any] | StudyConfig) -> Plan:
     with no_cyclic_gc():  # no collector passes over the objects planning makes (pipeline.heap)
         grids = _grids(family.name, shared, parts_found)
         return Plan(name, family.name, grids, parts=len(parts_found))
+
+
+def named_tasks(study: StudyConfig) -> int:
+    """The most tasks the checked ``study`` names, counted from its axes alone: per grid
+    part, the product of its axes' lengths times the sum over its strategies of theirs
+    (repeated values counted, nothing checked or planned).  Planning a study costs work in
+    proportion to its tasks; this bounds it before any is done (pipeline.claims)."""
+
+    def product(axes: Mapping[str, Any] | None) -> int:
+        return math.prod(
+            len(v) if isinstance(v, list | tuple) else 1 for v in (axes or {}).values()
+        )
+
+    shared = product(study.grid)
+    parts = study.grids or [GridPart(strategies=study.strategies)]
+    total = 0
+    for part in parts:
+        per_strategy = [None] if part.strategies is None else list(part.strategies.values())
+        total += shared * product(part.grid) * sum(product(axes) for axes in per_strategy)
+    return total
 
 
 def _grids(family: str, shared: Mapping[str, Any], parts_found) -> list[Grid]:
