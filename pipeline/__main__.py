@@ -536,6 +536,7 @@ def one_line(exc: BaseException) -> str:
 
 
 def _run_or_multirun() -> None:
+    _failed_tasks.clear()  # this run's failures only (main may run twice in one process)
     if not is_multirun(sys.argv[1:]):
         hydra_main()
         if _failed_tasks:
