@@ -8,6 +8,7 @@ from fractions import Fraction
 
 import pandas as pd
 import pytest
+from conftest import ROOT
 
 from solvers import get_family, solve
 from solvers.high_low import deck, distinct, distinct_expected
@@ -151,7 +152,9 @@ def test_deck_majority_against_orders(ranks, suits, ties):
 
 
 def test_sorted_tuples_are_not_a_valid_state():
-    """Sorting the counts below/above (forgetting their order) changes the value on 3 x 2."""
+    """Sorting the counts below/above (forgetting their order) gives 1/6 on 3 ranks x 2 suits
+    (ties lose) where the game's value is 8/45 (brute force and the exact solver); the high/low
+    page quotes both values, in those words, twice."""
 
     def sorted_value(state, memo={}):  # noqa: B006 - a private memo
         below, same, above = state
@@ -169,7 +172,11 @@ def test_sorted_tuples_are_not_a_valid_state():
         return memo[key]
 
     total = sum(2 * sorted_value(s) for s in deck.start_states(3, 2))
-    assert Fraction(total, math.factorial(6)) != deck.brute_force(3, 2, "lose")[0]
+    wrong, right = Fraction(total, math.factorial(6)), deck.brute_force(3, 2, "lose")[0]
+    assert (wrong, right) == (Fraction(1, 6), Fraction(8, 45))
+    assert deck.p_perfect(3, 2, "lose")[0] == right
+    page = " ".join((ROOT / "docs" / "games" / "high_low.md").read_text().split())
+    assert page.count(f"{wrong} instead of {right} on 3 ranks x 2 suits") == 2
 
 
 def test_win_and_push_share_perfect_games():
