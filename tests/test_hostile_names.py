@@ -278,6 +278,118 @@ def test_certs_over_an_existing_certificate_folder_are_refused_without_force(tmp
     assert (folder / "ca-key.pem").read_bytes() != before["ca-key.pem"]
 
 
+def _entry(folder: Path, name: str, kind: str, outside: Path) -> str:
+    """Make ``folder/name`` an entry of ``kind``; what a refusal says it is."""
+    path = folder / name
+    path.unlink()
+    if kind == "link":
+        path.symlink_to(outside)
+        return f"a symbolic link (to {outside})"
+    if kind == "folder":
+        path.mkdir()
+        return "a folder"
+    os.mkfifo(path)
+    return "not a regular file"
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("ca-key.pem", "link"),
+        ("ca.pem", "link"),
+        ("worker.pem", "folder"),
+        ("client-key.pem", "fifo"),
+    ],
+)
+def test_certs_force_never_writes_through_a_link_or_into_another_entry(
+    tmp_path, capsys, name, kind
+):
+    """``--force`` replaces regular files only: an entry of a certificate's or key's name
+    that is a link (whose target would receive the CA's private key), a folder or a FIFO is
+    refused in one line naming it, before anything is written."""
+    folder = tmp_path / "certs"
+    assert status_of("certs", str(folder)) == 0
+    outside = tmp_path / "someone-else.txt"
+    outside.write_text("not a key")
+    what = _entry(folder, name, kind, outside)
+    capsys.readouterr()
+    before = {p.name: (p.lstat().st_ino, p.lstat().st_mtime_ns) for p in folder.iterdir()}
+    # a reader holds the FIFO open: a writer's open would not wait for one
+    reader = os.open(folder / name, os.O_RDONLY | os.O_NONBLOCK) if kind == "fifo" else None
+    try:
+        status = status_of("certs", str(folder), "--force")
+    finally:
+        if reader is not None:
+            os.close(reader)
+    assert status == 2
+    assert capsys.readouterr().err == (
+        f"error: {folder / name} is {what}: certificates and keys are written as new regular "
+        "files, never through a link or into another kind of entry; remove it, or choose "
+        "another folder\n"
+    )
+    assert {p.name: (p.lstat().st_ino, p.lstat().st_mtime_ns) for p in folder.iterdir()} == before
+    assert outside.read_text() == "not a key"
+
+
+def test_certs_force_writes_new_files_renamed_over_the_old_ones(tmp_path, capsys):
+    """With ``--force`` each file is a new one renamed into place: another name of the old
+    file (a hard link) keeps the old bytes, and a key is mode 0600 whatever the old file's
+    mode was; the folder holds nothing else afterwards."""
+    folder = tmp_path / "certs"
+    assert status_of("certs", str(folder)) == 0
+    old_key = (folder / "ca-key.pem").read_bytes()
+    os.link(folder / "ca-key.pem", tmp_path / "old-ca-key.pem")
+    (folder / "worker-key.pem").chmod(0o644)
+    assert status_of("certs", str(folder), "--force") == 0
+    assert (tmp_path / "old-ca-key.pem").read_bytes() == old_key
+    assert (folder / "ca-key.pem").read_bytes() != old_key
+    keys = sorted(folder.glob("*-key.pem"))
+    assert len(keys) == 4 and {k.stat().st_mode & 0o777 for k in keys} == {0o600}
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        f"{role}{end}" for role in ROLES for end in (".pem", "-key.pem")
+    )
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--days", "-5"], "--days=-5: the certificates' validity is 1 to 36,500 days"),
+        (["--days", "0"], "--days=0: the certificates' validity is 1 to 36,500 days"),
+        (["--days", "99999999999"], "--days=99999999999: the certificates' validity is 1 to"),
+        (["--days", "1.5"], "argument --days: invalid int value: '1.5'"),
+        (["--host", ""], "--host='': an empty host name"),
+        (["--host", "node1", "--host", "a b"], "--host='a b': not a host name or IP address"),
+        (["--host=-node"], "--host='-node': not a host name or IP address"),
+        (["--host", "x" * 64 + ".lan"], "not a host name or IP address (a DNS name is"),
+        (["--host", "é.lan"], "--host='é.lan': not a host name or IP address"),
+        (["--host", "1.2.3.4/24"], "--host='1.2.3.4/24': not a host name or IP address"),
+    ],
+)
+def test_certs_days_and_hosts_out_of_range_are_one_line(tmp_path, capsys, args, said):
+    """``--days`` is 1 to 36,500 and each ``--host`` a DNS name or an IP address: anything
+    else is refused in one line naming the option and the value, exit 2, nothing written."""
+    assert status_of("certs", str(tmp_path / "certs"), *args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {said}") or f": {said}" in err, err
+    assert err.count("\n") == 1 and not (tmp_path / "certs").exists(), err
+
+
+@pytest.mark.parametrize(
+    "hosts", [["10.0.0.7", "::1"], ["*.cluster.lan", "node-1.lan.", "localhost"]]
+)
+def test_certs_take_ip_addresses_dns_names_and_wildcards(tmp_path, hosts):
+    from cryptography import x509
+
+    argv = [str(tmp_path), "--days", "36500"]
+    for host in hosts:
+        argv += ["--host", host]
+    assert status_of("certs", *argv) == 0
+    cert = x509.load_pem_x509_certificate((tmp_path / "worker.pem").read_bytes())
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert [str(n.value) for n in names] == hosts
+
+
 @pytest.mark.parametrize(
     ("tool", "given", "said"),
     [
