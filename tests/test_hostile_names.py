@@ -148,6 +148,74 @@ def test_a_summary_never_overwrites_a_folder_of_the_user_s(tmp_path, monkeypatch
     assert snapshot(tmp_path / "userdir") == before
 
 
+@pytest.mark.parametrize("stage", ["all", "summary"])
+@pytest.mark.parametrize("mine", ["summary.md", "report.html"])
+def test_a_run_never_overwrites_a_summary_or_report_of_the_user_s(
+    outputs, monkeypatch, capsys, stage, mine
+):
+    """A study folder's summary.md and report.html are replaced only when guesslab wrote
+    them: a file of the user's there (a folder of notes given as the study's folder) is
+    refused before any work, at ``stage=all`` as at ``stage=summary``, naming it."""
+    notes = outputs / "notes"
+    if stage == "summary":  # a study with results, whose summary the user replaced
+        (outputs / "paper").rename(notes)
+    else:
+        notes.mkdir()
+    (notes / mine).write_text("my own notes")
+    args = [f"paths.outputs={outputs}", "study.name=notes", f"stage={stage}"]
+    before = snapshot(outputs)
+    line = one_line(monkeypatch, capsys, *args)
+    assert line.startswith(
+        f"error: study.name='notes': {notes / mine} is not a file guesslab wrote, and every "
+        "summary of this study replaces it; move it away, or choose another study.name or "
+        "paths.outputs (nothing was run or written)"
+    ), line
+    assert snapshot(outputs) == before
+
+
+@pytest.mark.parametrize("stage", ["all", "summary"])
+def test_a_run_never_overwrites_an_index_html_of_the_user_s(outputs, monkeypatch, capsys, stage):
+    """``index.html`` in paths.outputs is replaced only when guesslab wrote it."""
+    (outputs / "index.html").write_text("<p>my own index</p>")
+    before = snapshot(outputs)
+    line = one_line(monkeypatch, capsys, f"paths.outputs={outputs}", f"stage={stage}")
+    assert line == (
+        f"error: paths.outputs='{outputs}': {outputs / 'index.html'} is not a file guesslab "
+        "wrote, and every summary replaces it with the index of the studies in paths.outputs; "
+        "move it away, or choose another paths.outputs (nothing was run or written)"
+    )
+    assert snapshot(outputs) == before
+
+
+def _unmarked(outputs: Path) -> None:
+    """The study's summary, report and the index as a guesslab without the mark wrote them."""
+    from pipeline.own_files import GENERATOR, SUMMARY_MARK
+
+    summary = outputs / "paper" / "summary.md"
+    summary.write_text(summary.read_text().replace(SUMMARY_MARK + "\n", "", 1))
+    for page in (outputs / "paper" / "report.html", outputs / "index.html"):
+        page.write_text(page.read_text().replace(GENERATOR, "", 1))
+
+
+@pytest.mark.parametrize("stage", ["all", "summary"])
+def test_a_run_replaces_the_summary_report_and_index_guesslab_wrote(
+    outputs, monkeypatch, capsys, stage
+):
+    """Marked files, and unmarked ones of an older guesslab (recognised by their first line
+    or the head of the page), are replaced, marked."""
+    from pipeline.own_files import GENERATOR, SUMMARY_MARK
+
+    _unmarked(outputs)
+    assert not (outputs / "paper" / "summary.md").read_text().startswith(SUMMARY_MARK)
+    args = (f"paths.outputs={outputs}", f"stage={stage}", "cluster=sync", "run.progress=false")
+    for _ in range(2):  # unmarked, then marked
+        status, err = cli_in_process(monkeypatch, capsys, *args)
+        assert status == 0, err
+        assert (outputs / "paper" / "summary.md").read_text().startswith(SUMMARY_MARK + "\n")
+        for page in (outputs / "paper" / "report.html", outputs / "index.html"):
+            assert GENERATOR in page.read_text()[:200], page
+
+
 def as_if_read_only(monkeypatch, folder: Path) -> None:
     """Nothing new can be made in ``folder`` (files or folders), as in a folder without
     write permission; the tests run as root here, who may write anywhere."""
@@ -410,6 +478,37 @@ def test_the_tools_refuse_a_folder_they_cannot_use_in_one_line(
     err = capsys.readouterr().err
     assert err.startswith(f"error: {said}") and err.count("\n") == 1, err
     assert sorted(os.listdir()) == ["a-file"] and Path("a-file").read_text() == "not a folder"
+
+
+@pytest.mark.parametrize("kind", ["file", "link"])
+def test_the_index_tool_never_replaces_an_index_html_it_did_not_write(tmp_path, capsys, kind):
+    """``python -m pipeline.index DIR`` replaces only an index guesslab wrote: a folder with
+    the user's own ``index.html`` (or a link of that name) is refused in one line, exit 2."""
+    index = tmp_path / "index.html"
+    if kind == "file":
+        index.write_text("<p>my own index</p>")
+        what = "not a file guesslab wrote"
+    else:
+        (tmp_path / "mine.html").write_text("<p>my own index</p>")
+        index.symlink_to(tmp_path / "mine.html")
+        what = "a symbolic link"
+    before = snapshot(tmp_path)
+    assert status_of("index", str(tmp_path)) == 2
+    assert capsys.readouterr().err == (
+        f"error: {index} is {what}: python -m pipeline.index replaces only the index guesslab "
+        "writes; move it away, or give another folder\n"
+    )
+    assert snapshot(tmp_path) == before and index.is_symlink() == (kind == "link")
+
+
+def test_the_index_tool_replaces_the_index_it_wrote_marked_or_older(outputs, capsys):
+    from pipeline.own_files import GENERATOR
+
+    _unmarked(outputs)
+    for _ in range(2):  # unmarked (an older guesslab's), then marked
+        assert status_of("index", str(outputs)) == 0
+        assert GENERATOR in (outputs / "index.html").read_text()[:200]
+    assert capsys.readouterr().err == ""
 
 
 def test_the_index_tool_on_an_index_html_folder_is_one_line(tmp_path, capsys):
