@@ -197,18 +197,15 @@ def _unmarked(outputs: Path) -> None:
         page.write_text(page.read_text().replace(GENERATOR, "", 1))
 
 
-@pytest.mark.parametrize("stage", ["all", "summary"])
-def test_a_run_replaces_the_summary_report_and_index_guesslab_wrote(
-    outputs, monkeypatch, capsys, stage
-):
-    """Marked files, and unmarked ones of an older guesslab (recognised by their first line
-    or the head of the page), are replaced, marked."""
+def test_a_run_replaces_the_summary_report_and_index_guesslab_wrote(outputs, monkeypatch, capsys):
+    """Unmarked files of an older guesslab (recognised by their first line or the head of the
+    page) are replaced by ``stage=summary``, marked; marked ones by a full run."""
     from pipeline.own_files import GENERATOR, SUMMARY_MARK
 
     _unmarked(outputs)
     assert not (outputs / "paper" / "summary.md").read_text().startswith(SUMMARY_MARK)
-    args = (f"paths.outputs={outputs}", f"stage={stage}", "cluster=sync", "run.progress=false")
-    for _ in range(2):  # unmarked, then marked
+    for stage in ("summary", "all"):  # unmarked, then marked
+        args = (f"paths.outputs={outputs}", f"stage={stage}", "cluster=sync", "run.progress=false")
         status, err = cli_in_process(monkeypatch, capsys, *args)
         assert status == 0, err
         assert (outputs / "paper" / "summary.md").read_text().startswith(SUMMARY_MARK + "\n")
