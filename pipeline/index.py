@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 import pandas as pd
 
+from pipeline.own_files import INDEX_TITLE, html_head, not_ours
 from pipeline.report import (
     asset,
     esc,
@@ -81,9 +82,8 @@ def write_index(
         "<div id='compare-view'></div>",
     ]
     page = (
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        "<meta name='viewport' content='width=device-width'><title>guesslab studies</title>"
-        f"<style>{asset('report.css')}</style></head><body>\n"
+        html_head(INDEX_TITLE)  # marked as guesslab's (pipeline.own_files)
+        + f"<style>{asset('report.css')}</style></head><body>\n"
         + "\n".join(body)
         + f"\n<script type='application/json' id='gl-data'>{json_script(data)}</script>\n"
         + f"<script>{asset('table.js')}\n{asset('index.js')}</script>\n</body></html>\n"
@@ -342,17 +342,26 @@ def value_kind(name: str, dtype: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m pipeline.index [OUTPUTS]``: rebuild the index; print its path.  Exit
-    status 2, with one line, for OUTPUTS not a folder or an index it cannot write."""
+    status 2, with one line, for OUTPUTS not a folder, an ``index.html`` there that
+    guesslab did not write (pipeline.own_files), or an index it cannot write."""
     args = sys.argv[1:] if argv is None else argv
     outputs = Path(args[0]) if args else Path("outputs")
     if not outputs.is_dir():
         what = "not a folder" if outputs.exists() else "no such folder"
         print(f"error: {outputs}: {what} (give the outputs folder of the studies)", file=sys.stderr)
         return 2
+    where = outputs / INDEX_NAME
+    what = not_ours(where, INDEX_TITLE)
+    if what is not None and what != "a folder":  # a folder: cannot be written, below
+        print(
+            f"error: {where} is {what}: python -m pipeline.index replaces only the index "
+            "guesslab writes; move it away, or give another folder",
+            file=sys.stderr,
+        )
+        return 2
     try:
         print(write_index(outputs))
     except OSError as exc:  # index.html a folder, a full disk, no permission
-        where = outputs / INDEX_NAME
         print(f"error: cannot write {where} ({exc.strerror or exc})", file=sys.stderr)
         return 2
     return 0

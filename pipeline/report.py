@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from pipeline.own_files import REPORT_NAME, html_head
 from pipeline.safe_paths import write_replacing
 from pipeline.store import (
     LARGE_ROWS,
@@ -46,7 +47,6 @@ from solvers.kit.stored_rows import StoredRows, accepts_stored_rows
 from solvers.registry import family_report, get_family
 
 ASSETS = Path(__file__).resolve().parent / "assets"
-REPORT_NAME = "report.html"
 
 
 # The most rows of a family the page embeds (its "All results" and "Failed tasks" tables).
@@ -371,9 +371,8 @@ class Page:
             else ""
         )
         return (
-            "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-            f"<meta name='viewport' content='width=device-width'><title>{esc(self.title)}</title>"
-            f"<style>{asset('report.css')}</style></head><body>\n"
+            html_head(self.title)  # marked as guesslab's (pipeline.own_files)
+            + f"<style>{asset('report.css')}</style></head><body>\n"
             + "\n".join(self.body)
             + f"\n<script type='application/json' id='gl-data'>{data}</script>\n{plotly}\n"
             + f"<script>{asset('table.js')}\n{asset('report.js')}</script>\n</body></html>\n"

@@ -15,6 +15,7 @@ from typing import Any
 
 from pipeline import store
 from pipeline.config import StudyError, short_repr
+from pipeline.own_files import INDEX_TITLE, REPORT_NAME, SUMMARY_NAME, not_ours
 from pipeline.safe_paths import (
     INDEX_NAME,
     UnsafePath,
@@ -47,18 +48,18 @@ def check_safe(outputs: Any, folder: Path) -> None:
 def check_summary_target(outputs: Any, folder: Path, stored_only: bool) -> None:
     """Refuse, before any work, a summary that could not be written: ``<paths.outputs>/
     index.html`` a folder (the index goes there); with ``stored_only`` (``stage=summary``)
-    also a study with no stored results (a misspelled name would get an empty summary, or
-    overwrite a folder of the user's) and a study folder or paths.outputs that cannot be
-    written.  Nothing is made or written."""
+    also a study with no stored results (a misspelled name would get an empty summary) and a
+    study folder or paths.outputs that cannot be written.  At both stages, a summary.md,
+    report.html or index.html that guesslab did not write (:func:`check_own_files`).
+    Nothing is made or written."""
     index = folder.parent / INDEX_NAME
     if kind(index) == "folder":
         raise StudyError(
             f"paths.outputs={outputs!r}: {index} is a folder, where every summary writes the "
             "index of the studies in paths.outputs; move it away (a study's folder: rename it)"
         )
-    if not stored_only:
-        return
-    if not store.result_files(folder / "results"):
+    stored = bool(store.result_files(folder / "results"))
+    if stored_only and not stored:
         from pipeline.index import study_dirs
 
         names = [p.name for p in study_dirs(folder.parent)]
@@ -69,8 +70,41 @@ def check_summary_target(outputs: Any, folder: Path, stored_only: bool) -> None:
             f"has nothing to summarise and wrote nothing; studies with results in "
             f"paths.outputs={outputs!r}: {held}"
         )
-    check_writable(outputs, folder, "the summary")
-    check_writable(outputs, folder.parent, "the index of its studies")
+    check_own_files(outputs, folder, stored)
+    if stored_only:
+        check_writable(outputs, folder, "the summary")
+        check_writable(outputs, folder.parent, "the index of its studies")
+
+
+def check_own_files(outputs: Any, folder: Path, stored: bool) -> None:
+    """Refuse the summary of a study whose ``summary.md`` or ``report.html``, or an
+    ``index.html`` in paths.outputs, is not a file guesslab wrote (a folder of the user's
+    given as the study's folder, the user's own index.html): the summary would replace it.
+    An unmarked summary.md is guesslab's only where results are stored (``stored``)."""
+    name = folder.name
+    old_summary = None
+    if stored:  # the summary's own module (matplotlib): only where a summary is made
+        from solvers.kit.summary_parts import markdown_code
+
+        old_summary = f"# Study {markdown_code(name)}"
+    summary, report = folder / SUMMARY_NAME, folder / REPORT_NAME
+    for path, problem in [
+        (summary, not_ours(summary, "", old_summary=old_summary)),
+        (report, not_ours(report, f"Study {name}")),
+    ]:
+        if problem is not None:
+            raise StudyError(
+                f"study.name={short_repr(name)}: {path} is {problem}, and every summary of "
+                "this study replaces it; move it away, or choose another study.name or "
+                "paths.outputs (nothing was run or written)"
+            )
+    index = folder.parent / INDEX_NAME
+    if (problem := not_ours(index, INDEX_TITLE)) is not None:
+        raise StudyError(
+            f"paths.outputs={outputs!r}: {index} is {problem}, and every summary replaces it "
+            "with the index of the studies in paths.outputs; move it away, or choose another "
+            "paths.outputs (nothing was run or written)"
+        )
 
 
 def check_results_target(outputs: Any, folder: Path) -> None:

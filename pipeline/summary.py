@@ -16,6 +16,7 @@ import pandas as pd
 
 from pipeline import store
 from pipeline.index import write_index
+from pipeline.own_files import SUMMARY_MARK
 from pipeline.report import REPORT_ROWS, write_report
 from pipeline.safe_paths import ensure_dir, write_replacing
 from pipeline.staging import remove_stale, staged
@@ -48,7 +49,7 @@ def write_summary(
     out_dir = ensure_dir(study_dir / "summary", below=study_dir)  # a real folder, not a link
     counts = counts if counts is not None else store_counts(results)
     # the study's name and description are shown as typed (no Markdown or HTML of theirs)
-    parts = [f"# Study {markdown_code(study['name'])}", ""]
+    parts = [SUMMARY_MARK, f"# Study {markdown_code(study['name'])}", ""]  # pipeline.own_files
     if study.get("description"):
         parts += [markdown_text(" ".join(str(study["description"]).split())), ""]
     parts += [status_line(counts), ""]

@@ -298,4 +298,4 @@ def test_our_worker_preload_comes_after_the_users_own(theirs):
     with dask.config.set({"distributed.worker.preload": theirs}):
         mine = worker_preloads()
     given = [theirs] if isinstance(theirs, str) else list(theirs or [])
-    assert mine == [*given, "pipeline.backends.worker_setup"]
+    assert mine == [*given, "pipeline.backends.worker_setup", "pipeline.backends.access_log"]

@@ -148,6 +148,71 @@ def test_a_summary_never_overwrites_a_folder_of_the_user_s(tmp_path, monkeypatch
     assert snapshot(tmp_path / "userdir") == before
 
 
+@pytest.mark.parametrize("stage", ["all", "summary"])
+@pytest.mark.parametrize("mine", ["summary.md", "report.html"])
+def test_a_run_never_overwrites_a_summary_or_report_of_the_user_s(
+    outputs, monkeypatch, capsys, stage, mine
+):
+    """A study folder's summary.md and report.html are replaced only when guesslab wrote
+    them: a file of the user's there (a folder of notes given as the study's folder) is
+    refused before any work, at ``stage=all`` as at ``stage=summary``, naming it."""
+    notes = outputs / "notes"
+    if stage == "summary":  # a study with results, whose summary the user replaced
+        (outputs / "paper").rename(notes)
+    else:
+        notes.mkdir()
+    (notes / mine).write_text("my own notes")
+    args = [f"paths.outputs={outputs}", "study.name=notes", f"stage={stage}"]
+    before = snapshot(outputs)
+    line = one_line(monkeypatch, capsys, *args)
+    assert line.startswith(
+        f"error: study.name='notes': {notes / mine} is not a file guesslab wrote, and every "
+        "summary of this study replaces it; move it away, or choose another study.name or "
+        "paths.outputs (nothing was run or written)"
+    ), line
+    assert snapshot(outputs) == before
+
+
+@pytest.mark.parametrize("stage", ["all", "summary"])
+def test_a_run_never_overwrites_an_index_html_of_the_user_s(outputs, monkeypatch, capsys, stage):
+    """``index.html`` in paths.outputs is replaced only when guesslab wrote it."""
+    (outputs / "index.html").write_text("<p>my own index</p>")
+    before = snapshot(outputs)
+    line = one_line(monkeypatch, capsys, f"paths.outputs={outputs}", f"stage={stage}")
+    assert line == (
+        f"error: paths.outputs='{outputs}': {outputs / 'index.html'} is not a file guesslab "
+        "wrote, and every summary replaces it with the index of the studies in paths.outputs; "
+        "move it away, or choose another paths.outputs (nothing was run or written)"
+    )
+    assert snapshot(outputs) == before
+
+
+def _unmarked(outputs: Path) -> None:
+    """The study's summary, report and the index as a guesslab without the mark wrote them."""
+    from pipeline.own_files import GENERATOR, SUMMARY_MARK
+
+    summary = outputs / "paper" / "summary.md"
+    summary.write_text(summary.read_text().replace(SUMMARY_MARK + "\n", "", 1))
+    for page in (outputs / "paper" / "report.html", outputs / "index.html"):
+        page.write_text(page.read_text().replace(GENERATOR, "", 1))
+
+
+def test_a_run_replaces_the_summary_report_and_index_guesslab_wrote(outputs, monkeypatch, capsys):
+    """Unmarked files of an older guesslab (recognised by their first line or the head of the
+    page) are replaced by ``stage=summary``, marked; marked ones by a full run."""
+    from pipeline.own_files import GENERATOR, SUMMARY_MARK
+
+    _unmarked(outputs)
+    assert not (outputs / "paper" / "summary.md").read_text().startswith(SUMMARY_MARK)
+    for stage in ("summary", "all"):  # unmarked, then marked
+        args = (f"paths.outputs={outputs}", f"stage={stage}", "cluster=sync", "run.progress=false")
+        status, err = cli_in_process(monkeypatch, capsys, *args)
+        assert status == 0, err
+        assert (outputs / "paper" / "summary.md").read_text().startswith(SUMMARY_MARK + "\n")
+        for page in (outputs / "paper" / "report.html", outputs / "index.html"):
+            assert GENERATOR in page.read_text()[:200], page
+
+
 def as_if_read_only(monkeypatch, folder: Path) -> None:
     """Nothing new can be made in ``folder`` (files or folders), as in a folder without
     write permission; the tests run as root here, who may write anywhere."""
@@ -278,6 +343,118 @@ def test_certs_over_an_existing_certificate_folder_are_refused_without_force(tmp
     assert (folder / "ca-key.pem").read_bytes() != before["ca-key.pem"]
 
 
+def _entry(folder: Path, name: str, kind: str, outside: Path) -> str:
+    """Make ``folder/name`` an entry of ``kind``; what a refusal says it is."""
+    path = folder / name
+    path.unlink()
+    if kind == "link":
+        path.symlink_to(outside)
+        return f"a symbolic link (to {outside})"
+    if kind == "folder":
+        path.mkdir()
+        return "a folder"
+    os.mkfifo(path)
+    return "not a regular file"
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("ca-key.pem", "link"),
+        ("ca.pem", "link"),
+        ("worker.pem", "folder"),
+        ("client-key.pem", "fifo"),
+    ],
+)
+def test_certs_force_never_writes_through_a_link_or_into_another_entry(
+    tmp_path, capsys, name, kind
+):
+    """``--force`` replaces regular files only: an entry of a certificate's or key's name
+    that is a link (whose target would receive the CA's private key), a folder or a FIFO is
+    refused in one line naming it, before anything is written."""
+    folder = tmp_path / "certs"
+    assert status_of("certs", str(folder)) == 0
+    outside = tmp_path / "someone-else.txt"
+    outside.write_text("not a key")
+    what = _entry(folder, name, kind, outside)
+    capsys.readouterr()
+    before = {p.name: (p.lstat().st_ino, p.lstat().st_mtime_ns) for p in folder.iterdir()}
+    # a reader holds the FIFO open: a writer's open would not wait for one
+    reader = os.open(folder / name, os.O_RDONLY | os.O_NONBLOCK) if kind == "fifo" else None
+    try:
+        status = status_of("certs", str(folder), "--force")
+    finally:
+        if reader is not None:
+            os.close(reader)
+    assert status == 2
+    assert capsys.readouterr().err == (
+        f"error: {folder / name} is {what}: certificates and keys are written as new regular "
+        "files, never through a link or into another kind of entry; remove it, or choose "
+        "another folder\n"
+    )
+    assert {p.name: (p.lstat().st_ino, p.lstat().st_mtime_ns) for p in folder.iterdir()} == before
+    assert outside.read_text() == "not a key"
+
+
+def test_certs_force_writes_new_files_renamed_over_the_old_ones(tmp_path, capsys):
+    """With ``--force`` each file is a new one renamed into place: another name of the old
+    file (a hard link) keeps the old bytes, and a key is mode 0600 whatever the old file's
+    mode was; the folder holds nothing else afterwards."""
+    folder = tmp_path / "certs"
+    assert status_of("certs", str(folder)) == 0
+    old_key = (folder / "ca-key.pem").read_bytes()
+    os.link(folder / "ca-key.pem", tmp_path / "old-ca-key.pem")
+    (folder / "worker-key.pem").chmod(0o644)
+    assert status_of("certs", str(folder), "--force") == 0
+    assert (tmp_path / "old-ca-key.pem").read_bytes() == old_key
+    assert (folder / "ca-key.pem").read_bytes() != old_key
+    keys = sorted(folder.glob("*-key.pem"))
+    assert len(keys) == 4 and {k.stat().st_mode & 0o777 for k in keys} == {0o600}
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        f"{role}{end}" for role in ROLES for end in (".pem", "-key.pem")
+    )
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--days", "-5"], "--days=-5: the certificates' validity is 1 to 36,500 days"),
+        (["--days", "0"], "--days=0: the certificates' validity is 1 to 36,500 days"),
+        (["--days", "99999999999"], "--days=99999999999: the certificates' validity is 1 to"),
+        (["--days", "1.5"], "argument --days: invalid int value: '1.5'"),
+        (["--host", ""], "--host='': an empty host name"),
+        (["--host", "node1", "--host", "a b"], "--host='a b': not a host name or IP address"),
+        (["--host=-node"], "--host='-node': not a host name or IP address"),
+        (["--host", "x" * 64 + ".lan"], "not a host name or IP address (a DNS name is"),
+        (["--host", "é.lan"], "--host='é.lan': not a host name or IP address"),
+        (["--host", "1.2.3.4/24"], "--host='1.2.3.4/24': not a host name or IP address"),
+    ],
+)
+def test_certs_days_and_hosts_out_of_range_are_one_line(tmp_path, capsys, args, said):
+    """``--days`` is 1 to 36,500 and each ``--host`` a DNS name or an IP address: anything
+    else is refused in one line naming the option and the value, exit 2, nothing written."""
+    assert status_of("certs", str(tmp_path / "certs"), *args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {said}") or f": {said}" in err, err
+    assert err.count("\n") == 1 and not (tmp_path / "certs").exists(), err
+
+
+@pytest.mark.parametrize(
+    "hosts", [["10.0.0.7", "::1"], ["*.cluster.lan", "node-1.lan.", "localhost"]]
+)
+def test_certs_take_ip_addresses_dns_names_and_wildcards(tmp_path, hosts):
+    from cryptography import x509
+
+    argv = [str(tmp_path), "--days", "36500"]
+    for host in hosts:
+        argv += ["--host", host]
+    assert status_of("certs", *argv) == 0
+    cert = x509.load_pem_x509_certificate((tmp_path / "worker.pem").read_bytes())
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert [str(n.value) for n in names] == hosts
+
+
 @pytest.mark.parametrize(
     ("tool", "given", "said"),
     [
@@ -298,6 +475,37 @@ def test_the_tools_refuse_a_folder_they_cannot_use_in_one_line(
     err = capsys.readouterr().err
     assert err.startswith(f"error: {said}") and err.count("\n") == 1, err
     assert sorted(os.listdir()) == ["a-file"] and Path("a-file").read_text() == "not a folder"
+
+
+@pytest.mark.parametrize("kind", ["file", "link"])
+def test_the_index_tool_never_replaces_an_index_html_it_did_not_write(tmp_path, capsys, kind):
+    """``python -m pipeline.index DIR`` replaces only an index guesslab wrote: a folder with
+    the user's own ``index.html`` (or a link of that name) is refused in one line, exit 2."""
+    index = tmp_path / "index.html"
+    if kind == "file":
+        index.write_text("<p>my own index</p>")
+        what = "not a file guesslab wrote"
+    else:
+        (tmp_path / "mine.html").write_text("<p>my own index</p>")
+        index.symlink_to(tmp_path / "mine.html")
+        what = "a symbolic link"
+    before = snapshot(tmp_path)
+    assert status_of("index", str(tmp_path)) == 2
+    assert capsys.readouterr().err == (
+        f"error: {index} is {what}: python -m pipeline.index replaces only the index guesslab "
+        "writes; move it away, or give another folder\n"
+    )
+    assert snapshot(tmp_path) == before and index.is_symlink() == (kind == "link")
+
+
+def test_the_index_tool_replaces_the_index_it_wrote_marked_or_older(outputs, capsys):
+    from pipeline.own_files import GENERATOR
+
+    _unmarked(outputs)
+    for _ in range(2):  # unmarked (an older guesslab's), then marked
+        assert status_of("index", str(outputs)) == 0
+        assert GENERATOR in (outputs / "index.html").read_text()[:200]
+    assert capsys.readouterr().err == ""
 
 
 def test_the_index_tool_on_an_index_html_folder_is_one_line(tmp_path, capsys):

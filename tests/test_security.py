@@ -90,6 +90,86 @@ def test_with_the_dashboard_its_http_server_stays():
         assert _answer(port).startswith(b"HTTP/1.1 ")
 
 
+# A 1-worker LocalCluster with the dashboard, sent requests for pages that do not exist at
+# the scheduler's and the worker's HTTP ports; prints nothing itself.
+DASHBOARD_PROBE = """
+import urllib.error, urllib.request
+from pipeline.backends import open_runner
+
+def status(url):
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+with open_runner({"kind": "local", "n_workers": 1, "dashboard": True}) as runner:
+    base = runner.client.dashboard_link.rsplit("/", 1)[0]
+    (worker,) = runner.client.scheduler_info()["workers"].values()
+    at_worker = f"http://127.0.0.1:{worker['services']['dashboard']}"
+    answers = {status(f"{url}/no-such-page-{i}") for i in range(5) for url in (base, at_worker)}
+    assert answers == {404}, answers
+"""
+
+
+def test_the_dashboard_keeps_its_access_log_off_the_output():
+    """Requests any account sends to the dashboard's HTTP servers (the scheduler's, in the
+    driver, and a forked worker's, on 127.0.0.1) leave no line in the output; without bokeh
+    (or with one too old) one line says the dashboard needs it, and how to install it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from distributed.versions import BOKEH_REQUIREMENT
+
+    res = subprocess.run(
+        [sys.executable, "-c", DASHBOARD_PROBE],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    try:
+        have = BOKEH_REQUIREMENT.specifier.contains(version("bokeh"), prereleases=True)
+    except PackageNotFoundError:
+        have = False
+    lines = res.stderr.splitlines()
+    needs = (
+        f"warning: cluster.dashboard=true: Dask's dashboard needs {BOKEH_REQUIREMENT}, which "
+        f"is not installed here (its pages say only that): pip install '{BOKEH_REQUIREMENT}', "
+        "or drop the override"
+    )
+    assert lines == ([] if have else [needs]), res.stderr
+
+
+@pytest.mark.parametrize(
+    ("installed", "said"),
+    [
+        (None, "Dask's dashboard needs bokeh>=3.1.0, which is not installed here (its pages"),
+        ("2.4.3", "Dask's dashboard needs bokeh>=3.1.0, and bokeh 2.4.3 is installed here"),
+        ("3.4.0", None),
+    ],
+)
+def test_the_dashboard_without_bokeh_is_said_in_one_line(monkeypatch, installed, said):
+    import importlib.metadata
+
+    from pipeline.backends.local import dashboard_warning
+
+    def version(name):
+        if installed is None:
+            raise importlib.metadata.PackageNotFoundError(name)
+        return installed
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    on, off = (cluster_config({"kind": "local", "dashboard": d}) for d in (True, False))
+    warning = dashboard_warning(on)
+    assert dashboard_warning(off) is None
+    if said is None:
+        assert warning is None
+    else:
+        assert warning.startswith(f"cluster.dashboard=true: {said}"), warning
+        assert warning.endswith(": pip install 'bokeh>=3.1.0', or drop the override"), warning
+
+
 def _logs_and_waits(go: str) -> str:
     """A task that logs a line (as a solver's warning would) and waits for ``go``."""
     import logging

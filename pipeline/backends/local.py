@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pipeline.backends import refusals
+from pipeline.backends.access_log import access_log_dropped
 from pipeline.backends.base import Runner, Workers, borrowed_client, quiet_dask_logs, worker_budget
 from pipeline.config import StudyError
 from pipeline.heap import no_cyclic_gc
@@ -109,8 +110,9 @@ def local_cluster_settings(dashboard: bool, method: str = "auto") -> dict[str, A
 
 def worker_preloads(dashboard: bool = True) -> list[str]:
     """The modules every worker runs as it starts: the user's Dask setting (a name or a
-    list, as Dask takes it), and ours (without the dashboard: no HTTP server)."""
-    ours = ["pipeline.backends.worker_setup", *([] if dashboard else [HTTP_OFF])]
+    list, as Dask takes it), and ours (without the dashboard: no HTTP server; with it, no
+    access log on the run's output)."""
+    ours = ["pipeline.backends.worker_setup", ACCESS_LOG if dashboard else HTTP_OFF]
     return [*_their_preloads("worker"), *ours]
 
 
@@ -121,6 +123,36 @@ def scheduler_preloads(dashboard: bool) -> list[str]:
 
 
 HTTP_OFF = "pipeline.backends.http_off"
+ACCESS_LOG = "pipeline.backends.access_log"
+
+
+def dashboard_problem() -> str | None:
+    """Why Dask's dashboard cannot draw here (its bokeh missing or too old), or None; read
+    from the installed packages' metadata (bokeh is not imported)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from distributed.versions import BOKEH_REQUIREMENT
+
+    try:
+        found = version("bokeh")
+    except PackageNotFoundError:
+        return f"Dask's dashboard needs {BOKEH_REQUIREMENT}, which is not installed here"
+    if not BOKEH_REQUIREMENT.specifier.contains(found, prereleases=True):
+        return f"Dask's dashboard needs {BOKEH_REQUIREMENT}, and bokeh {found} is installed here"
+    return None
+
+
+def dashboard_warning(cluster: Any) -> str | None:
+    """One line when ``cluster.dashboard`` is on but the dashboard cannot draw: what it
+    needs and how to install it (its pages would say only that), else None."""
+    if not cluster.dashboard or (problem := dashboard_problem()) is None:
+        return None
+    from distributed.versions import BOKEH_REQUIREMENT
+
+    return (
+        f"cluster.dashboard=true: {problem} (its pages say only that): "
+        f"pip install '{BOKEH_REQUIREMENT}', or drop the override"
+    )
 
 
 def _their_preloads(role: str) -> list[str]:
@@ -298,8 +330,13 @@ def open(cluster: Any, workers: Workers) -> Iterator[Runner]:  # noqa: A001 - th
 
     With TLS, connections refused for want of this run's certificate are counted and their
     log lines kept off the output (:mod:`pipeline.backends.refusals`); once the cluster has
-    closed, one line says how many there were and where their lines are (the run's log)."""
+    closed, one line says how many there were and where their lines are (the run's log).
+    With the dashboard on, Tornado's access log is kept off the output
+    (:mod:`pipeline.backends.access_log`), and one line says so when the dashboard cannot
+    draw for want of bokeh."""
     refused = refusals.Refusals() if cluster.tls else None
+    if (warning := dashboard_warning(cluster)) is not None:
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
     runner: Runner | None = None
     try:
         with refusals.kept_off_the_output(refused), _open(cluster, workers.count) as runner:
@@ -333,6 +370,7 @@ def _open(cluster: Any, n_workers: int) -> Iterator[Runner]:
         _quiet_once_stopped() as quiet,
         _ready_to_fork(method == "fork"),
         _workers_ignore_ctrl_c(),
+        access_log_dropped() if cluster.dashboard else contextlib.nullcontext(),
         dask.config.set(local_cluster_settings(cluster.dashboard, method)),
         DaskLocalCluster(
             n_workers=n_workers,
