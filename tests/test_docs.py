@@ -290,3 +290,46 @@ def test_the_built_site_works_opened_from_disk(built_site):
             if target.endswith("/") or dest.is_dir() or not dest.exists():
                 bad.append(f"{page.relative_to(built_site)}: {attr}={target}")
     assert not bad, bad[:20]
+
+
+QUOTED_TASKS = re.compile(r"(?<![\^\d,])(\d[\d,]*) tasks[;),]")
+
+
+def quoted_task_counts() -> list[tuple[str, str, int]]:
+    """(page, study, count) for every "(N tasks)" the manual quotes about a shipped study:
+    the study is the first one named in backticks in the quote's table row or sentence (the
+    default study where the row says so); a count naming no study is not a study's."""
+    shipped = {p.stem for p in (ROOT / "conf" / "study").glob("*.yaml")}
+    found = []
+    for page in PAGES:
+        text = page.read_text()
+        for m in QUOTED_TASKS.finditer(text):
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            row = text[line_start : m.start()]
+            if not row.startswith("|"):  # prose: the sentence, across line breaks
+                row = re.split(r"[.:]\s|\n\n", text[: m.start()])[-1]
+            if "Default study" in row:
+                names = ["paper"]
+            else:
+                names = [n for n in re.findall(r"`([\w]+)`", row) if n in shipped]
+            if not names:
+                continue
+            found.append((str(page.relative_to(DOCS)), names[0], int(m.group(1).replace(",", ""))))
+    return found
+
+
+def test_every_task_count_the_manual_quotes_is_the_study_s_plan():
+    """A study's number of tasks quoted on any page is what ``stage=plan`` counts for it."""
+    from omegaconf import OmegaConf
+    from tests_support import compose_config
+
+    from pipeline.study import planned
+
+    quotes = quoted_task_counts()
+    assert {"suits52", "high_low", "mastermind", "ranks52", "paper"} <= {s for _, s, _ in quotes}
+    counts: dict[str, int] = {}
+    for page, study, n in quotes:
+        if study not in counts:
+            plain = OmegaConf.to_container(compose_config(f"study={study}").study, resolve=True)
+            counts[study] = len(planned(plain))
+        assert n == counts[study], (page, study, n, counts[study])
