@@ -35,11 +35,3 @@ def test_the_changelog_gives_the_package_s_and_every_family_s_current_version():
         f for f in families() if not f.startswith("test_") and "+" not in get_family(f).version
     ]
     assert listed == {f: get_family(f).version for f in builtin}
-
-
-def test_the_manual_shows_the_changelog_from_its_one_file(built_site):
-    """The manual's changelog page is CHANGELOG.md, included (a snippet, not a copy)."""
-    assert (ROOT / "docs" / "changelog.md").read_text().strip() == '--8<-- "CHANGELOG.md"'
-    page = (built_site / "changelog.html").read_text()
-    for family in ("card_guessing", "mastermind", "triples"):
-        assert f"<code>{family}</code>" in page

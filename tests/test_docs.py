@@ -337,3 +337,11 @@ def test_every_task_count_the_manual_quotes_is_the_study_s_plan():
             plain = OmegaConf.to_container(compose_config(f"study={study}").study, resolve=True)
             counts[study] = len(planned(plain))
         assert n == counts[study], (page, study, n, counts[study])
+
+
+def test_the_manual_shows_the_changelog_from_its_one_file(built_site):
+    """The manual's changelog page is CHANGELOG.md, included (a snippet, not a copy)."""
+    assert (DOCS / "changelog.md").read_text().strip() == '--8<-- "CHANGELOG.md"'
+    page = (built_site / "changelog.html").read_text()
+    for family in ("card_guessing", "mastermind", "triples"):
+        assert f"<code>{family}</code>" in page
