@@ -344,3 +344,42 @@ def test_an_entry_of_checkpoints_that_is_not_a_folder_is_refused(
         message
     )
     assert snapshot(outside) == before and longtask.kind(entry) == what
+
+
+def test_a_holder_that_wrote_any_content_in_computing_is_said_unknown(tmp_path):
+    """The line of a computation that waits for another names the holder from what the
+    holder wrote in ``.computing``; content of any other shape (JSON nested too deeply)
+    gives "holder unknown", never an error."""
+    import fcntl
+    import threading
+
+    folder = tmp_path / "checkpoints" / "t"
+    folder.mkdir(parents=True)
+    fd = os.open(folder / HELD, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another computation holds the folder
+    os.write(fd, b"[" * 4000)
+    said: list[str] = []
+    event = threading.Event()
+    outcome: dict[str, object] = {}
+    cp = Checkpoints(folder, root=tmp_path)
+    cp.hold(lambda line: (said.append(line), event.set()))
+
+    def wait() -> None:
+        try:
+            outcome["pieces"] = cp.finished()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            outcome["error"] = exc
+        event.set()
+
+    waiter = threading.Thread(target=wait, daemon=True)
+    waiter.start()
+    event.wait(60)
+    os.close(fd)  # the other computation ends
+    waiter.join(60)
+    cp.release()
+    assert "error" not in outcome, outcome
+    assert said == [
+        "the checkpoints of task t are held by another computation of it (holder unknown: a "
+        "run stopped while its workers went on?); this one waits for it to end, then goes on "
+        "from the pieces it committed"
+    ]

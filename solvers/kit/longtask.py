@@ -144,16 +144,24 @@ class Checkpoints:
     A stored file is evidence, not truth: a family that reads a piece back to continue a
     computation asks :meth:`trusted` first, which checks the piece against its seal (sizes
     first, then checksums).  A piece that fails (damaged, truncated, replaced by another
-    task's piece, deleted, unreadable, or committed without a seal: by an older guesslab or
-    a kill between the rename and the seal) is set aside under ``damaged/`` with its seal,
-    and one line naming it and why goes to the task's warnings; the family recomputes it.
+    task's piece, deleted, unreadable, its seal of any other shape, or committed without a
+    seal: by an older guesslab or a kill between the rename and the seal) is set aside under
+    ``damaged/`` with its seal, and one line naming it and why goes to the task's warnings;
+    the family recomputes it.
 
     Piece names are the family's own (``"layer-037"``): letters, digits and ``_.+=-``, not
     starting with a dot, not ``damaged``.  The folder (and any missing folder between
-    ``root`` and it) is made on first use, one level at a time, and no symbolic
-    link is ever followed below ``root``: a link where a folder or a piece belongs is
-    refused with :class:`OSError`.  Checkpoints pickle (a task may hand them to the workers
-    it splits over: on a cluster the folder must be on a shared file system).
+    ``root`` and it) is made on first use, one level at a time, and no symbolic link is ever
+    followed below ``root``: a level above the folder that is a link or not a folder is
+    refused with :class:`OSError` (nothing in the folder is used).  The folder's own entries
+    (``.seals``, ``damaged``, ``.partial``, ``.computing``, ``.lock``) are checked before
+    anything below them is read, written, renamed or deleted: one that is a link, a FIFO, or
+    a file where a folder belongs (or the reverse) is moved as it is into ``damaged/`` with
+    one line (a ``.seals`` with the pieces it would have checked, then recomputed); a piece
+    or a seal that is a link or a FIFO fails its check.  A piece no later step reads is
+    dropped in an order a kill leaves readable (:meth:`drop`).  Checkpoints pickle (a task
+    may hand them to the workers it splits over: on a cluster the folder must be on a
+    shared file system).
 
     The pipeline makes the task's own folder *held* (:meth:`hold`): on first use the object
     locks ``.computing`` in it for the rest of the computation, so two computations of one
