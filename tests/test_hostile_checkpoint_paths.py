@@ -8,8 +8,8 @@ moved as it is into the task's ``damaged/`` with one line naming it, and the tas
 recomputing what it can no longer check; a piece or a seal that is a link or a FIFO is set
 aside the same way.  A file outside the study that such a link points to keeps its bytes
 and its place, and the task's value is bit for bit an uninterrupted run's.  An entry of
-``checkpoints/`` or ``checkpoints/shared/`` that is not a real folder is refused before the
-run does anything (exit 2, naming it).
+``<study>/checkpoints/`` or ``<study>/checkpoints/shared/`` that is not a real folder is
+refused before the run does anything (exit 2, naming it).
 """
 
 from __future__ import annotations
@@ -310,7 +310,7 @@ def test_a_checkpoint_folder_that_is_a_file_is_named_in_plain_words(tmp_path):
     )
 
 
-# ----------------------------------------------------------- checkpoints/ and checkpoints/shared/
+# ------------------------------------------------ entries of <study>/checkpoints/ and its shared/
 
 
 @pytest.fixture
