@@ -363,6 +363,11 @@ RANKED_DAMAGE = {
         "last-t",
         "checksum",
     ),
+    "nested-seal": (
+        lambda s, o: (s.folder / SEALS / f"layer-{STOP:03d}.json").write_text("[" * 200_000),
+        f"layer-{STOP:03d}",
+        "is unreadable (JSON nested too deeply)",
+    ),
 }
 
 
@@ -578,7 +583,13 @@ def the_row(outputs: Path):
     return rows[rows["status"] == "ok"].iloc[0], len(rows)
 
 
-def test_a_damaged_piece_is_named_on_the_terminal_under_sync(stopped_study, tmp_path):
+def test_a_damaged_piece_is_named_under_sync_and_kept_in_quarantine_once_stored(
+    stopped_study, tmp_path
+):
+    """The piece is named on the terminal and the task stored with the uninterrupted value;
+    the task's folder then goes, but not its ``damaged/``: that is moved to
+    ``<study>/quarantine/checkpoints/<task id>/``, which guesslab never removes, and one line
+    says where, how much and until when."""
     from tests_support import compose_config
 
     from pipeline.run import run_study
@@ -598,20 +609,6 @@ def test_a_damaged_piece_is_named_on_the_terminal_under_sync(stopped_study, tmp_
     sol = in_memory.solve(DECK6)
     assert row["expected_score"] == sol.expected_score and row["n_states"] == sol.n_states
     assert n == 1 and not folder.exists()  # the ok row replaced the error row; cleared
-
-
-def test_what_was_set_aside_is_kept_in_quarantine_when_the_task_is_stored(stopped_study, tmp_path):
-    """The task's folder goes once its row is stored, but not its ``damaged/``: that is
-    moved to ``<study>/quarantine/checkpoints/<task id>/``, which guesslab never removes, and
-    one line says where, how much and until when."""
-    from tests_support import compose_config
-
-    from pipeline.run import run_study
-
-    outputs, folder = damaged_copy(stopped_study, tmp_path)
-    said: list[str] = []
-    run_study(compose_config(*RANKS6, f"paths.outputs={outputs}", "cluster=sync"),
-              log=said.append)  # fmt: skip
     kept = outputs / "ranks_exact" / "quarantine" / "checkpoints" / folder.name
     piece = f"layer-{STOP:03d}"
     assert sorted(p.name for p in kept.iterdir()) == [piece, f"{piece}.seal.json"]
@@ -621,7 +618,6 @@ def test_what_was_set_aside_is_kept_in_quarantine_when_the_task_is_stored(stoppe
         f"set aside from them (2 entries, {longtask.format_bytes(size)}), kept as evidence in "
         f"{kept} until you delete it (guesslab never does)"
     ]
-    assert not folder.exists()
 
 
 def test_what_is_kept_from_a_task_twice_never_overwrites_the_first(tmp_path):
