@@ -427,9 +427,8 @@ class Checkpoints:
             return
         self._vet()
         seal, mark = self._seal_path(name), self._dropping_path(name)
-        if kind(seal) is not None:
+        if kind(seal) is not None:  # no fsync: a kill keeps the order of these steps
             os.replace(seal, mark)
-            _fsync_dir(seal.parent)
         _remove(self.folder / name)
         _remove(mark)
 
