@@ -22,7 +22,7 @@ import contextlib
 import errno
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -151,7 +151,7 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
                 return
             _compute(run, left, setup)
             after = run.plan.left_to_run(store.stored_ids(run.results))  # shared pieces needed
-            tidy_checkpoints(run.folder, setup.shared, shared_keys(after))
+            tidy_checkpoints(run.folder, setup.shared, shared_keys(after), run.log)
         with locking.study_lock(run.folder):  # a rerun task's rows supersede its stored ones
             if left.supersedes or _written_by_others(run.results, before, run.report.files):
                 store.compact(run.results)
@@ -184,19 +184,20 @@ def _compute(run: StudyRun, left: Plan, setup: LongTaskSetup) -> None:
             for done in finished_batches(
                 runner, cutter, run.report.study, timeout, metadata, setup
             ):
-                _stored(run, done)
+                _stored(run, done, bars.say)
                 cutter.observe(done.seconds, done.n_tasks)
                 bar.update(done.n_tasks)
 
 
-def _stored(run: StudyRun, done: DoneBatch) -> None:
-    """A finished batch's files written to the store, its tasks' checkpoints cleared."""
+def _stored(run: StudyRun, done: DoneBatch, say: Callable[[str], None]) -> None:
+    """A finished batch's files written to the store, its tasks' checkpoints cleared (what
+    was set aside in them kept, a line to ``say`` each)."""
     report = run.report
     try:
         report.files += store.write_encoded(run.results, done.files)
     except store.StoreError as exc:
         raise store.StoreError(write_failed(run, exc)) from exc
-    clear_checkpoints(run.folder, done.checkpointed)  # their rows are stored
+    clear_checkpoints(run.folder, done.checkpointed, say)  # their rows are stored
     report.rows_written += done.n_rows
     report.computed += done.n_tasks
     report.errors += done.n_errors

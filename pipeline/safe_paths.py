@@ -10,8 +10,10 @@ ever followed:
   ``results/family=*``, ``quarantine``, ``summary``, ``runs``, ``checkpoints``, ``.claims``
   and what is below ``summary`` and ``runs``) or a file it opens by name (``.lock``,
   ``.running``) is a link or a special file: the run exits 2 naming the path, and touches
-  nothing.  (Below ``checkpoints``, :class:`solvers.kit.longtask.Checkpoints` follows no
-  link either.)
+  nothing.  So does an entry of ``checkpoints`` or ``checkpoints/shared`` that is not a real
+  folder (each is the checkpoint folder of a task or of a shared key).  Below those,
+  :class:`solvers.kit.longtask.Checkpoints` follows no link either: it sets aside, with one
+  line, an entry of its own (``.seals``, ``damaged``...) that is not what it must be.
 - The readers (:func:`regular_files`, :func:`real_subdirs`) list entries with ``lstat``
   semantics: a link, a FIFO, a socket, a device or a folder named like a results file is
   never listed, so it is never opened (a FIFO cannot hang a reader, a link cannot bring in
@@ -130,6 +132,13 @@ def unsafe_entries(study_dir: Path) -> list[tuple[Path, str]]:
             for entry in entries:
                 if entry.name.startswith("family=") and entry.is_symlink():
                     found.append((Path(entry.path), kind(Path(entry.path)) or "gone"))
+    checkpoints = study_dir / "checkpoints"
+    for folder in checkpoint_folders(study_dir):  # the first real: lstat follows a link above
+        if is_real_dir(checkpoints) and is_real_dir(folder):
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if not entry.is_dir(follow_symlinks=False):
+                        found.append((Path(entry.path), kind(Path(entry.path)) or "gone"))
     for name in SCANNED:
         top = study_dir / name
         if not is_real_dir(top):
@@ -143,6 +152,12 @@ def unsafe_entries(study_dir: Path) -> list[tuple[Path, str]]:
     return sorted(found)
 
 
+def checkpoint_folders(study_dir: Path) -> tuple[Path, Path]:
+    """The folders whose every entry is a checkpoint folder: of a task (``checkpoints``) or
+    of pieces a run's tasks share (``checkpoints/shared``)."""
+    return study_dir / "checkpoints", study_dir / "checkpoints" / "shared"
+
+
 def check_study_folder(study_dir: Path) -> None:
     """Raise UnsafePath naming the first path :func:`unsafe_entries` finds."""
     found = unsafe_entries(study_dir)
@@ -154,6 +169,8 @@ def check_study_folder(study_dir: Path) -> None:
             wanted = "a real folder"
         if path.parent.name == "results" and path.name.startswith("family="):
             wanted = "a real folder"
+        if path.parent in checkpoint_folders(study_dir):
+            wanted = "a real folder (a checkpoint folder)"
         raise UnsafePath(
             f"{path} is {_article(what)}, where the study needs {wanted}{more}; guesslab never "
             "follows a link out of its study folder nor opens a special file: move it away"

@@ -28,9 +28,9 @@ from solvers.kit.longtask import DAMAGED, SEALS, Budget, Checkpoints, TaskContex
 # ----------------------------------------------------------------- the seal of one piece
 
 
-def committed(tmp_path: Path, task: str = "task-a") -> Checkpoints:
+def committed(tmp_path: Path, task: str = "task-a", under: str = "ck") -> Checkpoints:
     """A folder with a file piece ``a`` (1 MB) and a folder piece ``b`` of two files."""
-    cp = Checkpoints(tmp_path / "ck" / task, root=tmp_path)
+    cp = Checkpoints(tmp_path / under / task, root=tmp_path)
     cp.path("a").write_bytes(np.arange(2**17, dtype=np.float64).tobytes())
     cp.commit("a")
     folder = cp.path("b")
@@ -104,6 +104,102 @@ def test_a_piece_that_fails_its_seal_is_set_aside_with_one_line(tmp_path, damage
     cp.path("a").write_bytes(before)  # recomputed and committed again: trusted
     cp.commit("a")
     assert cp.trusted("a", pytest.fail)
+
+
+def reseal(cp: Checkpoints, change) -> None:
+    """Replace the seal of piece ``a`` by ``change(seal)`` (bytes, or JSON of its result)."""
+    path = cp.folder / SEALS / "a.json"
+    new = change(json.loads(path.read_text()))
+    path.write_bytes(new if isinstance(new, bytes) else json.dumps(new).encode())
+
+
+BAD_SEALS = {
+    "nested-open": lambda seal: b"[" * 200_000,
+    "nested-whole": lambda seal: b"[" * 100_000 + b"]" * 100_000,
+    "nested-in-a-field": lambda seal: {**seal, "files": [[[[[[[]]]]]]] * 3},
+    "a-list": lambda seal: [seal],
+    "null": lambda seal: None,
+    "empty": lambda seal: b"",
+    "not-utf8": lambda seal: b"\xff\xfe{",
+    "no-files": lambda seal: {k: v for k, v in seal.items() if k != "files"},
+    "files-a-dict": lambda seal: {**seal, "files": {"abc": 1}},
+    "size-a-string": lambda seal: {**seal, "files": [["", "1048576", seal["files"][0][2]]]},
+    "size-negative": lambda seal: {**seal, "files": [["", -1, seal["files"][0][2]]]},
+    "size-a-bool": lambda seal: {**seal, "files": [["", True, seal["files"][0][2]]]},
+    "file-twice": lambda seal: {**seal, "files": seal["files"] * 2},
+    "piece-a-number": lambda seal: {**seal, "piece": 7},
+    "huge-integer": lambda seal: json.dumps(seal).replace("1048576", "9" * 5000).encode(),
+}
+
+
+@pytest.mark.parametrize("shape", BAD_SEALS)
+def test_a_seal_of_any_other_shape_is_unreadable_and_its_piece_set_aside(tmp_path, shape):
+    cp = committed(tmp_path)
+    reseal(cp, BAD_SEALS[shape])
+    lines: list[str] = []
+    assert not cp.trusted("a", lines.append)
+    assert len(lines) == 1, lines
+    assert f"its seal {cp.folder / SEALS / 'a.json'} is unreadable (" in lines[0]
+    assert lines[0].endswith(f"set aside as {cp.folder / DAMAGED / 'a'}; it is recomputed")
+    assert cp.trusted("b", pytest.fail)
+
+
+def test_a_seal_larger_than_any_seal_is_unreadable_unread(tmp_path):
+    cp = committed(tmp_path)
+    os.truncate(cp.folder / SEALS / "a.json", longtask._SEAL_MAX + 1)  # sparse: nothing read
+    lines: list[str] = []
+    assert not cp.trusted("a", lines.append)
+    assert f"is unreadable ({longtask._SEAL_MAX + 1:,} bytes, more than any seal)" in lines[0]
+
+
+class Killed(BaseException):
+    pass
+
+
+def dropped_until(cp: Checkpoints, piece: str, stop: int, monkeypatch) -> bool:
+    """Drop ``piece``, the process killed before its file-system step number ``stop`` (each
+    rename, unlink or rmdir); whether the drop ended first."""
+    done = {"n": 0}
+
+    def counted(real):
+        def step(*args, **kwargs):
+            if done["n"] == stop:
+                raise Killed
+            done["n"] += 1
+            return real(*args, **kwargs)
+
+        return step
+
+    for name in ("replace", "rename", "unlink", "rmdir", "remove"):
+        monkeypatch.setattr(os, name, counted(getattr(os, name)))
+    try:
+        cp.drop(piece)
+        return True
+    except Killed:
+        return False
+    finally:
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize("piece", ["a", "b"], ids=["file", "folder"])
+def test_a_kill_at_any_point_of_a_drop_leaves_nothing_said_and_nothing_trusted(
+    tmp_path, monkeypatch, piece
+):
+    """A drop stopped after any of its file-system steps leaves the piece whole and sealed,
+    or dropped once the folder is next used: a later check says no line (the piece was
+    neither damaged nor committed without a seal)."""
+    for stop in range(100):
+        cp = committed(tmp_path / str(stop))
+        finished = dropped_until(cp, piece, stop, monkeypatch)
+        again = Checkpoints(cp.folder, root=cp.root)
+        whole = again.trusted(piece, pytest.fail)  # never a line
+        assert whole == (stop == 0)  # only a kill before the first step leaves it whole
+        left = {"a", "b"} if whole else {"a", "b"} - {piece}
+        assert again.finished() == again.sealed() == left
+        assert not (cp.folder / DAMAGED).exists()
+        if finished:
+            break
+    assert stop >= 2  # the seal, the piece and the mark each had their step
 
 
 @pytest.mark.parametrize("with_seal", [False, True], ids=["data", "data-and-seal"])
@@ -266,6 +362,11 @@ RANKED_DAMAGE = {
         lambda s, o: overwrite(s.folder / "last-t", 5, b"\x03"),
         "last-t",
         "checksum",
+    ),
+    "nested-seal": (
+        lambda s, o: (s.folder / SEALS / f"layer-{STOP:03d}.json").write_text("[" * 200_000),
+        f"layer-{STOP:03d}",
+        "is unreadable (JSON nested too deeply)",
     ),
 }
 
@@ -482,7 +583,13 @@ def the_row(outputs: Path):
     return rows[rows["status"] == "ok"].iloc[0], len(rows)
 
 
-def test_a_damaged_piece_is_named_on_the_terminal_under_sync(stopped_study, tmp_path):
+def test_a_damaged_piece_is_named_under_sync_and_kept_in_quarantine_once_stored(
+    stopped_study, tmp_path
+):
+    """The piece is named on the terminal and the task stored with the uninterrupted value;
+    the task's folder then goes, but not its ``damaged/``: that is moved to
+    ``<study>/quarantine/checkpoints/<task id>/``, which guesslab never removes, and one line
+    says where, how much and until when."""
     from tests_support import compose_config
 
     from pipeline.run import run_study
@@ -502,6 +609,64 @@ def test_a_damaged_piece_is_named_on_the_terminal_under_sync(stopped_study, tmp_
     sol = in_memory.solve(DECK6)
     assert row["expected_score"] == sol.expected_score and row["n_states"] == sol.n_states
     assert n == 1 and not folder.exists()  # the ok row replaced the error row; cleared
+    kept = outputs / "ranks_exact" / "quarantine" / "checkpoints" / folder.name
+    piece = f"layer-{STOP:03d}"
+    assert sorted(p.name for p in kept.iterdir()) == [piece, f"{piece}.seal.json"]
+    size = (kept / piece).stat().st_size + (kept / f"{piece}.seal.json").stat().st_size
+    assert [line for line in said if "kept as evidence" in line] == [
+        f"warning: task {folder.name} is stored and its checkpoints removed, but for what was "
+        f"set aside from them (2 entries, {longtask.format_bytes(size)}), kept as evidence in "
+        f"{kept} until you delete it (guesslab never does)"
+    ]
+
+
+def test_what_is_kept_from_a_task_twice_never_overwrites_the_first(tmp_path):
+    from pipeline.task_context import clear_checkpoints
+
+    said: list[str] = []
+    for text in ("first", "second"):
+        cp = committed(tmp_path / "study", "0123456789abcdef0123", under="checkpoints")
+        overwrite(cp.folder / "a", 0, text.encode())
+        assert not cp.trusted("a", said.append)
+        clear_checkpoints(tmp_path / "study", [cp.folder.name], said.append)
+        assert not cp.folder.exists()
+    kept = tmp_path / "study" / "quarantine" / "checkpoints"
+    assert sorted(p.name for p in kept.iterdir()) == [cp.folder.name, f"{cp.folder.name}.1"]
+    assert (kept / cp.folder.name / "a").read_bytes()[:5] == b"first"
+    assert (kept / f"{cp.folder.name}.1" / "a").read_bytes()[:6] == b"second"
+    assert len([line for line in said if "kept as evidence" in line]) == 2
+
+
+def test_a_linked_seals_folder_is_set_aside_and_the_task_stored_under_sync(stopped_study, tmp_path):
+    """The issue's case through the pipeline: the task's ``.seals`` replaced by a link to a
+    copy outside the study, a user's file among it; the run reads, moves and deletes nothing
+    there, says one line, stores the uninterrupted value, and keeps the link as evidence."""
+    from tests_support import compose_config
+
+    from pipeline.run import run_study
+    from solvers.card_guessing.uniform_deck import in_memory
+
+    outputs, tid = stopped_study
+    shutil.copytree(outputs, tmp_path / "out")
+    folder = tmp_path / "out" / "ranks_exact" / "checkpoints" / tid
+    outside = tmp_path / "outside"
+    shutil.copytree(folder / SEALS, outside)
+    (outside / "meta.json.json").write_text("the user's own file")
+    shutil.rmtree(folder / SEALS)
+    (folder / SEALS).symlink_to(outside, target_is_directory=True)
+    before = {p.name: p.read_bytes() for p in outside.iterdir()}
+    said: list[str] = []
+    run_study(compose_config(*RANKS6, f"paths.outputs={tmp_path / 'out'}", "cluster=sync"),
+              log=said.append)  # fmt: skip
+    assert {p.name: p.read_bytes() for p in outside.iterdir()} == before
+    named = [line for line in said if line.startswith("checkpoint")]
+    assert len(named) == 1 and named[0].startswith(
+        f"checkpoints of task {tid}: {folder / SEALS} is a symbolic link (to {outside}), "
+    ), said
+    row, n = the_row(tmp_path / "out")
+    assert row["expected_score"] == in_memory.solve(DECK6).expected_score and n == 1
+    kept = tmp_path / "out" / "ranks_exact" / "quarantine" / "checkpoints" / tid / SEALS
+    assert kept.is_symlink() and os.readlink(kept) == str(outside)
 
 
 @pytest.mark.slow

@@ -21,7 +21,7 @@ from tests_support import compose_config
 from pipeline.run import run_study
 from solvers.card_guessing.uniform_deck import in_memory, out_of_core
 from solvers.kit import longtask
-from solvers.kit.longtask import SEALS, SHARED, Checkpoints
+from solvers.kit.longtask import SEALS, SHARED, Checkpoints, format_bytes
 
 DECK = (4,) * 6
 STUDY = ["study=ranks_exact", "study.grids.0.grid.deck=[[4,4,4,4,4,4]]", "stage=run"]
@@ -99,6 +99,14 @@ def test_a_damaged_shared_piece_is_set_aside_and_computed_again(tmp_path, monkey
         rows(tmp_path).loc["greedy", "expected_score"]
         == in_memory.solve(DECK, "greedy").expected_score
     )
+    # the shared folder goes with the deck's last task, what was set aside in it is kept
+    kept = tmp_path / "ranks_exact" / "quarantine" / "checkpoints" / "shared-uniform-6x4"
+    assert not shared.exists() and (kept / "last-t").is_file()
+    assert [line for line in said if "kept as evidence in" in line and str(kept) in line] == [
+        f"warning: the shared checkpoints uniform-6x4 are removed, but for what was set aside "
+        f"from them (2 entries, {format_bytes(sum(p.stat().st_size for p in kept.iterdir()))})"
+        f", kept as evidence in {kept} until you delete it (guesslab never does)"
+    ]
 
 
 def test_the_disk_check_counts_the_shared_pieces_once(tmp_path, monkeypatch):

@@ -28,6 +28,7 @@ import mmap
 import os
 import re
 import shutil
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -111,6 +112,18 @@ SEALS = ".seals"  # <folder>/.seals/<piece>.json: a committed piece's sizes and 
 DAMAGED = "damaged"  # <folder>/damaged/: pieces that failed their check, set aside
 SHARED = "shared"  # <study>/checkpoints/shared/<key>/: pieces the run's tasks share
 HELD = ".computing"  # <folder>/.computing: locked by the computation holding the folder
+_LOCK = ".lock"  # <folder>/.lock: the lock of a folder tasks share (Checkpoints.lock)
+_DROPPING = ".dropping"  # .seals/<piece>.dropping: the seal of a piece being dropped
+_SEAL_MAX = 1 << 26  # bytes: a larger seal is none this guesslab wrote (one lists ~10^5 files)
+# The folder's own entries beside its pieces: what each must be and what it is for (damaged
+# first: the others are set aside into it)
+_OWN = {
+    DAMAGED: ("folder", "the folder of pieces set aside"),
+    SEALS: ("folder", "the folder of the pieces' seals"),
+    _PARTIAL: ("folder", "the folder of pieces being written"),
+    HELD: ("file", "the file that holds the folder for one computation"),
+    _LOCK: ("file", "the lock file of the folder"),
+}
 # The checksum of a committed piece: XXH3 with 128 bits (the xxhash package). It hashes
 # 7-13 GB/s on one core of the 2-core EPYC VM the benchmarks name, against 1.2-2.5 GB/s for
 # zlib.crc32 and 0.86 GB/s for hashlib.sha256 (64-256 MB buffers in memory), so checking a
@@ -131,16 +144,24 @@ class Checkpoints:
     A stored file is evidence, not truth: a family that reads a piece back to continue a
     computation asks :meth:`trusted` first, which checks the piece against its seal (sizes
     first, then checksums).  A piece that fails (damaged, truncated, replaced by another
-    task's piece, deleted, unreadable, or committed without a seal: by an older guesslab or
-    a kill between the rename and the seal) is set aside under ``damaged/`` with its seal,
-    and one line naming it and why goes to the task's warnings; the family recomputes it.
+    task's piece, deleted, unreadable, its seal of any other shape, or committed without a
+    seal: by an older guesslab or a kill between the rename and the seal) is set aside under
+    ``damaged/`` with its seal, and one line naming it and why goes to the task's warnings;
+    the family recomputes it.
 
     Piece names are the family's own (``"layer-037"``): letters, digits and ``_.+=-``, not
     starting with a dot, not ``damaged``.  The folder (and any missing folder between
-    ``root`` and it) is made on first use, one level at a time, and no symbolic
-    link is ever followed below ``root``: a link where a folder or a piece belongs is
-    refused with :class:`OSError`.  Checkpoints pickle (a task may hand them to the workers
-    it splits over: on a cluster the folder must be on a shared file system).
+    ``root`` and it) is made on first use, one level at a time, and no symbolic link is ever
+    followed below ``root``: a level above the folder that is a link or not a folder is
+    refused with :class:`OSError` (nothing in the folder is used).  The folder's own entries
+    (``.seals``, ``damaged``, ``.partial``, ``.computing``, ``.lock``) are checked before
+    anything below them is read, written, renamed or deleted: one that is a link, a FIFO, or
+    a file where a folder belongs (or the reverse) is moved as it is into ``damaged/`` with
+    one line (a ``.seals`` with the pieces it would have checked, then recomputed); a piece
+    or a seal that is a link or a FIFO fails its check.  A piece no later step reads is
+    dropped in an order a kill leaves readable (:meth:`drop`).  Checkpoints pickle (a task
+    may hand them to the workers it splits over: on a cluster the folder must be on a
+    shared file system).
 
     The pipeline makes the task's own folder *held* (:meth:`hold`): on first use the object
     locks ``.computing`` in it for the rest of the computation, so two computations of one
@@ -193,16 +214,7 @@ class Checkpoints:
     def finished(self) -> set[str]:
         """The names of the pieces committed so far."""
         self._held()
-        if not self._real():
-            return set()
-        with os.scandir(self.folder) as entries:
-            return {
-                e.name
-                for e in entries
-                if _NAME.fullmatch(e.name)
-                and e.name != DAMAGED
-                and (e.is_file(follow_symlinks=False) or e.is_dir(follow_symlinks=False))
-            }
+        return self._pieces()
 
     def sealed(self) -> set[str]:
         """The names of the pieces with a seal (committed, unless deleted since)."""
@@ -225,6 +237,8 @@ class Checkpoints:
         once :meth:`commit` is called."""
         self._held()
         tmp = self._partial(name)
+        _ensure_dir(self.folder, self.root)
+        self._vet()
         _ensure_dir(tmp.parent, self.root)
         _remove(tmp)
         return tmp
@@ -232,7 +246,10 @@ class Checkpoints:
     def commit(self, name: str) -> None:
         """Mark piece ``name`` finished: its data is synced to disk, renamed into place
         atomically (a piece committed again replaces the old one) and sealed."""
+        self._held()
         tmp = self._partial(name)
+        _ensure_dir(self.folder, self.root)
+        self._vet()
         what = kind(tmp)
         if what not in ("file", "folder"):
             raise FileNotFoundError(
@@ -245,7 +262,9 @@ class Checkpoints:
                 "kind": what, "files": _fingerprint(tmp)}  # fmt: skip
         self.hash_seconds += time.perf_counter() - hashing
         # the old seal goes first: a kill before the new one is written leaves a piece
-        # without a seal (recomputed), never a piece under another piece's seal
+        # without a seal (recomputed), never a piece under another piece's seal; a mark of
+        # an earlier drop of the piece goes before it (it would stand for this piece)
+        _remove(self._dropping_path(name))
         _remove(self._seal_path(name))
         final = self.folder / name
         if kind(final) is not None:
@@ -255,7 +274,9 @@ class Checkpoints:
         seals = self.folder / SEALS
         _ensure_dir(seals, self.root)
         staged = seals / f".{name}.json.{os.getpid()}"
-        with open(staged, "w") as fh:
+        _remove(staged)
+        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with open(fd, "w") as fh:
             json.dump(seal, fh)
             fh.flush()
             os.fsync(fh.fileno())
@@ -266,24 +287,34 @@ class Checkpoints:
         """Why piece ``name`` cannot be trusted, or None when it matches its seal (its
         files, their sizes and their checksums; sizes are compared before any byte is
         read)."""
+        return self._check(name, None)
+
+    def _check(self, name: str, warn: Callable[[str], None] | None) -> str | None:
         self._held()
         name = _checked_name(name)
+        self._vet(warn)
+        if not self._real() or self._dropped(name):
+            return "it is not there"
         path, seal_path = self.folder / name, self._seal_path(name)
-        what = kind(path) if self._real() else None
-        if kind(seal_path) != "file":
+        what, sealed_as = kind(path), kind(seal_path)
+        if what not in (None, "file", "folder"):
+            return f"it is {what}, where a piece belongs (never followed or opened)"
+        if sealed_as is None:
             if what is None:
                 return "it is not there"
             return (
                 "it has no seal (committed by a guesslab older than sealed checkpoints, or "
-                "the run was killed between committing and sealing it)"
+                "the run was killed between committing and sealing it, or its seal was "
+                "deleted)"
             )
+        if sealed_as != "file":
+            return f"its seal {seal_path} is {_article(sealed_as)} (never followed or opened)"
         try:
-            seal = json.loads(seal_path.read_text())
-            files = {f[0]: (int(f[1]), str(f[2])) for f in seal["files"]}
-            piece, task, sealed = seal["piece"], seal["task"], seal["kind"]
-            algorithm = seal["algorithm"]
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
-            return f"its seal {seal_path} is unreadable"
+            piece, task, sealed, algorithm, files = _read_seal(seal_path)
+        except OSError as exc:
+            return f"its seal {seal_path} is unreadable ({exc.strerror or exc})"
+        except _BadSeal as exc:
+            return f"its seal {seal_path} is unreadable ({exc})"
         if (piece, task) != (name, self.folder.name):
             return f"its seal is that of piece {piece} of task {task} (a piece copied here)"
         if what is None:
@@ -291,8 +322,7 @@ class Checkpoints:
         if algorithm != ALGORITHM:
             return f"its seal uses {algorithm!r}, which this guesslab does not check"
         if what != sealed:
-            article = {"file": "a file", "folder": "a folder"}
-            return f"it is {article.get(what, what)}, its seal says {article.get(sealed, sealed)}"
+            return f"it is {_article(what)}, its seal says {_article(sealed)}"
         try:
             found = _listing(path)
             if set(found) != set(files):
@@ -321,14 +351,14 @@ class Checkpoints:
         (see :meth:`check`) is set aside under ``damaged/`` with its seal, and one line
         naming it goes to ``warn`` (default: :meth:`TaskContext.warn` of the current
         task); a piece never committed (no piece, no seal) is simply not trusted."""
-        reason = self.check(name)
+        reason = self._check(name, warn)
         if reason is None:
             return True
         if reason == "it is not there":
             return False
         where = self.set_aside(name)
         kept = f"; set aside as {where}" if where is not None else ""
-        (warn or current().warn)(
+        self._say(warn)(
             f"checkpoint {name} of task {self.folder.name} is not used: {reason}{kept}; "
             "it is recomputed"
         )
@@ -339,6 +369,8 @@ class Checkpoints:
         one); the piece's new path, or None when only a seal was there."""
         self._held()
         name = _checked_name(name)
+        _ensure_dir(self.folder, self.root)
+        self._vet()
         damaged = self.folder / DAMAGED
         _ensure_dir(damaged, self.root)
         tag, n = name, 0
@@ -374,7 +406,8 @@ class Checkpoints:
         import fcntl
 
         _ensure_dir(self.folder, self.root)
-        fd = os.open(self.folder / ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        self._vet()
+        fd = _open_own(self.folder / _LOCK)
         try:
             with contextlib.suppress(OSError):  # no locks on this file system
                 fcntl.flock(fd, fcntl.LOCK_EX)
@@ -383,12 +416,21 @@ class Checkpoints:
             os.close(fd)  # releases the lock
 
     def drop(self, name: str) -> None:
-        """Remove committed piece ``name`` and its seal (a piece no later step reads)."""
+        """Remove committed piece ``name`` and its seal (a piece no later step reads).
+
+        In an order a kill at any point leaves to be read truly: the seal is first renamed
+        ``.seals/<name>.dropping``, then the piece is removed, then that mark; a piece found
+        with the mark and no seal was being dropped, and is dropped (no line said)."""
         self._held()
         name = _checked_name(name)
-        _remove(self._seal_path(name))
-        if self._real():
-            _remove(self.folder / name)
+        if not self._real():
+            return
+        self._vet()
+        seal, mark = self._seal_path(name), self._dropping_path(name)
+        if kind(seal) is not None:  # no fsync: a kill keeps the order of these steps
+            os.replace(seal, mark)
+        _remove(self.folder / name)
+        _remove(mark)
 
     def load_path(self, name: str) -> Path:
         """The committed file (or folder) of piece ``name``; FileNotFoundError if it was
@@ -399,22 +441,111 @@ class Checkpoints:
         if what not in ("file", "folder"):
             raise FileNotFoundError(
                 f"checkpoint piece {name!r} is not committed in {self.folder}"
-                + ("" if what is None else f" ({path} is {what})")
+                + ("" if what is None else f" ({path} is {_article(what)})")
             )
         return path
 
+    def damaged(self) -> Path | None:
+        """The folder of what was set aside (``damaged/``), when it is a real folder holding
+        anything; None otherwise."""
+        folder = self.folder / DAMAGED
+        if not self._real() or kind(folder) != "folder":
+            return None
+        with os.scandir(folder) as entries:
+            return folder if next(entries, None) is not None else None
+
     def clear(self) -> None:
         """Remove the folder and every piece in it (a link in it is removed, never
-        followed); called by the pipeline once the task's row is stored."""
-        _remove(self.folder)
+        followed; nothing when a level above it is not a real folder); called by the
+        pipeline once the task's row is stored."""
+        if self._real(above=True):
+            _remove(self.folder)
 
-    def _real(self) -> bool:
-        """Whether the folder and every level between the root and it are real folders."""
+    def _real(self, above: bool = False) -> bool:
+        """Whether the folder (``above``: each level above it, up to the root) and every
+        level between the root and it are real folders."""
         here = self.root
-        for part in ("", *self.folder.relative_to(self.root).parts):
+        parts = self.folder.relative_to(self.root).parts
+        for part in ("", *(parts[:-1] if above else parts)):
             here = here / part if part else self.root
             if kind(here) != "folder":
                 return False
+        return True
+
+    def _pieces(self) -> set[str]:
+        """The names of the files and folders in the folder that are pieces."""
+        if not self._real():
+            return set()
+        with os.scandir(self.folder) as entries:
+            return {
+                e.name
+                for e in entries
+                if _NAME.fullmatch(e.name)
+                and e.name != DAMAGED
+                and (e.is_file(follow_symlinks=False) or e.is_dir(follow_symlinks=False))
+            }
+
+    def _vet(self, warn: Callable[[str], None] | None = None) -> None:
+        """Set aside, one line each, the folder's own entries (``damaged``, ``.seals``,
+        ``.partial``, ``.computing``, ``.lock``) that are not what they must be: a link is
+        moved as it is (its target never read, moved or deleted), a FIFO or a device never
+        opened.  Every method that reads, writes, renames or deletes below the folder calls
+        this first; nothing is done when the folder is not a real folder (then nothing in it
+        is used)."""
+        if not self._real():
+            return
+        for name, (wanted, role) in _OWN.items():
+            what = kind(self.folder / name)
+            if what is not None and what != wanted:
+                self._set_aside_own(name, what, role, warn)
+
+    def _set_aside_own(self, name: str, what: str, role: str, warn) -> None:
+        """Move the folder's own entry ``name`` (found to be ``what``) into ``damaged/``; a
+        ``.seals`` set aside takes the pieces with it (none can be checked without it)."""
+        damaged = self.folder / DAMAGED
+        if name == DAMAGED:  # into a new damaged/ of its own
+            moving = _unused(self.folder, f".{DAMAGED}.set-aside")
+            os.replace(damaged, moving)
+            _ensure_dir(damaged, self.root)
+            where = _unused(damaged, DAMAGED)
+            os.replace(moving, where)
+        else:
+            _ensure_dir(damaged, self.root)
+            where = _unused(damaged, name)
+            os.replace(self.folder / name, where)
+        with_it = ""
+        if name == SEALS:
+            pieces = sorted(self._pieces())
+            for piece in pieces:
+                os.replace(self.folder / piece, _unused(damaged, piece))
+            if pieces:
+                with_it = (
+                    f", with the {len(pieces)} piece(s) beside it (none can be checked "
+                    "without its seal): they are recomputed"
+                )
+        _fsync_dir(self.folder)
+        self._say(warn)(
+            f"checkpoints of task {self.folder.name}: {self.folder / name} is "
+            f"{_article(what)}, where {role} belongs; set aside as {where}, never followed "
+            f"or opened{with_it}"
+        )
+
+    def _say(self, warn: Callable[[str], None] | None) -> Callable[[str], None]:
+        """Where a line about the folder goes: ``warn``, else the holder's, else the
+        current task's warnings."""
+        if warn is not None:
+            return warn
+        if self._hold is not None:
+            return self._hold.warn
+        return current().warn
+
+    def _dropped(self, name: str) -> bool:
+        """Whether piece ``name`` was being dropped (its seal renamed to the drop's mark,
+        see :meth:`drop`) when its run was stopped; if so the drop is finished."""
+        if kind(self._seal_path(name)) is not None or kind(self._dropping_path(name)) is None:
+            return False
+        _remove(self.folder / name)
+        _remove(self._dropping_path(name))
         return True
 
     def _partial(self, name: str) -> Path:
@@ -422,6 +553,9 @@ class Checkpoints:
 
     def _seal_path(self, name: str) -> Path:
         return self.folder / SEALS / f"{name}.json"
+
+    def _dropping_path(self, name: str) -> Path:
+        return self.folder / SEALS / f"{name}{_DROPPING}"
 
 
 class _Hold:
@@ -465,7 +599,8 @@ class _Hold:
 
         cp = self.checkpoints
         _ensure_dir(cp.folder, cp.root)
-        fd = os.open(cp.folder / HELD, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        cp._vet(self.warn)  # a .computing that is a link or a FIFO is set aside, never opened
+        fd = _open_own(cp.folder / HELD)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -481,7 +616,9 @@ class _Hold:
                 fcntl.flock(fd, fcntl.LOCK_EX)
             except OSError as exc:
                 if exc.errno not in _NO_LOCKS:
-                    raise
+                    raise OSError(
+                        exc.errno, f"cannot lock {cp.folder / HELD} ({exc.strerror})"
+                    ) from exc
                 # a file system without locks: the computation goes on unheld
         except BaseException:
             os.close(fd)
@@ -514,7 +651,7 @@ def _holder(fd: int) -> str:
         held = json.loads(os.pread(fd, 4096, 0) or b"{}")
         since = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(held["since"])))
         return f"pid {int(held['pid'])} on {held['host']}, since {since}"
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return "holder unknown"
 
 
@@ -525,6 +662,84 @@ def _checked_name(name: str) -> str:
             f"not starting with a dot, not {DAMAGED!r})"
         )
     return name
+
+
+class _BadSeal(ValueError):
+    """A seal whose content is not that of a seal (why, in a few words)."""
+
+
+def _read_seal(path: Path) -> tuple[str, str, str, str, dict[str, tuple[int, str]]]:
+    """(piece, task, kind, algorithm, {file: (bytes, digest)}) of the seal at ``path`` (a
+    regular file, opened without following a link or blocking on a FIFO); OSError, or
+    _BadSeal for content of any other shape (not JSON, nested too deeply, too large, other
+    fields or types)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _BadSeal("not a regular file")
+        if info.st_size > _SEAL_MAX:
+            raise _BadSeal(f"{info.st_size:,} bytes, more than any seal")
+        data = b""
+        while len(data) <= _SEAL_MAX and (block := os.read(fd, 1 << 20)):
+            data += block
+    finally:
+        os.close(fd)
+    try:
+        seal = json.loads(data)
+    except RecursionError:
+        raise _BadSeal("JSON nested too deeply") from None
+    except ValueError:
+        raise _BadSeal("not JSON") from None
+    fields = ("piece", "task", "kind", "algorithm")
+    if not isinstance(seal, dict) or not all(isinstance(seal.get(k), str) for k in fields):
+        raise _BadSeal(f"not the fields of a seal: {', '.join(fields)}, files")
+    files: dict[str, tuple[int, str]] = {}
+    for entry in seal.get("files") if isinstance(seal.get("files"), list) else [None]:
+        if not (
+            isinstance(entry, list)
+            and len(entry) == 3
+            and isinstance(entry[0], str)
+            and type(entry[1]) is int
+            and entry[1] >= 0
+            and isinstance(entry[2], str)
+            and entry[0] not in files
+        ):
+            raise _BadSeal("its files are not a list of [path, bytes, checksum]")
+        files[entry[0]] = (entry[1], entry[2])
+    return seal["piece"], seal["task"], seal["kind"], seal["algorithm"], files
+
+
+def _open_own(path: Path) -> int:
+    """The folder's own lock file ``path`` opened for reading and writing (made if missing),
+    never through a link nor blocking on a FIFO; OSError naming it if it is not a regular
+    file."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+    except OSError as exc:
+        what = kind(path)
+        if what in (None, "file"):
+            raise
+        raise OSError(exc.errno, f"{path} is {_article(what)}, where a lock file belongs") from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is {_article(kind(path) or 'gone')}, where a lock file belongs")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _unused(folder: Path, name: str) -> Path:
+    """``folder/name``, or ``name.1``, ``name.2``... the first that is not there."""
+    path, n = folder / name, 0
+    while kind(path) is not None:
+        n += 1
+        path = folder / f"{name}.{n}"
+    return path
+
+
+def _article(what: str) -> str:
+    """What :func:`kind` says, for a sentence: "a file", "a folder", "a FIFO"..."""
+    return {"file": "a file", "folder": "a folder"}.get(what, what)
 
 
 def _listing(path: Path) -> dict[str, int]:
@@ -540,7 +755,7 @@ def _listing(path: Path) -> dict[str, int]:
             if what == "file":
                 out[full.relative_to(path).as_posix()] = os.lstat(full).st_size
             elif what != "folder":
-                raise OSError(f"{full} is {what}, not a file of a checkpoint piece")
+                raise OSError(f"{full} is {_article(what)}, not a file of a checkpoint piece")
     return out
 
 
@@ -593,9 +808,9 @@ def _ensure_dir(path: Path, root: Path) -> None:
 
 
 def _not_a_checkpoint_folder(here: Path, what: str) -> OSError:
+    never = "; a link is never followed" if what.startswith("a symbolic link") else ""
     return OSError(
-        f"{here} is {what}, where a checkpoint folder belongs; a link is never followed: "
-        "move it away"
+        f"{here} is {_article(what)}, where a checkpoint folder belongs{never}: move it away"
     )
 
 
