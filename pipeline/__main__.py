@@ -115,6 +115,7 @@ def check_choices(argv: list[str]) -> None:
     the primary config's default."""
     check_config_dirs(argv)
     check_override_numbers(argv)
+    check_deletions(argv)
     dirs = search_dirs(argv)
     primary = config_file("", _config_name(argv), dirs)
     defaults = _defaults(check_yaml(primary))
@@ -125,6 +126,11 @@ def check_choices(argv: list[str]) -> None:
             continue
         chosen.add(key)
         valid = group_options(key, dirs)
+        if value.lstrip().startswith(("{", "[")):  # a mapping or a list, not a name
+            raise StudyError(
+                f"{key}={value!r}: a {key} is chosen by name, {key}=NAME ({', '.join(valid)}); "
+                f"to change one of its keys: {key}.KEY=VALUE"
+            )
         for choice in _sweep_values(value):
             if choice not in valid:
                 raise StudyError(f"{key}={choice!r}: unknown {key}; valid: {', '.join(valid)}")
@@ -132,6 +138,45 @@ def check_choices(argv: list[str]) -> None:
     for group, choice in defaults.items():
         if group in CHOICE_GROUPS and group not in chosen and isinstance(choice, str):
             check_yaml(config_file(group, choice, dirs))
+
+
+def check_deletions(argv: list[str]) -> None:
+    """Refuse ``~KEY`` for what every run needs (a config group, a section, a required key:
+    ``~paths``, ``~stage``, ``~run.max_batch``, ``~study.name``), saying it cannot be
+    deleted and what to give instead, before Hydra reads the override."""
+    for arg in argv:
+        if not arg.startswith("~"):
+            continue
+        key = arg[1:].partition("=")[0]
+        if not _required(key.split(".")):
+            continue
+        if key in CHOICE_GROUPS:
+            valid = ", ".join(group_options(key, search_dirs(argv)))
+            instead = f"choose one instead: {key}=NAME ({valid})"
+        elif "." not in key and key != "stage":
+            instead = f"set its keys instead: {key}.KEY=VALUE"
+        else:
+            instead = f"set it instead: {key}=VALUE"
+        raise StudyError(f"{arg}: {key} cannot be deleted, every run needs it; {instead}")
+
+
+def _required(parts: list[str]) -> bool:
+    """Whether the config key of ``parts`` is one every run needs: a field without default
+    of :class:`pipeline.config.Config` and its sections (in every cluster kind that has
+    it); an item of a list (``study.grids.0``) is of the list's section."""
+    from pipeline.config import Config, section_models
+
+    models: list[Any] = [Config]
+    for i, part in enumerate(parts):
+        if part.isdigit():
+            continue
+        found = [m.model_fields[part] for m in models if part in m.model_fields]
+        if len(found) < len(models) or not found:
+            return False
+        if i == len(parts) - 1:
+            return all(f.is_required() for f in found)
+        models = [m for f in found for m in section_models(f.annotation)]
+    return False
 
 
 def _config_name(argv: list[str]) -> str:
@@ -278,6 +323,7 @@ def command_line_override(message: str, overrides: list[str]) -> str | None:
     key = named.group(0)
     for override in overrides:
         given = override.lstrip("+~").partition("=")[0]
+        given = re.sub(r"\.(\d+)(?=\.|\[|$)", r"[\1]", given)  # study.grids.0: study.grids[0]
         if given == "study" or not given.startswith("study."):
             continue  # the choice of study file, or another section
         if key == given or key.startswith((given + ".", given + "[")):
@@ -500,6 +546,12 @@ def _main() -> None:
             raise
         print(f"error: {abbreviated(hydra_error_line(exc))}", file=sys.stderr)
         sys.exit(2)
+    except TypeError:  # Hydra deletes with a key's text: a list's item raises TypeError
+        deleted = list_item_deleted(sys.argv[1:])
+        if deleted is None or before == "1":
+            raise
+        print(f"error: {abbreviated(deleted)}", file=sys.stderr)
+        sys.exit(2)
     except SweepRefused as exc:  # a multirun job refused before the sweep began
         print(f"error: {abbreviated(str(exc))}", file=sys.stderr)
         sys.exit(2)
@@ -508,6 +560,21 @@ def _main() -> None:
             os.environ.pop("HYDRA_FULL_ERROR", None)
         else:
             os.environ["HYDRA_FULL_ERROR"] = before
+
+
+def list_item_deleted(argv: list[str]) -> str | None:
+    """The line for ``~KEY.N``, the deletion of a list's item, which Hydra cannot do (it
+    deletes a mapping's keys), or None when no override deletes one."""
+    for arg in argv:
+        key = arg.partition("=")[0]
+        if key.startswith("~") and "." in key and key.rpartition(".")[2].isdigit():
+            whole = key[1:].rpartition(".")[0]
+            return (
+                f"{arg}: an item of a list ({whole}) cannot be deleted by an override, only a "
+                f"key of a mapping; give the list whole ({whole}=[...]) or write a study file "
+                "of your own (--config-dir)"
+            )
+    return None
 
 
 def hydra_error_line(exc: BaseException) -> str:

@@ -512,6 +512,14 @@ def _known(loc: list[str | int], cfg: Mapping[str, Any]) -> list[str]:
     return list(model.model_fields)
 
 
+def section_models(annotation: Any) -> list[type[BaseModel]]:
+    """Every model inside an annotation: ``[GridPart]`` of ``list[GridPart] | None``, the
+    four cluster models of the cluster union."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in section_models(arg)]
+
+
 def _section(annotation: Any) -> Any:
     """The model inside an annotation (``GridPart`` of ``list[GridPart] | None``)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
