@@ -35,7 +35,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline.config import StudyError, conf_dir
+from pipeline.config import StudyError, conf_dir, short_repr
 from pipeline.ctrl_c import NOTHING_STORED, stopped_while_starting
 from pipeline.heap import frozen_for_exit
 from pipeline.launchers import JobFailed, check_launcher, is_multirun
@@ -133,7 +133,8 @@ def check_choices(argv: list[str]) -> None:
             )
         for choice in _sweep_values(value):
             if choice not in valid:
-                raise StudyError(f"{key}={choice!r}: unknown {key}; valid: {', '.join(valid)}")
+                shown = short_repr(choice)
+                raise StudyError(f"{key}={shown}: unknown {key}; valid: {', '.join(valid)}")
             check_yaml(config_file(key, choice, dirs))
     for group, choice in defaults.items():
         if group in CHOICE_GROUPS and group not in chosen and isinstance(choice, str):
@@ -307,7 +308,7 @@ def _with_study_file(message: str) -> str:
     override = command_line_override(message, list(HydraConfig.get().overrides.task))
     if override is not None:
         if len(override) > 120:  # the value is in the message already, shortened
-            override = f"{override[:60]}... ({len(override)} characters)"
+            override = f"{override[:60]}... ({len(override):,} characters)"
         return f"{message} (from the command line override {override})"
     choice = HydraConfig.get().runtime.choices.get("study")
     path = config_file("study", str(choice), search_dirs(sys.argv[1:])) if choice else None
@@ -495,14 +496,35 @@ def summary_command() -> str:
     return shlex.join(["python", "-m", "pipeline", *kept, "stage=summary"])
 
 
-def abbreviated(message: str, digits: int = 24) -> str:
-    """``message`` with every run of more than ``digits`` digits shortened, its length said."""
+LONG_RUN = 400  # characters without a space an error line shows whole (a long path too)
+
+
+def abbreviated(message: str, digits: int = 24, longest: int = LONG_RUN) -> str:
+    """``message`` as the one line of an error, the rule of every error line: a character a
+    terminal would act on, or that cannot be seen (a line break, a tab, ESC, DEL, U+202E),
+    shown as its escape (``\\n``, ``\\x1b``, ``\\u202e``); a run of more than ``digits``
+    digits shortened (``99999999...9999 (4000 digits)``); a run of more than ``longest``
+    characters without a space (a long value) cut in the middle, its length said."""
+    message = "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode() for c in message
+    )
 
     def short(match: re.Match[str]) -> str:
         run = match.group(0)
         return f"{run[:8]}...{run[-4:]} ({len(run)} digits)"
 
-    return re.sub(rf"\d{{{digits + 1},}}", short, message)
+    def cut(match: re.Match[str]) -> str:
+        # KEY=VALUE (VALUE perhaps quoted, a colon or comma after it): the value is cut and
+        # counted, the rest kept
+        parts = re.fullmatch(r"((?:[^=\s]{1,100}=)?)(['\"]?)(.*?)\2([:;,)]*)", match.group(0))
+        key, quote, value, end = parts.groups() if parts else ("", "", match.group(0), "")
+        if len(value) <= longest:
+            return match.group(0)
+        short = f"{value[: longest // 2]}...{value[-longest // 4 :]}"
+        return f"{key}{quote}{short}{quote} ({len(value):,} characters){end}"
+
+    message = re.sub(rf"\d{{{digits + 1},}}", short, message)
+    return re.sub(rf"\S{{{longest + 1},}}", cut, message)
 
 
 def main() -> None:
