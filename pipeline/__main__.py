@@ -115,6 +115,7 @@ def check_choices(argv: list[str]) -> None:
     the primary config's default."""
     check_config_dirs(argv)
     check_override_numbers(argv)
+    check_override_keys(argv)
     check_deletions(argv)
     dirs = search_dirs(argv)
     primary = config_file("", _config_name(argv), dirs)
@@ -218,6 +219,23 @@ def check_override_numbers(argv: list[str]) -> None:
             raise StudyError(
                 f"{key.lstrip('+~')}={value}: a number of {longest} digits; "
                 f"numbers have at most {MAX_DIGITS} digits"
+            )
+
+
+MAX_KEY = 200  # characters of an override's key (Hydra looks it up as a file name)
+
+
+def check_override_keys(argv: list[str]) -> None:
+    """Refuse an override whose key is longer than any config key can be, before Hydra
+    looks it up as a config group's file (an OSError: File name too long)."""
+    for arg in argv:
+        if arg.startswith("-"):
+            continue
+        key = arg.partition("=")[0].lstrip("+~")
+        if len(key) > MAX_KEY:
+            raise StudyError(
+                f"{key}: a key of {len(key):,} characters, longer than any config key "
+                f"({MAX_KEY} at most): unknown key"
             )
 
 

@@ -121,6 +121,17 @@ def test_a_100000_character_value_is_cut_in_the_error_line_with_its_length(
     assert said in re.sub("x+", "x", line), line
 
 
+@pytest.mark.parametrize("override", [f"+run.foo{HUGE}=1", f"foo{HUGE}=1", f"~run.{HUGE}"])
+def test_a_100000_character_key_is_one_line_naming_it_cut(tmp_path, monkeypatch, capsys, override):
+    """A key longer than any config key is an unknown key: exit 2, one line, cut, its
+    length said."""
+    status, err = cli_in_process(monkeypatch, capsys, override, "cluster=sync",
+                                 f"paths.outputs={tmp_path / 'out'}")  # fmt: skip
+    (line,) = err.strip().splitlines()
+    assert status == 2 and line.startswith("error: ") and len(line) < 1000, line[:1000]
+    assert "characters, longer than any config key (200 at most): unknown key" in line, line
+
+
 def test_an_error_line_shows_each_unprintable_character_as_its_escape():
     assert abbreviated("error: a=b\nc\x1b[2J\u202e\x7f\t") == r"error: a=b\nc\x1b[2J\u202e\x7f\t"
     long = "y" * 500
