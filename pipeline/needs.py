@@ -260,12 +260,17 @@ def shared_keys(plan: Any) -> set[str]:
     }
 
 
+YEAR = 365.25 * 24 * 3600  # seconds
+
+
 def _hours(seconds: float | None, tasks: int) -> str:
-    """CPU time of a class of tasks: ``41.9 h``, ``12 min``, ``3.5 s``; "" when not
-    estimated."""
+    """CPU time of a class of tasks: ``41.9 h``, ``12 min``, ``3.5 s``, ``396,640 years``
+    (from a year on); "" when not estimated."""
     if seconds is None:
         return ""
     total = seconds * tasks
+    if total >= YEAR:
+        return f"{total / YEAR:,.0f} years"
     if total >= 3600:
         return f"{total / 3600:,.1f} h"
     return f"{total / 60:.0f} min" if total >= 60 else f"{total:.2g} s"

@@ -195,6 +195,18 @@ def test_a_memory_budget_over_what_a_process_has_is_refused_in_plain_sizes(value
     assert not re.search(r"\d{10}", line.replace("99999999...9999", "")), line
 
 
+@pytest.mark.parametrize(
+    ("seconds", "tasks", "said"),
+    [(3.5, 1, "3.5 s"), (720, 1, "12 min"), (41.9 * 3600, 1, "41.9 h"),
+     (3_476_563_697.2 * 3600, 1, "396,596 years"), (365.25 * 24 * 3600, 3, "3 years")],
+)  # fmt: skip
+def test_the_plan_s_cpu_time_is_said_in_a_unit_a_person_writes(seconds, tasks, said):
+    """From a year on, CPU time is counted in years, not in billions of hours."""
+    from pipeline.needs import _hours
+
+    assert _hours(seconds, tasks) == said
+
+
 def test_stage_plan_refuses_a_memory_budget_over_the_machine_s_memory(
     tmp_path, monkeypatch, capsys
 ):
