@@ -126,6 +126,15 @@ def test_a_name_with_a_character_that_is_not_printable_is_refused_showing_escape
     assert not out.exists() and os.listdir(tmp_path) == []
 
 
+def test_a_slurm_log_folder_with_a_character_that_is_not_printable_is_refused():
+    """cluster.log_directory, a folder the Slurm jobs write into, follows the same rule."""
+    from pipeline.config import cluster_config
+
+    with pytest.raises(StudyError) as err:
+        cluster_config({"kind": "slurm", "log_directory": "logs\x1b[2J"})
+    assert str(err.value).startswith(r"cluster.log_directory='logs\x1b[2J': holds \x1b,")
+
+
 def test_a_study_name_with_spaces_inside_is_a_name(tmp_path, monkeypatch, capsys):
     """Spaces between the characters of a name are kept: only its ends are refused."""
     args = ["study.name='my study'", "stage=plan", "cluster=sync", f"paths.outputs={tmp_path}"]
