@@ -363,7 +363,7 @@ def test_a_disk_need_over_the_free_disk_is_refused(tmp_path):
     folder = toy_folder(tmp_path, disk_mb=10**12)  # an exabyte
     res = guesslab(folder, "cluster=sync")
     assert res.returncode == 2, res.stderr
-    assert "needs 1000.0 PB of disk for its checkpoints (4 layers), over the" in res.stderr
+    assert "needs 1.0 EB of disk for its checkpoints (4 layers), over the" in res.stderr
     assert "free under" in res.stderr
     assert not (folder / "out").exists()
 
