@@ -132,6 +132,24 @@ def test_a_100000_character_key_is_one_line_naming_it_cut(tmp_path, monkeypatch,
     assert "characters, longer than any config key (200 at most): unknown key" in line, line
 
 
+def test_a_list_of_5000_values_on_the_command_line_is_refused_before_hydra_parses_it(
+    tmp_path, monkeypatch, capsys
+):
+    """Lists of more than 2,000 values in one override are refused in one line (exit 2),
+    the way to give them said; 2,000 are read."""
+    deck = ",".join(["3"] * 5000)
+    status, err = cli_in_process(monkeypatch, capsys, f"study.grid.deck=[[{deck}]]",
+                                 "cluster=sync", f"paths.outputs={tmp_path / 'out'}")  # fmt: skip
+    assert status == 2 and err == (
+        "error: study.grid.deck: a list of more than 2,000 values on the command line (5,000), "
+        "more than Hydra reads in reasonable time; give it in a study file of your own "
+        "(--config-dir)\n"
+    )
+    from pipeline.__main__ import check_override_lists
+
+    check_override_lists(["study.grid.deck=[[" + ",".join(["3"] * 2000) + "]]", "x='[a,,,]'"])
+
+
 def test_an_error_line_shows_each_unprintable_character_as_its_escape():
     assert abbreviated("error: a=b\nc\x1b[2J\u202e\x7f\t") == r"error: a=b\nc\x1b[2J\u202e\x7f\t"
     long = "y" * 500
