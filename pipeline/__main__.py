@@ -35,7 +35,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline.config import StudyError, conf_dir
+from pipeline.config import StudyError, conf_dir, short_repr
 from pipeline.ctrl_c import NOTHING_STORED, stopped_while_starting
 from pipeline.heap import frozen_for_exit
 from pipeline.launchers import JobFailed, check_launcher, is_multirun
@@ -115,6 +115,9 @@ def check_choices(argv: list[str]) -> None:
     the primary config's default."""
     check_config_dirs(argv)
     check_override_numbers(argv)
+    check_override_keys(argv)
+    check_override_lists(argv)
+    check_deletions(argv)
     dirs = search_dirs(argv)
     primary = config_file("", _config_name(argv), dirs)
     defaults = _defaults(check_yaml(primary))
@@ -125,13 +128,58 @@ def check_choices(argv: list[str]) -> None:
             continue
         chosen.add(key)
         valid = group_options(key, dirs)
+        if value.lstrip().startswith(("{", "[")):  # a mapping or a list, not a name
+            raise StudyError(
+                f"{key}={value!r}: a {key} is chosen by name, {key}=NAME ({', '.join(valid)}); "
+                f"to change one of its keys: {key}.KEY=VALUE"
+            )
         for choice in _sweep_values(value):
             if choice not in valid:
-                raise StudyError(f"{key}={choice!r}: unknown {key}; valid: {', '.join(valid)}")
+                shown = short_repr(choice)
+                raise StudyError(f"{key}={shown}: unknown {key}; valid: {', '.join(valid)}")
             check_yaml(config_file(key, choice, dirs))
     for group, choice in defaults.items():
         if group in CHOICE_GROUPS and group not in chosen and isinstance(choice, str):
             check_yaml(config_file(group, choice, dirs))
+
+
+def check_deletions(argv: list[str]) -> None:
+    """Refuse ``~KEY`` for what every run needs (a config group, a section, a required key:
+    ``~paths``, ``~stage``, ``~run.max_batch``, ``~study.name``), saying it cannot be
+    deleted and what to give instead, before Hydra reads the override."""
+    for arg in argv:
+        if not arg.startswith("~"):
+            continue
+        key = arg[1:].partition("=")[0]
+        if not _required(key.split(".")):
+            continue
+        if key in CHOICE_GROUPS:
+            valid = ", ".join(group_options(key, search_dirs(argv)))
+            instead = f"choose one instead: {key}=NAME ({valid})"
+        elif "." not in key and key != "stage":
+            instead = f"set its keys instead: {key}.KEY=VALUE"
+        else:
+            instead = f"set it instead: {key}=VALUE"
+        raise StudyError(f"{arg}: {key} cannot be deleted, every run needs it; {instead}")
+
+
+def _required(parts: list[str]) -> bool:
+    """Whether the config key of ``parts`` is one every run needs: a field without default
+    of :class:`pipeline.config.Config` and its sections (in every cluster kind that has
+    it); an item of a list (``study.grids.0``) is of the list's section."""
+    from pipeline.config import Config, section_models
+
+    models: list[Any] = [Config]
+    for i, part in enumerate(parts):
+        if part.isdigit():
+            continue
+        found = [m.model_fields[part] for m in models if part in m.model_fields]
+        if len(found) < len(models) or not found:
+            return False
+        if i == len(parts) - 1:
+            return all(f.is_required() for f in found)
+        models = [m for f in found for m in section_models(f.annotation)]
+    return False
 
 
 def _config_name(argv: list[str]) -> str:
@@ -172,6 +220,53 @@ def check_override_numbers(argv: list[str]) -> None:
             raise StudyError(
                 f"{key.lstrip('+~')}={value}: a number of {longest} digits; "
                 f"numbers have at most {MAX_DIGITS} digits"
+            )
+
+
+MAX_KEY = 200  # characters of an override's key (Hydra looks it up as a file name)
+# values in the lists of one override: Hydra's parser takes time that grows faster than the
+# square of their number (0.5 s for 2,000, 19 s for 10,000, most of an hour for 50,000)
+MAX_LIST_ITEMS = 2000
+
+
+def check_override_lists(argv: list[str]) -> None:
+    """Refuse an override whose lists hold more than MAX_LIST_ITEMS values, before Hydra
+    parses it (in bounded time; a study file holds any number, read in linear time)."""
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if not sep or "[" not in value:
+            continue
+        depth, quote, items = 0, "", 0
+        for c in value:
+            if quote:
+                quote = "" if c == quote else quote
+            elif c in "'\"":
+                quote = c
+            elif c in "[{":
+                depth += 1
+            elif c in "]}":
+                depth -= 1
+            elif c == "," and depth > 0:
+                items += 1
+        if items >= MAX_LIST_ITEMS:
+            raise StudyError(
+                f"{key.lstrip('+~')}: a list of more than {MAX_LIST_ITEMS:,} values on the "
+                f"command line ({items + 1:,}), more than Hydra reads in reasonable time; "
+                "give it in a study file of your own (--config-dir)"
+            )
+
+
+def check_override_keys(argv: list[str]) -> None:
+    """Refuse an override whose key is longer than any config key can be, before Hydra
+    looks it up as a config group's file (an OSError: File name too long)."""
+    for arg in argv:
+        if arg.startswith("-"):
+            continue
+        key = arg.partition("=")[0].lstrip("+~")
+        if len(key) > MAX_KEY:
+            raise StudyError(
+                f"{key}: a key of {len(key):,} characters, longer than any config key "
+                f"({MAX_KEY} at most): unknown key"
             )
 
 
@@ -262,7 +357,7 @@ def _with_study_file(message: str) -> str:
     override = command_line_override(message, list(HydraConfig.get().overrides.task))
     if override is not None:
         if len(override) > 120:  # the value is in the message already, shortened
-            override = f"{override[:60]}... ({len(override)} characters)"
+            override = f"{override[:60]}... ({len(override):,} characters)"
         return f"{message} (from the command line override {override})"
     choice = HydraConfig.get().runtime.choices.get("study")
     path = config_file("study", str(choice), search_dirs(sys.argv[1:])) if choice else None
@@ -278,6 +373,7 @@ def command_line_override(message: str, overrides: list[str]) -> str | None:
     key = named.group(0)
     for override in overrides:
         given = override.lstrip("+~").partition("=")[0]
+        given = re.sub(r"\.(\d+)(?=\.|\[|$)", r"[\1]", given)  # study.grids.0: study.grids[0]
         if given == "study" or not given.startswith("study."):
             continue  # the choice of study file, or another section
         if key == given or key.startswith((given + ".", given + "[")):
@@ -449,14 +545,35 @@ def summary_command() -> str:
     return shlex.join(["python", "-m", "pipeline", *kept, "stage=summary"])
 
 
-def abbreviated(message: str, digits: int = 24) -> str:
-    """``message`` with every run of more than ``digits`` digits shortened, its length said."""
+LONG_RUN = 400  # characters without a space an error line shows whole (a long path too)
+
+
+def abbreviated(message: str, digits: int = 24, longest: int = LONG_RUN) -> str:
+    """``message`` as the one line of an error, the rule of every error line: a character a
+    terminal would act on, or that cannot be seen (a line break, a tab, ESC, DEL, U+202E),
+    shown as its escape (``\\n``, ``\\x1b``, ``\\u202e``); a run of more than ``digits``
+    digits shortened (``99999999...9999 (4000 digits)``); a run of more than ``longest``
+    characters without a space (a long value) cut in the middle, its length said."""
+    message = "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode() for c in message
+    )
 
     def short(match: re.Match[str]) -> str:
         run = match.group(0)
         return f"{run[:8]}...{run[-4:]} ({len(run)} digits)"
 
-    return re.sub(rf"\d{{{digits + 1},}}", short, message)
+    def cut(match: re.Match[str]) -> str:
+        # KEY=VALUE (VALUE perhaps quoted, a colon or comma after it): the value is cut and
+        # counted, the rest kept
+        parts = re.fullmatch(r"((?:[^=\s]{1,100}=)?)(['\"]?)(.*?)\2([:;,)]*)", match.group(0))
+        key, quote, value, end = parts.groups() if parts else ("", "", match.group(0), "")
+        if len(value) <= longest:
+            return match.group(0)
+        short = f"{value[: longest // 2]}...{value[-longest // 4 :]}"
+        return f"{key}{quote}{short}{quote} ({len(value):,} characters){end}"
+
+    message = re.sub(rf"\d{{{digits + 1},}}", short, message)
+    return re.sub(rf"\S{{{longest + 1},}}", cut, message)
 
 
 def main() -> None:
@@ -500,6 +617,12 @@ def _main() -> None:
             raise
         print(f"error: {abbreviated(hydra_error_line(exc))}", file=sys.stderr)
         sys.exit(2)
+    except TypeError:  # Hydra deletes with a key's text: a list's item raises TypeError
+        deleted = list_item_deleted(sys.argv[1:])
+        if deleted is None or before == "1":
+            raise
+        print(f"error: {abbreviated(deleted)}", file=sys.stderr)
+        sys.exit(2)
     except SweepRefused as exc:  # a multirun job refused before the sweep began
         print(f"error: {abbreviated(str(exc))}", file=sys.stderr)
         sys.exit(2)
@@ -508,6 +631,21 @@ def _main() -> None:
             os.environ.pop("HYDRA_FULL_ERROR", None)
         else:
             os.environ["HYDRA_FULL_ERROR"] = before
+
+
+def list_item_deleted(argv: list[str]) -> str | None:
+    """The line for ``~KEY.N``, the deletion of a list's item, which Hydra cannot do (it
+    deletes a mapping's keys), or None when no override deletes one."""
+    for arg in argv:
+        key = arg.partition("=")[0]
+        if key.startswith("~") and "." in key and key.rpartition(".")[2].isdigit():
+            whole = key[1:].rpartition(".")[0]
+            return (
+                f"{arg}: an item of a list ({whole}) cannot be deleted by an override, only a "
+                f"key of a mapping; give the list whole ({whole}=[...]) or write a study file "
+                "of your own (--config-dir)"
+            )
+    return None
 
 
 def hydra_error_line(exc: BaseException) -> str:

@@ -188,6 +188,9 @@ class PathsConfig(Strict):
 def _nonempty(value: Any) -> str:
     if not isinstance(value, str | Path) or not str(value):
         raise ValueError("must be a folder path")
+    odd = next((c for c in str(value) if not c.isprintable()), None)
+    if odd is not None:
+        raise ValueError(unprintable_problem(odd, "a folder path"))
     return str(value)
 
 
@@ -300,7 +303,7 @@ class SlurmCluster(Strict):
     minimum_jobs: Annotated[int, BeforeValidator(lambda v: _at_least(v, 0))]
     maximum_jobs: Annotated[int, BeforeValidator(lambda v: _at_least(v, 1))]
     scheduler_host: str | None
-    log_directory: str | None
+    log_directory: Annotated[str | None, AfterValidator(lambda v: v if v is None else _nonempty(v))]
     job_extra_directives: list[str]
     worker_timeout: Duration
     tls: TLSFiles
@@ -348,13 +351,31 @@ STAGES = ("all", "plan", "run", "summary")
 
 
 def _study_name(value: Any) -> str:
-    """A study's name: its folder's name in paths.outputs (pipeline.safe_paths)."""
+    """A study's name: its folder's name in paths.outputs (pipeline.safe_paths), of
+    printable characters (:func:`unprintable_problem`)."""
     if not isinstance(value, str):
         raise ValueError("must be a plain, non-empty name")
-    problem = study_name_problem(value)
+    problem = study_name_problem(value) or unprintable_problem(value)
     if problem is not None:
         raise ValueError(problem)
     return value
+
+
+def unprintable_problem(name: str, what: str = "a folder name") -> str | None:
+    """Why ``name``, which becomes the name of a folder or a file, cannot (None: it can): a
+    character that is not printable (a line break, a tab, ESC, DEL, a direction mark such
+    as U+202E: each would reach listings and terminals as it is), or blank or spaces at
+    either end (a name that looks like another, or like none)."""
+    odd = next((c for c in name if not c.isprintable()), None)
+    if odd is not None:
+        shown = odd.encode("unicode_escape").decode()
+        return (
+            f"holds {shown}, a character that is not printable; {what} has printable "
+            "characters only (no line break, tab, terminal escape or direction mark)"
+        )
+    if name != name.strip():
+        return f"starts or ends with a space; {what} has none at either end"
+    return None
 
 
 Axes = dict[str, Any]  # parameter -> list of values (each axis is checked by planned)
@@ -512,6 +533,14 @@ def _known(loc: list[str | int], cfg: Mapping[str, Any]) -> list[str]:
     return list(model.model_fields)
 
 
+def section_models(annotation: Any) -> list[type[BaseModel]]:
+    """Every model inside an annotation: ``[GridPart]`` of ``list[GridPart] | None``, the
+    four cluster models of the cluster union."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in section_models(arg)]
+
+
 def _section(annotation: Any) -> Any:
     """The model inside an annotation (``GridPart`` of ``list[GridPart] | None``)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
@@ -523,8 +552,10 @@ def _section(annotation: Any) -> Any:
 
 
 def short_repr(value: Any, limit: int = 80) -> str:
-    """``repr(value)``, shortened in the middle past ``limit`` characters."""
+    """``repr(value)``, shortened in the middle past ``limit`` characters, with the length
+    of the value (a text's characters, not those of its quoted form)."""
     text = repr(value)
     if len(text) <= limit:
         return text
-    return f"{text[: limit // 2]}...{text[-limit // 4 :]} ({len(text)} characters)"
+    size = len(value) if isinstance(value, str) else len(text)
+    return f"{text[: limit // 2]}...{text[-limit // 4 :]} ({size:,} characters)"

@@ -1,8 +1,8 @@
 """A family's needs of the tasks left to run, checked against the budget before any work.
 
 - **The budget** (:func:`budgeted`): the memory one process of a task may hold:
-  ``run.memory_budget`` if set, else what the backend answers of its workers
-  (``workers(cluster)``, :mod:`pipeline.backends`).
+  ``run.memory_budget`` if set (refused over the most a process has there), else what the
+  backend answers of its workers (``workers(cluster)``, :mod:`pipeline.backends`).
 - **The refusal** (:func:`check_needs`): ``stage=plan`` and ``stage=run`` ask each class of
   tasks left to run its :class:`~solvers.kit.longtask.Need` through ``Family.needs``; a need
   over the budget, or a disk need over the free disk of the study folder, stops the study
@@ -41,12 +41,23 @@ from solvers.registry import Task, get_family, identity_params
 
 
 def budgeted(workers: Workers, memory_budget: Any) -> Workers:
-    """The backend's ``workers`` with ``run.memory_budget``, when set, as their budget."""
+    """The backend's ``workers`` with ``run.memory_budget``, when set, as their budget;
+    StudyError for a budget over the most one process can hold where the run executes
+    (:attr:`Workers.most`: this machine's memory, or the workers' memory limit), which a
+    task sized by it would try to take."""
     if memory_budget is None:
         return workers
     from dask.utils import parse_bytes
 
-    budget = Budget(parse_bytes(memory_budget), f"run.memory_budget={memory_budget}")
+    given = f"run.memory_budget={memory_budget}"
+    budget = Budget(parse_bytes(memory_budget), given)
+    most = workers.most
+    if most is not None and budget.bytes > most.bytes:
+        raise StudyError(
+            f"{given}: more memory than one process has where the run executes, "
+            f"{most.source}; give at most {format_bytes(most.bytes)}, or null (the memory "
+            "of where the run executes)"
+        )
     return dataclasses.replace(workers, budget=budget)
 
 
@@ -409,12 +420,17 @@ def shared_keys(plan: Any) -> set[str]:
     }
 
 
+YEAR = 365.25 * 24 * 3600  # seconds
+
+
 def _hours(seconds: float | None, tasks: int) -> str:
-    """CPU time of a class of tasks: ``41.9 h``, ``12 min``, ``3.5 s``; "" when not
-    estimated."""
+    """CPU time of a class of tasks: ``41.9 h``, ``12 min``, ``3.5 s``, ``396,640 years``
+    (from a year on); "" when not estimated."""
     if seconds is None:
         return ""
     total = seconds * tasks
+    if total >= YEAR:
+        return f"{total / YEAR:,.0f} years"
     if total >= 3600:
         return f"{total / 3600:,.1f} h"
     return f"{total / 60:.0f} min" if total >= 60 else f"{total:.2g} s"

@@ -4,6 +4,7 @@ who it waits for, long numbers are abbreviated, Ctrl-C is one line."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import time
 
 import pytest
 from conftest import ROOT
-from tests_support import interruptible, run
+from tests_support import cli_in_process, interruptible, run
 
 from pipeline import locking, store
 from pipeline.__main__ import abbreviated
@@ -92,6 +93,73 @@ def test_a_4000_digit_value_is_abbreviated_in_the_message():
         plan(study)  # too large for float(): one line naming the key, no OverflowError
     line = abbreviated(f"error: {err.value}")
     assert "study.grid.deck" in line and "(4000 digits)" in line and len(line) < 400
+
+
+HUGE = "x" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("override", "said"),
+    [
+        (f"study={HUGE}", "'x...x' (100,000 characters): unknown study; valid: "),
+        (f"stage={HUGE}", "'x...x' (100,000 characters): unknown; valid: all, plan, run"),
+        (f"run.memory_budget={HUGE}", "'x...x' (100,000 characters): give a size such as 8GB"),
+        (f"study.name={HUGE}", "'x...x' (100,000 characters): a name of 100000 bytes"),
+        (f"study.grid.deck=[[{HUGE}]]", "['x...x'] (100,004 characters): must be a list of"),
+    ],
+    ids=["study", "stage", "budget", "name", "deck"],
+)
+def test_a_100000_character_value_is_cut_in_the_error_line_with_its_length(
+    tmp_path, monkeypatch, capsys, override, said
+):
+    """Every error line shows a long value cut in the middle and says how many characters
+    it had: the line stays short whichever check refused the value."""
+    status, err = cli_in_process(monkeypatch, capsys, override, "cluster=sync",
+                                 f"paths.outputs={tmp_path / 'out'}")  # fmt: skip
+    (line,) = err.strip().splitlines()
+    assert status == 2 and line.startswith("error: ") and len(line) < 1000, line[:1000]
+    assert said in re.sub("x+", "x", line), line
+
+
+@pytest.mark.parametrize("override", [f"+run.foo{HUGE}=1", f"foo{HUGE}=1", f"~run.{HUGE}"])
+def test_a_100000_character_key_is_one_line_naming_it_cut(tmp_path, monkeypatch, capsys, override):
+    """A key longer than any config key is an unknown key: exit 2, one line, cut, its
+    length said."""
+    status, err = cli_in_process(monkeypatch, capsys, override, "cluster=sync",
+                                 f"paths.outputs={tmp_path / 'out'}")  # fmt: skip
+    (line,) = err.strip().splitlines()
+    assert status == 2 and line.startswith("error: ") and len(line) < 1000, line[:1000]
+    assert "characters, longer than any config key (200 at most): unknown key" in line, line
+
+
+def test_a_list_of_5000_values_on_the_command_line_is_refused_before_hydra_parses_it(
+    tmp_path, monkeypatch, capsys
+):
+    """Lists of more than 2,000 values in one override are refused in one line (exit 2),
+    the way to give them said; 2,000 are read."""
+    deck = ",".join(["3"] * 5000)
+    status, err = cli_in_process(monkeypatch, capsys, f"study.grid.deck=[[{deck}]]",
+                                 "cluster=sync", f"paths.outputs={tmp_path / 'out'}")  # fmt: skip
+    assert status == 2 and err == (
+        "error: study.grid.deck: a list of more than 2,000 values on the command line (5,000), "
+        "more than Hydra reads in reasonable time; give it in a study file of your own "
+        "(--config-dir)\n"
+    )
+    from pipeline.__main__ import check_override_lists
+
+    check_override_lists(["study.grid.deck=[[" + ",".join(["3"] * 2000) + "]]", "x='[a,,,]'"])
+
+
+def test_an_error_line_shows_each_unprintable_character_as_its_escape():
+    assert abbreviated("error: a=b\nc\x1b[2J\u202e\x7f\t") == r"error: a=b\nc\x1b[2J\u202e\x7f\t"
+    long = "y" * 500
+    assert abbreviated(f"error: k={long}, then") == (
+        f"error: k={long[:200]}...{long[-100:]} (500 characters), then"
+    )
+    path = "/" + "p" * 399  # a path of 400 characters is shown whole
+    assert abbreviated(f"error: cannot write {path} (No space)") == (
+        f"error: cannot write {path} (No space)"
+    )
 
 
 def test_a_scheduler_without_workers_is_said_and_honours_the_timeout(outputs, capsys):

@@ -82,6 +82,72 @@ def test_a_study_name_that_is_not_one_folder_name_is_refused(name, said):
     assert str(err.value).startswith("study.name=") and said in str(err.value), err.value
 
 
+@pytest.mark.parametrize(
+    ("override", "shown"),
+    [
+        ("study.name='a\nb'", r"study.name='a\nb': holds \n, a character that is not printable"),
+        ("study.name='a\rb'", r"study.name='a\rb': holds \r,"),
+        ("study.name='a\x1b[31mred'", r"study.name='a\x1b[31mred': holds \x1b,"),
+        ("study.name='a\x7fb'", r"study.name='a\x7fb': holds \x7f,"),
+        ("study.name=a\tb", r"study.name='a\tb': holds \t,"),
+        ("study.name='a\u202eb'", r"study.name='a\u202eb': holds \u202e,"),
+        ("study.name=' '", "study.name=' ': starts or ends with a space"),
+        ("study.name='x '", "study.name='x ': starts or ends with a space"),
+        ("paths.outputs='{out}/a\nb'", r"/a\nb': holds \n, a character that is not printable"),
+        ("study.name=a\x1b[31mred", r"study.name=a\x1b[31mred: cannot read this override"),
+    ],
+    ids=[
+        "newline",
+        "cr",
+        "esc",
+        "del",
+        "tab",
+        "rtl-override",
+        "space",
+        "trailing",
+        "outputs",
+        "raw",
+    ],
+)
+def test_a_name_with_a_character_that_is_not_printable_is_refused_showing_escapes(
+    tmp_path, monkeypatch, capsys, override, shown
+):
+    """A study name or outputs folder holding a control character, a direction mark or
+    spaces at an end is refused before anything is made (exit 2), and the error line
+    shows each such character as its escape: no raw control character reaches the
+    terminal."""
+    out = tmp_path / "out"
+    given = [override.replace("{out}", str(out))]
+    if not override.startswith("paths.outputs="):
+        given.append(f"paths.outputs={out}")
+    line = one_line(monkeypatch, capsys, *given)
+    assert shown in line, line
+    assert line.isprintable(), repr(line)
+    assert not out.exists() and os.listdir(tmp_path) == []
+
+
+def test_a_slurm_log_folder_with_a_character_that_is_not_printable_is_refused():
+    """cluster.log_directory, a folder the Slurm jobs write into, follows the same rule."""
+    from pipeline.config import cluster_config
+
+    with pytest.raises(StudyError) as err:
+        cluster_config({"kind": "slurm", "log_directory": "logs\x1b[2J"})
+    assert str(err.value).startswith(r"cluster.log_directory='logs\x1b[2J': holds \x1b,")
+
+
+def test_a_study_name_with_spaces_inside_is_a_name(tmp_path, monkeypatch, capsys):
+    """Spaces between the characters of a name are kept: only its ends are refused."""
+    args = ["study.name='my study'", "stage=plan", "cluster=sync", f"paths.outputs={tmp_path}"]
+    assert cli_in_process(monkeypatch, capsys, *args)[0] == 0
+
+
+def test_a_long_name_is_counted_by_its_characters_not_its_quoted_form(
+    tmp_path, monkeypatch, capsys
+):
+    line = one_line(monkeypatch, capsys, "study.name=" + "n" * 300, f"paths.outputs={tmp_path}")
+    assert "(300 characters): a name of 300 bytes" in line, line
+
+
 LONG = "/".join(["d" * 99] * 40)  # 4,000 characters in names of 99
 
 

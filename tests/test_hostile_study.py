@@ -165,3 +165,72 @@ def test_help_names_the_program(tmp_path):
     first = out.stdout.splitlines()[0]
     assert first.startswith("guesslab: run a study") and "__main__" not in out.stdout
     assert "usage: guesslab [study=NAME]" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("study", "deleted"),
+    [("high_low_full_deck", "~study.grids.1"), ("ranks_exact", "~study.grids.0")],
+)
+def test_deleting_an_item_of_a_list_by_override_is_one_line(
+    tmp_path, monkeypatch, capsys, study, deleted
+):
+    """An override cannot delete an item of a list (Hydra deletes a mapping's keys): exit 2,
+    one line naming the override and the list, and what to give instead."""
+    line = refused(monkeypatch, capsys, tmp_path, f"study={study}", deleted, "stage=plan")
+    assert line == (
+        f"error: {deleted}: an item of a list (study.grids) cannot be deleted by an override, "
+        "only a key of a mapping; give the list whole (study.grids=[...]) or write a study "
+        "file of your own (--config-dir)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("deleted", "instead"),
+    [
+        ("~paths", "choose one instead: paths=NAME (default)"),
+        ("~cluster", "choose one instead: cluster=NAME (address, local, slurm, sync)"),
+        ("~study", "choose one instead: study=NAME (entropy_grid, "),
+        ("~stage", "set it instead: stage=VALUE"),
+        ("~run", "set its keys instead: run.KEY=VALUE"),
+        ("~store.recompute", "set it instead: store.recompute=VALUE"),
+        ("~study.name", "set it instead: study.name=VALUE"),
+        ("~cluster.kind=sync", "set it instead: cluster.kind=VALUE"),
+    ],
+)
+def test_deleting_what_every_run_needs_says_it_cannot_be_deleted(
+    tmp_path, monkeypatch, capsys, deleted, instead
+):
+    """``~KEY`` of a config group, a section or a required key: exit 2, one line saying it
+    cannot be deleted and what to give instead (never ``+KEY=...``)."""
+    line = refused(monkeypatch, capsys, tmp_path, deleted)
+    key = deleted[1:].partition("=")[0]
+    assert line.startswith(f"error: {deleted}: {key} cannot be deleted, every run needs it; ")
+    assert instead in line and "+" not in line, line
+
+
+def test_deleting_an_optional_study_key_still_works(tmp_path, monkeypatch, capsys):
+    """A study's optional keys and the entries of its mappings are deleted as before."""
+    args = ["study=ranks_exact", "~study.description", "~study.grids.0.strategies.greedy"]
+    done = cli_run_in_process(monkeypatch, capsys, *args, "stage=plan", "cluster=sync",
+                              f"paths.outputs={tmp_path}")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "strategy=greedy" not in done.stdout and "strategy=optimal" in done.stdout
+
+
+@pytest.mark.parametrize("value", ["{name: x, bogus: 1}", "[paper, high_low]"])
+def test_a_study_is_chosen_by_name_and_the_message_quotes_the_whole_value(
+    tmp_path, monkeypatch, capsys, value
+):
+    line = refused(monkeypatch, capsys, tmp_path, f"study={value}")
+    assert line.startswith(f"error: study={value!r}: a study is chosen by name, study=NAME ("), line
+    assert line.endswith("; to change one of its keys: study.KEY=VALUE"), line
+
+
+def test_a_list_item_set_on_the_command_line_is_said_to_come_from_there(
+    tmp_path, monkeypatch, capsys
+):
+    line = refused(monkeypatch, capsys, tmp_path, "study=ranks_exact", "study.grids.0=5")
+    assert line == (
+        "error: study.grids[0]=5: must be a mapping of names to values "
+        "(from the command line override study.grids.0=5)"
+    )

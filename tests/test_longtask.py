@@ -24,6 +24,15 @@ def test_format_bytes():
     assert longtask.format_bytes(1.2e12) == "1.2 TB"
 
 
+@pytest.mark.parametrize(
+    ("n", "said"),
+    [(72417.4e15, "72.4 EB"), (1e30, "1,000,000 YB"), (1e35, "100,000,000,000 YB")],
+)
+def test_format_bytes_says_any_size_in_a_unit_a_person_writes(n, said):
+    """No size is a run of digits and a decimal point in petabytes."""
+    assert longtask.format_bytes(n) == said
+
+
 def test_need_and_budget_are_frozen_values():
     need = Need(10**9, disk=5, note="n")
     assert (need.memory, need.disk, need.note) == (10**9, 5, "n")

@@ -10,6 +10,7 @@ file, so a test counts recomputations."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,7 +21,13 @@ from pathlib import Path
 import pandas as pd
 import psutil
 import pytest
-from tests_support import compose_config, interruptible, own_family_env, own_study_command
+from tests_support import (
+    cli_run_in_process,
+    compose_config,
+    interruptible,
+    own_family_env,
+    own_study_command,
+)
 
 from pipeline.backends import Backend
 from pipeline.config import checked_config, plain
@@ -162,8 +169,57 @@ def test_the_budget_under_sync_is_the_available_memory():
 
 @pytest.mark.parametrize("cluster", ["sync", "local"])
 def test_run_memory_budget_overrides_where_the_run_executes(cluster):
-    where = where_it_runs(conf_of(f"cluster={cluster}", "run.memory_budget=8GB"))
-    assert (where.budget.bytes, where.budget.source) == (8 * 10**9, "run.memory_budget=8GB")
+    where = where_it_runs(conf_of(f"cluster={cluster}", "run.memory_budget=2GB"))
+    assert (where.budget.bytes, where.budget.source) == (2 * 10**9, "run.memory_budget=2GB")
+
+
+@pytest.mark.parametrize("value", ["10PB", "1e30B", "99999999999999999999999999GB"])
+@pytest.mark.parametrize("cluster", ["sync", "local"])
+def test_a_memory_budget_over_what_a_process_has_is_refused_in_plain_sizes(value, cluster):
+    """A budget over this machine's memory (cluster=sync) or a local worker's memory limit is
+    a StudyError naming the key, the given value and the most a process has, as a size a
+    person writes (no long run of digits)."""
+    from pipeline.__main__ import abbreviated
+    from pipeline.config import StudyError
+
+    conf = conf_of(f"cluster={cluster}", f"run.memory_budget={value}")
+    with pytest.raises(StudyError) as info:
+        where_it_runs(conf)
+    line = abbreviated(str(info.value))
+    most = psutil.virtual_memory().total if cluster == "sync" else None
+    said = "this machine's memory (" if cluster == "sync" else "the Dask workers' memory_limit ("
+    assert line.startswith("run.memory_budget=") and said in line, line
+    assert "more memory than one process has where the run executes" in line
+    if most is not None:
+        assert f"give at most {most / 1e9:.1f} GB, or null" in line
+    assert not re.search(r"\d{10}", line.replace("99999999...9999", "")), line
+
+
+@pytest.mark.parametrize(
+    ("seconds", "tasks", "said"),
+    [(3.5, 1, "3.5 s"), (720, 1, "12 min"), (41.9 * 3600, 1, "41.9 h"),
+     (3_476_563_697.2 * 3600, 1, "396,596 years"), (365.25 * 24 * 3600, 3, "3 years")],
+)  # fmt: skip
+def test_the_plan_s_cpu_time_is_said_in_a_unit_a_person_writes(seconds, tasks, said):
+    """From a year on, CPU time is counted in years, not in billions of hours."""
+    from pipeline.needs import _hours
+
+    assert _hours(seconds, tasks) == said
+
+
+def test_stage_plan_refuses_a_memory_budget_over_the_machine_s_memory(
+    tmp_path, monkeypatch, capsys
+):
+    """``stage=plan`` of a long-task study under such a budget exits 2 with that one line,
+    rather than planning tasks sized for memory the machine does not have."""
+    done = cli_run_in_process(
+        monkeypatch, capsys, "study=ranks_exact", "stage=plan", "cluster=sync",
+        "run.memory_budget=10PB", f"paths.outputs={tmp_path / 'out'}",
+    )  # fmt: skip
+    (line,) = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and "fits" not in done.stdout, done.stdout
+    assert line.startswith("error: run.memory_budget=10PB: more memory than one process has")
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("limit", ["700MiB", "auto"])
@@ -307,7 +363,7 @@ def test_a_disk_need_over_the_free_disk_is_refused(tmp_path):
     folder = toy_folder(tmp_path, disk_mb=10**12)  # an exabyte
     res = guesslab(folder, "cluster=sync")
     assert res.returncode == 2, res.stderr
-    assert "needs 1000.0 PB of disk for its checkpoints (4 layers), over the" in res.stderr
+    assert "needs 1.0 EB of disk for its checkpoints (4 layers), over the" in res.stderr
     assert "free under" in res.stderr
     assert not (folder / "out").exists()
 

@@ -28,11 +28,20 @@ class Workers:
     ``workers(cluster)``): how many processes a task may use, the memory one of them may
     hold and where that figure comes from (None: known only where a task runs, as on a
     worker without a memory limit), and whether the driver runs the tasks itself, one
-    after another."""
+    after another.  ``memory``: the most one process can hold there, where it is more than
+    the budget (this machine's memory under ``cluster=sync``, whose budget is the memory
+    available now); :attr:`most` is that or the budget."""
 
     count: int
     budget: Budget | None
     serial: bool = False
+    memory: Budget | None = None
+
+    @property
+    def most(self) -> Budget | None:
+        """The most memory one process of a task can hold where the run executes (None:
+        not known before a task runs): a larger ``run.memory_budget`` is refused."""
+        return self.memory or self.budget
 
 
 def worker_budget(limit: int | None, setting: str) -> Budget | None:

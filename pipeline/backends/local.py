@@ -16,6 +16,7 @@ from pipeline.backends.access_log import access_log_dropped
 from pipeline.backends.base import Runner, Workers, borrowed_client, quiet_dask_logs, worker_budget
 from pipeline.config import StudyError
 from pipeline.heap import no_cyclic_gc
+from solvers.kit.longtask import Budget, format_bytes
 
 WORKER_MEMORY = 256 * 2**20  # what one idle worker process needs, give or take (bytes)
 WORKERS_PER_CORE = 4
@@ -37,10 +38,13 @@ def check(cluster: Any) -> None:
 
 
 def workers(cluster: Any) -> Workers:
-    """cluster.n_workers processes (null: one a core), each with cluster.memory_limit."""
+    """cluster.n_workers processes (null: one a core), each with cluster.memory_limit (a
+    process holds at most this machine's memory, whatever the limit)."""
     limit = worker_memory_limit(cluster.memory_limit, cluster.threads_per_worker)
     budget = worker_budget(limit, f"cluster.memory_limit={cluster.memory_limit}")
-    return Workers(cluster.n_workers or os.cpu_count() or 1, budget)
+    memory = machine_memory()
+    total = None if budget else Budget(memory, f"this machine's memory ({format_bytes(memory)})")
+    return Workers(cluster.n_workers or os.cpu_count() or 1, budget, memory=total)
 
 
 def worker_memory_limit(setting: Any, nthreads: int) -> int | None:

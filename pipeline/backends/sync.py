@@ -18,12 +18,14 @@ def check(cluster: Any) -> None:
 
 
 def workers(cluster: Any) -> Workers:
-    """One process, this one, with this machine's available memory (psutil)."""
+    """One process, this one, with this machine's available memory (psutil), of its memory."""
     import psutil
 
-    free = int(psutil.virtual_memory().available)
+    memory = psutil.virtual_memory()
+    free = int(memory.available)
     budget = Budget(free, f"available memory under cluster=sync ({format_bytes(free)})")
-    return Workers(1, budget, serial=True)
+    total = Budget(int(memory.total), f"this machine's memory ({format_bytes(memory.total)})")
+    return Workers(1, budget, serial=True, memory=total)
 
 
 @contextlib.contextmanager

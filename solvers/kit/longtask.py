@@ -57,14 +57,15 @@ __all__ = [
 
 
 def format_bytes(n: float) -> str:
-    """``n`` bytes for a message: "512 B", "8.0 GB", "1.2 TB" (powers of 1000)."""
+    """``n`` bytes for a message: "512 B", "8.0 GB", "1.2 TB", "72.4 EB" (powers of 1000;
+    past 1,000 YB a whole number of YB with its thousands marked)."""
     if n < 1000:
         return f"{int(n)} B"
-    for unit in ("kB", "MB", "GB", "TB", "PB"):
+    for unit in ("kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"):
         n /= 1000
-        if n < 1000 or unit == "PB":
+        if n < 1000:
             return f"{n:.1f} {unit}"
-    raise AssertionError  # unreachable
+    return f"{n:,.0f} YB"
 
 
 @dataclass(frozen=True)
