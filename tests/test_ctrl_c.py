@@ -22,6 +22,7 @@ from nap_driver import nap_overrides, register_nap
 from tests_support import as_a_terminal_job, cli_in_process
 
 import pipeline.__main__ as command
+import pipeline.execute
 import pipeline.summary
 from pipeline import store
 from pipeline.ctrl_c import NOTHING_STORED
@@ -228,6 +229,47 @@ def test_ctrl_c_that_a_library_turns_into_its_own_error_is_still_the_one_line(
     assert status == 130
     (line,) = err.strip().splitlines()
     assert line.startswith("stopped (Ctrl-C) while writing the summary: 5 task(s) computed")
+
+
+def test_ctrl_c_inside_a_compiled_kernel_stops_the_run_and_stores_no_failure(
+    outputs, monkeypatch, capsys
+):
+    """Ctrl-C inside a Numba kernel's call on ``cluster=sync`` surfaces as ``SystemError:
+    CPUDispatcher(...) returned a result with an exception set``, the KeyboardInterrupt its
+    cause: the run stops with the one line, exit 130, the tasks before it stored and no row
+    of the interrupted task."""
+    register_nap()
+    solved = pipeline.execute.solve
+    calls: list[dict] = []
+
+    def kernel_interrupted(task, **kwargs):
+        calls.append(task)
+        if len(calls) < 3:
+            return solved(task, **kwargs)
+        try:
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C, inside the compiled call
+        except KeyboardInterrupt as exc:
+            raise SystemError(
+                "CPUDispatcher(<function layer_values>) returned a result with an exception set"
+            ) from exc
+
+    hook = sys.unraisablehook
+    try:
+        _commands_ctrl_c(monkeypatch)
+        monkeypatch.setattr(pipeline.execute, "solve", kernel_interrupted)
+        one_a_batch = "run.batch_size=1"
+        status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs), one_a_batch)
+    finally:
+        _pythons_ctrl_c(hook)
+    results = outputs / "naps" / "results"
+    assert status == 130, err
+    (line,) = err.strip().splitlines()
+    assert line.startswith(
+        f"stopped (Ctrl-C): 2 task(s) of 5 computed in this run and stored in {results}"
+    )
+    stored = store.load_results(outputs / "naps")
+    assert len(stored) == 2 and set(stored["status"]) == {"ok"}
+    assert not (outputs / "naps" / "summary.md").exists()
 
 
 def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_command(monkeypatch, capsys):
