@@ -23,6 +23,7 @@ from tests_support import as_a_terminal_job, cli_in_process, interruptible
 
 import pipeline.__main__ as command
 import pipeline.execute
+import pipeline.run
 import pipeline.summary
 from pipeline import store
 from pipeline.ctrl_c import NOTHING_WRITTEN, nothing_written
@@ -234,6 +235,26 @@ def test_ctrl_c_while_the_summary_is_written_says_what_is_stored(outputs, monkey
     assert rerun[:3] == ["python", "-m", "pipeline"] and rerun[-1] == "stage=summary"
     assert cli_in_process(monkeypatch, capsys, *rerun[3:]) == (0, "")  # the command it names
     assert "5 results: 5 ok" in (outputs / "naps" / "summary.md").read_text()
+
+
+def test_ctrl_c_before_the_summary_stage_begins_says_nothing_was_written(
+    outputs, monkeypatch, capsys
+):
+    """Ctrl-C in the first moments of ``stage=summary`` on a study whose store holds tasks
+    (its folder checked, nothing read or written yet): the one line says nothing was
+    written, never that nothing is stored."""
+    register_nap()
+    assert cli_in_process(monkeypatch, capsys, *_nap_study(outputs), "stage=run")[0] == 0
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(pipeline.run, "check_summary_target", interrupted)
+        status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs), "stage=summary")
+    assert status == 130
+    assert err.strip() == NOTHING_WRITTEN == "stopped (Ctrl-C) while starting; nothing was written"
+    assert len(store.load_results(outputs / "naps")) == 5
 
 
 def _commands_ctrl_c(monkeypatch) -> None:
