@@ -390,6 +390,48 @@ def test_ctrl_c_does_not_log_the_finished_batches_the_stopped_workers_held():
 
 
 @pytest.mark.slow
+def test_a_cluster_stopped_by_ctrl_c_closes_without_a_word_from_dask_tornado_or_asyncio(
+    monkeypatch,
+):
+    """From Ctrl-C until the LocalCluster has closed, what its scheduler, its connections and
+    the event loop log while they go down (``Couldn't gather keys: {...: 'forgotten'}``, a
+    TLS handshake cut short) stays off the output; their loggers speak again afterwards."""
+    from pipeline.backends import local, open_runner
+
+    said: list[str] = []
+
+    class Said(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(f"{record.name}: {record.getMessage()}")
+
+    names = ("distributed.scheduler", "distributed.comm.tcp", "tornado.general", "asyncio")
+    stopping = local.stop_workers_now
+
+    def closing_cluster_logs(*args, **kwargs):  # what a stopped cluster's pieces may log
+        for name in names:
+            logging.getLogger(name).error("Couldn't gather keys: {'last_log_chunk-1': 'forgotten'}")
+        return stopping(*args, **kwargs)
+
+    monkeypatch.setattr(local, "stop_workers_now", closing_cluster_logs)
+    handler = Said()
+    for name in names:
+        logging.getLogger(name).addHandler(handler)
+    try:
+        with (
+            pytest.raises(KeyboardInterrupt),
+            open_runner({"kind": "local", "n_workers": 1, "start_method": "fork"}),
+        ):
+            raise KeyboardInterrupt
+        assert said == []
+        for name in names:
+            logging.getLogger(name).error("after the stop")
+        assert said == [f"{name}: after the stop" for name in names]
+    finally:
+        for name in names:
+            logging.getLogger(name).removeHandler(handler)
+
+
+@pytest.mark.slow
 def test_ctrl_c_in_a_joblib_multirun_says_what_each_job_stored(tmp_path):
     """The jobs run in loky worker processes: the driver said "nothing was stored" while both
     studies held rows, and Python's resource tracker printed two "leaked semaphore" lines."""
