@@ -38,7 +38,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pipeline.config import StudyError, conf_dir
 from pipeline.ctrl_c import exit_status, nothing_written, stop_name, stopped_while_starting
 from pipeline.heap import frozen_for_exit
-from pipeline.launchers import JobFailed, check_launcher, is_multirun
+from pipeline.launchers import JobFailed, check_launcher, is_multirun, remember_command
 from pipeline.run import run_study
 from pipeline.store import StoreError, stored_ids
 from pipeline.sweep_check import SweepRefused, sweep_stopped_message
@@ -603,6 +603,7 @@ def cli() -> None:
     ends with it, so the interpreter's last collection is skipped (:mod:`pipeline.heap`:
     0.2-0.5 s of every command's exit)."""
     stop_on_first_ctrl_c()
+    remember_command()  # the command a multirun job in another process names
     try:
         main()
     finally:

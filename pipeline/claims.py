@@ -38,6 +38,7 @@ import numpy as np
 
 from pipeline.config import StudyError, short_repr
 from pipeline.ids import ID_LENGTH, IdSet
+from pipeline.launchers import user_command
 from pipeline.locking import command_line
 from pipeline.safe_paths import ensure_dir, open_regular, regular_files
 from pipeline.study import Plan, planned
@@ -192,8 +193,10 @@ def _written(run: StudyRun) -> Claim:
 
 
 def _command(limit: int = 160) -> str:
-    """This process's command line for a message (``python -m pipeline ...``), one line."""
-    text = command_line(os.getpid(), limit=limit)
+    """The command line of this run for a message (``python -m pipeline ...``), one line: a
+    multirun job's is the user's command, not its worker process's."""
+    text = user_command() or command_line(os.getpid(), limit=limit)
+    text = text if len(text) <= limit else text[: limit - 3] + "..."
     if text == "?":
         text = " ".join(sys.argv)[:limit]
     return " ".join(text.split())
