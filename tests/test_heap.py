@@ -58,9 +58,10 @@ def test_the_guesslab_command_is_the_freezing_entry_point(monkeypatch):
     assert script.value == "pipeline.command:cli"  # Ctrl-C handled before the heavy imports
     ran = []
     monkeypatch.setattr("pipeline.__main__.cli", lambda: ran.append("cli"))
-    previous = signal.getsignal(signal.SIGINT)
+    previous = {stop: signal.getsignal(stop) for stop in (signal.SIGINT, signal.SIGTERM)}
     try:
         script.load()()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for stop, handler in previous.items():
+            signal.signal(stop, handler)
     assert ran == ["cli"]  # then pipeline.__main__.cli, which freezes the heap on its way out
