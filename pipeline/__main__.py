@@ -2,7 +2,8 @@
 
 A thin Hydra entry point around :func:`pipeline.run.run_study`.  Exit status: 0 when every
 task succeeded, 1 when some task failed (their rows say why), 2 for a bad config (nothing
-is written) or a store that cannot be written (finished files stay complete).
+is written) or a store that cannot be written (finished files stay complete), 130 when
+stopped by Ctrl-C and 143 by SIGTERM (one line says what is stored).
 
 In a multirun (``-m``) a job that fails raises :class:`pipeline.launchers.JobFailed`
 instead of exiting, because a job may run in another process (joblib), on a Dask worker or
@@ -367,7 +368,8 @@ def stop_on_first_ctrl_c() -> None:
     while the cluster closes neither interrupts the closing with tracebacks (273 lines) nor
     kills the process at exit.  The workers of a LocalCluster ignore Ctrl-C themselves
     (pipeline.backends.worker_setup).  Left alone where Ctrl-C is not Python's default (a
-    background job ignores it).
+    background job ignores it).  SIGTERM (a scheduler's kill, ``timeout``) is handled the
+    same way, where it is the default (the line then names SIGTERM, exit status 143).
 
     A Ctrl-C whose KeyboardInterrupt is raised inside a finalizer (a weakref callback or a
     ``__del__`` the collector runs; the summary stage makes many) cannot stop the code the
@@ -375,11 +377,15 @@ def stop_on_first_ctrl_c() -> None:
     and the run would go on to exit 0 with every later Ctrl-C ignored.  Such a
     KeyboardInterrupt is not printed; the Ctrl-C is delivered again 5 ms later
     (``sys.unraisablehook``)."""
+    handled = False
     if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, stopped_while_starting):
         signal.signal(signal.SIGTERM, _first_stop)  # a scheduler's kill, timeout: as Ctrl-C
-    if signal.getsignal(signal.SIGINT) not in (signal.default_int_handler, stopped_while_starting):
+        handled = True
+    if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, stopped_while_starting):
+        signal.signal(signal.SIGINT, _first_stop)
+        handled = True
+    if not handled:
         return
-    signal.signal(signal.SIGINT, _first_stop)
     others = sys.unraisablehook
 
     def raised_again(unraisable: Any) -> None:
