@@ -466,6 +466,7 @@ def test_ctrl_c_in_a_joblib_multirun_says_what_each_job_stored(tmp_path):
     assert "leaked" not in err
 
 
+@pytest.mark.slow
 def test_sigterm_says_what_is_stored_and_kept_and_the_next_run_resumes(tmp_path):
     """SIGTERM to the driver (a scheduler's kill, ``timeout``) stops the run as Ctrl-C does:
     one line naming SIGTERM, what is stored and the unfinished task's checkpoints kept, exit
