@@ -2,7 +2,8 @@
 
 A thin Hydra entry point around :func:`pipeline.run.run_study`.  Exit status: 0 when every
 task succeeded, 1 when some task failed (their rows say why), 2 for a bad config (nothing
-is written) or a store that cannot be written (finished files stay complete).
+is written) or a store that cannot be written (finished files stay complete), 130 when
+stopped by Ctrl-C and 143 by SIGTERM (one line says what is stored).
 
 In a multirun (``-m``) a job that fails raises :class:`pipeline.launchers.JobFailed`
 instead of exiting, because a job may run in another process (joblib), on a Dask worker or
@@ -11,6 +12,11 @@ of the sweep and then exits with the status of the first failed job.
 """
 
 from __future__ import annotations
+
+if __name__ == "__main__":  # python pipeline/__main__.py: Ctrl-C is one line while modules import
+    from pipeline.ctrl_c import starting
+
+    starting()
 
 import errno
 import os
@@ -22,11 +28,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-if __name__ == "__main__":  # python -m pipeline: Ctrl-C is one line while the modules below import
-    from pipeline.ctrl_c import starting
-
-    starting()
-
 import hydra
 import yaml
 from hydra.core.hydra_config import HydraConfig
@@ -36,16 +37,17 @@ from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.config import StudyError, conf_dir, short_repr
-from pipeline.ctrl_c import NOTHING_STORED, stopped_while_starting
+from pipeline.ctrl_c import exit_status, nothing_written, stop_name, stopped_while_starting
 from pipeline.heap import frozen_for_exit
-from pipeline.launchers import JobFailed, check_launcher, is_multirun
+from pipeline.launchers import JobFailed, check_launcher, is_multirun, remember_command
 from pipeline.run import run_study
 from pipeline.store import StoreError, stored_ids
 from pipeline.sweep_check import SweepRefused, sweep_stopped_message
+from pipeline.task_context import CHECKPOINTS
 
 CHOICE_GROUPS = ("study", "cluster", "paths")
 _failed_tasks: list[int] = []
-_ctrl_c_pressed: list[int] = []  # not empty once the command's Ctrl-C handler ran
+_ctrl_c_pressed: list[int] = []  # the signal (SIGINT, SIGTERM) that stopped the command
 
 
 def search_dirs(argv: list[str]) -> list[Path]:
@@ -462,7 +464,8 @@ def stop_on_first_ctrl_c() -> None:
     while the cluster closes neither interrupts the closing with tracebacks (273 lines) nor
     kills the process at exit.  The workers of a LocalCluster ignore Ctrl-C themselves
     (pipeline.backends.worker_setup).  Left alone where Ctrl-C is not Python's default (a
-    background job ignores it).
+    background job ignores it).  SIGTERM (a scheduler's kill, ``timeout``) is handled the
+    same way, where it is the default (the line then names SIGTERM, exit status 143).
 
     A Ctrl-C whose KeyboardInterrupt is raised inside a finalizer (a weakref callback or a
     ``__del__`` the collector runs; the summary stage makes many) cannot stop the code the
@@ -470,42 +473,82 @@ def stop_on_first_ctrl_c() -> None:
     and the run would go on to exit 0 with every later Ctrl-C ignored.  Such a
     KeyboardInterrupt is not printed; the Ctrl-C is delivered again 5 ms later
     (``sys.unraisablehook``)."""
-    if signal.getsignal(signal.SIGINT) not in (signal.default_int_handler, stopped_while_starting):
+    handled = False
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, stopped_while_starting):
+        signal.signal(signal.SIGTERM, _first_stop)  # a scheduler's kill, timeout: as Ctrl-C
+        handled = True
+    if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, stopped_while_starting):
+        signal.signal(signal.SIGINT, _first_stop)
+        handled = True
+    if not handled:
         return
-
-    def first(signum: int, frame: Any) -> None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _ctrl_c_pressed.append(signum)
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, first)
     others = sys.unraisablehook
 
     def raised_again(unraisable: Any) -> None:
         if not isinstance(unraisable.exc_value, KeyboardInterrupt):
             others(unraisable)
             return
-        signal.signal(signal.SIGINT, first)
+        stop = _stop_signal() or signal.SIGINT
+        signal.signal(stop, _first_stop)
         # Ctrl-C again, a moment later: first() then runs in the main thread's own code (run
         # here or at once, it would be raised in this hook, and lost again)
-        again = threading.Timer(0.005, os.kill, (os.getpid(), signal.SIGINT))
+        again = threading.Timer(0.005, os.kill, (os.getpid(), stop))
         again.daemon = True
         again.start()
 
     sys.unraisablehook = raised_again
 
 
+def _first_stop(signum: int, frame: Any) -> None:
+    """The first Ctrl-C or SIGTERM: KeyboardInterrupt; every later one of either is ignored."""
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(stop) is _first_stop:
+            signal.signal(stop, signal.SIG_IGN)
+    _ctrl_c_pressed.append(signum)
+    raise KeyboardInterrupt
+
+
+def _stop_signal() -> int | None:
+    """The signal that stopped the command (None: a KeyboardInterrupt of Python's own)."""
+    return _ctrl_c_pressed[0] if _ctrl_c_pressed else None
+
+
 def stopped_message(report: Any, rerun: str = "") -> str:
-    """The one line printed on Ctrl-C: stopped, what is stored, how to resume (``rerun``:
-    the command that writes the summary, for a stop while the summary was written)."""
+    """The one line printed on Ctrl-C (or SIGTERM): stopped, what is stored, what is kept,
+    how to resume (``rerun``: the command that writes the summary, for a stop while the
+    summary was written).  Before a stage began nothing was written."""
+    how = stop_name(_stop_signal())
     if report is not None and report.stage == "summary":
         return summary_stopped_message(report, rerun)
-    if report is None or report.computed + report.skipped == 0:
-        return NOTHING_STORED
+    if report is None or report.stage is None:
+        return nothing_written(_stop_signal() or signal.SIGINT)
+    kept = kept_checkpoints(report.study_dir)
+    if report.computed + report.skipped == 0:
+        if not kept:
+            return f"stopped ({how}) before any task finished; nothing was stored"
+        return f"stopped ({how}) before any task finished; no task was stored; {kept}"
+    kept = f"; {kept}" if kept else ""
     return (
-        f"stopped (Ctrl-C): {report.computed} task(s) of {report.planned} computed in this run "
-        f"and stored in {report.study_dir / 'results'} with the {report.skipped} stored before; "
-        "run the same command again to compute the rest (stored tasks are skipped)"
+        f"stopped ({how}): {report.computed} task(s) of {report.planned} computed in this run "
+        f"and stored in {report.study_dir / 'results'} with the {report.skipped} stored before"
+        f"{kept}; run the same command again to compute the rest (stored tasks are skipped)"
+    )
+
+
+def kept_checkpoints(study_dir: Path) -> str:
+    """What the unfinished tasks' checkpoints keep, for the one line on a stop ("" if none):
+    the next run of the same command resumes each task from its own."""
+    folder = study_dir / CHECKPOINTS
+    try:
+        with os.scandir(folder) as entries:
+            tasks = [e for e in entries if e.name != "shared" and e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return ""
+    if not tasks:
+        return ""
+    return (
+        f"the checkpoints of {len(tasks)} unfinished task(s) are kept in {folder} "
+        "(the same command resumes them)"
     )
 
 
@@ -524,7 +567,7 @@ def summary_stopped_message(report: Any, rerun: str) -> str:
     )
     rerun = rerun or "the same command with stage=summary"
     return (
-        f"stopped (Ctrl-C) while writing the summary: {this_run}{held}; "
+        f"stopped ({stop_name(_stop_signal())}) while writing the summary: {this_run}{held}; "
         f"to write the summary: {rerun}"
     )
 
@@ -593,13 +636,15 @@ def main() -> None:
 
 
 def exit_stopped(exc: KeyboardInterrupt) -> None:
-    """Ctrl-C: the one line, exit 130.  In a multirun, what each study folder of the sweep
-    stored (its jobs may run in other processes: the driver reads their stores)."""
-    line = sweep_stopped_message() if is_multirun(sys.argv[1:]) else None
+    """Ctrl-C: the one line, exit 130 (SIGTERM: 143).  In a multirun, what each study folder
+    of the sweep stored (its jobs may run in other processes: the driver reads their
+    stores)."""
+    how = stop_name(_stop_signal())
+    line = sweep_stopped_message(how) if is_multirun(sys.argv[1:]) else None
     if line is None:
         line = str(exc) if isinstance(exc, Stopped) else stopped_message(None)
     print(f"\n{line}", file=sys.stderr)
-    sys.exit(130)
+    sys.exit(exit_status(_stop_signal()))
 
 
 def _main() -> None:
@@ -703,6 +748,7 @@ def cli() -> None:
     ends with it, so the interpreter's last collection is skipped (:mod:`pipeline.heap`:
     0.2-0.5 s of every command's exit)."""
     stop_on_first_ctrl_c()
+    remember_command()  # the command a multirun job in another process names
     try:
         main()
     finally:

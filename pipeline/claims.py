@@ -55,6 +55,7 @@ import numpy as np
 
 from pipeline.config import StudyError, checked_study, short_repr
 from pipeline.ids import ID_LENGTH, IdSet
+from pipeline.launchers import user_command
 from pipeline.locking import OWNER_ONLY, command_line, holders_text, not_ours, owner_only, visible
 from pipeline.safe_paths import ensure_dir, open_regular, regular_files
 from pipeline.study import Plan, named_tasks, planned
@@ -303,8 +304,10 @@ def _written(run: StudyRun) -> Claim:
 
 
 def _command(limit: int = 160) -> str:
-    """This process's command line for a message (``python -m pipeline ...``), one line."""
-    text = command_line(os.getpid(), limit=limit)
+    """The command line of this run for a message (``python -m pipeline ...``), one line: a
+    multirun job's is the user's command, not its worker process's."""
+    given = user_command()
+    text = visible(given, limit) if given else command_line(os.getpid(), limit=limit)
     if text == "?":
         text = " ".join(sys.argv)[:limit]
     return " ".join(text.split())

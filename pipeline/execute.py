@@ -68,10 +68,27 @@ def _task_rows(tid: str, task: dict, study: str, timeout, cluster) -> list[Row]:
     try:
         out = _solved(task, timeout, cluster)
     except Exception as exc:  # a failing task becomes a row; the study goes on
+        stop = ctrl_c_inside(exc)
+        if stop is not None:  # Ctrl-C, not a failure of the task: the run stops
+            raise stop from None
         out = [error_row(task, exc)]
     for row in out:
         row["task_id"], row["study"] = tid, study
     return out
+
+
+def ctrl_c_inside(exc: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt an error stands for, or None: a compiled function interrupted by
+    Ctrl-C (a Numba kernel's call) raises ``SystemError: ... returned a result with an
+    exception set`` with the KeyboardInterrupt as its cause; a library may wrap it likewise."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
+            return link
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return None
 
 
 def _solved(task: dict, timeout: float | None, cluster: Any) -> list[Row]:

@@ -7,7 +7,9 @@ the config group option; this check names the package to install (or Slurm to st
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
+import sys
 from collections.abc import Sequence
 
 from pipeline.config import StudyError
@@ -85,6 +87,25 @@ class JobFailed(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+COMMAND_ENV = "GUESSLAB_COMMAND"  # "<pid> <command line>" of the command a job belongs to
+
+
+def remember_command() -> None:
+    """Note this command's line in the environment, for the processes its multirun's jobs
+    run in (a joblib launcher's loky workers, a dask launcher's workers) to name it: a job's
+    own command line is its worker's (``python -m joblib.externals.loky...``)."""
+    os.environ[COMMAND_ENV] = f"{os.getpid()} {' '.join(sys.orig_argv)}"
+
+
+def user_command() -> str | None:
+    """The command line of the command this process runs a job of, when it runs in another
+    process (None in the command's own process, or outside any)."""
+    pid, _, command = os.environ.get(COMMAND_ENV, "").partition(" ")
+    if not command.strip() or pid == str(os.getpid()):
+        return None
+    return command
 
 
 def is_multirun(argv: Sequence[str]) -> bool:

@@ -132,10 +132,10 @@ def job_config(config: DictConfig, overrides: list[str], loader: Any = None) -> 
     return OmegaConf.to_container(job, resolve=True)
 
 
-def sweep_stopped_message() -> str | None:
-    """The one line on Ctrl-C in a multirun: for each study folder the sweep's jobs write,
-    the tasks stored since the sweep began and in all, and how to resume; None when the
-    sweep had not begun (then no job stored anything).
+def sweep_stopped_message(how: str = "Ctrl-C") -> str | None:
+    """The one line on Ctrl-C (or what ``how`` names) in a multirun: for each study folder
+    the sweep's jobs write, the tasks stored since the sweep began and in all, and how to
+    resume; None when the sweep had not begun (then no job stored anything).
 
     The driver reads the stores itself: a job may run in another process (joblib, Slurm, a
     Dask worker) that Ctrl-C ends before it can say what it stored.  A file's name holds
@@ -163,6 +163,6 @@ def sweep_stopped_message() -> str | None:
             f"in {results}"
         )
     return (
-        f"stopped (Ctrl-C) in a multirun of {len(jobs)} job(s); {'; '.join(said)}; "
+        f"stopped ({how}) in a multirun of {len(jobs)} job(s); {'; '.join(said)}; "
         "run the same command again to compute the rest (stored tasks are skipped)"
     )

@@ -363,3 +363,34 @@ def test_pair_ties_are_accepted_exactly_where_the_parameter_table_says(strategy,
     else:
         assert refused.value.key == "method" and refused.value.value == method
     assert "method=ranked" not in str(refused.value) or method == "ranked"
+
+
+def test_ctrl_c_inside_a_layer_kernel_is_raised_once_the_kernel_returns():
+    """A compiled layer kernel calls back into Python for its run-time constants
+    (``_numba_unpickle``); Ctrl-C whose handler would run there is raised as
+    KeyboardInterrupt once the kernel has returned, never inside it (where it became
+    ``SystemError: ... returned a result with an exception set``, or a segmentation fault)."""
+    import os
+    import signal
+    import sys
+
+    in_memory.solve([2, 2])  # compiled, or loaded from the cache, before the test proper
+    sent: list[str] = []
+
+    def ctrl_c_in_the_kernel(frame, event, arg) -> None:
+        caller = frame.f_back.f_code.co_name if frame.f_back else ""
+        if event == "call" and frame.f_code.co_name == "_numba_unpickle" and caller == "solve":
+            sys.setprofile(None)
+            sent.append(caller)
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, its handler run in the callback
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        sys.setprofile(ctrl_c_in_the_kernel)
+        with pytest.raises(KeyboardInterrupt) as stop:
+            in_memory.solve([4, 4, 4, 4])
+    finally:
+        sys.setprofile(None)
+        signal.signal(signal.SIGINT, before)
+    assert sent == ["solve"]
+    assert stop.value.__cause__ is None and stop.value.__context__ is None

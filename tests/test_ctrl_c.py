@@ -19,12 +19,14 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from nap_driver import nap_overrides, register_nap
-from tests_support import as_a_terminal_job, cli_in_process
+from tests_support import as_a_terminal_job, cli_in_process, interruptible
 
 import pipeline.__main__ as command
+import pipeline.execute
+import pipeline.run
 import pipeline.summary
 from pipeline import store
-from pipeline.ctrl_c import NOTHING_STORED
+from pipeline.ctrl_c import NOTHING_WRITTEN, nothing_written
 
 NAP_DRIVER = ROOT / "tests" / "nap_driver.py"
 
@@ -136,9 +138,53 @@ def test_ctrl_c_while_the_command_imports_its_modules_is_one_line(tmp_path, prog
         return _loaded(pid, "/_yaml.")
 
     status, out, err = interrupt(command, importing, 1, poll=0.001)
-    line = assert_one_line(status, out, err, NOTHING_STORED)
-    assert line == NOTHING_STORED
+    line = assert_one_line(status, out, err, NOTHING_WRITTEN)
+    assert line == NOTHING_WRITTEN
     assert not any(tmp_path.iterdir())
+
+
+# Installed as the child's sitecustomize: SIGNAL to the process itself when it first opens a
+# file whose path holds every word of AT (reading a module's code, a config file)
+AT_A_MOMENT = """
+import os, signal, sys
+
+def _stop_once(event, args, sent=[]):
+    path = args[0] if event == "open" and args and isinstance(args[0], str) else ""
+    if not sent and all(word in path for word in os.environ["STOP_AT"].split()):
+        sent.append(path)
+        os.kill(os.getpid(), int(os.environ["STOP_SIGNAL"]))
+
+sys.addaudithook(_stop_once)
+"""
+
+
+@pytest.mark.parametrize(
+    ("stop", "at"),
+    [
+        (signal.SIGINT, "pipeline __main__"),  # Python reads the command's module
+        (signal.SIGTERM, "pipeline __main__"),
+        (signal.SIGINT, "hydra __init__"),  # the command imports its modules
+        (signal.SIGINT, "conf config.yaml"),  # the config files are checked
+    ],
+)
+def test_a_stop_at_any_moment_of_the_commands_start_is_one_line(tmp_path, stop, at):
+    """From the moment Python looks for ``python -m pipeline``'s code, Ctrl-C is the one line
+    and exit 130, SIGTERM the same line naming it and exit 143; nothing is written."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(AT_A_MOMENT)
+    path = os.pathsep.join(p for p in (str(hook), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "STOP_AT": at, "STOP_SIGNAL": str(int(stop))}
+    outputs = tmp_path / "outputs"
+    command_line = [sys.executable, "-m", "pipeline", "cluster=sync", f"paths.outputs={outputs}"]
+    done = subprocess.run(
+        command_line, capture_output=True, text=True, cwd=ROOT, env=env, preexec_fn=interruptible
+    )
+    how = "Ctrl-C" if stop == signal.SIGINT else "SIGTERM"
+    assert done.returncode == 128 + stop, done.stderr
+    line = f"stopped ({how}) while starting; nothing was written"
+    assert done.stderr.split() == line.split() == nothing_written(stop).split()
+    assert not outputs.exists()
 
 
 def test_ctrl_c_while_the_config_files_are_checked_is_one_line(monkeypatch, capsys):
@@ -154,7 +200,7 @@ def test_ctrl_c_while_the_config_files_are_checked_is_one_line(monkeypatch, caps
     except KeyboardInterrupt:
         pytest.fail("a KeyboardInterrupt (a traceback) instead of the one line")
     assert status == 130
-    assert capsys.readouterr().err.split() == NOTHING_STORED.split()
+    assert capsys.readouterr().err.split() == NOTHING_WRITTEN.split()
 
 
 def _nap_study(outputs: Path) -> list[str]:
@@ -191,6 +237,26 @@ def test_ctrl_c_while_the_summary_is_written_says_what_is_stored(outputs, monkey
     assert "5 results: 5 ok" in (outputs / "naps" / "summary.md").read_text()
 
 
+def test_ctrl_c_before_the_summary_stage_begins_says_nothing_was_written(
+    outputs, monkeypatch, capsys
+):
+    """Ctrl-C in the first moments of ``stage=summary`` on a study whose store holds tasks
+    (its folder checked, nothing read or written yet): the one line says nothing was
+    written, never that nothing is stored."""
+    register_nap()
+    assert cli_in_process(monkeypatch, capsys, *_nap_study(outputs), "stage=run")[0] == 0
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(pipeline.run, "check_summary_target", interrupted)
+        status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs), "stage=summary")
+    assert status == 130
+    assert err.strip() == NOTHING_WRITTEN == "stopped (Ctrl-C) while starting; nothing was written"
+    assert len(store.load_results(outputs / "naps")) == 5
+
+
 def _commands_ctrl_c(monkeypatch) -> None:
     """The command's own Ctrl-C handling in this process, as ``guesslab`` sets it up; the
     caller puts Python's back (see :func:`_pythons_ctrl_c`)."""
@@ -201,6 +267,7 @@ def _commands_ctrl_c(monkeypatch) -> None:
 
 def _pythons_ctrl_c(hook) -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     sys.unraisablehook = hook
 
 
@@ -228,6 +295,47 @@ def test_ctrl_c_that_a_library_turns_into_its_own_error_is_still_the_one_line(
     assert status == 130
     (line,) = err.strip().splitlines()
     assert line.startswith("stopped (Ctrl-C) while writing the summary: 5 task(s) computed")
+
+
+def test_ctrl_c_inside_a_compiled_kernel_stops_the_run_and_stores_no_failure(
+    outputs, monkeypatch, capsys
+):
+    """Ctrl-C inside a Numba kernel's call on ``cluster=sync`` surfaces as ``SystemError:
+    CPUDispatcher(...) returned a result with an exception set``, the KeyboardInterrupt its
+    cause: the run stops with the one line, exit 130, the tasks before it stored and no row
+    of the interrupted task."""
+    register_nap()
+    solved = pipeline.execute.solve
+    calls: list[dict] = []
+
+    def kernel_interrupted(task, **kwargs):
+        calls.append(task)
+        if len(calls) < 3:
+            return solved(task, **kwargs)
+        try:
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C, inside the compiled call
+        except KeyboardInterrupt as exc:
+            raise SystemError(
+                "CPUDispatcher(<function layer_values>) returned a result with an exception set"
+            ) from exc
+
+    hook = sys.unraisablehook
+    try:
+        _commands_ctrl_c(monkeypatch)
+        monkeypatch.setattr(pipeline.execute, "solve", kernel_interrupted)
+        one_a_batch = "run.batch_size=1"
+        status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs), one_a_batch)
+    finally:
+        _pythons_ctrl_c(hook)
+    results = outputs / "naps" / "results"
+    assert status == 130, err
+    (line,) = err.strip().splitlines()
+    assert line.startswith(
+        f"stopped (Ctrl-C): 2 task(s) of 5 computed in this run and stored in {results}"
+    )
+    stored = store.load_results(outputs / "naps")
+    assert len(stored) == 2 and set(stored["status"]) == {"ok"}
+    assert not (outputs / "naps" / "summary.md").exists()
 
 
 def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_command(monkeypatch, capsys):
@@ -282,6 +390,48 @@ def test_ctrl_c_does_not_log_the_finished_batches_the_stopped_workers_held():
 
 
 @pytest.mark.slow
+def test_a_cluster_stopped_by_ctrl_c_closes_without_a_word_from_dask_tornado_or_asyncio(
+    monkeypatch,
+):
+    """From Ctrl-C until the LocalCluster has closed, what its scheduler, its connections and
+    the event loop log while they go down (``Couldn't gather keys: {...: 'forgotten'}``, a
+    TLS handshake cut short) stays off the output; their loggers speak again afterwards."""
+    from pipeline.backends import local, open_runner
+
+    said: list[str] = []
+
+    class Said(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(f"{record.name}: {record.getMessage()}")
+
+    names = ("distributed.scheduler", "distributed.comm.tcp", "tornado.general", "asyncio")
+    stopping = local.stop_workers_now
+
+    def closing_cluster_logs(*args, **kwargs):  # what a stopped cluster's pieces may log
+        for name in names:
+            logging.getLogger(name).error("Couldn't gather keys: {'last_log_chunk-1': 'forgotten'}")
+        return stopping(*args, **kwargs)
+
+    monkeypatch.setattr(local, "stop_workers_now", closing_cluster_logs)
+    handler = Said()
+    for name in names:
+        logging.getLogger(name).addHandler(handler)
+    try:
+        with (
+            pytest.raises(KeyboardInterrupt),
+            open_runner({"kind": "local", "n_workers": 1, "start_method": "fork"}),
+        ):
+            raise KeyboardInterrupt
+        assert said == []
+        for name in names:
+            logging.getLogger(name).error("after the stop")
+        assert said == [f"{name}: after the stop" for name in names]
+    finally:
+        for name in names:
+            logging.getLogger(name).removeHandler(handler)
+
+
+@pytest.mark.slow
 def test_ctrl_c_in_a_joblib_multirun_says_what_each_job_stored(tmp_path):
     """The jobs run in loky worker processes: the driver said "nothing was stored" while both
     studies held rows, and Python's resource tracker printed two "leaked semaphore" lines."""
@@ -314,3 +464,47 @@ def test_ctrl_c_in_a_joblib_multirun_says_what_each_job_stored(tmp_path):
         "run the same command again to compute the rest (stored tasks are skipped)"
     )
     assert "leaked" not in err
+
+
+@pytest.mark.slow
+def test_sigterm_says_what_is_stored_and_kept_and_the_next_run_resumes(tmp_path):
+    """SIGTERM to the driver (a scheduler's kill, ``timeout``) stops the run as Ctrl-C does:
+    one line naming SIGTERM, what is stored and the unfinished task's checkpoints kept, exit
+    143; the same command then resumes the task from them."""
+    from test_longtask_pipeline import guesslab, guesslab_cmd, markers, stored, toy_env, toy_folder
+
+    folder = toy_folder(tmp_path, layers=4)
+    gate = tmp_path / "gate"
+    gate.touch()  # the task waits at layer 2 while this file exists
+    env = toy_env(folder, TOY_GATE=str(gate), TOY_GATE_AT="2")
+    checkpoints = folder / "out" / "toy" / "checkpoints"
+    driver = subprocess.Popen(
+        guesslab_cmd(folder, "cluster=sync", "run.progress=false"),
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=as_a_terminal_job,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(checkpoints.glob("*/.seals/layer-*.json"))) < 2:
+            assert driver.poll() is None and time.monotonic() < deadline, driver.communicate()
+            time.sleep(0.02)
+        driver.send_signal(signal.SIGTERM)  # the driver alone, as `timeout` sends it
+        out, err = driver.communicate(timeout=60)
+    finally:
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+            driver.communicate()
+    assert driver.returncode == 143, err
+    (line,) = [line for line in err.splitlines() if line.strip()]
+    assert line == (
+        "stopped (SIGTERM) before any task finished; no task was stored; the checkpoints of 1 "
+        f"unfinished task(s) are kept in {checkpoints} (the same command resumes them)"
+    )
+    gate.unlink()
+    assert guesslab(folder, "cluster=sync", "run.progress=false").returncode == 0
+    assert list(stored(folder)["total"]) == [0 + 1 + 4 + 9]
+    assert markers(folder) == ["layer-000", "layer-001", "layer-002", "layer-003"]  # once each

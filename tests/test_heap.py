@@ -30,7 +30,10 @@ def test_no_cyclic_gc_pauses_the_collector_and_leaves_it_as_it_was(enabled):
 
 def test_the_command_freezes_the_heap_on_its_way_out_even_when_it_fails(monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["guesslab", "study=no_such_study"])
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)  # the command sets its own
+    monkeypatch.delenv("GUESSLAB_COMMAND", raising=False)  # and notes its command line
     before = gc.get_freeze_count()
+    handlers = {stop: signal.getsignal(stop) for stop in (signal.SIGINT, signal.SIGTERM)}
     try:
         with pytest.raises(SystemExit) as exc:
             cli()
@@ -38,6 +41,8 @@ def test_the_command_freezes_the_heap_on_its_way_out_even_when_it_fails(monkeypa
         assert gc.get_freeze_count() > before
     finally:
         gc.unfreeze()  # this test process goes on
+        for stop, handler in handlers.items():
+            signal.signal(stop, handler)
     assert "study='no_such_study': unknown study" in capsys.readouterr().err
 
 
@@ -58,9 +63,10 @@ def test_the_guesslab_command_is_the_freezing_entry_point(monkeypatch):
     assert script.value == "pipeline.command:cli"  # Ctrl-C handled before the heavy imports
     ran = []
     monkeypatch.setattr("pipeline.__main__.cli", lambda: ran.append("cli"))
-    previous = signal.getsignal(signal.SIGINT)
+    previous = {stop: signal.getsignal(stop) for stop in (signal.SIGINT, signal.SIGTERM)}
     try:
         script.load()()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for stop, handler in previous.items():
+            signal.signal(stop, handler)
     assert ran == ["cli"]  # then pipeline.__main__.cli, which freezes the heap on its way out

@@ -145,3 +145,47 @@ def test_a_multirun_with_a_bad_job_config_exits_2_and_runs_the_good_jobs(tmp_pat
     assert "study.grid.deck=[3, -1]" in res.stderr
     rows = store.load_results(tmp_path / "paper")
     assert set(rows["deck"]) == {"2,2"} and (rows["status"] == "ok").all()
+
+
+@pytest.mark.slow
+def test_a_run_refused_by_a_joblib_job_names_the_users_command(tmp_path):
+    """A joblib multirun's job computes in a loky worker process; a second run of its tasks
+    is refused naming the command the user typed (``python -m pipeline -m ...``), not the
+    worker's (``... joblib.externals.loky ...``)."""
+    import time
+
+    from test_longtask_pipeline import guesslab, toy_env, toy_folder
+
+    folder = toy_folder(tmp_path, layers=3)
+    gate = tmp_path / "gate"
+    gate.touch()  # each job waits at layer 1 while this file exists
+    env = toy_env(folder, TOY_GATE=str(gate), TOY_GATE_AT="1")
+    joblib = ("hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "study.name=toy,toy_b")
+    studies = ("--config-dir", str(folder / "studies"), "study=toy", "paths.outputs=out")
+    multirun = subprocess.Popen(
+        tests_support.pipeline_command(
+            "-m", *studies, *joblib, "cluster=sync", "run.progress=false"
+        ),
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        claims = folder / "out" / "toy" / ".claims"
+        deadline = time.monotonic() + 120
+        while not list(claims.glob("*.json")) or not all(
+            p.stat().st_size for p in claims.glob("*.json")
+        ):
+            assert multirun.poll() is None and time.monotonic() < deadline, multirun.communicate()
+            time.sleep(0.05)
+        refused = guesslab(folder, "cluster=sync", "run.progress=false")
+    finally:
+        gate.unlink()
+        out, err = multirun.communicate(timeout=300)
+    assert refused.returncode == 2, refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert "another run is computing" in line and "loky" not in line, line
+    assert f"python -m pipeline -m --config-dir {folder / 'studies'} study=toy" in line, line
+    assert multirun.returncode == 0, err

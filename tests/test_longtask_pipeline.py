@@ -719,7 +719,8 @@ time.sleep(300)
 def test_ctrl_c_while_a_task_waits_for_its_other_computation_stops_the_run_at_once(tmp_path):
     """A run whose task waits for another computation holding its checkpoints (here a
     process holding the lock, as a worker of a killed run would) stops on Ctrl-C at once,
-    exit 130, saying truly that nothing was stored; the other computation's pieces stay."""
+    exit 130, saying truly that no task was stored and the task's checkpoints are kept; the
+    other computation's pieces stay."""
     n = 6
     folder = toy_folder(tmp_path, layers=n, sleep=0.2)
     committed = _run_and_kill(folder, n, "cluster=sync", "run.progress=false")
@@ -747,5 +748,6 @@ def test_ctrl_c_while_a_task_waits_for_its_other_computation_stops_the_run_at_on
         holder.kill()
         holder.wait()
     assert run.returncode == 130, out
-    assert "stopped (Ctrl-C) before any task finished; nothing was stored" in out
+    kept = f"the checkpoints of 1 unfinished task(s) are kept in {checkpoints} (the same command"
+    assert f"stopped (Ctrl-C) before any task finished; no task was stored; {kept}" in out
     assert sealed_layers(checkpoints) == committed

@@ -10,6 +10,7 @@ cluster spreads out.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,9 +32,16 @@ def execute_job(
     config: DictConfig,
     task_function: TaskFunction,
     singleton_state: dict[Any, Any],
+    command: str | None = None,
 ) -> JobReturn:
-    """The JobReturn of one job, run here (a failed job's JobFailed is in it, as Hydra does)."""
+    """The JobReturn of one job, run here (a failed job's JobFailed is in it, as Hydra does);
+    ``command``: the driver's, which the job names as its own (a claim's command line)."""
     from hydra.core.hydra_config import HydraConfig
+
+    from pipeline.launchers import COMMAND_ENV
+
+    if command is not None:
+        os.environ[COMMAND_ENV] = command
 
     setup_globals()
     Singleton.set_state(singleton_state)
@@ -85,8 +93,15 @@ class DaskLauncher(Launcher):
     def _run_all(self, cluster: dict, jobs: list[tuple[int, list[str]]]) -> list[JobReturn]:
         from pipeline.backends import open_runner
         from pipeline.config import StudyError
+        from pipeline.launchers import COMMAND_ENV
 
-        args = (self.hydra_context, self.config, self.task_function, Singleton.get_state())
+        args = (
+            self.hydra_context,
+            self.config,
+            self.task_function,
+            Singleton.get_state(),
+            os.environ.get(COMMAND_ENV),  # a worker elsewhere does not inherit it
+        )
         try:
             with open_runner(cluster) as runner:  # checked first
                 log.info(f"dask launcher: {len(jobs)} jobs on {runner.description}")

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
-from pipeline.backends.base import Runner, Workers
+from pipeline.backends.base import Runner, Workers, quiet_while_stopping
 from pipeline.config import cluster_config
 
 __all__ = ["Backend", "open_runner"]
@@ -56,8 +56,9 @@ class Backend:
         return self._workers
 
     def open(self) -> AbstractContextManager[Runner]:
-        """A Runner on the workers; what the backend started is closed on exit."""
-        return self.module.open(self.cluster, self.workers())
+        """A Runner on the workers; what the backend started is closed on exit, without a
+        word from Dask once Ctrl-C stopped the run (:func:`.base.quiet_while_stopping`)."""
+        return quiet_while_stopping(self.module.open(self.cluster, self.workers()))
 
 
 def open_runner(cluster: Mapping[str, Any]) -> AbstractContextManager[Runner]:

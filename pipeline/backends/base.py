@@ -118,6 +118,38 @@ def quiet_dask_logs() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
+STOPPING_QUIET = ("distributed", "tornado", "asyncio")  # what a closing cluster logs through
+
+
+@contextlib.contextmanager
+def quiet_while_stopping(opened: contextlib.AbstractContextManager[Any]) -> Iterator[Any]:
+    """``opened`` (a backend's Runner), whose cluster closes without a word once Ctrl-C (or
+    SIGTERM) stopped the run: from the KeyboardInterrupt until the cluster has closed, Dask's,
+    Tornado's and asyncio's loggers are silent.  A stopped cluster's scheduler logged
+    "Couldn't gather keys: {'last_log_chunk-...': 'forgotten'}" (a split task's chunks, their
+    workers stopped), and a connection cut mid-handshake a TLS error; the run's one line says
+    what happened.  Their levels are put back once the cluster has closed."""
+    levels: dict[str, int] = {}
+    try:
+        with opened as runner:
+            try:
+                yield runner
+            except KeyboardInterrupt:
+                names = [
+                    name
+                    for name in logging.root.manager.loggerDict
+                    if name.split(".")[0] in STOPPING_QUIET
+                ]
+                for name in {*STOPPING_QUIET, *names}:
+                    logger = logging.getLogger(name)
+                    levels[name] = logger.level
+                    logger.setLevel(logging.CRITICAL + 1)
+                raise
+    finally:
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
+
+
 def tls_files(tls: Any, *, key_prefix: str = "cluster.tls") -> dict[str, str] | None:
     """The three TLS files (expanded paths) when any is set, else None; checks they exist."""
     given = tls.given()

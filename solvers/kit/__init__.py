@@ -8,7 +8,9 @@
 - :mod:`solvers.kit.summary_parts`: what ``summary.md`` is made of: Markdown tables and text,
   PNG plots;
 - :mod:`solvers.kit.report_sections`: what ``report.html`` is made of: sections of tables
-  and interactive Plotly figures.
+  and interactive Plotly figures;
+- :mod:`solvers.kit.compiled`: calls of compiled kernels that Ctrl-C cannot break (it is
+  raised once the kernel returns).
 
 :mod:`solvers` imports this package but none of its modules: a worker that solves tasks
 never loads matplotlib or Plotly.

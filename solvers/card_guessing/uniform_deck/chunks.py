@@ -25,6 +25,7 @@ import numpy as np
 
 from solvers.card_guessing.uniform_deck import last_layer, values
 from solvers.card_guessing.uniform_deck.ranks import POLICIES, Codes, codes, log_factorials
+from solvers.kit.compiled import ctrl_c_held
 
 # ranks a layer chunk computes per kernel call, after which the pages of the next layer it
 # mapped are dropped from the process: in one call, a chunk of 16.8 million ranks of 11 types
@@ -89,7 +90,8 @@ def layer_chunk(deck, layer, lo, hi, policy, window, next_path, next_width, out_
     feasible, code, args = 0, POLICIES[policy], cd.kernel_args()
     for a in range(lo, hi, SUB):
         b = min(hi, a + SUB)
-        out, best = values.layer_values(layer, a, b, code, window, *args, nxt)
+        with ctrl_c_held():  # Ctrl-C stops the chunk once the kernel returns
+            out, best = values.layer_values(layer, a, b, code, window, *args, nxt)
         _unmap_pages(nxt)
         _pwrite(out_path, out, a * ROW * 8)
         _pwrite(best_path, best, a)
@@ -113,7 +115,8 @@ def last_t_chunk(deck, lo, hi, t_path, log_path):
     seconds)."""
     cpu = time.process_time()
     cd = _codes(tuple(deck))
-    t = last_layer.unconfirmed(cd.n_cards, lo, hi, *cd.kernel_args())
+    with ctrl_c_held():
+        t = last_layer.unconfirmed(cd.n_cards, lo, hi, *cd.kernel_args())
     _pwrite(t_path, t, lo)
     _pwrite(log_path, np.full(hi - lo, -np.inf), lo * 8)
     hist = np.bincount(t.astype(np.int64) + 1, minlength=cd.n_cards + 2)
@@ -128,7 +131,8 @@ def last_log_chunk(deck, t, lo, hi, t_path, log_path):
     n = cd.n_cards
     ranks = lo + np.flatnonzero(_pread(t_path, np.int8, lo, hi) == t)
     logs = _mapped(log_path, int(cd.sizes[n]), 0)
-    vals = last_layer.logs_of(t, ranks, logs, *cd.kernel_args(), log_factorials(n))
+    with ctrl_c_held():
+        vals = last_layer.logs_of(t, ranks, logs, *cd.kernel_args(), log_factorials(n))
     del logs
     out = _mapped(log_path, int(cd.sizes[n]), 0, mode="r+")
     out[ranks] = vals
@@ -158,8 +162,9 @@ def reach_chunk(deck, layer, lo, hi, slices, best_path, edges_path, next_bounds)
     cd = _codes(tuple(deck))
     paths = np.ones(hi - lo) if slices is None else _paths_in(lo, hi, slices)
     best = _pread(best_path, np.int8, lo, hi)
-    ranks, weights = values.policy_edges(layer, lo, best, paths, *cd.rank_args(), cd.n_p,
-                                         cd.refused)  # fmt: skip
+    with ctrl_c_held():
+        ranks, weights = values.policy_edges(layer, lo, best, paths, *cd.rank_args(), cd.n_p,
+                                             cd.refused)  # fmt: skip
     del paths, best
     order = np.argsort(ranks, kind="stable")
     edges = np.empty(ranks.size, EDGE)

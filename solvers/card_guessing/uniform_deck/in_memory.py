@@ -25,6 +25,7 @@ from solvers.card_guessing.uniform_deck.ranks import (
     kernel,
     log_factorials,
 )
+from solvers.kit.compiled import ctrl_c_held
 
 VALUE_BYTES = 24  # log A, E[future], E[future^2] per state of a layer
 Progress = Callable[[str], None]
@@ -47,11 +48,13 @@ def last_layer_log_counts(cd: Codes) -> np.ndarray:
     n = cd.n_cards
     size = int(cd.sizes[n])
     args = cd.kernel_args()
-    unconfirmed = last_layer.unconfirmed(n, 0, size, *args)
+    with ctrl_c_held():
+        unconfirmed = last_layer.unconfirmed(n, 0, size, *args)
     logs = np.full(size, -np.inf)
     logf = log_factorials(n)
     for t in range(n + 1):
-        last_layer.pass_logs(t, unconfirmed, logs, *args, logf)
+        with ctrl_c_held():
+            last_layer.pass_logs(t, unconfirmed, logs, *args, logf)
     return logs
 
 
@@ -82,10 +85,12 @@ def policy_pmf(cd: Codes, bests: list, last_logs: np.ndarray) -> list[float]:
     paths = np.ones(1)
     for layer in range(n):
         npaths = np.zeros(int(cd.sizes[layer + 1]))
-        _add_paths(layer, bests[layer], paths, npaths, *args)
+        with ctrl_c_held():
+            _add_paths(layer, bests[layer], paths, npaths, *args)
         bests[layer] = None
         paths = npaths
-    unconfirmed = last_layer.unconfirmed(n, 0, paths.size, *cd.kernel_args())
+    with ctrl_c_held():
+        unconfirmed = last_layer.unconfirmed(n, 0, paths.size, *cd.kernel_args())
     hit = (paths > 0) & (last_logs > -np.inf)
     logf = log_factorials(n)
     log_start = logf[n] - cd.r * logf[cd.m]
@@ -136,7 +141,8 @@ def solve(
     top: list = [None] * min(keep_layers, n)
     for layer in range(n - 1, -1, -1):
         size = int(cd.sizes[layer])
-        rows, best = values.layer_values(layer, 0, size, POLICIES[policy], window, *args, rows)
+        with ctrl_c_held():  # Ctrl-C stops the solve once the kernel returns
+            rows, best = values.layer_values(layer, 0, size, POLICIES[policy], window, *args, rows)
         if layer < len(top):
             top[layer] = (rows[:, 0], rows[:, 1], best)
         feasible.append(int(np.count_nonzero(rows[:, 0] > -np.inf)))
