@@ -1,0 +1,277 @@
+"""Strategies of one's own for high_low, mastermind and hand_guessing (solvers/<game>/own.py):
+a built-in rule rewritten as one's own gives the built-in's exact values, brute force over
+every deal agrees, Monte Carlo agrees within 3 standard errors, bad moves are error rows
+naming the strategy, the move and the value, and a study naming one is run and summarised.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import textwrap
+from fractions import Fraction
+
+import pytest
+from tests_support import cli_run_in_process
+
+from pipeline.store import load_results
+from solvers import solve
+from solvers.own_strategy import StrategyError
+
+STRATEGIES = '''
+import itertools
+
+
+class Majority:
+    """high_low: the majority rule, from the cards left of each rank ("higher" on a tie)."""
+
+    def start(self, ranks, suits):
+        return (suits,) * ranks
+
+    def update(self, left, card):
+        return left[: card - 1] + (left[card - 1] - 1,) + left[card:]
+
+    def call(self, left, card):
+        return "higher" if sum(left[card:]) >= sum(left[: card - 1]) else "lower"
+
+
+class Middle:
+    """high_low: "higher" below the middle rank, "lower" above, on a tie "higher" after an
+    even number of cards seen (what it keeps: the cards seen)."""
+
+    def __init__(self, flip=True):
+        self.flip = flip
+
+    def start(self, ranks, suits):
+        return ranks, 0
+
+    def update(self, belief, card):
+        return belief[0], belief[1] + 1
+
+    def call(self, belief, card):
+        ranks, seen = belief
+        if 2 * card == ranks + 1:
+            return "higher" if seen % 2 == 0 or not self.flip else "lower"
+        return "higher" if 2 * card < ranks + 1 else "lower"
+
+
+class Remembers(Majority):
+    """The majority rule, keeping every card seen in order (beliefs multiply the states)."""
+
+    def start(self, ranks, suits):
+        return (suits,) * ranks, ()
+
+    def update(self, belief, card):
+        return super().update(belief[0], card), belief[1] + (card,)
+
+    def call(self, belief, card):
+        return super().call(belief[0], card)
+
+
+class SaysUp(Majority):
+    def call(self, left, card):
+        return "up"
+
+
+class RaisesAtThree(Majority):
+    def call(self, left, card):
+        if card == 3:
+            raise KeyError("no three")
+        return super().call(left, card)
+
+
+class ListBelief(Majority):
+    def update(self, left, card):
+        return list(super().update(left, card))
+'''
+
+
+@pytest.fixture
+def lab(tmp_path, monkeypatch):
+    """A user's folder: a module of strategies (a name of its own, the same in every
+    session: the Monte Carlo seeds, from the task ids, do not change) on sys.path, and a
+    studies folder."""
+    name = "games_" + re.sub(r"\W", "_", tmp_path.name)
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(STRATEGIES))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "studies" / "study").mkdir(parents=True)
+    return tmp_path, name
+
+
+def own(family: str, module: str, cls: str, **params) -> dict:
+    """A task of ``family`` running the strategy of one's own ``module.cls``, named ``mine``."""
+    task = {"family": family, "strategy": "mine", "strategy_target": f"{module}.{cls}"}
+    args = params.pop("args", {})
+    return {**task, **params, "strategy_params": args}
+
+
+def run_study(monkeypatch, capsys, folder, family: str, body: str):
+    """A study ``lab`` of ``family`` (``body``: its grid(s) and strategies) run in this
+    process; (completed process, its rows, its summary.md text)."""
+    text = f"name: lab\nfamily: {family}\n{textwrap.dedent(body)}"
+    (folder / "studies" / "study" / "lab.yaml").write_text(text)
+    outputs = folder / "out"
+    # the failed tasks of an earlier in-process run are kept in a module list (for exit 1)
+    monkeypatch.setattr("pipeline.__main__._failed_tasks", [])
+    done = cli_run_in_process(
+        monkeypatch, capsys, "--config-dir", str(folder / "studies"), "study=lab",
+        f"paths.outputs={outputs}", "cluster=sync", "run.progress=false",
+    )  # fmt: skip
+    rows = load_results(outputs / "lab" / "results")
+    summary = outputs / "lab" / "summary.md"
+    return done, rows, summary.read_text() if summary.exists() else None
+
+
+# ---------------------------------------------------------------------------- high_low
+
+DECKS = [
+    {"n": 6},
+    {"ranks": 3, "suits": 2, "ties": "lose"},
+    {"ranks": 3, "suits": 2, "ties": "win"},
+    {"ranks": 2, "suits": 3, "ties": "push"},
+]
+
+
+@pytest.mark.parametrize("deck", DECKS)
+def test_high_low_majority_as_one_s_own_gives_the_builtin_values(lab, deck):
+    """The majority rule written as one's own: the built-in's P(perfect game) exactly, and
+    its expected right calls (the majority call is the likelier side: the best possible)."""
+    _, module = lab
+    mine = solve(own("high_low", module, "Majority", **deck))[0]
+    theirs = solve({"family": "high_low", "strategy": "majority", **deck})[0]
+    assert mine["p_perfect_exact"] == theirs["p_perfect_exact"]
+    assert mine["expected_correct_exact"] == theirs["expected_correct_exact"]
+    assert mine["strategy"] == "mine" and mine["method"] == "exact"
+
+
+def high_low_brute_force(ranks, suits, ties, strategy) -> tuple[Fraction, Fraction]:
+    """(P(no miss), expected right calls) of a strategy instance over every order of the
+    labelled cards, played by the protocol's flow."""
+    perfect = right = count = 0
+    for order in itertools.permutations([r for r in range(1, ranks + 1) for _ in range(suits)]):
+        belief = strategy.update(strategy.start(ranks, suits), order[0])
+        ok = True
+        for showing, card in itertools.pairwise(order):
+            higher = strategy.call(belief, showing) == "higher"
+            if card == showing:
+                right += ties == "win"
+                ok &= ties != "lose"
+            else:
+                right += (card > showing) == higher
+                ok &= (card > showing) == higher
+            belief = strategy.update(belief, card)
+        perfect += ok
+        count += 1
+    return Fraction(perfect, count), Fraction(right, count)
+
+
+@pytest.mark.parametrize("deck", [(5, 1, "lose"), (3, 2, "lose"), (3, 2, "win"), (3, 2, "push")])
+def test_high_low_exact_is_brute_force_over_every_order(lab, deck):
+    """A strategy whose belief is not the counts (the cards seen): the exact rationals are
+    those of brute force over every order of the labelled cards, under each ties rule."""
+    _, module = lab
+    ranks, suits, ties = deck
+    cards = {"n": ranks} if suits == 1 else {"ranks": ranks, "suits": suits, "ties": ties}
+    row = solve(own("high_low", module, "Middle", **cards))[0]
+    strategy = __import__(module).Middle()
+    p, right = high_low_brute_force(ranks, suits, ties, strategy)
+    assert Fraction(row["p_perfect_exact"]) == p
+    assert Fraction(row["expected_correct_exact"]) == right
+
+
+def test_high_low_monte_carlo_agrees_within_3_standard_errors(lab):
+    """Seeded Monte Carlo of a strategy of one's own: P(perfect game) and the expected right
+    calls within 3 standard errors of the exact values; a second run gives the same row."""
+    _, module = lab
+    task = own("high_low", module, "Middle", ranks=3, suits=3, ties="push")
+    exact = solve(task)[0]
+    mc = {**task, "method": "monte_carlo", "n_games": 2000}
+    row = solve(mc)[0]
+    assert abs(row["p_perfect"] - exact["p_perfect"]) < 3 * row["p_perfect_se"]
+    assert abs(row["expected_correct"] - exact["expected_correct"]) < 3 * row["expected_correct_se"]
+    assert row["p_perfect_exact"] is None and row["expected_correct_exact"] is None
+    assert solve(mc)[0]["p_perfect"] == row["p_perfect"]
+
+
+def test_high_low_a_deck_too_large_for_the_exact_evaluation_is_refused(lab):
+    """Before any work: the (counts, card showing) states past max_states; a belief that
+    multiplies them stops the task while it runs."""
+    from solvers import TaskError, validate
+
+    _, module = lab
+    with pytest.raises(TaskError, match="too large for the exact evaluation"):
+        validate(own("high_low", module, "Majority", n=17))
+    with pytest.raises(TaskError, match="runs exact or monte_carlo"):
+        validate(own("high_low", module, "Majority", n=6, method="float"))
+    with pytest.raises(StrategyError, match="passed max_states=100 .counts, card showing, belief"):
+        solve(own("high_low", module, "Remembers", n=5, max_states=100))  # 80 states, 205 triples
+
+
+@pytest.mark.parametrize(("cls", "words"), [
+    ("SaysUp", "call(belief=(0, 1, 1), card=1) at card 2 of 3 returned 'up': not 'higher' or "
+               "'lower'"),
+    ("RaisesAtThree", "call(belief=(0, 1, 0), card=3) at card 3 of 3 raised KeyError: 'no three'"),
+    ("ListBelief", "update(belief=(1, 1, 1), card=1) at card 1 of 3 returned a belief that is "
+                   "not hashable (TypeError: unhashable type: 'list'): [0, 1, 1]"),
+])  # fmt: skip
+def test_high_low_a_bad_move_is_an_error_row_and_the_study_is_summarised(
+    lab, monkeypatch, capsys, cls, words
+):
+    """A call that is not one of the two words, an exception in the user's code, a belief
+    that is not hashable: that task's row is an error naming the strategy, the move and the
+    value; the built-ins' rows are stored and the summary is written (exit 1)."""
+    folder, module = lab
+    done, rows, summary = run_study(monkeypatch, capsys, folder, "high_low", f"""\
+        grid:
+          n: [3]
+        strategies:
+          optimal: {{}}
+          mine:
+            _target_: {module}.{cls}
+    """)  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    rows = rows.set_index("strategy")
+    assert rows.loc["optimal", "status"] == "ok" and rows.loc["mine", "status"] == "error"
+    error = rows.loc["mine", "error"]
+    assert f"strategy 'mine' ({module}.{cls})" in error and words in error, error
+    assert summary is not None
+
+
+def test_high_low_a_study_of_one_s_own_strategy_is_run_and_summarised(lab, monkeypatch, capsys):
+    """Distinct cards and a real deck, exact and Monte Carlo, a grid over an argument, beside
+    the built-ins: every row ok and the summary written."""
+    folder, module = lab
+    done, rows, summary = run_study(monkeypatch, capsys, folder, "high_low", f"""\
+        grids:
+          - grid:
+              n: [4, 5]
+            strategies:
+              optimal: {{}}
+              majority: {{}}
+              mine:
+                _target_: {module}.Middle
+                flip: [true, false]
+          - grid:
+              ranks: [3]
+              suits: [2]
+              ties: [lose, push]
+            strategies:
+              optimal: {{}}
+              majority: {{}}
+              mine:
+                _target_: {module}.Middle
+              mc:
+                _target_: {module}.Majority
+          - grid:
+              ranks: [3]
+              suits: [2]
+              method: [monte_carlo]
+              n_games: [200]
+            strategies:
+              majority: {{}}
+              mc:
+                _target_: {module}.Majority
+    """)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert set(rows["status"]) == {"ok"} and len(rows) == 8 + 8 + 2
+    assert summary is not None and "high_low" in summary
