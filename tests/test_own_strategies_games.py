@@ -83,6 +83,77 @@ class RaisesAtThree(Majority):
 class ListBelief(Majority):
     def update(self, left, card):
         return list(super().update(left, card))
+
+
+def mastermind_feedback(guess, secret):
+    black = sum(g == s for g, s in zip(guess, secret))
+    common = sum(min(guess.count(c), secret.count(c)) for c in set(guess))
+    return black, common - black
+
+
+class FirstFeasible:
+    """mastermind: the lowest code still feasible (what it keeps: the feasible codes)."""
+
+    def start(self, pegs, colours):
+        return tuple(itertools.product(range(colours), repeat=pegs))
+
+    def guess(self, feasible):
+        return feasible[0]
+
+    def update(self, feasible, guess, feedback):
+        return tuple(c for c in feasible if mastermind_feedback(guess, c) == feedback)
+
+
+class Minimax(FirstFeasible):
+    """mastermind: Knuth's minimax over every code, as the family breaks ties (a code that
+    neither splits nor can win is never chosen; ties to a feasible code, then the lowest)."""
+
+    def start(self, pegs, colours):
+        return super().start(pegs, colours), tuple(itertools.product(range(colours), repeat=pegs))
+
+    def guess(self, belief):
+        feasible, codes = belief
+        if len(feasible) == 1:
+            return feasible[0]
+        best = None
+        for code in codes:
+            parts = {}
+            for c in feasible:
+                fb = mastermind_feedback(code, c)
+                parts[fb] = parts.get(fb, 0) + 1
+            if len(parts) == 1 and code not in feasible:
+                continue
+            key = (max(parts.values()), code not in feasible, code)
+            best = key if best is None or key < best else best
+        return best[2]
+
+    def update(self, belief, guess, feedback):
+        return super().update(belief[0], guess, feedback), belief[1]
+
+
+class Stubborn(FirstFeasible):
+    def guess(self, feasible):
+        return (0,) * len(feasible[0])
+
+    def update(self, feasible, guess, feedback):
+        return feasible
+
+
+class BadCode(FirstFeasible):
+    def guess(self, feasible):
+        return (0, 3)
+
+
+class BadUpdate(FirstFeasible):
+    def update(self, feasible, guess, feedback):
+        if feedback == (0, 0):
+            raise ValueError("nothing in common")
+        return super().update(feasible, guess, feedback)
+
+
+class SetBelief(FirstFeasible):
+    def update(self, feasible, guess, feedback):
+        return set(super().update(feasible, guess, feedback))
 '''
 
 
@@ -207,34 +278,39 @@ def test_high_low_a_deck_too_large_for_the_exact_evaluation_is_refused(lab):
         solve(own("high_low", module, "Remembers", n=5, max_states=100))  # 80 states, 205 triples
 
 
-@pytest.mark.parametrize(("cls", "words"), [
-    ("SaysUp", "call(belief=(0, 1, 1), card=1) at card 2 of 3 returned 'up': not 'higher' or "
-               "'lower'"),
-    ("RaisesAtThree", "call(belief=(0, 1, 0), card=3) at card 3 of 3 raised KeyError: 'no three'"),
-    ("ListBelief", "update(belief=(1, 1, 1), card=1) at card 1 of 3 returned a belief that is "
-                   "not hashable (TypeError: unhashable type: 'list'): [0, 1, 1]"),
-])  # fmt: skip
-def test_high_low_a_bad_move_is_an_error_row_and_the_study_is_summarised(
-    lab, monkeypatch, capsys, cls, words
-):
-    """A call that is not one of the two words, an exception in the user's code, a belief
-    that is not hashable: that task's row is an error naming the strategy, the move and the
-    value; the built-ins' rows are stored and the summary is written (exit 1)."""
-    folder, module = lab
-    done, rows, summary = run_study(monkeypatch, capsys, folder, "high_low", f"""\
-        grid:
-          n: [3]
-        strategies:
-          optimal: {{}}
-          mine:
-            _target_: {module}.{cls}
-    """)  # fmt: skip
+HIGH_LOW_FAULTS = {
+    "SaysUp": "call(belief=(0, 1, 1), card=1) at card 2 of 3 returned 'up': not 'higher' or "
+    "'lower'",
+    "RaisesAtThree": "call(belief=(0, 1, 0), card=3) at card 3 of 3 raised KeyError: 'no three'",
+    "ListBelief": "update(belief=(1, 1, 1), card=1) at card 1 of 3 returned a belief that is not "
+    "hashable (TypeError: unhashable type: 'list'): [0, 1, 1]",
+}
+
+
+def faulty_study(monkeypatch, capsys, folder, module, family, grid, builtin, faults):
+    """A study of ``family`` with a built-in and one strategy of one's own per fault, run:
+    exit 1, the built-in's row ok, each own strategy's row an error naming the strategy, the
+    move and the value, and the summary written."""
+    own_ones = "".join(f"  {cls.lower()}:\n    _target_: {module}.{cls}\n" for cls in faults)
+    body = f"grid:\n{grid}strategies:\n  {builtin}: {{}}\n{own_ones}"
+    done, rows, summary = run_study(monkeypatch, capsys, folder, family, body)
     assert done.returncode == 1, done.stdout + done.stderr
     rows = rows.set_index("strategy")
-    assert rows.loc["optimal", "status"] == "ok" and rows.loc["mine", "status"] == "error"
-    error = rows.loc["mine", "error"]
-    assert f"strategy 'mine' ({module}.{cls})" in error and words in error, error
+    assert rows.loc[builtin, "status"] == "ok"
+    for cls, words in faults.items():
+        error = rows.loc[cls.lower(), "error"]
+        assert rows.loc[cls.lower(), "status"] == "error"
+        assert f"strategy {cls.lower()!r} ({module}.{cls})" in error and words in error, error
     assert summary is not None
+
+
+def test_high_low_a_bad_move_is_an_error_row_and_the_study_is_summarised(lab, monkeypatch, capsys):
+    """A call that is not one of the two words, an exception in the user's code, a belief
+    that is not hashable: that task's row is an error naming the strategy, the move and the
+    value; the built-in's row is stored and the summary is written (exit 1)."""
+    folder, module = lab
+    grid = "  n: [3]\n"
+    faulty_study(monkeypatch, capsys, folder, module, "high_low", grid, "optimal", HIGH_LOW_FAULTS)
 
 
 def test_high_low_a_study_of_one_s_own_strategy_is_run_and_summarised(lab, monkeypatch, capsys):
@@ -275,3 +351,99 @@ def test_high_low_a_study_of_one_s_own_strategy_is_run_and_summarised(lab, monke
     assert done.returncode == 0, done.stdout + done.stderr
     assert set(rows["status"]) == {"ok"} and len(rows) == 8 + 8 + 2
     assert summary is not None and "high_low" in summary
+
+
+# -------------------------------------------------------------------------- mastermind
+
+GAMES = [{"pegs": 2, "colours": 3}, {"pegs": 3, "colours": 3}, {"pegs": 2, "jar": [1, 2, 3]}]
+
+
+@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize(("cls", "builtin"), [("FirstFeasible", "first_feasible"),
+                                              ("Minimax", "minimax")])  # fmt: skip
+def test_mastermind_a_builtin_as_one_s_own_gives_its_exact_values(lab, game, cls, builtin):
+    """first_feasible and Knuth's minimax written as one's own: the built-ins' expected
+    guesses (jar-weighted), histogram, first guess and the rest of their columns."""
+    _, module = lab
+    mine = solve(own("mastermind", module, cls, **game))[0]
+    theirs = solve({"family": "mastermind", "strategy": builtin, **game})[0]
+    columns = ["expected_guesses_exact", "total_guesses", "max_guesses", "histogram"]
+    columns += ["guess_pmf", "first_guess", "n_codes", "tree_nodes"]
+    for column in columns:
+        assert mine[column] == theirs[column], column
+
+
+@pytest.mark.parametrize("cls", ["FirstFeasible", "Minimax"])
+def test_mastermind_exact_is_brute_force_over_every_secret(lab, cls):
+    """On 2 pegs x 3 colours, each secret played through the protocol: the same mean and
+    histogram of guesses."""
+    _, module = lab
+    row = solve(own("mastermind", module, cls, pegs=2, colours=3))[0]
+    strategy = getattr(__import__(module), cls)()
+    counts = []
+    for secret in itertools.product(range(3), repeat=2):
+        belief, n = strategy.start(2, 3), 0
+        while True:
+            guess = tuple(strategy.guess(belief))
+            n += 1
+            black = sum(g == s for g, s in zip(guess, secret, strict=True))
+            common = sum(min(guess.count(c), secret.count(c)) for c in set(guess))
+            if black == 2:
+                break
+            belief = strategy.update(belief, guess, (black, common - black))
+        counts.append(n)
+    assert Fraction(row["expected_guesses_exact"]) == Fraction(sum(counts), len(counts))
+    assert row["histogram"] == [counts.count(k) for k in range(1, max(counts) + 1)]
+
+
+MASTERMIND_FAULTS = {
+    "Stubborn": "did not find the code (0, 1) within 9 guesses (one per code); its last "
+    "guesses: (0, 0), (0, 0)",
+    "BadCode": "guess(belief=((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2), (2, 0), (2, 1), "
+    "(2, 2))) at guess 1 returned (0, 3): not a code of this game (2 pegs, colours 0 to 2)",
+    "BadUpdate": "update(belief=((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2), (2, 0), "
+    "(2, 1), (2, 2)), guess=(0, 0), feedback=(0, 0)) at guess 1 raised ValueError: nothing in "
+    "common",
+}
+
+
+def test_mastermind_a_bad_strategy_is_an_error_row_and_the_study_is_summarised(
+    lab, monkeypatch, capsys
+):
+    """A strategy that never finds a code, a guess that is no code of the game, an exception
+    in the user's code: that task's row is an error naming the strategy, the move and the
+    value; the built-in's row is stored and the summary written (exit 1)."""
+    folder, module = lab
+    grid = "  pegs: [2]\n  colours: [3]\n"
+    faulty_study(monkeypatch, capsys, folder, module, "mastermind", grid, "minimax",
+                 MASTERMIND_FAULTS)  # fmt: skip
+
+
+def test_mastermind_an_unhashable_belief_is_named(lab):
+    """update returning a set: StrategyError naming the move and the value."""
+    _, module = lab
+    with pytest.raises(StrategyError, match=r"update\(belief=.* at guess 1 returned a belief that "
+                       r"is not hashable \(TypeError: unhashable type: 'set'\)"):  # fmt: skip
+        solve(own("mastermind", module, "SetBelief", pegs=2, colours=2))
+
+
+def test_mastermind_a_study_of_one_s_own_strategy_is_run_and_summarised(lab, monkeypatch, capsys):
+    """Own strategies beside the built-ins on uniform and jar games: every row ok, the
+    summary written and naming them."""
+    folder, module = lab
+    done, rows, summary = run_study(monkeypatch, capsys, folder, "mastermind", f"""\
+        grid:
+          pegs: [2]
+          jar: [null, [1, 2, 3]]
+        strategies:
+          optimal: {{}}
+          minimax: {{}}
+          sharma_mittal: {{}}
+          knuth:
+            _target_: {module}.Minimax
+          first:
+            _target_: {module}.FirstFeasible
+    """)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert set(rows["status"]) == {"ok"} and len(rows) == 10
+    assert summary is not None and "knuth" in summary and "first" in summary
