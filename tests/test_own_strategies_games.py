@@ -154,6 +154,60 @@ class BadUpdate(FirstFeasible):
 class SetBelief(FirstFeasible):
     def update(self, feasible, guess, feedback):
         return set(super().update(feasible, guess, feedback))
+
+
+class MinExpectedSize:
+    """hand_guessing: the candidate with the least sum of squared group sizes, ties to the
+    lowest hand (or, with lowest=False, the highest)."""
+
+    def __init__(self, lowest=True):
+        self.lowest = lowest
+
+    def start(self, cards, ranks, suits):
+        from solvers.hand_guessing.cards import Deck
+
+        deck = Deck(ranks, suits)
+        return deck, tuple(itertools.combinations(range(deck.size), cards))
+
+    def guess(self, belief):
+        from collections import Counter
+
+        from solvers.hand_guessing.cards import feedback
+
+        deck, candidates = belief
+        scored = []
+        for hand in candidates:
+            parts = Counter(feedback(deck, hand, answer) for answer in candidates)
+            scored.append((sum(v * v for v in parts.values()), hand))
+        low = min(score for score, _ in scored)
+        tied = [hand for score, hand in scored if score == low]
+        return tied[0] if self.lowest or len(candidates) <= 2 else tied[-1]
+
+    def update(self, belief, guess, answer):
+        from solvers.hand_guessing.cards import feedback
+
+        deck, candidates = belief
+        return deck, tuple(h for h in candidates if feedback(deck, guess, h) == answer)
+
+
+class TooMany(MinExpectedSize):
+    def guess(self, belief):
+        return belief[1][0] + (7,)
+
+
+class Twice(MinExpectedSize):
+    def guess(self, belief):
+        return [1, 1]
+
+
+class Lost(MinExpectedSize):
+    def update(self, belief, guess, answer):
+        raise RuntimeError(f"lost at {answer}")
+
+
+class SameHand(MinExpectedSize):
+    def guess(self, belief):
+        return {0, 1}
 '''
 
 
@@ -447,3 +501,93 @@ def test_mastermind_a_study_of_one_s_own_strategy_is_run_and_summarised(lab, mon
     assert done.returncode == 0, done.stdout + done.stderr
     assert set(rows["status"]) == {"ok"} and len(rows) == 10
     assert summary is not None and "knuth" in summary and "first" in summary
+
+
+# ----------------------------------------------------------------------- hand_guessing
+
+HANDS = [
+    {"cards": 1, "ranks": 4, "suits": 2},
+    {"cards": 2, "ranks": 4, "suits": 2},
+    {"cards": 2, "ranks": 3, "suits": 3, "n_chunks": 3, "answer_chunk": 1},
+]
+
+
+@pytest.mark.parametrize("game", HANDS)
+def test_hand_guessing_min_expected_size_as_one_s_own_gives_its_values(lab, game):
+    """The built-in min_expected_size (first guess searched) written as one's own: the same
+    average over every answer (or one chunk), histogram, first guess and tree."""
+    _, module = lab
+    mine = solve(own("hand_guessing", module, "MinExpectedSize", **game))[0]
+    theirs = solve({"family": "hand_guessing", "strategy": "min_expected_size", **game})[0]
+    columns = ["average_guesses_exact", "total_guesses", "max_guesses", "histogram"]
+    columns += ["first_guess", "answers", "total_answers", "tree_nodes"]
+    for column in columns:
+        assert mine[column] == theirs[column], column
+    assert mine["first_guess_searched"] is None and mine["first_guess"] is not None
+
+
+def test_hand_guessing_a_sample_of_answers_gives_a_mean_and_its_standard_error(lab):
+    """``sample``: that many answers drawn from the task's seed, the mean and its standard
+    error (finite population), no exact value; the same row on a second run."""
+    _, module = lab
+    task = own("hand_guessing", module, "MinExpectedSize", cards=2, ranks=4, suits=2, sample=9)
+    row = solve(task)[0]
+    exact = solve({**task, "sample": None})[0]
+    assert row["answers"] == 9 and row["average_guesses_exact"] is None
+    assert row["standard_error"] > 0
+    assert abs(row["average_guesses"] - exact["average_guesses"]) < 4 * row["standard_error"]
+    assert solve(task)[0]["average_guesses"] == row["average_guesses"]
+
+
+HAND_FAULTS = {
+    "TooMany": "guess(belief=(Deck(ranks=3, suits=2), ((0, 1), (0, 2), (0, 3), (0, 4), (0, 5), "
+    "(1, 2), (1, 3), (1, 4), (1, 5), (2, 3), (2, 4), (2, 5), (3, 4), (3, 5), (4, 5)))) at "
+    "guess 1 returned (0, 1, 7): not a hand of this game (2 distinct cards numbered 0 to 5)",
+    "Twice": "returned [1, 1]: not a hand of this game",
+    "Lost": ", guess=(0, 2), feedback=(0, 0, 0, 2, 1)) at guess 1 raised RuntimeError: lost at "
+    "(0, 0, 0, 2, 1)",
+    "SameHand": "did not find the hand (0, 3) within 15 guesses (one per hand); its last "
+    "guesses: (0, 1), (0, 1), (0, 1), (0, 1), (0, 1)",
+}
+
+
+def test_hand_guessing_a_bad_strategy_is_an_error_row_and_the_study_is_summarised(
+    lab, monkeypatch, capsys
+):
+    """A guess of the wrong size or with a card twice, an exception in the user's code, a
+    strategy that never finds the hand: error rows naming the strategy, the move and the
+    value; the built-in's row is stored and the summary written (exit 1)."""
+    folder, module = lab
+    grid = "  cards: [2]\n  ranks: [3]\n  suits: [2]\n"
+    faulty_study(monkeypatch, capsys, folder, module, "hand_guessing", grid,
+                 "min_expected_size", HAND_FAULTS)  # fmt: skip
+
+
+def test_hand_guessing_a_study_over_an_own_argument_is_summarised_line_by_line(
+    lab, monkeypatch, capsys
+):
+    """A grid over an own strategy's argument, beside the built-ins, one game in chunks:
+    every row ok, and the summary gives one line per argument value (its chunks added up),
+    labelled with it, with the built-in's value for the same game."""
+    folder, module = lab
+    done, rows, summary = run_study(monkeypatch, capsys, folder, "hand_guessing", f"""\
+        grid:
+          cards: [2]
+          ranks: [4]
+          suits: [2]
+          n_chunks: [2]
+          answer_chunk: [0, 1]
+        strategies:
+          min_expected_size: {{}}
+          mine:
+            _target_: {module}.MinExpectedSize
+            lowest: [true, false]
+    """)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert set(rows["status"]) == {"ok"} and len(rows) == 6
+    builtin = solve({"family": "hand_guessing", "strategy": "min_expected_size", "cards": 2,
+                     "ranks": 4, "suits": 2})[0]["average_guesses_exact"]  # fmt: skip
+    lines = [line for line in summary.splitlines() if line.startswith("|") and "exact" in line]
+    mine = [line for line in lines if "mine (lowest=" in line]
+    assert len(mine) == 2 and all("2/2" in line for line in mine), summary
+    assert any(builtin in line for line in mine), (builtin, summary)
