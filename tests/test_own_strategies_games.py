@@ -369,7 +369,8 @@ def test_high_low_a_bad_move_is_an_error_row_and_the_study_is_summarised(lab, mo
 
 def test_high_low_a_study_of_one_s_own_strategy_is_run_and_summarised(lab, monkeypatch, capsys):
     """Distinct cards and a real deck, exact and Monte Carlo, a grid over an argument, beside
-    the built-ins: every row ok and the summary written."""
+    the built-ins: every row ok, and the summary names each own strategy (with its argument)
+    and gives its values."""
     folder, module = lab
     done, rows, summary = run_study(monkeypatch, capsys, folder, "high_low", f"""\
         grids:
@@ -404,7 +405,12 @@ def test_high_low_a_study_of_one_s_own_strategy_is_run_and_summarised(lab, monke
     """)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert set(rows["status"]) == {"ok"} and len(rows) == 8 + 8 + 2
-    assert summary is not None and "high_low" in summary
+    assert summary is not None
+    for name in ("mine (flip=true)", "mine (flip=false)", "| mine ", "| mc "):
+        assert name in summary, (name, summary)
+    mine = rows[(rows["strategy"] == "mine") & (rows["n"] == 5)]
+    for value in mine["p_perfect_exact"]:  # each argument's own line, with its value
+        assert f"| {value} " in summary, (value, summary)
 
 
 # -------------------------------------------------------------------------- mastermind
