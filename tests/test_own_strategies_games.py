@@ -489,7 +489,8 @@ def test_mastermind_an_unhashable_belief_is_named(lab):
 
 def test_mastermind_a_study_of_one_s_own_strategy_is_run_and_summarised(lab, monkeypatch, capsys):
     """Own strategies beside the built-ins on uniform and jar games: every row ok, the
-    summary written and naming them."""
+    summary written, naming them in each game's table and giving their gaps to the
+    optimum."""
     folder, module = lab
     done, rows, summary = run_study(monkeypatch, capsys, folder, "mastermind", f"""\
         grid:
@@ -506,7 +507,10 @@ def test_mastermind_a_study_of_one_s_own_strategy_is_run_and_summarised(lab, mon
     """)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert set(rows["status"]) == {"ok"} and len(rows) == 10
-    assert summary is not None and "knuth" in summary and "first" in summary
+    assert summary is not None
+    gaps = summary[summary.index("### Heuristic minus optimum") :]
+    assert "| knuth " in summary and "| first " in summary
+    assert "knuth" in gaps and "first" in gaps  # each one's gap to the optimum, per game
 
 
 # ----------------------------------------------------------------------- hand_guessing
