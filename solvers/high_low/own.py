@@ -37,13 +37,22 @@ is the largest under the default 1,000,000); while it runs, the triples met are 
 the task stops with an error row when they pass ``max_states`` (a belief holding more than
 the counts multiplies them).
 
-Monte Carlo (``method: monte_carlo``): ``n_games`` shuffled decks seeded from the task's id
-(:func:`solvers.registry.task_rng`), played in full; ``p_perfect`` is the share of perfect
-games with ``p_perfect_se``, ``expected_correct`` the mean number of right calls with
-``expected_correct_se`` (the sample standard deviation over the square root of
-``n_games``).  Perfect games are rare on large decks: the built-in ``majority`` rule's
-Monte Carlo samples them by importance, plain play here does not, so a small
-``p_perfect`` needs many games (its standard error says how many).
+Monte Carlo (``method: monte_carlo``), seeded from the task's id
+(:func:`solvers.registry.task_rng`), plays ``n_games`` games of each of two kinds:
+
+- shuffled decks played in full: ``expected_correct`` is the mean number of right calls and
+  ``expected_correct_se`` its standard error (the sample standard deviation over the square
+  root of ``n_games``);
+- games whose next card is drawn only among the cards that make the strategy's call right
+  (sequential importance sampling, as the built-in ``majority`` rule's Monte Carlo): each
+  game weighs the product of the chances of that, ``m_right / m`` per call (zero once no
+  card can make it right, the game then played on with any card); ``p_perfect`` is the
+  mean weight, an unbiased estimate of P(perfect game) that stays precise where perfect
+  games are far too rare to be met by plain play (52 cards: about 3e-8), with
+  ``p_perfect_se``.
+
+The user's answers are memoised on (belief, card) up to MEMO entries each (a strategy is a
+function of what it was told; the memo bounds the memory of long games).
 
 Every move is checked: a call other than the two words, an exception in the user's code or
 a belief that is not hashable is an error row naming the strategy, the move (the method,
@@ -218,37 +227,88 @@ def exact_counts(moves: Moves, ties: str) -> tuple[int, int, int]:
 # ------------------------------------------------------------------------ Monte Carlo
 
 
-def play_games(
-    moves: Moves, ties: str, n_games: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """(perfect or not, right calls) of ``n_games`` shuffled decks (the user's answers
-    memoised on (belief, card): a strategy is a function of what it was told)."""
+MEMO = 200_000  # (belief, card) answers kept per kind for Monte Carlo (bounded memory)
+
+
+class Memo:
+    """The user's calls and updates for Monte Carlo, memoised on (belief, card) while the
+    memo holds fewer than MEMO entries each."""
+
+    def __init__(self, moves: Moves):
+        self.moves = moves
+        self.calls: dict[tuple[Any, int], bool] = {}
+        self.updates: dict[tuple[Any, int], Any] = {}
+
+    def call(self, belief: Any, showing: int, position: int) -> bool:
+        key = (belief, showing)
+        higher = self.calls.get(key)
+        if higher is None:
+            higher = self.moves.call(belief, showing, position)
+            if len(self.calls) < MEMO:
+                self.calls[key] = higher
+        return higher
+
+    def update(self, belief: Any, card: int, position: int) -> Any:
+        key = (belief, card)
+        if key in self.updates:
+            return self.updates[key]
+        out = self.moves.update(belief, card, position)
+        if len(self.updates) < MEMO:
+            self.updates[key] = out
+        return out
+
+
+def play_games(memo: Memo, ties: str, n_games: int, rng: np.random.Generator) -> np.ndarray:
+    """Right calls of ``n_games`` shuffled decks played in full."""
+    moves = memo.moves
     deck = np.repeat(np.arange(1, moves.ranks + 1), moves.suits)
     first = moves.start()
-    updates: dict[tuple[Any, int], Any] = {}
-    calls: dict[tuple[Any, int], bool] = {}
-    perfect = np.empty(n_games, dtype=bool)
     right = np.empty(n_games, dtype=np.int64)
     for game in range(n_games):
         order = rng.permutation(deck).tolist()
         showing = order[0]
-        belief = updates.get((first, showing))
-        if belief is None:
-            belief = updates[(first, showing)] = moves.update(first, showing, 1)
-        ok, score = True, 0
+        belief = memo.update(first, showing, 1)
+        score = 0
         for position, card in enumerate(order[1:], 2):
-            higher = calls.get((belief, showing))
-            if higher is None:
-                higher = calls[(belief, showing)] = moves.call(belief, showing, position)
-            r, miss = outcome(card, showing, higher, ties)
-            score += r
-            ok &= not miss
-            nxt = updates.get((belief, card))
-            if nxt is None:
-                nxt = updates[(belief, card)] = moves.update(belief, card, position)
-            belief, showing = nxt, card
-        perfect[game], right[game] = ok, score
-    return perfect, right
+            higher = memo.call(belief, showing, position)
+            score += outcome(card, showing, higher, ties)[0]
+            belief, showing = memo.update(belief, card, position), card
+        right[game] = score
+    return right
+
+
+def perfect_weights(memo: Memo, ties: str, n_games: int, rng: np.random.Generator) -> np.ndarray:
+    """Importance weights of ``n_games`` games drawn among the cards that make each call
+    right (their mean estimates P(perfect game))."""
+    moves = memo.moves
+    ranks, suits = moves.ranks, moves.suits
+    first = moves.start()
+    weights = np.empty(n_games)
+    for game in range(n_games):
+        left = [suits] * ranks
+        showing = int(rng.integers(ranks)) + 1
+        left[showing - 1] -= 1
+        belief = memo.update(first, showing, 1)
+        weight = 1.0
+        for position in range(2, moves.cards + 1):
+            m = moves.cards - position + 1
+            higher = memo.call(belief, showing, position)
+            pool = [
+                c if not outcome(r + 1, showing, higher, ties)[1] else 0 for r, c in enumerate(left)
+            ]
+            n_right = sum(pool)
+            weight *= n_right / m
+            if not n_right:
+                pool = left  # a lost game plays on: its weight stays 0
+            pick = rng.random() * sum(pool)
+            r = 0
+            while pick >= pool[r]:
+                pick -= pool[r]
+                r += 1
+            left[r] -= 1
+            belief, showing = memo.update(belief, r + 1, position), r + 1
+        weights[game] = weight
+    return weights
 
 
 # ----------------------------------------------------------------------------- the rows
@@ -269,9 +329,11 @@ def rows(task: Task) -> list[Row]:
         row.update(exact_columns("expected_correct", Fraction(right_sum, orders)))
         row["log10_p_perfect"] = log10_fraction(p) if p else -math.inf
         return [row]
-    perfect, right = play_games(moves, ties, task["n_games"], task_rng(task))
-    p = float(perfect.mean())
-    row.update(p_perfect=p, p_perfect_se=standard_error(perfect))
+    memo, rng = Memo(moves), task_rng(task)
+    right = play_games(memo, ties, task["n_games"], rng)
+    weights = perfect_weights(memo, ties, task["n_games"], rng)
+    p = float(weights.mean())
+    row.update(p_perfect=p, p_perfect_se=standard_error(weights))
     row["log10_p_perfect"] = math.log10(p) if p > 0 else -math.inf
     row.update(expected_correct=float(right.mean()), expected_correct_se=standard_error(right))
     return [row]
