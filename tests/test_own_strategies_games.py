@@ -132,8 +132,20 @@ class Minimax(FirstFeasible):
 
 
 class Stubborn(FirstFeasible):
-    def guess(self, feasible):
-        return (0,) * len(feasible[0])
+    """Guesses 0, 0, ... forever, counting its guesses (the belief changes)."""
+
+    def start(self, pegs, colours):
+        return 0
+
+    def guess(self, belief):
+        return (0, 0)
+
+    def update(self, belief, guess, feedback):
+        return belief + 1
+
+
+class Repeats(FirstFeasible):
+    """Forgets every answer: guesses the lowest code forever."""
 
     def update(self, feasible, guess, feedback):
         return feasible
@@ -205,9 +217,22 @@ class Lost(MinExpectedSize):
         raise RuntimeError(f"lost at {answer}")
 
 
+class Stuck(MinExpectedSize):
+    def update(self, belief, guess, answer):
+        return belief
+
+
 class SameHand(MinExpectedSize):
+    """Guesses the two lowest cards forever, counting its guesses (the belief changes)."""
+
+    def start(self, cards, ranks, suits):
+        return 0
+
     def guess(self, belief):
         return {0, 1}
+
+    def update(self, belief, guess, answer):
+        return belief + 1
 '''
 
 
@@ -459,6 +484,8 @@ def test_mastermind_exact_is_brute_force_over_every_secret(lab, cls):
 MASTERMIND_FAULTS = {
     "Stubborn": "did not find the code (0, 1) within 9 guesses (one per code); its last "
     "guesses: (0, 0), (0, 0)",
+    "Repeats": "repeats itself: guess(belief=((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2), "
+    "(2, 0), (2, 1), (2, 2))) at guess 2 gave (0, 0), which splits none of the",
     "BadCode": "guess(belief=((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2), (2, 0), (2, 1), "
     "(2, 2))) at guess 1 returned (0, 3): not a code of this game (2 pegs, colours 0 to 2)",
     "BadUpdate": "update(belief=((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2), (2, 0), "
@@ -556,6 +583,7 @@ HAND_FAULTS = {
     "Twice": "returned [1, 1]: not a hand of this game",
     "Lost": ", guess=(0, 2), feedback=(0, 0, 0, 2, 1)) at guess 1 raised RuntimeError: lost at "
     "(0, 0, 0, 2, 1)",
+    "Stuck": "at guess 2 gave (0, 2), which splits none of the",
     "SameHand": "did not find the hand (0, 3) within 15 guesses (one per hand); its last "
     "guesses: (0, 1), (0, 1), (0, 1), (0, 1), (0, 1)",
 }
@@ -601,3 +629,28 @@ def test_hand_guessing_a_study_over_an_own_argument_is_summarised_line_by_line(
     mine = [line for line in lines if "mine (lowest=" in line]
     assert len(mine) == 2 and all("2/2" in line for line in mine), summary
     assert any(builtin in line for line in mine), (builtin, summary)
+
+
+# ------------------------------------------------------------------------ the door
+
+
+@pytest.mark.parametrize(("family", "cls", "task", "words"), [
+    ("high_low", "FirstFeasible", {"n": 4},
+     "lacks call(); a high_low strategy has start(), update(), call()"),
+    ("mastermind", "Majority", {"pegs": 2, "colours": 3},
+     "lacks guess(); a mastermind strategy has start(), guess(), update()"),
+    ("hand_guessing", "Majority", {"cards": 1, "ranks": 4, "suits": 2},
+     "lacks guess(); a hand_guessing strategy has start(), guess(), update()"),
+    ("hand_guessing", "MinExpectedSize", {"cards": 1, "first_guess": ["2C"]},
+     "first_guess=['2C']: does not apply to strategies of one's own"),
+])  # fmt: skip
+def test_a_class_without_the_game_s_protocol_is_refused_before_any_work(
+    lab, family, cls, task, words
+):
+    """A class lacking a method of the game's protocol (another game's strategy), or a
+    built-in's parameter given to one's own: refused by validate, naming why."""
+    from solvers import TaskError, validate
+
+    _, module = lab
+    with pytest.raises(TaskError, match=re.escape(words)):
+        validate(own(family, module, cls, **task))

@@ -41,7 +41,9 @@ built-ins' columns: ``average_guesses_exact`` (a rational over the targets; a sa
 its mean and ``standard_error`` instead), ``total_guesses``, ``max_guesses``, the
 ``histogram``, ``first_guess``, ``tree_nodes``.  A game is bounded by one guess per hand:
 a strategy that has not found an answer by then gives an error row naming the answer and
-its last guesses.
+its last guesses; one whose guess splits none of the hands left and whose update leaves the
+belief equal to what it was (it would guess the same hand forever) gives its error row at
+once.
 
 Every move is checked: a guess that is not a hand of the game, an exception in the user's
 code or a belief that is not hashable is an error row naming the strategy, the move (the
@@ -178,8 +180,23 @@ def play(moves: Moves, targets: np.ndarray) -> tuple[S.Play, int]:
                 depth_of[part] = depth
             elif is_target[part].any():
                 after = moves.update(belief, guess, int(code), depth)
+                if len(part) == len(candidates) and same(after, belief):
+                    raise StrategyError(
+                        f"{moves.who}: repeats itself: guess(belief={shown(belief)}) at guess "
+                        f"{depth} gave {moves.hand(guess)}, which splits none of the "
+                        f"{len(part):,} hands left, and update left the belief as it was: it "
+                        f"would guess {moves.hand(guess)} forever"
+                    )
                 stack.append((part, depth + 1, after, (*last[-4:], guess)))
     return S.Play(targets, depth_of[targets], nodes), first
+
+
+def same(a: Any, b: Any) -> bool:
+    """Whether two beliefs are equal (a user's ``__eq__`` that raises: not equal)."""
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
 
 
 def rows(task: Task) -> list[Row]:

@@ -31,8 +31,10 @@ user's answers memoised on the belief (``guess``) and on (belief, feedback) (``u
 with the family's other columns as its built-in strategies fill them (``total_guesses`` for
 a uniform jar, ``max_guesses``, the ``histogram`` of guesses over the codes, ``guess_pmf``
 under the jar, ``first_guess``, ``n_codes``, ``tree_nodes``).  A game is bounded by one guess
-per code (``colours ** pegs``): a strategy that has not found a secret by then (it repeats
-itself, say) gives an error row naming the secret and its last guesses.
+per code (``colours ** pegs``): a strategy that has not found a secret by then gives an error
+row naming the secret and its last guesses; one whose guess splits none of the codes left and
+whose update leaves the belief equal to what it was (it would guess the same code forever)
+gives its error row at once.
 
 Every move is checked: a guess that is not a code of the game, an exception in the user's
 code or a belief that is not hashable is an error row naming the strategy, the move (the
@@ -163,8 +165,23 @@ def guesses_per_code(task: Task) -> tuple[np.ndarray, int, int]:
                 guesses[part] = depth
             else:
                 after = moves.update(belief, q, answers[k], depth)
+                if len(part) == len(secrets) and same(after, belief):
+                    raise StrategyError(
+                        f"{moves.who}: repeats itself: guess(belief={shown(belief)}) at guess "
+                        f"{depth} gave {moves.code(q)}, which splits none of the {len(part):,} "
+                        f"codes left, and update left the belief as it was: it would guess "
+                        f"{moves.code(q)} forever"
+                    )
                 stack.append((part, depth + 1, after, (*last[-4:], q)))
     return guesses, first, nodes
+
+
+def same(a: Any, b: Any) -> bool:
+    """Whether two beliefs are equal (a user's ``__eq__`` that raises: not equal)."""
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
 
 
 def rows(task: Task) -> list[Row]:
