@@ -133,8 +133,12 @@ def first_guess_index(deck: Deck, cards: int, first: FirstGuess, rule: S.Rule) -
 
 def run(task: Task) -> list[Row]:
     """One row: guesses over every answer, one chunk of them, or a seeded sample."""
-    if is_own(task):
-        return own.rows(task)
+    if is_own(task):  # a strategy of one's own (own.py): its decision tree, the same columns
+        deck = Deck(task["ranks"], task["suits"])
+        f = T.features(deck, task["cards"])
+        result, first = own.evaluate(task, f)
+        row = result_row(result, deck, f, first, sampled=task["sample"] is not None)
+        return [{**row, "first_guess_searched": None}]
     deck, cards = Deck(task["ranks"], task["suits"]), task["cards"]
     sm = task["strategy"] == "sharma_mittal"
     rule = S.Rule(task["strategy"], task["entropy_t"] if sm else 1.0)

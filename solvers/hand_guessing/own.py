@@ -59,7 +59,7 @@ import numpy as np
 
 from solvers.hand_guessing import strategies as S
 from solvers.hand_guessing import table as T
-from solvers.hand_guessing.cards import Deck, hand_index
+from solvers.hand_guessing.cards import hand_index
 from solvers.own_strategy import (
     Protocol,
     StrategyError,
@@ -69,7 +69,7 @@ from solvers.own_strategy import (
     shown,
     strategy_words,
 )
-from solvers.registry import Row, Task, task_rng
+from solvers.registry import Task, task_rng
 
 PROTOCOL = Protocol(
     {
@@ -199,18 +199,12 @@ def same(a: Any, b: Any) -> bool:
         return False
 
 
-def rows(task: Task) -> list[Row]:
-    """One row: guesses over every answer, one chunk of them, or a seeded sample."""
-    from solvers.hand_guessing import result_row
-
-    deck = Deck(task["ranks"], task["suits"])
-    f = T.features(deck, task["cards"])
+def evaluate(task: Task, f: T.Features) -> tuple[S.Play, int]:
+    """(guesses over every answer, one chunk of them, or a seeded sample, with the nodes
+    walked; the first guess's hand index): what the family's ``result_row`` makes its row of."""
     moves = Moves(task, f)
     if task["sample"] is not None:
         targets = S.sample_targets(len(f), task["sample"], task_rng(task))
     else:
         targets = S.chunk_targets(len(f), task["answer_chunk"], task["n_chunks"])
-    result, first = play(moves, targets)
-    row = result_row(result, deck, f, first, sampled=task["sample"] is not None)
-    row["first_guess_searched"] = None
-    return [row]
+    return play(moves, targets)

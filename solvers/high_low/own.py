@@ -316,8 +316,6 @@ def perfect_weights(memo: Memo, ties: str, n_games: int, rng: np.random.Generato
 
 def rows(task: Task) -> list[Row]:
     """One row: exact (P(perfect game) and expected right calls as p/q) or Monte Carlo."""
-    from solvers.high_low import log10_fraction
-
     moves = Moves(task)
     ties = task["ties"]
     row: Row = {"n_cards": moves.cards}
@@ -327,7 +325,9 @@ def rows(task: Task) -> list[Row]:
         p = Fraction(perfect, orders)
         row.update(exact_columns("p_perfect", p), p_perfect_se=0.0, n_states=states)
         row.update(exact_columns("expected_correct", Fraction(right_sum, orders)))
-        row["log10_p_perfect"] = log10_fraction(p) if p else -math.inf
+        row["log10_p_perfect"] = (
+            math.log10(p.numerator) - math.log10(p.denominator) if p else -math.inf
+        )
         return [row]
     memo, rng = Memo(moves), task_rng(task)
     right = play_games(memo, ties, task["n_games"], rng)

@@ -274,8 +274,9 @@ def check_task(task: Task) -> None:
 
 def run(task: Task) -> list[Row]:
     """One row: the exact evaluation of the strategy over every code."""
-    if is_own(task):
-        return own.rows(task)
+    if is_own(task):  # a strategy of one's own (own.py): its decision tree, the same columns
+        guesses, first, nodes = own.tree(task)
+        return [result_columns(task["pegs"], task["colours"], task["jar"], guesses, first, nodes)]
     if task["strategy"] == "optimal":
         from solvers.mastermind.optimal_task import run_optimal
 

@@ -58,7 +58,7 @@ from solvers.own_strategy import (
     shown,
     strategy_words,
 )
-from solvers.registry import Row, Task
+from solvers.registry import Task
 
 PROTOCOL = Protocol(
     {
@@ -184,9 +184,7 @@ def same(a: Any, b: Any) -> bool:
         return False
 
 
-def rows(task: Task) -> list[Row]:
-    """One row: the exact evaluation of the strategy over every code."""
-    from solvers.mastermind import result_columns
-
-    guesses, first, nodes = guesses_per_code(task)
-    return [result_columns(task["pegs"], task["colours"], task["jar"], guesses, first, nodes)]
+def tree(task: Task) -> tuple[np.ndarray, int, int]:
+    """(guesses needed for every code, first guess, nodes of the decision tree): what the
+    family's ``result_columns`` makes its row of."""
+    return guesses_per_code(task)
