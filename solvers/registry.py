@@ -212,7 +212,7 @@ def checked_params(task: Mapping[str, Any]) -> tuple[Family, Task]:
             f"unknown parameter for family {fam.name!r}; valid: {', '.join(fam.param_names)}",
         )
     out: Task = {"family": fam.name, "strategy": strategy}
-    kind = strategy_kind(task)
+    kind = "own" if own else strategy  # the default strategy when the task names none
     for p in fam.params:
         out[p.name] = param_value(fam, p, kind, task)
     if own:

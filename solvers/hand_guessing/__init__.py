@@ -14,6 +14,11 @@ Parameters: ``cards``, ``strategy`` (``min_expected_size``, ``sharma_mittal``),
 chunk of the answers; a study fans the chunks out and the summary adds them up exactly) and
 ``sample`` (evaluate that many answers drawn with the task's seeded generator instead of all;
 absent: every answer).  Execution knob ``max_answers`` refuses exact runs over more answers.
+
+A strategy of one's own (a class named by ``_target_``; protocol and evaluation in
+:mod:`solvers.hand_guessing.own`) is evaluated the same way, over every answer, a chunk or a
+sample, with the same columns; it makes its first guess itself (``first_guess`` is the
+built-ins').
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from solvers.hand_guessing import own
 from solvers.hand_guessing import strategies as S
 from solvers.hand_guessing import table as T
 from solvers.hand_guessing.cards import (
@@ -33,6 +39,7 @@ from solvers.hand_guessing.cards import (
     hand_count,
     hand_index,
 )
+from solvers.own_strategy import is_own, own_params
 from solvers.registry import (
     Family,
     IntCheck,
@@ -85,7 +92,7 @@ def check_task(task: Task) -> None:
     if cards > deck.size:
         raise TaskError("cards", cards, f"more than the {deck.size} cards of the deck")
     first = task["first_guess"]
-    if first != SEARCH:
+    if first is not None and first != SEARCH:  # None: a strategy of one's own
         if len(first) != cards:
             raise TaskError(
                 "first_guess", first, f"has {len(first)} cards; a guess needs cards={cards}"
@@ -126,6 +133,12 @@ def first_guess_index(deck: Deck, cards: int, first: FirstGuess, rule: S.Rule) -
 
 def run(task: Task) -> list[Row]:
     """One row: guesses over every answer, one chunk of them, or a seeded sample."""
+    if is_own(task):  # a strategy of one's own (own.py): its decision tree, the same columns
+        deck = Deck(task["ranks"], task["suits"])
+        f = T.features(deck, task["cards"])
+        result, first = own.evaluate(task, f)
+        row = result_row(result, deck, f, first, sampled=task["sample"] is not None)
+        return [{**row, "first_guess_searched": None}]
     deck, cards = Deck(task["ranks"], task["suits"]), task["cards"]
     sm = task["strategy"] == "sharma_mittal"
     rule = S.Rule(task["strategy"], task["entropy_t"] if sm else 1.0)
@@ -185,6 +198,7 @@ FAMILY = register(
                 check_first_guess,
                 SEARCH,
                 "the first guess; search: the best one by the strategy's own score",
+                S.STRATEGIES,
             ),
             Param(
                 "ranks",
@@ -229,7 +243,9 @@ FAMILY = register(
                 identity=False,
                 dtype="int64",
             ),
+            *own_params(),
         ),
+        own=own.PROTOCOL,
         run=run,
         check_task=check_task,
         columns={

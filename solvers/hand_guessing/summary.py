@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
 from pathlib import Path
@@ -16,7 +17,9 @@ import pandas as pd  # noqa: E402
 from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
 from solvers.kit.summary_parts import WIDTH, save_figure  # noqa: E402
 
+# strategy_params: a strategy of one's own's arguments (JSON), one line per value
 GAME = ["ranks", "suits", "cards", "strategy", "entropy_r", "entropy_t", "first_guess"]
+GAME += ["strategy_params"]
 SHOWN = [
     "cards",
     "label",
@@ -65,7 +68,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
     return "\n".join(parts)
 
 
-OPTIONAL = ("entropy_r", "entropy_t", "sample", "standard_error")
+OPTIONAL = ("entropy_r", "entropy_t", "sample", "standard_error", "strategy_params")
 CHUNK = ["n_chunks", "answer_chunk", "total_guesses", "answers", "max_guesses", "histogram"]
 SAMPLED = ["task_id", *GAME, "answers", "total_guesses", "average_guesses", "standard_error"]
 
@@ -205,11 +208,20 @@ def game_columns(row: pd.Series) -> dict:
     """The game and strategy of a row, with a readable strategy label."""
     out = {k: row[k] for k in GAME}
     out["label"] = label(row["strategy"], row["entropy_r"], row["entropy_t"])
+    params = row.get("strategy_params")
+    if isinstance(params, str) and params != "{}":
+        out["label"] += f" ({own_arguments(params)})"
     return out
 
 
+def own_arguments(params: str) -> str:
+    """A strategy of one's own's arguments from their JSON: ``lowest=true, k=2``."""
+    own = json.loads(params)
+    return ", ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in own.items())
+
+
 def label(strategy: str, r: float, t: float) -> str:
-    """``min_expected_size`` or ``sharma_mittal(r, t)``."""
+    """``min_expected_size``, ``sharma_mittal(r, t)``, or a strategy of one's own's name."""
     if strategy != "sharma_mittal":
         return strategy
     return f"sharma_mittal({fmt(r)}, {fmt(t)})"

@@ -9,6 +9,12 @@ runs, layers on disk when short, checkpointed and resumed) or ``monte_carlo``
 (``n_games`` seeded games, any deck, majority rule).  The expected
 number of right calls is always the best possible when play goes on after a miss, computed
 exactly by a hypergeometric sum (the call never changes what comes next).
+
+A strategy of one's own (a class named by ``_target_``, protocol and evaluation in
+:mod:`solvers.high_low.own`) runs ``exact`` (any deck whose states fit ``max_states``) or
+``monte_carlo``; for it ``expected_correct`` is the strategy's own expected number of right
+calls (play going on after a miss), not the best possible, and ``expected_correct_se`` its
+standard error under Monte Carlo.
 """
 
 from __future__ import annotations
@@ -19,8 +25,9 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from solvers.high_low import deck, distinct, float_layers
+from solvers.high_low import deck, distinct, float_layers, own
 from solvers.kit.longtask import Need
+from solvers.own_strategy import is_own, own_params
 from solvers.registry import (
     Family,
     IntCheck,
@@ -68,6 +75,8 @@ def check_task(task: Task) -> None:
                 raise TaskError(key, None, "a real deck needs both ranks and suits")
         if ranks * suits < 2:
             raise TaskError("suits", suits, f"ranks x suits = {ranks * suits}: need 2 cards")
+    if is_own(task):
+        return own.check_task(task)  # a strategy of one's own (own.py)
     if method == "float" and n is None:
         check_float_deck(ranks, suits)
     elif method == "float" and n > MAX_FLOAT_N:
@@ -102,7 +111,7 @@ def needs(task: Task, workers: int) -> Need | None:
     whatever ``workers``; its smallest memory is with the layers on disk, and the solve
     keeps both in memory when the budget allows (:func:`float_layers.choose_storage`).
     None for the other methods (small) and for distinct cards (O(n) floats)."""
-    if task["method"] != "float" or task["n"] is not None:
+    if task["method"] != "float" or task["n"] is not None or is_own(task):
         return None
     size = float_layers.sizing(task["ranks"], task["suits"])
     layers = float_layers.layer_states(task["ranks"], task["suits"])
@@ -119,7 +128,7 @@ def needs(task: Task, workers: int) -> Need | None:
 def estimated_seconds(task: Task) -> float | None:
     """Roughly the solver seconds of a checked task on one core (``stage=plan``): the float
     path on a real deck only, from its states; None for the other methods."""
-    if task["method"] != "float" or task["n"] is not None:
+    if task["method"] != "float" or task["n"] is not None or is_own(task):
         return None
     return SECONDS_PER_STATE * float_layers.size_estimate(task["ranks"], task["suits"]).states
 
@@ -136,6 +145,8 @@ def distinct_expected(n: int) -> Fraction:
 
 def run(task: Task) -> list[Row]:
     """One row: P(perfect game) (exact, float or estimated), expected right calls, states."""
+    if is_own(task):
+        return own.rows(task)
     n, method, strategy = task["n"], task["method"], task["strategy"]
     ranks, suits = (n, 1) if n is not None else (task["ranks"], task["suits"])
     expected = (
@@ -232,7 +243,9 @@ FAMILY = register(
                 dtype="int64",
             ),
             max_states_param(DEFAULT_MAX_STATES),
+            *own_params(),
         ),
+        own=own.PROTOCOL,
         run=run,
         check_task=check_task,
         needs=needs,
@@ -245,6 +258,7 @@ FAMILY = register(
             "log10_p_perfect": "float64",
             "expected_correct": "float64",
             "expected_correct_exact": "string",
+            "expected_correct_se": "float64",  # a strategy of one's own, method=monte_carlo
             "n_states": "int64",
             # method=float, real deck, optimal: where the best call beats the majority rule's
             "departures": "int64",

@@ -33,12 +33,14 @@ SHOWN_N = (2, 3, 4, 5, 6, 7, 8, 9, 10, 19, 20, 50, 99, 100, 150, 200)
 
 # What the summary and the report read of a large store: every table keeps the first row
 # (store order) of a game and strategy (KEYS), or reads the departure columns of a row.
-KEYS = ["n", "ranks", "suits", "ties", "strategy", "method"]
+# (strategy_params: the arguments of a strategy of one's own, one line per value)
+KEYS = ["n", "ranks", "suits", "ties", "strategy", "strategy_params", "method"]
 DEPARTURES = ["departures", "departures_top", "departures_top_uneven"]
 SUMMARY_COLUMNS = [
     *KEYS,
     *("p_perfect", "p_perfect_exact", "p_perfect_se", "log10_p_perfect", "expected_correct"),
-    *("expected_correct_exact", "n_states", "departures_checked", "departures_uneven"),
+    *("expected_correct_exact", "expected_correct_se", "n_states", "departures_checked"),
+    "departures_uneven",
     *DEPARTURES,
 ]
 
@@ -70,12 +72,31 @@ def distinct_table(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.reindex(columns=cols).reset_index(drop=True)
 
 
+def labelled(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with a strategy of one's own named with its arguments: "mine (flip=false)"."""
+    if "strategy_params" not in rows or rows["strategy_params"].isna().all():
+        return rows
+    named = [
+        own_label(s, p) for s, p in zip(rows["strategy"], rows["strategy_params"], strict=True)
+    ]
+    return rows.assign(strategy=named)
+
+
+def own_label(strategy: str, params) -> str:
+    """A strategy's name, with the arguments of one of one's own (JSON text) if any."""
+    if not isinstance(params, str) or params == "{}":
+        return strategy
+    own = json.loads(params)
+    args = ", ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in own.items())
+    return f"{strategy} ({args})"
+
+
 def deck_table(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per real deck, tie rule, strategy and method, with P / P(optimal, exact)."""
     cols = ["ranks", "suits", "ties", "strategy", "method", "p_perfect", "p_perfect_se"]
     cols += ["p_perfect_exact", "expected_correct", "expected_correct_exact", "n_states"]
     keys = ["ranks", "suits", "ties", "strategy", "method"]
-    table = rows.sort_values(keys).drop_duplicates(keys).reindex(columns=cols)
+    table = labelled(rows).sort_values(keys).drop_duplicates(keys).reindex(columns=cols)
     table = table.reset_index(drop=True)
     best = table[(table["strategy"] == "optimal") & table["method"].isin(["exact", "float"])]
     best = best.sort_values("method")  # exact before float
@@ -86,6 +107,22 @@ def deck_table(rows: pd.DataFrame) -> pd.DataFrame:
         for r, s, t, p in zip(
             table["ranks"], table["suits"], table["ties"], table["p_perfect"], strict=True
         )
+    ]
+    return table
+
+
+def other_distinct_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per n, strategy other than optimal (the majority rule, strategies of one's
+    own) and method, with P / P(optimal) of the same n."""
+    optimum = distinct_table(rows).set_index("n")["p_perfect"]
+    cols = ["n", "strategy", "method", "p_perfect", "p_perfect_se", "p_perfect_exact"]
+    cols += ["expected_correct", "expected_correct_se"]
+    keys = ["n", "strategy", "method"]
+    table = labelled(rows[rows["strategy"] != "optimal"]).sort_values(keys)
+    table = table.drop_duplicates(keys).reindex(columns=cols).reset_index(drop=True)
+    table["ratio_to_optimal"] = [
+        p / optimum.get(n, float("nan"))
+        for n, p in zip(table["n"], table["p_perfect"], strict=True)
     ]
     return table
 
@@ -164,6 +201,16 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
             left_out(len(shown), len(table), "values of n", every),
             f"![P(perfect game) against n]({link}/{PLOT})",
         ]
+        others = other_distinct_table(distinct_rows)
+        if not others.empty:
+            others["p_perfect_exact"] = others["p_perfect_exact"].map(short_exact)
+            parts += [
+                "Distinct cards, the other strategies (the majority rule, strategies of one's "
+                "own): expected_correct is each strategy's own expected right calls (play going "
+                "on after a miss; Monte Carlo: the mean, with expected_correct_se). "
+                "ratio_to_optimal: P / P(optimal) of the same n.",
+                markdown_table(others, ".6g"),
+            ]
         parts = [p for p in parts if p]
     if not deck_rows.empty:
         table = deck_table(deck_rows)
@@ -172,9 +219,11 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
         shown = table.drop(columns=["expected_correct_exact"])
         shown["p_perfect_exact"] = shown["p_perfect_exact"].map(short_exact)
         parts += [
-            "Real decks (ranks x suits). Monte Carlo rows give the majority rule's value with "
-            "its standard error; expected right calls are always exact (best play when the "
-            "game goes on after a miss). ratio_to_optimal: P / P(optimal, exact or float).",
+            "Real decks (ranks x suits). Monte Carlo rows give the strategy's value with its "
+            "standard error; expected right calls are exact, best play when the game goes on "
+            "after a miss, except for a strategy of one's own, whose own expected right calls "
+            "they are (its Monte Carlo rows: the mean). ratio_to_optimal: P / P(optimal, exact "
+            "or float).",
             markdown_table(shown, ".6g"),
             f"![P(perfect game) for real decks]({link}/{DECK_PLOT})",
         ]

@@ -22,6 +22,10 @@ The evaluation is exact: the strategy's decision tree is built over every code a
 expected number of guesses is a rational number under the jar's distribution.  Scores are
 compared in floating point with a relative tolerance of 1e-12 so that mathematically equal
 scores computed in a different order still tie.
+
+A strategy of one's own (a class named by ``_target_``; protocol and evaluation in
+:mod:`solvers.mastermind.own`) is evaluated exactly the same way, its decision tree
+followed over every code; it fills the columns the built-in heuristics fill.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from fractions import Fraction
 import numpy as np
 
 from solvers import entropy
+from solvers.mastermind import own
 from solvers.mastermind.rules import (
     Jar,
     code_label,
@@ -40,6 +45,7 @@ from solvers.mastermind.rules import (
     feedback_table,
     feedbacks,
 )
+from solvers.own_strategy import is_own, own_params
 from solvers.registry import (
     Family,
     IntCheck,
@@ -159,6 +165,19 @@ def evaluate(
 ) -> Row:
     """The result columns of one strategy on one game (exact)."""
     guesses, first, nodes = guesses_per_code(pegs, colours, jar, strategy, r, t)
+    return result_columns(pegs, colours, jar, guesses, first, nodes)
+
+
+def result_columns(
+    pegs: int,
+    colours: int,
+    jar: Sequence[object] | None,
+    guesses: np.ndarray,
+    first: int,
+    nodes: int,
+) -> Row:
+    """The result columns of a decision tree: guesses needed for every code, its first guess
+    and its nodes (a built-in strategy's, or one of one's own: own.py)."""
     weights = code_weights(pegs, colours, jar)
     mean = expected_guesses(guesses, weights)
     top = int(guesses.max())
@@ -255,6 +274,9 @@ def check_task(task: Task) -> None:
 
 def run(task: Task) -> list[Row]:
     """One row: the exact evaluation of the strategy over every code."""
+    if is_own(task):  # a strategy of one's own (own.py): its decision tree, the same columns
+        guesses, first, nodes = own.tree(task)
+        return [result_columns(task["pegs"], task["colours"], task["jar"], guesses, first, nodes)]
     if task["strategy"] == "optimal":
         from solvers.mastermind.optimal_task import run_optimal
 
@@ -334,7 +356,9 @@ FAMILY = register(
                 identity=False,
                 dtype="int64",
             ),
+            *own_params(),
         ),
+        own=own.PROTOCOL,
         run=run,
         check_task=check_task,
         columns={

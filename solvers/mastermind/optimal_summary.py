@@ -26,6 +26,7 @@ import pandas as pd  # noqa: E402
 from solvers.kit.summary_parts import PALETTE, WIDTH, save_figure  # noqa: E402
 
 CLASSICS = ("minimax", "expected_size", "most_parts", "first_feasible")
+BUILT_IN = (*CLASSICS, "sharma_mittal", "optimal")  # other names: strategies of one's own
 
 
 def _column(rows: pd.DataFrame, name: str) -> pd.Series:
@@ -74,6 +75,9 @@ def gap_table(table: pd.DataFrame) -> pd.DataFrame:
         if len(sm):
             top = sm.loc[sm["expected_guesses"].idxmin()]
             line["best_(r, t)"] = f"({top['entropy_r']:g}, {top['entropy_t']:g})"
+        own = others[~others["strategy"].isin(BUILT_IN)]  # strategies of one's own
+        for name, rows in own.groupby("label", sort=True):
+            line[name] = _gap(rows, value)
         out.append(line)
     return pd.DataFrame(out)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import textwrap
 from collections.abc import Callable
@@ -37,6 +38,7 @@ SUMMARY_COLUMNS = [
     *("pegs", "colours", "jar", "strategy", "entropy_r", "entropy_t", "guess_limit", "subtree"),
     *RESULTS,
     *("first_guess", "histogram", "n_codes", "subtree_mass_exact", "search_nodes", "seconds"),
+    "strategy_params",  # a strategy of one's own: its arguments (JSON)
 ]
 
 
@@ -113,16 +115,19 @@ def results(rows: pd.DataFrame | StoredRows) -> pd.DataFrame:
 def result_table(rows: pd.DataFrame) -> pd.DataFrame:
     """One line per result with a readable strategy label and game label."""
     table = rows.copy()
-    for col in ("jar", "entropy_r", "entropy_t", "total_guesses", "subtree", "guess_limit"):
+    optional = ("jar", "entropy_r", "entropy_t", "total_guesses", "subtree", "guess_limit")
+    for col in (*optional, "strategy_params"):
         if col not in table:
             table[col] = None
     table["jar_label"] = per_value(table, ["jar"], jar_label)
-    table["label"] = per_value(table, ["strategy", "entropy_r", "entropy_t", "guess_limit"], label)
+    named = ["strategy", "entropy_r", "entropy_t", "guess_limit", "strategy_params"]
+    table["label"] = per_value(table, named, label)
     if len(table) and not isinstance(table["histogram"].iloc[0], str):  # lists, not text
         table["histogram"] = [",".join(map(str, h)) for h in table["histogram"]]
     totals = [None if v is None or v != v else int(v) for v in table["total_guesses"]]
     table["total_guesses"] = pd.Series(totals, index=table.index, dtype=object)
-    keep = ["pegs", "colours", "jar", "jar_label", "strategy", "entropy_r", "entropy_t", "label"]
+    keep = ["pegs", "colours", "jar", "jar_label", "strategy", "strategy_params", "entropy_r"]
+    keep += ["entropy_t", "label"]
     keep += [*RESULTS, "first_guess", "histogram", "n_codes"]
     keep += ["guess_limit", "subtree", "subtree_mass_exact", "search_nodes", "seconds"]
     return table[[c for c in keep if c in table]]
@@ -142,9 +147,14 @@ def jar_label(jar: object) -> str:
     return "uniform" if not isinstance(jar, str) or len(set(jar.split(","))) == 1 else jar
 
 
-def label(strategy: str, r: float, t: float, guess_limit: float) -> str:
-    """A strategy's label: its name, Sharma-Mittal's (r, t), the optimum's guess limit."""
+def label(strategy: str, r: float, t: float, guess_limit: float, params: object = None) -> str:
+    """A strategy's label: its name, Sharma-Mittal's (r, t), the optimum's guess limit, the
+    arguments of a strategy of one's own ("mine (k=2)")."""
     text = strategy if strategy != "sharma_mittal" else f"sharma_mittal({fmt(r)}, {fmt(t)})"
+    if isinstance(params, str) and params != "{}":
+        own = json.loads(params)
+        args = (f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in own.items())
+        text += f" ({', '.join(args)})"
     return text if pd.isna(guess_limit) else f"{text} (at most {int(guess_limit)} guesses)"
 
 
