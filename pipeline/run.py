@@ -2,9 +2,9 @@
 stages, each handed the run.
 
 1. :func:`~pipeline.study_run.prepared`: the config checked and typed, the study's plan, the
-   cluster backend chosen and checked, the study folder's path.  Nothing is written.
+   cluster backend chosen and checked, the study folder's path; nothing written.
 2. ``stage=plan`` (:func:`plan_text`): the tasks left against the store, their needs against
-   the budget (:mod:`pipeline.needs`).  Nothing is written.
+   the budget (:mod:`pipeline.needs`); nothing written.
 3. ``stage=run`` (:func:`run_tasks`): the needs checked; under the study's lock the store
    tidied (:mod:`pipeline.store`), the tasks left to run found and claimed (refused if another
    live run computes one: :mod:`pipeline.claims`); the backend opened, the tasks cut into
@@ -12,8 +12,7 @@ stages, each handed the run.
 4. ``stage=summary`` (:func:`summarise`): the store compacted, ``summary.md`` written with the
    report and the index (:mod:`pipeline.summary`).
 
-:func:`run_study` is a plain function of a config mapping (what ``python -m pipeline``
-passes after Hydra composed it); tests and notebooks call it directly.
+:func:`run_study` is a plain function of the config Hydra composed; notebooks call it too.
 """
 
 from __future__ import annotations

@@ -59,6 +59,16 @@ class Protocol:
         """The methods ``cls`` lacks (not callable counts as lacking)."""
         return [m for m in self.methods if not callable(getattr(cls, m, None))]
 
+    @staticmethod
+    def valid_name(name: Any) -> bool:
+        """Whether ``name`` can name a strategy of one's own (a study's key for it)."""
+        return isinstance(name, str) and NAME.match(name) is not None
+
+    def check(self, family: str, task: Task) -> None:
+        """:func:`check_strategy` of a task of this protocol's family (the registry calls it
+        through the family, importing nothing of this module)."""
+        check_strategy(family, self, task)
+
 
 class StrategyError(Exception):
     """A strategy of one's own failed: the message names it, the move and the values."""

@@ -215,17 +215,13 @@ def checked_params(task: Mapping[str, Any]) -> tuple[Family, Task]:
     kind = "own" if own else strategy  # the default strategy when the task names none
     for p in fam.params:
         out[p.name] = param_value(fam, p, kind, task)
-    if own:
-        from solvers.own_strategy import check_strategy
-
-        check_strategy(fam.name, fam.own, out)
+    if own:  # the class imports, has the protocol's methods, takes the arguments
+        fam.own.check(fam.name, out)
     return fam, out
 
 
 def own_strategy_name(fam: Family, task: Mapping[str, Any]) -> str:
     """The name of a task's strategy of one's own (the study's key for it), checked."""
-    from solvers.own_strategy import NAME
-
     if fam.own is None:
         raise TaskError(
             "strategy_target",
@@ -239,7 +235,7 @@ def own_strategy_name(fam: Family, task: Mapping[str, Any]) -> str:
             name,
             "is a built-in strategy's name: a strategy of one's own needs a name of its own",
         )
-    if not isinstance(name, str) or not NAME.match(name):
+    if not fam.own.valid_name(name):
         raise TaskError(
             "strategy",
             name,

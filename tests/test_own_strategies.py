@@ -1,5 +1,5 @@
-"""Strategies of one's own (solvers/own_strategy.py, solvers/card_guessing/own.py): a class
-of the user's module named by ``_target_`` in a study, evaluated exactly beside the built-in
+"""Strategies of one's own (solvers/own_strategy.py, solvers/card_guessing/tasks/own_tasks.py):
+a class of the user's module named by ``_target_`` in a study, evaluated exactly beside the built-in
 strategies, its arguments grid axes, its code part of every task id, its faults error rows.
 
 The built-in count tracker and greedy (Gural, Simper & So 2019, sections 5 and 6) written as

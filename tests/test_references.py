@@ -46,6 +46,9 @@ PYTHON_FOLDERS = (*PACKAGES, "scripts", "benchmarks", "tests", "conf", "docs")
 MADE_FILES = {"summary.md", "report.html", "index.html", "multirun.yaml", "cluster/mylab.yaml"}
 MADE_FOLDERS = {"checkpoints/", "damaged/", "quarantine/", "runs/", "results/", "certs/"}
 MADE_FOLDERS |= {"shared/", "build/", "site/", "layer-037/", "outputs/paper/results/"}
+# the files of a user's own strategy in the manual's example (docs/own-strategy.md)
+MADE_FILES |= {"mystrat.py", "studies/study/switch.yaml"}
+MADE_FOLDERS |= {"studies/study/"}
 # outside libraries' classes the code names by their class name alone
 OUTSIDE_CLASSES = {
     "Client": "distributed.Client",
@@ -56,10 +59,14 @@ OUTSIDE_CLASSES = {
 }
 OUTSIDE_ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot", "pl": "polars"}
 PLACEHOLDER = "NAME"  # conf/study/NAME.yaml: any file of conf/study/
-NOT_MODULES = {"guesslab.families": "the entry point group families register in"}
+NOT_MODULES = {
+    "guesslab.families": "the entry point group families register in",
+    "mystrat.SwitchAfterNo": "a user's own strategy class, the manual's example",
+    "module.Class": "how --strategy names a user's own class",
+}
 
 PACKAGE = "(?:" + "|".join(PACKAGES) + ")"
-NAMED_FILES = ("py", "md", "yaml", "yml", "toml", "js", "css", "sh")  # what a path may name
+NAMED_FILES = ("py", "md", "yaml", "yml", "toml", "js", "css", "sh", "cff")  # what a path may name
 SUFFIXES = "(?:" + "|".join(NAMED_FILES) + ")"
 # a cross-reference: :func:`longtask.current` (in a package also a sibling's, after a dot)
 ROLE = re.compile(r":(?:func|class|mod|meth|attr|data|exc|obj):`~?(\.?[A-Za-z_][\w.]*)`")

@@ -15,8 +15,13 @@ from __future__ import annotations
 from functools import lru_cache
 
 from solvers import entropy
-from solvers.card_guessing import own
-from solvers.card_guessing.tasks import feedback_tasks, float_tasks, ranked_tasks, yes_no_tasks
+from solvers.card_guessing.tasks import (
+    feedback_tasks,
+    float_tasks,
+    own_tasks,
+    ranked_tasks,
+    yes_no_tasks,
+)
 from solvers.own_strategy import is_own, own_params
 from solvers.registry import (
     Family,
@@ -112,8 +117,11 @@ def _estimated_states(deck: tuple[int, ...]) -> int:
 def check_task(task: Task) -> None:
     """Refuse, before any work, a deck too large for the exact solver."""
     yes_no_tasks.check_partial_task(task)
-    if is_own(task):
-        return own.check_task(task)  # a strategy of one's own (own.py)
+    if is_own(task):  # a strategy of one's own (tasks/own_tasks.py)
+        own_tasks.check_task(task)
+        if task["method"] == "exact" and task["feedback"] == "partial":
+            check_exact_size(task["deck"], task["max_states"], "raise max_states to try anyway")
+        return None
     if ranked_tasks.applies(task):
         return ranked_tasks.check_task(task)  # method ranked, persistent, pair ties
     if task["feedback"] != "partial" or task["strategy"] == "sequence":
@@ -138,7 +146,8 @@ def estimated_seconds(task: Task) -> float | None:
     if task["method"] == "ranked":
         return ranked_tasks.estimated_seconds(task)
     if is_own(task):
-        return own.estimated_seconds(task)
+        states = estimated_states(task["deck"]) if task["feedback"] == "partial" else 0
+        return SECONDS_PER_TASK + own_tasks.estimated_seconds(task, states)
     per_state = SECONDS_PER_STATE.get(task["strategy"])
     exact = task["method"] == "exact" or task["strategy"] == "optimal"
     if (
@@ -167,7 +176,7 @@ def split_rows(task: Task, cluster) -> list[Row]:
 def run(task: Task) -> list[Row]:
     """The rows of a checked task, from the module of tasks/ that runs its kind."""
     if is_own(task):
-        return own.rows(task)
+        return own_tasks.rows(task)
     if ranked_tasks.applies(task):
         return ranked_tasks.rows(task)
     if task["feedback"] != "partial":
@@ -261,7 +270,7 @@ FAMILY = register(
             max_states_param(DEFAULT_MAX_STATES),
             *own_params(),
         ),
-        own=own.PROTOCOL,
+        own=own_tasks.PROTOCOL,
         run=run,
         check_task=check_task,
         estimate=estimated_seconds,

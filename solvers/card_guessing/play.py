@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, TextIO
 
-from solvers.card_guessing import own
 from solvers.card_guessing.exact import belief_players, yes_no
 from solvers.card_guessing.exact.yes_no import Deck, Guess, State
 from solvers.card_guessing.play_players import (
@@ -62,6 +61,7 @@ from solvers.card_guessing.play_screen import (
     score_line,
     wrap_text,
 )
+from solvers.card_guessing.tasks import own_tasks
 from solvers.own_strategy import StrategyError
 from solvers.registry import TaskError, get_family
 
@@ -215,7 +215,7 @@ class Setup:
     def estimates_only(self) -> bool:
         """Whether the computer keeps a belief of its own (estimated counts, or a strategy of
         one's own), so the exact odds shown are not its own."""
-        return isinstance(self.player, belief_players.EstimatePlayer | own.YesNoPlayer)
+        return isinstance(self.player, belief_players.EstimatePlayer | own_tasks.YesNoPlayer)
 
     def computer(self, seed: int | None = None) -> Computer:
         """A fresh computer for one game (``seed``: its tie draws, for a replayable game)."""

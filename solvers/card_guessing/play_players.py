@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from solvers.card_guessing import check_exact_size, own
+from solvers.card_guessing import check_exact_size
 from solvers.card_guessing.exact import belief_players, yes_no
 from solvers.card_guessing.exact.yes_no import Deck, Guess, State
-from solvers.card_guessing.tasks import ranked_tasks, yes_no_tasks
+from solvers.card_guessing.tasks import own_tasks, ranked_tasks, yes_no_tasks
 from solvers.own_strategy import is_own
 from solvers.registry import TaskError, checked_params, get_family
 
@@ -70,7 +70,7 @@ class Computer:
     def explanation(self) -> str | None:
         """What a strategy of one's own says of its belief (its optional ``explain(belief)``),
         on one line; None where it offers none."""
-        if not isinstance(self.player, own.YesNoPlayer):
+        if not isinstance(self.player, own_tasks.YesNoPlayer):
             return None
         return self.player.moves.explain(self.belief)
 
@@ -114,7 +114,7 @@ def own_task(deck: Sequence[int], target: str, params: Mapping[str, str]) -> dic
     check_exact_size(
         out["deck"], out["max_states"], "--param max_states=N raises it, for a longer wait"
     )
-    own.check_task(out)
+    own_tasks.check_task(out)
     return out
 
 
@@ -142,9 +142,9 @@ def player_task(deck: Sequence[int], strategy: str, params: Mapping[str, str]) -
 def make_player(task: Mapping[str, Any]) -> belief_players.Player:
     """The computer player for a checked task: the family's own Player for its strategy."""
     if is_own(task):  # every move checked; no limit on the moves of a game
-        moves = own.Moves(task)
+        moves = own_tasks.Moves(task)
         moves.limit = None
-        return own.YesNoPlayer(moves)
+        return own_tasks.YesNoPlayer(moves)
     if ranked_tasks.applies(task):  # persistent, or greedy with pair ties
         return ranked_tasks.player(task)
     return yes_no_tasks.player(task)

@@ -73,9 +73,8 @@ def written_for(cls: type) -> tuple[str, ...]:
 
 
 def check_task(task: Task) -> None:
-    """Refuse, before any work, an own strategy's task the game cannot evaluate as asked."""
-    from solvers.card_guessing import check_exact_size
-
+    """Refuse, before any work, an own strategy's task the game cannot evaluate as asked (the
+    size of a yes/no deck for the exact solver is the family's check, as for its built-ins)."""
     target, feedback, method = task["strategy_target"], task["feedback"], task["method"]
     try:
         models = written_for(target_class(target))
@@ -90,11 +89,11 @@ def check_task(task: Task) -> None:
     if method not in METHODS or (feedback == "none" and method != "exact"):
         valid = "exact" if feedback == "none" else " or ".join(METHODS)
         raise TaskError("method", method, f"a strategy of one's own runs {valid} here")
-    if method != "exact":
-        return
-    if feedback == "partial":
-        check_exact_size(task["deck"], task["max_states"], "raise max_states to try anyway")
-    elif feedback == "complete" and labelled_compositions(task["deck"]) > task["max_states"]:
+    if (
+        method == "exact"
+        and feedback == "complete"
+        and labelled_compositions(task["deck"]) > task["max_states"]
+    ):
         raise TaskError(
             "deck",
             task["deck"],
@@ -113,20 +112,17 @@ SECONDS_PER_STATE = 50e-6
 SECONDS_PER_CARD_PLAYED = 10e-6
 
 
-def estimated_seconds(task: Task) -> float:
-    """Roughly the solver seconds of a checked own strategy's task (``stage=plan``)."""
-    from solvers.card_guessing import SECONDS_PER_TASK, estimated_states
-
+def estimated_seconds(task: Task, yes_no_states: int) -> float:
+    """Roughly the solver seconds of a checked own strategy's task (``stage=plan``), given the
+    family's estimate of the yes/no deck's states."""
     deck = task["deck"]
     if task["method"] == "monte_carlo":
-        work = task["n_games"] * sum(deck) * SECONDS_PER_CARD_PLAYED
-    elif task["feedback"] == "partial":
-        work = estimated_states(deck) * SECONDS_PER_STATE
-    elif task["feedback"] == "complete":
-        work = labelled_compositions(deck) * SECONDS_PER_STATE
-    else:
-        work = sum(deck) * SECONDS_PER_STATE
-    return SECONDS_PER_TASK + work
+        return task["n_games"] * sum(deck) * SECONDS_PER_CARD_PLAYED
+    if task["feedback"] == "partial":
+        return yes_no_states * SECONDS_PER_STATE
+    if task["feedback"] == "complete":
+        return labelled_compositions(deck) * SECONDS_PER_STATE
+    return sum(deck) * SECONDS_PER_STATE
 
 
 def labelled_compositions(deck: Sequence[int]) -> int:
