@@ -561,3 +561,39 @@ def test_stage_plan_counts_and_prices_own_strategy_tasks(lab, monkeypatch, capsy
     assert "4 tasks (1 grid, 2 strategies)" in done.stdout
     assert "solver time: about" in done.stdout, done.stdout
     assert not (folder / "out").exists()
+
+
+GAME_EXAMPLES = [
+    ("myhighlow.py", "Majority", {"family": "high_low", "ranks": 4, "suits": 2},
+     [("p_perfect_exact", "P(perfect game) = {} exactly"),
+      ("expected_correct_exact", "and {} right calls")],
+     {"strategy": "majority"}, "p_perfect_exact"),
+    ("mymastermind.py", "FirstPossible", {"family": "mastermind", "pegs": 3, "colours": 4},
+     [("expected_guesses_exact", "it takes {} guesses on average")],
+     {"strategy": "first_feasible"}, "expected_guesses_exact"),
+    ("myhands.py", "FirstPossible", {"family": "hand_guessing", "cards": 2, "ranks": 4, "suits": 2},
+     [("average_guesses_exact", "it takes {} guesses on average")],
+     {"strategy": "min_expected_size"}, None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("title", "cls", "game", "quotes", "builtin", "same"), GAME_EXAMPLES,
+                         ids=[e[0] for e in GAME_EXAMPLES])  # fmt: skip
+def test_the_reference_page_s_example_per_game_gives_the_values_it_quotes(
+    tmp_path, monkeypatch, title, cls, game, quotes, builtin, same
+):
+    """Each game's example class on "Your own strategy", written to a file as a user would,
+    gives the values the page quotes for it (and the built-in's, where it says so)."""
+    text = " ".join(PAGE.read_text().split())
+    module = title.removesuffix(".py")
+    (tmp_path / title).write_text(titled_block(PAGE.read_text(), title))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    row = solve({**game, "strategy": "mine", "strategy_target": f"{module}.{cls}"})[0]
+    theirs = solve({**game, **builtin})[0]
+    for column, words in quotes:
+        assert words.format(row[column]) in text, (column, row[column])
+    if same:
+        assert row[same] == theirs[same]
+    else:
+        assert f"against {theirs['average_guesses_exact']} for the built-in" in text

@@ -47,7 +47,8 @@ MADE_FILES = {"summary.md", "report.html", "index.html", "multirun.yaml", "clust
 MADE_FOLDERS = {"checkpoints/", "damaged/", "quarantine/", "runs/", "results/", "certs/"}
 MADE_FOLDERS |= {"shared/", "build/", "site/", "layer-037/", "outputs/paper/results/"}
 # the files of a user's own strategy in the manual's example (docs/own-strategy.md)
-MADE_FILES |= {"mystrat.py", "studies/study/switch.yaml"}
+MADE_FILES |= {"mystrat.py", "studies/study/switch.yaml", "myhighlow.py", "mymastermind.py"}
+MADE_FILES |= {"myhands.py"}
 MADE_FOLDERS |= {"studies/study/"}
 # outside libraries' classes the code names by their class name alone
 OUTSIDE_CLASSES = {
