@@ -310,3 +310,63 @@ def hashable(who: str, move: str, belief: Any) -> Any:
             f"{shown_text(exc)}): {shown(belief)}; use tuples, frozensets, numbers, text"
         ) from None
     return belief
+
+
+def same_belief(a: Any, b: Any) -> bool:
+    """Whether two beliefs are equal (a user's ``__eq__`` that raises: not equal)."""
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+class QueryMoves:
+    """A query game's strategy of one's own behind checks (Mastermind, hand guessing): its
+    ``start``, ``guess`` and ``update`` called through :func:`call`, each answer checked,
+    memoised on the belief (``guess``) and on (belief, answer) (``update``).  A game says
+    how a guess becomes its index (:meth:`checked`), an index a guess (:meth:`query`) and an
+    answer's code the feedback the class is told (:meth:`feedback`)."""
+
+    def __init__(self, task: Mapping[str, Any], start_args: tuple):
+        self.who = strategy_words(task)
+        self.strategy = build(task)
+        self.start_args = start_args
+        self.guesses: dict[Any, int] = {}
+        self.updates: dict[tuple[Any, Any], Any] = {}
+
+    def checked(self, value: Any, move: str) -> int:
+        """The index of the guess ``value`` the class returned; StrategyError if none."""
+        raise NotImplementedError
+
+    def query(self, index: int) -> Any:
+        """The guess of index ``index``, as the class is told it."""
+        raise NotImplementedError
+
+    def feedback(self, answer: Any) -> Any:
+        """The feedback the class is told for the game's answer ``answer``."""
+        return answer
+
+    def start(self) -> Any:
+        move = f"start({', '.join(map(str, self.start_args))})"
+        belief = call(self.who, move, lambda: self.strategy.start(*self.start_args))
+        return hashable(self.who, move, belief)
+
+    def guess(self, belief: Any, number: int) -> int:
+        """The index of the checked guess (its number in the game: ``number``)."""
+        hit = self.guesses.get(belief)
+        if hit is not None:
+            return hit
+        move = f"guess(belief={shown(belief)}) at guess {number}"
+        index = self.checked(call(self.who, move, lambda: self.strategy.guess(belief)), move)
+        self.guesses[belief] = index
+        return index
+
+    def update(self, belief: Any, index: int, answer: Any, number: int) -> Any:
+        key = (belief, answer)
+        if key in self.updates:
+            return self.updates[key]
+        told, said = self.query(index), self.feedback(answer)
+        move = f"update(belief={shown(belief)}, guess={told}, feedback={said}) at guess {number}"
+        out = call(self.who, move, lambda: self.strategy.update(belief, told, said))
+        self.updates[key] = hashable(self.who, move, out)
+        return self.updates[key]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests_support import copy_outputs, run
+from tests_support import copy_outputs, run, snapshot
 
 from pipeline.config import StudyError
 from pipeline.safe_paths import unsafe_entries
@@ -65,22 +65,6 @@ def never_hangs():
     yield
     signal.alarm(0)
     signal.signal(signal.SIGALRM, before)
-
-
-def snapshot(root: Path) -> dict[str, object]:
-    """Every entry under ``root`` (links not followed): a file's bytes, a link's target."""
-    out: dict[str, object] = {}
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        for name in (*dirs, *files):
-            path = Path(folder, name)
-            rel = str(path.relative_to(root))
-            if path.is_symlink():
-                out[rel] = ("link", os.readlink(path))
-            elif path.is_file():
-                out[rel] = path.read_bytes()
-            else:
-                out[rel] = "folder"
-    return out
 
 
 def task_and_outside(stopped, tmp_path) -> tuple[Checkpoints, Path]:

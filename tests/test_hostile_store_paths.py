@@ -12,29 +12,13 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests_support import compose_config, copy_outputs, run
+from tests_support import compose_config, copy_outputs, run, snapshot
 
 from pipeline import store
 from pipeline.config import StudyError
 from pipeline.index import study_dirs
 from pipeline.run import run_study
 from pipeline.safe_paths import UnsafePath, ensure_dir, open_regular, unsafe_entries
-
-
-def snapshot(root: Path) -> dict[str, object]:
-    """Every entry under ``root`` (links not followed): a file's bytes, a link's target."""
-    out: dict[str, object] = {}
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        for name in (*dirs, *files):
-            path = Path(folder, name)
-            rel = str(path.relative_to(root))
-            if path.is_symlink():
-                out[rel] = ("link", os.readlink(path))
-            elif path.is_file():
-                out[rel] = path.read_bytes()
-            else:
-                out[rel] = "folder"
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -209,3 +209,19 @@ def headless_chromium(window_size: str, logging_prefs: dict):
     options.binary_location = browser
     options.set_capability("goog:loggingPrefs", logging_prefs)
     return webdriver.Chrome(service=Service(chromedriver), options=options)
+
+
+def snapshot(root: Path) -> dict[str, object]:
+    """Every entry under ``root`` (links not followed): a file's bytes, a link's target."""
+    out: dict[str, object] = {}
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        for name in (*dirs, *files):
+            path = Path(folder, name)
+            rel = str(path.relative_to(root))
+            if path.is_symlink():
+                out[rel] = ("link", os.readlink(path))
+            elif path.is_file():
+                out[rel] = path.read_bytes()
+            else:
+                out[rel] = "folder"
+    return out

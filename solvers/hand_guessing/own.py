@@ -60,15 +60,7 @@ import numpy as np
 from solvers.hand_guessing import strategies as S
 from solvers.hand_guessing import table as T
 from solvers.hand_guessing.cards import hand_index
-from solvers.own_strategy import (
-    Protocol,
-    StrategyError,
-    build,
-    call,
-    hashable,
-    shown,
-    strategy_words,
-)
+from solvers.own_strategy import Protocol, QueryMoves, StrategyError, same_belief, shown
 from solvers.registry import Task, task_rng
 
 PROTOCOL = Protocol(
@@ -83,32 +75,16 @@ PROTOCOL = Protocol(
 Hand = tuple[int, ...]
 
 
-class Moves:
-    """The user's strategy behind checks, its answers memoised on the belief."""
+class Moves(QueryMoves):
+    """The user's strategy behind checks (:class:`QueryMoves`): a guess is a hand, an answer
+    the code of the game's five numbers."""
 
     def __init__(self, task: Task, f: T.Features):
-        self.who = strategy_words(task)
-        self.strategy = build(task)
+        super().__init__(task, (f.cards, f.deck.ranks, f.deck.suits))
         self.f, self.deck, self.cards = f, f.deck, f.cards
-        self.guesses: dict[Any, int] = {}
-        self.updates: dict[tuple[Any, int], Any] = {}
 
-    def start(self) -> Any:
-        deck, cards = self.deck, self.cards
-        move = f"start({cards}, {deck.ranks}, {deck.suits})"
-        belief = call(self.who, move, lambda: self.strategy.start(cards, deck.ranks, deck.suits))
-        return hashable(self.who, move, belief)
-
-    def guess(self, belief: Any, number: int) -> int:
-        """The hand index of the checked guess (its number in the game: ``number``)."""
-        hit = self.guesses.get(belief)
-        if hit is not None:
-            return hit
-        move = f"guess(belief={shown(belief)}) at guess {number}"
-        hand = call(self.who, move, lambda: self.strategy.guess(belief))
-        index = hand_index(self.deck, self.checked_hand(hand, move))
-        self.guesses[belief] = index
-        return index
+    def checked(self, hand: Any, move: str) -> int:
+        return hand_index(self.deck, self.checked_hand(hand, move))
 
     def checked_hand(self, hand: Any, move: str) -> Hand:
         """``hand`` as a sorted tuple of card numbers; StrategyError for no hand of the game."""
@@ -135,15 +111,11 @@ class Moves:
     def hand(self, index: int) -> Hand:
         return tuple(int(c) for c in self.f.hands[index])
 
-    def update(self, belief: Any, index: int, code: int, number: int) -> Any:
-        key = (belief, code)
-        if key in self.updates:
-            return self.updates[key]
-        hand, answer = self.hand(index), T.decode(self.cards, code)
-        move = f"update(belief={shown(belief)}, guess={hand}, feedback={answer}) at guess {number}"
-        out = call(self.who, move, lambda: self.strategy.update(belief, hand, answer))
-        self.updates[key] = hashable(self.who, move, out)
-        return self.updates[key]
+    def query(self, index: int) -> Hand:
+        return self.hand(index)
+
+    def feedback(self, code: int) -> tuple[int, ...]:
+        return T.decode(self.cards, code)
 
 
 def play(moves: Moves, targets: np.ndarray) -> tuple[S.Play, int]:
@@ -180,7 +152,7 @@ def play(moves: Moves, targets: np.ndarray) -> tuple[S.Play, int]:
                 depth_of[part] = depth
             elif is_target[part].any():
                 after = moves.update(belief, guess, int(code), depth)
-                if len(part) == len(candidates) and same(after, belief):
+                if len(part) == len(candidates) and same_belief(after, belief):
                     raise StrategyError(
                         f"{moves.who}: repeats itself: guess(belief={shown(belief)}) at guess "
                         f"{depth} gave {moves.hand(guess)}, which splits none of the "
@@ -189,14 +161,6 @@ def play(moves: Moves, targets: np.ndarray) -> tuple[S.Play, int]:
                     )
                 stack.append((part, depth + 1, after, (*last[-4:], guess)))
     return S.Play(targets, depth_of[targets], nodes), first
-
-
-def same(a: Any, b: Any) -> bool:
-    """Whether two beliefs are equal (a user's ``__eq__`` that raises: not equal)."""
-    try:
-        return bool(a == b)
-    except Exception:
-        return False
 
 
 def evaluate(task: Task, f: T.Features) -> tuple[S.Play, int]:

@@ -49,15 +49,7 @@ from typing import Any
 import numpy as np
 
 from solvers.mastermind.rules import feedback_table, feedbacks
-from solvers.own_strategy import (
-    Protocol,
-    StrategyError,
-    build,
-    call,
-    hashable,
-    shown,
-    strategy_words,
-)
+from solvers.own_strategy import Protocol, QueryMoves, StrategyError, same_belief, shown
 from solvers.registry import Task
 
 PROTOCOL = Protocol(
@@ -71,33 +63,14 @@ PROTOCOL = Protocol(
 Code = tuple[int, ...]
 
 
-class Moves:
-    """The user's strategy behind checks, its answers memoised on the belief."""
+class Moves(QueryMoves):
+    """The user's strategy behind checks (:class:`QueryMoves`): a guess is a code."""
 
     def __init__(self, task: Task):
-        self.who = strategy_words(task)
-        self.strategy = build(task)
+        super().__init__(task, (task["pegs"], task["colours"]))
         self.pegs, self.colours = task["pegs"], task["colours"]
-        self.guesses: dict[Any, int] = {}
-        self.updates: dict[tuple[Any, int], Any] = {}
 
-    def start(self) -> Any:
-        move = f"start({self.pegs}, {self.colours})"
-        belief = call(self.who, move, lambda: self.strategy.start(self.pegs, self.colours))
-        return hashable(self.who, move, belief)
-
-    def guess(self, belief: Any, number: int) -> int:
-        """The index of the checked guess (its number in the game: ``number``)."""
-        hit = self.guesses.get(belief)
-        if hit is not None:
-            return hit
-        move = f"guess(belief={shown(belief)}) at guess {number}"
-        code = call(self.who, move, lambda: self.strategy.guess(belief))
-        index = self.index(code, move)
-        self.guesses[belief] = index
-        return index
-
-    def index(self, code: Any, move: str) -> int:
+    def checked(self, code: Any, move: str) -> int:
         """The code's index (its base-colours number); StrategyError for no code."""
         try:
             if isinstance(code, str | bytes) or any(isinstance(c, bool) for c in code):
@@ -117,17 +90,8 @@ class Moves:
             index = index * self.colours + c
         return index
 
-    def update(self, belief: Any, index: int, answer: tuple[int, int], number: int) -> Any:
-        key = (belief, answer)
-        if key in self.updates:
-            return self.updates[key]
-        code = self.code(index)
-        move = f"update(belief={shown(belief)}, guess={code}, feedback={answer}) at guess {number}"
-        out = hashable(
-            self.who, move, call(self.who, move, lambda: self.strategy.update(belief, code, answer))
-        )
-        self.updates[key] = out
-        return out
+    def query(self, index: int) -> Code:
+        return self.code(index)
 
     def code(self, index: int) -> Code:
         digits = []
@@ -165,7 +129,7 @@ def guesses_per_code(task: Task) -> tuple[np.ndarray, int, int]:
                 guesses[part] = depth
             else:
                 after = moves.update(belief, q, answers[k], depth)
-                if len(part) == len(secrets) and same(after, belief):
+                if len(part) == len(secrets) and same_belief(after, belief):
                     raise StrategyError(
                         f"{moves.who}: repeats itself: guess(belief={shown(belief)}) at guess "
                         f"{depth} gave {moves.code(q)}, which splits none of the {len(part):,} "
@@ -174,14 +138,6 @@ def guesses_per_code(task: Task) -> tuple[np.ndarray, int, int]:
                     )
                 stack.append((part, depth + 1, after, (*last[-4:], q)))
     return guesses, first, nodes
-
-
-def same(a: Any, b: Any) -> bool:
-    """Whether two beliefs are equal (a user's ``__eq__`` that raises: not equal)."""
-    try:
-        return bool(a == b)
-    except Exception:
-        return False
 
 
 def tree(task: Task) -> tuple[np.ndarray, int, int]:
