@@ -423,43 +423,36 @@ def test_arguments_and_names_that_do_not_fit_are_refused_at_the_door(
     assert not (folder / "out").exists()
 
 
-@pytest.mark.parametrize(("cls", "words"), [
-    ("OutOfRange", "guess(belief=0) at card 1 of 3 returned 7: no such type "
-                   "(the deck has types 0 to 1)"),
-    ("AlwaysFirst", "guess(belief=0) at card 2 of 3 returned 0: a type with no cards left"),
-    ("Raises", "guess(belief=0) at card 2 of 3 raised ZeroDivisionError: integer division "
-               "or modulo by zero"),
-    ("Unhashable", "start((1, 2)) returned a belief that is not hashable (TypeError: "
-                   "unhashable type: 'list'): [0]"),
-])  # fmt: skip
-def test_a_strategy_failing_in_a_move_gives_an_error_row_naming_it(
-    lab, monkeypatch, capsys, cls, words
-):
+FAULTS = {
+    "OutOfRange": "guess(belief=0) at card 1 of 3 returned 7: no such type "
+    "(the deck has types 0 to 1)",
+    "AlwaysFirst": "guess(belief=0) at card 2 of 3 returned 0: a type with no cards left",
+    "Raises": "guess(belief=0) at card 2 of 3 raised ZeroDivisionError: integer division "
+    "or modulo by zero",
+    "Unhashable": "start((1, 2)) returned a belief that is not hashable (TypeError: "
+    "unhashable type: 'list'): [0]",
+    "Slow": "task ran past its time limit run.task_timeout_s=1",
+}
+
+
+def test_a_strategy_failing_in_a_move_gives_an_error_row_naming_it(lab, monkeypatch, capsys):
     """A guess naming no type or a type with no cards left, an exception in the user's
-    code, a belief that is not hashable: that task's row is an error naming the strategy,
-    the move and the value; every other task is stored; exit 1."""
+    code, a belief that is not hashable, a move slower than ``run.task_timeout_s``: each
+    such task's row is an error naming the strategy, the move and the value (or the time
+    limit); every other task is stored; exit 1.  One study holds every fault."""
     folder, module = lab
-    study_file(folder, f"  optimal: {{}}\n  mine:\n    _target_: {module}.{cls}\n",
-               grid="deck: [[1, 2]]")  # fmt: skip
-    done = run_lab(monkeypatch, capsys, folder)
+    named = "".join(f"  {cls.lower()}:\n    _target_: {module}.{cls}\n" for cls in FAULTS)
+    study_file(folder, "  optimal: {}\n" + named, grid="deck: [[1, 2]]")
+    done = run_lab(monkeypatch, capsys, folder, "run.task_timeout_s=1")
     assert done.returncode == 1, done.stdout + done.stderr
     rows = load_results(folder / "out" / "lab" / "results").set_index("strategy")
     assert rows.loc["optimal", "status"] == "ok"
-    error = rows.loc["mine", "error"]
-    assert rows.loc["mine", "status"] == "error"
-    assert f"strategy 'mine' ({module}.{cls})" in error and words in error, error
-
-
-def test_a_strategy_past_the_time_limit_gives_an_error_row(lab, monkeypatch, capsys):
-    """A strategy slower than ``run.task_timeout_s`` is stopped; its row says so."""
-    folder, module = lab
-    study_file(folder, f"  optimal: {{}}\n  mine:\n    _target_: {module}.Slow\n",
-               grid="deck: [[1, 2]]")  # fmt: skip
-    done = run_lab(monkeypatch, capsys, folder, "run.task_timeout_s=1")
-    assert done.returncode == 1
-    rows = load_results(folder / "out" / "lab" / "results").set_index("strategy")
-    assert "time limit run.task_timeout_s=1" in rows.loc["mine", "error"]
-    assert rows.loc["optimal", "status"] == "ok"
+    for cls, words in FAULTS.items():
+        error = rows.loc[cls.lower(), "error"]
+        assert rows.loc[cls.lower(), "status"] == "error", cls
+        assert words in error, (cls, error)
+        if cls != "Slow":  # the time limit's row is the pipeline's, not a move's
+            assert f"strategy {cls.lower()!r} ({module}.{cls})" in error, error
 
 
 @pytest.mark.slow
