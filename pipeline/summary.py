@@ -126,8 +126,8 @@ def other_code_notes(
             f"code are kept in the store and left out here (this version: "
             f"`{get_family(family).version}`, the files' solver_version)."
         )
-    if "strategy_code" not in get_family(family).param_names:
-        return [*lines, ""] if lines else []
+    if not codes or "strategy_code" not in get_family(family).param_names:
+        return [*lines, ""] if lines else []  # no strategy of one's own: no rows to count
     from solvers.kit.stored_rows import sql_text
 
     stored = family_rows(results, family, "ok")

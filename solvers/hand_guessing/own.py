@@ -143,11 +143,7 @@ def play(moves: Moves, targets: np.ndarray) -> tuple[S.Play, int]:
         guess = moves.guess(belief, depth)
         first = guess if first < 0 else first
         nodes += 1
-        row = T.code_row(f, guess, candidates)
-        order = np.argsort(row, kind="stable")
-        row, sorted_c = row[order], candidates[order]
-        cuts = np.flatnonzero(np.diff(row)) + 1
-        for code, part in zip(row[np.r_[0, cuts]], np.split(sorted_c, cuts), strict=True):
+        for code, part in S.feedback_parts(f, guess, candidates):
             if code == win:
                 depth_of[part] = depth
             elif is_target[part].any():

@@ -153,6 +153,16 @@ class Play:
     nodes: int
 
 
+def feedback_parts(f: T.Features, guess: int, candidates: np.ndarray):
+    """(feedback code, the candidates answering ``guess`` with it) for each code met, codes
+    ascending, each part's candidates in their order (one stable sort of the codes)."""
+    row = T.code_row(f, guess, candidates)
+    order = np.argsort(row, kind="stable")
+    row, ordered = row[order], candidates[order]
+    cuts = np.flatnonzero(np.diff(row)) + 1
+    return zip(row[np.r_[0, cuts]], np.split(ordered, cuts), strict=True)
+
+
 def play(f: T.Features, first: int, rule: Rule, targets: np.ndarray | None = None) -> Play:
     """Walk the decision tree from guess ``first`` over the branches holding ``targets``.
 
@@ -173,11 +183,7 @@ def play(f: T.Features, first: int, rule: Rule, targets: np.ndarray | None = Non
         if guess is None:
             guess = choose(f, candidates, rule)
         nodes += 1
-        row = T.code_row(f, guess, candidates)
-        order = np.argsort(row, kind="stable")
-        row, sorted_c = row[order], candidates[order]
-        cuts = np.flatnonzero(np.diff(row)) + 1
-        for code, part in zip(row[np.r_[0, cuts]], np.split(sorted_c, cuts), strict=True):
+        for code, part in feedback_parts(f, guess, candidates):
             if code == win:
                 depth_of[part] = depth
             elif is_target[part].any():
