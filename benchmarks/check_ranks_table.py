@@ -18,12 +18,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from tests_support import ranks_table  # noqa: E402
 
 from solvers.card_guessing.tasks import ranked_tasks  # noqa: E402
 from solvers.card_guessing.uniform_deck import in_memory  # noqa: E402
+from tests.helpers.pages import ranks_table  # noqa: E402
 
 POLICIES = [("optimal", 0.0), ("greedy", 0.0), ("persistent", ranked_tasks.PERSISTENT_WINDOW)]
 

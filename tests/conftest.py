@@ -1,8 +1,7 @@
-"""Shared test helpers."""
+"""The suite's fixtures and its Hypothesis profile; helpers live in tests/helpers/."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import subprocess
 import sys
@@ -12,12 +11,15 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests.helpers import dask_cluster
+from tests.helpers.browser import headless_chromium
+from tests.helpers.repository import ROOT
+from tests.helpers.runs import run
+
 # property tests draw the same examples on every run (CI stays reproducible), with no
 # per-example deadline (the machine may be busy)
 settings.register_profile("guesslab", derandomize=True, deadline=None)
 settings.load_profile("guesslab")
-
-ROOT = Path(__file__).resolve().parent.parent
 
 # Numba's parallel kernels run on GNU OpenMP, whose threads spin at each barrier before they
 # sleep.  On a machine shared with other jobs the thread a barrier waits for is often not
@@ -26,16 +28,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # changes no value; set before any parallel kernel loads OpenMP, and inherited by the
 # processes the tests start (workers, commands).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-
-def compositions(n_cards: int) -> list[tuple[int, ...]]:
-    """Every deck (ordered tuple of positive counts) with exactly ``n_cards`` cards."""
-    out = []
-    for cuts in range(n_cards):
-        for idx in itertools.combinations(range(1, n_cards), cuts):
-            bounds = (0, *idx, n_cards)
-            out.append(tuple(b - a for a, b in itertools.pairwise(bounds)))
-    return out
 
 
 @pytest.fixture
@@ -49,24 +41,20 @@ def dask_address() -> Iterator[str]:
     """The address of a scheduler with two single-thread workers, all subprocesses, for the
     tests of one module.  Not kept for the session: idle, its five processes still take ~10%
     of a core, and they are children of this process, which tests/test_security.py counts."""
-    import cluster_support
-
-    if not cluster_support.DASK_CLI.exists():
+    if not dask_cluster.DASK_CLI.exists():
         pytest.skip(f"no dask command beside {sys.executable}")
-    address, procs = cluster_support.start_cluster(2)
+    address, procs = dask_cluster.start_cluster(2)
     try:
         yield address
     finally:
-        cluster_support.stop(procs)
+        dask_cluster.stop(procs)
 
 
 @pytest.fixture(scope="session")
 def paper_outputs(tmp_path_factory) -> Path:
     """An outputs folder where the default study (paper) ran and summarised under
     cluster=sync, made once for the session.  Read only: a test that changes it works on a
-    copy (tests_support.copy_outputs)."""
-    from tests_support import run
-
+    copy (:func:`tests.helpers.folders.copy_outputs`)."""
     outputs = tmp_path_factory.mktemp("paper") / "outputs"
     run(outputs, "cluster=sync")
     return outputs
@@ -86,3 +74,12 @@ def built_site(tmp_path_factory) -> Path:
     )
     assert out.returncode == 0, out.stdout + out.stderr
     return site
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator:
+    """A headless Chromium WebDriver (the browser installed first if missing), one for the
+    tests of a module."""
+    drv = headless_chromium("1300,1600", {"browser": "ALL"})
+    yield drv
+    drv.quit()

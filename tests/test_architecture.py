@@ -16,8 +16,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
-from tests_support import python_output
+
+from tests.helpers.commands import python_output
+from tests.helpers.repository import ROOT
 
 PACKAGES = ("pipeline", "solvers", "hydra_plugins")
 
@@ -105,8 +106,7 @@ def test_the_pipeline_names_no_game():
 
 SYNC_RUN = """
 import sys, tempfile
-sys.path.insert(0, "tests")
-from tests_support import compose_config
+from tests.helpers.runs import compose_config
 from pipeline.run import run_study
 with tempfile.TemporaryDirectory() as out:
     cfg = compose_config(f"paths.outputs={out}", "cluster=sync", "run.progress=false")

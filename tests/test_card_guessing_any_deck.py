@@ -12,7 +12,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-import tests_support
 
 from solvers import TaskError, solve
 from solvers.card_guessing import state_codes
@@ -20,6 +19,7 @@ from solvers.card_guessing.any_deck import counts, layers
 from solvers.card_guessing.any_deck.greedy import greedy
 from solvers.card_guessing.any_deck.optimal import Solution, decision_tree, optimal
 from solvers.card_guessing.exact import yes_no
+from tests.helpers import commands
 
 REL = 1e-12
 DECKS = [
@@ -293,7 +293,7 @@ print(task["workers"], "distributed" in sys.modules)
 def test_a_workers_task_validates_whatever_was_imported():
     """The distributed mode is the family's (Family.split), not a hook some import installs:
     a workers=2 task validates in a fresh interpreter that never loaded Dask."""
-    assert tests_support.python_output(VALIDATE_WORKERS) == "2 False"
+    assert commands.python_output(VALIDATE_WORKERS) == "2 False"
 
 
 # -------------------------------------------------------------------- distributed mode

@@ -13,11 +13,11 @@ from fractions import Fraction
 from math import comb
 
 import pytest
-from conftest import compositions
 
 from solvers import TaskError, solve
 from solvers.card_guessing.brute_force import feedback_orders
 from solvers.card_guessing.exact import complete_feedback, entropy_bounds, no_feedback
+from tests.helpers.decks import compositions
 
 
 def row(deck, feedback, strategy="optimal", **params):

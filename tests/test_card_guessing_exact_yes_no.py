@@ -10,12 +10,12 @@ from fractions import Fraction
 from math import factorial
 
 import pytest
-from conftest import compositions
 
 from solvers import TaskError, solve
 from solvers.card_guessing import estimated_states
 from solvers.card_guessing.brute_force import yes_no_orders
 from solvers.card_guessing.exact import yes_no
+from tests.helpers.decks import compositions
 
 
 def exact(deck, strategy="optimal", **params):

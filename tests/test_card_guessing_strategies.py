@@ -14,7 +14,6 @@ from math import factorial, prod
 
 import numpy as np
 import pytest
-from conftest import compositions
 
 from solvers import TaskError, registry, solve
 from solvers.card_guessing.brute_force import yes_no_orders
@@ -22,6 +21,7 @@ from solvers.card_guessing.exact import belief_players, entropy_weighted, yes_no
 from solvers.card_guessing.simulation import shuffled_decks
 from solvers.card_guessing.tasks import yes_no_tasks
 from solvers.registry import validate
+from tests.helpers.decks import compositions
 
 FAMILY = "card_guessing"
 

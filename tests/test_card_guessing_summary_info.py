@@ -7,7 +7,6 @@ import itertools
 import math
 
 import pandas as pd
-from conftest import ROOT
 from omegaconf import OmegaConf
 
 from pipeline.study import plan
@@ -15,6 +14,7 @@ from solvers import solve
 from solvers.card_guessing.summary import info as info_summary
 from solvers.kit.summary_parts import saved_check
 from solvers.registry import family_summary as get_summary
+from tests.helpers.repository import ROOT
 
 
 def _rows(tasks):

@@ -15,7 +15,6 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-from tests_support import ranks_table
 
 from solvers import TaskError, solve
 from solvers.card_guessing.any_deck import optimal
@@ -25,6 +24,7 @@ from solvers.card_guessing.simulation import persistent
 from solvers.card_guessing.tasks import float_tasks
 from solvers.card_guessing.uniform_deck import in_memory, ranks
 from solvers.registry import task_id, validate
+from tests.helpers.pages import ranks_table
 
 REL = 1e-12
 DECKS = [(1,), (4,), (1, 1), (2, 2), (1, 1, 1), (3, 3), (2, 2, 2), (3, 3, 3), (4, 4), (2, 2, 2, 2)]

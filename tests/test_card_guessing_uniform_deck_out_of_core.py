@@ -19,13 +19,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests_support import ranks_table
 
 from solvers import TaskError, solve
 from solvers.card_guessing.tasks import ranked_tasks
 from solvers.card_guessing.uniform_deck import chunks, in_memory, out_of_core
 from solvers.kit import longtask
 from solvers.registry import get_family, validate
+from tests.helpers.pages import ranks_table
 
 REL = 1e-12
 POLICIES = [("optimal", 0.0), ("greedy", 0.0), ("persistent", ranked_tasks.PERSISTENT_WINDOW)]
@@ -290,7 +290,7 @@ OPTIMAL_ONLY = ("~study.grids.0.strategies.greedy", "~study.grids.0.strategies.p
 
 def pipeline(monkeypatch, capsys, outputs, *args: str) -> subprocess.CompletedProcess:
     """``python -m pipeline study=ranks_exact`` on 6 types, optimal only, in this process."""
-    from tests_support import cli_run_in_process
+    from tests.helpers.commands import cli_run_in_process
 
     return cli_run_in_process(monkeypatch, capsys, "study=ranks_exact", DECK6, *OPTIMAL_ONLY,
                               f"paths.outputs={outputs}", "run.progress=false", *args)  # fmt: skip
@@ -303,9 +303,9 @@ def test_the_pipeline_runs_a_ranked_task_out_of_core_when_its_budget_is_short(
     out-of-core one (364 MB): the solve runs out of core with the task's checkpoint folder,
     the row is in_memory.py's, and the folder is cleared once the row is stored."""
     import pandas as pd
-    from tests_support import compose_config
 
     from pipeline.run import run_study
+    from tests.helpers.runs import compose_config
 
     folders = []
     real = out_of_core.solve

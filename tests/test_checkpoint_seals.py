@@ -551,9 +551,9 @@ def stopped_study(tmp_path_factory):
     """A ranks_exact study of 6 types (optimal) whose task stopped after committing layer
     12, run under cluster=sync: an error row stored, the task's checkpoints kept."""
     import pandas as pd
-    from tests_support import compose_config
 
     from pipeline.run import run_study
+    from tests.helpers.runs import compose_config
 
     outputs = tmp_path_factory.mktemp("stopped")
     real = out_of_core.solve
@@ -590,10 +590,9 @@ def test_a_damaged_piece_is_named_under_sync_and_kept_in_quarantine_once_stored(
     the task's folder then goes, but not its ``damaged/``: that is moved to
     ``<study>/quarantine/checkpoints/<task id>/``, which guesslab never removes, and one line
     says where, how much and until when."""
-    from tests_support import compose_config
-
     from pipeline.run import run_study
     from solvers.card_guessing.uniform_deck import in_memory
+    from tests.helpers.runs import compose_config
 
     outputs, folder = damaged_copy(stopped_study, tmp_path)
     said: list[str] = []
@@ -641,10 +640,9 @@ def test_a_linked_seals_folder_is_set_aside_and_the_task_stored_under_sync(stopp
     """The issue's case through the pipeline: the task's ``.seals`` replaced by a link to a
     copy outside the study, a user's file among it; the run reads, moves and deletes nothing
     there, says one line, stores the uninterrupted value, and keeps the link as evidence."""
-    from tests_support import compose_config
-
     from pipeline.run import run_study
     from solvers.card_guessing.uniform_deck import in_memory
+    from tests.helpers.runs import compose_config
 
     outputs, tid = stopped_study
     shutil.copytree(outputs, tmp_path / "out")

@@ -8,9 +8,9 @@ import re
 import tomllib
 
 import yaml
-from conftest import ROOT
 
 from solvers import families, get_family
+from tests.helpers.repository import ROOT
 
 
 def test_the_citation_file_is_valid_cff_with_the_package_s_version():

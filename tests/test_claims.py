@@ -21,12 +21,12 @@ import time
 from pathlib import Path
 
 import pytest
-from nap_driver import nap_overrides, register_nap
-from tests_support import compose_config, run
 
 from pipeline import claims, locking, store
 from pipeline.config import StudyError
 from pipeline.study_run import prepared
+from tests.helpers.nap_driver import nap_overrides, register_nap
+from tests.helpers.runs import compose_config, run
 
 
 def naps(outputs: Path, n: int = 2) -> list[str]:

@@ -6,13 +6,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from cluster_support import free_port
 from omegaconf import OmegaConf
-from tests_support import cli, cli_run_in_process, compose_config, python_output, run
 
 from pipeline import store
 from pipeline.config import StudyError, cluster_config
 from pipeline.run import run_study
+from tests.helpers.commands import cli, cli_run_in_process, python_output
+from tests.helpers.dask_cluster import free_port
+from tests.helpers.runs import compose_config, run
 
 
 def nothing_written(root: Path) -> bool:

@@ -12,8 +12,6 @@ from fractions import Fraction
 
 import pytest
 import yaml
-from conftest import ROOT
-from tests_support import reference_task_id
 
 from solvers import TaskError, families, get_family, solve, validate
 from solvers.registry import (
@@ -26,6 +24,8 @@ from solvers.registry import (
     row_columns,
     task_id,
 )
+from tests.helpers.repository import ROOT
+from tests.helpers.task_ids import reference_task_id
 
 # every registered family (tests may register test-only families: they are skipped), with
 # the small, quick tasks it declares itself (Family.examples)

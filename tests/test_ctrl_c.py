@@ -17,9 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
-from nap_driver import nap_overrides, register_nap
-from tests_support import as_a_terminal_job, cli_in_process, interruptible
 
 import pipeline.__main__ as command
 import pipeline.execute
@@ -27,8 +24,12 @@ import pipeline.run
 import pipeline.summary
 from pipeline import store
 from pipeline.ctrl_c import NOTHING_WRITTEN, nothing_written
+from tests.helpers.commands import cli_in_process
+from tests.helpers.nap_driver import nap_overrides, register_nap
+from tests.helpers.repository import ROOT
+from tests.helpers.terminal import as_a_terminal_job, interruptible
 
-NAP_DRIVER = ROOT / "tests" / "nap_driver.py"
+NAP_DRIVER = ROOT / "tests" / "helpers" / "nap_driver.py"
 
 
 def ctrl_c(outputs: Path, nap: float, ready, times: int) -> tuple[int, str, str]:
@@ -471,7 +472,14 @@ def test_sigterm_says_what_is_stored_and_kept_and_the_next_run_resumes(tmp_path)
     """SIGTERM to the driver (a scheduler's kill, ``timeout``) stops the run as Ctrl-C does:
     one line naming SIGTERM, what is stored and the unfinished task's checkpoints kept, exit
     143; the same command then resumes the task from them."""
-    from test_longtask_pipeline import guesslab, guesslab_cmd, markers, stored, toy_env, toy_folder
+    from tests.helpers.toy_layers import (
+        guesslab,
+        guesslab_cmd,
+        markers,
+        stored,
+        toy_env,
+        toy_folder,
+    )
 
     folder = toy_folder(tmp_path, layers=4)
     gate = tmp_path / "gate"

@@ -11,12 +11,12 @@ import os
 from pathlib import Path
 
 import pytest
-from tests_support import compose_config
 
 from pipeline import needs
 from pipeline.config import StudyError
 from pipeline.study_run import prepared
 from solvers.kit.longtask import DAMAGED, SEALS, SHARED
+from tests.helpers.runs import compose_config
 
 STUDY = ["study=ranks_exact", "study.grids.0.grid.deck=[[4,4,4,4,4,4]]", "cluster=sync"]
 STUDY += ["~study.grids.0.strategies.greedy", "~study.grids.0.strategies.persistent"]

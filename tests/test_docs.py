@@ -14,12 +14,12 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import ROOT
-from tests_support import copy_outputs
 
 from solvers import families, get_family
 from solvers.mastermind import HARD_MAX_CODES
 from solvers.registry import check_markdown
+from tests.helpers.folders import copy_outputs
+from tests.helpers.repository import ROOT
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
@@ -325,9 +325,9 @@ def quoted_task_counts() -> list[tuple[str, str, int]]:
 def test_every_task_count_the_manual_quotes_is_the_study_s_plan():
     """A study's number of tasks quoted on any page is what ``stage=plan`` counts for it."""
     from omegaconf import OmegaConf
-    from tests_support import compose_config
 
     from pipeline.study import planned
+    from tests.helpers.runs import compose_config
 
     quotes = quoted_task_counts()
     assert {"suits52", "high_low", "mastermind", "ranks52", "paper"} <= {s for _, s, _ in quotes}

@@ -15,7 +15,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from tests_support import headless_chromium
+
+from tests.helpers.browser import headless_chromium
 
 # attributes whose URL the browser loads on its own, by tag (<a href> is a link a reader follows)
 LOADED = {

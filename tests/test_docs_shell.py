@@ -13,8 +13,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
-from tests_support import cli_run_in_process
+
+from tests.helpers.commands import cli_run_in_process
+from tests.helpers.repository import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", flags=re.S | re.M)

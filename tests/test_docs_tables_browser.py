@@ -2,7 +2,7 @@
 no name in a table is broken inside a word ("first_gues" / "s"), no code block hides the end
 of a line (a comment after a command), no page is wider than the window.  The pages are opened
 from disk (file://).  The browser and its driver come as for the report's browser tests
-(scripts/browser_setup.sh, through the ``driver`` fixture of test_report_browser.py).
+(scripts/browser_setup.sh, through the ``driver`` fixture of tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_report_browser import driver  # noqa: F401  (headless Chromium, set up if missing)
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +48,7 @@ return out;
 
 
 @pytest.mark.parametrize("width", [420, 1300])
-def test_tables_keep_names_whole_and_code_blocks_show_whole_lines(driver, built_site, width):  # noqa: F811
+def test_tables_keep_names_whole_and_code_blocks_show_whole_lines(driver, built_site, width):
     # built_site: the session's manual (tests/conftest.py)
     driver.set_window_size(width, 1200)
     pages = sorted(p for p in Path(built_site).rglob("*.html") if p.name != "404.html")

@@ -7,13 +7,13 @@ import time
 
 import pandas as pd
 import pytest
-from tests_support import compose_config
 
 from pipeline import store
 from pipeline.config import StudyError
 from pipeline.run import run_study
 from solvers import Family, Param, register
 from solvers.registry import as_float, families
+from tests.helpers.runs import compose_config
 
 
 def _sleepy(task):

@@ -9,8 +9,6 @@ import re
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
-from conftest import ROOT
-from tests_support import ranks_table
 
 from solvers.kit.summary_parts import (
     DPI,
@@ -21,6 +19,8 @@ from solvers.kit.summary_parts import (
     save_figure,
     saved_check,
 )
+from tests.helpers.pages import ranks_table
+from tests.helpers.repository import ROOT
 
 DOCS = ROOT / "docs"
 IMAGES = sorted((DOCS / "img").glob("*.png"))

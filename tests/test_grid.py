@@ -222,7 +222,7 @@ def test_stage_plan_counts_tasks_and_stored_ones_and_writes_nothing(tmp_path, mo
     """`stage=plan` prints the tasks, how many are stored and what is left, and writes
     nothing (not even the study folder); after a run it sees the stored tasks.  The command
     runs in this process (its lines and exit status are what is checked)."""
-    from tests_support import cli_run_in_process
+    from tests.helpers.commands import cli_run_in_process
 
     def cli(*args: str):
         return cli_run_in_process(monkeypatch, capsys, *args)

@@ -8,12 +8,12 @@ from fractions import Fraction
 
 import pandas as pd
 import pytest
-from conftest import ROOT
 
 from solvers import get_family, solve
 from solvers.high_low import deck, distinct, distinct_expected
 from solvers.kit.summary_parts import saved_check
 from solvers.registry import TaskError, row_columns
+from tests.helpers.repository import ROOT
 
 
 def row(**task) -> dict:

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests_support import cli_run_in_process
 
 from solvers.high_low import deck, estimated_seconds, float_layers, needs
 from solvers.kit.longtask import Budget, Checkpoints, TaskContext
 from solvers.registry import TaskError, validate
+from tests.helpers.commands import cli_run_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 PLENTY = Budget(10**12, "a test's budget (1.0 TB)")

@@ -21,13 +21,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests_support import copy_outputs, run, snapshot
 
 from pipeline.config import StudyError
 from pipeline.safe_paths import unsafe_entries
 from solvers.card_guessing.uniform_deck import out_of_core
 from solvers.kit import longtask
 from solvers.kit.longtask import DAMAGED, HELD, SEALS, Checkpoints
+from tests.helpers.folders import copy_outputs, snapshot
+from tests.helpers.runs import run
 
 DECK = (4,) * 5  # 21 layers; a solve stopped once layer 12 is committed
 STOP = 12

@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_support import free_port
-from nap_driver import nap_overrides, register_nap
-from tests_support import cli, compose_config, run
 
 from pipeline import store
 from pipeline.config import StudyError
+from tests.helpers.commands import cli
+from tests.helpers.dask_cluster import free_port
+from tests.helpers.nap_driver import nap_overrides, register_nap
+from tests.helpers.repository import ROOT
+from tests.helpers.runs import compose_config, run
 
 TIMEOUT_S = 2.0
 
@@ -483,7 +485,7 @@ def _cluster_ports(pid: int) -> list[int]:
     )
 
 
-NAP_DRIVER = Path(__file__).resolve().parent / "nap_driver.py"
+NAP_DRIVER = ROOT / "tests" / "helpers" / "nap_driver.py"
 
 
 @pytest.mark.slow

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
-from tests_support import compose_config
 
 from pipeline.run import run_study
 from solvers.kit.summary_parts import MAX_NAME, file_name
+from tests.helpers.runs import compose_config
 
 
 @given(st.text(min_size=1, max_size=600))

@@ -8,12 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
-from tests_support import cli_in_process, compose_config
 
 from pipeline.backends.local import max_workers
 from pipeline.config import StudyError
 from pipeline.run import run_study
+from tests.helpers.commands import cli_in_process
+from tests.helpers.repository import ROOT
+from tests.helpers.runs import compose_config
 
 
 def nothing_at_all(root: Path) -> bool:

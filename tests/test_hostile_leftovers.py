@@ -12,15 +12,17 @@ import threading
 import time
 
 import pytest
-from conftest import ROOT
-from tests_support import cli_in_process, interruptible, run
 
 from pipeline import locking, store
 from pipeline.__main__ import abbreviated
 from pipeline.config import StudyError
 from pipeline.study import plan
+from tests.helpers.commands import cli_in_process
+from tests.helpers.repository import ROOT
+from tests.helpers.runs import run
+from tests.helpers.terminal import interruptible
 
-NAP_DRIVER = ROOT / "tests" / "nap_driver.py"
+NAP_DRIVER = ROOT / "tests" / "helpers" / "nap_driver.py"
 
 
 def test_a_results_path_that_is_a_file_is_a_config_error(outputs):

@@ -12,8 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
-from tests_support import cli, cli_in_process, run
+
+from tests.helpers.commands import cli, cli_in_process
+from tests.helpers.repository import ROOT
+from tests.helpers.runs import run
 
 
 def refused(monkeypatch, capsys, tmp_path, *args: str, within: float = 20.0) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests_support import cli_in_process
+
+from tests.helpers.commands import cli_in_process
 
 
 def multirun(monkeypatch, capsys, *args: str) -> tuple[int, str]:

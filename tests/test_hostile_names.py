@@ -12,10 +12,11 @@ import os
 from pathlib import Path
 
 import pytest
-from tests_support import cli_in_process, copy_outputs
 
 from pipeline import store
 from pipeline.config import StudyError, checked_study
+from tests.helpers.commands import cli_in_process
+from tests.helpers.folders import copy_outputs
 
 
 def snapshot(root: Path) -> dict[str, object]:

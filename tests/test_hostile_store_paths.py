@@ -12,13 +12,14 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests_support import compose_config, copy_outputs, run, snapshot
 
 from pipeline import store
 from pipeline.config import StudyError
 from pipeline.index import study_dirs
 from pipeline.run import run_study
 from pipeline.safe_paths import UnsafePath, ensure_dir, open_regular, unsafe_entries
+from tests.helpers.folders import copy_outputs, snapshot
+from tests.helpers.runs import compose_config, run
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
-from tests_support import cli, cli_in_process, cli_run_in_process, compose_config
 
 from pipeline.config import StudyError, checked_config, checked_study, plain
 from pipeline.study import plan
+from tests.helpers.commands import cli, cli_in_process, cli_run_in_process
+from tests.helpers.repository import ROOT
+from tests.helpers.runs import compose_config
 
 VALID_STUDY_KEYS = "valid: name, family, description, grid, strategies, grids"
 

@@ -16,10 +16,7 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
-from conftest import ROOT
 from distributed.diagnostics.plugin import WorkerPlugin
-from nap_driver import nap_overrides, register_nap
-from tests_support import compose_config, run
 
 from pipeline import store
 from pipeline.backends import Backend
@@ -28,8 +25,11 @@ from pipeline.index import read_study
 from pipeline.provenance import run_metadata
 from pipeline.run import run_study
 from pipeline.summary import write_summary
+from tests.helpers.nap_driver import nap_overrides, register_nap
+from tests.helpers.repository import ROOT
+from tests.helpers.runs import compose_config, run
 
-NAP_DRIVER = ROOT / "tests" / "nap_driver.py"
+NAP_DRIVER = ROOT / "tests" / "helpers" / "nap_driver.py"
 
 
 class NapFamily(WorkerPlugin):

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-import tests_support
 
 from pipeline import store
+from tests.helpers import commands
 
-# these runs start clusters and Slurm jobs: a longer limit than tests_support.cli's
-cli = functools.partial(tests_support.cli, timeout=600)
+# these runs start clusters and Slurm jobs: a longer limit than commands.cli's
+cli = functools.partial(commands.cli, timeout=600)
 
 DECKS = ("[[3,3,3]]", "[[2,2,2]]", "[[2,2]]", "[[3,3]]")
 
@@ -154,7 +154,7 @@ def test_a_run_refused_by_a_joblib_job_names_the_users_command(tmp_path):
     worker's (``... joblib.externals.loky ...``)."""
     import time
 
-    from test_longtask_pipeline import guesslab, toy_env, toy_folder
+    from tests.helpers.toy_layers import guesslab, toy_env, toy_folder
 
     folder = toy_folder(tmp_path, layers=3)
     gate = tmp_path / "gate"
@@ -163,9 +163,7 @@ def test_a_run_refused_by_a_joblib_job_names_the_users_command(tmp_path):
     joblib = ("hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "study.name=toy,toy_b")
     studies = ("--config-dir", str(folder / "studies"), "study=toy", "paths.outputs=out")
     multirun = subprocess.Popen(
-        tests_support.pipeline_command(
-            "-m", *studies, *joblib, "cluster=sync", "run.progress=false"
-        ),
+        commands.pipeline_command("-m", *studies, *joblib, "cluster=sync", "run.progress=false"),
         cwd=folder,
         env=env,
         stdout=subprocess.PIPE,

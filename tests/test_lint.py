@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+
+from tests.helpers.repository import ROOT
 
 
 @pytest.mark.parametrize("command", [["check"], ["format", "--check"]])

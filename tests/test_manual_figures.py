@@ -9,8 +9,9 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
-from tests_support import ranks_table
+
+from tests.helpers.pages import ranks_table
+from tests.helpers.repository import ROOT
 
 DOCS = ROOT / "docs"
 SCRIPT = ROOT / "scripts" / "manual_figures.py"

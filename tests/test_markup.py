@@ -16,13 +16,13 @@ from urllib.parse import unquote, urlsplit
 import markdown
 import pandas as pd
 import pytest
-from tests_support import copy_outputs
 
 from pipeline import store
 from pipeline.index import write_index
 from pipeline.summary import write_summary
 from solvers.kit.summary_parts import markdown_code, markdown_table, markdown_text
 from solvers.registry import solve
+from tests.helpers.folders import copy_outputs
 
 HOSTILE = [
     "<script>alert(1)</script>",

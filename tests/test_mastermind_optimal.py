@@ -279,7 +279,8 @@ def test_the_4x7_study_covers_every_first_guess_class_and_answer_once() -> None:
     strategy and more results in the expected case*: 4.676) only if its subtrees are every
     (first-guess class, possible answer) pair, each once."""
     import yaml
-    from conftest import ROOT
+
+    from tests.helpers.repository import ROOT
 
     study = yaml.safe_load((ROOT / "conf/study/mastermind_4x7.yaml").read_text())
     listed = study["strategies"]["optimal"]["subtree"]

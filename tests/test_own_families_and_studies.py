@@ -8,7 +8,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from tests_support import own_family_env, own_study_command
+
+from tests.helpers.commands import own_family_env, own_study_command
 
 TOY_GAME = '''
 """A toy family: the sum 1 + ... + n, as a game in a dozen lines."""

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from tests_support import cli_run_in_process, pipeline_command
 
 from pipeline.store import load_results
 from solvers import TaskError, solve, validate
 from solvers.own_strategy import StrategyError, build
+from tests.helpers.commands import cli_run_in_process, pipeline_command
 
 STRATEGIES = '''
 import functools

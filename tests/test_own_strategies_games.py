@@ -12,11 +12,11 @@ import textwrap
 from fractions import Fraction
 
 import pytest
-from tests_support import cli_run_in_process
 
 from pipeline.store import load_results
 from solvers import solve
 from solvers.own_strategy import StrategyError
+from tests.helpers.commands import cli_run_in_process
 
 STRATEGIES = '''
 import itertools

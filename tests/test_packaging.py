@@ -12,7 +12,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+
+from tests.helpers.repository import ROOT
 
 
 def run(cmd: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:

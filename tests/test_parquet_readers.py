@@ -10,11 +10,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import ROOT
-from tests_support import copy_outputs, run
 
 from pipeline import store
 from solvers import solve
+from tests.helpers.folders import copy_outputs
+from tests.helpers.repository import ROOT
+from tests.helpers.runs import run
 
 EXACT = ["2383/560", "475/112"]
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from conftest import ROOT
-from tests_support import cli, cli_run_in_process, compose_config, reference_task_id, run
 
 from pipeline import store
 from pipeline.config import StudyError
@@ -14,6 +12,10 @@ from pipeline.run import run_study
 from pipeline.study import plan, planned
 from solvers import Family, Param, register, solve
 from solvers.registry import as_int, families
+from tests.helpers.commands import cli, cli_run_in_process
+from tests.helpers.repository import ROOT
+from tests.helpers.runs import compose_config, run
+from tests.helpers.task_ids import reference_task_id
 
 STUDIES = sorted(p.stem for p in (ROOT / "conf" / "study").glob("*.yaml"))
 

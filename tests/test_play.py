@@ -18,13 +18,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT
-from tests_support import interruptible
 
 from solvers import solve
 from solvers.card_guessing import play, play_screen
 from solvers.card_guessing.exact import yes_no
 from solvers.registry import TaskError, get_family, validate
+from tests.helpers.repository import ROOT
+from tests.helpers.terminal import interruptible
 
 F = Fraction
 JQK = ["J", "Q", "K"]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import ROOT
+
+from tests.helpers.repository import ROOT
 
 README = (ROOT / "README.md").read_text()
 

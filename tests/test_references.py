@@ -38,7 +38,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+
+from tests.helpers.repository import ROOT
 
 PACKAGES = ("pipeline", "solvers", "hydra_plugins")  # the importable packages of the project
 PYTHON_FOLDERS = (*PACKAGES, "scripts", "benchmarks", "tests", "conf", "docs")

@@ -11,11 +11,12 @@ import re
 
 import pandas as pd
 import pytest
-from tests_support import page_data, run
 
 from pipeline import store
 from pipeline.report import json_value, table_spec, write_report
 from solvers.registry import solve
+from tests.helpers.pages import page_data
+from tests.helpers.runs import run
 
 
 def external_references(text: str) -> list[str]:

@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
@@ -25,25 +24,17 @@ from urllib.request import url2pathname
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tests_support import compose_config, headless_chromium
 
 from pipeline import store
 from pipeline.index import write_index
 from pipeline.run import run_study
 from pipeline.summary import write_summary
 from solvers.registry import solve
+from tests.helpers.runs import compose_config
 
 pytestmark = pytest.mark.slow
 
 WAIT_S = 60.0
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator:
-    """A headless Chromium WebDriver (the browser installed first if missing)."""
-    drv = headless_chromium("1300,1600", {"browser": "ALL"})
-    yield drv
-    drv.quit()
 
 
 @pytest.fixture(scope="module")

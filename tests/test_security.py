@@ -11,16 +11,16 @@ from pathlib import Path
 
 import psutil
 import pytest
-from cluster_support import free_port
-from conftest import ROOT
 from omegaconf import OmegaConf
-from tests_support import compose_config
 
 from pipeline import store
 from pipeline.backends import Backend, open_runner
 from pipeline.certs import write_cluster_certs
 from pipeline.config import StudyError, cluster_config
 from pipeline.run import run_study
+from tests.helpers.dask_cluster import free_port
+from tests.helpers.repository import ROOT
+from tests.helpers.runs import compose_config
 
 DASK = str(Path(sys.executable).parent / "dask")
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tests_support import compose_config
 
 from pipeline.run import run_study
 from solvers.card_guessing.uniform_deck import in_memory, out_of_core
 from solvers.kit import longtask
 from solvers.kit.longtask import SEALS, SHARED, Checkpoints, format_bytes
+from tests.helpers.runs import compose_config
 
 DECK = (4,) * 6
 STUDY = ["study=ranks_exact", "study.grids.0.grid.deck=[[4,4,4,4,4,4]]", "stage=run"]

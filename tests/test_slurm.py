@@ -14,16 +14,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import tests_support
-from conftest import ROOT
-from tests_support import compose_config
 
 from pipeline import store
 from pipeline.config import cluster_config
 from pipeline.run import run_study
+from tests.helpers import commands
+from tests.helpers.repository import ROOT
+from tests.helpers.runs import compose_config
+from tests.helpers.setup_lock import one_process_at_a_time
 
-# these runs start clusters and Slurm jobs: a longer limit than tests_support.cli's
-cli = functools.partial(tests_support.cli, timeout=600)
+# these runs start clusters and Slurm jobs: a longer limit than commands.cli's
+cli = functools.partial(commands.cli, timeout=600)
 
 SETUP = ROOT / "scripts" / "slurm_setup.sh"
 CANNOT_RUN = 3  # the script's exit status when this machine cannot host Slurm
@@ -36,7 +37,7 @@ def slurm() -> Iterator[None]:
         pytest.skip("Slurm is not installed and installing it needs root")
     if shutil.which("apt-get") is None and shutil.which("sbatch") is None:
         pytest.skip("Slurm is not installed and there is no apt-get to install it")
-    with tests_support.one_process_at_a_time("slurm-setup"):
+    with one_process_at_a_time("slurm-setup"):
         res = subprocess.run(["bash", str(SETUP)], capture_output=True, text=True, timeout=900)
     if res.returncode == CANNOT_RUN:
         pytest.skip(f"scripts/slurm_setup.sh cannot run here: {res.stderr.strip()}")
@@ -68,7 +69,7 @@ def test_using_dask_jobqueue_leaves_ctrl_c_a_keyboard_interrupt():
     """Importing dask_jobqueue makes SIGINT call sys.exit() (exit status 0 on Ctrl-C, as if
     the study had succeeded); the backend puts Python's own handler back."""
     pytest.importorskip("dask_jobqueue")
-    assert tests_support.python_output(SIGINT_AFTER_IMPORT) == "True"
+    assert commands.python_output(SIGINT_AFTER_IMPORT) == "True"
 
 
 def test_slurm_jobs_retire_their_workers_before_the_walltime(tmp_path):

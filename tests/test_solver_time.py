@@ -5,11 +5,11 @@ store's counts, the summary, the report and batch sizing sum it per task, not pe
 from __future__ import annotations
 
 import pytest
-from tests_support import run
 
 from pipeline import store
 from pipeline.batches import done_batch
 from solvers import solve
+from tests.helpers.runs import run
 
 
 @pytest.fixture(scope="module")

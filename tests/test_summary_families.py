@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tests_support import page_data
 
 from pipeline import store
 from pipeline.summary import write_summary
 from solvers import solve
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows
 from solvers.registry import families, family_report, family_summary, get_family
+from tests.helpers.pages import page_data
 
 DECK = {"ranks": 4, "suits": 3, "k": 2}
 # Per family: small tasks that reach every section of its summary and report.

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tests_support import page_data
 
 from pipeline import store
 from pipeline.report import write_report
@@ -21,6 +20,7 @@ from pipeline.summary import generic_summary, write_summary
 from solvers import solve
 from solvers.card_guessing.summary.rows import summary_rows
 from solvers.kit.stored_rows import StoredRows
+from tests.helpers.pages import page_data
 
 STUDY = {"name": "big", "description": "an entropy grid written in three batches"}
 

@@ -12,12 +12,12 @@ import re
 import textwrap
 
 import pandas as pd
-from tests_support import cli_run_in_process
 
 from pipeline import store
 from pipeline.summary import write_summary
 from solvers import solve
 from solvers.registry import family_summary
+from tests.helpers.commands import cli_run_in_process
 
 
 def table_column(text: str, column: str) -> list[str]:

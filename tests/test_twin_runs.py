@@ -15,14 +15,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from nap_driver import nap_overrides, register_nap
-from tests_support import compose_config, own_study_command, run
 
 from pipeline import claims, store
 from pipeline.config import StudyError
 from pipeline.study_run import prepared
 from solvers.high_low import float_layers
 from solvers.kit.longtask import Budget, TaskContext
+from tests.helpers.commands import own_study_command
+from tests.helpers.nap_driver import nap_overrides, register_nap
+from tests.helpers.runs import compose_config, run
 
 ROOT = Path(__file__).resolve().parents[1]
 

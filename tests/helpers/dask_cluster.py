@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import ROOT
+from tests.helpers.repository import ROOT
 
 DASK_CLI = Path(sys.executable).parent / "dask"
 

@@ -1,4 +1,5 @@
-"""``python tests/nap_driver.py N SECONDS OVERRIDES...``: the pipeline CLI on a study of naps.
+"""``python tests/helpers/nap_driver.py N SECONDS OVERRIDES...``: the pipeline CLI on a study
+of naps.
 
 The study ``naps`` has N tasks of the test family ``test_nap`` (each sleeps SECONDS and
 returns its index); the fault tests kill this driver, or its workers, in the middle.
@@ -10,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from solvers import Family, Param, register  # noqa: E402
 from solvers.registry import as_float, as_int, families  # noqa: E402
