@@ -40,7 +40,8 @@ def outputs(tmp_path: Path) -> Path:
 def dask_address() -> Iterator[str]:
     """The address of a scheduler with two single-thread workers, all subprocesses, for the
     tests of one module.  Not kept for the session: idle, its five processes still take ~10%
-    of a core, and they are children of this process, which tests/test_security.py counts."""
+    of a core, and they are children of this process, which tests/hostile/test_security.py
+    counts."""
     if not dask_cluster.DASK_CLI.exists():
         pytest.skip(f"no dask command beside {sys.executable}")
     address, procs = dask_cluster.start_cluster(2)

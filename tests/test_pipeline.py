@@ -435,7 +435,7 @@ def test_multirun_jobs_share_one_store_and_summary(tmp_path, monkeypatch, capsys
 def test_bad_input_exits_2_naming_the_key_and_writes_nothing(
     tmp_path, monkeypatch, capsys, override, key
 ):
-    """The command in this process (as tests/test_hostile_input.py runs its bad values): the
+    """The command in this process (as tests/hostile/test_hostile_input.py runs its bad values): the
     exit status, the message and the store are what is checked, not the process."""
     res = cli_run_in_process(monkeypatch, capsys, "cluster=sync", f"paths.outputs={tmp_path}",
                              override)  # fmt: skip

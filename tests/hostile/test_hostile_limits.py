@@ -136,7 +136,7 @@ def test_a_families_module_that_fails_to_import(tmp_path):
     (tmp_path / "broken_game.py").write_text(BROKEN_FAMILY)
     env = {
         "GUESSLAB_FAMILIES": "broken_game",
-        "PYTHONPATH": os.pathsep.join(map(str, [tmp_path, Path(__file__).resolve().parents[1]])),
+        "PYTHONPATH": os.pathsep.join(map(str, [tmp_path, ROOT])),
     }
     out = cli(
         "cluster=sync",

@@ -23,9 +23,8 @@ from solvers.high_low import float_layers
 from solvers.kit.longtask import Budget, TaskContext
 from tests.helpers.commands import own_study_command
 from tests.helpers.nap_driver import nap_overrides, register_nap
+from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config, run
-
-ROOT = Path(__file__).resolve().parents[1]
 
 TWIN = """\
 name: twin
@@ -131,6 +130,9 @@ def test_a_second_run_of_the_same_long_task_is_refused_and_the_first_finishes(tm
 
 
 def naps(outputs: Path, n: int, seconds: float) -> list[str]:
+    """The overrides of a study of ``n`` naps of ``seconds`` under cluster=sync, results
+    under ``outputs`` (the family test_nap registered in this process)."""
+    register_nap()
     return [*nap_overrides(n, seconds), "cluster=sync", f"paths.outputs={outputs}"]
 
 
