@@ -7,6 +7,7 @@ import re
 import shlex
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -197,3 +198,15 @@ def duckdb_rows(results: Path):
         f"SELECT * FROM read_parquet('{results}/**/*.parquet', hive_partitioning = true, "
         "union_by_name = true)"
     ).df()
+
+
+def test_family_folder_reads_with_plain_pandas_pyarrow_and_duckdb(outputs):
+    run(outputs, "cluster=sync", "study.grid.deck=[[3,3,3],[2,2,2]]")
+    folder = outputs / "paper" / "results" / "family=card_guessing"
+    df = pd.read_parquet(folder)
+    assert len(df) == 4
+    import duckdb
+
+    n = duckdb.sql(f"select count(*) from read_parquet('{folder}/*.parquet')").fetchall()[0][0]
+    assert n == 4
+    assert pq.ParquetDataset(folder).read().num_rows == 4

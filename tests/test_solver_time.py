@@ -7,8 +7,6 @@ from __future__ import annotations
 import pytest
 
 from pipeline import store
-from pipeline.batches import done_batch
-from solvers import solve
 from tests.helpers.runs import run
 
 
@@ -46,16 +44,3 @@ def test_the_summary_and_report_quote_the_per_task_sum(hitting_store):
     line = f"{seconds:.2f} s of solver time"
     assert line in (hitting_store / "summary.md").read_text()
     assert line in (hitting_store / "report.html").read_text()
-
-
-def test_a_batch_counts_each_task_s_seconds_once():
-    """Batch sizing learns from the batch's solver seconds: each task's once."""
-    rows = []
-    for start in (1, 2):
-        task = {"family": "triples", "ranks": 5, "suits": 4, "k": 3}
-        out = solve({**task, "analysis": "hitting_times", "start": start})
-        rows += [{**row, "task_id": f"task{start}", "study": "s"} for row in out]
-    assert len(rows) > 4
-    done = done_batch(iter(rows), 2, store.metadata_bytes({}))
-    assert done.seconds == pytest.approx(rows[0]["seconds"] + rows[-1]["seconds"])
-    assert done.n_rows == len(rows)

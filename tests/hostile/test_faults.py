@@ -106,17 +106,6 @@ def test_an_output_path_that_is_a_file_stops_before_any_work(tmp_path):
     assert blocker.read_text() == "not a folder"
 
 
-def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
-    def full_disk(fd):  # the bytes went into the temporary file, then the disk filled up
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(store.os, "fsync", full_disk)
-    rows = [{"family": "test_sleepy", "task_id": "a", "study": "s", "status": "ok", "sleep": 0.0}]
-    with pytest.raises(store.StoreError, match="No space left"):
-        store.write_rows(tmp_path / "results", rows, {})
-    assert not [p for p in (tmp_path / "results").rglob("*") if p.is_file()]
-
-
 @pytest.mark.parametrize(
     ("override", "key"),
     [

@@ -1,0 +1,129 @@
+"""Batches (pipeline/batches.py): how the tasks to run are cut into batches sized by their
+solver time, and how a finished batch's rows are encoded and counted."""
+
+from __future__ import annotations
+
+import io
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import store
+from pipeline.batches import done_batch
+from pipeline.ids import IdSet, id_array
+from pipeline.store import StoredIds
+from pipeline.study import plan, planned
+from solvers import solve
+
+
+def test_a_batch_s_rows_are_encoded_chunk_by_chunk_as_they_arrive():
+    """Rows of two families, interleaved and many chunks long, come out as one file per
+    family (in the order they first appear) holding every row in order; the counts a batch
+    reports are read on the way; the rows are read from an iterator once."""
+    from pipeline.batches import done_batch
+
+    n = 3 * store.ENCODE_CHUNK + 7
+
+    def rows():
+        for i in range(n):
+            family = "high_low" if i % 3 == 0 else "card_guessing"
+            status = "error" if i % 5 == 0 else "ok"
+            yield {
+                "family": family,
+                "task_id": f"{i:04d}",
+                "study": "s",
+                "status": status,
+                "seconds": 0.5,
+            }
+
+    done = done_batch(rows(), n_tasks=n, metadata=b'{"run": 1}')
+    assert [family for family, _ in done.files] == ["high_low", "card_guessing"]
+    assert (done.n_tasks, done.n_rows) == (n, n)
+    assert done.n_errors == len(range(0, n, 5)) and done.seconds == 0.5 * n
+    for family, blob in done.files:
+        table = pq.read_table(io.BytesIO(blob))
+        want = [r["task_id"] for r in rows() if r["family"] == family]
+        assert table["task_id"].to_pylist() == want
+        assert table.schema.metadata[store.METADATA_KEY] == b'{"run": 1}'
+
+
+def auto_batching():
+    """The run settings of auto batching, ~1 s of solver time a batch."""
+    from pipeline.config import RunConfig
+
+    return RunConfig(
+        batch_size="auto",
+        batch_seconds=1.0,
+        max_batch=10_000,
+        max_in_flight=4,
+        task_timeout_s=None,
+        progress=False,
+        memory_budget=None,
+    )
+
+
+def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_time():
+    """BatchCutter: single tasks until a time is known, then ~batch_seconds of solver time,
+    shrinking at the end but not below a tenth of that; never across two grids; a task the
+    store holds is never in a batch."""
+    from pipeline.batches import BatchCutter
+
+    study = {
+        "name": "cut",
+        "family": "card_guessing",
+        "grid": {"deck": [[2, 1], [1, 1, 1]], "feedback": ["partial"]},
+        "strategies": {
+            "info": {"gamma": [i / 100 for i in range(1, 100)], "entropy_t": [0.5, 1.0, 2.0]},
+            "greedy": {},
+        },
+    }
+    ids = [t.task_id for t in plan(study)]
+    stored = IdSet(id_array(ids[5::7]))
+    tasks = planned(study).left_to_run(StoredIds(stored, stored))
+    run_cfg = auto_batching()
+    cutter = BatchCutter(tasks, 2, run_cfg)
+    sizes, seen = [], []
+    while (batch := cutter.next_batch()) is not None:
+        pairs = batch.pairs()
+        assert len({task["strategy"] for _, task in pairs}) == 1  # one grid a batch
+        sizes.append(len(pairs))
+        seen += [tid for tid, _ in pairs]
+        cutter.observe(len(pairs) * 0.01, len(pairs))  # 10 ms a task: the target is 100
+    assert seen == [tid for i, tid in enumerate(ids) if (i - 5) % 7 or i < 5]
+    assert sizes[0] == 1 and max(sizes) == 100
+    assert min(sizes[1:-2]) >= 10  # the tail stops at a tenth of the target (the last
+
+
+def test_batches_grow_to_their_target_soon_after_a_cold_start():
+    """A worker's first tasks run with cold caches: here the first two batches take 100 ms a
+    task, the rest 10 ms (a target of 100 tasks a batch).  The size is at 90% of the target
+    by the tenth batch; with the mean of every task seen it took eighteen."""
+    from pipeline.batches import BatchCutter
+
+    study = {
+        "name": "cold",
+        "family": "card_guessing",
+        "grid": {"deck": [[2, 1], [1, 1, 1]], "feedback": ["partial"]},
+        "strategies": {"info": {"gamma": [i / 1000 for i in range(1, 1000)]}},
+    }
+    run_cfg = auto_batching()
+    cutter = BatchCutter(planned(study), 2, run_cfg)
+    sizes = []
+    while (batch := cutter.next_batch()) is not None and len(sizes) < 12:
+        sizes.append(len(batch))
+        cutter.observe(len(batch) * (0.1 if len(sizes) <= 2 else 0.01), len(batch))
+    assert sizes[:3] == [1, 10, 10]
+    assert min(sizes[9:12]) >= 90
+
+
+def test_a_batch_counts_each_task_s_seconds_once():
+    """Batch sizing learns from the batch's solver seconds: each task's once."""
+    rows = []
+    for start in (1, 2):
+        task = {"family": "triples", "ranks": 5, "suits": 4, "k": 3}
+        out = solve({**task, "analysis": "hitting_times", "start": start})
+        rows += [{**row, "task_id": f"task{start}", "study": "s"} for row in out]
+    assert len(rows) > 4
+    done = done_batch(iter(rows), 2, store.metadata_bytes({}))
+    assert done.seconds == pytest.approx(rows[0]["seconds"] + rows[-1]["seconds"])
+    assert done.n_rows == len(rows)

@@ -1,0 +1,103 @@
+"""The store (pipeline/store.py): result files written whole or not at all, compaction that
+keeps each task's newest rows, and readers that agree with a plain reading of the files."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline import store
+from tests.helpers.runs import run
+
+
+def test_compaction_keeps_each_task_s_newest_rows_and_the_files_readable(tmp_path):
+    """An older file losing some rows is rewritten in place, its schema and metadata kept; a
+    file losing all its rows goes; every remaining task's status comes back."""
+    results = tmp_path / "results"
+
+    def row(tid, status):
+        return {"family": "card_guessing", "task_id": tid, "study": "s", "status": status}
+
+    (old,) = store.write_rows(results, [row("a", "ok"), row("b", "error")], {"run": 1})
+    (gone,) = store.write_rows(results, [row("c", "error")], {"run": 2})
+    (new,) = store.write_rows(results, [row("b", "ok"), row("c", "ok")], {"run": 3})
+    stored = store.compact(results)
+    assert sorted(stored.every.ids) == sorted(stored.ok.ids) == [b"a", b"b", b"c"]
+    assert store.result_files(results) == [old, new] and not gone.exists()
+    assert pq.read_table(old)["task_id"].to_pylist() == ["a"]
+    assert store.bad_file_reason(old) is None and store.file_metadata(old) == {"run": 1}
+    assert sorted(store.load_results(results)["task_id"]) == ["a", "b", "c"]
+
+
+def test_a_killed_write_leaves_no_broken_file(outputs):
+    run(outputs, "cluster=sync")
+    folder = outputs / "paper" / "results" / "family=card_guessing"
+    (folder / ".part-0-dead.parquet.tmp").write_bytes(b"half a file")
+    assert len(pd.read_parquet(folder)) == 2  # readers skip hidden files
+    run(outputs, "cluster=sync", "study.grid.deck=[[2,2]]")
+    assert not list(folder.glob(".*.tmp"))
+
+
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 12), st.booleans()), max_size=6),
+        min_size=1,
+        max_size=5,
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_the_store_s_newest_rows_and_ids_match_a_plain_python_reading(tmp_path_factory, files):
+    """store.compact's arrays against dicts: each task keeps the rows of the newest file
+    holding it; a task is ok when its newest file has an ok row (files of (task, ok) rows,
+    20-digit hex ids, some sharing their first 16 digits)."""
+    from pipeline import store
+
+    results = tmp_path_factory.mktemp("store") / "results"
+
+    def tid(n):
+        return f"{n % 3:016x}{n:04x}"  # ids 0, 3, 6... share their first 16 digits
+
+    newest, ok = {}, {}
+    for number, rows in enumerate(files):
+        stored = [
+            {
+                "family": "card_guessing",
+                "task_id": tid(n),
+                "study": "s",
+                "status": "ok" if good else "error",
+            }
+            for n, good in rows
+        ]
+        store.write_rows(results, stored, {"file": number})
+        for n, _ in rows:
+            newest[tid(n)] = number
+        for n, _ in rows:
+            ok[tid(n)] = any(good for m, good in rows if m == n)
+    stored = store.compact(results)
+    assert sorted(stored.every.ids.tolist()) == sorted(t.encode() for t in newest)
+    assert sorted(stored.ok.ids.tolist()) == sorted(t.encode() for t in newest if ok[t])
+    rows = store.load_results(results)
+    for path in store.result_files(results):
+        number = store.file_metadata(path)["file"]
+        assert all(newest[t] == number for t in pq_ids(path))
+    assert set(rows["task_id"]) == set(newest)
+
+
+def pq_ids(path):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path)["task_id"].to_pylist()
+
+
+def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
+    def full_disk(fd):  # the bytes went into the temporary file, then the disk filled up
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(store.os, "fsync", full_disk)
+    rows = [{"family": "card_guessing", "task_id": "a", "study": "s", "status": "ok"}]
+    with pytest.raises(store.StoreError, match="No space left"):
+        store.write_rows(tmp_path / "results", rows, {})
+    assert not [p for p in (tmp_path / "results").rglob("*") if p.is_file()]
