@@ -1,4 +1,6 @@
-"""Real clusters: an existing Dask scheduler (cluster=address), and bad cluster input."""
+"""The backends (pipeline/backends/) on real clusters: an existing Dask scheduler
+(cluster=address), bad cluster input named by its key, and how local and Slurm workers start
+(start method, profiler, preloads, the heartbeat filter)."""
 
 from __future__ import annotations
 
