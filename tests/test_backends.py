@@ -267,8 +267,8 @@ def test_local_workers_start_with_the_heartbeat_filter_once(method):
 
 
 def test_a_heartbeat_error_is_kept_while_the_worker_runs_and_dropped_as_it_leaves():
-    """dask/distributed#7105: a heartbeat in flight as the cluster retires its workers logged
-    a traceback after a finished run; a failing heartbeat mid-run still shows."""
+    """A heartbeat in flight as the cluster retires its workers (dask/distributed#7105) logs
+    no traceback after a finished run; a failing heartbeat mid-run still shows."""
     import logging
 
     from distributed.core import Status

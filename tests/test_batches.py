@@ -97,7 +97,7 @@ def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_tim
 def test_batches_grow_to_their_target_soon_after_a_cold_start():
     """A worker's first tasks run with cold caches: here the first two batches take 100 ms a
     task, the rest 10 ms (a target of 100 tasks a batch).  The size is at 90% of the target
-    by the tenth batch; with the mean of every task seen it took eighteen."""
+    by the tenth batch (the mean of every task seen would take eighteen)."""
     from pipeline.batches import BatchCutter
 
     study = {

@@ -230,7 +230,7 @@ def test_distinct_and_find():
 
 
 def test_decision_tree_first_move():
-    """(2,2): after a yes the other type is named (it is now the more likely)."""
+    """(2,2): after a yes the other type is named (after the yes, the more likely)."""
     lines = decision_tree(optimal((2, 2)), (2, 2))
     assert lines[0].startswith("card 1: name A")
     assert lines[2].strip().startswith("card 2: name B")

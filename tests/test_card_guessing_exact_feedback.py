@@ -93,7 +93,7 @@ def test_complete_full_deck_exact(deck):
 
 
 def test_complete_full_deck_values():
-    """Regression values of the 52-card decks (computed here, checked two ways above)."""
+    """Reference values of the 52-card decks (computed here, checked two ways above)."""
     assert exact(row((13,) * 4, "complete")) == Fraction(59553955444965917, 3236505359891300)
     assert round(row((4,) * 13, "complete")["expected_score"], 6) == 9.194049
 
@@ -334,8 +334,8 @@ def test_none_uniform_ties_are_binomial_on_a_full_deck():
 
 def test_the_feedback_plot_reads_at_page_width_for_many_decks(tmp_path):
     """Ten decks (the study ranks52: n = 1 to 9 types of 4 with partial feedback, and the
-    52-card deck with partial and complete): the plot once grew to 18 inches wide, its deck
-    names 4 px on the page; it grows in height now and the check in the PNG is clean."""
+    52-card deck with partial and complete): the plot grows in height, not width, and the
+    check saved in the PNG names no problem."""
     import pandas as pd
 
     from solvers.card_guessing.summary.feedback import plot_comparison

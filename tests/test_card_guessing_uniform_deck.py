@@ -204,7 +204,8 @@ def test_persistent_monte_carlo_agrees_with_ranked():
     ],
 )  # fmt: skip
 def test_existing_task_ids_are_unchanged(params, expected):
-    """Ids computed before ranked/persistent/pair were registered (commit 511625c)."""
+    """The ids of tasks of the policies registered at commit 511625c are the ids computed
+    there: the policies registered since (ranked, persistent, pair) change none."""
     assert task_id(validate(task(**params))) == expected
 
 

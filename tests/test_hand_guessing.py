@@ -297,7 +297,7 @@ def test_one_card_best_first_guess_is_the_middle_rank() -> None:
     """Juraszek (2014), sections 3 and 4.1: rating by feedback groups picks 8C for one card."""
     row = one(cards=1)
     assert row["first_guess"] == "8C"
-    assert row["average_guesses_exact"] == "45/13"  # under the issue's rules
+    assert row["average_guesses_exact"] == "45/13"  # under the rules as specified
 
 
 def test_two_card_search_finds_the_seed_programs_first_guess() -> None:
@@ -328,8 +328,8 @@ def positional_correct_codes(f: T.Features, first: int) -> np.ndarray:
 
 def test_the_seed_programs_correct_card_count_explains_its_two_card_rating() -> None:
     """The published program (Juraszek 2014)'s output for 6C TD (out/initial-2 in the linked
-    repository) rates it
-    96780 (sum of squared group sizes); the issue's rules give 94156 over the same 38 groups."""
+    repository) rates it 96780 (sum of squared group sizes); the rules as specified give
+    94156 over the same 38 groups."""
     f = T.features(FULL, 2)
     first = hand_index(FULL, [FULL.parse("6C"), FULL.parse("TD")])
     seed = np.bincount(positional_correct_codes(f, first))
@@ -343,7 +343,7 @@ def test_the_seed_programs_swapped_rating() -> None:
     feedback(guess=candidate,
     answer=rated guess) (Optimalguess.hs in the repository linked from Juraszek (2014)): lower and
     higher ranks swap roles.  With that rating and its tie order, opening 6C TD, two-card
-    games take 4773 guesses in all; under the issue's rules 4732."""
+    games take 4773 guesses in all; under the rules as specified 4732."""
     f = T.features(FULL, 2)
     first = hand_index(FULL, [FULL.parse("6C"), FULL.parse("TD")])
     order = S.juraszek_program_order(f)
@@ -357,7 +357,7 @@ def test_the_seed_programs_swapped_rating() -> None:
 def test_the_seed_programs_largest_four_card_group() -> None:
     """Juraszek (2014), section 3: the largest group after the four-card first guess holds 11844
     hands.  That is the seed program's count (positional correct cards) for its first guess
-    5C 9C 9D TD; under the issue's rules the largest group holds 8376 hands (287 groups)."""
+    5C 9C 9D TD; under the rules as specified the largest group holds 8376 hands (287 groups)."""
     f = T.features(FULL, 4)
     first = hand_index(FULL, [FULL.parse(c) for c in ("5C", "9C", "9D", "TD")])
     assert np.bincount(positional_correct_codes(f, first)).max() == 11844

@@ -197,7 +197,7 @@ def test_majority_is_not_optimal_on_real_decks():
 
 
 def test_state_estimate_is_close():
-    """The size estimate used to refuse big decks is within 20% of the states solved."""
+    """The size estimate that refuses big decks is within 20% of the states solved."""
     for ranks, suits in [(5, 2), (6, 3), (5, 4), (10, 2)]:
         solved = deck.p_perfect(ranks, suits)[1]
         assert 0.8 < deck.estimated_states(ranks, suits) / solved < 1.2

@@ -203,7 +203,8 @@ def test_method_float_row_equals_exact_row():
 
 
 def test_float_keeps_existing_task_ids():
-    """method already was a parameter: a real-deck exact task keeps its id."""
+    """A real-deck exact task keeps its id, ``method=exact`` given or not; the float method
+    is another task."""
     task = validate({"family": "high_low", "ranks": 5, "suits": 3})
     assert task["method"] == "exact"
     assert task_id(task) != task_id(validate({**task, "method": "float"}))

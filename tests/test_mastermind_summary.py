@@ -62,8 +62,8 @@ def test_a_dense_rt_sweep_is_summarised_by_its_best_points_and_a_grid_file(tmp_p
 
 def test_the_study_s_8_by_8_heatmap_reads_at_page_width(tmp_path) -> None:
     """The mastermind study's grid (8 orders x 8 degrees) with every reference strategy in
-    the title: its numbers were written at 7 pt (8.9 px on the page) and its reference line
-    ran past both edges of the figure; the check in the PNG is clean now."""
+    the title reads at page width: the check saved in the PNG (text size on the page, text
+    inside the figure) names no problem."""
     game = {"family": "mastermind", "pegs": 2, "colours": 3, "jar": [3, 2, 1]}
     (base,) = solve({**game, "strategy": "sharma_mittal", "entropy_r": 1.0, "entropy_t": 1.0})
     orders, degrees = [0, 0.5, 1, 2, 3, 5, 10, math.inf], [0, 0.5, 1, 1.5, 2, 3, 5, 10]
@@ -113,8 +113,8 @@ def test_the_reference_line_names_the_limited_optimum_apart_from_the_optimum(tmp
 
 
 def test_the_report_says_why_a_non_uniform_jar_has_no_total_guesses() -> None:
-    """total_guesses is stored for uniform jars only; the report's tables showed it empty
-    for a non-uniform jar without a word: they leave the column out there and say why."""
+    """total_guesses is stored for uniform jars only: for a non-uniform jar the report's
+    tables leave the column out and say why."""
     from solvers.kit.report_sections import Table
     from solvers.mastermind.report import report
 

@@ -479,3 +479,48 @@ def test_no_docstring_or_comment_narrates_the_history_of_the_work():
     assert not found, "\n".join(found)
     planted = Text(ROOT / "pipeline" / "run.py", 1, "The batches (issue 26, item 3) and #25.")
     assert [h.rpartition(": ")[2] for h in history(planted)] == ["issue 26", "#25"]
+
+
+# what tells the story of a bug in a test's docstring, where the behaviour held belongs (the
+# story is the commit message's): the tracker, before and after, what the code once did
+STORY = re.compile(
+    r"\bissues?\b|(?<![\w/&])#\d+\b|\bbugs?\b|\bregressions?\b|\bthe fix\b|\bwas fixed\b"
+    r"|\bused to\b|\bno longer\b|\bany ?more\b|\bpreviously\b|\bformerly\b|(?<!right )\bnow\b"
+    r"|(?-i:(?:^|[.;] )(?:It|This|These|They) (?:was|were|said|printed|ran|took|failed)\b)"
+    r"|\b(?:it|this|these|they) (?:printed|crashed|hung|broke)\b"
+    r"|\bwas (?:accepted|ignored|reported|a traceback)\b|\bended in\b"
+    r"|\bonce (?:grew|stood|printed|said|was|were)\b",
+    re.I,
+)
+
+
+def story(text: Text) -> list[str]:
+    flat = " ".join(text.text.split())
+    return [
+        f"{text.path.relative_to(ROOT)}:{text.line}: {m.group(0)}" for m in STORY.finditer(flat)
+    ]
+
+
+def test_no_test_docstring_tells_the_story_of_a_bug():
+    """The docstrings of tests/ (modules, tests, fixtures, helpers) state the behaviour held;
+    a planted story is found and its rewrite as a behaviour passes."""
+    docstrings = (
+        t
+        for p in sorted((ROOT / "tests").rglob("*.py"))
+        for t in python_texts(p)
+        if not t.text.lstrip().startswith("#")
+    )
+    found = [s for t in docstrings for s in story(t)]
+    assert not found, "\n".join(found)
+    where = ROOT / "tests" / "test_pipeline.py"
+    planted = "It was ignored; a file was accepted, now refused (the fix of issue 26) #25."
+    assert [s.rpartition(": ")[2] for s in story(Text(where, 1, planted))] == [
+        "It was",
+        "was accepted",
+        "now",
+        "the fix",
+        "issue",
+        "#25",
+    ]
+    held = "A full disk at the start of a run is one line naming paths.outputs, exit 2."
+    assert story(Text(where, 1, held)) == []

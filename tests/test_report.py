@@ -276,9 +276,9 @@ def test_the_summary_s_bar_chart_starts_at_zero_and_writes_each_difference(tmp_p
 
 @pytest.mark.parametrize("n", [1, 3, 9])
 def test_the_summary_s_bar_chart_reads_at_page_width_with_long_labels(tmp_path, n):
-    """The labels a study writes (the ranks52 study's 13 x 4 deck: greedy with each tie rule
-    and persistent, by Monte Carlo) once stood rotated under the bars, over the axis label,
-    with the values over the title: the check saved in the PNG names no problem now."""
+    """The bar chart of the labels a study writes (the ranks52 study's 13 x 4 deck: greedy
+    with each tie rule and persistent, by Monte Carlo) reads at page width, no label over
+    the axis label, no value over the title: the check saved in the PNG names no problem."""
     from solvers.kit import summary_parts
 
     labels = ["greedy (tie_break=lowest, monte_carlo)", "greedy (tie_break=pair, monte_carlo)",

@@ -296,7 +296,7 @@ def overlaps(a: dict, b: dict) -> bool:
 @pytest.mark.parametrize("study", sorted(REPORT_STUDIES))
 def test_each_report_lays_out_at_every_width(driver, family_reports, study, screenshots):
     """Every figure of every family's report stays inside its block and off the next
-    element (a table's header and first rows were drawn over a 0 px tall figure element),
+    element (no table's header or first rows drawn over a 0 px tall figure element),
     and the page reads at every width (LAYOUT_PROBLEMS: nothing wider than the window
     outside a scroll box, no toolbar over a title, legends off the plot, axes titled in
     words, series told apart); a full-page screenshot of each width is kept for a person."""

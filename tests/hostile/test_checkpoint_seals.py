@@ -637,7 +637,7 @@ def test_what_is_kept_from_a_task_twice_never_overwrites_the_first(tmp_path):
 
 
 def test_a_linked_seals_folder_is_set_aside_and_the_task_stored_under_sync(stopped_study, tmp_path):
-    """The issue's case through the pipeline: the task's ``.seals`` replaced by a link to a
+    """A linked seals folder through the pipeline: the task's ``.seals`` replaced by a link to a
     copy outside the study, a user's file among it; the run reads, moves and deletes nothing
     there, says one line, stores the uninterrupted value, and keeps the link as evidence."""
     from pipeline.run import run_study

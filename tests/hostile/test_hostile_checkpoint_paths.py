@@ -5,7 +5,7 @@ A long task's checkpoint folder keeps, beside its pieces, entries of its own: ``
 (files).  Each is checked (``lstat``) before anything below it is read, written, renamed
 or deleted: one that is a link, a FIFO, or a file where a folder belongs (or the reverse) is
 moved as it is into the task's ``damaged/`` with one line naming it, and the task goes on,
-recomputing what it can no longer check; a piece or a seal that is a link or a FIFO is set
+recomputing what it cannot check; a piece or a seal that is a link or a FIFO is set
 aside the same way.  A file outside the study that such a link points to keeps its bytes
 and its place, and the task's value is bit for bit an uninterrupted run's.  An entry of
 ``<study>/checkpoints/`` or ``<study>/checkpoints/shared/`` that is not a real folder is

@@ -92,8 +92,9 @@ HTTP_REPLY = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"  # read as a Dask
     ids=["silent", "http-reply", "garbage", "short-garbage"],
 )
 def test_an_address_that_is_not_a_scheduler_fails_within_the_timeout(outputs, answer):
-    """A port that says nothing hung forever; one that answers HTTP ("HTTP/1.1" read as a
-    frame length) asked NumPy for 3.07 EiB: both are a config error naming the address."""
+    """A port that says nothing, one that answers HTTP (its "HTTP/1.1" read as a frame
+    length would ask NumPy for 3.07 EiB) or garbage: each is a config error naming the
+    address, within the timeout."""
     import distributed  # noqa: F401 - imported before the clock starts
 
     with loopback_server(answer) as address:
@@ -167,9 +168,9 @@ def cfg_overrides(outputs: Path, timeout: str) -> list[str]:
 
 @pytest.mark.parametrize("timeout", ["36500d", "31d", "0s"])
 def test_a_scheduler_timeout_out_of_bounds_is_refused(outputs, timeout):
-    """cluster.timeout=36500d was accepted, and a run waited 100 years in silence; like
-    run.task_timeout_s, it is at most 30 days.  (The config check that every run makes
-    first, before it connects: a hang, were the value accepted, is not a test.)"""
+    """cluster.timeout is above 0 s and at most 30 days, like run.task_timeout_s: a value
+    outside is refused naming the key, nothing written.  (The config check that every run
+    makes first, before it connects: a hang, were the value accepted, is not a test.)"""
     from pipeline.study_run import prepared
 
     cfg = compose_config(*cfg_overrides(outputs, timeout))
@@ -192,7 +193,8 @@ def test_a_scheduler_timeout_out_of_bounds_is_refused(outputs, timeout):
     ],
 )
 def test_a_malformed_address_is_said_to_be_malformed(outputs, address, problem):
-    """These said "what answered is not the Dask protocol", although nothing was contacted."""
+    """A malformed cluster.address is said to be malformed, what is wrong with it and the
+    HOST:PORT form, before anything is contacted or written."""
     from pipeline.config import cluster_config
 
     with pytest.raises(StudyError) as err:
@@ -207,8 +209,8 @@ def test_a_malformed_address_is_said_to_be_malformed(outputs, address, problem):
 
 
 def test_a_refused_connection_is_said_at_once_as_refused(outputs, capsys):
-    """Dask retries a refused connection until its timeout: a port where nothing listens
-    was reported after the whole cluster.timeout as "no answer within 20 s"."""
+    """A port where nothing listens is said to refuse the connection at once, not after the
+    whole cluster.timeout that Dask's retries would take."""
     import distributed  # noqa: F401 - imported before the clock starts
 
     address = f"tcp://127.0.0.1:{free_port()}"  # nothing listens there
@@ -300,8 +302,8 @@ def run_losing_workers(
 
 
 def test_losing_every_worker_mid_run_is_said_and_stops_after_the_timeout(outputs):
-    """The driver waited in silence for as long as no worker came; now it says so, says how
-    long it has waited, and stops (exit status 2) after cluster.timeout, the store intact."""
+    """A scheduler left with no worker mid-run: the driver says so and how long it waits,
+    and stops (exit status 2) after cluster.timeout, the store intact."""
     outcome, said, _ = run_losing_workers(outputs, 30, "2s", back=lambda said: False)
     assert isinstance(outcome, StudyError), (outcome, said)
     address = str(outcome).split("'")[1]
@@ -320,8 +322,8 @@ def test_losing_every_worker_mid_run_is_said_and_stops_after_the_timeout(outputs
 
 
 def test_a_worker_joining_again_is_said_and_the_run_goes_on(outputs, capsys):
-    """A worker that joins while the driver waits takes the run's tasks; the driver says so.
-    (And it said once that it was connecting, although it asks the scheduler twice.)"""
+    """A worker that joins while the driver waits takes the run's tasks; the driver says so,
+    and says once that it is connecting, although it asks the scheduler twice."""
 
     def said_the_wait(said: list[str]) -> bool:
         return any("has no workers left" in line for line in said)
@@ -490,10 +492,9 @@ NAP_DRIVER = ROOT / "tests" / "helpers" / "nap_driver.py"
 
 @pytest.mark.slow
 def test_refused_connections_are_counted_said_once_and_kept_in_the_run_log(outputs):
-    """Each connection the TLS LocalCluster refused printed two lines into the run's output
-    ("SSL Error on ...", "... TLS handshake failed ..."): any account on the machine could
-    flood it.  20 strangers' connections now make one line at the end, and the run's log
-    holds what Dask and Tornado said of each."""
+    """Connections the TLS LocalCluster refuses (20 strangers' here) print nothing into the
+    run's output as they come (any account on the machine could flood it): one line at the
+    end counts them, and the run's log holds what Dask and Tornado said of each."""
     import sys
 
     command = [

@@ -48,8 +48,9 @@ print("returned in", os.getpid(), flush=True)
 
 
 def test_a_forked_task_never_returns_into_the_driver():
-    """With select failing in the parent (as for run.task_timeout_s=1e12), the child's pipe
-    write failed outside its try and the child went on as a second driver."""
+    """A task forked for its time limit never returns into the driver's code: with select
+    failing in the parent (as for run.task_timeout_s=1e12), the child's failed pipe write
+    still ends the child."""
     code = CHILD_MUST_NOT_RETURN.format(root=str(ROOT))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.count("returned in") == 1, out.stdout + out.stderr

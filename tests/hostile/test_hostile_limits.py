@@ -45,7 +45,8 @@ def study_folder(tmp_path: Path, body: str | bytes) -> Path:
 
 
 def test_a_5000_digit_number_on_the_command_line(tmp_path, monkeypatch, capsys):
-    """Hydra's override parser raised ValueError (Python reads at most 4300 digits)."""
+    """A number longer than Python reads (4300 digits) is refused in one line, its length
+    said, before Hydra parses the override."""
     line = refused(monkeypatch, capsys, tmp_path, f"run.max_batch={'9' * 5000}")
     assert line.startswith(
         "error: run.max_batch=99999999...9999 (5000 digits): a number of "
@@ -61,7 +62,8 @@ def test_a_5000_digit_number_in_a_study_file(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.parametrize("weight", ["1e5000", "1e100000000", "1e-5000", "9" * 200])
 def test_a_jar_weight_out_of_range_is_refused_at_once(tmp_path, monkeypatch, capsys, weight):
-    """'1e5000' ended in a traceback; '1e100000000' ran the check for minutes."""
+    """A weight too large, too small or too long for a float is refused in one line within
+    seconds, saying it is out of range."""
     override = f"study.grid.jar=[['{weight}','1','1']]"
     line = refused(monkeypatch, capsys, tmp_path, "study=mastermind", override, within=10)
     assert line.startswith("error: study.grid.jar=") and "is out of range" in line, line
@@ -77,7 +79,7 @@ def test_a_jar_weight_out_of_range_is_refused_at_once(tmp_path, monkeypatch, cap
     ],
 )
 def test_an_overflowing_duration_or_size(tmp_path, monkeypatch, capsys, cluster, override, key):
-    """dask's parse_timedelta raised OverflowError (int() of infinity)."""
+    """A duration or a size that overflows a float is refused in one line naming its key."""
     args = [f"cluster={cluster}", override]
     if cluster == "address":
         args.append("cluster.address=tcp://127.0.0.1:1")
@@ -111,8 +113,9 @@ def test_a_study_file_that_is_not_utf8(tmp_path, monkeypatch, capsys):
     ids=["self-alias", "self-alias-in-grid", "alias-bomb", "deep"],
 )
 def test_a_study_file_hydra_cannot_read_in_bounded_time(tmp_path, monkeypatch, capsys, body, said):
-    """A self-referencing alias ended in RecursionError; an alias bomb (9^10 values) ran for
-    minutes."""
+    """A study file with an alias inside the value it names, an alias bomb (9^10 values) or
+    nesting too deep to read is refused within seconds, one line naming the file and what
+    is wrong where."""
     folder = study_folder(tmp_path, body)
     line = refused(monkeypatch, capsys, tmp_path, "--config-dir", str(folder), "study=bad")
     assert line.startswith(f"error: {folder}/study/bad.yaml: ") and said in line, line
@@ -132,7 +135,8 @@ BROKEN_FAMILY = "raise RuntimeError('the module of a family that cannot load')\n
 
 
 def test_a_families_module_that_fails_to_import(tmp_path):
-    """It was a traceback from ``import solvers``, before the pipeline said anything."""
+    """A module named in GUESSLAB_FAMILIES that fails to import is one line naming it and
+    its error, exit 2, nothing written."""
     (tmp_path / "broken_game.py").write_text(BROKEN_FAMILY)
     env = {
         "GUESSLAB_FAMILIES": "broken_game",
@@ -155,7 +159,8 @@ def test_a_families_module_that_fails_to_import(tmp_path):
 
 
 def test_a_multirun_from_a_read_only_folder(tmp_path, monkeypatch, capsys):
-    """Hydra's launcher raised PermissionError making its sweep folder (a traceback)."""
+    """A multirun whose sweep folder cannot be made is one line naming paths.outputs and the
+    folder, exit 2, nothing made."""
     read_only = tmp_path / "ro"
     read_only.mkdir()
     real_mkdir = pathlib.Path.mkdir
@@ -204,7 +209,8 @@ def cli_on_a_full_disk(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_full_disk_during_the_summary_stage(tmp_path):
-    """It was a traceback (exit 1) and a truncated .summary.md.tmp or figure left behind."""
+    """A full disk while the summary is written is one line naming paths.outputs, exit 2; no
+    partial summary, figure or staging folder is left, and the stored results are intact."""
     stored = run(tmp_path, "cluster=sync", "stage=run")  # in this process: only the store
     assert stored.errors == 0  # the command's exit 0
     before = sorted((tmp_path / "paper" / "results").rglob("*"))
@@ -221,7 +227,8 @@ def test_a_full_disk_during_the_summary_stage(tmp_path):
 
 
 def test_a_full_disk_at_the_start_of_a_run(tmp_path):
-    """It was a traceback (exit 1) and an empty runs/*.yaml left behind."""
+    """A full disk at the start of a run is one line naming paths.outputs, exit 2, and the
+    run removes the study folder it made."""
     out = cli_on_a_full_disk("cluster=sync", "run.progress=false", f"paths.outputs={tmp_path}")
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()

@@ -60,10 +60,9 @@ def test_a_good_multirun_still_runs_every_job(tmp_path, monkeypatch, capsys):
 def test_a_refused_job_of_a_good_sweep_writes_nothing_anywhere(
     tmp_path, monkeypatch, capsys, launcher
 ):
-    """Hydra made each job's folder from the job's own overrides before the job ran: the
-    refused job of study.name=good,../../ESCAPED got ESCAPED/multirun/<time>/1 outside
-    paths.outputs.  Every job runs in the sweep folder now, which Hydra made for the good
-    job; a job gets no folder of its own."""
+    """A sweep of study.name=good,../../ESCAPED: the refused job makes no folder anywhere
+    (none from its own overrides, none outside paths.outputs); every job runs in the one
+    sweep folder Hydra made for the good job, which holds only multirun.yaml."""
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)

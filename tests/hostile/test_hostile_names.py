@@ -49,8 +49,9 @@ def outputs(paper_outputs: Path, tmp_path: Path) -> Path:
 def test_a_study_named_like_a_file_of_the_outputs_folder_is_refused(
     paper_outputs, tmp_path, monkeypatch, capsys
 ):
-    """``study.name=index.html`` ran, then a 53-line IsADirectoryError traceback (exit 1),
-    and its folder broke the summary of every later study in the same outputs."""
+    """A study named like a file a run writes beside the study folders (``index.html``, in
+    any case) is refused in one line before any work: its folder would stand where every
+    summary writes the index."""
     own = sorted(p.name for p in paper_outputs.iterdir() if not (p / "results").is_dir())
     assert own == ["index.html"]  # what a run writes beside its study folders
     fresh = tmp_path / "fresh"
@@ -76,8 +77,8 @@ def test_a_study_named_like_a_file_of_the_outputs_folder_is_refused(
     ids=["nul", "256-bytes", "256-bytes-utf8", "index", "index-case"],
 )
 def test_a_study_name_that_is_not_one_folder_name_is_refused(name, said):
-    """Only ``/`` and a leading ``.`` were refused: NUL reached ``os.mkdir`` (ValueError), a
-    name over 255 bytes a 54-line ``File name too long`` traceback."""
+    """A study name is one folder name: NUL, a name over 255 bytes (in UTF-8) or the name of
+    the index is refused naming study.name and what is wrong."""
     with pytest.raises(StudyError) as err:
         checked_study({"name": name, "family": "card_guessing"})
     assert str(err.value).startswith("study.name=") and said in str(err.value), err.value
@@ -313,7 +314,8 @@ def as_if_read_only(monkeypatch, folder: Path) -> None:
 def test_a_summary_into_a_folder_it_cannot_write_is_one_line(
     outputs, monkeypatch, capsys, locked, what
 ):
-    """A 59-line PermissionError traceback (exit 1); a full run already said one line."""
+    """``stage=summary`` into a folder it may not write (the study's or paths.outputs) is one
+    line naming it, exit 2, as a full run's is, and changes nothing."""
     folder = (outputs / locked).resolve()
     before = snapshot(outputs)
     as_if_read_only(monkeypatch, folder)
@@ -327,8 +329,8 @@ def test_a_summary_into_a_folder_it_cannot_write_is_one_line(
 def test_a_folder_named_index_html_in_the_outputs_is_refused_before_any_work(
     tmp_path, monkeypatch, capsys
 ):
-    """Such a folder (a study named index.html, which is now refused) made every later
-    study compute, then fail with an IsADirectoryError traceback writing the index."""
+    """A folder named index.html in paths.outputs (where every summary writes the index) is
+    refused in one line saying to move it, before any study folder is made."""
     out = tmp_path / "out"
     (out / "index.html" / "results").mkdir(parents=True)
     line = one_line(monkeypatch, capsys, f"paths.outputs={out}")
@@ -346,8 +348,8 @@ def test_a_folder_named_index_html_in_the_outputs_is_refused_before_any_work(
 def test_a_full_disk_mid_run_names_paths_outputs_and_says_the_run_resumes(
     tmp_path, monkeypatch, capsys
 ):
-    """It said ``error: cannot write results to <path>/family=card_guessing: [Errno 28]
-    ...``: neither paths.outputs nor that the stored rows are intact and the run resumes."""
+    """A full disk mid-run is one line naming paths.outputs and the folder, saying the stored
+    rows are intact and how many, and that the same command resumes; it does."""
     out = tmp_path / "out"
     real_fsync, writes = os.fsync, []
 
@@ -536,8 +538,8 @@ def test_certs_take_ip_addresses_dns_names_and_wildcards(tmp_path, hosts):
 def test_the_tools_refuse_a_folder_they_cannot_use_in_one_line(
     tmp_path, monkeypatch, capsys, tool, given, said
 ):
-    """``python -m pipeline.index does/not/exist`` (or a file) printed a 19-line traceback,
-    ``python -m pipeline.certs FILE`` 13 lines."""
+    """``python -m pipeline.index`` and ``python -m pipeline.certs`` given a folder that does
+    not exist, or a file, refuse it in one line, exit 2, and change nothing."""
     monkeypatch.chdir(tmp_path)
     Path("a-file").write_text("not a folder")
     assert status_of(tool, given) == 2
@@ -598,8 +600,8 @@ def test_the_index_tool_on_an_index_html_folder_is_one_line(tmp_path, capsys):
 def test_an_unknown_key_inside_a_mapping_is_named_as_the_key_it_adds(
     tmp_path, monkeypatch, capsys, override, key, adds
 ):
-    """It said ``study.strategies: unknown key``: the parent exists, the new key is
-    study.strategies.info."""
+    """An unknown key inside a mapping is named as the key it adds
+    (study.strategies.info, not study.strategies), with the ``+KEY=...`` that adds it."""
     out = tmp_path / "out"
     line = one_line(monkeypatch, capsys, override, f"paths.outputs={out}")
     assert line == (

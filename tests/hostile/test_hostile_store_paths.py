@@ -201,7 +201,7 @@ def test_the_safe_path_primitives(tmp_path):
 
 def test_a_corrupt_results_file_holds_no_ids_before_the_upkeep_moves_it(outputs):
     """stage=plan and the checks made before the run's upkeep read the stored ids: a file
-    that is not Parquet counts for nothing there (it raised), and the run quarantines it."""
+    that is not Parquet counts for nothing there (no error), and the run quarantines it."""
     family = outputs / "paper" / "results" / "family=card_guessing"
     (family / "part-00000000000000000000-corrupt0.parquet").write_text("first")
     assert len(store.stored_ids(family.parent).every) == 2

@@ -51,8 +51,8 @@ GOOD = "name: mine\nfamily: high_low\ngrid:\n  n: [4]\nstrategies:\n  optimal: {
 def test_a_misspelled_key_in_a_study_file_is_refused_naming_it(
     tmp_path, monkeypatch, capsys, line, key
 ):
-    """A misspelled top-level key ran with exit 0 and was ignored (a misspelled strategy
-    never ran)."""
+    """A misspelled top-level key of a study file is refused in one line naming the key,
+    the valid keys and the file."""
     path = own_study(tmp_path / "studies", GOOD + line)
     line = refused(
         monkeypatch, capsys, tmp_path, "--config-dir", str(path.parents[1]), "study=mine"
@@ -62,15 +62,16 @@ def test_a_misspelled_key_in_a_study_file_is_refused_naming_it(
 
 
 def test_an_added_study_key_on_the_command_line_is_refused(tmp_path, monkeypatch, capsys):
-    """``+study.foo=1`` was accepted while ``+run.foo=1`` was refused."""
+    """``+study.foo=1`` is refused as an unknown key, as ``+run.foo=1`` is, naming the
+    override it came from."""
     line = refused(monkeypatch, capsys, tmp_path, "+study.foo=1")
     assert line.startswith(f"error: study.foo=1: unknown key; {VALID_STUDY_KEYS}"), line
     assert line.endswith("(from the command line override +study.foo=1)"), line
 
 
 def test_a_family_inside_a_grid_part_is_refused(tmp_path, monkeypatch, capsys):
-    """A per-grid ``family:`` was ignored, and the run failed later with "unknown parameter
-    for family 'card_guessing'"."""
+    """A ``family:`` inside a grid part is refused up front in one line, an unknown key of
+    the part (a study has one family, at its top)."""
     text = (
         "name: mine\nfamily: card_guessing\ngrids:\n"
         "  - grid: {deck: [[2, 2]]}\n    strategies: {optimal: {}}\n"
@@ -118,7 +119,8 @@ def test_every_shipped_study_passes_the_strict_model(name):
 
 
 def test_a_value_from_the_command_line_is_said_to_come_from_there(tmp_path, monkeypatch, capsys):
-    """It was reported as "in .../conf/study/paper.yaml"."""
+    """A bad value given on the command line is said to come from the override, not from
+    the study file."""
     line = refused(monkeypatch, capsys, tmp_path, "study.grid.deck=[[3,-1]]")
     assert "study.grid.deck=[3, -1]: must be a list of positive integers" in line
     assert line.endswith("(from the command line override study.grid.deck=[[3,-1]])"), line
@@ -137,15 +139,16 @@ def test_a_value_from_the_study_file_still_names_the_file(tmp_path, monkeypatch,
 def test_a_config_dir_that_does_not_exist_is_said_to_be_missing(
     tmp_path, monkeypatch, capsys, flag
 ):
-    """It said only "unknown study"."""
+    """A ``--config-dir`` (or ``-cd``) that does not exist is one line saying so."""
     missing = tmp_path / "no-such-folder"
     line = refused(monkeypatch, capsys, tmp_path, flag, str(missing), "study=mine")
     assert line == f"error: {flag}='{missing}': no such folder", line
 
 
 def test_stage_plan_counts_the_grids_of_a_one_grid_study(tmp_path, monkeypatch, capsys):
-    """The one-grid default study printed "2 grid(s)" (one grid per strategy).  In this
-    process: the printed plan is what is checked, not the process."""
+    """``stage=plan`` counts the grids a study lists, not one per strategy: the default
+    study has 1 grid of 2 strategies.  In this process: the printed plan is what is
+    checked, not the process."""
 
     def plan_of(*args: str):
         return cli_run_in_process(monkeypatch, capsys, *args)
@@ -160,7 +163,7 @@ def test_stage_plan_counts_the_grids_of_a_one_grid_study(tmp_path, monkeypatch, 
 
 
 def test_help_names_the_program(tmp_path):
-    """``guesslab --help`` opened with "__main__ is powered by Hydra"."""
+    """``guesslab --help`` opens with the program's name and usage, never ``__main__``."""
     out = cli("--help", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     first = out.stdout.splitlines()[0]
@@ -210,7 +213,8 @@ def test_deleting_what_every_run_needs_says_it_cannot_be_deleted(
 
 
 def test_deleting_an_optional_study_key_still_works(tmp_path, monkeypatch, capsys):
-    """A study's optional keys and the entries of its mappings are deleted as before."""
+    """A study's optional keys and the entries of its mappings can be deleted by override
+    (``~study.description``)."""
     args = ["study=ranks_exact", "~study.description", "~study.grids.0.strategies.greedy"]
     done = cli_run_in_process(monkeypatch, capsys, *args, "stage=plan", "cluster=sync",
                               f"paths.outputs={tmp_path}")  # fmt: skip

@@ -139,8 +139,9 @@ def run_naps(outputs: Path, n: int, *more: str):
 
 def test_every_reader_keeps_the_newest_rows_of_a_task_stored_twice(outputs):
     """What a run killed between storing rerun tasks and compacting leaves: their older rows
-    in older files.  The summary said "4400 results: 4400 ok" for 3,606 tasks and
-    load_results returned 4,400 rows; each reader now keeps the newest file's rows."""
+    in older files.  Every reader (load_results, the store's counts, the DuckDB helper, the
+    summary) keeps each task's rows of the newest file, and counts the older ones as
+    superseded."""
     cfg, _ = run_naps(outputs, 6)
     study, results = outputs / "naps", outputs / "naps" / "results"
     first = store.load_results(study).sort_values("woke").head(3).astype(object)

@@ -189,8 +189,8 @@ def _page(url: str) -> str:
 
 
 def test_the_dashboard_warning_names_the_logs_and_call_stacks_it_serves():
-    """The warning said the dashboard shows "task names and progress, not results"; it
-    serves the workers' logs and the call stacks of running tasks to every account too."""
+    """The dashboard's warning names all it serves to every account: task names and
+    progress, the workers' logs and the call stacks of running tasks."""
     from urllib.parse import quote
 
     from distributed import Event
