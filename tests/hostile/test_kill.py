@@ -92,6 +92,7 @@ def test_a_worker_killed_mid_study_loses_and_duplicates_nothing(outputs, monkeyp
 
 @pytest.mark.slow
 def test_a_driver_killed_mid_study_leaves_complete_files_and_a_rerun_finishes(outputs):
+    register_nap()  # this process reads the files of the naps' family
     command = [
         sys.executable,
         str(NAP_DRIVER),
