@@ -144,63 +144,6 @@ def test_the_budget_of_slurm_jobs_is_their_memory():
     assert "cluster.memory=3GiB" in where.budget.source
 
 
-def test_needs_is_asked_once_per_class_of_the_tasks_left_to_run():
-    """A grid of 3 sizes x 1000 seeds, whose need reads the size only: asked once per size,
-    on the first task of its class left to run (one more ask learns what it reads)."""
-    import numpy as np
-
-    from pipeline.needs import grid_needs
-    from solvers.grid import Grid
-    from solvers.kit.longtask import Need
-    from solvers.registry import Family, Param, as_int, families, register
-
-    if "test_sized" not in families():
-        register(
-            Family(
-                name="test_sized",
-                version="1",
-                params=(
-                    Param("size", as_int, 1, "size", dtype="int64"),
-                    Param("seed", as_int, 0, "seed", dtype="int64"),
-                ),
-                run=lambda task: [{}],
-            )
-        )
-    grid = Grid.checked({"family": "test_sized"}, [("size", [1, 2, 3]), ("seed", range(1000))])
-    asked = []
-
-    def needs(task, workers):
-        asked.append((task["size"], task["seed"] if task["size"] == 9 else None))
-        return Need(task["size"] * workers)
-
-    got = list(grid_needs(grid, None, needs, 2))
-    assert [(n.memory, count) for _, _, n, count in got] == [(2, 1000), (4, 1000), (6, 1000)]
-    assert len(asked) == 4  # the first ask learns that needs reads the size
-    keep = np.ones(len(grid), bool)
-    keep[:1500] = False  # size 1 stored, size 2 half stored
-    got = list(grid_needs(grid, keep, needs, 1))
-    assert [(t["size"], t["seed"], count) for _, t, _, count in got] == [
-        (2, 500, 500),
-        (3, 0, 1000),
-    ]
-
-
-@pytest.mark.parametrize(
-    ("disks", "free", "fit"),
-    [
-        ([(40, 3)], 130, None),  # all three fit
-        ([(46, 3)], 75, 1),  # the 11-type study on this machine's disk
-        ([(46, 3)], 95, 2),
-        ([(30, 1), (10, 4)], 50, 3),  # the largest first: 30 + 10 + 10
-        ([(10, 2)], 15, 1),
-    ],
-)
-def test_how_many_tasks_checkpoints_fit_at_once(disks, free, fit):
-    from pipeline.needs import fitting
-
-    assert fitting(disks, free) == fit
-
-
 @pytest.mark.parametrize("value", ["lots", "-1GB", "0", True, 1.5])
 def test_a_bad_memory_budget_is_refused_naming_the_key(value):
     from pipeline.config import StudyError
