@@ -23,8 +23,8 @@ from solvers.high_low import deck, estimated_seconds, float_layers, needs
 from solvers.kit.longtask import Budget, Checkpoints, TaskContext
 from solvers.registry import TaskError, validate
 from tests.helpers.commands import cli_run_in_process
+from tests.helpers.repository import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PLENTY = Budget(10**12, "a test's budget (1.0 TB)")
 
 
