@@ -1,0 +1,104 @@
+"""Numbers the manual quotes, each read from the one data file it comes from.
+
+A page writes ``{{ FILE.KEY.FIELD:SPEC }}`` where it quotes a measured or computed value:
+``FILE`` is a data file under ``docs/data/`` (``FILE.yaml``, a mapping, whose nested keys
+``KEY.FIELD`` lead to the value; or ``FILE.csv``, whose column ``key`` names the rows and
+whose other columns are the fields), ``SPEC`` an optional Python format spec (``.4f``,
+``,``, ``.3g``).  :func:`expand_quotes` replaces each with the value, formatted, at build
+time (docs/hooks.py), so a remeasurement written to the data file updates every page that
+quotes it, and two pages cannot give the same quantity two values.  An unknown file, key or
+field fails the build, naming the quote and the page's text around it.
+
+tests/test_quoted_values.py holds the rest of the rule: a value quoted through a data file
+never also appears typed out on a page or in the README, and the data files agree with the
+rows, scripts or code they were taken from where the suite can read or recompute those.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DATA = Path(__file__).resolve().parent / "data"
+QUOTE = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\.([A-Za-z0-9_.\-]+?)(?::([^}\s]*))?\s*\}\}")
+
+
+class QuoteError(KeyError):
+    """A quote names a data file, key or field that does not exist."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@functools.cache
+def data_file(stem: str) -> dict[str, Any]:
+    """``docs/data/<stem>.yaml`` as a mapping, or ``<stem>.csv`` as {key: {column: value}}
+    (numbers parsed as int or float, empty cells as None)."""
+    yaml_path, csv_path = DATA / f"{stem}.yaml", DATA / f"{stem}.csv"
+    if yaml_path.is_file():
+        return yaml.safe_load(yaml_path.read_text(encoding="utf-8")) or {}
+    if csv_path.is_file():
+        with csv_path.open(encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+        if rows and "key" in rows[0]:
+            return {row["key"]: {k: number(v) for k, v in row.items()} for row in rows}
+        raise QuoteError(f"docs/data/{stem}.csv has no column 'key' to quote its rows by")
+    raise QuoteError(f"no data file docs/data/{stem}.yaml or .csv")
+
+
+def number(text: str) -> Any:
+    """A CSV cell as int, float, None (empty) or the text itself."""
+    if text == "":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def value(stem: str, path: str) -> Any:
+    """The value at the dotted ``path`` in data file ``stem`` (QuoteError naming the part
+    missing)."""
+    node: Any = data_file(stem)
+    walked = stem
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            known = ", ".join(sorted(map(str, node))) if isinstance(node, dict) else "a value"
+            raise QuoteError(f"{walked} has no {part!r} (it has: {known})")
+        node = node[part]
+        walked += f".{part}"
+    if isinstance(node, dict | list):
+        raise QuoteError(f"{walked} is not a value but a {type(node).__name__}")
+    return node
+
+
+def rendered(match: re.Match[str]) -> str:
+    """A quote's text: its value in its format spec (``str`` without one)."""
+    stem, path, spec = match.groups()
+    got = value(stem, path)
+    return format(got, spec) if spec else str(got)
+
+
+def expand_quotes(markdown: str, page: str = "") -> str:
+    """``markdown`` with every ``{{ FILE.KEY.FIELD:SPEC }}`` replaced by its value."""
+
+    def replace(match: re.Match[str]) -> str:
+        try:
+            return rendered(match)
+        except (QuoteError, ValueError) as exc:
+            where = markdown[max(0, match.start() - 60) : match.end()].replace("\n", " ")
+            raise QuoteError(f"{page or 'page'}: {match.group(0)} ({exc}) in '...{where}'") from exc
+
+    return QUOTE.sub(replace, markdown)
+
+
+def quotes(markdown: str) -> list[tuple[str, str]]:
+    """Each quote of ``markdown``: its source text and what it renders to."""
+    return [(m.group(0), rendered(m)) for m in QUOTE.finditer(markdown)]
