@@ -35,10 +35,41 @@ class QuoteError(KeyError):
         return str(self.args[0])
 
 
+def ranked_cost_model() -> dict[str, Any]:
+    """The ``stage=plan`` cost model of ranked tasks (tasks/ranked_tasks.py) read at the decks
+    the manual quotes: CPU seconds of the optimum of n types of 4 (``n8``...``n11``, with the
+    error against the fitted run of docs/data/ranked_out_of_core.yaml, in percent), and 13 x
+    4's CPU-hours for a policy, its last layer and the three policies sharing it."""
+    from solvers.card_guessing.tasks.ranked_tasks import estimated_seconds, last_layer_seconds
+
+    def seconds(n: int) -> float:
+        task = {"deck": [4] * n, "strategy": "optimal", "method": "ranked"}
+        return estimated_seconds(task)
+
+    measured = data_file("ranked_out_of_core")["fitted"]
+    out: dict[str, Any] = {}
+    for n in (8, 9, 10, 11):
+        model, cpu = seconds(n), measured[f"n{n}"]["cpu_s"]
+        out[f"n{n}"] = {"model_s": model, "error_pct": 100 * (model - cpu) / cpu}
+    policy, last = seconds(13), last_layer_seconds([4] * 13)
+    out["full"] = {
+        "policy_hours": policy / 3600,
+        "last_layer_hours": last / 3600,
+        "three_hours": (3 * policy - 2 * last) / 3600,
+    }
+    return out
+
+
+# data files computed from the code when the manual is built (a value, not a copy of one)
+COMPUTED = {"ranked_cost_model": ranked_cost_model}
+
+
 @functools.cache
 def data_file(stem: str) -> dict[str, Any]:
     """``docs/data/<stem>.yaml`` as a mapping, or ``<stem>.csv`` as {key: {column: value}}
-    (numbers parsed as int or float, empty cells as None)."""
+    (numbers parsed as int or float, empty cells as None), or a mapping of :data:`COMPUTED`."""
+    if stem in COMPUTED:
+        return COMPUTED[stem]()
     yaml_path, csv_path = DATA / f"{stem}.yaml", DATA / f"{stem}.csv"
     if yaml_path.is_file():
         return yaml.safe_load(yaml_path.read_text(encoding="utf-8")) or {}
