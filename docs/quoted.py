@@ -111,9 +111,14 @@ def value(stem: str, path: str) -> Any:
 
 
 def rendered(match: re.Match[str]) -> str:
-    """A quote's text: its value in its format spec (``str`` without one)."""
+    """A quote's text: its value in its format spec (``str`` without one; a fraction
+    ``p/q`` with a spec gives its decimal)."""
     stem, path, spec = match.groups()
     got = value(stem, path)
+    if spec and isinstance(got, str) and "/" in got:  # a fraction's decimal, to the spec
+        from fractions import Fraction
+
+        got = float(Fraction(got))
     return format(got, spec) if spec else str(got)
 
 
@@ -127,7 +132,46 @@ def expand_quotes(markdown: str, page: str = "") -> str:
             where = markdown[max(0, match.start() - 60) : match.end()].replace("\n", " ")
             raise QuoteError(f"{page or 'page'}: {match.group(0)} ({exc}) in '...{where}'") from exc
 
+    markdown = RESULTS.sub(lambda _: results_section(), markdown)
     return QUOTE.sub(replace, markdown)
+
+
+RESULTS = re.compile(r"<!--\s*results\s*-->")
+
+
+def shown(value: Any) -> str:
+    """A result's value as the results page shows it: a fraction with its decimal, a float
+    to its last stored digit, an integer with thousands separators."""
+    if isinstance(value, str) and "/" in value:
+        from fractions import Fraction
+
+        return f"{value} = {float(Fraction(value)):.12g}"
+    if isinstance(value, float):
+        return repr(value)
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def results_section() -> str:
+    """The results page's body: one section per entry of docs/data/results.yaml."""
+    parts = []
+    for key, r in data_file("results").items():
+        parts.append(
+            "\n".join(
+                [
+                    f"### {r['title']}",
+                    "",
+                    f"**{shown(r['value'])}** ([the game's page]({r['page']}); the data key "
+                    f"`results.{key}`)",
+                    "",
+                    f"- **Computed:** {r['how']}.",
+                    f"- **Checked:** {r['checked']}.",
+                    f"- **Reproduce:** `{r['command']}`",
+                    f"- **Cost:** {r['cost']}.",
+                    "",
+                ]
+            )
+        )
+    return "\n".join(parts)
 
 
 def quotes(markdown: str) -> list[tuple[str, str]]:

@@ -40,8 +40,6 @@ def test_the_changelog_gives_the_package_s_and_every_family_s_current_version():
 def test_the_bibliography_links_each_work_that_has_an_address():
     """The bibliography gives the address of each source document published on the web and
     the DOI (a doi.org link) of each journal article that has one."""
-    import re
-
     bib = (ROOT / "docs" / "bibliography.md").read_text(encoding="utf-8")
     entries = {
         m.group(1): m.group(2)

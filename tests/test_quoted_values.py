@@ -61,15 +61,15 @@ def significant(text: str) -> bool:
 
 
 def test_a_quoted_value_is_typed_out_nowhere_else(quoted):
-    """A value some page quotes from docs/data appears, as rendered, on no page outside a quote
-    and not in the README: the data file is its one source."""
+    """A value some page quotes from docs/data appears, as rendered, on no other page outside a
+    quote: the data file is its one source (the README, which no hook renders, is held to the
+    data by the next test)."""
     rendered = set()
     texts = {}
     for page in PAGES:
         text = page.read_text(encoding="utf-8")
         rendered |= {value for _, value in quoted.quotes(text) if significant(value)}
         texts[str(page.relative_to(DOCS))] = quoted.QUOTE.sub("", text)
-    texts["README.md"] = (ROOT / "README.md").read_text(encoding="utf-8")
     typed = [
         (name, value)
         for value in sorted(rendered)
@@ -163,3 +163,56 @@ def test_the_ranks_page_s_extrapolation_is_what_its_data_file_gives():
     alone = (optimum["line"], optimum["quadratic"], optimum["steps"])
     middle, half = (max(alone) + min(alone)) / 2, (max(alone) - min(alone)) / 2
     assert f"({middle:.3f} +- {half:.3f}, their\nmidpoint and half-range)" in page
+
+
+def test_the_readme_s_results_are_the_results_file_s(quoted):
+    """The results the README quotes are docs/data/results.yaml's, at the digits shown."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = {
+        "suits52": "{{ results.suits52.value:.12f }}",
+        "ranks_11": "{{ results.ranks_11.value:.12f }}",
+        "mastermind_4x7": "{{ results.mastermind_4x7.value }} on 4 x 7",
+        "high_low_13x4": "({{ results.high_low_13x4.value:.2e }} with ties lose)",
+    }
+    for key, quote in shown.items():
+        text = quoted.expand_quotes(quote).replace("e-08", "e-8")
+        assert text in readme, (key, text)
+
+
+def test_every_result_is_true_to_its_source(quoted):
+    """Each value of docs/data/results.yaml agrees with what it came from: the exact
+    complete-feedback value recomputed; the 10- and 11-type optima with the ranks data file;
+    the 4 x 7 total with its histogram on the Mastermind page; each entry complete."""
+    from fractions import Fraction
+
+    import pandas as pd
+
+    from solvers.card_guessing.exact.complete_feedback import expected_score
+
+    results = quoted.data_file("results")
+    for key, entry in results.items():
+        assert {"title", "value", "how", "checked", "command", "cost", "page"} <= set(entry), key
+        page = entry["page"].split("#")[0]
+        assert (DOCS / page).is_file(), (key, page)
+    assert Fraction(results["suits52_complete"]["value"]) == expected_score((13, 13, 13, 13))
+    ranks = pd.read_csv(DOCS / "data" / "ranks_4_cards.csv", dtype={"deck": str})
+    optimum = ranks[ranks["strategy"] == "optimal"].set_index("n")["expected_score"]
+    for n in (10, 11):
+        assert abs(results[f"ranks_{n}"]["value"] - optimum[n]) < 5e-13
+    page = (DOCS / "games" / "mastermind_optimal.md").read_text(encoding="utf-8")
+    row = re.search(r"^\| 1123 \|.*?\| ([\d, ]+) \| [\d,]+ \|$", page, re.M)
+    histogram = [int(x) for x in row.group(1).split(",")]
+    assert sum(histogram) == 7**4
+    assert sum(k * h for k, h in enumerate(histogram, 1)) == results["mastermind_4x7"]["value"]
+
+
+def test_the_rank_counts_the_manual_types_are_the_code_s():
+    """The ranks of n types of 4 cards that the cost tables show are what the ranked solver's
+    layers hold (solvers/card_guessing/uniform_deck/ranks.py)."""
+    from solvers.card_guessing.uniform_deck.ranks import layer_sizes
+
+    pages = [DOCS / "benchmarks.md", DOCS / "games" / "card_guessing_ranks52.md"]
+    for n in (8, 9, 10, 11):
+        ranks = f"{sum(layer_sizes([4] * n)):,}"
+        for page in pages:
+            assert f"| {ranks} |" in page.read_text(encoding="utf-8"), (page.name, n)
