@@ -4,13 +4,16 @@ A page writes ``{{ FILE.KEY.FIELD:SPEC }}`` where it quotes a measured or comput
 ``FILE`` is a data file under ``docs/data/`` (``FILE.yaml``, a mapping, whose nested keys
 ``KEY.FIELD`` lead to the value; or ``FILE.csv``, whose column ``key`` names the rows and
 whose other columns are the fields), ``SPEC`` an optional Python format spec (``.4f``,
-``,``, ``.3g``).  :func:`expand_quotes` replaces each with the value, formatted, at build
-time (docs/hooks.py), so a remeasurement written to the data file updates every page that
-quotes it, and two pages cannot give the same quantity two values.  An unknown file, key or
-field fails the build, naming the quote and the page's text around it.
+``,``, ``.3g``; ``duration`` writes seconds as ``2 min 47 s``).  :func:`expand_quotes`
+replaces each with the value, formatted, at build time (docs/hooks.py), so a remeasurement
+written to the data file updates every page that quotes it, and two pages cannot give the
+same quantity two values.  An unknown file, key or field fails the build, naming the quote
+and the page's text around it.  ``<!-- results -->`` draws the results page from
+``docs/data/results.yaml``; :data:`COMPUTED` names the data the build reads from the code.
 
 tests/test_quoted_values.py holds the rest of the rule: a value quoted through a data file
-never also appears typed out on a page or in the README, and the data files agree with the
+never also appears typed out on another page, the README's results are the file's, and the
+data files agree with the
 rows, scripts or code they were taken from where the suite can read or recompute those.
 """
 
@@ -110,11 +113,22 @@ def value(stem: str, path: str) -> Any:
     return node
 
 
+def duration(seconds: float) -> str:
+    """Seconds in words as the manual writes a wall time: ``6.5 s``, ``2 min 47 s``,
+    ``15 min`` (spec ``duration``)."""
+    if seconds < 60:
+        return f"{seconds:g} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min" + (f" {rest} s" if rest else "")
+
+
 def rendered(match: re.Match[str]) -> str:
     """A quote's text: its value in its format spec (``str`` without one; a fraction
     ``p/q`` with a spec gives its decimal)."""
     stem, path, spec = match.groups()
     got = value(stem, path)
+    if spec == "duration":
+        return duration(float(got))
     if spec and isinstance(got, str) and "/" in got:  # a fraction's decimal, to the spec
         from fractions import Fraction
 
