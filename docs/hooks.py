@@ -21,15 +21,18 @@ if str(ROOT) not in sys.path:  # `mkdocs build` from a checkout that is not inst
     sys.path.insert(0, str(ROOT))
 
 import solvers  # noqa: E402, F401  (importing it registers every family)
+from docs.quoted import expand_quotes  # noqa: E402  (the numbers pages quote from docs/data)
 from solvers.registry import REQUIRED, Family, Param, check_markdown, get_family  # noqa: E402
 
 KNOB = "an execution knob: not in the task id"
 MARKER = re.compile(r"<!--\s*(params|strategies|columns):\s*([A-Za-z_][A-Za-z0-9_]*)\s*-->")
 
 
-def on_page_markdown(markdown: str, **_: Any) -> str:
-    """The page's Markdown with every ``params``/``strategies`` marker replaced (MkDocs hook)."""
-    return expand_markers(markdown)
+def on_page_markdown(markdown: str, page: Any = None, **_: Any) -> str:
+    """The page's Markdown with every ``params``/``strategies`` marker and every quoted value
+    (:mod:`docs.quoted`) replaced (MkDocs hook)."""
+    name = getattr(getattr(page, "file", None), "src_uri", "")
+    return expand_quotes(expand_markers(markdown), name)
 
 
 def expand_markers(markdown: str) -> str:

@@ -35,12 +35,19 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS_IMG = ROOT / "docs" / "img"
 
 
+def study_times() -> dict[str, float]:
+    """Each shipped study's wall time, in seconds, as docs/data/study_times.yaml records it."""
+    import yaml
+
+    path = ROOT / "docs" / "data" / "study_times.yaml"
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["wall_s"]
+
+
 @dataclass(frozen=True)
 class Figure:
     name: str  # the file under docs/img/ (without .png)
     study: str  # the study that draws it
     plot: str  # the PNG its summary writes under <outputs>/<study>/summary/
-    seconds: int  # wall time of a fresh run of the study, 2 cores, Numba's cache warm (usage.md)
     shows: str  # what a reader sees
     # studies whose rows, where --outputs already holds them, join the study's in this figure;
     # they take hours, so the script does not run them (run them first: their command)
@@ -52,27 +59,29 @@ class Figure:
     # studies, kept so that the figure needs no hours of solving
     data: str = ""
 
+    @property
+    def seconds(self) -> float:
+        """Wall time of a fresh run of the study (docs/data/study_times.yaml, the usage page's)."""
+        return study_times()[self.study]
+
 
 FIGURES = (
     Figure(
         "gamma_sweep",
         "gamma_sweep",
         "card_guessing_gamma_sweep.png",
-        8,
         "yes/no guessing: the entropy-weighted strategy against greedy and optimal, over gamma",
     ),
     Figure(
         "entropy_grid",
         "entropy_grid",
         "card_guessing_entropy_grid.png",
-        16,
         "yes/no guessing: the best info score over the Sharma-Mittal (r, t) plane",
     ),
     Figure(
         "ranks",
         "ranks52",
         "card_guessing_ranks.png",
-        193,
         "n types of 4 cards: optimum, greedy and persistent against n, fits at 13",
         stored=("ranks_exact",),
         draw="solvers.card_guessing.summary.ranks52:draw_ranks",
@@ -82,49 +91,42 @@ FIGURES = (
         "high_low_p_perfect",
         "high_low",
         "high_low_p_perfect.png",
-        5,
         "higher/lower with distinct cards: P(every call right) against n",
     ),
     Figure(
         "high_low_decks",
         "high_low",
         "high_low_decks.png",
-        5,
         "higher/lower on real decks: P(every call right) per deck and tie rule",
     ),
     Figure(
         "high_low_tie_rules",
         "high_low_full_deck",
         "high_low_tie_rules.png",
-        170,
         "higher/lower on the 52-card deck: optimal play against the majority rule, per tie rule",
     ),
     Figure(
         "mastermind_gaps",
         "mastermind",
         "mastermind_gaps.png",
-        19,
         "Mastermind: each heuristic's expected guesses over perfect play, per jar",
     ),
     Figure(
         "triples_win",
         "triples",
         "triples_win.png",
-        3,
         "three of a kind: P(triples before a quartet) per deck",
     ),
     Figure(
         "triples_equilibrium",
         "triples_equilibrium",
         "triples_equilibrium.png",
-        3,
         "three of a kind: the adaptive chain's stationary level",
     ),
     Figure(
         "hand_guessing_histograms",
         "hand_guessing",
         "hand_guessing_histograms.png",
-        11,
         "hand guessing: guesses per game, per strategy",
     ),
 )
@@ -245,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     figs = chosen(args.only, args.quick)
     if args.list:
         for f in figs:
-            print(f"{f.name:26} study={f.study:20} ~{f.seconds:>5} s  {f.shows}")
+            print(f"{f.name:26} study={f.study:20} ~{f.seconds:>5g} s  {f.shows}")
         return 0
     make(figs, args.outputs.resolve(), args.img.resolve(), args.cluster)
     return 0

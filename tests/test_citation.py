@@ -35,3 +35,18 @@ def test_the_changelog_gives_the_package_s_and_every_family_s_current_version():
         f for f in families() if not f.startswith("test_") and "+" not in get_family(f).version
     ]
     assert listed == {f: get_family(f).version for f in builtin}
+
+
+def test_the_bibliography_links_each_work_that_has_an_address():
+    """The bibliography gives the address of each source document published on the web and
+    the DOI (a doi.org link) of each journal article that has one."""
+    bib = (ROOT / "docs" / "bibliography.md").read_text(encoding="utf-8")
+    entries = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r"^- \*\*(.+?)\*\*(.*?)(?=^- \*\*|^## |\Z)", bib, re.M | re.S)
+    }
+    for source in ("Gural", "Norvig", "Holmes", "Juraszek", "Ville", "Diaconis, Graham, He"):
+        entry = next(text for name, text in entries.items() if name.startswith(source))
+        assert re.search(r"<https://[^>]+>|\]\(https://[^)]+\)", entry), source
+    for doi in ("10.1111/cogs.12613", "10.1214/aos/1176345329", "10.1109/18.272494"):
+        assert f"doi:[{doi}](https://doi.org/{doi})" in bib

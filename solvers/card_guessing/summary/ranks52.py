@@ -181,10 +181,10 @@ def plot_ranks(table: pd.DataFrame, path: Path, monte_carlo: dict | None = None)
                          mfc="white", capsize=3)  # fmt: skip
     grey = "0.45"
     proxies = [
-        Line2D([], [], color=grey, lw=4, alpha=0.45, label="n = 13: range of three fits"),
+        Line2D([], [], color=grey, lw=4, alpha=0.45, label="n = 13: three fits, ±1 SE"),
         Line2D([], [], color=grey, marker="o", mfc="white", label="n = 13: Monte Carlo, ±2 SE"),
     ]
-    if facts:
+    if facts:  # a thin line between the values computed (n <= 11) and those read at n = 13
         top.axvline(12, color="0.8", lw=1)
     handles, labels = top.get_legend_handles_labels()
     extra = proxies[: (1 if "fits" in facts else 0)] + proxies[1:][: (1 if monte_carlo else 0)]

@@ -212,8 +212,8 @@ def rows(task: Task) -> list[Row]:
 # SECONDS_PER_SOLVE + POLICY_SECONDS x r x ranks (every layer: the value layers and the score
 # pass) + LAST_LAYER_SECONDS x r x the last layer's ranks (its T and log A, which a deck's
 # policies share).  Fitted by least squares on out-of-core solves of 8, 9 and 10 types of 4
-# on 2 workers (24.3, 124.4 and 541.0 CPU s, of which the last layer 6.0, 30.0 and 139.2):
-# within -24.5%, -16.1% and +0.7% of them.  Its reach past 10 types is an extrapolation: the
+# on 2 workers (docs/data/ranked_out_of_core.yaml; the benchmarks page shows the model
+# against each).  Its reach past 10 types is an extrapolation: the
 # page cache holds two adjacent value layers of 10 types (7.6 GB) on a 24 GB machine, not of
 # 11 types (33 GB) or 13 x 4.
 POLICY_SECONDS = 0.42127e-7

@@ -1,0 +1,218 @@
+"""The numbers the manual quotes through docs/data (docs/quoted.py): each read from its one
+data file, never also typed out on a page, and each data file true to what it was taken from."""
+
+from __future__ import annotations
+
+import csv
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+DOCS = ROOT / "docs"
+PAGES = sorted(DOCS.rglob("*.md"))
+
+
+def quoted_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("guesslab_docs_quoted", DOCS / "quoted.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def quoted():
+    return quoted_module()
+
+
+def test_every_quote_on_every_page_names_a_value(quoted):
+    """Every ``{{ FILE.KEY.FIELD }}`` of every page resolves to a value of its data file (the
+    build fails on one that does not), and the manual quotes through them."""
+    used = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        quoted.expand_quotes(text, str(page.relative_to(DOCS)))
+        used += quoted.quotes(text)
+    assert len(used) >= 20
+
+
+def test_a_quote_of_a_missing_value_names_the_quote_and_what_exists(quoted):
+    """A quote of an unknown file, row or field is refused with the quote and the keys the
+    data file has."""
+    with pytest.raises(quoted.QuoteError, match=r"no data file docs/data/no_such_file"):
+        quoted.expand_quotes("x {{ no_such_file.a.b }}", "p.md")
+    with pytest.raises(quoted.QuoteError, match=r"greedy_pair.*persistent"):
+        quoted.expand_quotes("{{ ranks52_monte_carlo.greedy_both.expected_score }}", "p.md")
+    with pytest.raises(quoted.QuoteError, match=r"p\.md"):
+        quoted.expand_quotes("{{ ranks52_monte_carlo.persistent.no_column:.4f }}", "p.md")
+
+
+def significant(text: str) -> bool:
+    """Whether a rendered number is specific enough that typing it out is a second source:
+    three or more decimals, or four or more significant digits (a round setting such as
+    100,000 games is not)."""
+    digits = re.sub(r"\D", "", text).strip("0")
+    decimals = text.split(".")[1] if "." in text else ""
+    return len(re.sub(r"\D", "", decimals)) >= 3 or len(digits) >= 4
+
+
+def test_a_quoted_value_is_typed_out_nowhere_else(quoted):
+    """A value some page quotes from docs/data appears, as rendered, on no other page outside a
+    quote: the data file is its one source (the README, which no hook renders, is held to the
+    data by the next test)."""
+    rendered = set()
+    texts = {}
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        rendered |= {value for _, value in quoted.quotes(text) if significant(value)}
+        texts[str(page.relative_to(DOCS))] = quoted.QUOTE.sub("", text)
+    typed = [
+        (name, value)
+        for value in sorted(rendered)
+        for name, text in texts.items()
+        if re.search(rf"(?<![\d.]){re.escape(value)}(?![\d])", text)
+    ]
+    assert not typed, typed
+
+
+def test_the_monte_carlo_rows_of_the_ranks_page_are_the_ranks52_study_s_tasks():
+    """docs/data/ranks52_monte_carlo.csv holds one row per Monte Carlo task of the study
+    ``ranks52`` (its task ids, games and tie rules), each with its standard error."""
+    from omegaconf import OmegaConf
+    from tests_support import compose_config
+
+    from pipeline.study import planned
+
+    study = OmegaConf.to_container(compose_config("study=ranks52").study, resolve=True)
+    plan = planned(study)
+    tasks = {
+        tid: task
+        for grid in plan.grids
+        for tid, task in grid.tasks(0, len(grid))
+        if task.get("method") == "monte_carlo"
+    }
+    with (DOCS / "data" / "ranks52_monte_carlo.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {row["task_id"] for row in rows} == set(tasks)
+    for row in rows:
+        task = tasks[row["task_id"]]
+        assert int(row["n_games"]) == task["n_games"]
+        assert row["strategy"] == task["strategy"]
+        assert (row["tie_break"] or None) == task.get("tie_break")
+        assert float(row["std_error"]) ** 2 * int(row["n_games"]) == pytest.approx(
+            float(row["score_variance"]), rel=1e-4
+        )
+
+
+def test_the_rows_script_writes_the_file_the_pages_quote(tmp_path: Path):
+    """scripts/quoted_rows.py turns a study's stored rows into the data file: its keys are the
+    strategies with their tie rules."""
+    import importlib.util
+
+    import pandas as pd
+
+    spec = importlib.util.spec_from_file_location("quoted_rows", ROOT / "scripts/quoted_rows.py")
+    script = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = script  # its dataclasses look their module up
+    spec.loader.exec_module(script)
+    stored = pd.read_csv(DOCS / "data" / "ranks52_monte_carlo.csv").drop(columns="key")
+    stored["method"], stored["status"] = "monte_carlo", "ok"
+    folder = tmp_path / "ranks52" / "results"
+    folder.mkdir(parents=True)
+    stored.to_parquet(folder / "part.parquet")
+    table = script.rows_file("ranks52_monte_carlo", tmp_path)
+    assert list(table["key"]) == ["greedy_lowest", "greedy_pair", "persistent"]
+    assert list(table["expected_score"]) == sorted(stored["expected_score"])
+
+
+def test_the_ranks_page_s_extrapolation_is_what_its_data_file_gives():
+    """The ranks page's steps, fits at n = 13 and the figure caption's ranges are computed
+    from docs/data/ranks_4_cards.csv by the summary's own fits (solvers/card_guessing/summary/
+    ranks52.py), to the digits the page shows."""
+    import numpy as np
+    import pandas as pd
+
+    from solvers.card_guessing.summary import ranks52
+
+    rows = pd.read_csv(DOCS / "data" / "ranks_4_cards.csv", dtype={"deck": str})
+    label = rows["strategy"] + rows["tie_break"].fillna("").map(lambda t: f"_{t}" if t else "")
+    table = rows.assign(label=label).pivot_table(
+        index="n", columns="label", values="expected_score"
+    )
+    table = table.reset_index()
+    page = (DOCS / "games" / "card_guessing_ranks52.md").read_text(encoding="utf-8")
+    steps = np.diff(table["optimal"].to_numpy())
+    shown = ", ".join(f"{x:.5f}" for x in steps[-4:])
+    assert f"from n = 7 to 11 shrink ({shown})" in page
+    assert f"from 6 to 7, is smaller ({steps[-5]:.5f})" in page
+    assert np.all(np.diff(np.abs(steps[-4:])) < 0) and abs(steps[-5]) < abs(steps[-4])
+    optimum, greedy = (ranks52.fits_at_full(table, c) for c in ("optimal", "greedy_pair"))
+    for name, fits in (("optimum", optimum), ("greedy", greedy)):
+        low, high = fits["low"], fits["high"]
+        alone = sorted((fits["line"], fits["quadratic"], fits["steps"]))
+        assert f"{low:.3f} to {high:.3f} (" in page, name
+        assert f"{alone[0]:.4f} to {alone[-1]:.4f}" in page, name
+    line = f"| {optimum['line']:.4f} +- {optimum['line_se']:.4f} | {greedy['line']:.4f} +- "
+    assert line in page
+    assert f"| {optimum['quadratic']:.4f} +- {optimum['quadratic_se']:.4f} |" in page
+    assert f"| {optimum['steps']:.4f} | {greedy['steps']:.4f} |" in page
+    alone = (optimum["line"], optimum["quadratic"], optimum["steps"])
+    middle, half = (max(alone) + min(alone)) / 2, (max(alone) - min(alone)) / 2
+    assert f"({middle:.3f} +- {half:.3f}, their\nmidpoint and half-range)" in page
+
+
+def test_the_readme_s_results_are_the_results_file_s(quoted):
+    """The results the README quotes are docs/data/results.yaml's, at the digits shown."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = {
+        "suits52": "{{ results.suits52.value:.12f }}",
+        "ranks_11": "{{ results.ranks_11.value:.12f }}",
+        "mastermind_4x7": "{{ results.mastermind_4x7.value }} on 4 x 7",
+        "high_low_13x4": "({{ results.high_low_13x4.value:.2e }} with ties lose)",
+    }
+    for key, quote in shown.items():
+        text = quoted.expand_quotes(quote).replace("e-08", "e-8")
+        assert text in readme, (key, text)
+
+
+def test_every_result_is_true_to_its_source(quoted):
+    """Each value of docs/data/results.yaml agrees with what it came from: the exact
+    complete-feedback value recomputed; the 10- and 11-type optima with the ranks data file;
+    the 4 x 7 total with its histogram on the Mastermind page; each entry complete."""
+    from fractions import Fraction
+
+    import pandas as pd
+
+    from solvers.card_guessing.exact.complete_feedback import expected_score
+
+    results = quoted.data_file("results")
+    for key, entry in results.items():
+        assert {"title", "value", "how", "checked", "command", "cost", "page"} <= set(entry), key
+        page = entry["page"].split("#")[0]
+        assert (DOCS / page).is_file(), (key, page)
+    assert Fraction(results["suits52_complete"]["value"]) == expected_score((13, 13, 13, 13))
+    ranks = pd.read_csv(DOCS / "data" / "ranks_4_cards.csv", dtype={"deck": str})
+    optimum = ranks[ranks["strategy"] == "optimal"].set_index("n")["expected_score"]
+    for n in (10, 11):
+        assert abs(results[f"ranks_{n}"]["value"] - optimum[n]) < 5e-13
+    page = (DOCS / "games" / "mastermind_optimal.md").read_text(encoding="utf-8")
+    row = re.search(r"^\| 1123 \|.*?\| ([\d, ]+) \| [\d,]+ \|$", page, re.M)
+    histogram = [int(x) for x in row.group(1).split(",")]
+    assert sum(histogram) == 7**4
+    assert sum(k * h for k, h in enumerate(histogram, 1)) == results["mastermind_4x7"]["value"]
+
+
+def test_the_rank_counts_the_manual_types_are_the_code_s():
+    """The ranks of n types of 4 cards that the cost tables show are what the ranked solver's
+    layers hold (solvers/card_guessing/uniform_deck/ranks.py)."""
+    from solvers.card_guessing.uniform_deck.ranks import layer_sizes
+
+    pages = [DOCS / "benchmarks.md", DOCS / "games" / "card_guessing_ranks52.md"]
+    for n in (8, 9, 10, 11):
+        ranks = f"{sum(layer_sizes([4] * n)):,}"
+        for page in pages:
+            assert f"| {ranks} |" in page.read_text(encoding="utf-8"), (page.name, n)
