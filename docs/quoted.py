@@ -1,9 +1,9 @@
 """Numbers the manual quotes, each read from the one data file it comes from.
 
 A page writes ``{{ FILE.KEY.FIELD:SPEC }}`` where it quotes a measured or computed value:
-``FILE`` is a data file under ``docs/data/`` (``FILE.yaml``, a mapping, whose nested keys
-``KEY.FIELD`` lead to the value; or ``FILE.csv``, whose column ``key`` names the rows and
-whose other columns are the fields), ``SPEC`` an optional Python format spec (``.4f``,
+FILE names a data file under ``docs/data/`` (a YAML mapping, whose nested keys KEY and
+FIELD lead to the value; or a CSV file, whose column ``key`` names the rows and whose other
+columns are the fields), ``SPEC`` an optional Python format spec (``.4f``,
 ``,``, ``.3g``; ``duration`` writes seconds as ``2 min 47 s``).  :func:`expand_quotes`
 replaces each with the value, formatted, at build time (docs/hooks.py), so a remeasurement
 written to the data file updates every page that quotes it, and two pages cannot give the

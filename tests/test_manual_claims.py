@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from conftest import ROOT
+from tests.helpers.repository import ROOT
 
 GAMES = ROOT / "docs" / "games"
 

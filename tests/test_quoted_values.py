@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+
+from tests.helpers.repository import ROOT
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
@@ -83,9 +84,9 @@ def test_the_monte_carlo_rows_of_the_ranks_page_are_the_ranks52_study_s_tasks():
     """docs/data/ranks52_monte_carlo.csv holds one row per Monte Carlo task of the study
     ``ranks52`` (its task ids, games and tie rules), each with its standard error."""
     from omegaconf import OmegaConf
-    from tests_support import compose_config
 
     from pipeline.study import planned
+    from tests.helpers.runs import compose_config
 
     study = OmegaConf.to_container(compose_config("study=ranks52").study, resolve=True)
     plan = planned(study)
