@@ -268,7 +268,7 @@ def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_tim
     """BatchCutter: single tasks until a time is known, then ~batch_seconds of solver time,
     shrinking at the end but not below a tenth of that; never across two grids; a task the
     store holds is never in a batch."""
-    from pipeline.batches import BatchCutter
+    from pipeline.driver import BatchCutter
 
     study = {
         "name": "cut",
@@ -301,7 +301,7 @@ def test_batches_grow_to_their_target_soon_after_a_cold_start():
     """A worker's first tasks run with cold caches: here the first two batches take 100 ms a
     task, the rest 10 ms (a target of 100 tasks a batch).  The size is at 90% of the target
     by the tenth batch; with the mean of every task seen it took eighteen."""
-    from pipeline.batches import BatchCutter
+    from pipeline.driver import BatchCutter
 
     study = {
         "name": "cold",

@@ -214,7 +214,7 @@ def test_a_batch_s_rows_are_encoded_chunk_by_chunk_as_they_arrive():
     """Rows of two families, interleaved and many chunks long, come out as one file per
     family (in the order they first appear) holding every row in order; the counts a batch
     reports are read on the way; the rows are read from an iterator once."""
-    from pipeline.batches import done_batch
+    from pipeline.worker import done_batch
 
     n = 3 * store.ENCODE_CHUNK + 7
 

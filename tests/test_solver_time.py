@@ -8,7 +8,7 @@ import pytest
 from tests_support import run
 
 from pipeline import store
-from pipeline.batches import done_batch
+from pipeline.worker import done_batch
 from solvers import solve
 
 
