@@ -18,7 +18,7 @@ from typing import Any
 
 from pipeline.backends import Backend
 from pipeline.backends.base import Workers, quiet_dask_logs
-from pipeline.backends.client import ClientBackend
+from pipeline.backends.given_client import ClientBackend
 from pipeline.config import Config, checked_config, plain
 from pipeline.needs import budgeted
 from pipeline.study import Plan, planned
@@ -86,7 +86,7 @@ def prepared(
     """The run of ``cfg``; StudyError (naming the key and the value) for a config that cannot
     run, before anything is written (a multirun checks every job with it).  With ``client``
     (a Dask client the caller keeps), the tasks run on its workers, the config's cluster
-    section unused (:class:`~pipeline.backends.client.ClientBackend`)."""
+    section unused (:class:`~pipeline.backends.given_client.ClientBackend`)."""
     given = plain(cfg)
     conf = checked_config(given)
     folder = study_dir(given)

@@ -9,7 +9,7 @@ from tests_support import compose_config
 
 import pipeline.worker
 from pipeline import store
-from pipeline.backends.client import guesslab_identity, open_executor_on, worker_mismatch
+from pipeline.backends.given_client import guesslab_identity, open_executor_on, worker_mismatch
 from pipeline.backends.sync import SyncExecutor
 from pipeline.config import StudyError, checked_config, plain
 from pipeline.driver import BatchCutter, BatchWork, finished_batches
@@ -79,13 +79,13 @@ def test_a_study_runs_on_a_client_the_caller_keeps(client, tmp_path):
 def test_a_client_whose_workers_run_another_guesslab_is_refused_before_any_task(
     client, tmp_path, monkeypatch
 ):
-    import pipeline.backends.client as on_client
+    import pipeline.backends.given_client as given_client
 
     def identity(dask_worker=None):  # a worker answers with another version
         mine = guesslab_identity()
         return mine if dask_worker is None else {**mine, "version": "9.9"}
 
-    monkeypatch.setattr(on_client, "guesslab_identity", identity)
+    monkeypatch.setattr(given_client, "guesslab_identity", identity)
     cfg, _ = paper(tmp_path / "out")
     with pytest.raises(StudyError) as refused:
         run_study(cfg, log=lambda *_: None, client=client)

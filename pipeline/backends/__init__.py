@@ -15,7 +15,7 @@ Each backend module answers four calls, each given the checked cluster config:
 :mod:`pipeline.config`) and asks ``workers`` once; :func:`open_executor` is the one way in from
 a cluster section as a mapping (Python callers, the ``dask`` launcher).  Only the chosen
 backend is imported: ``cluster=sync`` never loads Dask's ``distributed``.  A Dask client the
-caller started and keeps is one more way to run: :func:`.client.open_executor_on`.
+caller started and keeps is one more way to run: :func:`.given_client.open_executor_on`.
 """
 
 from __future__ import annotations

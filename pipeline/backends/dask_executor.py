@@ -30,7 +30,7 @@ class DaskExecutor(Executor):
     ``watch`` (None: none) is called about once a second while the driver waits for its
     calls; it may say something, or raise StudyError to stop the run.  A backend that started
     the cluster closes it on exit, with what is left running; on a client the caller keeps,
-    the calls left are cancelled on exit instead (:mod:`pipeline.backends.client`).
+    the calls left are cancelled on exit instead (:mod:`pipeline.backends.given_client`).
     """
 
     def __init__(

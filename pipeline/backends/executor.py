@@ -7,8 +7,9 @@ events, cancel what is left.  One class per way of running:
 - :class:`pipeline.backends.sync.SyncExecutor` (``cluster=sync``): each call runs in this
   process when its result is asked for;
 - :class:`pipeline.backends.dask_executor.DaskExecutor` (``local``, ``address``, ``slurm``,
-  and a notebook's own Dask client through :func:`pipeline.backends.client.open_executor_on`):
-  each call a task on the cluster's workers.
+  and a notebook's own Dask client through
+  :func:`pipeline.backends.given_client.open_executor_on`): each call a task on the
+  cluster's workers.
 
 Nothing here imports Dask's ``distributed`` (``cluster=sync`` must not).
 """
