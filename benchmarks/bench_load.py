@@ -221,17 +221,17 @@ def counted_stage(stage: str, study: dict) -> None:
     """What one process counted by --callgrind does (see :func:`callgrind_counts`)."""
     import numpy as np
 
-    from pipeline.batches import TaskSlice, run_task_slice
     from pipeline.study import planned
+    from pipeline.worker import TaskSlice, run_batch
 
     grid = planned(study).grids[0]
     if stage == "cg-start":  # imports, config and planning: what every stage below does first
         return
     if stage in ("cg-cluster", "cg-idle"):  # the driver's imports, a TLS LocalCluster up,
-        from pipeline.backends import open_runner  # one task (then idle for cg-idle), down
+        from pipeline.backends import open_executor  # one task (then idle for cg-idle), down
 
         cluster = {"kind": "local", "n_workers": N_WORKERS, "threads_per_worker": 1}
-        with open_runner(cluster) as runner:
+        with open_executor(cluster) as runner:
             runner.client.submit(sum, [1, 2]).result()
             if stage == "cg-idle":
                 time.sleep(IDLE_S)
@@ -246,7 +246,7 @@ def counted_stage(stage: str, study: dict) -> None:
     elif stage == "cg-batches":  # what a worker runs: build, solve and encode batch by batch
         for start in range(0, len(grid), BATCH):
             positions = np.arange(start, min(start + BATCH, len(grid)))
-            run_task_slice(TaskSlice(grid, positions), "load", None, b"{}", None)
+            run_batch(TaskSlice(grid, positions), "load", None, b"{}", None)
 
 
 def callgrind_count(stage: str, n_tasks: int) -> int:
@@ -455,8 +455,7 @@ def _timed_solve(fn, solve_cpu: list[float]):
 
 def breakdown(n_tasks: int, overrides: list[str]) -> None:
     """Print where one pipeline run's CPU time goes, as shares of the solver's work."""
-    import pipeline.batches
-    import pipeline.execute
+    import pipeline.worker
     from pipeline.study import planned
 
     study = load_study(n_tasks)
@@ -470,10 +469,8 @@ def breakdown(n_tasks: int, overrides: list[str]) -> None:
     import_cpu = time.process_time() - cpu
     solve_cpu = [0.0]
     with tempfile.TemporaryDirectory() as counts, tempfile.TemporaryDirectory() as tmp:
-        pipeline.execute.solve = _timed_solve(pipeline.execute.solve, solve_cpu)
-        pipeline.batches.run_task_slice = _counted(
-            counts, pipeline.batches.run_task_slice, solve_cpu
-        )
+        pipeline.worker.solve = _timed_solve(pipeline.worker.solve, solve_cpu)
+        pipeline.worker.run_batch = _counted(counts, pipeline.worker.run_batch, solve_cpu)
         cfg = pipeline_config(study, Path(tmp), "run", *overrides)
         (driver0, workers0), start = cpu_seconds(), time.perf_counter()
         report = run_study(cfg, log=lambda *_: None)

@@ -40,10 +40,10 @@ from pipeline.config import StudyError, conf_dir, short_repr
 from pipeline.ctrl_c import exit_status, nothing_written, stop_name, stopped_while_starting
 from pipeline.heap import frozen_for_exit
 from pipeline.launchers import JobFailed, check_launcher, is_multirun, remember_command
+from pipeline.long_task_setup import CHECKPOINTS
 from pipeline.run import run_study
 from pipeline.store import StoreError, stored_ids
 from pipeline.sweep_check import SweepRefused, sweep_stopped_message
-from pipeline.task_context import CHECKPOINTS
 
 CHOICE_GROUPS = ("study", "cluster", "paths")
 _failed_tasks: list[int] = []

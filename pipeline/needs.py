@@ -69,7 +69,7 @@ def free_disk(path: Path) -> int:
     return shutil.disk_usage(here).free
 
 
-CHECKPOINTS = "checkpoints"  # <study>/checkpoints/<task id>/ (pipeline.task_context)
+CHECKPOINTS = "checkpoints"  # <study>/checkpoints/<task id>/ (pipeline.long_task_setup)
 _TASK_ID = re.compile(r"[0-9a-f]{20}")
 _PIECE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,199}")  # solvers.kit.longtask's names
 

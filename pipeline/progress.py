@@ -1,23 +1,19 @@
 """The driver's display: the tasks bar, one bar per running long task below it, and the
 tasks' warnings as lines above them.
 
-Reports come from a Dask worker as worker events (``Worker.log_event`` on the topic
-:data:`~pipeline.task_context.TOPIC`, the driver subscribed with ``Client.subscribe_topic``:
-:func:`progress_shown`), under ``cluster=sync`` straight to :meth:`ProgressBars.show`.
-Warnings (``TaskContext.warn``: a checkpoint piece that failed its check, set aside and
-recomputed) travel the same way on :data:`~pipeline.task_context.WARNINGS`, whether or not
-progress is shown.
+The executor hands the tasks' progress reports to :meth:`ProgressBars.show` and their
+warnings (``TaskContext.warn``: a checkpoint piece that failed its check, set aside and
+recomputed) to :meth:`ProgressBars.say`, wherever the tasks run
+(``Executor.worker_events``, :mod:`pipeline.backends.executor`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from pipeline.task_context import TOPIC, WARNINGS
 from solvers.kit.longtask import Progress
 
 
@@ -44,8 +40,8 @@ def tasks_bar(total: int, setting: bool | str) -> Any:
 
 class ProgressBars:
     """One tqdm bar per running long task, below the tasks bar, and the tasks' warnings as
-    lines above them (to ``log``); thread-safe (Dask calls :meth:`show` and :meth:`say` from
-    its event loop's thread)."""
+    lines above them (to ``log``); a context manager closing them on exit; thread-safe (a
+    Dask executor calls :meth:`show` and :meth:`say` from its event loop's thread)."""
 
     def __init__(self, enabled: bool, log: Callable[[str], None] = print):
         self.enabled = enabled
@@ -63,12 +59,6 @@ class ProgressBars:
 
             with tqdm.external_write_mode(nolock=True):
                 self.log(text)
-
-    def on_warning(self, event: Any) -> None:
-        """A Dask worker event ``(time, {"task_id", "text"})`` on :data:`WARNINGS`."""
-        _, msg = event
-        with contextlib.suppress(TypeError, KeyError):
-            self.say(str(msg["text"]))
 
     def show(self, report: Progress) -> None:
         if not self.enabled:
@@ -98,13 +88,14 @@ class ProgressBars:
                 bar.close()
                 del self.bars[report.task_id]
 
-    def on_event(self, event: Any) -> None:
-        """A Dask worker event ``(time, message)`` on :data:`TOPIC`."""
-        _, msg = event  # the scheduler adds the sending worker's address to the message
-        with contextlib.suppress(TypeError, KeyError):
-            self.show(Progress(**{k: msg[k] for k in Progress.__dataclass_fields__}))
+    def __enter__(self) -> ProgressBars:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
+        """Every long task's bar closed (the block ends, or the run stops)."""
         with self.lock:
             for bar in self.bars.values():
                 bar.close()
@@ -139,28 +130,3 @@ def _span(seconds: float) -> str:
         if seconds >= 2 * size:
             return f"{seconds / size:.1f} {unit}"
     return f"{seconds:.0f} s"
-
-
-@contextlib.contextmanager
-def progress_shown(runner: Any, bars: ProgressBars) -> Iterator[None]:
-    """The runner's workers' warnings (always) and progress events (when ``bars`` are
-    enabled) shown on ``bars`` while the block runs."""
-    client = runner.client
-    if client is None:
-        try:
-            yield
-        finally:
-            bars.close()
-        return
-    topics = {WARNINGS: bars.on_warning}
-    if bars.enabled:
-        topics[TOPIC] = bars.on_event
-    for topic, handler in topics.items():
-        client.subscribe_topic(topic, handler)
-    try:
-        yield
-    finally:
-        for topic in topics:
-            with contextlib.suppress(Exception):
-                client.unsubscribe_topic(topic)
-        bars.close()

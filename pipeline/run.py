@@ -8,7 +8,7 @@ stages, each handed the run.
 3. ``stage=run`` (:func:`run_tasks`): the needs checked; under the study's lock the store
    tidied (:mod:`pipeline.store`), the tasks left to run found and claimed (refused if another
    live run computes one: :mod:`pipeline.claims`); the backend opened, the tasks cut into
-   batches on its workers (:mod:`pipeline.batches`), each batch's files stored as it comes.
+   batches on its executor, each batch's files stored as it comes (:mod:`pipeline.driver`).
 4. ``stage=summary`` (:func:`summarise`): the store compacted, ``summary.md`` written with the
    report and the index (:mod:`pipeline.summary`).
 
@@ -18,33 +18,29 @@ stages, each handed the run.
 from __future__ import annotations
 
 import contextlib
-import errno
-import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline import claims, locking, store
-from pipeline.batches import BatchCutter, DoneBatch, finished_batches
+from pipeline import claims, driver, locking, store
 from pipeline.config import StudyError
+from pipeline.long_task_setup import LongTaskSetup, tidy_checkpoints
 from pipeline.needs import Needed, check_needs, shared_keys
-from pipeline.progress import ProgressBars, progress_shown, shown, tasks_bar
-from pipeline.provenance import run_metadata, save_run_config
+from pipeline.progress import shown
 from pipeline.staging import remove_stale
-from pipeline.study import Plan
 from pipeline.study_folder import check_results_target, check_safe, check_summary_target
 from pipeline.study_run import StudyReport, StudyRun, prepared
-from pipeline.task_context import LongTaskSetup, clear_checkpoints, tidy_checkpoints
 from solvers.registry import get_family
 
 
-def run_study(cfg: Mapping[str, Any], *, log=print) -> StudyReport:
-    """Run the configured study end to end and return its report.
+def run_study(cfg: Mapping[str, Any], *, log=print, client: Any = None) -> StudyReport:
+    """Run the configured study end to end and return its report; with ``client`` (a Dask
+    client the caller started and keeps), its tasks run on that client's workers.
 
     Raises StudyError (naming the config key and value) before anything is written.
     """
-    run = prepared(cfg, log)
+    run = prepared(cfg, log, client)
     stage = run.conf.stage
     check_safe(run.outputs, run.folder)  # no link out of the study folder, no FIFO in it
     if stage in ("all", "summary"):
@@ -148,7 +144,7 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
             run.log(f"study {run.report.study}: {left.n_tasks} tasks, {left.stored} already stored")
             if not len(left):
                 return
-            _compute(run, left, setup)
+            driver.compute(run, left, setup)
             after = run.plan.left_to_run(store.stored_ids(run.results))  # shared pieces needed
             tidy_checkpoints(run.folder, setup.shared, shared_keys(after), run.log)
         with locking.study_lock(run.folder):  # a rerun task's rows supersede its stored ones
@@ -163,61 +159,6 @@ def _tidy_store(run: StudyRun) -> store.StoredIds:
     for path, reason in store.quarantine_bad_files(run.results, run.folder / "quarantine"):
         run.log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
     return store.compact(run.results)
-
-
-def _compute(run: StudyRun, left: Plan, setup: LongTaskSetup) -> None:
-    """The tasks ``left`` to run, in batches on the backend's workers; each finished batch's
-    files stored as it comes back."""
-    metadata = store.metadata_bytes(run_metadata(run.given))
-    settings = run.conf.run
-    with run.backend.open() as runner:
-        run.report.run_record = save_run_config(run.given, run.folder)  # the cluster answered
-        runner.log_file = run.report.run_record.with_suffix(".log")  # detail spared the terminal
-        run.log(f"running {len(left)} tasks on {runner.description}")
-        cutter = BatchCutter(left, runner.n_workers, settings, setup.at_once)
-        bars = ProgressBars(setup.progress, run.log)  # running long tasks, below the tasks bar
-        setup.sink = bars.show  # tasks run here (cluster=sync); on workers: worker events
-        setup.warnings = bars.say
-        timeout = settings.task_timeout_s
-        with tasks_bar(len(left), settings.progress) as bar, progress_shown(runner, bars):
-            for done in finished_batches(
-                runner, cutter, run.report.study, timeout, metadata, setup
-            ):
-                _stored(run, done, bars.say)
-                cutter.observe(done.seconds, done.n_tasks)
-                bar.update(done.n_tasks)
-
-
-def _stored(run: StudyRun, done: DoneBatch, say: Callable[[str], None]) -> None:
-    """A finished batch's files written to the store, its tasks' checkpoints cleared (what
-    was set aside in them kept, a line to ``say`` each)."""
-    report = run.report
-    try:
-        report.files += store.write_encoded(run.results, done.files)
-    except store.StoreError as exc:
-        raise store.StoreError(write_failed(run, exc)) from exc
-    clear_checkpoints(run.folder, done.checkpointed, say)  # their rows are stored
-    report.rows_written += done.n_rows
-    report.computed += done.n_tasks
-    report.errors += done.n_errors
-
-
-def write_failed(run: StudyRun, exc: store.StoreError) -> str:
-    """The one line for a batch the store could not write (a full disk, say): where, why,
-    that the stored results are intact (files written whole), that the same command resumes."""
-    code = getattr(exc.__cause__, "errno", None)
-    why = os.strerror(code) if code else str(exc)
-    free = "free some space, then " if code in DISK_FULL else ""
-    report = run.report
-    return (
-        f"paths.outputs={run.outputs!r}: cannot write results to {exc.folder or run.results} "
-        f"({why}); the stored results are intact (no partial file is left; "
-        f"{report.computed} task(s) of this run stored, {report.skipped} stored before): "
-        f"{free}run the same command again to resume (stored tasks are skipped)"
-    )
-
-
-DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # more space would let the write pass
 
 
 def _written_by_others(results: Path, stored: set[Path], ours: list[Path]) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 
 from pipeline.backends import Backend
 from pipeline.backends.base import Workers, quiet_dask_logs
+from pipeline.backends.given_client import ClientBackend
 from pipeline.config import Config, checked_config, plain
 from pipeline.needs import budgeted
 from pipeline.study import Plan, planned
@@ -55,7 +56,7 @@ class StudyRun:
     given: dict[str, Any]  # the config as given, plain: the run's record, every file's metadata
     conf: Config  # the same, checked and typed
     plan: Plan  # every task of the study (the store not read)
-    backend: Backend  # the cluster backend, checked
+    backend: Backend | ClientBackend  # the cluster backend, checked
     report: StudyReport  # what the run has done so far; study_dir is the study folder
     log: Callable[[str], None] = print
 
@@ -79,16 +80,20 @@ class StudyRun:
         return budgeted(self.backend.workers(), self.conf.run.memory_budget)
 
 
-def prepared(cfg: Mapping[str, Any], log: Callable[[str], None] = print) -> StudyRun:
+def prepared(
+    cfg: Mapping[str, Any], log: Callable[[str], None] = print, client: Any = None
+) -> StudyRun:
     """The run of ``cfg``; StudyError (naming the key and the value) for a config that cannot
-    run, before anything is written (a multirun checks every job with it)."""
+    run, before anything is written (a multirun checks every job with it).  With ``client``
+    (a Dask client the caller keeps), the tasks run on its workers, the config's cluster
+    section unused (:class:`~pipeline.backends.given_client.ClientBackend`)."""
     given = plain(cfg)
     conf = checked_config(given)
     folder = study_dir(given)
     check_path(given["paths"]["outputs"], folder)
     quiet_dask_logs()
     plan = planned(conf.study)
-    backend = Backend(conf.cluster)
+    backend = Backend(conf.cluster) if client is None else ClientBackend(client)
     backend.check()
     report = StudyReport(study=conf.study.name, study_dir=folder, planned=plan.n_tasks)
     return StudyRun(given, conf, plan, backend, report, log)

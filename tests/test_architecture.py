@@ -299,13 +299,14 @@ def defined_classes(path) -> set[str]:
 
 
 def test_run_py_is_the_story_of_a_run():
-    """run.py hands one StudyRun to its stages and stays short; the batches live in
-    pipeline/batches.py, the run object in pipeline/study_run.py."""
+    """run.py hands one StudyRun to its stages and stays short; the batches are cut and
+    stored in pipeline/driver.py, run in pipeline/worker.py, the run object is in
+    pipeline/study_run.py."""
     run = ROOT / "pipeline" / "run.py"
     assert len(run.read_text().splitlines()) < 250
     assert not defined_classes(run)
-    batches = {"BatchCutter", "TaskSlice", "DoneBatch"}
-    assert batches <= defined_classes(ROOT / "pipeline" / "batches.py")
+    assert {"BatchCutter"} <= defined_classes(ROOT / "pipeline" / "driver.py")
+    assert {"TaskSlice", "DoneBatch"} <= defined_classes(ROOT / "pipeline" / "worker.py")
     assert {"StudyRun", "StudyReport"} <= defined_classes(ROOT / "pipeline" / "study_run.py")
 
 
@@ -321,6 +322,61 @@ def test_only_the_backends_know_the_cluster_kinds():
         tree = ast.parse((ROOT / "pipeline" / "backends" / f"{kind}.py").read_text())
         defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
         assert {"check", "workers", "open"} <= defined, kind
+
+
+def cluster_questions(source: str, kinds: tuple[str, ...]) -> list[str]:
+    """Where ``source`` asks which cluster runs, by line: an attribute ``.client`` read (an
+    executor's Dask client), or a comparison with a ``.kind`` or a cluster kind's name."""
+
+    def names_a_kind(node: ast.expr) -> bool:
+        if isinstance(node, ast.Attribute):
+            return node.attr == "kind"
+        return isinstance(node, ast.Constant) and node.value in kinds
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr == "client":
+            found.append((node.lineno, ".client"))
+        elif isinstance(node, ast.Compare):
+            if any(names_a_kind(n) for n in (node.left, *node.comparators)):
+                found.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.Match) and names_a_kind(node.subject):
+            found.append((node.lineno, f"match {ast.unparse(node.subject)}"))
+    return [f"{line}: {what}" for line, what in sorted(found)]
+
+
+def test_cluster_questions_are_found():
+    kinds = ("sync", "local")
+    source = (
+        "if executor.client is None:\n    pass\n"
+        "x = cluster.kind == 'sync'\n"
+        "y = 'local' in (a, b)\n"
+        "z = executor.description\n"
+        "match conf.kind:\n    case _:\n        pass\n"
+    )
+    assert cluster_questions(source, kinds) == [
+        "1: .client",
+        "3: cluster.kind == 'sync'",
+        "4: 'local' in (a, b)",
+        "6: match conf.kind",
+    ]
+
+
+def test_only_the_backends_ask_which_cluster_runs():
+    """Outside pipeline/backends/, no module of the pipeline or the dask launcher reads an
+    executor's ``.client`` or compares a cluster kind: each asks its executor
+    (submit, completed, worker_events) and the executor's backend answers."""
+    from pipeline.config import CLUSTER_KINDS
+
+    paths = [*(ROOT / "pipeline").rglob("*.py"), *(ROOT / "hydra_plugins").rglob("*.py")]
+    backends = ROOT / "pipeline" / "backends"
+    found = [
+        f"{path.relative_to(ROOT)}:{where}"
+        for path in paths
+        if not path.is_relative_to(backends)
+        for where in cluster_questions(path.read_text(), tuple(CLUSTER_KINDS))
+    ]
+    assert found == []
 
 
 def test_no_module_imports_another_s_private_names():

@@ -57,11 +57,11 @@ def test_version_differences_name_the_package_and_both_versions(dask_address, mo
         return versions
 
     monkeypatch.setattr(Client, "get_versions", older_numpy_on_workers)
-    from pipeline.backends import open_runner
+    from pipeline.backends import open_executor
 
     with (
         pytest.warns(UserWarning, match="package versions differ") as caught,
-        open_runner({"kind": "address", "address": dask_address, "timeout": "10s"}),
+        open_executor({"kind": "address", "address": dask_address, "timeout": "10s"}),
     ):
         pass
     message = str(caught[0].message)
@@ -169,11 +169,11 @@ def _bookkeeping() -> tuple[bool, str]:
 def test_local_workers_profile_only_for_the_dashboard(dashboard):
     """The workers' sampling profiler costs ~20% of small tasks' time (bench_load); the
     periodic bookkeeping runs at the slower settings in the workers too."""
-    from pipeline.backends import open_runner
+    from pipeline.backends import open_executor
     from pipeline.backends.local import local_cluster_settings
 
     cluster = {"kind": "local", "n_workers": 1, "dashboard": dashboard}
-    with open_runner(cluster) as runner:
+    with open_executor(cluster) as runner:
         ((profile, tick),) = runner.client.run(_bookkeeping).values()
         assert profile == dashboard
         assert tick == local_cluster_settings(dashboard)["distributed.admin.tick.interval"]
@@ -189,11 +189,11 @@ def test_local_workers_start_by_the_configured_method(method, monkeypatch):
     modules (Linux default, ~0.1 s), a spawned one imports what it needs again (~2 s)."""
     import types
 
-    from pipeline.backends import open_runner
+    from pipeline.backends import open_executor
 
     monkeypatch.setitem(sys.modules, "guesslab_start_probe", types.ModuleType("probe"))
     cluster = {"kind": "local", "n_workers": 1, "start_method": method}
-    with open_runner(cluster) as runner:
+    with open_executor(cluster) as runner:
         assert list(runner.client.run(_has_probe).values()) == [method == "fork"]
         assert runner.client.submit(sum, [1, 2], pure=False).result() == 3
 
@@ -204,10 +204,10 @@ def test_forked_workers_leave_the_inherited_heap_to_refcounting():
     they thaw when the cluster closes."""
     import gc
 
-    from pipeline.backends import open_runner
+    from pipeline.backends import open_executor
 
     assert gc.get_freeze_count() == 0
-    with open_runner({"kind": "local", "n_workers": 1, "start_method": "fork"}) as runner:
+    with open_executor({"kind": "local", "n_workers": 1, "start_method": "fork"}) as runner:
         (frozen,) = runner.client.run(gc.get_freeze_count).values()
         assert frozen > 10_000  # the modules, the test session: everything made before the fork
     assert gc.get_freeze_count() == 0
@@ -233,9 +233,9 @@ def test_slurm_workers_run_without_the_profiler():
 
 FORKED_WORKERS_HAVE_PANDAS = """
 import sys
-from pipeline.backends import open_runner
+from pipeline.backends import open_executor
 assert "pandas" not in sys.modules  # importing the pipeline leaves it out
-with open_runner({"kind": "local", "n_workers": 1, "start_method": "fork"}) as runner:
+with open_executor({"kind": "local", "n_workers": 1, "start_method": "fork"}) as runner:
     print(list(runner.client.run(lambda: "pandas" in sys.modules).values()))
 """
 
@@ -259,10 +259,10 @@ def _heartbeat_filters() -> int:
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_local_workers_start_with_the_heartbeat_filter_once(method):
     """Every worker runs pipeline.backends.worker_setup as it starts, forked or spawned."""
-    from pipeline.backends import open_runner
+    from pipeline.backends import open_executor
 
     cluster = {"kind": "local", "n_workers": 1, "start_method": method}
-    with open_runner(cluster) as runner:
+    with open_executor(cluster) as runner:
         assert list(runner.client.run(_heartbeat_filters).values()) == [1]
 
 

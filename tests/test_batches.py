@@ -1,5 +1,6 @@
-"""Batches (pipeline/batches.py): how the tasks to run are cut into batches sized by their
-solver time, and how a finished batch's rows are encoded and counted."""
+"""Batches: how the driver cuts the tasks to run into batches sized by their solver time
+(pipeline/driver.py), and how a worker encodes and counts a finished batch's rows
+(pipeline/worker.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline import store
-from pipeline.batches import done_batch
 from pipeline.ids import IdSet, id_array
 from pipeline.store import StoredIds
 from pipeline.study import plan, planned
+from pipeline.worker import done_batch
 from solvers import solve
 
 
@@ -20,7 +21,7 @@ def test_a_batch_s_rows_are_encoded_chunk_by_chunk_as_they_arrive():
     """Rows of two families, interleaved and many chunks long, come out as one file per
     family (in the order they first appear) holding every row in order; the counts a batch
     reports are read on the way; the rows are read from an iterator once."""
-    from pipeline.batches import done_batch
+    from pipeline.worker import done_batch
 
     n = 3 * store.ENCODE_CHUNK + 7
 
@@ -66,7 +67,7 @@ def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_tim
     """BatchCutter: single tasks until a time is known, then ~batch_seconds of solver time,
     shrinking at the end but not below a tenth of that; never across two grids; a task the
     store holds is never in a batch."""
-    from pipeline.batches import BatchCutter
+    from pipeline.driver import BatchCutter
 
     study = {
         "name": "cut",
@@ -98,7 +99,7 @@ def test_batches_grow_to_their_target_soon_after_a_cold_start():
     """A worker's first tasks run with cold caches: here the first two batches take 100 ms a
     task, the rest 10 ms (a target of 100 tasks a batch).  The size is at 90% of the target
     by the tenth batch (the mean of every task seen would take eighteen)."""
-    from pipeline.batches import BatchCutter
+    from pipeline.driver import BatchCutter
 
     study = {
         "name": "cold",

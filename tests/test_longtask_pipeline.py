@@ -20,6 +20,7 @@ import psutil
 import pytest
 
 from pipeline.backends import Backend
+from pipeline.backends.dask_executor import progress_of
 from pipeline.config import checked_config, plain
 from pipeline.needs import budgeted
 from pipeline.progress import ProgressBars, postfix
@@ -437,7 +438,7 @@ def test_progress_bars_follow_reports_and_close_when_done(capsys):
     bars.show(Progress("abcdef0123456789", 2, 4, "layers", "layer 1", 2.0, 1.0, 0.0))
     assert list(bars.bars) == ["abcdef0123456789"]
     last = Progress("abcdef0123456789", 4, 4, "layers", "", None, 0.0, 0.0).as_dict()
-    bars.on_event((0.0, {**last, "worker": "tcp://127.0.0.1:1234"}))  # as the scheduler sends
+    bars.show(progress_of((0.0, {**last, "worker": "tcp://127.0.0.1:1234"})))  # as Dask sends
     assert bars.bars == {}
     err = capsys.readouterr().err
     assert "task abcdef0123" in err and "2/4 layers, 2 layers/s, 1 s left, layer 1" in err

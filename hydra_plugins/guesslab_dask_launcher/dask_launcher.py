@@ -2,7 +2,7 @@
 
 The cluster is the app's own ``cluster`` config (``cluster=local``, ``address`` or
 ``slurm``; ``sync`` runs the jobs here one after another), opened with guesslab's
-:func:`pipeline.backends.open_runner`.  Each job runs with ``cluster.kind=sync``, so its
+:func:`pipeline.backends.open_executor`.  Each job runs with ``cluster.kind=sync``, so its
 tasks run inside the worker that got the job: the jobs, not their tasks, are what the
 cluster spreads out.
 """
@@ -91,7 +91,7 @@ class DaskLauncher(Launcher):
         return self._run_all(cluster, jobs)
 
     def _run_all(self, cluster: dict, jobs: list[tuple[int, list[str]]]) -> list[JobReturn]:
-        from pipeline.backends import open_runner
+        from pipeline.backends import open_executor
         from pipeline.config import StudyError
         from pipeline.launchers import COMMAND_ENV
 
@@ -103,16 +103,12 @@ class DaskLauncher(Launcher):
             os.environ.get(COMMAND_ENV),  # a worker elsewhere does not inherit it
         )
         try:
-            with open_runner(cluster) as runner:  # checked first
-                log.info(f"dask launcher: {len(jobs)} jobs on {runner.description}")
+            with open_executor(cluster) as executor:  # checked first
+                log.info(f"dask launcher: {len(jobs)} jobs on {executor.description}")
                 for idx, overrides in jobs:
                     log.info(f"\t#{idx} : {' '.join(filter_overrides(overrides))}")
-                if runner.client is None:  # cluster=sync: the jobs run here, one by one
-                    return [execute_job(idx, o, *args) for idx, o in jobs]
-                futures = [
-                    runner.client.submit(execute_job, idx, o, *args, pure=False) for idx, o in jobs
-                ]
-                return runner.client.gather(futures)
+                calls = [executor.submit(execute_job, idx, o, *args) for idx, o in jobs]
+                return executor.gathered(calls)  # cluster=sync: run here, one by one
         except StudyError as exc:
             print(f"error: {exc}", file=sys.stderr)
             sys.exit(2)

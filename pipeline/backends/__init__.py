@@ -6,14 +6,16 @@ Each backend module answers four calls, each given the checked cluster config:
 - ``workers(cluster)``: what it knows of the workers a run's tasks get, before it opens them
   (:class:`.base.Workers`: how many, the memory of each, whether the driver runs the tasks
   itself);
-- ``open(cluster, workers)``: a context manager yielding a :class:`.base.Runner`, given what
-  ``workers`` answered (``cluster=address`` asks its scheduler once, there);
+- ``open(cluster, workers)``: a context manager yielding an :class:`.executor.Executor`
+  (where the run's batches execute), given what ``workers`` answered (``cluster=address``
+  asks its scheduler once, there);
 - ``exposure_warning(cluster)``, where it has one: who else can reach the cluster.
 
 :class:`Backend` binds the chosen module to a checked cluster config (a model of
-:mod:`pipeline.config`) and asks ``workers`` once; :func:`open_runner` is the one way in from a
-cluster section as a mapping (Python callers, the ``dask`` launcher).  Only the chosen backend
-is imported: ``cluster=sync`` never loads Dask's ``distributed``.
+:mod:`pipeline.config`) and asks ``workers`` once; :func:`open_executor` is the one way in from
+a cluster section as a mapping (Python callers, the ``dask`` launcher).  Only the chosen
+backend is imported: ``cluster=sync`` never loads Dask's ``distributed``.  A Dask client the
+caller started and keeps is one more way to run: :func:`.given_client.open_executor_on`.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
-from pipeline.backends.base import Runner, Workers, quiet_while_stopping
+from pipeline.backends.base import Workers, quiet_while_stopping
+from pipeline.backends.executor import Executor
 from pipeline.config import cluster_config
 
-__all__ = ["Backend", "open_runner"]
+__all__ = ["Backend", "open_executor"]
 
 
 class Backend:
@@ -55,15 +58,15 @@ class Backend:
             self._workers = self.module.workers(self.cluster)
         return self._workers
 
-    def open(self) -> AbstractContextManager[Runner]:
-        """A Runner on the workers; what the backend started is closed on exit, without a
+    def open(self) -> AbstractContextManager[Executor]:
+        """An executor on the workers; what the backend started is closed on exit, without a
         word from Dask once Ctrl-C stopped the run (:func:`.base.quiet_while_stopping`)."""
         return quiet_while_stopping(self.module.open(self.cluster, self.workers()))
 
 
-def open_runner(cluster: Mapping[str, Any]) -> AbstractContextManager[Runner]:
-    """A Runner for a cluster section (a mapping over ``conf/cluster/<kind>.yaml``: from
-    Python, ``open_runner({"kind": "local", "n_workers": 2})``), checked first; what the
+def open_executor(cluster: Mapping[str, Any]) -> AbstractContextManager[Executor]:
+    """An executor for a cluster section (a mapping over ``conf/cluster/<kind>.yaml``: from
+    Python, ``open_executor({"kind": "local", "n_workers": 2})``), checked first; what the
     backend started is closed on exit."""
     backend = Backend(cluster_config(cluster))
     backend.check()

@@ -9,7 +9,6 @@ from typing import Any
 
 from pipeline.backends.base import (
     CERTS_HINT,
-    Runner,
     Workers,
     borrowed_client,
     is_loopback,
@@ -18,6 +17,7 @@ from pipeline.backends.base import (
     tls_security,
     worker_budget,
 )
+from pipeline.backends.dask_executor import DaskExecutor
 from pipeline.backends.probe import (
     NoWorkersWatch,
     check_scheduler,
@@ -88,8 +88,8 @@ def _security(cluster: Any) -> Any:
 
 
 @contextlib.contextmanager
-def open(cluster: Any, workers: Workers) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
-    """A Runner on the scheduler at cluster.address, which answered as one (``workers``);
+def open(cluster: Any, workers: Workers) -> Iterator[DaskExecutor]:  # noqa: A001 - the backend interface's name
+    """An executor on the scheduler at cluster.address, which answered as one (``workers``);
     StudyError if it no longer does."""
     from distributed import Client
 
@@ -111,7 +111,7 @@ def open(cluster: Any, workers: Workers) -> Iterator[Runner]:  # noqa: A001 - th
             )
         description = f"scheduler {cluster.address}, {n_workers} workers"
         watch = NoWorkersWatch(client, cluster)
-        yield Runner(client, n_workers, description, borrowed_client, watch=watch)
+        yield DaskExecutor(client, n_workers, description, borrowed_client, watch=watch)
 
 
 def version_differences(client: Any) -> list[str]:

@@ -1,5 +1,5 @@
-"""What every cluster backend shares: the Workers it answers, the Runner it opens, TLS,
-warnings, quiet logs.
+"""What every cluster backend shares: the Workers it answers, TLS, warnings, quiet logs (the
+executor it opens: :mod:`pipeline.backends.executor`).
 
 Nothing here imports Dask's ``distributed`` at module level (``cluster=sync`` must not).
 """
@@ -9,8 +9,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -51,51 +50,6 @@ def worker_budget(limit: int | None, setting: str) -> Budget | None:
     return Budget(limit, f"the Dask workers' memory_limit ({format_bytes(limit)} each, {setting})")
 
 
-@dataclass
-class Runner:
-    """A Dask client (None: in this process) and what its tasks may borrow.
-
-    ``task_cluster`` is what the pipeline hands a task that splits its work over the cluster
-    it runs on (see ``Family.split``): a zero-argument callable giving a context manager that
-    yields a Dask client, or None where tasks do not run on Dask workers.
-    """
-
-    client: Any
-    n_workers: int
-    description: str
-    task_cluster: Any = None
-    # called about once a second while the driver waits for its batches (see
-    # :func:`finished`); it may say something, or raise StudyError to stop the run
-    watch: Callable[[], None] | None = None
-    # the run's log (runs/<time>.log), set by the run once its record is written: where a
-    # backend keeps detail it spares the terminal
-    log_file: Path | None = None
-
-
-WATCH_EVERY_S = 1.0
-
-
-def finished(pending: Any, watch: Callable[[], None] | None) -> Iterator[Any]:
-    """The futures of ``pending`` (a Dask ``as_completed``, which may grow meanwhile) as
-    they finish, as iterating it gives them; while it waits, ``watch()`` is called every
-    WATCH_EVERY_S seconds (its exceptions end the iteration)."""
-    if watch is None:
-        yield from pending
-        return
-    last = time.monotonic()
-    while True:
-        if pending.has_ready():
-            yield next(pending)
-            continue
-        if pending.is_empty():
-            return
-        with pending.thread_condition:  # notified as a future finishes (as_completed's own)
-            pending.thread_condition.wait(timeout=0.1)
-        if time.monotonic() - last >= WATCH_EVERY_S:
-            watch()
-            last = time.monotonic()
-
-
 @contextlib.contextmanager
 def borrowed_client() -> Iterator[Any]:
     """Inside a Dask worker: a client of the cluster this task runs on (worker_client)."""
@@ -123,7 +77,7 @@ STOPPING_QUIET = ("distributed", "tornado", "asyncio")  # what a closing cluster
 
 @contextlib.contextmanager
 def quiet_while_stopping(opened: contextlib.AbstractContextManager[Any]) -> Iterator[Any]:
-    """``opened`` (a backend's Runner), whose cluster closes without a word once Ctrl-C (or
+    """``opened`` (a backend's executor), whose cluster closes without a word once Ctrl-C (or
     SIGTERM) stopped the run: from the KeyboardInterrupt until the cluster has closed, Dask's,
     Tornado's and asyncio's loggers are silent.  A stopped cluster's scheduler logged
     "Couldn't gather keys: {'last_log_chunk-...': 'forgotten'}" (a split task's chunks, their
@@ -131,9 +85,9 @@ def quiet_while_stopping(opened: contextlib.AbstractContextManager[Any]) -> Iter
     what happened.  Their levels are put back once the cluster has closed."""
     levels: dict[str, int] = {}
     try:
-        with opened as runner:
+        with opened as executor:
             try:
-                yield runner
+                yield executor
             except KeyboardInterrupt:
                 names = [
                     name

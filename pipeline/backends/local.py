@@ -13,7 +13,8 @@ from typing import Any
 
 from pipeline.backends import refusals
 from pipeline.backends.access_log import access_log_dropped
-from pipeline.backends.base import Runner, Workers, borrowed_client, quiet_dask_logs, worker_budget
+from pipeline.backends.base import Workers, borrowed_client, quiet_dask_logs, worker_budget
+from pipeline.backends.dask_executor import DaskExecutor
 from pipeline.config import StudyError
 from pipeline.heap import no_cyclic_gc
 from solvers.kit.longtask import Budget, format_bytes
@@ -273,9 +274,10 @@ def stop_workers_now(lc: Any, timeout: float = 0.5) -> None:
     quiet = _StoppingFilter()
     nanny_log.addFilter(quiet)
     try:
-        lc.sync(kill_all)
-    except Exception:  # noqa: BLE001 - the cluster's own close follows and reports
-        pass
+        lc.sync(kill_all)  # each nanny's error is gathered, not raised
+    except RuntimeError as exc:  # the cluster closed already, its workers with it
+        if "IOLoop is closed" not in str(exc):
+            raise
     finally:
         nanny_log.removeFilter(quiet)
 
@@ -329,8 +331,8 @@ def exposure_warning(cluster: Any) -> str | None:
 
 
 @contextlib.contextmanager
-def open(cluster: Any, workers: Workers) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
-    """A Runner on a new LocalCluster bound to 127.0.0.1; closed on exit.
+def open(cluster: Any, workers: Workers) -> Iterator[DaskExecutor]:  # noqa: A001 - the backend interface's name
+    """An executor on a new LocalCluster bound to 127.0.0.1; closed on exit.
 
     With TLS, connections refused for want of this run's certificate are counted and their
     log lines kept off the output (:mod:`pipeline.backends.refusals`); once the cluster has
@@ -341,26 +343,26 @@ def open(cluster: Any, workers: Workers) -> Iterator[Runner]:  # noqa: A001 - th
     refused = refusals.Refusals() if cluster.tls else None
     if (warning := dashboard_warning(cluster)) is not None:
         print(f"warning: {warning}", file=sys.stderr, flush=True)
-    runner: Runner | None = None
+    executor: DaskExecutor | None = None
     try:
-        with refusals.kept_off_the_output(refused), _open(cluster, workers.count) as runner:
+        with refusals.kept_off_the_output(refused), _open(cluster, workers.count) as executor:
             try:
-                yield runner
+                yield executor
             except BaseException as exc:
                 if not isinstance(exc, KeyboardInterrupt):  # Ctrl-C: the workers are stopped
-                    refusals.gather(runner.client, refused)
+                    refusals.gather(executor.client, refused)
                 raise
-            refusals.gather(runner.client, refused)  # the workers' refusals, before they close
+            refusals.gather(executor.client, refused)  # the workers' refusals, before they close
     finally:
-        log_file = runner.log_file if runner is not None else None
+        log_file = executor.log_file if executor is not None else None
         line = refusals.report(refused, log_file) if refused is not None else None
         if line:
             print(f"warning: {line}", file=sys.stderr, flush=True)
 
 
 @contextlib.contextmanager
-def _open(cluster: Any, n_workers: int) -> Iterator[Runner]:
-    """A Runner on a new LocalCluster of ``n_workers`` bound to 127.0.0.1; closed on exit."""
+def _open(cluster: Any, n_workers: int) -> Iterator[DaskExecutor]:
+    """An executor on a new LocalCluster of ``n_workers`` bound to 127.0.0.1; closed on exit."""
     with no_cyclic_gc():  # ~0.1 s of collections while Dask imports (pipeline.heap)
         import dask
         from distributed import Client
@@ -397,7 +399,7 @@ def _open(cluster: Any, n_workers: int) -> Iterator[Runner]:
         link = f", dashboard {client.dashboard_link}" if cluster.dashboard else ""
         description = f"LocalCluster, {n_workers} worker processes{link}"
         try:
-            yield Runner(client, n_workers, description, borrowed_client)
+            yield DaskExecutor(client, n_workers, description, borrowed_client)
         except KeyboardInterrupt:
             quiet.stopped = True
             stop_workers_now(lc)

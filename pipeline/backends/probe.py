@@ -178,7 +178,7 @@ def workers_present(client: Any, cluster: Any) -> int:
 
 class NoWorkersWatch:
     """The driver's watch on a scheduler's workers while it waits for its batches
-    (``Runner.watch``, called about once a second).
+    (``DaskExecutor.watch``, called about once a second).
 
     When every worker has left (stopped, killed, lost with its node), the scheduler keeps
     the run's tasks and waits for a worker, and the driver would wait with it, silently,

@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from pipeline.backends.base import (
-    Runner,
     Workers,
     borrowed_client,
     quiet_dask_logs,
@@ -24,6 +23,7 @@ from pipeline.backends.base import (
     tls_security,
     worker_budget,
 )
+from pipeline.backends.dask_executor import DaskExecutor
 from pipeline.config import StudyError, seconds, walltime_seconds
 
 SETUP_HINT = "scripts/slurm_setup.sh sets up a single-node Slurm on this machine"
@@ -123,8 +123,8 @@ def slurm_cluster_class() -> type:
 
 
 @contextlib.contextmanager
-def open(cluster: Any, workers: Workers) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
-    """A Runner on an adaptive SLURMCluster; its jobs are cancelled on exit."""
+def open(cluster: Any, workers: Workers) -> Iterator[DaskExecutor]:  # noqa: A001 - the backend interface's name
+    """An executor on an adaptive SLURMCluster; its jobs are cancelled on exit."""
     from distributed import Client
 
     SLURMCluster = slurm_cluster_class()
@@ -139,4 +139,4 @@ def open(cluster: Any, workers: Workers) -> Iterator[Runner]:  # noqa: A001 - th
                 f"(cluster.log_directory={cluster.log_directory!r})"
             ) from None
         description = f"Slurm (dask-jobqueue), {cluster.minimum_jobs}-{workers.count} jobs"
-        yield Runner(client, workers.count, description, borrowed_client)
+        yield DaskExecutor(client, workers.count, description, borrowed_client)

@@ -5,12 +5,17 @@ Imports nothing from Dask.
 
 from __future__ import annotations
 
+import collections
 import contextlib
-from collections.abc import Iterator
+import itertools
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
-from pipeline.backends.base import Runner, Workers
-from solvers.kit.longtask import Budget, format_bytes
+from pipeline.backends.base import Workers
+from pipeline.backends.executor import Completed, Executor
+from pipeline.long_task_setup import events_in_this_process
+from solvers.kit.longtask import Budget, Progress, format_bytes
 
 
 def check(cluster: Any) -> None:
@@ -28,7 +33,40 @@ def workers(cluster: Any) -> Workers:
     return Workers(1, budget, serial=True, memory=total)
 
 
+class SyncExecutor(Executor):
+    """Each call run in this process, in the order submitted, when :meth:`completed` reaches
+    it; an error it raises is raised there (a call here is never lost).  One call is out at a
+    time, so a batch is cut knowing every batch before it."""
+
+    def __init__(self) -> None:
+        super().__init__(1, "in-process (sync)")
+        self._queue: collections.deque[tuple[int, Callable[..., Any], tuple]] = collections.deque()
+        self._handles = itertools.count()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Hashable:
+        handle = next(self._handles)
+        self._queue.append((handle, fn, args))
+        return handle
+
+    def completed(self) -> Iterator[Completed]:
+        while self._queue:
+            handle, fn, args = self._queue.popleft()
+            yield Completed(handle, fn(*args))
+
+    def worker_events(
+        self, progress: Callable[[Progress], None] | None, warning: Callable[[str], None]
+    ) -> AbstractContextManager[None]:
+        """The tasks run here: their events go straight to the handlers."""
+        return events_in_this_process(progress, warning)
+
+    def cancel(self) -> None:
+        self._queue.clear()
+
+    def in_flight(self, wanted: int) -> int:
+        return 1
+
+
 @contextlib.contextmanager
-def open(cluster: Any, workers: Workers) -> Iterator[Runner]:  # noqa: A001 - the backend interface's name
-    """A Runner without a client: the driver runs the batches itself."""
-    yield Runner(None, 1, "in-process (sync)")
+def open(cluster: Any, workers: Workers) -> Iterator[SyncExecutor]:  # noqa: A001 - the backend interface's name
+    """An executor running the calls in this process."""
+    yield SyncExecutor()

@@ -2,7 +2,7 @@
 
 - :mod:`solvers.kit.longtask`: the long-task facility, what a task that runs for hours may
   ask of where it runs (memory budget, checkpoints, progress); the pipeline's side is
-  ``pipeline/task_context.py``;
+  ``pipeline/long_task_setup.py``;
 - :mod:`solvers.kit.stored_rows`: a family's stored rows read lazily (SQL over its Parquet
   files, or a DataFrame), handed to its summary and report functions;
 - :mod:`solvers.kit.summary_parts`: what ``summary.md`` is made of: Markdown tables and text,

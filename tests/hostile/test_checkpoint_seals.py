@@ -620,7 +620,7 @@ def test_a_damaged_piece_is_named_under_sync_and_kept_in_quarantine_once_stored(
 
 
 def test_what_is_kept_from_a_task_twice_never_overwrites_the_first(tmp_path):
-    from pipeline.task_context import clear_checkpoints
+    from pipeline.long_task_setup import clear_checkpoints
 
     said: list[str] = []
     for text in ("first", "second"):

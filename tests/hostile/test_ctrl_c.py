@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 import pipeline.__main__ as command
-import pipeline.execute
 import pipeline.run
 import pipeline.summary
+import pipeline.worker
 from pipeline import store
 from pipeline.ctrl_c import NOTHING_WRITTEN, nothing_written
 from tests.helpers.commands import cli_in_process
@@ -307,7 +307,7 @@ def test_ctrl_c_inside_a_compiled_kernel_stops_the_run_and_stores_no_failure(
     cause: the run stops with the one line, exit 130, the tasks before it stored and no row
     of the interrupted task."""
     register_nap()
-    solved = pipeline.execute.solve
+    solved = pipeline.worker.solve
     calls: list[dict] = []
 
     def kernel_interrupted(task, **kwargs):
@@ -324,7 +324,7 @@ def test_ctrl_c_inside_a_compiled_kernel_stops_the_run_and_stores_no_failure(
     hook = sys.unraisablehook
     try:
         _commands_ctrl_c(monkeypatch)
-        monkeypatch.setattr(pipeline.execute, "solve", kernel_interrupted)
+        monkeypatch.setattr(pipeline.worker, "solve", kernel_interrupted)
         one_a_batch = "run.batch_size=1"
         status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs), one_a_batch)
     finally:
@@ -366,7 +366,7 @@ def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_command(monkeypatch,
 def test_ctrl_c_does_not_log_the_finished_batches_the_stopped_workers_held():
     """A cluster closed by Ctrl-C while a worker holds a finished batch not yet fetched
     logs no "Removing worker ... caused the cluster to lose already computed task(s)"."""
-    from pipeline.backends import open_runner
+    from pipeline.backends import open_executor
 
     said: list[str] = []
 
@@ -380,7 +380,7 @@ def test_ctrl_c_does_not_log_the_finished_batches_the_stopped_workers_held():
     try:
         with (
             pytest.raises(KeyboardInterrupt),
-            open_runner({"kind": "local", "n_workers": 1, "start_method": "fork"}) as runner,
+            open_executor({"kind": "local", "n_workers": 1, "start_method": "fork"}) as runner,
         ):
             batch = runner.client.submit(sum, [1, 2], pure=False)
             assert batch.result() == 3  # its result stays on the worker while it is held
@@ -398,7 +398,7 @@ def test_a_cluster_stopped_by_ctrl_c_closes_without_a_word_from_dask_tornado_or_
     """From Ctrl-C until the LocalCluster has closed, what its scheduler, its connections and
     the event loop log while they go down (``Couldn't gather keys: {...: 'forgotten'}``, a
     TLS handshake cut short) stays off the output; their loggers speak again afterwards."""
-    from pipeline.backends import local, open_runner
+    from pipeline.backends import local, open_executor
 
     said: list[str] = []
 
@@ -421,7 +421,7 @@ def test_a_cluster_stopped_by_ctrl_c_closes_without_a_word_from_dask_tornado_or_
     try:
         with (
             pytest.raises(KeyboardInterrupt),
-            open_runner({"kind": "local", "n_workers": 1, "start_method": "fork"}),
+            open_executor({"kind": "local", "n_workers": 1, "start_method": "fork"}),
         ):
             raise KeyboardInterrupt
         assert said == []

@@ -448,9 +448,9 @@ def test_the_local_cluster_refuses_a_process_without_its_credentials():
     throw-away credentials, so a connection without them is refused, at every port."""
     from distributed import Client
 
-    from pipeline.backends import open_runner
+    from pipeline.backends import open_executor
 
-    with open_runner({"kind": "local", "n_workers": 1}) as runner:
+    with open_executor({"kind": "local", "n_workers": 1}) as runner:
         scheduler = runner.client.scheduler.address
         workers = list(runner.client.scheduler_info()["workers"])
         assert scheduler.startswith("tls://127.0.0.1:") and workers
@@ -550,14 +550,14 @@ class Collected(logging.Handler):
 def test_refused_connections_to_spawned_workers_are_counted_too(capsys):
     """The scheduler and the nannies listen in the driver, the workers in their own
     processes (forked, or here spawned): every refusal is counted, none reaches a handler."""
-    from pipeline.backends import open_runner
+    from pipeline.backends import open_executor
 
     collected = Collected()
     loggers = [logging.getLogger(name) for name in ("", "distributed", "tornado")]
     for logger in loggers:
         logger.addHandler(collected)
     try:
-        with open_runner({"kind": "local", "n_workers": 1, "start_method": "spawn"}) as runner:
+        with open_executor({"kind": "local", "n_workers": 1, "start_method": "spawn"}) as runner:
             ((worker, info),) = runner.client.scheduler_info()["workers"].items()
             addresses = [runner.client.scheduler.address, info["nanny"], worker]
             for address in addresses * 2:

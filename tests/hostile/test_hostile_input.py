@@ -26,7 +26,7 @@ def nothing_at_all(root: Path) -> bool:
 CHILD_MUST_NOT_RETURN = """
 import os, select, sys, time
 sys.path.insert(0, {root!r})
-from pipeline import execute
+from pipeline import worker
 from solvers import solve
 
 def broken_select(*args, **kwargs):
@@ -36,11 +36,11 @@ def slow_solve(*args, **kwargs):
     time.sleep(1.0)  # the child writes its result after the parent gave up and closed the pipe
     return solve(*args, **kwargs)
 
-execute.select.select = broken_select  # the parent fails while its child is still running
-execute.solve = slow_solve
+worker.select.select = broken_select  # the parent fails while its child is still running
+worker.solve = slow_solve
 task = {{"family": "card_guessing", "deck": [2, 2], "feedback": "none", "strategy": "optimal"}}
 try:
-    execute.solve_with_timeout(task, 10.0)
+    worker.solve_with_timeout(task, 10.0)
 except Exception:  # as batch_rows does: the task gets an error row, the study goes on
     pass
 print("returned in", os.getpid(), flush=True)

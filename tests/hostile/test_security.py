@@ -14,7 +14,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from pipeline import store
-from pipeline.backends import Backend, open_runner
+from pipeline.backends import Backend, open_executor
 from pipeline.certs import write_cluster_certs
 from pipeline.config import StudyError, cluster_config
 from pipeline.run import run_study
@@ -40,7 +40,7 @@ def _listening(pids: set[int]) -> list[tuple[str, int]]:
 
 def test_the_embedded_local_cluster_listens_on_loopback_only():
     cluster = {"kind": "local", "n_workers": 2, "threads_per_worker": 1, "dashboard": True}
-    with open_runner(cluster) as runner:
+    with open_executor(cluster) as runner:
         me = psutil.Process()
         pids = {me.pid} | {p.pid for p in me.children(recursive=True)}
         sockets = _listening(pids)
@@ -67,7 +67,7 @@ def _answer(port: int) -> bytes:
 def test_without_the_dashboard_nothing_serves_http(start_method):
     """Dask serves plain HTTP (workers, task names, call stacks, logs) from the scheduler
     and every worker even with the dashboard off; the default LocalCluster serves none."""
-    with open_runner({"kind": "local", "n_workers": 2, "start_method": start_method}) as runner:
+    with open_executor({"kind": "local", "n_workers": 2, "start_method": start_method}) as runner:
         me = psutil.Process()
         pids = {me.pid} | {p.pid for p in me.children(recursive=True)}
         sockets = _listening(pids)
@@ -85,7 +85,7 @@ def test_without_the_dashboard_nothing_serves_http(start_method):
 
 
 def test_with_the_dashboard_its_http_server_stays():
-    with open_runner({"kind": "local", "n_workers": 1, "dashboard": True}) as runner:
+    with open_executor({"kind": "local", "n_workers": 1, "dashboard": True}) as runner:
         port = int(runner.client.dashboard_link.split(":")[2].split("/")[0])
         assert _answer(port).startswith(b"HTTP/1.1 ")
 
@@ -94,7 +94,7 @@ def test_with_the_dashboard_its_http_server_stays():
 # the scheduler's and the worker's HTTP ports; prints nothing itself.
 DASHBOARD_PROBE = """
 import urllib.error, urllib.request
-from pipeline.backends import open_runner
+from pipeline.backends import open_executor
 
 def status(url):
     try:
@@ -103,7 +103,7 @@ def status(url):
     except urllib.error.HTTPError as exc:
         return exc.code
 
-with open_runner({"kind": "local", "n_workers": 1, "dashboard": True}) as runner:
+with open_executor({"kind": "local", "n_workers": 1, "dashboard": True}) as runner:
     base = runner.client.dashboard_link.rsplit("/", 1)[0]
     (worker,) = runner.client.scheduler_info()["workers"].values()
     at_worker = f"http://127.0.0.1:{worker['services']['dashboard']}"
@@ -196,7 +196,7 @@ def test_the_dashboard_warning_names_the_logs_and_call_stacks_it_serves():
     from distributed import Event
 
     warning = warning_of({"kind": "local", "dashboard": True})
-    with open_runner({"kind": "local", "n_workers": 1, "dashboard": True}) as runner:
+    with open_executor({"kind": "local", "n_workers": 1, "dashboard": True}) as runner:
         client = runner.client
         task = client.submit(_logs_and_waits, "go", key="a-task-name")
         base = client.dashboard_link.rsplit("/", 1)[0]
@@ -226,7 +226,7 @@ def test_the_embedded_cluster_refuses_clients_without_its_throwaway_certificate(
     from pipeline.backends.local import throwaway_security
 
     cluster = {"kind": "local", "n_workers": 1, "threads_per_worker": 1}
-    with open_runner(cluster) as runner:
+    with open_executor(cluster) as runner:
         address = runner.client.scheduler.address
         host, port = address.removeprefix("tls://").rsplit(":", 1)
         assert runner.client.submit(sum, [1, 2]).result() == 3

@@ -1,5 +1,15 @@
-"""What the workers run: a batch of tasks, each to rows (an error row when it fails), with an
-optional time limit per task.  The cluster backends are in :mod:`pipeline.backends`.
+"""The worker's side of a run: a batch of tasks to encoded rows, where the executor runs it.
+
+- :class:`TaskSlice` is a batch as it travels (a grid and positions in it): the worker builds
+  its tasks itself.
+- :func:`run_batch` is what the executor runs: the batch's tasks built, solved and encoded
+  one after another (:func:`batch_rows`: an error row for a task that fails, a time limit
+  per task with ``run.task_timeout_s``, each long task in its context), a :class:`DoneBatch`
+  back for the driver to store (:mod:`pipeline.driver`).
+- :func:`lost_batch` is the driver's :class:`DoneBatch` of a batch its worker never returned
+  (an error row per task).
+
+Where it runs is the executor's business (:mod:`pipeline.backends`).
 """
 
 from __future__ import annotations
@@ -14,12 +24,109 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.task_context import LongTaskSetup, finish
+import numpy as np
+
+from pipeline import store
+from pipeline.long_task_setup import LongTaskSetup, finish
+from solvers.grid import Grid, runs
 from solvers.kit.longtask import Deferred, current, reset_current, set_current, using
 from solvers.registry import Row, get_family, param_columns, solve
+
+
+class TaskSlice:
+    """A batch as Dask ships it: a grid and positions in it, one opaque object.
+
+    The worker builds the tasks and their ids (:meth:`Grid.tasks_at`), so the driver neither
+    builds nor pickles a task, and the scheduler (which unpickles every task spec it is
+    given) handles one small blob, not thousands of task dicts.  Positions go as their runs
+    of consecutive numbers (a fresh grid's batch is one run).
+    """
+
+    __slots__ = ("grid", "runs")
+
+    def __init__(self, grid: Grid, positions: np.ndarray):
+        self.grid = grid
+        self.runs = runs(positions)
+
+    def __len__(self) -> int:
+        return sum(b - a for a, b in self.runs)
+
+    def pairs(self) -> list[tuple[str, dict]]:
+        """The batch's (task_id, task) pairs, built now."""
+        return list(self.iter_pairs())
+
+    def iter_pairs(self) -> Iterator[tuple[str, dict]]:
+        """The batch's (task_id, task) pairs, each built when it is asked for."""
+        for a, b in self.runs:
+            yield from self.grid.tasks(a, b)
+
+    def __getstate__(self) -> bytes:
+        return pickle.dumps((self.grid, self.runs), protocol=pickle.HIGHEST_PROTOCOL)
+
+    def __setstate__(self, blob: bytes) -> None:
+        self.grid, self.runs = pickle.loads(blob)
+
+
+@dataclass(slots=True)
+class DoneBatch:
+    """A finished batch as the driver needs it: encoded files to store, and counts."""
+
+    files: list[store.EncodedFile]
+    n_tasks: int
+    n_rows: int
+    n_errors: int
+    seconds: float  # solver time of its tasks (batch sizing learns from it)
+    # ok tasks that left a checkpoint folder: cleared once these rows are stored
+    checkpointed: list[str] = field(default_factory=list)
+
+
+def done_batch(
+    rows: Iterable[dict], n_tasks: int, metadata: bytes, checkpointed: list[str] | None = None
+) -> DoneBatch:
+    """A batch's rows encoded as Parquet (where the batch ran), with their counts; ``rows``
+    is read once, as the solver makes them (see ``store.ENCODE_CHUNK``)."""
+    counts = {"rows": 0, "errors": 0, "seconds": 0.0}
+
+    def counted(rows: Iterable[dict]) -> Iterator[dict]:
+        last: object = object()  # a task's rows come together, each with the task's seconds
+        for row in rows:
+            counts["rows"] += 1
+            counts["errors"] += row["status"] == "error"
+            if row.get("task_id") != last:
+                counts["seconds"] += row["seconds"] or 0.0
+                last = row.get("task_id")
+            yield row
+
+    files = store.encode_rows(counted(rows), metadata)
+    return DoneBatch(
+        files=files,
+        n_tasks=n_tasks,
+        n_rows=counts["rows"],
+        n_errors=counts["errors"],
+        seconds=counts["seconds"],
+        checkpointed=checkpointed if checkpointed is not None else [],
+    )
+
+
+def run_batch(
+    batch: TaskSlice,
+    study: str,
+    timeout,
+    metadata: bytes,
+    cluster: Any,
+    setup: LongTaskSetup | None = None,
+) -> DoneBatch:
+    """What the executor runs: the batch's rows, encoded where it runs, so the driver only
+    writes them.
+    Tasks are built, solved and encoded one after another, never held all at once; each in
+    its long-task context when ``setup`` is given."""
+    kept: list[str] = []
+    rows = batch_rows(batch.iter_pairs(), study, timeout, cluster, setup, kept)
+    return done_batch(rows, len(batch), metadata, kept)
 
 
 def batch_rows(
@@ -191,3 +298,10 @@ def error_row(task: dict, exc: BaseException) -> Row:
         "error": f"{type(exc).__name__}: {exc}{where}",
         "seconds": None,
     }
+
+
+def lost_batch(batch: TaskSlice, study: str, metadata: bytes, exc: BaseException) -> DoneBatch:
+    """The DoneBatch of a batch whose worker never returned it (it died, or the batch could
+    not be run at all): an error row per task, saying why."""
+    rows = [batch_error_row(tid, task, study, exc) for tid, task in batch.pairs()]
+    return done_batch(rows, len(batch), metadata)

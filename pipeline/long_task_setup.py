@@ -4,10 +4,12 @@
 from it (``solvers.kit.longtask.using``): the budget, the number of workers, the task's
 checkpoint folder ``<study folder>/checkpoints/<task id>/`` (held by one computation of the
 task at a time: :meth:`~solvers.kit.longtask.Checkpoints.hold`) and where its progress reports
-and warnings go (worker events on :data:`TOPIC` and :data:`WARNINGS`, shown by
-:mod:`pipeline.progress`).  The driver clears a task's folder once its ok row is stored
-(:func:`clear_checkpoints`); what was set aside in it (its ``damaged/`` folder) is kept, in
-``<study folder>/quarantine/checkpoints/<task id>/``.
+and warnings go: to the handlers of :func:`events_in_this_process` when the task runs in the
+driver's process, else, on a Dask worker, out as worker events on :data:`TOPIC` and
+:data:`WARNINGS` (the executor subscribes the driver's handlers to them:
+:mod:`pipeline.backends.dask_executor`).  The driver clears a task's folder once its ok row is
+stored (:func:`clear_checkpoints`); what was set aside in it (its ``damaged/`` folder) is kept,
+in ``<study folder>/quarantine/checkpoints/<task id>/``.
 
 Nothing here imports Dask's ``distributed`` at module level (``cluster=sync`` must not).
 """
@@ -17,8 +19,9 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +44,36 @@ CHECKPOINTS = "checkpoints"  # <study folder>/checkpoints/<task id>/
 QUARANTINE = "quarantine"
 
 
+@dataclass(frozen=True)
+class EventHandlers:
+    """Where the events of tasks running in the driver's process go: each progress report
+    (None: progress is not shown) and each warning line."""
+
+    progress: Callable[[Progress], None] | None
+    warning: Callable[[str], None]
+
+
+_HERE: ContextVar[EventHandlers | None] = ContextVar("guesslab_events_here", default=None)
+
+
+@contextlib.contextmanager
+def events_in_this_process(
+    progress: Callable[[Progress], None] | None, warning: Callable[[str], None]
+) -> Iterator[None]:
+    """While the block runs, the tasks run in this process send their progress reports to
+    ``progress`` and their warnings to ``warning`` (the in-process executor's worker
+    events)."""
+    token = _HERE.set(EventHandlers(progress, warning))
+    try:
+        yield
+    finally:
+        _HERE.reset(token)
+
+
 @dataclass
 class LongTaskSetup:
     """What a batch's tasks get as their :class:`~solvers.kit.longtask.TaskContext` (pickled
-    with the batch to the workers).
-
-    ``sink`` (not pickled) takes the progress reports when the tasks run in the driver's
-    process (``cluster=sync``); on a Dask worker they go out as worker events when
-    ``progress`` is on."""
+    with the batch to the workers)."""
 
     budget: Budget | None  # None: the memory of the machine the task runs on
     workers: int
@@ -56,12 +81,9 @@ class LongTaskSetup:
     progress: bool
     at_once: int | None = None  # tasks with checkpoints the free disk holds at once (None: all)
     shared: tuple[str, ...] = ()  # keys of the checkpoint pieces the tasks share (Need.shared)
-    sink: Callable[[Progress], None] | None = field(default=None, compare=False)
-    # takes the tasks' warnings when they run in the driver's process (not pickled)
-    warnings: Callable[[str], None] | None = field(default=None, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "sink": None, "warnings": None, "_worker": False}
+        return {**self.__dict__, "_worker": False}
 
     def _on_worker(self) -> Any:
         """The Dask worker of this process, or None; asked once per batch."""
@@ -79,13 +101,14 @@ class LongTaskSetup:
             else Checkpoints(self.study_dir / CHECKPOINTS / tid, root=self.study_dir)
         )
         worker = self._on_worker()
-        sink = self.sink
-        if sink is None and self.progress and worker is not None:
-            sink = _event_sink(worker)
+        here = _HERE.get()
+        if here is not None:  # run in the driver's process: straight to its handlers
+            sink, warnings = here.progress, here.warning
+        elif worker is not None:  # on a Dask worker: worker events, which the driver follows
+            sink, warnings = _event_sink(worker), _warning_sink(worker, tid)
+        else:
+            sink = warnings = None
         client = _WorkerClient() if worker is not None else None
-        warnings = self.warnings
-        if warnings is None and worker is not None:
-            warnings = _warning_sink(worker, tid)
         ctx = TaskContext(
             budget,
             workers=self.workers,

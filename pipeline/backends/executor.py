@@ -1,0 +1,91 @@
+"""What every backend opens: an :class:`Executor`, where a run's batches execute.
+
+The driver (:mod:`pipeline.driver`) and the ``dask`` Hydra launcher use an executor only
+through this class: submit a call, take the calls as they complete, follow the workers'
+events, cancel what is left.  One class per way of running:
+
+- :class:`pipeline.backends.sync.SyncExecutor` (``cluster=sync``): each call runs in this
+  process when its result is asked for;
+- :class:`pipeline.backends.dask_executor.DaskExecutor` (``local``, ``address``, ``slurm``,
+  and a notebook's own Dask client through
+  :func:`pipeline.backends.given_client.open_executor_on`): each call a task on the
+  cluster's workers.
+
+Nothing here imports Dask's ``distributed`` (``cluster=sync`` must not).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from solvers.kit.longtask import Progress
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    """A submitted call that finished: its handle (what :meth:`Executor.submit` returned) and
+    its result, or ``lost``: why the call never came back (its worker died, or it could not
+    be run at all there), its result then None."""
+
+    handle: Hashable
+    result: Any = None
+    lost: BaseException | None = None
+
+
+class Executor(abc.ABC):
+    """Where a run's calls execute, as a backend's ``open`` made it (and closes it on exit).
+
+    ``n_workers``: the worker processes the calls spread over; ``description``: the words
+    for them in the run's line ("running N tasks on ..."); ``task_cluster``: what a task that
+    splits its work over the cluster it runs on is handed (see ``Family.split``): a
+    zero-argument callable giving a context manager that yields a Dask client, or None where
+    calls do not run on Dask workers; ``log_file``: the run's log (``runs/<time>.log``), set
+    by the run once its record is written, where a backend keeps detail it spares the
+    terminal.
+    """
+
+    def __init__(self, n_workers: int, description: str, task_cluster: Any = None):
+        self.n_workers = n_workers
+        self.description = description
+        self.task_cluster = task_cluster
+        self.log_file: Path | None = None
+
+    @abc.abstractmethod
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Hashable:
+        """Have ``fn(*args)`` run; a handle naming this call in :meth:`completed`."""
+
+    @abc.abstractmethod
+    def completed(self) -> Iterator[Completed]:
+        """The submitted calls as they complete, until none is left (calls submitted while
+        this iterates are waited for too)."""
+
+    @abc.abstractmethod
+    def worker_events(
+        self, progress: Callable[[Progress], None] | None, warning: Callable[[str], None]
+    ) -> AbstractContextManager[None]:
+        """While the block runs, the tasks' progress reports go to ``progress`` (None: not
+        followed) and their warnings, a line each, to ``warning``, wherever the tasks run."""
+
+    @abc.abstractmethod
+    def cancel(self) -> None:
+        """Drop every call submitted and not yet completed."""
+
+    def in_flight(self, wanted: int) -> int:
+        """How many calls to keep submitted at once, of the ``wanted``: all of them, unless
+        the executor runs fewer at a time."""
+        return wanted
+
+    def gathered(self, handles: Iterable[Hashable]) -> list[Any]:
+        """The results of the calls of ``handles``, in their order, once every submitted call
+        completed; the error of the first call found lost is raised."""
+        results = {}
+        for call in self.completed():
+            if call.lost is not None:
+                raise call.lost
+            results[call.handle] = call.result
+        return [results[h] for h in handles]

@@ -1,0 +1,207 @@
+"""The driver's side of a run: the tasks left cut into batches, submitted to the executor,
+each finished batch's files stored as it comes back.
+
+- :class:`BatchCutter` cuts the tasks left to run into batches of ~``run.batch_seconds`` of
+  solver time, each a :class:`~pipeline.worker.TaskSlice` (a grid and positions in it).
+- :func:`finished_batches` keeps up to ``BatchCutter.in_flight`` batches out on the executor
+  (:mod:`pipeline.backends`) and yields each as it finishes (:mod:`pipeline.worker` is what
+  runs them).
+- :func:`compute` is ``stage=run``'s work once the tasks are claimed: the executor opened,
+  the batches' files written to the store and their tasks' checkpoints cleared as they come.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+import pipeline.worker
+from pipeline import store
+from pipeline.long_task_setup import LongTaskSetup, clear_checkpoints
+from pipeline.progress import ProgressBars, tasks_bar
+from pipeline.provenance import run_metadata, save_run_config
+from pipeline.worker import DoneBatch, TaskSlice, lost_batch
+
+if TYPE_CHECKING:
+    from pipeline.backends.executor import Executor
+    from pipeline.config import RunConfig
+    from pipeline.study import Plan
+    from pipeline.study_run import StudyRun
+
+
+class BatchCutter:
+    """Cuts the plan's tasks into batches as they are needed, sized to take ~batch_seconds.
+
+    A batch is a grid and positions in it (a worker builds the tasks itself).  The first
+    batches (those submitted before any has finished) hold one task each; then the size
+    follows the solver time per task of the batches seen, never more than ``max_batch`` and
+    never so large that the last batches leave workers idle.  ``in_flight`` batches are
+    out at a time: ``run.max_in_flight`` per worker, or, when the free disk holds the
+    checkpoints of only ``at_once`` tasks, as many batches as hold that many tasks.
+
+    The time per task is a running average that weighs each finished batch half: a worker's
+    first tasks run with cold solver caches (on the load benchmark ~1 ms a task, then ~0.3
+    ms), and the average forgets them fast.  After a start ten times slower the size is at
+    90% of its target by the 10th batch, where the mean of every task seen reaches it by the
+    18th (tests/test_grid.py); the load benchmark runs 58 batches, against 66-71 with the
+    mean.
+    """
+
+    def __init__(self, tasks: Plan, n_workers: int, run_cfg: RunConfig, at_once: int | None = None):
+        self.plan = tasks
+        self.left = len(tasks)
+        self.slices = tasks.slices()
+        self.current: tuple[int, np.ndarray] | None = None
+        self.n_workers = max(1, n_workers)
+        self.fixed = None if run_cfg.batch_size == "auto" else run_cfg.batch_size
+        self.max_batch = run_cfg.max_batch
+        self.seconds = run_cfg.batch_seconds
+        self.per_task: float | None = None  # solver seconds a task, a running average
+        self.in_flight = run_cfg.max_in_flight * self.n_workers
+        if at_once is not None:  # batches of one task, at most at_once of them out
+            self.fixed = self.fixed or 1
+            self.in_flight = min(self.in_flight, max(1, at_once // self.fixed))
+
+    def observe(self, seconds: float, n_tasks: int) -> None:
+        """Learn the time per task from a finished batch's solver seconds."""
+        if n_tasks <= 0:
+            return
+        latest = seconds / n_tasks
+        self.per_task = latest if self.per_task is None else (self.per_task + latest) / 2
+
+    def size(self) -> int:
+        if self.fixed is not None:
+            return self.fixed
+        if self.per_task is None:
+            return 1
+        per_task = max(self.per_task, 1e-6)
+        target = int(self.seconds / per_task)
+        # the last batches shrink so that no worker is left idle long, but not below a tenth
+        # of the target: every batch costs a few ms (a Parquet file, the scheduler), and a
+        # tail halving down to one task would make ~40 of the ~100 batches of the load
+        # benchmark
+        fair = max(target // 10, self.left // (2 * self.n_workers))
+        return max(1, min(self.max_batch, target, fair))
+
+    def next_batch(self) -> TaskSlice | None:
+        """The next batch (never across two grids), or None when every task is out."""
+        if self.current is None or not len(self.current[1]):
+            self.current = next(self.slices, None)
+            if self.current is None:
+                return None
+        g, positions = self.current
+        size = self.size()
+        self.current = (g, positions[size:])
+        self.left -= min(size, len(positions))
+        return TaskSlice(self.plan.grids[g], positions[:size])
+
+
+@dataclass(frozen=True)
+class BatchWork:
+    """What every batch of a run is run with, beside its tasks: the study's name, the time
+    limit per task, the results files' metadata and the long tasks' setup."""
+
+    study: str
+    timeout: float | None
+    metadata: bytes
+    setup: LongTaskSetup | None = None
+
+
+def finished_batches(
+    executor: Executor, cutter: BatchCutter, work: BatchWork
+) -> Iterator[DoneBatch]:
+    """A DoneBatch per finished batch, in completion order.
+
+    At most ``cutter.in_flight`` batches are out at a time (fewer where the executor runs
+    fewer at once); a batch its worker never returned (the worker died, or the batch failed
+    outside the solver) becomes error rows, and the study goes on.
+    """
+    batch_of: dict[Any, TaskSlice] = {}
+
+    def submit(batch: TaskSlice) -> None:
+        handle = executor.submit(
+            pipeline.worker.run_batch,  # looked up now: a benchmark may wrap it
+            batch,
+            work.study,
+            work.timeout,
+            work.metadata,
+            executor.task_cluster,
+            work.setup,
+        )
+        batch_of[handle] = batch
+
+    for _ in range(executor.in_flight(cutter.in_flight)):
+        if (batch := cutter.next_batch()) is None:
+            break
+        submit(batch)
+    for call in executor.completed():
+        batch = batch_of.pop(call.handle)
+        if call.lost is None:
+            yield call.result
+        else:
+            yield lost_batch(batch, work.study, work.metadata, call.lost)
+        if (nxt := cutter.next_batch()) is not None:
+            submit(nxt)
+
+
+def compute(run: StudyRun, left: Plan, setup: LongTaskSetup) -> None:
+    """The tasks ``left`` to run, in batches on the backend's executor; each finished
+    batch's files stored as it comes back."""
+    settings = run.conf.run
+    work = BatchWork(
+        run.report.study,
+        settings.task_timeout_s,
+        store.metadata_bytes(run_metadata(run.given)),
+        setup,
+    )
+    with run.backend.open() as executor:
+        run.report.run_record = save_run_config(run.given, run.folder)  # the cluster answered
+        executor.log_file = run.report.run_record.with_suffix(".log")  # detail spared the terminal
+        run.log(f"running {len(left)} tasks on {executor.description}")
+        cutter = BatchCutter(left, executor.n_workers, settings, setup.at_once)
+        with (
+            tasks_bar(len(left), settings.progress) as bar,
+            ProgressBars(setup.progress, run.log) as bars,  # running long tasks, below the bar
+            executor.worker_events(bars.show if bars.enabled else None, bars.say),
+        ):
+            for done in finished_batches(executor, cutter, work):
+                stored(run, done, bars.say)
+                cutter.observe(done.seconds, done.n_tasks)
+                bar.update(done.n_tasks)
+
+
+def stored(run: StudyRun, done: DoneBatch, say: Callable[[str], None]) -> None:
+    """A finished batch's files written to the store, its tasks' checkpoints cleared (what
+    was set aside in them kept, a line to ``say`` each)."""
+    report = run.report
+    try:
+        report.files += store.write_encoded(run.results, done.files)
+    except store.StoreError as exc:
+        raise store.StoreError(write_failed(run, exc)) from exc
+    clear_checkpoints(run.folder, done.checkpointed, say)  # their rows are stored
+    report.rows_written += done.n_rows
+    report.computed += done.n_tasks
+    report.errors += done.n_errors
+
+
+def write_failed(run: StudyRun, exc: store.StoreError) -> str:
+    """The one line for a batch the store could not write (a full disk, say): where, why,
+    that the stored results are intact (files written whole), that the same command resumes."""
+    code = getattr(exc.__cause__, "errno", None)
+    why = os.strerror(code) if code else str(exc)
+    free = "free some space, then " if code in DISK_FULL else ""
+    report = run.report
+    return (
+        f"paths.outputs={run.outputs!r}: cannot write results to {exc.folder or run.results} "
+        f"({why}); the stored results are intact (no partial file is left; "
+        f"{report.computed} task(s) of this run stored, {report.skipped} stored before): "
+        f"{free}run the same command again to resume (stored tasks are skipped)"
+    )
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # more space would let the write pass
