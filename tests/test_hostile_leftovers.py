@@ -16,8 +16,8 @@ from conftest import ROOT
 from tests_support import cli_in_process, interruptible, run
 
 from pipeline import locking, store
-from pipeline.__main__ import abbreviated
 from pipeline.config import StudyError
+from pipeline.exit_lines import abbreviated
 from pipeline.study import plan
 
 NAP_DRIVER = ROOT / "tests" / "nap_driver.py"
@@ -145,7 +145,7 @@ def test_a_list_of_5000_values_on_the_command_line_is_refused_before_hydra_parse
         "more than Hydra reads in reasonable time; give it in a study file of your own "
         "(--config-dir)\n"
     )
-    from pipeline.__main__ import check_override_lists
+    from pipeline.preflight import check_override_lists
 
     check_override_lists(["study.grid.deck=[[" + ",".join(["3"] * 2000) + "]]", "x='[a,,,]'"])
 
