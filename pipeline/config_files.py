@@ -36,7 +36,7 @@ class ConfigFiles:
         self.repository = ConfigRepository(search_path)
 
     def options(self, group: str) -> list[str]:
-        """The config names of ``group`` (``study``: paper, high_low, ...)."""
+        """The config names of ``group`` (``study``: its study files' names)."""
         return self.repository.get_group_options(group, ObjectType.CONFIG)
 
     def file(self, group: str, name: str) -> Path | None:
