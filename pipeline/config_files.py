@@ -22,9 +22,10 @@ from hydra.core.object_type import ObjectType
 
 from pipeline.config import StudyError
 
-# Hydra's search path costs the checks 3-7 ms more than a copy of it did (median of 15 calls
-# choosing a shipped two-grid study: 59 ms against 52, load average 12 on 2 cores), and its plugin scan
-# (45-60 ms once a process) moves from Hydra's start to here: no reason for a copy.
+# Hydra's search path costs the checks 3-7 ms more than a copy of it did (median of 15
+# calls choosing a shipped two-grid study: 59 ms against 52, load average 12 on 2 cores),
+# and its plugin scan (45-60 ms once a process) moves from Hydra's start to here: no reason
+# for a copy.
 MAIN_CONFIGS = "pkg://pipeline.conf"  # @hydra.main's config_path (pipeline/__main__.py)
 MAX_DIGITS = 4300  # Python reads no longer integer (sys.get_int_max_str_digits())
 MAX_NODES = 1_000_000  # values in a config file once its aliases are expanded
