@@ -55,8 +55,8 @@ import numpy as np
 
 from pipeline.config import StudyError, checked_study, short_repr
 from pipeline.ids import ID_LENGTH, IdSet
-from pipeline.launchers import user_command
 from pipeline.locking import OWNER_ONLY, command_line, holders_text, not_ours, owner_only, visible
+from pipeline.multirun_jobs import user_command
 from pipeline.safe_paths import ensure_dir, open_regular, regular_files
 from pipeline.study import Plan, named_tasks, planned
 

@@ -1,16 +1,22 @@
-"""Ctrl-C (or SIGTERM) while the command starts: one line, from the command's first moment.
+"""Ctrl-C and SIGTERM: how the command stops, from its first moment to its last.
 
-The command imports Hydra, Dask, pandas, pyarrow and the solvers before it reads a config
-(1-1.5 s, more on a busy machine).  Ctrl-C then interrupts whichever import is running, and
-Python's default prints its traceback (27-61 lines); SIGTERM ends the process with no word.
-:func:`starting` is installed before those imports (by :func:`pipeline.command.cli` for
-``guesslab``, by ``pipeline/__init__.py`` when Python runs ``python -m pipeline``, before it
-reads ``pipeline/__main__.py``): until the command's own handling takes over
-(``pipeline.__main__.stop_on_first_ctrl_c``), Ctrl-C ends the process at once with the one
-line and exit status 130 (SIGTERM: 143).  Nothing is written before that point, so nothing
-is left half done.
+**While the command starts.** The command imports Hydra, Dask, pandas, pyarrow and the
+solvers before it reads a config (1-1.5 s, more on a busy machine). Ctrl-C then interrupts
+whichever import is running, and Python's default prints its traceback (27-61 lines);
+SIGTERM ends the process with no word. :func:`starting` is installed before those imports
+(by :func:`pipeline.command.cli` for ``guesslab``, by ``pipeline/__init__.py`` when Python
+runs ``python -m pipeline``, before it reads ``pipeline/__main__.py``): until the command's
+own handling takes over (:func:`stop_on_first_ctrl_c`), Ctrl-C ends the process at once with
+the one line and exit status 130 (SIGTERM: 143). Nothing is written before that point, so
+nothing is left half done.
 
-This module imports nothing but the standard library's ``os``, ``signal`` and ``sys``.
+**While it runs.** :func:`stop_on_first_ctrl_c`: the first Ctrl-C or SIGTERM raises
+KeyboardInterrupt and is remembered (:func:`stopped_by`); every later one is ignored.  A stop
+leaves :func:`pipeline.run.run_study` as one :class:`RunStopped` carrying the run's report,
+from which the command's one line says what is stored (:mod:`pipeline.exit_lines`).
+
+This module imports nothing but the standard library's ``os``, ``signal``, ``sys`` and
+``threading``.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from typing import Any
 
 STOPS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}  # what stops the command
@@ -73,3 +80,88 @@ def run_as_command(orig_argv: list[str] | None = None) -> bool:
             return argv[i][2:] == "pipeline"
         i += 2 if argv[i] in ("-X", "-W") else 1  # an option and its value
     return False  # a script, -c's code, the interactive prompt
+
+
+class RunStopped(KeyboardInterrupt):
+    """A run stopped by Ctrl-C or SIGTERM, with its report (None: stopped before the run was
+    prepared): what it stored, in which stage, in which study folder."""
+
+    def __init__(self, report: Any):
+        super().__init__(report)
+        self.report = report
+
+
+_stopped_by: int | None = None  # the signal that stopped this command, once one did
+
+
+def stopped_by() -> int | None:
+    """The signal (SIGINT, SIGTERM) that stopped the command, or None: no stop yet, or a
+    KeyboardInterrupt of Python's own (the command's handler is not set)."""
+    return _stopped_by
+
+
+def is_stop(exc: BaseException) -> bool:
+    """Whether ``exc`` stands for a stop: a KeyboardInterrupt, or an error raised after the
+    command's Ctrl-C, which a library may raise in its place (DuckDB's "RuntimeError: Query
+    interrupted" in the summary's counts, "ImportError: initialization failed" from an
+    extension module whose import it interrupted)."""
+    return isinstance(exc, KeyboardInterrupt) or (
+        isinstance(exc, Exception) and _stopped_by is not None
+    )
+
+
+def stop_on_first_ctrl_c() -> None:
+    """The command's Ctrl-C: the first raises KeyboardInterrupt (the run closes its cluster
+    and says in one line what is stored); every later one is ignored, so a second Ctrl-C
+    while the cluster closes neither interrupts the closing with tracebacks (273 lines) nor
+    kills the process at exit.  The workers of a LocalCluster ignore Ctrl-C themselves
+    (pipeline.backends.worker_setup).  Left alone where Ctrl-C is not Python's default (a
+    background job ignores it).  SIGTERM (a scheduler's kill, ``timeout``) is handled the
+    same way, where it is the default (the line then names SIGTERM, exit status 143).
+
+    A Ctrl-C whose KeyboardInterrupt is raised inside a finalizer (a weakref callback or a
+    ``__del__`` the collector runs; the summary stage makes many) cannot stop the code the
+    finalizer interrupted: Python would print "Exception ignored in ..." and its traceback,
+    and the run would go on to exit 0 with every later Ctrl-C ignored.  Such a
+    KeyboardInterrupt is not printed; the Ctrl-C is delivered again 5 ms later
+    (``sys.unraisablehook``)."""
+    global _stopped_by
+    _stopped_by = None
+    handled = False
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, stopped_while_starting):
+        signal.signal(signal.SIGTERM, _first_stop)  # a scheduler's kill, timeout: as Ctrl-C
+        handled = True
+    if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, stopped_while_starting):
+        signal.signal(signal.SIGINT, _first_stop)
+        handled = True
+    if handled:
+        sys.unraisablehook = _raised_again(sys.unraisablehook)
+
+
+def _raised_again(others: Any) -> Any:
+    """The unraisable hook that delivers again a Ctrl-C a finalizer swallowed (``others``:
+    the hook for everything else)."""
+
+    def raised_again(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            others(unraisable)
+            return
+        stop = _stopped_by or signal.SIGINT
+        signal.signal(stop, _first_stop)
+        # Ctrl-C again, a moment later: first() then runs in the main thread's own code (run
+        # here or at once, it would be raised in this hook, and lost again)
+        again = threading.Timer(0.005, os.kill, (os.getpid(), stop))
+        again.daemon = True
+        again.start()
+
+    return raised_again
+
+
+def _first_stop(signum: int, frame: Any) -> None:
+    """The first Ctrl-C or SIGTERM: KeyboardInterrupt; every later one of either is ignored."""
+    global _stopped_by
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(stop) is _first_stop:
+            signal.signal(stop, signal.SIG_IGN)
+    _stopped_by = signum
+    raise KeyboardInterrupt

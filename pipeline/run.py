@@ -25,6 +25,7 @@ from typing import Any
 
 from pipeline import claims, driver, locking, store
 from pipeline.config import StudyError
+from pipeline.ctrl_c import RunStopped, is_stop
 from pipeline.long_task_setup import LongTaskSetup, tidy_checkpoints
 from pipeline.needs import Needed, check_needs, shared_keys
 from pipeline.progress import shown
@@ -38,28 +39,33 @@ def run_study(cfg: Mapping[str, Any], *, log=print, client: Any = None) -> Study
     """Run the configured study end to end and return its report; with ``client`` (a Dask
     client the caller started and keeps), its tasks run on that client's workers.
 
-    Raises StudyError (naming the config key and value) before anything is written.
-    """
-    run = prepared(cfg, log, client)
+    Raises StudyError (naming the config key and value) before anything is written, and
+    RunStopped, carrying the report, on a stop (:func:`pipeline.ctrl_c.is_stop`)."""
+    run = None
+    try:
+        run = prepared(cfg, log, client)
+        _run_stages(run)
+    except BaseException as exc:
+        if is_stop(exc):  # what the command's one line on a stop says was stored
+            raise RunStopped(run.report if run else None) from exc
+        raise
+    return run.report
+
+
+def _run_stages(run: StudyRun) -> None:
     stage = run.conf.stage
     check_safe(run.outputs, run.folder)  # no link out of the study folder, no FIFO in it
     if stage in ("all", "summary"):
         check_summary_target(run.outputs, run.folder, stored_only=stage == "summary")
     if stage == "plan":
-        log(plan_text(run))
-        return run.report
-    warning = run.backend.exposure_warning()
-    if warning:
+        run.log(plan_text(run))
+        return
+    if warning := run.backend.exposure_warning():
         print(f"warning: {warning}", file=sys.stderr)
-    try:
-        if stage in ("all", "run"):
-            run_tasks(run)
-        if stage in ("all", "summary"):
-            summarise(run)
-    except BaseException as exc:
-        _attach(exc, run.report)  # what the command's one line on Ctrl-C says was stored
-        raise
-    return run.report
+    if stage in ("all", "run"):
+        run_tasks(run)
+    if stage in ("all", "summary"):
+        summarise(run)
 
 
 def plan_text(run: StudyRun) -> str:
@@ -182,9 +188,3 @@ def summarise(run: StudyRun) -> None:
             counts = store.store_counts(run.results)
         run.report.summary = write_summary(run.folder, run.conf.study.plain(), counts=counts)
     run.log(f"summary: {run.report.summary}")
-
-
-def _attach(exc: BaseException, report: StudyReport) -> None:
-    """``report`` as ``exc.report``, for the one line on Ctrl-C (pipeline.__main__)."""
-    with contextlib.suppress(AttributeError, TypeError):
-        exc.report = report  # type: ignore[attr-defined]

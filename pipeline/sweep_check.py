@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from hydra.experimental.callback import Callback
@@ -33,15 +34,26 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from pipeline.config import StudyError
 
 JOB_DIR_RESOLVER = "guesslab_job_dir"
-_sweep_dir: list[str] = []  # the sweep folder of this process's multirun (driver only)
-# this process's multirun (driver only): when it began (ns), its config, Hydra's config loader
-_sweep: list[tuple[int, DictConfig, Any]] = []
+
+
+@dataclass
+class Sweep:
+    """A multirun of this process (its driver): when it began (ns), its config, Hydra's
+    config loader, and its folder once a job of it runs."""
+
+    started: int
+    config: DictConfig
+    loader: Any
+    folder: str | None = None
+
+
+_sweep: Sweep | None = None  # this process's latest multirun
 
 
 def job_dir() -> str:
     """``${guesslab_job_dir:}``: the sweep folder (absolute) once :class:`CheckEveryJob`
     pinned it, else ``.`` (the job's ``hydra.sweep.dir`` itself)."""
-    return _sweep_dir[-1] if _sweep_dir else "."
+    return _sweep.folder if _sweep is not None and _sweep.folder else "."
 
 
 if not OmegaConf.has_resolver(JOB_DIR_RESOLVER):
@@ -65,7 +77,8 @@ class CheckEveryJob(Callback):
 
         from pipeline.study_run import prepared
 
-        _sweep.append((time.time_ns(), config, GlobalHydra.instance().config_loader()))
+        global _sweep
+        _sweep = Sweep(time.time_ns(), config, GlobalHydra.instance().config_loader())
         verdicts: dict[str, str | None] = {}
         for overrides in job_overrides(config):
             job = job_config(config, overrides)
@@ -77,17 +90,17 @@ class CheckEveryJob(Callback):
                     verdicts[key] = str(exc)
                     continue
                 make_sweep_dir(config, job)  # a job that runs: Hydra's sweep folder is wanted
-                pin_job_dirs(config)
+                pin_job_dirs(config, _sweep)
                 return
         if verdicts:
             raise SweepRefused(next(iter(verdicts.values())))
 
 
-def pin_job_dirs(config: DictConfig) -> None:
+def pin_job_dirs(config: DictConfig, sweep: Sweep) -> None:
     """Make every job's folder the sweep folder (see the module docstring): resolve
     ``${guesslab_job_dir:}`` in the driver's config, where it is cached and then copied
     into each job's config."""
-    _sweep_dir.append(os.path.abspath(str(config.hydra.sweep.dir)))
+    sweep.folder = os.path.abspath(str(config.hydra.sweep.dir))
     str(config.hydra.sweep.subdir)  # resolved now: the value lands in the config's cache
 
 
@@ -141,12 +154,12 @@ def sweep_stopped_message(how: str = "Ctrl-C") -> str | None:
     Dask worker) that Ctrl-C ends before it can say what it stored.  A file's name holds
     the time it was written (``part-<ns>-...``), which tells this sweep's files apart.
     """
-    if not _sweep:
+    if _sweep is None:
         return None
     from pipeline import store
     from pipeline.study_folder import study_dir
 
-    started, config, loader = _sweep[-1]
+    started, config, loader = _sweep.started, _sweep.config, _sweep.loader
     try:
         jobs = job_overrides(config, loader)
         folders = list(dict.fromkeys(study_dir(job_config(config, o, loader)) for o in jobs))

@@ -62,8 +62,8 @@ def test_a_memory_budget_over_what_a_process_has_is_refused_in_plain_sizes(value
     """A budget over this machine's memory (cluster=sync) or a local worker's memory limit is
     a StudyError naming the key, the given value and the most a process has, as a size a
     person writes (no long run of digits)."""
-    from pipeline.__main__ import abbreviated
     from pipeline.config import StudyError
+    from pipeline.exit_lines import abbreviated
 
     conf = conf_of(f"cluster={cluster}", f"run.memory_budget={value}")
     with pytest.raises(StudyError) as info:

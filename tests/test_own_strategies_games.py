@@ -261,8 +261,6 @@ def run_study(monkeypatch, capsys, folder, family: str, body: str):
     text = f"name: lab\nfamily: {family}\n{textwrap.dedent(body)}"
     (folder / "studies" / "study" / "lab.yaml").write_text(text)
     outputs = folder / "out"
-    # the failed tasks of an earlier in-process run are kept in a module list (for exit 1)
-    monkeypatch.setattr("pipeline.__main__._failed_tasks", [])
     done = cli_run_in_process(
         monkeypatch, capsys, "--config-dir", str(folder / "studies"), "study=lab",
         f"paths.outputs={outputs}", "cluster=sync", "run.progress=false",

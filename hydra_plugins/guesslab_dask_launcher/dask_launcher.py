@@ -38,7 +38,7 @@ def execute_job(
     ``command``: the driver's, which the job names as its own (a claim's command line)."""
     from hydra.core.hydra_config import HydraConfig
 
-    from pipeline.launchers import COMMAND_ENV
+    from pipeline.multirun_jobs import COMMAND_ENV
 
     if command is not None:
         os.environ[COMMAND_ENV] = command
@@ -93,7 +93,7 @@ class DaskLauncher(Launcher):
     def _run_all(self, cluster: dict, jobs: list[tuple[int, list[str]]]) -> list[JobReturn]:
         from pipeline.backends import open_executor
         from pipeline.config import StudyError
-        from pipeline.launchers import COMMAND_ENV
+        from pipeline.multirun_jobs import COMMAND_ENV
 
         args = (
             self.hydra_context,

@@ -192,7 +192,7 @@ def test_ctrl_c_while_the_config_files_are_checked_is_one_line(monkeypatch, caps
     def interrupted(argv: list[str]) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(command, "check_choices", interrupted)
+    monkeypatch.setattr(command, "check_command_line", interrupted)
     monkeypatch.setattr(sys, "argv", ["pipeline", "cluster=sync"])
     try:
         command.main()
@@ -262,7 +262,7 @@ def test_ctrl_c_before_the_summary_stage_begins_says_nothing_was_written(
 def _commands_ctrl_c(monkeypatch) -> None:
     """The command's own Ctrl-C handling in this process, as ``guesslab`` sets it up; the
     caller puts Python's back (see :func:`_pythons_ctrl_c`)."""
-    monkeypatch.setattr(command, "_ctrl_c_pressed", [], raising=False)
+    monkeypatch.setattr("pipeline.ctrl_c._stopped_by", None)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     command.stop_on_first_ctrl_c()
 

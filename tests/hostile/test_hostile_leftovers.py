@@ -14,8 +14,8 @@ import time
 import pytest
 
 from pipeline import locking, store
-from pipeline.__main__ import abbreviated
 from pipeline.config import StudyError
+from pipeline.exit_lines import abbreviated
 from pipeline.study import plan
 from tests.helpers.commands import cli_in_process
 from tests.helpers.repository import ROOT
@@ -147,7 +147,7 @@ def test_a_list_of_5000_values_on_the_command_line_is_refused_before_hydra_parse
         "more than Hydra reads in reasonable time; give it in a study file of your own "
         "(--config-dir)\n"
     )
-    from pipeline.__main__ import check_override_lists
+    from pipeline.preflight import check_override_lists
 
     check_override_lists(["study.grid.deck=[[" + ",".join(["3"] * 2000) + "]]", "x='[a,,,]'"])
 

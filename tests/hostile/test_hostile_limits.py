@@ -123,12 +123,13 @@ def test_a_study_file_hydra_cannot_read_in_bounded_time(tmp_path, monkeypatch, c
 
 def test_the_default_study_file_is_read_safely_too(tmp_path, monkeypatch, capsys):
     """A study file reached without study= on the command line (the primary config's
-    default, here the user's own paper.yaml) gets the same check."""
+    default, here of the user's own primary config) gets the same check."""
     folder = tmp_path / "studies"
     (folder / "study").mkdir(parents=True)
-    (folder / "study" / "paper.yaml").write_text("name: paper\nfamily: card_guessing\na: &a [*a]\n")
-    line = refused(monkeypatch, capsys, tmp_path, "--config-dir", str(folder))
-    assert "paper.yaml: a[0]: an alias inside the value it names" in line, line
+    (folder / "mine.yaml").write_text("defaults:\n  - study: mine\n")
+    (folder / "study" / "mine.yaml").write_text("name: mine\nfamily: card_guessing\na: &a [*a]\n")
+    line = refused(monkeypatch, capsys, tmp_path, "--config-dir", str(folder), "-cn", "mine")
+    assert "mine.yaml: a[0]: an alias inside the value it names" in line, line
 
 
 BROKEN_FAMILY = "raise RuntimeError('the module of a family that cannot load')\n"
