@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from solvers.mastermind.optimal import fixed_first_optimum, optimum, subtree_optimum
+from solvers.mastermind.optimal.optimum import fixed_first_optimum, optimum, subtree_optimum
 from solvers.mastermind.rules import code_label, code_weights, feedback_table, feedbacks
 from solvers.registry import TaskError, described, exact_columns
 
