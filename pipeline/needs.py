@@ -37,7 +37,8 @@ from pipeline.config import StudyError
 from pipeline.ids import IdSet, id_array
 from solvers.grid import Grid, RecordingTask
 from solvers.kit.longtask import DAMAGED, SEALS, SHARED, Budget, Need, format_bytes
-from solvers.registry import Task, get_family, identity_params
+from solvers.registry import Task, get_family
+from solvers.task_ids import identity_params
 
 
 def budgeted(workers: Workers, memory_budget: Any) -> Workers:

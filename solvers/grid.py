@@ -37,15 +37,10 @@ from solvers.registry import (
     TaskError,
     checked_params,
     fresh_copy,
-    id_json,
-    id_piece,
-    json_text,
-    knob_names,
-    omitted_if_none,
     param_value,
     strategy_kind,
-    task_id,
 )
+from solvers.task_ids import id_json, id_piece, json_text, knob_names, omitted_if_none, task_id
 
 Axes = Sequence[tuple[str, Sequence[Any]]]
 

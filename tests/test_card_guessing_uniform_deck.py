@@ -24,7 +24,8 @@ from solvers.card_guessing.exact import yes_no
 from solvers.card_guessing.simulation import persistent
 from solvers.card_guessing.tasks import float_tasks
 from solvers.card_guessing.uniform_deck import in_memory, ranks
-from solvers.registry import task_id, validate
+from solvers.registry import validate
+from solvers.task_ids import task_id
 
 REL = 1e-12
 DECKS = [(1,), (4,), (1, 1), (2, 2), (1, 1, 1), (3, 3), (2, 2, 2), (3, 3, 3), (4, 4), (2, 2, 2, 2)]

@@ -16,16 +16,9 @@ from conftest import ROOT
 from tests_support import reference_task_id
 
 from solvers import TaskError, families, get_family, solve, validate
-from solvers.registry import (
-    FloatCheck,
-    IntCheck,
-    IntListCheck,
-    OrAbsent,
-    check_markdown,
-    one_of,
-    row_columns,
-    task_id,
-)
+from solvers.params import FloatCheck, IntCheck, IntListCheck, OrAbsent, check_markdown, one_of
+from solvers.registry import row_columns
+from solvers.task_ids import task_id
 
 # every registered family (tests may register test-only families: they are skipped), with
 # the small, quick tasks it declares itself (Family.examples)

@@ -19,7 +19,7 @@ from tests_support import copy_outputs
 
 from solvers import families, get_family
 from solvers.mastermind import HARD_MAX_CODES
-from solvers.registry import check_markdown
+from solvers.params import check_markdown
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))

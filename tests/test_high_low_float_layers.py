@@ -19,7 +19,8 @@ from solvers.high_low import deck
 from solvers.high_low.float_layers import coding, solver
 from solvers.high_low.float_layers.departures import _occurrence
 from solvers.high_low.float_layers.sizes import size_estimate
-from solvers.registry import task_id, validate
+from solvers.registry import validate
+from solvers.task_ids import task_id
 
 TINY = [(2, 2), (3, 2), (2, 3), (1, 3), (4, 2), (2, 4)]
 SMALL = [(5, 3), (4, 4), (6, 3), (3, 5), (2, 6), (13, 1), (9, 2)]

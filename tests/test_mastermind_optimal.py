@@ -19,7 +19,7 @@ from solvers.mastermind import rules as R
 from solvers.mastermind.optimal.bounds import INF
 from solvers.mastermind.optimal.optimum import Searcher, optimum, subtree_optimum
 from solvers.mastermind.optimal.symmetries import Symmetries
-from solvers.registry import identity_params, task_id
+from solvers.task_ids import identity_params, task_id
 from tests.helpers.mastermind_brute_force import brute_force_cost
 
 

@@ -13,7 +13,8 @@ from pipeline.config import StudyError
 from pipeline.run import run_study
 from pipeline.study import plan, planned
 from solvers import Family, Param, register, solve
-from solvers.registry import as_int, families
+from solvers.params import as_int
+from solvers.registry import families
 
 STUDIES = sorted(p.stem for p in (ROOT / "conf" / "study").glob("*.yaml"))
 
@@ -68,7 +69,8 @@ def reference_plan(study: dict) -> list[tuple[str, dict]]:
     """The brute-force plan: every combination validated and hashed, first occurrences."""
     import itertools
 
-    from solvers.registry import task_id, validate
+    from solvers.registry import validate
+    from solvers.task_ids import task_id
 
     shared = study.get("grid") or {}
     parts = study.get("grids") or [{"strategies": study.get("strategies")}]

@@ -29,20 +29,9 @@ from solvers.high_low import deck, distinct, own
 from solvers.high_low.float_layers import departures, sizes, solver
 from solvers.kit.longtask import Need
 from solvers.own_strategy import is_own, own_params
-from solvers.registry import (
-    Family,
-    IntCheck,
-    OrAbsent,
-    Param,
-    Row,
-    Task,
-    TaskError,
-    exact_columns,
-    max_states_param,
-    one_of,
-    register,
-    task_rng,
-)
+from solvers.params import IntCheck, OrAbsent, Param, max_states_param, one_of
+from solvers.registry import Family, Row, Task, TaskError, exact_columns, register
+from solvers.task_ids import task_rng
 
 VERSION = "1"
 STRATEGIES = ("optimal", "majority")
