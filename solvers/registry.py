@@ -54,13 +54,14 @@ class Family:
     # "module:function" of the family's HTML report content, ``(ok_rows) -> list[Section]``
     # (see solvers.kit.report_sections); None: the report shows a generic table of the rows
     report: str | None = None
-    # a distributed mode: ``splits(task)`` says whether a checked task spreads its work over a
-    # Dask cluster; then "module:function" ``split`` runs it as ``(task, cluster) -> rows``,
-    # where ``cluster`` is what the caller hands in (the pipeline: a zero-argument callable
-    # giving a context manager that yields a client of the cluster the task runs on), or
-    # None (the family brings up a cluster of its own)
-    splits: Callable[[Task], bool] | None = None
-    split: str | None = None
+    # a distributed mode: ``spreads_over_cluster(task)`` says whether a checked task spreads
+    # its work over a Dask cluster; then "module:function" ``run_over_cluster`` runs it as
+    # ``(task, cluster) -> rows`` (in place of ``run``), where ``cluster`` is what the caller
+    # hands in (the pipeline: a zero-argument callable giving a context manager that yields a
+    # client of the cluster the task runs on), or None (the family brings up a cluster of its
+    # own)
+    spreads_over_cluster: Callable[[Task], bool] | None = None
+    run_over_cluster: str | None = None
     # the solver seconds a checked task should take on one core (a model of its size, for
     # ``stage=plan``), None for a task it cannot estimate; None: the family gives none
     estimate: Callable[[Task], float | None] | None = None
@@ -275,13 +276,13 @@ def solve(task: Mapping[str, Any], *, canonical: bool = False, cluster: Any = No
 
     ``canonical=True`` skips validation for a task that :func:`validate` already returned
     (the pipeline validates the whole grid before it submits anything).  ``cluster`` goes
-    to a task that splits its work over a Dask cluster (:attr:`Family.split`).
+    to a task that splits its work over a Dask cluster (:attr:`Family.run_over_cluster`).
     """
     checked = dict(task) if canonical else validate(task)
     fam = get_family(checked["family"])
     start = time.perf_counter()
-    if fam.splits is not None and fam.splits(checked):
-        rows = named_function(fam.split)(checked, cluster)
+    if fam.spreads_over_cluster is not None and fam.spreads_over_cluster(checked):
+        rows = named_function(fam.run_over_cluster)(checked, cluster)
     else:
         rows = fam.run(checked)
     seconds = time.perf_counter() - start

@@ -56,8 +56,8 @@ class Runner:
     """A Dask client (None: in this process) and what its tasks may borrow.
 
     ``task_cluster`` is what the pipeline hands a task that splits its work over the cluster
-    it runs on (see ``Family.split``): a zero-argument callable giving a context manager that
-    yields a Dask client, or None where tasks do not run on Dask workers.
+    it runs on (``Family.run_over_cluster``): a zero-argument callable giving a context manager
+    that yields a Dask client, or None where tasks do not run on Dask workers.
     """
 
     client: Any

@@ -270,8 +270,8 @@ FAMILY = register(
         run=run,
         check_task=check_task,
         estimate=estimated_seconds,
-        splits=splits_over_cluster,
-        split="solvers.card_guessing:split_rows",
+        spreads_over_cluster=splits_over_cluster,
+        run_over_cluster="solvers.card_guessing:split_rows",
         needs=ranked_tasks.needs,
         columns={
             "expected_score": "float64",
