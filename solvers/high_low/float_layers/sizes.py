@@ -62,7 +62,8 @@ def layer_states(ranks: int, suits: int) -> list[int]:
 
 
 def size_estimate(ranks: int, suits: int) -> Size:
-    """Exact vector, state and value counts of :func:`solve` (any deck size, no work)."""
+    """Exact vector, state and value counts of a solve (:mod:`.solver`; any deck size, no
+    work)."""
     counts = composition_counts(ranks, suits)
     n = ranks * suits
     vectors = 0
@@ -94,7 +95,7 @@ class Sizing:
 
 
 def sizing(ranks: int, suits: int) -> Sizing:
-    """What :func:`solve` needs for a ranks x suits deck (exact counts, no work).
+    """What a solve (:mod:`.solver`) needs for a ranks x suits deck (exact counts, no work).
 
     In memory, a solve holds two buffers the size of the largest layer.  Out of core, each
     layer is a file: the current one is written in order from a buffer, the previous one is
