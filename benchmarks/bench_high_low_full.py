@@ -1,4 +1,4 @@
-"""Timings of the high_low float layers for real decks (solvers/high_low/float_layers.py).
+"""Timings of the high_low float layers for real decks (solvers/high_low/float_layers/).
 
 Run as ``python benchmarks/bench_high_low_full.py [--study] [--ranks 10,11,12,13]``:
 
@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from solvers import solve  # noqa: E402
-from solvers.high_low import float_layers  # noqa: E402
+from solvers.high_low.float_layers import sizes, solver  # noqa: E402
 
 
 def timed(fn):
@@ -44,8 +44,8 @@ def bench_decks(ranks_list: list[int], suits: int = 4) -> None:
     head = f"{'deck':>6} {'states':>14} {'vectors':>12} {'largest':>10} {'W held':>12}"
     print(head + f" {'GB':>5} {'wall s':>7} {'CPU s':>7}  p")
     for ranks in ranks_list:
-        size = float_layers.size_estimate(ranks, suits)
-        wall, cpu, res = timed(lambda r=ranks: float_layers.solve(r, suits, "lose", "optimal"))
+        size = sizes.size_estimate(ranks, suits)
+        wall, cpu, res = timed(lambda r=ranks: solver.solve(r, suits, "lose", "optimal"))
         print(
             f"{ranks:>3}x{suits:<2} {size.states:14,d} {size.vectors:12,d} "
             f"{size.largest_layer:10,d} {size.layer_values:12,d} {size.total_bytes / 1e9:5.2f} "
@@ -75,8 +75,8 @@ if __name__ == "__main__":
     parser.add_argument("--ranks", default="10,11,12,13", help="ranks of the decks timed")
     parser.add_argument("--study", action="store_true", help="also the six study tasks")
     args = parser.parse_args()
-    float_layers.solve(5, 3, "lose", "optimal", departures=True)  # compile or load the kernels
-    float_layers.solve(5, 3, "lose", "majority")
+    solver.solve(5, 3, "lose", "optimal", departures=True)  # compile or load the kernels
+    solver.solve(5, 3, "lose", "majority")
     bench_decks([int(r) for r in args.ranks.split(",") if r])
     if args.study:
         bench_study()

@@ -13,8 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from solvers.mastermind import optimal as O  # noqa: E402
 from solvers.mastermind import rules as R  # noqa: E402
+from solvers.mastermind.optimal.optimum import optimum, subtree_optimum  # noqa: E402
 
 CASES = [
     (3, 4, None, None),
@@ -36,10 +36,10 @@ def timed(fn):
 
 
 def main() -> None:
-    wall, cpu, _ = timed(lambda: O.optimum(2, 3))
+    wall, cpu, _ = timed(lambda: optimum(2, 3))
     print(f"warm-up (Numba compile or cache load): {wall:.1f} s wall, {cpu:.1f} s CPU")
     for pegs, colours, jar, limit in CASES:
-        wall, cpu, opt = timed(lambda p=pegs, c=colours, j=jar, g=limit: O.optimum(p, c, j, g))
+        wall, cpu, opt = timed(lambda p=pegs, c=colours, j=jar, g=limit: optimum(p, c, j, g))
         name = f"{pegs}x{colours} {'uniform' if jar is None else ','.join(map(str, jar))}"
         name += "" if limit is None else f" at most {limit} guesses"
         print(
@@ -52,7 +52,7 @@ def main() -> None:
         for guess, answer in SUBTREES_4X7:
             q = sum((int(d) - 1) * 7 ** (3 - i) for i, d in enumerate(guess))
             a = R.feedbacks(4).index(answer)
-            wall, cpu, opt = timed(lambda q=q, a=a: O.subtree_optimum(4, 7, None, None, q, a))
+            wall, cpu, opt = timed(lambda q=q, a=a: subtree_optimum(4, 7, None, None, q, a))
             print(
                 f"4x7 subtree {guess}:{answer[0]},{answer[1]}: {len(opt.codes)} codes, "
                 f"total {opt.total}, {wall:.1f} s wall, {cpu:.1f} s CPU, "

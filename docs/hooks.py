@@ -22,7 +22,8 @@ if str(ROOT) not in sys.path:  # `mkdocs build` from a checkout that is not inst
 
 import solvers  # noqa: E402, F401  (importing it registers every family)
 from docs.quoted import expand_quotes  # noqa: E402  (the numbers pages quote from docs/data)
-from solvers.registry import REQUIRED, Family, Param, check_markdown, get_family  # noqa: E402
+from solvers.params import REQUIRED, Param, check_markdown  # noqa: E402
+from solvers.registry import Family, get_family  # noqa: E402
 
 KNOB = "an execution knob: not in the task id"
 MARKER = re.compile(r"<!--\s*(params|strategies|columns):\s*([A-Za-z_][A-Za-z0-9_]*)\s*-->")
@@ -116,7 +117,7 @@ def strategies_of(p: Param, fam: Family) -> str:
 
 
 def check_text(p: Param) -> str:
-    """What the parameter accepts, in the words its checker gives (see ``solvers.registry.Check``).
+    """What the parameter accepts, in the words its checker gives (see ``solvers.params.Check``).
 
     A checker that gives none (a family registered from elsewhere with a plain function) is
     described by the first line of its doc string, or not at all.

@@ -1,6 +1,6 @@
 """Task ids in bulk: NumPy arrays instead of a Python string per task.
 
-A task id is 20 hex digits (:func:`solvers.registry.task_id`).  Millions of them held as
+A task id is 20 hex digits (:func:`solvers.task_ids.task_id`).  Millions of them held as
 Python strings in a set cost ~90 bytes each and seconds to build; here they are a byte-string
 array (20 bytes each, read straight from a Parquet column's buffer) with 64-bit keys for the
 lookups: binary search on ``uint64`` is ~10x faster than on 20-byte strings (measured at

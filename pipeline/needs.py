@@ -35,9 +35,11 @@ import numpy as np
 from pipeline.backends.base import Workers
 from pipeline.config import StudyError
 from pipeline.ids import IdSet, id_array
-from solvers.grid import Grid, RecordingTask
+from solvers.axes_read import call_per_class
+from solvers.grid import Grid
 from solvers.kit.longtask import DAMAGED, SEALS, SHARED, Budget, Need, format_bytes
-from solvers.registry import Task, get_family, identity_params
+from solvers.registry import Task, get_family
+from solvers.task_ids import identity_params
 
 
 def budgeted(workers: Workers, memory_budget: Any) -> Workers:
@@ -479,22 +481,16 @@ def _need_classes(
     grid: Grid, keep: np.ndarray | None, needs: Callable[[Task, int], Any], workers: int
 ) -> tuple[list[tuple[str, Task, Any, int, int]], list[int]]:
     """:func:`grid_needs`'s classes, each with its first position, and the axes read."""
-    axis_of = {name: i for i, name in enumerate(grid.names)}
-    read: set[int] = set()
-    while True:
-        out, grew = [], False
-        for position, count in _class_heads(grid, keep, sorted(read)):
+
+    def classes(axes: list[int]) -> Iterator[tuple[tuple[str, Task, int, int], Task]]:
+        for position, count in _class_heads(grid, keep, axes):
             tid, task = next(grid.tasks_at([position]))
-            recorder = RecordingTask(task)
-            need = needs(recorder, workers)
-            seen = recorder.axes_read(axis_of)
-            if not seen <= read:
-                read |= seen
-                grew = True
-                break
-            out.append((tid, task, need, count, position))
-        if not grew:
-            return out, sorted(read)
+            yield (tid, task, count, position), task
+
+    axis_of = {name: i for i, name in enumerate(grid.names)}
+    axes, called = call_per_class(classes, lambda task: needs(task, workers), axis_of)
+    out = [(tid, task, need, count, position) for (tid, task, count, position), _, need in called]
+    return out, axes
 
 
 def _class_heads(grid: Grid, keep: np.ndarray | None, axes: list[int]) -> list[tuple[int, int]]:

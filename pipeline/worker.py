@@ -143,7 +143,7 @@ def batch_rows(
 
     With ``timeout`` (seconds), each task runs in a forked child that is killed when the
     time is up; the task then gets an error row saying so.  ``cluster`` is handed to tasks
-    that split their work over the cluster they run on (see ``Family.split``).  With
+    that split their work over the cluster they run on (``Family.run_over_cluster``).  With
     ``setup``, each task runs inside its :class:`~solvers.kit.longtask.TaskContext` (budget,
     checkpoints, progress), and the ids of ok tasks that left a checkpoint folder are
     appended to ``checkpointed`` (the driver clears those folders once the rows are stored).

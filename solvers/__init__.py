@@ -19,16 +19,8 @@ import os
 import pkgutil
 from importlib.metadata import entry_points
 
-from solvers.registry import (
-    Family,
-    Param,
-    TaskError,
-    families,
-    get_family,
-    register,
-    solve,
-    validate,
-)
+from solvers.params import Param
+from solvers.registry import Family, TaskError, families, get_family, register, solve, validate
 
 __all__ = [
     "Family",

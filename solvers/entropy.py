@@ -71,7 +71,7 @@ _NEAR_ONE = 0.5  # |r - 1| below this uses the expm1/log1p form of the Renyi ent
 
 
 # What each check accepts, in words (literal values in backticks): the manual's parameter
-# tables print them (solvers.registry.described) and the checks' messages say them.
+# tables print them (solvers.params.described) and the checks' messages say them.
 ORDER_WORDS = "a number of at least 0 (`inf` allowed)"
 DEGREE_WORDS = "a finite number of at least 0"
 LOG_BASE_WORDS = "a finite number above 0, other than 1"

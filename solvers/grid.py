@@ -31,21 +31,17 @@ from typing import Any
 
 import numpy as np
 
+from solvers.axes_read import RecordingTask, call_per_class
 from solvers.registry import (
     Family,
     Task,
     TaskError,
     checked_params,
     fresh_copy,
-    id_json,
-    id_piece,
-    json_text,
-    knob_names,
-    omitted_if_none,
     param_value,
     strategy_kind,
-    task_id,
 )
+from solvers.task_ids import id_json, id_piece, json_text, knob_names, omitted_if_none, task_id
 
 Axes = Sequence[tuple[str, Sequence[Any]]]
 
@@ -264,93 +260,36 @@ def _literal(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-class RecordingTask(dict):
-    """A task that notes the keys a function of it reads (a whole-task check, a family's
-    ``needs``), and whether it looked at all of them (iterating, copying, comparing: then
-    every axis counts as read)."""
-
-    def __init__(self, task: Task):
-        super().__init__(task)
-        self.read: set[str] = set()
-        self.everything = False
-
-    def __getitem__(self, key):
-        self.read.add(key)
-        return dict.__getitem__(self, key)
-
-    def get(self, key, default=None):
-        self.read.add(key)
-        return dict.get(self, key, default)
-
-    def __contains__(self, key):
-        self.read.add(key)
-        return dict.__contains__(self, key)
-
-    def axes_read(self, axis_of: Mapping[str, int]) -> set[int]:
-        """The numbers (``axis_of``: axis name -> number) of the axes read so far: every
-        axis once the whole task was looked at."""
-        if self.everything:
-            return set(axis_of.values())
-        return {axis_of[k] for k in self.read if k in axis_of}
-
-    def _whole(self):
-        self.everything = True
-        return self
-
-    def keys(self):
-        return dict.keys(self._whole())
-
-    def values(self):
-        return dict.values(self._whole())
-
-    def items(self):
-        return dict.items(self._whole())
-
-    def copy(self):
-        return dict.copy(self._whole())
-
-    def __iter__(self):
-        return dict.__iter__(self._whole())
-
-    def __len__(self):
-        return dict.__len__(self._whole())
-
-    def __eq__(self, other):
-        return dict.__eq__(self._whole(), other)
-
-    __hash__ = None
-
-
 def _checked_classes(
     fam: Family, base: Task, names: list[str], canon: list[list[Any]]
 ) -> tuple[tuple[int, ...], dict[tuple[int, ...], dict[str, Any]]]:
     """(the axes the family's whole-task check reads, the values it filled in per class).
 
     Runs the check once per combination of the axes it reads (every other axis at its first
-    value: the class's first task in grid order), learning those axes as it goes: a check
-    that reads a new axis restarts the walk with it.  Sound for a check that is a function of
-    the values it reads through the task; a check that iterates over the task is run on every
+    value: the class's first task in grid order), learning those axes as it goes
+    (:func:`solvers.axes_read.call_per_class`).  Sound for a check that is a function of the
+    values it reads through the task; a check that iterates over the task is run on every
     combination.
     """
+
+    def classes(axes: list[int]) -> Iterator[tuple[tuple[int, ...], Task]]:
+        for combo in itertools.product(*(range(len(canon[i])) for i in axes)):
+            task = dict(base)
+            for i, j in zip(axes, combo, strict=True):
+                task[names[i]] = fresh_copy(canon[i][j])
+            yield combo, task
+
+    def check(task: RecordingTask) -> dict[str, Any]:
+        """The task's values before the check (what it fills in is what differs after)."""
+        before = dict(dict.items(task))
+        fam.check_task(task)
+        return before
+
     axis_of = {name: i for i, name in enumerate(names)}
-    read: set[int] = set()
-    while True:
-        order = sorted(read)
-        filled: dict[tuple[int, ...], dict[str, Any]] = {}
-        grew = False
-        for combo in itertools.product(*(range(len(canon[i])) for i in order)):
-            task = RecordingTask(base)
-            for i, j in zip(order, combo, strict=True):
-                dict.__setitem__(task, names[i], fresh_copy(canon[i][j]))
-            before = dict(dict.items(task))
-            fam.check_task(task)
-            seen = task.axes_read(axis_of)
-            if not seen <= read:
-                read |= seen
-                grew = True
-                break
-            fill = {k: v for k, v in dict.items(task) if v is not before.get(k)}
-            if fill:
-                filled[combo] = fill
-        if not grew:
-            return tuple(order), filled
+    axes, called = call_per_class(classes, check, axis_of)
+    filled: dict[tuple[int, ...], dict[str, Any]] = {}
+    for combo, task, before in called:
+        fill = {k: v for k, v in dict.items(task) if v is not before.get(k)}
+        if fill:
+            filled[combo] = fill
+    return tuple(axes), filled

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from solvers.registry import Param, Task, TaskError, described
+from solvers.params import Param, described
+from solvers.registry import Task, TaskError
 
 OWN = "own"  # in Param.strategies: the parameter applies to strategies of one's own
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")

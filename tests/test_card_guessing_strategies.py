@@ -15,7 +15,7 @@ from math import factorial, prod
 import numpy as np
 import pytest
 
-from solvers import TaskError, registry, solve
+from solvers import TaskError, solve, task_ids
 from solvers.card_guessing.brute_force import yes_no_orders
 from solvers.card_guessing.exact import belief_players, entropy_weighted, yes_no
 from solvers.card_guessing.simulation import shuffled_decks
@@ -222,7 +222,7 @@ def test_monte_carlo_games_are_seeded_by_the_task_id(monkeypatch):
     first = games()
     assert games() == first and games(tie_break="lowest") == first
     another = validate({**task, "n_games": 501})
-    monkeypatch.setattr(yes_no_tasks, "task_rng", lambda _: registry.task_rng(another))
+    monkeypatch.setattr(yes_no_tasks, "task_rng", lambda _: task_ids.task_rng(another))
     assert games() != first
 
 

@@ -23,7 +23,8 @@ from solvers.card_guessing.exact import yes_no
 from solvers.card_guessing.simulation import persistent
 from solvers.card_guessing.tasks import float_tasks
 from solvers.card_guessing.uniform_deck import in_memory, ranks
-from solvers.registry import task_id, validate
+from solvers.registry import validate
+from solvers.task_ids import task_id
 from tests.helpers.pages import ranks_table
 
 REL = 1e-12

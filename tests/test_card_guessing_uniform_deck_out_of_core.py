@@ -270,9 +270,9 @@ def test_ranked_task_goes_out_of_core_when_the_budget_is_short(tmp_path):
     short.interval = 0.0
     short.__post_init__()
     with longtask.using(short):
-        assert fam.splits(task)
+        assert fam.spreads_over_cluster(task)
         row = solve(task)[0]
-    assert not fam.splits(task)  # the default budget (this machine's memory) holds it
+    assert not fam.spreads_over_cluster(task)  # the default budget (this machine's memory) holds it
     assert row["expected_score"] == in_memory.solve([4] * 5).expected_score
     assert (tmp_path / "ck" / "layer-000").is_file()  # layers were files: checkpoints
     assert reports and reports[-1].done == reports[-1].total and reports[-1].unit == "ranks"

@@ -14,16 +14,9 @@ import pytest
 import yaml
 
 from solvers import TaskError, families, get_family, solve, validate
-from solvers.registry import (
-    FloatCheck,
-    IntCheck,
-    IntListCheck,
-    OrAbsent,
-    check_markdown,
-    one_of,
-    row_columns,
-    task_id,
-)
+from solvers.params import FloatCheck, IntCheck, IntListCheck, OrAbsent, check_markdown, one_of
+from solvers.registry import row_columns
+from solvers.task_ids import task_id
 from tests.helpers.repository import ROOT
 from tests.helpers.task_ids import reference_task_id
 

@@ -17,7 +17,7 @@ import pytest
 
 from solvers import families, get_family
 from solvers.mastermind import HARD_MAX_CODES
-from solvers.registry import check_markdown
+from solvers.params import check_markdown
 from tests.helpers.folders import copy_outputs
 from tests.helpers.repository import ROOT
 

@@ -16,7 +16,9 @@ from pipeline.store import StoredIds
 from pipeline.study import plan, planned
 from solvers import registry
 from solvers.grid import Grid, _product_from, runs
-from solvers.registry import Family, Param, TaskError, as_int, task_id, validate
+from solvers.params import Param, as_int
+from solvers.registry import Family, TaskError, validate
+from solvers.task_ids import task_id
 
 
 @given(

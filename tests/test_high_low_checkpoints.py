@@ -1,4 +1,4 @@
-"""The high_low float layers as a long task (``solvers/high_low/float_layers.py`` through
+"""The high_low float layers as a long task (``solvers/high_low/float_layers/`` through
 ``solvers/kit/longtask.py``): memory need against the budget, layers in memory or on disk,
 checkpoints of finished layers and resuming after a kill, progress.
 
@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solvers.high_low import deck, estimated_seconds, float_layers, needs
+from solvers.high_low import deck, estimated_seconds, needs
+from solvers.high_low.float_layers import coding, sizes, solver
 from solvers.kit.longtask import Budget, Checkpoints, TaskContext
 from solvers.registry import TaskError, validate
 from tests.helpers.commands import cli_run_in_process
@@ -38,7 +39,7 @@ def context(folder: Path | None = None, budget: Budget = PLENTY, sink=None) -> T
     return TaskContext(budget, checkpoints=ckpt, sink=sink, interval=0.0)
 
 
-def same_solution(a: float_layers.Result, b: float_layers.Result) -> None:
+def same_solution(a: solver.Result, b: solver.Result) -> None:
     assert a.p == pytest.approx(b.p, rel=1e-12, abs=0)
     assert (a.states, a.departures, a.checked, a.uneven) == (
         b.states,
@@ -58,9 +59,9 @@ def test_layers_on_disk_equal_exact(tmp_path, ranks, suits, ties, policy):
     same states and departures as layers in memory."""
     exact, _ = deck.p_perfect(ranks, suits, ties, policy)
     dep = policy == "optimal"
-    memory = float_layers.solve(ranks, suits, ties, policy, dep, "memory", context())
-    spilled = float_layers.solve(ranks, suits, ties, policy, dep, "disk", context())
-    kept = float_layers.solve(ranks, suits, ties, policy, dep, "disk", context(tmp_path))
+    memory = solver.solve(ranks, suits, ties, policy, dep, "memory", context())
+    spilled = solver.solve(ranks, suits, ties, policy, dep, "disk", context())
+    kept = solver.solve(ranks, suits, ties, policy, dep, "disk", context(tmp_path))
     assert (memory.storage, spilled.storage, kept.storage) == ("memory", "disk", "disk")
     for result in (memory, spilled, kept):
         assert close(result.p, exact)
@@ -71,12 +72,12 @@ def test_layers_on_disk_equal_exact(tmp_path, ranks, suits, ties, policy):
 def test_layers_on_disk_written_in_many_parts(tmp_path, monkeypatch, buffer):
     """On disk a layer is computed in parts of at most BUFFER values (at least one chunk):
     tiny buffers split every length into many parts, with the same values and counts."""
-    monkeypatch.setattr(float_layers, "BUFFER", buffer)
-    memory = float_layers.solve(6, 3, "lose", "optimal", True, "memory", context())
-    parts = float_layers.solve(6, 3, "lose", "optimal", True, "disk", context(tmp_path))
+    monkeypatch.setattr(sizes, "BUFFER", buffer)
+    memory = solver.solve(6, 3, "lose", "optimal", True, "memory", context())
+    parts = solver.solve(6, 3, "lose", "optimal", True, "disk", context(tmp_path))
     assert parts.p == memory.p
     same_solution(parts, memory)
-    majority = float_layers.solve(6, 3, "win", "majority", False, "disk", context())
+    majority = solver.solve(6, 3, "win", "majority", False, "disk", context())
     assert close(majority.p, deck.p_perfect(6, 3, "win", "majority")[0])
 
 
@@ -85,12 +86,12 @@ def test_checkpoints_keep_only_the_last_finished_layer(tmp_path, storage):
     """Each finished layer is committed and the one before it dropped: after a solve the
     folder holds the last layer before the full deck, with its counts."""
     ctx = context(tmp_path)
-    result = float_layers.solve(5, 3, "lose", "optimal", True, storage, ctx)
+    result = solver.solve(5, 3, "lose", "optimal", True, storage, ctx)
     assert ctx.checkpoints.finished() == {"layer-014"}
     assert (result.resumed_from, result.layers_solved) == (0, 15)
     piece = ctx.checkpoints.load_path("layer-014")
-    sizes = float_layers.group_sizes(5, 3)
-    count = int(float_layers.layer_bases(sizes, 14)[-1])
+    groups = coding.group_sizes(5, 3)
+    count = int(coding.layer_bases(groups, 14)[-1])
     assert (piece / "w.f64").stat().st_size == 8 * count
     with np.load(piece / "meta.npz") as meta:
         assert json.loads(str(meta["identity"]))["ranks"] == 5
@@ -99,7 +100,7 @@ def test_checkpoints_keep_only_the_last_finished_layer(tmp_path, storage):
 KILLED = """
 import os, signal, sys
 from pathlib import Path
-from solvers.high_low import float_layers
+from solvers.high_low.float_layers import solver
 from solvers.kit.longtask import Budget, Checkpoints, TaskContext
 
 folder, storage, policy, at = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -110,7 +111,7 @@ def sink(report):
 
 ckpt = Checkpoints(folder / "ck" / "task", root=folder)
 ctx = TaskContext(Budget(10**12, "test"), checkpoints=ckpt, sink=sink, interval=0.0)
-float_layers.solve(6, 3, "lose", policy, policy == "optimal", storage, ctx)
+solver.solve(6, 3, "lose", policy, policy == "optimal", storage, ctx)
 """
 
 
@@ -138,22 +139,22 @@ def test_resume_after_kill(tmp_path, storage, policy):
     last = int(kept.pop()[-3:])
 
     notes = []
-    again = float_layers.solve(
+    again = solver.solve(
         6, 3, "lose", policy, policy == "optimal", storage,
         context(tmp_path, sink=lambda r: notes.append(r.note)),
     )  # fmt: skip
     assert (again.resumed_from, again.layers_solved) == (last, 18 - last)
     assert notes[0] == f"layer {last} of 18, resumed"
     assert [int(n.split()[1]) for n in notes[1:]] == list(range(last + 1, 19))
-    plain = float_layers.solve(6, 3, "lose", policy, policy == "optimal", storage, context())
+    plain = solver.solve(6, 3, "lose", policy, policy == "optimal", storage, context())
     same_solution(again, plain)
     assert close(again.p, deck.p_perfect(6, 3, "lose", policy)[0])
 
 
 def test_checkpoints_of_another_solve_are_not_used(tmp_path):
     """A layer kept by another solve (other tie rule) in the same folder is ignored."""
-    float_layers.solve(5, 3, "win", "optimal", True, "memory", context(tmp_path))
-    result = float_layers.solve(5, 3, "lose", "optimal", True, "memory", context(tmp_path))
+    solver.solve(5, 3, "win", "optimal", True, "memory", context(tmp_path))
+    result = solver.solve(5, 3, "lose", "optimal", True, "memory", context(tmp_path))
     assert result.resumed_from == 0
     assert close(result.p, deck.p_perfect(5, 3, "lose")[0])
 
@@ -162,8 +163,8 @@ def test_progress_reports_every_layer_in_states():
     """Progress after every layer: states done of all states, 'layer m of n', the last one
     complete."""
     reports = []
-    float_layers.solve(4, 3, "lose", "optimal", False, "memory", context(sink=reports.append))
-    total = float_layers.size_estimate(4, 3).states
+    solver.solve(4, 3, "lose", "optimal", False, "memory", context(sink=reports.append))
+    total = sizes.size_estimate(4, 3).states
     assert [r.note for r in reports] == [f"layer {m} of 12, memory" for m in range(1, 13)]
     assert all(r.unit == "states" and r.total == total for r in reports)
     assert [r.done for r in reports] == sorted(r.done for r in reports)
@@ -176,15 +177,15 @@ def test_progress_reports_every_layer_in_states():
 def test_storage_follows_the_budget(monkeypatch):
     """Both layers in memory when they fit the budget, on disk when only the out-of-core
     need does; refused, naming the need and the budget, when neither does."""
-    monkeypatch.setattr(float_layers, "BUFFER", 16)  # a buffer smaller than 5 x 3's layers
-    size = float_layers.sizing(5, 3)
+    monkeypatch.setattr(sizes, "BUFFER", 16)  # a buffer smaller than 5 x 3's layers
+    size = sizes.sizing(5, 3)
     assert size.out_of_core < size.in_memory
     for budget, where in ((size.in_memory, "memory"), (size.in_memory - 1, "disk")):
         ctx = context(budget=Budget(budget, "test"))
-        assert float_layers.solve(5, 3, context=ctx).storage == where
+        assert solver.solve(5, 3, context=ctx).storage == where
     small = Budget(size.out_of_core - 1, "run.memory_budget=0.2GB")
     with pytest.raises(TaskError) as err:
-        float_layers.solve(5, 3, context=context(budget=small))
+        solver.solve(5, 3, context=context(budget=small))
     message = str(err.value)
     assert err.value.key == "ranks" and "\n" not in message
     assert "needs 300.0 MB of memory per process" in message
@@ -197,11 +198,11 @@ def test_needs_of_the_large_decks():
     task = validate({"family": "high_low", "ranks": 14, "suits": 4, "method": "float"})
     need = needs(task, 1)
     assert need == needs(task, 4)  # one process, whatever the workers
-    assert need.memory == float_layers.OVERHEAD + 3_502_013_080 + 8 * float_layers.BUFFER
+    assert need.memory == sizes.OVERHEAD + 3_502_013_080 + 8 * sizes.BUFFER
     assert need.disk == 6_980_915_648
     assert "4,891,490,532 states" in need.note and "7.3 GB per process" in need.note
-    size = float_layers.sizing(15, 4)
-    assert size.in_memory - float_layers.OVERHEAD == 29_222_878_304
+    size = sizes.sizing(15, 4)
+    assert size.in_memory - sizes.OVERHEAD == 29_222_878_304
     assert needs(validate({"family": "high_low", "n": 6}), 1) is None
     exact = validate({"family": "high_low", "ranks": 3, "suits": 2})
     assert needs(exact, 1) is None

@@ -1,4 +1,4 @@
-"""Tests of the float solver for real decks, ``solvers/high_low/float_layers.py`` (family high_low).
+"""Tests of the float solver for real decks, ``solvers/high_low/float_layers/`` (family high_low).
 
 Higher/lower as in Norvig (2020), *Flipping Cards: A Guessing Game*, played with a real deck
 (ranks x suits, equal ranks can meet); the float path is checked against the exact rational
@@ -15,8 +15,12 @@ import numpy as np
 import pytest
 
 from solvers import solve
-from solvers.high_low import deck, float_layers
-from solvers.registry import task_id, validate
+from solvers.high_low import deck
+from solvers.high_low.float_layers import coding, solver
+from solvers.high_low.float_layers.departures import _occurrence
+from solvers.high_low.float_layers.sizes import size_estimate
+from solvers.registry import validate
+from solvers.task_ids import task_id
 
 TINY = [(2, 2), (3, 2), (2, 3), (1, 3), (4, 2), (2, 4)]
 SMALL = [(5, 3), (4, 4), (6, 3), (3, 5), (2, 6), (13, 1), (9, 2)]
@@ -34,11 +38,11 @@ def close(value: float, exact: Fraction, rel: float = 1e-12) -> bool:
 def test_float_equals_exact(ranks, suits, ties, policy):
     """P(no wrong call) in float64 = the exact fraction to 1e-12 relative; same states."""
     exact, exact_states = deck.p_perfect(ranks, suits, ties, policy)
-    result = float_layers.solve(ranks, suits, ties, policy)
+    result = solver.solve(ranks, suits, ties, policy)
     assert close(result.p, exact)
     assert result.states == exact_states + 1  # the float layers also hold the empty deck
     if policy == "majority":  # nothing merged: every (counts, card showing) state
-        assert result.states == float_layers.size_estimate(ranks, suits).states
+        assert result.states == size_estimate(ranks, suits).states
 
 
 @pytest.mark.slow
@@ -46,7 +50,7 @@ def test_float_equals_exact(ranks, suits, ties, policy):
 def test_float_equals_exact_eight_by_four(policy):
     """The largest deck the exact solver holds by default, 8 x 4, ties lose."""
     exact, _ = deck.p_perfect(8, 4, "lose", policy)
-    assert close(float_layers.p_perfect(8, 4, "lose", policy), exact)
+    assert close(solver.p_perfect(8, 4, "lose", policy), exact)
 
 
 EIGHT_CARDS = {(4, 2), (2, 4)}  # brute force takes seconds on these: slow
@@ -60,31 +64,31 @@ EIGHT_CARDS = {(4, 2), (2, 4)}  # brute force takes seconds on these: slow
 def test_float_against_brute_force(ranks, suits, ties):
     """Optimal: plain game-tree search; majority: every order of the labelled cards."""
     brute = deck.brute_force(ranks, suits, ties)[0]
-    assert close(float_layers.p_perfect(ranks, suits, ties), brute)
+    assert close(solver.p_perfect(ranks, suits, ties), brute)
     majority = deck.majority_by_orders(ranks, suits, ties)
-    assert close(float_layers.p_perfect(ranks, suits, ties, "majority"), majority)
+    assert close(solver.p_perfect(ranks, suits, ties, "majority"), majority)
 
 
 def test_rank_and_unrank_are_inverse():
     """A vector's place in its layer group and back, over every group of 5 x 3."""
-    before = float_layers.rank_table(5, 3)
-    sizes = float_layers.group_sizes(5, 3)
-    bits = float_layers.field_bits(3)
+    before = coding.rank_table(5, 3)
+    sizes = coding.group_sizes(5, 3)
+    bits = coding.field_bits(3)
     for m in range(16):
         for length in range(6):
             codes = [
-                float_layers._unrank(t, length, m - length, bits, before, 3)
+                coding._unrank(t, length, m - length, bits, before, 3)
                 for t in range(sizes[m, length])
             ]
             assert codes == sorted(set(codes))
-            assert [float_layers._rank(c, length, m - length, bits, before) for c in codes] == list(
+            assert [coding._rank(c, length, m - length, bits, before) for c in codes] == list(
                 range(len(codes))
             )
 
 
 def test_size_estimate_counts_vectors():
     """13 x 4: sum of 4**L vectors (L <= 13) and its largest layer, 8,246,242 vectors."""
-    size = float_layers.size_estimate(13, 4)
+    size = size_estimate(13, 4)
     assert size.vectors == sum(4**length for length in range(14))
     assert size.largest_layer == 8_246_242
     assert 1.1e9 < size.states < 1.2e9
@@ -138,7 +142,7 @@ def exact_departures(ranks: int, suits: int, ties: str) -> tuple[int, int, int]:
 def test_departures_equal_exact_count(ranks, suits, ties):
     """The float path's count of states where optimal departs from majority is exact."""
     states, departures, uneven = exact_departures(ranks, suits, ties)
-    result = float_layers.solve(ranks, suits, ties, departures=True)
+    result = solver.solve(ranks, suits, ties, departures=True)
     assert (result.checked, result.departures, result.uneven) == (states, departures, uneven)
     assert (departures > 0) == (
         deck.p_perfect(ranks, suits, ties, "majority")[0] < deck.p_perfect(ranks, suits, ties)[0]
@@ -147,7 +151,7 @@ def test_departures_equal_exact_count(ranks, suits, ties):
 
 def test_departure_records_are_states_of_the_deck():
     """The likeliest departures on 6 x 4: real states, likeliest first, majority call worse."""
-    result = float_layers.solve(6, 4, "lose", departures=True)
+    result = solver.solve(6, 4, "lose", departures=True)
     assert result.top and result.departures >= len(result.top)
     occurrences = [d.occurrence for d in result.top]
     assert occurrences == sorted(occurrences, reverse=True) and 0 < occurrences[0] < 1
@@ -162,7 +166,7 @@ def test_occurrence_is_a_probability_per_layer():
     """Summed over every state with m cards left, the chance a deal passes through is 1."""
     ranks, suits = 4, 3
     lgam = np.array([math.lgamma(i + 1) for i in range(ranks * suits + 1)])
-    bits = float_layers.field_bits(suits)
+    bits = coding.field_bits(suits)
     for m in range(1, ranks * suits):
         total = 0.0
         for length in range(ranks + 1):
@@ -172,14 +176,10 @@ def test_occurrence_is_a_probability_per_layer():
                     continue
                 for pos in range(length + 1):  # gaps
                     if length < ranks:
-                        total += float_layers._occurrence(
-                            ranks, suits, bits, m, length, code, pos, True, lgam
-                        )
+                        total += _occurrence(ranks, suits, bits, m, length, code, pos, True, lgam)
                 for pos in range(length):  # entries
                     if counts[pos] < suits:
-                        total += float_layers._occurrence(
-                            ranks, suits, bits, m, length, code, pos, False, lgam
-                        )
+                        total += _occurrence(ranks, suits, bits, m, length, code, pos, False, lgam)
         assert total == pytest.approx(1.0, rel=1e-12)
 
 
@@ -228,7 +228,7 @@ def test_large_decks_are_accepted_by_the_float_path(ranks, suits):
 def test_monte_carlo_agrees_with_float_majority(ties):
     """The importance-sampled Monte Carlo behind the README's 13 x 4 figures lands within
     three standard errors of the majority rule's value computed exactly on 8 x 4."""
-    exact = float_layers.p_perfect(8, 4, ties, "majority")
+    exact = solver.p_perfect(8, 4, ties, "majority")
     task = dict(family="high_low", ranks=8, suits=4, ties=ties, strategy="majority")
     mc = solve({**task, "method": "monte_carlo", "n_games": 20_000})[0]
     assert 0 < mc["p_perfect_se"] < 0.05 * exact
@@ -275,18 +275,18 @@ def test_summary_shows_gap_and_departures(tmp_path):
 
 def test_next_code_walks_a_group_in_order():
     """_next from a group's first code visits exactly the codes _unrank gives, in order."""
-    before, bits = float_layers.rank_table(6, 4), float_layers.field_bits(4)
-    sizes = float_layers.group_sizes(6, 4)
+    before, bits = coding.rank_table(6, 4), coding.field_bits(4)
+    sizes = coding.group_sizes(6, 4)
     for m in range(1, 25):
         for length in range(1, 7):
             if not sizes[m, length]:
                 continue
-            code, walked = float_layers._unrank(0, length, m - length, bits, before, 4), []
+            code, walked = coding._unrank(0, length, m - length, bits, before, 4), []
             while code >= 0:
                 walked.append(code)
-                code = float_layers._next(code, length, bits, 4)
+                code = coding._next(code, length, bits, 4)
             expected = [
-                float_layers._unrank(t, length, m - length, bits, before, 4)
+                coding._unrank(t, length, m - length, bits, before, 4)
                 for t in range(sizes[m, length])
             ]
             assert walked == expected
@@ -327,6 +327,6 @@ def test_full_deck_majority_agrees_with_published_monte_carlo(ties, published, s
     majority rule on 13 x 4 wins 2.924e-8 +- 7.5e-11 (ties lose), 1.727e-6 +- 5e-9 (ties
     win or push).  The float layers' value is within three standard errors (plus rounding of
     the printed figure)."""
-    majority = float_layers.solve(13, 4, ties, "majority").p
+    majority = solver.solve(13, 4, ties, "majority").p
     rounding = 5e-4 * 10 ** math.floor(math.log10(published))
     assert abs(majority - published) < 3 * se + rounding

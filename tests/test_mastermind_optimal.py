@@ -15,9 +15,12 @@ import pytest
 
 from solvers import TaskError, solve, validate
 from solvers.kit.summary_parts import saved_check
-from solvers.mastermind import optimal as O
 from solvers.mastermind import rules as R
-from solvers.registry import identity_params, task_id
+from solvers.mastermind.optimal.bounds import INF
+from solvers.mastermind.optimal.optimum import Searcher, optimum, subtree_optimum
+from solvers.mastermind.optimal.symmetries import Symmetries
+from solvers.task_ids import identity_params, task_id
+from tests.helpers.mastermind_brute_force import brute_force_cost
 
 
 def row(**task):
@@ -38,35 +41,35 @@ QUICK = [(2, 3), (3, 3), (2, 4)]
 @pytest.mark.parametrize("which", [0, 1, 2], ids=["uniform", "jar1", "jar2"])
 def test_branch_and_bound_equals_brute_force(pegs, colours, which) -> None:
     jar = JARS[colours][which]
-    assert O.optimum(pegs, colours, jar).total == O.brute_force_cost(pegs, colours, jar)
+    assert optimum(pegs, colours, jar).total == brute_force_cost(pegs, colours, jar)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("which", [0, 1, 2], ids=["uniform", "jar1", "jar2"])
 def test_branch_and_bound_equals_brute_force_3x4(which) -> None:
     jar = JARS[4][which]
-    assert O.optimum(3, 4, jar).total == O.brute_force_cost(3, 4, jar)
+    assert optimum(3, 4, jar).total == brute_force_cost(3, 4, jar)
 
 
 @pytest.mark.parametrize(
     ("pegs", "colours", "jar"), [(3, 3, None), (2, 4, None), (3, 3, [10, 6, 4])]
 )
 def test_guess_limit_equals_brute_force(pegs, colours, jar) -> None:
-    free = O.optimum(pegs, colours, jar)
+    free = optimum(pegs, colours, jar)
     top = int(free.guesses.max())
     for limit in range(top - 1, top + 2):
-        want = O.brute_force_cost(pegs, colours, jar, limit)
-        if want >= O.INF:
+        want = brute_force_cost(pegs, colours, jar, limit)
+        if want >= INF:
             with pytest.raises(ValueError, match="within"):
-                O.optimum(pegs, colours, jar, limit)
+                optimum(pegs, colours, jar, limit)
         else:
-            got = O.optimum(pegs, colours, jar, limit)
+            got = optimum(pegs, colours, jar, limit)
             assert got.total == want and got.guesses.max() <= limit
-    assert O.brute_force_cost(pegs, colours, jar, top - 1) >= free.total
+    assert brute_force_cost(pegs, colours, jar, top - 1) >= free.total
 
 
 def test_the_strategy_replays_to_its_total_and_plays_every_code_once() -> None:
-    opt = O.optimum(3, 4, [10, 6, 4, 2])
+    opt = optimum(3, 4, [10, 6, 4, 2])
     weights = np.array(R.code_weights(3, 4, [10, 6, 4, 2]))
     assert sorted(opt.codes.tolist()) == list(range(64))
     assert int((weights[opt.codes] * opt.guesses).sum()) == opt.total
@@ -75,7 +78,7 @@ def test_the_strategy_replays_to_its_total_and_plays_every_code_once() -> None:
 
 def test_optimum_is_at_most_every_heuristic() -> None:
     for jar in (None, [10, 6, 4, 2]):
-        best = O.optimum(3, 4, jar).expected
+        best = optimum(3, 4, jar).expected
         for strategy in ("minimax", "expected_size", "most_parts", "first_feasible"):
             h = solve(
                 {"family": "mastermind", "pegs": 3, "colours": 4, "jar": jar, "strategy": strategy}
@@ -88,7 +91,7 @@ def test_optimum_is_at_most_every_heuristic() -> None:
 
 def test_symmetry_classes_of_first_guesses() -> None:
     """4 pegs, 6 colours: five first guesses up to symmetry (1111, 1112, 1122, 1123, 1234)."""
-    sym = O.Symmetries(4, 6, [1] * 6)
+    sym = Symmetries(4, 6, [1] * 6)
     labels = [R.code_label(q, 4, 6) for q in sym.representatives()]
     assert labels == ["1111", "1112", "1122", "1123", "1234"]
     # a jar keeps only the exchanges of equally weighted colours: 2 pegs, jar 2,1,1 (brute force)
@@ -100,12 +103,12 @@ def test_symmetry_classes_of_first_guesses() -> None:
     ]
     orbits = {frozenset(f(x, y) for f in maps) for x, y in itertools.product(range(3), repeat=2)}
     reps = sorted(min(o) for o in orbits)
-    got = [divmod(int(q), 3) for q in O.Symmetries(2, 3, [2, 1, 1]).representatives()]
+    got = [divmod(int(q), 3) for q in Symmetries(2, 3, [2, 1, 1]).representatives()]
     assert got == reps
 
 
 def test_stabilizer_fixes_the_guess_and_keeps_the_candidate_sets() -> None:
-    sym = O.Symmetries(4, 6, [1] * 6)
+    sym = Symmetries(4, 6, [1] * 6)
     table = R.feedback_table(4, 6)
     q = int("0012", 6)  # 1123
     perms = sym.stabilizer([q])
@@ -116,12 +119,12 @@ def test_stabilizer_fixes_the_guess_and_keeps_the_candidate_sets() -> None:
 
 
 def test_subtrees_add_up_to_the_first_guess_total_and_the_optimum() -> None:
-    search = O.Searcher(3, 4, [10, 6, 4, 2], None)
+    search = Searcher(3, 4, [10, 6, 4, 2], None)
     best = min(search.first_guess_total(int(q)) for q in search.symmetries.representatives())
-    assert best == O.optimum(3, 4, [10, 6, 4, 2]).total
+    assert best == optimum(3, 4, [10, 6, 4, 2]).total
     q = int(search.symmetries.representatives()[-1])
     parts = [
-        O.subtree_optimum(3, 4, [10, 6, 4, 2], None, q, a).total
+        subtree_optimum(3, 4, [10, 6, 4, 2], None, q, a).total
         for a in range(9)
         if (R.feedback_table(3, 4)[q] == a).any()
     ]
@@ -174,13 +177,13 @@ def test_existing_task_ids_do_not_change() -> None:
 
 def test_uniform_rows_have_totals_and_jar_rows_do_not() -> None:
     uniform = row(pegs=2, colours=4)
-    assert uniform["total_guesses"] == O.brute_force_cost(2, 4)
+    assert uniform["total_guesses"] == brute_force_cost(2, 4)
     assert uniform["n_codes"] == 16 and sum(uniform["histogram"]) == 16
     assert abs(sum(uniform["guess_pmf"]) - 1) < 1e-12
     jar = row(pegs=2, colours=4, jar=[3, 1, 1, 2])
     assert jar["total_guesses"] is None
     assert Fraction(jar["expected_guesses_exact"]) == Fraction(
-        O.brute_force_cost(2, 4, [3, 1, 1, 2]), 49
+        brute_force_cost(2, 4, [3, 1, 1, 2]), 49
     )
 
 
@@ -249,7 +252,7 @@ def test_summary_shows_heuristic_minus_optimum_and_adds_up_subtrees(tmp_path) ->
         for r, t in itertools.product([1.0, 2.0], [1.0, 2.0]):
             rows += solve({**game, "strategy": "sharma_mittal", "entropy_r": r, "entropy_t": t})
     table = R.feedback_table(3, 3)
-    for q in O.Symmetries(3, 3, [1, 1, 1]).representatives():
+    for q in Symmetries(3, 3, [1, 1, 1]).representatives():
         label = R.code_label(int(q), 3, 3)
         for a in np.unique(table[q]):
             b, w = R.feedbacks(3)[a]
@@ -268,10 +271,10 @@ def test_summary_shows_heuristic_minus_optimum_and_adds_up_subtrees(tmp_path) ->
     assert len(gaps) == 2 and (gaps[["minimax", "best_sharma_mittal"]] >= 0).all().all()
     assert (tmp_path / "mastermind_gaps.png").stat().st_size > 0
     assert saved_check(tmp_path / "mastermind_gaps.png")[0] == "ok"
-    whole = O.optimum(3, 3)
+    whole = optimum(3, 3)
     assert f"Optimum (all 3 first-guess classes complete): {float(whole.expected):.6f}" in text
     totals = pd.read_parquet(tmp_path / "mastermind_subtree_totals.parquet")
-    assert totals["total_guesses"].min() == whole.total == O.brute_force_cost(3, 3)
+    assert totals["total_guesses"].min() == whole.total == brute_force_cost(3, 3)
 
 
 def test_the_4x7_study_covers_every_first_guess_class_and_answer_once() -> None:
@@ -287,7 +290,7 @@ def test_the_4x7_study_covers_every_first_guess_class_and_answer_once() -> None:
     table = R.feedback_table(4, 7)
     wanted = [
         f"{R.code_label(int(q), 4, 7)}:{b},{w}"
-        for q in O.Symmetries(4, 7, [1] * 7).representatives()
+        for q in Symmetries(4, 7, [1] * 7).representatives()
         for b, w in (R.feedbacks(4)[a] for a in np.unique(table[q]))
     ]
     assert sorted(listed) == sorted(wanted) and len(set(listed)) == len(listed)

@@ -106,7 +106,8 @@ def test_needs_is_asked_once_per_class_of_the_tasks_left_to_run():
     from pipeline.needs import grid_needs
     from solvers.grid import Grid
     from solvers.kit.longtask import Need
-    from solvers.registry import Family, Param, as_int, families, register
+    from solvers.params import Param, as_int
+    from solvers.registry import Family, families, register
 
     if "test_sized" not in families():
         register(

@@ -13,7 +13,8 @@ from tests.helpers.commands import own_family_env, own_study_command
 
 TOY_GAME = '''
 """A toy family: the sum 1 + ... + n, as a game in a dozen lines."""
-from solvers.registry import Family, Param, as_int, register
+from solvers.params import Param, as_int
+from solvers.registry import Family, register
 
 
 def run(task):

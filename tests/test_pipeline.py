@@ -11,7 +11,8 @@ from pipeline.config import StudyError
 from pipeline.run import run_study
 from pipeline.study import plan
 from solvers import Family, Param, register, solve
-from solvers.registry import as_int, families
+from solvers.params import as_int
+from solvers.registry import families
 from tests.helpers.commands import cli, cli_run_in_process
 from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config, run

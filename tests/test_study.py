@@ -49,7 +49,8 @@ def reference_plan(study: dict) -> list[tuple[str, dict]]:
     """The brute-force plan: every combination validated and hashed, first occurrences."""
     import itertools
 
-    from solvers.registry import task_id, validate
+    from solvers.registry import validate
+    from solvers.task_ids import task_id
 
     shared = study.get("grid") or {}
     parts = study.get("grids") or [{"strategies": study.get("strategies")}]

@@ -23,21 +23,17 @@ from solvers.card_guessing.tasks import (
     yes_no_tasks,
 )
 from solvers.own_strategy import is_own, own_params
-from solvers.registry import (
-    Family,
+from solvers.params import (
     FloatCheck,
     IntCheck,
     IntListCheck,
     Param,
-    Row,
-    Task,
-    TaskError,
     described,
     max_states_param,
     one_of,
-    register,
     sharma_mittal_params,
 )
+from solvers.registry import Family, Row, Task, TaskError, register
 
 VERSION = "1"
 FEEDBACKS = ("partial", "complete", "none")
@@ -274,8 +270,8 @@ FAMILY = register(
         run=run,
         check_task=check_task,
         estimate=estimated_seconds,
-        splits=splits_over_cluster,
-        split="solvers.card_guessing:split_rows",
+        spreads_over_cluster=splits_over_cluster,
+        run_over_cluster="solvers.card_guessing:split_rows",
         needs=ranked_tasks.needs,
         columns={
             "expected_score": "float64",

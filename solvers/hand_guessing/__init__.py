@@ -40,20 +40,9 @@ from solvers.hand_guessing.cards import (
     hand_index,
 )
 from solvers.own_strategy import is_own, own_params
-from solvers.registry import (
-    Family,
-    IntCheck,
-    OrAbsent,
-    Param,
-    Row,
-    Task,
-    TaskError,
-    described,
-    exact_columns,
-    register,
-    sharma_mittal_params,
-    task_rng,
-)
+from solvers.params import IntCheck, OrAbsent, Param, described, sharma_mittal_params
+from solvers.registry import Family, Row, Task, TaskError, exact_columns, register
+from solvers.task_ids import task_rng
 
 VERSION = "1"
 SEARCH = "search"

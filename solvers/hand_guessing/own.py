@@ -61,7 +61,8 @@ from solvers.hand_guessing import strategies as S
 from solvers.hand_guessing import table as T
 from solvers.hand_guessing.cards import hand_index
 from solvers.own_strategy import Protocol, QueryMoves, StrategyError, same_belief, shown
-from solvers.registry import Task, task_rng
+from solvers.registry import Task
+from solvers.task_ids import task_rng
 
 PROTOCOL = Protocol(
     {

@@ -4,7 +4,7 @@ Decks: ``n`` distinct cards 1..n, or a real deck of ``ranks`` x ``suits`` cards 
 card is scored by ``ties`` (``lose``, ``win`` or ``push``).  Strategies: ``optimal`` (best chance
 of a perfect game) and ``majority`` (call the side holding more unseen cards, "higher" on a
 tie).  ``method``: ``exact`` (integers, then fractions), ``float`` (NumPy for distinct
-cards; Numba layers for real decks, float_layers.py: sized by the memory budget of where it
+cards; Numba layers for real decks, float_layers/: sized by the memory budget of where it
 runs, layers on disk when short, checkpointed and resumed) or ``monte_carlo``
 (``n_games`` seeded games, any deck, majority rule).  The expected
 number of right calls is always the best possible when play goes on after a miss, computed
@@ -25,23 +25,13 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from solvers.high_low import deck, distinct, float_layers, own
+from solvers.high_low import deck, distinct, own
+from solvers.high_low.float_layers import departures, sizes, solver
 from solvers.kit.longtask import Need
 from solvers.own_strategy import is_own, own_params
-from solvers.registry import (
-    Family,
-    IntCheck,
-    OrAbsent,
-    Param,
-    Row,
-    Task,
-    TaskError,
-    exact_columns,
-    max_states_param,
-    one_of,
-    register,
-    task_rng,
-)
+from solvers.params import IntCheck, OrAbsent, Param, max_states_param, one_of
+from solvers.registry import Family, Row, Task, TaskError, exact_columns, register
+from solvers.task_ids import task_rng
 
 VERSION = "1"
 STRATEGIES = ("optimal", "majority")
@@ -103,18 +93,18 @@ def check_task(task: Task) -> None:
 def check_float_deck(ranks: int, suits: int) -> None:
     """Refuse a real deck whose count vectors do not fit the float path's codes; its memory
     is weighed against the budget of where it runs (:func:`needs`)."""
-    float_layers.check_deck(ranks, suits)
+    sizes.check_deck(ranks, suits)
 
 
 def needs(task: Task, workers: int) -> Need | None:
     """The float path's need for a real deck: one process (Numba threads over a layer),
     whatever ``workers``; its smallest memory is with the layers on disk, and the solve
-    keeps both in memory when the budget allows (:func:`float_layers.choose_storage`).
+    keeps both in memory when the budget allows (:func:`float_layers.sizes.choose_storage`).
     None for the other methods (small) and for distinct cards (O(n) floats)."""
     if task["method"] != "float" or task["n"] is not None or is_own(task):
         return None
-    size = float_layers.sizing(task["ranks"], task["suits"])
-    layers = float_layers.layer_states(task["ranks"], task["suits"])
+    size = sizes.sizing(task["ranks"], task["suits"])
+    layers = sizes.layer_states(task["ranks"], task["suits"])
     return Need(
         memory=size.out_of_core,
         disk=size.disk,
@@ -130,7 +120,7 @@ def estimated_seconds(task: Task) -> float | None:
     path on a real deck only, from its states; None for the other methods."""
     if task["method"] != "float" or task["n"] is not None or is_own(task):
         return None
-    return SECONDS_PER_STATE * float_layers.size_estimate(task["ranks"], task["suits"]).states
+    return SECONDS_PER_STATE * sizes.size_estimate(task["ranks"], task["suits"]).states
 
 
 def distinct_expected(n: int) -> Fraction:
@@ -189,16 +179,14 @@ def float_deck_columns(ranks: int, suits: int, ties: str, strategy: str) -> Row:
 
 
 @functools.lru_cache(maxsize=2)
-def float_deck_solution(
-    ranks: int, suits: int, equal_ok: bool, strategy: str
-) -> float_layers.Result:
-    """float_layers.solve, kept for the next task: ties win and push give the same perfect
+def float_deck_solution(ranks: int, suits: int, equal_ok: bool, strategy: str) -> solver.Result:
+    """float_layers.solver.solve, kept for the next task: ties win and push give the same perfect
     games."""
     ties = "win" if equal_ok else "lose"
-    return float_layers.solve(ranks, suits, ties, strategy, departures=strategy == "optimal")
+    return solver.solve(ranks, suits, ties, strategy, departures=strategy == "optimal")
 
 
-def departure_record(d: float_layers.Departure) -> dict[str, Any]:
+def departure_record(d: departures.Departure) -> dict[str, Any]:
     """A departure as plain JSON-able values."""
     below, same, above = d.state
     return {

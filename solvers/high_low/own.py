@@ -38,7 +38,7 @@ the task stops with an error row when they pass ``max_states`` (a belief holding
 the counts multiplies them).
 
 Monte Carlo (``method: monte_carlo``), seeded from the task's id
-(:func:`solvers.registry.task_rng`), plays ``n_games`` games of each of two kinds:
+(:func:`solvers.task_ids.task_rng`), plays ``n_games`` games of each of two kinds:
 
 - shuffled decks played in full: ``expected_correct`` is the mean number of right calls and
   ``expected_correct_se`` its standard error (the sample standard deviation over the square
@@ -78,7 +78,8 @@ from solvers.own_strategy import (
     shown,
     strategy_words,
 )
-from solvers.registry import Row, Task, TaskError, exact_columns, task_rng
+from solvers.registry import Row, Task, TaskError, exact_columns
+from solvers.task_ids import task_rng
 
 PROTOCOL = Protocol(
     {

@@ -231,7 +231,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-# ------------------------------------------------ optimal against majority (float_layers.py)
+# ------------------------------------------------ optimal against majority (float_layers/)
 
 SHOWN_DEPARTURES = 6  # likeliest departing states listed per deck and tie rule
 

@@ -12,7 +12,7 @@ to its own handler as the block ends (the command's: the run stops with its one 
 compiled code itself cannot be interrupted anyway: Ctrl-C takes effect as the kernel returns,
 at the end of the layer or chunk it computes.  The ranked solver's kernels
 (``solvers/card_guessing/uniform_deck``) call back; high/low's layer kernel does not
-(``solvers/high_low/float_layers.py``: none seen over a solve, in memory or on disk).
+(``solvers/high_low/float_layers/layer.py``: none seen over a solve, in memory or on disk).
 """
 
 from __future__ import annotations

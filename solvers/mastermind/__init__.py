@@ -46,19 +46,8 @@ from solvers.mastermind.rules import (
     feedbacks,
 )
 from solvers.own_strategy import is_own, own_params
-from solvers.registry import (
-    Family,
-    IntCheck,
-    OrAbsent,
-    Param,
-    Row,
-    Task,
-    TaskError,
-    described,
-    exact_columns,
-    register,
-    sharma_mittal_params,
-)
+from solvers.params import IntCheck, OrAbsent, Param, described, sharma_mittal_params
+from solvers.registry import Family, Row, Task, TaskError, exact_columns, register
 
 VERSION = "1"
 STRATEGIES = (

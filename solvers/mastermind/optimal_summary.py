@@ -163,7 +163,7 @@ def _counts(histogram: object) -> np.ndarray:
 
 def first_guess_classes(pegs: int, colours: int, jar: str) -> int:
     """How many symmetry classes of first guesses the game has."""
-    from solvers.mastermind.optimal import Symmetries
+    from solvers.mastermind.optimal.symmetries import Symmetries
 
     weights = [1] * colours if jar == "uniform" else [Fraction(w) for w in jar.split(",")]
     return len(Symmetries(int(pegs), int(colours), weights).representatives())

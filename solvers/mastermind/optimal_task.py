@@ -10,9 +10,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from solvers.mastermind.optimal import fixed_first_optimum, optimum, subtree_optimum
+from solvers.mastermind.optimal.optimum import fixed_first_optimum, optimum, subtree_optimum
 from solvers.mastermind.rules import code_label, code_weights, feedback_table, feedbacks
-from solvers.registry import TaskError, described, exact_columns
+from solvers.params import described
+from solvers.registry import TaskError, exact_columns
 
 DEFAULT_MAX_SEARCH_CODES = 1296  # 4 x 6: about 15 s of CPU and 240 MB
 SECONDS_4X6 = 15  # measured (benchmarks/bench_mastermind_optimal.py), for the refusal's estimate

@@ -30,7 +30,8 @@ import math
 import numba
 import numpy as np
 
-from solvers.registry import Family, IntCheck, Param, Row, Task, register
+from solvers.params import IntCheck, Param
+from solvers.registry import Family, Row, Task, register
 
 VERSION = "1"
 MAX_N = 2000

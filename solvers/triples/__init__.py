@@ -25,20 +25,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from solvers.registry import (
-    Family,
-    IntCheck,
-    OrAbsent,
-    Param,
-    Row,
-    Task,
-    TaskError,
-    exact_columns,
-    max_states_param,
-    one_of,
-    register,
-    task_rng,
-)
+from solvers.params import IntCheck, OrAbsent, Param, max_states_param, one_of
+from solvers.registry import Family, Row, Task, TaskError, exact_columns, register
+from solvers.task_ids import task_rng
 from solvers.triples import chain, simulate, win
 
 VERSION = "1"

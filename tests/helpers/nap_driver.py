@@ -14,7 +14,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from solvers import Family, Param, register  # noqa: E402
-from solvers.registry import as_float, as_int, families  # noqa: E402
+from solvers.params import as_float, as_int  # noqa: E402
+from solvers.registry import families  # noqa: E402
 
 
 def _nap(task: dict) -> list[dict]:

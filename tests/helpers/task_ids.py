@@ -8,7 +8,8 @@ import json
 
 def reference_task_id(task) -> str:
     """Task ids as defined: SHA-256 of the sorted, compact JSON of version and parameters."""
-    from solvers.registry import get_family, identity_params
+    from solvers.registry import get_family
+    from solvers.task_ids import identity_params
 
     payload = json.dumps(
         {"version": get_family(task["family"]).version, "params": identity_params(task)},

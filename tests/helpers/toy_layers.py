@@ -22,7 +22,8 @@ import uuid
 from pathlib import Path
 
 from solvers.kit import longtask
-from solvers.registry import Family, Param, as_float, as_int, register
+from solvers.params import Param, as_float, as_int
+from solvers.registry import Family, register
 
 
 def needs(task, workers):
@@ -70,7 +71,7 @@ def split(task, cluster):
 
 register(Family(
     name="toy_layers", version="1", run=run, needs=needs,
-    splits=lambda task: task["split"], split="toylong:split",
+    spreads_over_cluster=lambda task: task["split"], run_over_cluster="toylong:split",
     columns={"total": "int64", "budget": "int64", "workers": "int64", "kept": "bool"},
     params=(
         Param("layers", lambda v: as_int(v, low=1), 4, "layers", dtype="int64"),

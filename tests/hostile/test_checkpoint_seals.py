@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from solvers.card_guessing.uniform_deck import out_of_core
-from solvers.high_low import float_layers
+from solvers.high_low.float_layers import solver
 from solvers.kit import longtask
 from solvers.kit.longtask import DAMAGED, SEALS, Budget, Checkpoints, TaskContext
 
@@ -474,13 +474,13 @@ def high_low(tmp_path_factory):
     """The uninterrupted solution, and folders of solves stopped after layer 9 (layers in
     memory and on disk; and another tie rule's, on disk)."""
     root = tmp_path_factory.mktemp("high_low")
-    whole = float_layers.solve(*HL, "memory", hl_context(root / "whole"))
+    whole = solver.solve(*HL, "memory", hl_context(root / "whole"))
     for storage in ("memory", "disk"):
         with pytest.raises(Stop):
-            float_layers.solve(*HL, storage, hl_context(root / storage, stop=9))
+            solver.solve(*HL, storage, hl_context(root / storage, stop=9))
     ranks, suits, _, policy, departures = HL
     with pytest.raises(Stop):
-        float_layers.solve(ranks, suits, "win", policy, departures, "disk",
+        solver.solve(ranks, suits, "win", policy, departures, "disk",
                            hl_context(root / "win", stop=9))  # fmt: skip
     return root, whole
 
@@ -521,7 +521,7 @@ def test_high_low_layers_resume_to_the_uninterrupted_value(high_low, tmp_path, s
     damage, reason = HL_DAMAGE[kind]
     damage(tmp_path / storage)
     lines: list[str] = []
-    again = float_layers.solve(*HL, storage, hl_context(tmp_path / storage, lines.append))
+    again = solver.solve(*HL, storage, hl_context(tmp_path / storage, lines.append))
     same_result(again, whole)
     assert again.resumed_from == 0  # only the last layer is kept: the solve starts over
     assert len(lines) == 1 and reason in lines[0], lines
@@ -533,7 +533,7 @@ def test_high_low_layers_resume_to_the_uninterrupted_value(high_low, tmp_path, s
 def test_high_low_resumes_from_a_layer_that_verifies(high_low, tmp_path):
     root, whole = high_low
     shutil.copytree(root / "disk", tmp_path / "disk")
-    again = float_layers.solve(*HL, "disk", hl_context(tmp_path / "disk", pytest.fail))
+    again = solver.solve(*HL, "disk", hl_context(tmp_path / "disk", pytest.fail))
     same_result(again, whole)
     assert again.resumed_from == 9
 

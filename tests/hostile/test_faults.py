@@ -12,7 +12,8 @@ from pipeline import store
 from pipeline.config import StudyError
 from pipeline.run import run_study
 from solvers import Family, Param, register
-from solvers.registry import as_float, families
+from solvers.params import as_float
+from solvers.registry import families
 from tests.helpers.runs import compose_config
 
 

@@ -19,7 +19,7 @@ import pytest
 from pipeline import claims, store
 from pipeline.config import StudyError
 from pipeline.study_run import prepared
-from solvers.high_low import float_layers
+from solvers.high_low.float_layers import solver
 from solvers.kit.longtask import Budget, TaskContext
 from tests.helpers.commands import own_study_command
 from tests.helpers.nap_driver import nap_overrides, register_nap
@@ -119,7 +119,7 @@ def test_a_second_run_of_the_same_long_task_is_refused_and_the_first_finishes(tm
     assert first.returncode == 0, out + err
     rows = pd.read_parquet(study / "results")
     assert list(rows["status"]) == ["ok"]
-    plain = float_layers.solve(9, 4, "lose", "optimal", True, "memory",
+    plain = solver.solve(9, 4, "lose", "optimal", True, "memory",
                                TaskContext(Budget(10**12, "a test's budget")))  # fmt: skip
     assert rows["p_perfect"].iloc[0] == pytest.approx(plain.p, rel=1e-12, abs=0)
     assert len(list((study / "runs").glob("*.yaml"))) == 1  # the first run's record only

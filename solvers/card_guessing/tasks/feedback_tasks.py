@@ -18,15 +18,8 @@ from fractions import Fraction
 from typing import Any
 
 from solvers.card_guessing.exact import complete_feedback, entropy_bounds, no_feedback
-from solvers.registry import (
-    IntListCheck,
-    Row,
-    Task,
-    TaskError,
-    described,
-    exact_columns,
-    int_words,
-)
+from solvers.params import IntListCheck, described, int_words
+from solvers.registry import Row, Task, TaskError, exact_columns
 
 STRATEGIES_BY_FEEDBACK = {
     "complete": ("optimal", "greedy"),

@@ -45,7 +45,8 @@ from solvers.own_strategy import (
     strategy_words,
     target_class,
 )
-from solvers.registry import Row, Task, TaskError, task_rng
+from solvers.registry import Row, Task, TaskError
+from solvers.task_ids import task_rng
 
 PROTOCOL = Protocol(
     {

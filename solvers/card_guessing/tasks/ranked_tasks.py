@@ -15,7 +15,8 @@ and the disk that takes, before any work.
 
 from __future__ import annotations
 
-from solvers.registry import Row, Task, TaskError, task_rng
+from solvers.registry import Row, Task, TaskError
+from solvers.task_ids import task_rng
 
 STRATEGIES = ("optimal", "greedy", "persistent")
 # ties to the smallest (c, p) pair: greedy's only, on these methods (the parameter table's

@@ -21,17 +21,9 @@ from solvers.card_guessing.exact.entropy_weighted import (
     info_chooser,
     largest_posterior,
 )
-from solvers.registry import (
-    FloatCheck,
-    IntCheck,
-    OrAbsent,
-    Row,
-    Task,
-    TaskError,
-    described,
-    exact_columns,
-    task_rng,
-)
+from solvers.params import FloatCheck, IntCheck, OrAbsent, described
+from solvers.registry import Row, Task, TaskError, exact_columns
+from solvers.task_ids import task_rng
 
 INFO = "info"
 PLAYABLE = ("count_tracker", "constant_decrement")

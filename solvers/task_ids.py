@@ -1,0 +1,97 @@
+"""A task's identity and seed: the deterministic id of a canonical task (the hash of its
+family's version and the parameters a result depends on) and the random generator seeded
+from it."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+from solvers.registry import Task, get_family
+
+
+def identity_params(task: Task) -> Task:
+    """The canonical task without execution knobs: what a result depends on."""
+    knobs = knob_names(task["family"])
+    omitted = omitted_if_none(task["family"])
+    return {
+        k: v for k, v in sorted(task.items()) if k not in knobs and not (v is None and k in omitted)
+    }
+
+
+@functools.cache
+def knob_names(family: str) -> frozenset[str]:
+    """The family's execution knobs: parameters left out of task ids."""
+    return frozenset(p.name for p in get_family(family).params if not p.identity)
+
+
+@functools.cache
+def omitted_if_none(family: str) -> frozenset[str]:
+    """The family's parameters left out of task ids while None (``omit_none_from_id``)."""
+    return frozenset(p.name for p in get_family(family).params if p.omit_none_from_id)
+
+
+def task_id(task: Task) -> str:
+    """A deterministic id for a canonical task: hash of family, parameters, solver version.
+
+    The hash is of ``json.dumps({"version": ..., "params": identity_params(task)},
+    sort_keys=True, separators=(",", ":"), default=str)``, assembled here from each value's
+    own encoding (the same text; :class:`solvers.grid.Grid` reuses the encodings across a grid).
+    """
+    pieces = [id_piece(k, v) for k, v in identity_params(task).items()]
+    return _hashed_id(pieces, json_text(get_family(task["family"]).version))
+
+
+def id_piece(key: str, value: Any) -> str:
+    """``"key":value`` as the id's JSON holds it."""
+    return f"{_json_str(key)}:{json_text(value)}"
+
+
+def _hashed_id(pieces: list[str], version: str) -> str:
+    """The id from the encoded ``"key":value`` pieces (in key order) and the version's JSON."""
+    return _sha_id(id_json(pieces, version))
+
+
+def id_json(pieces: list[str], version: str) -> str:
+    """The JSON text an id hashes, from its ``"key":value`` pieces and the version's JSON."""
+    return f'{{"params":{{{",".join(pieces)}}},"version":{version}}}'
+
+
+def _sha_id(payload: str) -> str:
+    """A task id: the first 20 hex digits of the SHA-256 of the id's JSON text."""
+    return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+_JSON_ARGS: dict[str, Any] = {"sort_keys": True, "separators": (",", ":"), "default": str}
+_JSON_CONSTANTS = {None: "null", True: "true", False: "false"}
+
+
+@functools.lru_cache(maxsize=4096)
+def _json_str(text: str) -> str:
+    return json.dumps(text)
+
+
+def json_text(value: Any) -> str:
+    """``value`` as json.dumps(value, **_JSON_ARGS) writes it, inside or outside a container."""
+    kind = type(value)
+    if value is None or kind is bool:
+        return _JSON_CONSTANTS[value]
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)  # what json writes (-0.0 stays -0.0)
+    if kind is str:
+        return _json_str(value)
+    if kind is list and all(type(v) is int for v in value):
+        return f"[{','.join(map(int.__repr__, value))}]"
+    return json.dumps(value, **_JSON_ARGS)
+
+
+def task_rng(task: Task) -> np.random.Generator:
+    """A NumPy generator seeded from the task's id (Monte Carlo is reproducible per task)."""
+    return np.random.default_rng(np.random.SeedSequence(int(task_id(task), 16)))
