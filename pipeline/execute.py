@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.task_context import LongTaskSetup, finish
-from solvers.kit.longtask import Deferred, current, reset_current, set_current, using
+from solvers.kit.current_task import Deferred, reset_current, set_current, using
+from solvers.kit.task_context import current
 from solvers.registry import Row, get_family, param_columns, solve
 
 
@@ -37,7 +38,7 @@ def batch_rows(
     With ``timeout`` (seconds), each task runs in a forked child that is killed when the
     time is up; the task then gets an error row saying so.  ``cluster`` is handed to tasks
     that split their work over the cluster they run on (see ``Family.split``).  With
-    ``setup``, each task runs inside its :class:`~solvers.kit.longtask.TaskContext` (budget,
+    ``setup``, each task runs inside its :class:`~solvers.kit.task_context.TaskContext` (budget,
     checkpoints, progress), and the ids of ok tasks that left a checkpoint folder are
     appended to ``checkpointed`` (the driver clears those folders once the rows are stored).
     """
@@ -105,7 +106,8 @@ def solve_with_timeout(task: dict, seconds: float, cluster: Any = None) -> list[
     """solve(task) in a forked child process, killed after ``seconds``.
 
     The child's progress reports come back through the same pipe as its result, each a
-    frame of its own, and go to the parent's task context (:func:`solvers.kit.longtask.current`).
+    frame of its own, and go to the parent's task context
+    (:func:`solvers.kit.task_context.current`).
     """
     read_fd, write_fd = os.pipe()
     parent = current()

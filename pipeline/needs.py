@@ -4,7 +4,7 @@
   ``run.memory_budget`` if set (refused over the most a process has there), else what the
   backend answers of its workers (``workers(cluster)``, :mod:`pipeline.backends`).
 - **The refusal** (:func:`check_needs`): ``stage=plan`` and ``stage=run`` ask each class of
-  tasks left to run its :class:`~solvers.kit.longtask.Need` through ``Family.needs``; a need
+  tasks left to run its :class:`~solvers.kit.budget.Need` through ``Family.needs``; a need
   over the budget, or a disk need over the free disk of the study folder, stops the study
   with one line (a StudyError: exit status 2).  When the free disk holds the checkpoints of
   only a few tasks at once, :attr:`Needed.at_once` says how many (:func:`fitting`).
@@ -36,7 +36,9 @@ from pipeline.backends.base import Workers
 from pipeline.config import StudyError
 from pipeline.ids import IdSet, id_array
 from solvers.grid import Grid, RecordingTask
-from solvers.kit.longtask import DAMAGED, SEALS, SHARED, Budget, Need, format_bytes
+from solvers.kit.budget import Budget, Need
+from solvers.kit.checkpoints import DAMAGED, SEALS, SHARED
+from solvers.kit.words import format_bytes
 from solvers.registry import Task, get_family, identity_params
 
 
@@ -71,7 +73,7 @@ def free_disk(path: Path) -> int:
 
 CHECKPOINTS = "checkpoints"  # <study>/checkpoints/<task id>/ (pipeline.task_context)
 _TASK_ID = re.compile(r"[0-9a-f]{20}")
-_PIECE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,199}")  # solvers.kit.longtask's names
+_PIECE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,199}")  # solvers.kit.checkpoints' names
 
 
 @dataclass(frozen=True)

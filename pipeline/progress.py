@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from pipeline.task_context import TOPIC, WARNINGS
-from solvers.kit.longtask import Progress
+from solvers.kit.task_progress import Progress
 
 
 def shown(setting: bool | str) -> bool:

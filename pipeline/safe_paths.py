@@ -12,7 +12,7 @@ ever followed:
   ``.running``) is a link or a special file: the run exits 2 naming the path, and touches
   nothing.  So does an entry of ``checkpoints`` or ``checkpoints/shared`` that is not a real
   folder (each is the checkpoint folder of a task or of a shared key).  Below those,
-  :class:`solvers.kit.longtask.Checkpoints` follows no link either: it sets aside, with one
+  :class:`solvers.kit.checkpoints.Checkpoints` follows no link either: it sets aside, with one
   line, an entry of its own (``.seals``, ``damaged``...) that is not what it must be.
 - The readers (:func:`regular_files`, :func:`real_subdirs`) list entries with ``lstat``
   semantics: a link, a FIFO, a socket, a device or a folder named like a results file is

@@ -16,7 +16,7 @@ from tests_support import compose_config
 from pipeline import needs
 from pipeline.config import StudyError
 from pipeline.study_run import prepared
-from solvers.kit.longtask import DAMAGED, SEALS, SHARED
+from solvers.kit.checkpoints import DAMAGED, SEALS, SHARED
 
 STUDY = ["study=ranks_exact", "study.grids.0.grid.deck=[[4,4,4,4,4,4]]", "cluster=sync"]
 STUDY += ["~study.grids.0.strategies.greedy", "~study.grids.0.strategies.persistent"]

@@ -33,7 +33,7 @@ from pipeline.backends import Backend
 from pipeline.config import checked_config, plain
 from pipeline.needs import budgeted
 from pipeline.progress import ProgressBars, postfix
-from solvers.kit.longtask import Progress
+from solvers.kit.task_progress import Progress
 
 TOY = '''
 """A toy long task: the sum of the squares 0..layers-1, one checkpoint piece a layer."""
@@ -42,19 +42,20 @@ import time
 import uuid
 from pathlib import Path
 
-from solvers.kit import longtask
+from solvers.kit.budget import Need
+from solvers.kit.task_context import current
 from solvers.registry import Family, Param, as_float, as_int, register
 
 
 def needs(task, workers):
-    return longtask.Need(
+    return Need(
         memory=task["mem_mb"] * 10**6, disk=task["disk_mb"] * 10**6,
         note=f"{task['layers']} layers",
     )
 
 
 def run(task, client=None):
-    ctx = longtask.current()
+    ctx = current()
     cp = ctx.checkpoints
     fail_at = int(os.environ.get("TOY_FAIL_AT", "-1"))
     gate, gate_at = os.environ.get("TOY_GATE"), int(os.environ.get("TOY_GATE_AT", "-1"))
@@ -86,7 +87,7 @@ def run(task, client=None):
 
 def split(task, cluster):
     """The same sum, each layer's square computed on the cluster (ctx.client())."""
-    return run(task, longtask.current().client())
+    return run(task, current().client())
 
 
 register(Family(
@@ -269,7 +270,7 @@ def test_needs_is_asked_once_per_class_of_the_tasks_left_to_run():
 
     from pipeline.needs import grid_needs
     from solvers.grid import Grid
-    from solvers.kit.longtask import Need
+    from solvers.kit.budget import Need
     from solvers.registry import Family, Param, as_int, families, register
 
     if "test_sized" not in families():

@@ -22,7 +22,8 @@ from pipeline import claims, store
 from pipeline.config import StudyError
 from pipeline.study_run import prepared
 from solvers.high_low import float_layers
-from solvers.kit.longtask import Budget, TaskContext
+from solvers.kit.budget import Budget
+from solvers.kit.task_context import TaskContext
 
 ROOT = Path(__file__).resolve().parents[1]
 

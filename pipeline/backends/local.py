@@ -16,7 +16,8 @@ from pipeline.backends.access_log import access_log_dropped
 from pipeline.backends.base import Runner, Workers, borrowed_client, quiet_dask_logs, worker_budget
 from pipeline.config import StudyError
 from pipeline.heap import no_cyclic_gc
-from solvers.kit.longtask import Budget, format_bytes
+from solvers.kit.budget import Budget
+from solvers.kit.words import format_bytes
 
 WORKER_MEMORY = 256 * 2**20  # what one idle worker process needs, give or take (bytes)
 WORKERS_PER_CORE = 4

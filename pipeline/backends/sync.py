@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from pipeline.backends.base import Runner, Workers
-from solvers.kit.longtask import Budget, format_bytes
+from solvers.kit.budget import Budget
+from solvers.kit.words import format_bytes
 
 
 def check(cluster: Any) -> None:

@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from solvers.high_low import deck, distinct, float_layers, own
-from solvers.kit.longtask import Need
+from solvers.kit.budget import Need
 from solvers.own_strategy import is_own, own_params
 from solvers.registry import (
     Family,

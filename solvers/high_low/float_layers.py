@@ -26,8 +26,8 @@ Sizes (:func:`size_estimate`, :func:`sizing`): ``sum_L suits**L`` vectors over a
 (8.9e7 for 13 x 4, at most 8.2e6 in one layer); two layers of ``W`` are held at once (1.7 GB
 for 13 x 4, 7.0 GB for 14 x 4, 29.2 GB for 15 x 4).
 
-A long task (:mod:`solvers.kit.longtask`): the memory budget of where the solve runs decides where
-the layers live (:func:`choose_storage`): both in memory, or, when only one fits, each layer a
+A long task (:mod:`solvers.kit.task_context`): the memory budget of where the solve runs decides
+where the layers live (:func:`choose_storage`): both in memory, or, when only one fits, each layer a
 file, written in order from a buffer of BUFFER values while the previous layer, memory-mapped,
 is read through the page cache.  A
 layer reads its children at random (a mirror image's values sit anywhere in the previous
@@ -56,7 +56,10 @@ from pathlib import Path
 import numpy as np
 from numba import njit, prange
 
-from solvers.kit import longtask
+from solvers.kit.budget import Budget
+from solvers.kit.checkpoints import Checkpoints
+from solvers.kit.task_context import TaskContext, current
+from solvers.kit.words import format_bytes
 from solvers.registry import TaskError
 
 kernel = njit(cache=True, nogil=True)
@@ -149,9 +152,9 @@ class Sizing:
     def describe(self) -> str:
         """The sizes for a message."""
         return (
-            f"{self.states:,} states: {longtask.format_bytes(self.in_memory)} per process with "
-            f"both layers in memory, {longtask.format_bytes(self.out_of_core)} with the layers "
-            f"on disk ({longtask.format_bytes(self.disk)} of files)"
+            f"{self.states:,} states: {format_bytes(self.in_memory)} per process with "
+            f"both layers in memory, {format_bytes(self.out_of_core)} with the layers "
+            f"on disk ({format_bytes(self.disk)} of files)"
         )
 
 
@@ -185,7 +188,7 @@ def check_deck(ranks: int, suits: int) -> None:
         )
 
 
-def choose_storage(size: Sizing, budget: longtask.Budget, storage: str = "auto") -> str:
+def choose_storage(size: Sizing, budget: Budget, storage: str = "auto") -> str:
     """Where the layers live, "memory" or "disk": in memory when both layers fit the budget,
     else on disk when the out-of-core need fits; ``storage`` other than "auto" forces one.
     MemoryError naming the need and the budget when neither fits."""
@@ -198,7 +201,7 @@ def choose_storage(size: Sizing, budget: longtask.Budget, storage: str = "auto")
     if size.out_of_core <= budget.bytes:
         return "disk"
     raise MemoryError(
-        f"needs {longtask.format_bytes(size.out_of_core)} of memory per process at the least "
+        f"needs {format_bytes(size.out_of_core)} of memory per process at the least "
         f"({size.describe()}), over the budget: {budget.source}"
     )
 
@@ -597,13 +600,13 @@ def solve(
     policy: Policy = "optimal",
     departures: bool = False,
     storage: str = "auto",
-    context: longtask.TaskContext | None = None,
+    context: TaskContext | None = None,
 ) -> Result:
     """P(no wrong call) of a ranks x suits deck in float64; sizes: :func:`sizing`.
 
     ``departures`` (optimal policy only) also counts the states where the best call strictly
     beats the majority rule's and keeps the likeliest of them.  ``context`` (default: the
-    running task's, :func:`solvers.kit.longtask.current`) gives the memory budget that decides
+    running task's, :func:`solvers.kit.task_context.current`) gives the memory budget that decides
     where the layers live (:func:`choose_storage`; ``storage`` forces it), the checkpoints
     (each finished layer is kept; a solve finding them resumes after the last) and the
     progress reports (states done, after each layer).
@@ -611,7 +614,7 @@ def solve(
     if departures and policy != "optimal":
         raise ValueError("departures are found while solving the optimal policy")
     check_deck(ranks, suits)
-    ctx = context if context is not None else longtask.current()
+    ctx = context if context is not None else current()
     size = sizing(ranks, suits)
     try:
         where = choose_storage(size, ctx.budget, storage)
@@ -683,7 +686,7 @@ def _write_at(fd: int, values: np.ndarray, offset: int) -> None:
 @contextlib.contextmanager
 def _layer_store(
     where: str,
-    checkpoints: longtask.Checkpoints | None,
+    checkpoints: Checkpoints | None,
     identity: dict,
     sizes: np.ndarray,
     size: Sizing,
@@ -710,7 +713,7 @@ def _layer_store(
         return
     with tempfile.TemporaryDirectory(prefix="high_low_layers-") as folder:
         _check_disk(Path(folder), size, ranks)
-        spill = longtask.Checkpoints(Path(folder) / "layers", root=folder)
+        spill = Checkpoints(Path(folder) / "layers", root=folder)
         store = _Layers(spill, identity, sizes, in_memory=False, warn=warn)
         try:
             yield store
@@ -728,8 +731,8 @@ def _check_disk(folder: Path, size: Sizing, ranks: int) -> None:
         raise TaskError(
             "ranks",
             ranks,
-            f"the layers on disk need {longtask.format_bytes(size.disk)}, {here} has "
-            f"{longtask.format_bytes(free)} free",
+            f"the layers on disk need {format_bytes(size.disk)}, {here} has "
+            f"{format_bytes(free)} free",
         )
 
 
@@ -741,12 +744,12 @@ class _Layers:
     part by part into a buffer written to its checkpoint piece's file (``layer-037/w.f64``),
     then memory-mapped to be read as the previous layer, and committed by a thread.  Either
     way only the last committed layer is kept: a solve resumes from it if it matches its
-    seal (solvers/kit/longtask.py), else from the start, the layer set aside with one line.
+    seal (solvers/kit/checkpoints.py), else from the start, the layer set aside with one line.
     """
 
     def __init__(
         self,
-        checkpoints: longtask.Checkpoints | None,
+        checkpoints: Checkpoints | None,
         identity: dict,
         sizes: np.ndarray,
         in_memory: bool,
