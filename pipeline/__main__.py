@@ -41,7 +41,8 @@ from pipeline.ctrl_c import exit_status, nothing_written, stop_name, stopped_whi
 from pipeline.heap import frozen_for_exit
 from pipeline.launchers import JobFailed, check_launcher, is_multirun, remember_command
 from pipeline.run import run_study
-from pipeline.store import StoreError, stored_ids
+from pipeline.store_newest import stored_ids
+from pipeline.store_writes import StoreError
 from pipeline.sweep_check import SweepRefused, sweep_stopped_message
 from pipeline.task_context import CHECKPOINTS
 

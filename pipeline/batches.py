@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pipeline import store
+from pipeline import store_writes
 from pipeline.backends.base import finished
 from pipeline.execute import batch_error_row, batch_rows
 from pipeline.task_context import LongTaskSetup
@@ -135,7 +135,7 @@ class TaskSlice:
 class DoneBatch:
     """A finished batch as the driver needs it: encoded files to store, and counts."""
 
-    files: list[store.EncodedFile]
+    files: list[store_writes.EncodedFile]
     n_tasks: int
     n_rows: int
     n_errors: int
@@ -148,7 +148,7 @@ def done_batch(
     rows: Iterable[dict], n_tasks: int, metadata: bytes, checkpointed: list[str] | None = None
 ) -> DoneBatch:
     """A batch's rows encoded as Parquet (where the batch ran), with their counts; ``rows``
-    is read once, as the solver makes them (see ``store.ENCODE_CHUNK``)."""
+    is read once, as the solver makes them (see ``store_writes.ENCODE_CHUNK``)."""
     counts = {"rows": 0, "errors": 0, "seconds": 0.0}
 
     def counted(rows: Iterable[dict]) -> Iterator[dict]:
@@ -161,7 +161,7 @@ def done_batch(
                 last = row.get("task_id")
             yield row
 
-    files = store.encode_rows(counted(rows), metadata)
+    files = store_writes.encode_rows(counted(rows), metadata)
     return DoneBatch(
         files=files,
         n_tasks=n_tasks,

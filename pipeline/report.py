@@ -33,17 +33,9 @@ import yaml
 
 from pipeline.own_files import REPORT_NAME, html_head
 from pipeline.safe_paths import write_replacing
-from pipeline.store import (
-    LARGE_ROWS,
-    StoreCounts,
-    family_dir,
-    family_rows,
-    files_metadata,
-    frame_counts,
-    ok_rows,
-    result_files,
-    store_counts,
-)
+from pipeline.store import LARGE_ROWS, family_rows, files_metadata, ok_rows
+from pipeline.store_layout import family_dir, result_files
+from pipeline.store_overview import StoreCounts, frame_counts, store_counts
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows
 from solvers.registry import family_report, get_family
 

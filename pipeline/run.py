@@ -25,7 +25,15 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline import claims, locking, store
+from pipeline import (
+    claims,
+    locking,
+    store_layout,
+    store_newest,
+    store_overview,
+    store_upkeep,
+    store_writes,
+)
 from pipeline.batches import BatchCutter, DoneBatch, finished_batches
 from pipeline.config import StudyError
 from pipeline.needs import Needed, check_needs, shared_keys
@@ -83,7 +91,7 @@ def _tasks_left(run: StudyRun, recompute: bool = False, refuse: bool = True):
     """The tasks left to run against the store (read only) and the family's needs of them
     against the budget and the free disk: StudyError for one over either, or (``refuse``
     False) kept in the needs' rows; a family without needs is asked nothing."""
-    left = run.plan.left_to_run(store.stored_ids(run.results), recompute=recompute)
+    left = run.plan.left_to_run(store_newest.stored_ids(run.results), recompute=recompute)
     if get_family(run.plan.family).needs is None:
         return left, Needed()
     return left, check_needs(left, run.workers, run.folder, refuse)
@@ -136,10 +144,10 @@ def run_tasks(run: StudyRun) -> None:
 def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
     check_results_target(run.outputs, run.folder)
     # parallel multirun jobs may share the store: see pipeline.locking and pipeline.claims
-    with locking.running(run.folder, lambda: store.remove_temporaries(run.results)):
+    with locking.running(run.folder, lambda: store_upkeep.remove_temporaries(run.results)):
         with locking.study_lock(run.folder):
             # listed before compacting: compact reads each of these files (and maybe more)
-            before = set(store.result_files(run.results))
+            before = set(store_layout.result_files(run.results))
             stored = _tidy_store(run)
             left = run.plan.left_to_run(stored, recompute=run.conf.store.recompute)
             claim = claims.claim(run, left, stored)  # refused: another live run computes one
@@ -149,26 +157,28 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
             if not len(left):
                 return
             _compute(run, left, setup)
-            after = run.plan.left_to_run(store.stored_ids(run.results))  # shared pieces needed
+            after = run.plan.left_to_run(
+                store_newest.stored_ids(run.results)
+            )  # shared pieces needed
             tidy_checkpoints(run.folder, setup.shared, shared_keys(after), run.log)
         with locking.study_lock(run.folder):  # a rerun task's rows supersede its stored ones
             if left.supersedes or _written_by_others(run.results, before, run.report.files):
-                store.compact(run.results)
+                store_upkeep.compact(run.results)
         run.log(run.report.line())
 
 
-def _tidy_store(run: StudyRun) -> store.StoredIds:
+def _tidy_store(run: StudyRun) -> store_newest.StoredIds:
     """Foreign files quarantined, the store compacted, stale staging removed; the ids stored."""
     remove_stale(run.folder)
-    for path, reason in store.quarantine_bad_files(run.results, run.folder / "quarantine"):
+    for path, reason in store_upkeep.quarantine_bad_files(run.results, run.folder / "quarantine"):
         run.log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
-    return store.compact(run.results)
+    return store_upkeep.compact(run.results)
 
 
 def _compute(run: StudyRun, left: Plan, setup: LongTaskSetup) -> None:
     """The tasks ``left`` to run, in batches on the backend's workers; each finished batch's
     files stored as it comes back."""
-    metadata = store.metadata_bytes(run_metadata(run.given))
+    metadata = store_writes.metadata_bytes(run_metadata(run.given))
     settings = run.conf.run
     with run.backend.open() as runner:
         run.report.run_record = save_run_config(run.given, run.folder)  # the cluster answered
@@ -193,16 +203,16 @@ def _stored(run: StudyRun, done: DoneBatch, say: Callable[[str], None]) -> None:
     was set aside in them kept, a line to ``say`` each)."""
     report = run.report
     try:
-        report.files += store.write_encoded(run.results, done.files)
-    except store.StoreError as exc:
-        raise store.StoreError(write_failed(run, exc)) from exc
+        report.files += store_writes.write_encoded(run.results, done.files)
+    except store_writes.StoreError as exc:
+        raise store_writes.StoreError(write_failed(run, exc)) from exc
     clear_checkpoints(run.folder, done.checkpointed, say)  # their rows are stored
     report.rows_written += done.n_rows
     report.computed += done.n_tasks
     report.errors += done.n_errors
 
 
-def write_failed(run: StudyRun, exc: store.StoreError) -> str:
+def write_failed(run: StudyRun, exc: store_writes.StoreError) -> str:
     """The one line for a batch the store could not write (a full disk, say): where, why,
     that the stored results are intact (files written whole), that the same command resumes."""
     code = getattr(exc.__cause__, "errno", None)
@@ -223,7 +233,7 @@ DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # more space would let th
 def _written_by_others(results: Path, stored: set[Path], ours: list[Path]) -> bool:
     """Whether results files appeared during this run that it did not write (another job of
     a parallel multirun sharing the store): they may hold tasks this run wrote too."""
-    return bool(set(store.result_files(results)) - stored - set(ours))
+    return bool(set(store_layout.result_files(results)) - stored - set(ours))
 
 
 def summarise(run: StudyRun) -> None:
@@ -232,13 +242,13 @@ def summarise(run: StudyRun) -> None:
     from pipeline.summary import write_summary
 
     with locking.study_lock(run.folder):  # parallel jobs: the last sees all rows
-        counts = store.store_counts(run.results)
+        counts = store_overview.store_counts(run.results)
         if counts.superseded:  # a run killed between storing a rerun task and compacting
-            store.compact(run.results)  # replaces files whole
+            store_upkeep.compact(run.results)  # replaces files whole
             run.log(
                 f"store: {counts.superseded} superseded row(s) dropped (tasks stored again later)"
             )
-            counts = store.store_counts(run.results)
+            counts = store_overview.store_counts(run.results)
         run.report.summary = write_summary(run.folder, run.conf.study.plain(), counts=counts)
     run.log(f"summary: {run.report.summary}")
 

@@ -40,7 +40,7 @@ from solvers.grid import Grid
 from solvers.registry import Task, TaskError, get_family
 
 if TYPE_CHECKING:
-    from pipeline.store import StoredIds
+    from pipeline.store_newest import StoredIds
 
 CHUNK = 65_536  # tasks hashed at a time when ids are needed in bulk (bounded memory)
 

@@ -25,7 +25,7 @@ import pipeline.__main__ as command
 import pipeline.execute
 import pipeline.run
 import pipeline.summary
-from pipeline import store
+from pipeline import store, store_layout
 from pipeline.ctrl_c import NOTHING_WRITTEN, nothing_written
 
 NAP_DRIVER = ROOT / "tests" / "nap_driver.py"
@@ -90,10 +90,12 @@ def assert_one_line(status: int, out: str, err: str, start: str) -> str:
 @pytest.mark.parametrize("times", [1, 2])
 def test_ctrl_c_while_workers_compute_is_one_line(tmp_path, times):
     results = tmp_path / "naps" / "results"
-    status, out, err = ctrl_c(tmp_path, 0.3, lambda: len(store.result_files(results)) >= 3, times)
+    status, out, err = ctrl_c(
+        tmp_path, 0.3, lambda: len(store_layout.result_files(results)) >= 3, times
+    )
     line = assert_one_line(status, out, err, "stopped (Ctrl-C): ")
     assert str(results) in line and "run the same command again" in line
-    assert store.result_files(results)
+    assert store_layout.result_files(results)
 
 
 @pytest.mark.slow
@@ -451,7 +453,9 @@ def test_ctrl_c_in_a_joblib_multirun_says_what_each_job_stored(tmp_path):
     ]
 
     def both_stored(pid: int) -> bool:
-        return all(len(store.result_files(tmp_path / s / "results")) >= 2 for s in ("e1", "e2"))
+        return all(
+            len(store_layout.result_files(tmp_path / s / "results")) >= 2 for s in ("e1", "e2")
+        )
 
     status, out, err = interrupt(command_line, both_stored, 1)
     line = assert_one_line(status, out, err, "stopped (Ctrl-C) in a multirun of 2 job(s); ")

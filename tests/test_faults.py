@@ -7,9 +7,10 @@ import time
 
 import pandas as pd
 import pytest
+from helpers.store_rows import write_rows
 from tests_support import compose_config
 
-from pipeline import store
+from pipeline import store, store_writes
 from pipeline.config import StudyError
 from pipeline.run import run_study
 from solvers import Family, Param, register
@@ -110,10 +111,10 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
     def full_disk(fd):  # the bytes went into the temporary file, then the disk filled up
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(store.os, "fsync", full_disk)
+    monkeypatch.setattr(os, "fsync", full_disk)
     rows = [{"family": "test_sleepy", "task_id": "a", "study": "s", "status": "ok", "sleep": 0.0}]
-    with pytest.raises(store.StoreError, match="No space left"):
-        store.write_rows(tmp_path / "results", rows, {})
+    with pytest.raises(store_writes.StoreError, match="No space left"):
+        write_rows(tmp_path / "results", rows, {})
     assert not [p for p in (tmp_path / "results").rglob("*") if p.is_file()]
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from pipeline.config import StudyError
 from pipeline.ids import IdSet, id_array, id_keys
-from pipeline.store import StoredIds
+from pipeline.store_newest import StoredIds
 from pipeline.study import plan, planned
 from solvers import registry
 from solvers.grid import Grid, _product_from, runs
@@ -353,10 +353,12 @@ def test_the_solver_time_estimate_is_the_family_s_model_summed_over_the_tasks_to
 )
 @settings(max_examples=60, deadline=None)
 def test_the_store_s_newest_rows_and_ids_match_a_plain_python_reading(tmp_path_factory, files):
-    """store.compact's arrays against dicts: each task keeps the rows of the newest file
+    """store_upkeep.compact's arrays against dicts: each task keeps the rows of the newest file
     holding it; a task is ok when its newest file has an ok row (files of (task, ok) rows,
     20-digit hex ids, some sharing their first 16 digits)."""
-    from pipeline import store
+    from helpers.store_rows import write_rows
+
+    from pipeline import store, store_layout, store_upkeep
 
     results = tmp_path_factory.mktemp("store") / "results"
 
@@ -374,16 +376,16 @@ def test_the_store_s_newest_rows_and_ids_match_a_plain_python_reading(tmp_path_f
             }
             for n, good in rows
         ]
-        store.write_rows(results, stored, {"file": number})
+        write_rows(results, stored, {"file": number})
         for n, _ in rows:
             newest[tid(n)] = number
         for n, _ in rows:
             ok[tid(n)] = any(good for m, good in rows if m == n)
-    stored = store.compact(results)
+    stored = store_upkeep.compact(results)
     assert sorted(stored.every.ids.tolist()) == sorted(t.encode() for t in newest)
     assert sorted(stored.ok.ids.tolist()) == sorted(t.encode() for t in newest if ok[t])
     rows = store.load_results(results)
-    for path in store.result_files(results):
+    for path in store_layout.result_files(results):
         number = store.file_metadata(path)["file"]
         assert all(newest[t] == number for t in pq_ids(path))
     assert set(rows["task_id"]) == set(newest)

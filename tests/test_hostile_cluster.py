@@ -22,7 +22,7 @@ from cluster_support import free_port
 from nap_driver import nap_overrides, register_nap
 from tests_support import cli, compose_config, run
 
-from pipeline import store
+from pipeline import store, store_layout
 from pipeline.config import StudyError
 
 TIMEOUT_S = 2.0
@@ -267,7 +267,7 @@ def run_losing_workers(
     with scheduler_with_threads() as cluster:
 
         def lose_and_maybe_return() -> None:
-            wait_until(lambda: bool(store.result_files(results)), 60)
+            wait_until(lambda: bool(store_layout.result_files(results)), 60)
             cluster.scale(0)
             wait_until(lambda: n_workers(cluster) == 0, 30)
             if not wait_until(lambda: back(said) or finished.is_set(), 30):

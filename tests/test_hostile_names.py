@@ -356,7 +356,7 @@ def test_a_full_disk_mid_run_names_paths_outputs_and_says_the_run_resumes(
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real_fsync(fd)
 
-    monkeypatch.setattr(store.os, "fsync", second_write_fails)
+    monkeypatch.setattr(os, "fsync", second_write_fails)
     args = (f"paths.outputs={out}", "run.batch_size=1")
     line = one_line(monkeypatch, capsys, *args)
     folder = out / "paper" / "results" / "family=card_guessing"
@@ -367,7 +367,7 @@ def test_a_full_disk_mid_run_names_paths_outputs_and_says_the_run_resumes(
         "resume (stored tasks are skipped)"
     )
     assert len(store.load_results(out / "paper")) == 1
-    monkeypatch.setattr(store.os, "fsync", real_fsync)
+    monkeypatch.setattr(os, "fsync", real_fsync)
     status, err = cli_in_process(monkeypatch, capsys, *args, "cluster=sync", "run.progress=false")
     assert status == 0, err
     rows = store.load_results(out / "paper")

@@ -18,10 +18,11 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT
 from distributed.diagnostics.plugin import WorkerPlugin
+from helpers.store_rows import write_rows
 from nap_driver import nap_overrides, register_nap
 from tests_support import compose_config, run
 
-from pipeline import store
+from pipeline import store, store_layout, store_overview, store_upkeep
 from pipeline.backends import Backend
 from pipeline.config import plain
 from pipeline.index import read_study
@@ -43,7 +44,7 @@ def wait_for_files(results: Path, n: int, timeout: float = 120) -> int:
     """How many results files exist once there are at least ``n`` (or the time is up)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        found = len(store.result_files(results))
+        found = len(store_layout.result_files(results))
         if found >= n:
             return found
         time.sleep(0.02)
@@ -51,8 +52,8 @@ def wait_for_files(results: Path, n: int, timeout: float = 120) -> int:
 
 
 def assert_every_file_complete(results: Path) -> None:
-    for path in store.result_files(results):
-        assert store.bad_file_reason(path) is None, path
+    for path in store_layout.result_files(results):
+        assert store_upkeep.bad_file_reason(path) is None, path
         pq.read_table(path)  # the whole file reads
 
 
@@ -148,14 +149,14 @@ def test_every_reader_keeps_the_newest_rows_of_a_task_stored_twice(outputs):
     for row in rerun[:2]:
         row["woke"] += 100  # a recomputed value, to tell the newer row from the older
     rerun[2].update(status="error", error="RuntimeError: boom", woke=None)
-    store.write_rows(results, rerun, run_metadata(plain(cfg)))  # a newer file, as a rerun writes
+    write_rows(results, rerun, run_metadata(plain(cfg)))  # a newer file, as a rerun writes
     assert raw_rows(results) == 9  # what a plain Parquet reader sees until compaction
 
     rows = store.load_results(study)
     assert len(rows) == 6 and rows["task_id"].is_unique
     assert sorted(rows["woke"].dropna().astype(int)) == [3, 4, 5, 100, 101]
     assert (rows["status"] == "error").sum() == 1
-    counts = store.store_counts(results)
+    counts = store_overview.store_counts(results)
     assert (counts.rows, counts.tasks, counts.rows_with("ok"), counts.superseded) == (6, 6, 5, 3)
     ok = store.family_rows(results, "test_nap", "ok")  # the DuckDB helper
     assert ok.count() == 5
@@ -199,7 +200,7 @@ def test_a_driver_killed_while_it_recomputes_leaves_one_row_per_task_for_every_r
     assert twice >= 8  # a plain Parquet reader sees those tasks twice
     rows = store.load_results(study)
     assert len(rows) == 60 and rows["task_id"].is_unique
-    assert store.store_counts(results).rows == 60
+    assert store_overview.store_counts(results).rows == 60
 
     summary = subprocess.run(
         [*command, "stage=summary"], capture_output=True, text=True, cwd=ROOT, timeout=300

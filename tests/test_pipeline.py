@@ -6,9 +6,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT
+from helpers.store_rows import write_rows
 from tests_support import cli, cli_run_in_process, compose_config, reference_task_id, run
 
-from pipeline import store
+from pipeline import store, store_layout, store_upkeep, store_writes
 from pipeline.config import StudyError
 from pipeline.run import run_study
 from pipeline.study import plan, planned
@@ -180,7 +181,7 @@ def test_paper_study_on_a_local_cluster_with_two_workers(outputs):
     assert "2383/560" in summary and "475/112" in summary
     assert "ratio_to_optimal" in summary
     assert list((outputs / "paper" / "summary").glob("*.png"))
-    meta = store.file_metadata(store.result_files(outputs / "paper" / "results")[0])
+    meta = store.file_metadata(store_layout.result_files(outputs / "paper" / "results")[0])
     assert meta["config"]["study"]["name"] == "paper"
     assert {"dask", "pyarrow", "guesslab"} <= set(meta["packages"])
     assert meta["code_version"] and meta["solver_version"] == "1"
@@ -200,10 +201,10 @@ def test_family_folder_reads_with_plain_pandas_pyarrow_and_duckdb(outputs):
 
 def test_rerun_recomputes_nothing_and_recompute_replaces_rows(outputs):
     run(outputs, "cluster=sync")
-    files = store.result_files(outputs / "paper" / "results")
+    files = store_layout.result_files(outputs / "paper" / "results")
     again = run(outputs, "cluster=sync")
     assert (again.skipped, again.computed) == (2, 0)
-    assert store.result_files(outputs / "paper" / "results") == files
+    assert store_layout.result_files(outputs / "paper" / "results") == files
     forced = run(outputs, "cluster=sync", "store.recompute=true")
     assert forced.computed == 2
     rows = store.load_results(outputs / "paper")
@@ -216,7 +217,7 @@ def test_a_batch_s_rows_are_encoded_chunk_by_chunk_as_they_arrive():
     reports are read on the way; the rows are read from an iterator once."""
     from pipeline.batches import done_batch
 
-    n = 3 * store.ENCODE_CHUNK + 7
+    n = 3 * store_writes.ENCODE_CHUNK + 7
 
     def rows():
         for i in range(n):
@@ -240,7 +241,7 @@ def test_a_batch_s_rows_are_encoded_chunk_by_chunk_as_they_arrive():
         table = pq.read_table(io.BytesIO(blob))
         want = [r["task_id"] for r in rows() if r["family"] == family]
         assert table["task_id"].to_pylist() == want
-        assert table.schema.metadata[store.METADATA_KEY] == b'{"run": 1}'
+        assert table.schema.metadata[store_layout.METADATA_KEY] == b'{"run": 1}'
 
 
 def test_compaction_keeps_each_task_s_newest_rows_and_the_files_readable(tmp_path):
@@ -251,14 +252,14 @@ def test_compaction_keeps_each_task_s_newest_rows_and_the_files_readable(tmp_pat
     def row(tid, status):
         return {"family": "card_guessing", "task_id": tid, "study": "s", "status": status}
 
-    (old,) = store.write_rows(results, [row("a", "ok"), row("b", "error")], {"run": 1})
-    (gone,) = store.write_rows(results, [row("c", "error")], {"run": 2})
-    (new,) = store.write_rows(results, [row("b", "ok"), row("c", "ok")], {"run": 3})
-    stored = store.compact(results)
+    (old,) = write_rows(results, [row("a", "ok"), row("b", "error")], {"run": 1})
+    (gone,) = write_rows(results, [row("c", "error")], {"run": 2})
+    (new,) = write_rows(results, [row("b", "ok"), row("c", "ok")], {"run": 3})
+    stored = store_upkeep.compact(results)
     assert sorted(stored.every.ids) == sorted(stored.ok.ids) == [b"a", b"b", b"c"]
-    assert store.result_files(results) == [old, new] and not gone.exists()
+    assert store_layout.result_files(results) == [old, new] and not gone.exists()
     assert pq.read_table(old)["task_id"].to_pylist() == ["a"]
-    assert store.bad_file_reason(old) is None and store.file_metadata(old) == {"run": 1}
+    assert store_upkeep.bad_file_reason(old) is None and store.file_metadata(old) == {"run": 1}
     assert sorted(store.load_results(results)["task_id"]) == ["a", "b", "c"]
 
 
@@ -277,7 +278,7 @@ def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs
     import pipeline.run as run_module
 
     compactions = []
-    real_compact = store.compact
+    real_compact = store_upkeep.compact
     monkeypatch.setattr(
         store, "compact", lambda results: compactions.append(1) or real_compact(results)
     )
@@ -285,12 +286,14 @@ def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs
     assert len(compactions) == 1  # the tidy-up before the run; nothing to drop after it
 
     task = plan(_plain(config().study))[0]
-    real_write = store.write_encoded
+    real_write = store_writes.write_encoded
 
     def write_beside_another_job(results, files):
-        if not store.result_files(results):  # the other job's row of the same task lands first
+        if not store_layout.result_files(
+            results
+        ):  # the other job's row of the same task lands first
             other = another_job_s_rows(task)
-            real_write(results, store.encode_rows(other, b'{"written_by": "another job"}'))
+            real_write(results, store_writes.encode_rows(other, b'{"written_by": "another job"}'))
         return real_write(results, files)
 
     monkeypatch.setattr(run_module.store, "write_encoded", write_beside_another_job)
@@ -305,13 +308,13 @@ def test_a_file_landing_just_after_the_opening_compaction_is_compacted_away(outp
     """Another job's row of a task this run will compute lands right after the opening
     compaction has read the store: the run still ends with one row per task."""
     task = plan(_plain(config().study))[0]
-    real_compact = store.compact
+    real_compact = store_upkeep.compact
     calls = []
 
     def compact_then_another_job_writes(results):
         status = real_compact(results)
         if not calls:
-            store.write_rows(results, another_job_s_rows(task), {"written_by": "another job"})
+            write_rows(results, another_job_s_rows(task), {"written_by": "another job"})
         calls.append(1)
         return status
 
@@ -331,7 +334,7 @@ def test_resume_after_losing_result_files(outputs):
     )
     run(outputs, *overrides)
     results = outputs / "paper" / "results"
-    files = store.result_files(results)
+    files = store_layout.result_files(results)
     assert len(files) == 8
     before = store.load_results(results).sort_values("task_id")
     for path in files[::3]:
@@ -445,10 +448,12 @@ def test_bad_input_exits_2_naming_the_key_and_writes_nothing(
 
 def test_bad_values_never_touch_existing_results(outputs):
     run(outputs, "cluster=sync")
-    files = {p: p.read_bytes() for p in store.result_files(outputs / "paper" / "results")}
+    files = {p: p.read_bytes() for p in store_layout.result_files(outputs / "paper" / "results")}
     with pytest.raises(StudyError, match="study.grid.deck"):
         run(outputs, "cluster=sync", "study.grid.deck=[[0,3]]")
-    assert {p: p.read_bytes() for p in store.result_files(outputs / "paper" / "results")} == files
+    assert {
+        p: p.read_bytes() for p in store_layout.result_files(outputs / "paper" / "results")
+    } == files
 
 
 def test_the_default_run_prints_no_dask_chatter(tmp_path):

@@ -12,9 +12,9 @@ import re
 import textwrap
 
 import pandas as pd
+from helpers.store_rows import write_rows
 from tests_support import cli_run_in_process
 
-from pipeline import store
 from pipeline.summary import write_summary
 from solvers import solve
 from solvers.registry import family_summary
@@ -137,7 +137,7 @@ def test_the_failed_tasks_table_says_how_many_it_leaves_out(tmp_path, monkeypatc
         bad[-1].update(expected_score=None, expected_score_exact=None, score_pmf=None)
     study_dir = tmp_path / "s"
     study_dir.mkdir()
-    store.write_rows(study_dir / "results", [ok, *bad], {"study": "s"})
+    write_rows(study_dir / "results", [ok, *bad], {"study": "s"})
     text = write_summary(study_dir, {"name": "s"}).read_text()
     failed = text.partition("### Failed tasks")[2]
     assert len(table_column(failed, "error")) == 2

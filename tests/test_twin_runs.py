@@ -18,7 +18,7 @@ import pytest
 from nap_driver import nap_overrides, register_nap
 from tests_support import compose_config, own_study_command, run
 
-from pipeline import claims, store
+from pipeline import claims, store_newest
 from pipeline.config import StudyError
 from pipeline.study_run import prepared
 from solvers.high_low import float_layers
@@ -140,7 +140,7 @@ def claimed_by_another_run(outputs: Path, n: int, seconds: float) -> claims.Clai
     would)."""
     register_nap()
     other = prepared(compose_config(*naps(outputs, n, seconds)), log=lambda *_: None)
-    stored = store.stored_ids(other.results)
+    stored = store_newest.stored_ids(other.results)
     return claims.claim(other, other.plan.left_to_run(stored), stored)
 
 
