@@ -22,6 +22,7 @@ from pipeline.safe_paths import (
 )
 from pipeline.store_layout import METADATA_KEY, family_schema, result_files
 from pipeline.store_newest import StoredIds, newest_rows
+from solvers.kit.atomic_files import replace_file
 
 
 def bad_file_reason(path: Path) -> str | None:
@@ -45,14 +46,9 @@ def bad_file_reason(path: Path) -> str | None:
 
 
 def _replace_file(path: Path, table: pa.Table, metadata: Mapping[bytes, bytes] | None) -> None:
-    """Write ``table`` (with ``metadata``) over ``path`` through a new temporary file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    if kind(tmp) is not None:
-        tmp.unlink()  # a stale temporary, or a link: the entry goes, never its target
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
-    with open(fd, "wb") as fh:
-        pq.write_table(table.replace_schema_metadata(metadata), fh)
-    os.replace(tmp, path)
+    """Write ``table`` (with ``metadata``) over ``path`` through a new temporary file, synced
+    to disk with its folder (:func:`~solvers.kit.atomic_files.replace_file`)."""
+    replace_file(path, lambda fh: pq.write_table(table.replace_schema_metadata(metadata), fh))
 
 
 def quarantine_bad_files(results: Path, quarantine: Path) -> list[tuple[Path, str]]:

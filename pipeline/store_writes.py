@@ -6,7 +6,6 @@ place, so a reader or a killed run never sees half a file.
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from collections.abc import Iterable, Mapping
@@ -18,6 +17,7 @@ import pyarrow.parquet as pq
 
 from pipeline.safe_paths import UnsafePath, ensure_dir
 from pipeline.store_layout import METADATA_KEY, family_dir, family_schema
+from solvers.kit.atomic_files import replace_file
 from solvers.registry import Row
 
 EncodedFile = tuple[str, bytes]  # (family, the bytes of one finished Parquet file)
@@ -91,21 +91,14 @@ class StoreError(OSError):
 
 def _atomic_write(data: bytes, folder: Path) -> Path:
     name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
-    tmp = folder / f".{name}.tmp"
     try:
         # the study folder (results' parent) was checked; results and the family folder are
         # made here, each checked to be a real folder (never a link out of the study folder)
         ensure_dir(folder, below=folder.parent.parent)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
-        with open(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, folder / name)
+        replace_file(folder / name, lambda fh: fh.write(data))
     except UnsafePath:
         raise
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         error = StoreError(f"cannot write results to {folder}: {exc}")
         error.folder = folder
         raise error from exc

@@ -250,7 +250,7 @@ def test_a_kill_between_committing_and_sealing_leaves_an_unsealed_piece(tmp_path
     def killed(*args, **kwargs):
         raise KeyboardInterrupt  # the process stops after the rename, before the seal
 
-    monkeypatch.setattr(checkpoints.json, "dump", killed)
+    monkeypatch.setattr(checkpoints.json, "dumps", killed)
     with pytest.raises(KeyboardInterrupt):
         cp.commit("a")
     monkeypatch.undo()

@@ -280,7 +280,7 @@ def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs
     compactions = []
     real_compact = store_upkeep.compact
     monkeypatch.setattr(
-        store, "compact", lambda results: compactions.append(1) or real_compact(results)
+        store_upkeep, "compact", lambda results: compactions.append(1) or real_compact(results)
     )
     run(outputs, "cluster=sync")
     assert len(compactions) == 1  # the tidy-up before the run; nothing to drop after it
@@ -289,14 +289,13 @@ def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs
     real_write = store_writes.write_encoded
 
     def write_beside_another_job(results, files):
-        if not store_layout.result_files(
-            results
-        ):  # the other job's row of the same task lands first
+        # the other job's row of the same task lands first
+        if not store_layout.result_files(results):
             other = another_job_s_rows(task)
             real_write(results, store_writes.encode_rows(other, b'{"written_by": "another job"}'))
         return real_write(results, files)
 
-    monkeypatch.setattr(run_module.store, "write_encoded", write_beside_another_job)
+    monkeypatch.setattr(run_module.store_writes, "write_encoded", write_beside_another_job)
     compactions.clear()
     run(outputs.parent / "second", "cluster=sync")
     assert len(compactions) == 2
@@ -318,7 +317,7 @@ def test_a_file_landing_just_after_the_opening_compaction_is_compacted_away(outp
         calls.append(1)
         return status
 
-    monkeypatch.setattr(store, "compact", compact_then_another_job_writes)
+    monkeypatch.setattr(store_upkeep, "compact", compact_then_another_job_writes)
     report = run(outputs, "cluster=sync")
     assert report.computed == 2
     rows = store.load_results(outputs / "paper")

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from solvers.kit.atomic_files import fsync_dir, fsync_tree
+from solvers.kit.atomic_files import fsync_dir, fsync_tree, replace_file
 from solvers.kit.current_task import running
 from solvers.kit.hold import HELD, Hold, open_lock_file
 from solvers.kit.safe_folders import article, ensure_folder, kind
@@ -200,13 +200,8 @@ class Checkpoints:
         _ensure_dir(seals, self.root)
         staged = seals / f".{name}.json.{os.getpid()}"
         _remove(staged)
-        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with open(fd, "w") as fh:
-            json.dump(seal, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(staged, self._seal_path(name))
-        fsync_dir(seals)
+        sealed = json.dumps(seal).encode()
+        replace_file(self._seal_path(name), lambda fh: fh.write(sealed), tmp=staged, mode=0o644)
 
     def check(self, name: str) -> str | None:
         """Why piece ``name`` cannot be trusted, or None when it matches its seal (its
