@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from helpers.store_rows import write_rows
 
-from pipeline import store, store_upkeep
+from pipeline import store, store_layout, store_upkeep
 from solvers import Family, register
 from solvers.registry import families
 
@@ -55,3 +56,29 @@ def test_compaction_syncs_the_replaced_file_and_its_folder(tmp_path, monkeypatch
     assert len(store.load_results(results)) == 2
     assert identity(older) in seen  # the file written over ``older``, task b's row alone
     assert identity(older.parent) in seen
+
+
+def test_a_valid_file_is_never_quarantined_when_its_check_fails_unexpectedly(tmp_path, monkeypatch):
+    """Only an unknown family makes a file 'unknown family'; an error of the check itself
+    surfaces, and the results file stays where it is."""
+    results = tmp_path / "results"
+    (path,) = write_rows(results, rows("a"), {})
+
+    def broken(family: str):
+        raise RuntimeError("a bug in the schema check")
+
+    monkeypatch.setattr(store_upkeep, "family_schema", broken)
+    with pytest.raises(RuntimeError, match="a bug in the schema check"):
+        store_upkeep.quarantine_bad_files(results, tmp_path / "quarantine")
+    assert store_layout.result_files(results) == [path]
+    assert not (tmp_path / "quarantine").exists()
+
+
+def test_a_file_of_an_unknown_family_is_quarantined_as_such(tmp_path):
+    results = tmp_path / "results"
+    (path,) = write_rows(results, rows("a"), {})
+    foreign = results / "family=gone" / path.name
+    foreign.parent.mkdir()
+    path.rename(foreign)
+    moved = store_upkeep.quarantine_bad_files(results, tmp_path / "quarantine")
+    assert moved == [(foreign, "unknown family 'gone'")]
