@@ -38,7 +38,7 @@ from pipeline.ids import IdSet, id_array
 from solvers.grid import Grid, RecordingTask
 from solvers.kit.budget import Budget, Need
 from solvers.kit.checkpoints import DAMAGED, SEALS, SHARED
-from solvers.kit.words import format_bytes
+from solvers.kit.words import format_bytes, format_duration
 from solvers.registry import Task, get_family, identity_params
 
 
@@ -422,20 +422,10 @@ def shared_keys(plan: Any) -> set[str]:
     }
 
 
-YEAR = 365.25 * 24 * 3600  # seconds
-
-
 def _hours(seconds: float | None, tasks: int) -> str:
-    """CPU time of a class of tasks: ``41.9 h``, ``12 min``, ``3.5 s``, ``396,640 years``
-    (from a year on); "" when not estimated."""
-    if seconds is None:
-        return ""
-    total = seconds * tasks
-    if total >= YEAR:
-        return f"{total / YEAR:,.0f} years"
-    if total >= 3600:
-        return f"{total / 3600:,.1f} h"
-    return f"{total / 60:.0f} min" if total >= 60 else f"{total:.2g} s"
+    """CPU time of a class of tasks (:func:`~solvers.kit.words.format_duration`: ``41.9 h``,
+    ``12 min``, ``3.5 s``, ``396,640 years``); "" when not estimated."""
+    return "" if seconds is None else format_duration(seconds * tasks)
 
 
 def _labels(tasks: list[Task]) -> list[str]:

@@ -58,6 +58,18 @@ class StoreCounts:
         return table[keep]
 
 
+def status_line(counts: StoreCounts) -> str:
+    """Tasks, ok and failed result rows, and solver time, in one sentence: the status line of
+    ``summary.md`` and of ``report.html``."""
+    if not counts.rows:
+        return "The store holds no results yet."
+    ok = counts.rows_with("ok")
+    return (
+        f"{counts.tasks} tasks, {counts.rows} result rows: {ok} ok, {counts.rows - ok} failed; "
+        f"{counts.seconds:.2f} s of solver time."
+    )
+
+
 def store_counts(results: str | Path) -> StoreCounts:
     """Rows, distinct tasks and solver seconds per family and status, and distinct tasks in
     all: one DuckDB query per family over its files' task_id, status and seconds columns

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.safe_paths import ensure_dir
-from solvers.kit.budget import Budget
+from solvers.kit.budget import Budget, available_memory
 from solvers.kit.checkpoints import DAMAGED, SHARED, Checkpoints
 from solvers.kit.safe_folders import kind
 from solvers.kit.task_context import TaskContext
@@ -110,9 +110,7 @@ def finish(ctx: TaskContext | None) -> bool:
 
 
 def _own_budget() -> Budget:
-    import psutil
-
-    free = int(psutil.virtual_memory().available)
+    free = available_memory()
     return Budget(free, f"available memory of this worker's machine ({format_bytes(free)})")
 
 

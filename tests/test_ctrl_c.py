@@ -236,7 +236,7 @@ def test_ctrl_c_while_the_summary_is_written_says_what_is_stored(outputs, monkey
     rerun = shlex.split(line.partition("to write the summary: ")[2])
     assert rerun[:3] == ["python", "-m", "pipeline"] and rerun[-1] == "stage=summary"
     assert cli_in_process(monkeypatch, capsys, *rerun[3:]) == (0, "")  # the command it names
-    assert "5 results: 5 ok" in (outputs / "naps" / "summary.md").read_text()
+    assert "5 result rows: 5 ok" in (outputs / "naps" / "summary.md").read_text()
 
 
 def test_ctrl_c_before_the_summary_stage_begins_says_nothing_was_written(

@@ -163,7 +163,7 @@ def test_every_reader_keeps_the_newest_rows_of_a_task_stored_twice(outputs):
     assert sorted(ok.frame()["woke"]) == [3, 4, 5, 100, 101]
     assert sorted(ok.query("SELECT woke FROM rows")["woke"]) == [3, 4, 5, 100, 101]
     write_summary(study, {"name": "naps"})
-    assert "6 results: 5 ok, 1 failed" in (study / "summary.md").read_text()
+    assert "6 tasks, 6 result rows: 5 ok, 1 failed" in (study / "summary.md").read_text()
     assert "6 tasks, 6 result rows: 5 ok, 1 failed" in (study / "report.html").read_text()
     status = read_study(study)[1]  # the index's line of the study
     assert (status["tasks"], status["ok"], status["failed"]) == (6, 5, 1)
@@ -207,7 +207,7 @@ def test_a_driver_killed_while_it_recomputes_leaves_one_row_per_task_for_every_r
     )
     assert summary.returncode == 0, summary.stderr
     assert f"store: {twice} superseded row(s) dropped" in summary.stdout
-    assert "60 results: 60 ok" in (study / "summary.md").read_text()
+    assert "60 tasks, 60 result rows: 60 ok" in (study / "summary.md").read_text()
     assert raw_rows(results) == 60  # compacted: every reader sees one row per task
     assert_every_file_complete(results)
 

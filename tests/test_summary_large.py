@@ -112,7 +112,7 @@ def test_the_large_store_path_writes_the_same_summary_as_pandas(study_dir, tmp_p
     text = (plain / "summary.md").read_text()
     assert text == (large / "summary.md").read_text()
     assert "### Which entropies make info optimal" in text and "boom 1" in text
-    assert "72 results: 70 ok, 2 failed" in text
+    assert "72 tasks, 72 result rows: 70 ok, 2 failed" in text
     tables = sorted(p.name for p in (plain / "summary").glob("*.parquet"))
     assert "card_guessing_entropy_grid.parquet" in tables
     for name in tables:

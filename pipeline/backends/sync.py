@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pipeline.backends.base import Runner, Workers
-from solvers.kit.budget import Budget
+from solvers.kit.budget import Budget, available_memory
 from solvers.kit.words import format_bytes
 
 
@@ -22,10 +22,10 @@ def workers(cluster: Any) -> Workers:
     """One process, this one, with this machine's available memory (psutil), of its memory."""
     import psutil
 
-    memory = psutil.virtual_memory()
-    free = int(memory.available)
+    free = available_memory()
     budget = Budget(free, f"available memory under cluster=sync ({format_bytes(free)})")
-    total = Budget(int(memory.total), f"this machine's memory ({format_bytes(memory.total)})")
+    memory = int(psutil.virtual_memory().total)
+    total = Budget(memory, f"this machine's memory ({format_bytes(memory)})")
     return Workers(1, budget, serial=True, memory=total)
 
 

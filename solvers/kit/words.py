@@ -1,4 +1,5 @@
-"""Sizes and times in words a person writes: what messages, tables and progress lines say.
+"""Sizes, counts and times in words a person writes: what messages, tables and progress
+lines say.
 
 Plain words, nothing of a game or a solver: the pipeline (its backends, the plan, the
 progress bars) and the solvers' long tasks both import it.
@@ -17,3 +18,27 @@ def format_bytes(n: float) -> str:
         if n < 1000:
             return f"{n:.1f} {unit}"
     return f"{n:,.0f} YB"
+
+
+def format_count(x: float) -> str:
+    """A count or rate for a progress line, three digits and a suffix: "512", "1.23k",
+    "45.6M", "7.8G", "1.2T"."""
+    for size, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= size:
+            return f"{x / size:.3g}{suffix}"
+    return f"{x:.3g}"
+
+
+YEAR = 365.25 * 24 * 3600  # seconds
+
+
+def format_duration(seconds: float) -> str:
+    """A time span for people, three digits at most: "3.5 s", "42 s", "12 min", "41.9 h",
+    "4.5 days" (a unit from twice its size on), and from a year on whole years with their
+    thousands marked ("396,596 years"), never billions of hours."""
+    if seconds >= YEAR:
+        return f"{seconds / YEAR:,.0f} years"
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
