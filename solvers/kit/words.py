@@ -33,12 +33,13 @@ YEAR = 365.25 * 24 * 3600  # seconds
 
 
 def format_duration(seconds: float) -> str:
-    """A time span for people, three digits at most: "3.5 s", "42 s", "12 min", "41.9 h",
-    "4.5 days" (a unit from twice its size on), and from a year on whole years with their
-    thousands marked ("396,596 years"), never billions of hours."""
+    """A time span for people: "0.02 s", "3.5 s", "42 s", then from twice a unit on one
+    decimal of it, a whole number without one ("3.3 min", "12 min", "41.9 h", "4.5 days"),
+    and from a year on whole years with their thousands marked ("396,596 years"), never
+    billions of hours."""
     if seconds >= YEAR:
         return f"{seconds / YEAR:,.0f} years"
     for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
         if seconds >= 2 * size:
-            return f"{seconds / size:.3g} {unit}"
-    return f"{seconds:.3g} s"
+            return f"{seconds / size:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
