@@ -68,7 +68,7 @@ def measured(n: int, budget: str, keep: Path | None = None) -> dict:
         lines: list[str] = []
         checkpoints = None
         if keep is not None:
-            from solvers.kit.longtask import Checkpoints
+            from solvers.kit.checkpoints import Checkpoints
 
             checkpoints = Checkpoints(keep / f"{n}x4", root=keep)
         workers, driver, wall = _workers_cpu(client), _own_cpu(), time.perf_counter()

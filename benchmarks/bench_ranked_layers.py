@@ -64,7 +64,7 @@ def run_layers(deck, policy, window, workers: int, budget: float, folder: str | 
     from distributed import Client, LocalCluster
 
     from solvers.card_guessing.uniform_deck import out_of_core
-    from solvers.kit import longtask
+    from solvers.kit.checkpoints import Checkpoints
 
     with (
         LocalCluster(
@@ -85,7 +85,7 @@ def run_layers(deck, policy, window, workers: int, budget: float, folder: str | 
         if folder is None:
             tmp = tempfile.TemporaryDirectory(prefix="bench-ranked-layers-", dir=ROOT)
             folder = tmp.name
-        store = longtask.Checkpoints(Path(folder) / "task", root=folder)
+        store = Checkpoints(Path(folder) / "task", root=folder)
         sol = out_of_core.solve(
             deck,
             policy,

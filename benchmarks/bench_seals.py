@@ -1,5 +1,5 @@
-"""What sealing and checking checkpoint pieces costs (solvers/kit/longtask.py), on a ranked solve's
-kept checkpoint folder (card_guessing/uniform_deck/out_of_core.py).
+"""What sealing and checking checkpoint pieces costs (solvers/kit/checkpoints.py), on a ranked
+solve's kept checkpoint folder (card_guessing/uniform_deck/out_of_core.py).
 
     python benchmarks/bench_ranked_layers.py --types 10 --modes layers --workers 2 \\
         --folder /work/runs/r10 --budget 4e9          # the solve; its folder is kept
@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from solvers.card_guessing.uniform_deck import out_of_core  # noqa: E402
-from solvers.kit import longtask  # noqa: E402
+from solvers.kit.checkpoints import Checkpoints  # noqa: E402
+from solvers.kit.seals import file_digest  # noqa: E402
 
 
 def sealing(folder: Path) -> dict:
@@ -73,7 +74,7 @@ def drop_caches() -> bool:
 
 
 def resume(folder: Path, cold: bool) -> dict:
-    store = longtask.Checkpoints(folder, root=folder.parent)
+    store = Checkpoints(folder, root=folder.parent)
     n = max(int(p.name[-3:]) for p in folder.glob("count-*"))
     nbytes = sum(
         f.stat().st_size
@@ -99,9 +100,9 @@ def resume(folder: Path, cold: bool) -> dict:
 
 def hash_rate(folder: Path) -> dict:
     largest = max((p for p in folder.iterdir() if p.is_file()), key=lambda p: p.stat().st_size)
-    longtask._digest(largest)  # into the page cache
+    file_digest(largest)  # into the page cache
     wall = time.perf_counter()
-    size, _ = longtask._digest(largest)
+    size, _ = file_digest(largest)
     wall = time.perf_counter() - wall
     return {"what": "hash", "file": largest.name, "bytes": size,
             "GB_per_s": round(size / wall / 1e9, 2)}  # fmt: skip

@@ -106,7 +106,7 @@ FAMILIES = ("no_repeat", "triples", "hand_guessing", "high_low", "mastermind")
 def build_store(study_dir: Path, family: str, n_rows: int) -> int:
     """Write the family's swept rows, BATCH per file, as study ``study_dir.name``; return
     how many rows."""
-    from pipeline.store import write_rows
+    from pipeline.store_writes import encode_rows, metadata_bytes, write_encoded
 
     if study_dir.exists():
         shutil.rmtree(study_dir)
@@ -117,7 +117,7 @@ def build_store(study_dir: Path, family: str, n_rows: int) -> int:
         for row in batch:
             row.update(task_id=f"{written:020d}", study=study_dir.name)
             written += 1
-        write_rows(study_dir / "results", batch, meta)
+        write_encoded(study_dir / "results", encode_rows(batch, metadata_bytes(meta)))
     return written
 
 

@@ -61,7 +61,7 @@ from pipeline.safe_paths import ensure_dir, open_regular, regular_files
 from pipeline.study import Plan, named_tasks, planned
 
 if TYPE_CHECKING:
-    from pipeline.store import StoredIds
+    from pipeline.store_newest import StoredIds
     from pipeline.study_run import StudyRun
 
 CLAIMS = ".claims"  # <study>/.claims/: the claims of the runs computing in the study folder

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import pipeline.worker
-from pipeline import store
+from pipeline import store_writes
 from pipeline.long_task_setup import LongTaskSetup, clear_checkpoints
 from pipeline.progress import ProgressBars, tasks_bar
 from pipeline.provenance import run_metadata, save_run_config
@@ -156,7 +156,7 @@ def compute(run: StudyRun, left: Plan, setup: LongTaskSetup) -> None:
     work = BatchWork(
         run.report.study,
         settings.task_timeout_s,
-        store.metadata_bytes(run_metadata(run.given)),
+        store_writes.metadata_bytes(run_metadata(run.given)),
         setup,
     )
     with run.backend.open() as executor:
@@ -180,16 +180,16 @@ def stored(run: StudyRun, done: DoneBatch, say: Callable[[str], None]) -> None:
     was set aside in them kept, a line to ``say`` each)."""
     report = run.report
     try:
-        report.files += store.write_encoded(run.results, done.files)
-    except store.StoreError as exc:
-        raise store.StoreError(write_failed(run, exc)) from exc
+        report.files += store_writes.write_encoded(run.results, done.files)
+    except store_writes.StoreError as exc:
+        raise store_writes.StoreError(write_failed(run, exc)) from exc
     clear_checkpoints(run.folder, done.checkpointed, say)  # their rows are stored
     report.rows_written += done.n_rows
     report.computed += done.n_tasks
     report.errors += done.n_errors
 
 
-def write_failed(run: StudyRun, exc: store.StoreError) -> str:
+def write_failed(run: StudyRun, exc: store_writes.StoreError) -> str:
     """The one line for a batch the store could not write (a full disk, say): where, why,
     that the stored results are intact (files written whole), that the same command resumes."""
     code = getattr(exc.__cause__, "errno", None)

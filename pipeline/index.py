@@ -33,7 +33,9 @@ from pipeline.report import (
     write_atomic,
 )
 from pipeline.safe_paths import INDEX_NAME, is_real_dir, real_subdirs
-from pipeline.store import StoreCounts, family_rows, file_metadata, result_files, store_counts
+from pipeline.store import family_rows, file_metadata
+from pipeline.store_layout import result_files
+from pipeline.store_overview import StoreCounts, store_counts
 from solvers.registry import get_family
 
 

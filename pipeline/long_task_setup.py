@@ -1,9 +1,9 @@
-"""What a long task gets where it runs: its :class:`~solvers.kit.longtask.TaskContext`.
+"""What a long task gets where it runs: its :class:`~solvers.kit.task_context.TaskContext`.
 
 :class:`LongTaskSetup` goes with each batch to the workers, which set each task's context
-from it (``solvers.kit.longtask.using``): the budget, the number of workers, the task's
+from it (``solvers.kit.current_task.using``): the budget, the number of workers, the task's
 checkpoint folder ``<study folder>/checkpoints/<task id>/`` (held by one computation of the
-task at a time: :meth:`~solvers.kit.longtask.Checkpoints.hold`) and where its progress reports
+task at a time: :meth:`~solvers.kit.checkpoints.Checkpoints.hold`) and where its progress reports
 and warnings go: to the handlers of :func:`events_in_this_process` when the task runs in the
 driver's process, else, on a Dask worker, out as worker events on :data:`TOPIC` and
 :data:`WARNINGS` (the executor subscribes the driver's handlers to them:
@@ -26,16 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.safe_paths import ensure_dir
-from solvers.kit.longtask import (
-    DAMAGED,
-    SHARED,
-    Budget,
-    Checkpoints,
-    Progress,
-    TaskContext,
-    format_bytes,
-)
+from solvers.kit.budget import Budget, available_memory
+from solvers.kit.checkpoints import DAMAGED, SHARED, Checkpoints
 from solvers.kit.safe_folders import kind
+from solvers.kit.task_context import TaskContext
+from solvers.kit.task_progress import Progress
+from solvers.kit.words import format_bytes
 
 TOPIC = "guesslab-progress"  # the Dask worker-event topic of progress reports
 WARNINGS = "guesslab-warnings"  # the topic of the tasks' warnings (a line each)
@@ -72,7 +68,7 @@ def events_in_this_process(
 
 @dataclass
 class LongTaskSetup:
-    """What a batch's tasks get as their :class:`~solvers.kit.longtask.TaskContext` (pickled
+    """What a batch's tasks get as their :class:`~solvers.kit.task_context.TaskContext` (pickled
     with the batch to the workers)."""
 
     budget: Budget | None  # None: the memory of the machine the task runs on
@@ -137,9 +133,7 @@ def finish(ctx: TaskContext | None) -> bool:
 
 
 def _own_budget() -> Budget:
-    import psutil
-
-    free = int(psutil.virtual_memory().available)
+    free = available_memory()
     return Budget(free, f"available memory of this worker's machine ({format_bytes(free)})")
 
 

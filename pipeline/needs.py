@@ -4,7 +4,7 @@
   ``run.memory_budget`` if set (refused over the most a process has there), else what the
   backend answers of its workers (``workers(cluster)``, :mod:`pipeline.backends`).
 - **The refusal** (:func:`check_needs`): ``stage=plan`` and ``stage=run`` ask each class of
-  tasks left to run its :class:`~solvers.kit.longtask.Need` through ``Family.needs``; a need
+  tasks left to run its :class:`~solvers.kit.budget.Need` through ``Family.needs``; a need
   over the budget, or a disk need over the free disk of the study folder, stops the study
   with one line (a StudyError: exit status 2).  When the free disk holds the checkpoints of
   only a few tasks at once, :attr:`Needed.at_once` says how many (:func:`fitting`).
@@ -37,7 +37,9 @@ from pipeline.config import StudyError
 from pipeline.ids import IdSet, id_array
 from solvers.axes_read import call_per_class
 from solvers.grid import Grid
-from solvers.kit.longtask import DAMAGED, SEALS, SHARED, Budget, Need, format_bytes
+from solvers.kit.budget import Budget, Need
+from solvers.kit.checkpoints import DAMAGED, SEALS, SHARED
+from solvers.kit.words import format_bytes, format_duration
 from solvers.registry import Task, get_family
 from solvers.task_ids import identity_params
 
@@ -73,7 +75,7 @@ def free_disk(path: Path) -> int:
 
 CHECKPOINTS = "checkpoints"  # <study>/checkpoints/<task id>/ (pipeline.long_task_setup)
 _TASK_ID = re.compile(r"[0-9a-f]{20}")
-_PIECE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,199}")  # solvers.kit.longtask's names
+_PIECE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,199}")  # solvers.kit.checkpoints' names
 
 
 @dataclass(frozen=True)
@@ -422,20 +424,10 @@ def shared_keys(plan: Any) -> set[str]:
     }
 
 
-YEAR = 365.25 * 24 * 3600  # seconds
-
-
 def _hours(seconds: float | None, tasks: int) -> str:
-    """CPU time of a class of tasks: ``41.9 h``, ``12 min``, ``3.5 s``, ``396,640 years``
-    (from a year on); "" when not estimated."""
-    if seconds is None:
-        return ""
-    total = seconds * tasks
-    if total >= YEAR:
-        return f"{total / YEAR:,.0f} years"
-    if total >= 3600:
-        return f"{total / 3600:,.1f} h"
-    return f"{total / 60:.0f} min" if total >= 60 else f"{total:.2g} s"
+    """CPU time of a class of tasks (:func:`~solvers.kit.words.format_duration`: ``41.9 h``,
+    ``12 min``, ``3.5 s``, ``396,640 years``); "" when not estimated."""
+    return "" if seconds is None else format_duration(seconds * tasks)
 
 
 def _labels(tasks: list[Task]) -> list[str]:

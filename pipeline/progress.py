@@ -14,7 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from solvers.kit.longtask import Progress
+from solvers.kit.task_progress import Progress
+from solvers.kit.words import format_count, format_duration
 
 
 def shown(setting: bool | str) -> bool:
@@ -110,23 +111,9 @@ def postfix(report: Progress) -> str:
     """``1.2M states/s, 3.4 min left, layer 12``: the rate, the time left, the note."""
     parts = []
     if report.rate:
-        parts.append(f"{_scaled(report.rate)} {report.unit or 'it'}/s")
+        parts.append(f"{format_count(report.rate)} {report.unit or 'it'}/s")
     if report.seconds_left is not None:
-        parts.append(f"{_span(report.seconds_left)} left")
+        parts.append(f"{format_duration(report.seconds_left)} left")
     if report.note:
         parts.append(report.note)
     return ", ".join(parts)
-
-
-def _scaled(x: float) -> str:
-    for size, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if x >= size:
-            return f"{x / size:.3g}{suffix}"
-    return f"{x:.3g}"
-
-
-def _span(seconds: float) -> str:
-    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
-        if seconds >= 2 * size:
-            return f"{seconds / size:.1f} {unit}"
-    return f"{seconds:.0f} s"

@@ -33,17 +33,9 @@ import yaml
 
 from pipeline.own_files import REPORT_NAME, html_head
 from pipeline.safe_paths import write_replacing
-from pipeline.store import (
-    LARGE_ROWS,
-    StoreCounts,
-    family_dir,
-    family_rows,
-    files_metadata,
-    frame_counts,
-    ok_rows,
-    result_files,
-    store_counts,
-)
+from pipeline.store import LARGE_ROWS, family_rows, files_metadata, ok_rows
+from pipeline.store_layout import family_dir, result_files
+from pipeline.store_overview import StoreCounts, frame_counts, status_line, store_counts
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows
 from solvers.registry import family_report, get_family
 
@@ -87,7 +79,7 @@ def write_report(
         page.add_html(
             f"<p class='description'>{esc(' '.join(str(study['description']).split()))}</p>"
         )
-    page.add_html(f"<p class='status'>{esc(status_text(counts))}</p>")
+    page.add_html(f"<p class='status'>{esc(status_line(counts))}</p>")
     add_provenance(page, study_dir)
     for family in counts.families:
         if rows is not None:
@@ -103,17 +95,6 @@ def write_report(
             errors = family_rows(results, family, "error")
         add_family(page, family, ok, errors, results, report_rows)
     return write_atomic(study_dir / REPORT_NAME, page.html())
-
-
-def status_text(counts: StoreCounts) -> str:
-    """Tasks, ok and failed results, and solver time, in one sentence."""
-    if not counts.rows:
-        return "The store holds no results yet."
-    ok = counts.rows_with("ok")
-    return (
-        f"{counts.tasks} tasks, {counts.rows} result rows: {ok} ok, {counts.rows - ok} failed; "
-        f"{counts.seconds:.2f} s of solver time."
-    )
 
 
 def first_rows(rows: Rows, n: int) -> pd.DataFrame:

@@ -20,16 +20,18 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from pipeline import claims, driver, locking, store
+from pipeline import claims, driver, locking, store_newest, store_upkeep
 from pipeline.config import StudyError
 from pipeline.ctrl_c import RunStopped, is_stop
 from pipeline.long_task_setup import LongTaskSetup, tidy_checkpoints
 from pipeline.needs import Needed, check_needs, shared_keys
 from pipeline.progress import shown
 from pipeline.staging import remove_stale
+from pipeline.store_layout import result_files, written_by_others
+from pipeline.store_newest import StoredIds, stored_ids
+from pipeline.store_overview import store_counts
 from pipeline.study_folder import check_results_target, check_safe, check_summary_target
 from pipeline.study_run import StudyReport, StudyRun, prepared
 from solvers.registry import get_family
@@ -85,7 +87,7 @@ def _tasks_left(run: StudyRun, recompute: bool = False, refuse: bool = True):
     """The tasks left to run against the store (read only) and the family's needs of them
     against the budget and the free disk: StudyError for one over either, or (``refuse``
     False) kept in the needs' rows; a family without needs is asked nothing."""
-    left = run.plan.left_to_run(store.stored_ids(run.results), recompute=recompute)
+    left = run.plan.left_to_run(stored_ids(run.results), recompute=recompute)
     if get_family(run.plan.family).needs is None:
         return left, Needed()
     return left, check_needs(left, run.workers, run.folder, refuse)
@@ -138,10 +140,10 @@ def run_tasks(run: StudyRun) -> None:
 def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
     check_results_target(run.outputs, run.folder)
     # parallel multirun jobs may share the store: see pipeline.locking and pipeline.claims
-    with locking.running(run.folder, lambda: store.remove_temporaries(run.results)):
+    with locking.running(run.folder, lambda: store_upkeep.remove_temporaries(run.results)):
         with locking.study_lock(run.folder):
             # listed before compacting: compact reads each of these files (and maybe more)
-            before = set(store.result_files(run.results))
+            before = set(result_files(run.results))
             stored = _tidy_store(run)
             left = run.plan.left_to_run(stored, recompute=run.conf.store.recompute)
             claim = claims.claim(run, left, stored)  # refused: another live run computes one
@@ -151,26 +153,22 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
             if not len(left):
                 return
             driver.compute(run, left, setup)
-            after = run.plan.left_to_run(store.stored_ids(run.results))  # shared pieces needed
+            after = run.plan.left_to_run(
+                store_newest.stored_ids(run.results)
+            )  # shared pieces needed
             tidy_checkpoints(run.folder, setup.shared, shared_keys(after), run.log)
         with locking.study_lock(run.folder):  # a rerun task's rows supersede its stored ones
-            if left.supersedes or _written_by_others(run.results, before, run.report.files):
-                store.compact(run.results)
+            if left.supersedes or written_by_others(run.results, before, run.report.files):
+                store_upkeep.compact(run.results)
         run.log(run.report.line())
 
 
-def _tidy_store(run: StudyRun) -> store.StoredIds:
+def _tidy_store(run: StudyRun) -> StoredIds:
     """Foreign files quarantined, the store compacted, stale staging removed; the ids stored."""
     remove_stale(run.folder)
-    for path, reason in store.quarantine_bad_files(run.results, run.folder / "quarantine"):
+    for path, reason in store_upkeep.quarantine_bad_files(run.results, run.folder / "quarantine"):
         run.log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
-    return store.compact(run.results)
-
-
-def _written_by_others(results: Path, stored: set[Path], ours: list[Path]) -> bool:
-    """Whether results files appeared during this run that it did not write (another job of
-    a parallel multirun sharing the store): they may hold tasks this run wrote too."""
-    return bool(set(store.result_files(results)) - stored - set(ours))
+    return store_upkeep.compact(run.results)
 
 
 def summarise(run: StudyRun) -> None:
@@ -179,12 +177,12 @@ def summarise(run: StudyRun) -> None:
     from pipeline.summary import write_summary
 
     with locking.study_lock(run.folder):  # parallel jobs: the last sees all rows
-        counts = store.store_counts(run.results)
+        counts = store_counts(run.results)
         if counts.superseded:  # a run killed between storing a rerun task and compacting
-            store.compact(run.results)  # replaces files whole
+            store_upkeep.compact(run.results)  # replaces files whole
             run.log(
                 f"store: {counts.superseded} superseded row(s) dropped (tasks stored again later)"
             )
-            counts = store.store_counts(run.results)
+            counts = store_counts(run.results)
         run.report.summary = write_summary(run.folder, run.conf.study.plain(), counts=counts)
     run.log(f"summary: {run.report.summary}")

@@ -12,7 +12,7 @@ ever followed:
   ``.running``) is a link or a special file: the run exits 2 naming the path, and touches
   nothing.  So does an entry of ``checkpoints`` or ``checkpoints/shared`` that is not a real
   folder (each is the checkpoint folder of a task or of a shared key).  Below those,
-  :class:`solvers.kit.longtask.Checkpoints` follows no link either: it sets aside, with one
+  :class:`solvers.kit.checkpoints.Checkpoints` follows no link either: it sets aside, with one
   line, an entry of its own (``.seals``, ``damaged``...) that is not what it must be.
 - The readers (:func:`regular_files`, :func:`real_subdirs`) list entries with ``lstat``
   semantics: a link, a FIFO, a socket, a device or a folder named like a results file is
@@ -31,12 +31,12 @@ not against the account that owns the study folder swapping entries while a run 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from solvers.kit.atomic_files import replace_file
 from solvers.kit.safe_folders import ensure_folder, kind
 
 # Folders below the study folder that the pipeline reads or writes; below SCANNED every
@@ -259,15 +259,5 @@ def write_replacing(path: Path, data: bytes) -> Path:
     what = kind(tmp)
     if what == "folder":
         raise UnsafePath(f"{tmp} is a folder, where a temporary file goes: move it away")
-    if what is not None:
-        tmp.unlink()  # a stale temporary (or a link): the entry goes, a target is untouched
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    return path
+    # a stale temporary (or a link) is removed: the entry goes, a target is untouched
+    return replace_file(path, lambda fh: fh.write(data), tmp=tmp)

@@ -37,10 +37,11 @@ from pipeline.heap import no_cyclic_gc
 from pipeline.ids import id_array
 from solvers import family_import_errors
 from solvers.grid import Grid
+from solvers.kit.words import format_duration
 from solvers.registry import Task, TaskError, get_family
 
 if TYPE_CHECKING:
-    from pipeline.store import StoredIds
+    from pipeline.store_newest import StoredIds
 
 CHUNK = 65_536  # tasks hashed at a time when ids are needed in bulk (bounded memory)
 
@@ -164,8 +165,8 @@ class Plan:
             seconds, sampled = estimate
             shared = ", pieces the tasks share computed once" if shared_seconds else ""
             lines.append(
-                f"  solver time: about {_duration(seconds - shared_seconds)} for the tasks to "
-                f"run (the family's estimate, from {sampled:,} sampled tasks{shared})"
+                f"  solver time: about {format_duration(seconds - shared_seconds)} for the tasks "
+                f"to run (the family's estimate, from {sampled:,} sampled tasks{shared})"
             )
         return lines
 
@@ -201,14 +202,6 @@ def _counted(n: int, noun: str) -> str:
     if n == 1:
         return f"1 {noun}"
     return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
-
-
-def _duration(seconds: float) -> str:
-    """A time span for people: 42 s, 3.5 min, 2.1 h, 4.0 days."""
-    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
-        if seconds >= 2 * size:
-            return f"{seconds / size:.1f} {unit}"
-    return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
 
 
 def _id_chunks(grid: Grid) -> Iterator[tuple[int, int, np.ndarray]]:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline import store
+from pipeline import store_layout
 from pipeline.config import StudyError, short_repr
 from pipeline.own_files import INDEX_TITLE, REPORT_NAME, SUMMARY_NAME, not_ours
 from pipeline.safe_paths import (
@@ -58,7 +58,7 @@ def check_summary_target(outputs: Any, folder: Path, stored_only: bool) -> None:
             f"paths.outputs={outputs!r}: {index} is a folder, where every summary writes the "
             "index of the studies in paths.outputs; move it away (a study's folder: rename it)"
         )
-    stored = bool(store.result_files(folder / "results"))
+    stored = bool(store_layout.result_files(folder / "results"))
     if stored_only and not stored:
         from pipeline.index import study_dirs
 

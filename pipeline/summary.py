@@ -14,13 +14,14 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline import store
+from pipeline import store, store_layout
 from pipeline.index import write_index
 from pipeline.own_files import SUMMARY_MARK
 from pipeline.report import REPORT_ROWS, write_report
 from pipeline.safe_paths import ensure_dir, write_replacing
 from pipeline.staging import remove_stale, staged
-from pipeline.store import StoreCounts, family_rows, store_counts
+from pipeline.store import family_rows
+from pipeline.store_overview import StoreCounts, status_line, store_counts
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows, takes_stored_rows
 from solvers.kit.summary_parts import left_out, markdown_code, markdown_table, markdown_text
 from solvers.registry import COMMON_COLUMNS, family_summary, get_family
@@ -119,7 +120,7 @@ def other_code_notes(
     ok rows of other versions of its code the store keeps and the summary leaves out, or
     that its code cannot be checked."""
     lines = []
-    _, others = store.current_code_files(store.family_files(results, family), family)
+    _, others = store.current_code_files(store_layout.family_files(results, family), family)
     if others:
         lines.append(
             f"{len(others):,} results files of `{family}` written by other versions of its "
@@ -148,17 +149,6 @@ def other_code_notes(
                 f"version: `{code}`, the column strategy_code)."
             )
     return [*lines, ""] if lines else []
-
-
-def status_line(counts: StoreCounts) -> str:
-    """How many rows the store holds, by status, and their compute time (from DuckDB)."""
-    if not counts.rows:
-        return "The store holds no results yet."
-    ok = counts.rows_with("ok")
-    return (
-        f"{counts.rows} results: {ok} ok, {counts.rows - ok} failed; "
-        f"{counts.seconds:.2f} s of solver time in total."
-    )
 
 
 def _error_table(errors: pd.DataFrame) -> pd.DataFrame:

@@ -156,7 +156,7 @@ def sweep_stopped_message(how: str = "Ctrl-C") -> str | None:
     """
     if _sweep is None:
         return None
-    from pipeline import store
+    from pipeline import store_layout, store_newest
     from pipeline.study_folder import study_dir
 
     started, config, loader = _sweep.started, _sweep.config, _sweep.loader
@@ -168,9 +168,12 @@ def sweep_stopped_message(how: str = "Ctrl-C") -> str | None:
     said = []
     for folder in folders:
         results = folder / "results"
-        files = store.result_files(results)
-        new = [f for f in files if store.written_ns(f) >= started]
-        this_sweep, every = len(store.ids_in(new).every), len(store.ids_in(files).every)
+        files = store_layout.result_files(results)
+        new = [f for f in files if store_layout.written_ns(f) >= started]
+        this_sweep, every = (
+            len(store_newest.ids_in(new).every),
+            len(store_newest.ids_in(files).every),
+        )
         said.append(
             f"{folder.name}: {this_sweep} task(s) stored by this multirun, {every} in all, "
             f"in {results}"

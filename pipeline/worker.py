@@ -30,10 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from pipeline import store
+from pipeline import store_writes
 from pipeline.long_task_setup import LongTaskSetup, finish
 from solvers.grid import Grid, runs
-from solvers.kit.longtask import Deferred, current, reset_current, set_current, using
+from solvers.kit.current_task import Deferred, reset_current, set_current, using
+from solvers.kit.task_context import current
 from solvers.registry import Row, get_family, param_columns, solve
 
 
@@ -75,7 +76,7 @@ class TaskSlice:
 class DoneBatch:
     """A finished batch as the driver needs it: encoded files to store, and counts."""
 
-    files: list[store.EncodedFile]
+    files: list[store_writes.EncodedFile]
     n_tasks: int
     n_rows: int
     n_errors: int
@@ -88,7 +89,7 @@ def done_batch(
     rows: Iterable[dict], n_tasks: int, metadata: bytes, checkpointed: list[str] | None = None
 ) -> DoneBatch:
     """A batch's rows encoded as Parquet (where the batch ran), with their counts; ``rows``
-    is read once, as the solver makes them (see ``store.ENCODE_CHUNK``)."""
+    is read once, as the solver makes them (see ``store_writes.ENCODE_CHUNK``)."""
     counts = {"rows": 0, "errors": 0, "seconds": 0.0}
 
     def counted(rows: Iterable[dict]) -> Iterator[dict]:
@@ -101,7 +102,7 @@ def done_batch(
                 last = row.get("task_id")
             yield row
 
-    files = store.encode_rows(counted(rows), metadata)
+    files = store_writes.encode_rows(counted(rows), metadata)
     return DoneBatch(
         files=files,
         n_tasks=n_tasks,
@@ -144,7 +145,7 @@ def batch_rows(
     With ``timeout`` (seconds), each task runs in a forked child that is killed when the
     time is up; the task then gets an error row saying so.  ``cluster`` is handed to tasks
     that split their work over the cluster they run on (``Family.run_over_cluster``).  With
-    ``setup``, each task runs inside its :class:`~solvers.kit.longtask.TaskContext` (budget,
+    ``setup``, each task runs inside its :class:`~solvers.kit.task_context.TaskContext` (budget,
     checkpoints, progress), and the ids of ok tasks that left a checkpoint folder are
     appended to ``checkpointed`` (the driver clears those folders once the rows are stored).
     """
@@ -212,7 +213,8 @@ def solve_with_timeout(task: dict, seconds: float, cluster: Any = None) -> list[
     """solve(task) in a forked child process, killed after ``seconds``.
 
     The child's progress reports come back through the same pipe as its result, each a
-    frame of its own, and go to the parent's task context (:func:`solvers.kit.longtask.current`).
+    frame of its own, and go to the parent's task context
+    (:func:`solvers.kit.task_context.current`).
     """
     read_fd, write_fd = os.pipe()
     parent = current()

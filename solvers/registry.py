@@ -66,7 +66,7 @@ class Family:
     # ``stage=plan``), None for a task it cannot estimate; None: the family gives none
     estimate: Callable[[Task], float | None] | None = None
     # what a checked task needs at its peak given ``workers`` processes (a
-    # ``solvers.kit.longtask.Need``: memory per process, checkpoint disk), or None for a task too
+    # ``solvers.kit.budget.Need``: memory per process, checkpoint disk), or None for a task too
     # small to matter; the pipeline compares it with the budget of where the run executes and
     # refuses the study before any work (stage=plan and run).  It is called once per class of
     # tasks agreeing on the parameters it reads (as check_task), so read only those it needs.

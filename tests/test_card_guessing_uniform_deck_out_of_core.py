@@ -23,7 +23,10 @@ import pytest
 from solvers import TaskError, solve
 from solvers.card_guessing.tasks import ranked_tasks
 from solvers.card_guessing.uniform_deck import chunks, in_memory, out_of_core
-from solvers.kit import longtask
+from solvers.kit import current_task as longtask
+from solvers.kit.budget import Budget
+from solvers.kit.checkpoints import SEALS, Checkpoints
+from solvers.kit.task_context import TaskContext
 from solvers.registry import get_family, validate
 from tests.helpers.pages import ranks_table
 
@@ -142,7 +145,7 @@ def two_workers():
 @pytest.mark.parametrize(("policy", "window"), POLICIES)
 def test_two_capped_workers_match_one_process(policy, window, tmp_path, two_workers):
     deck = (4,) * 5
-    store = longtask.Checkpoints(tmp_path / "ck", root=tmp_path)
+    store = Checkpoints(tmp_path / "ck", root=tmp_path)
     sol = out_of_core.solve(
         deck, policy, window, client=two_workers, checkpoints=store, chunk=out_of_core.ALIGN
     )
@@ -172,7 +175,7 @@ def test_eight_types_on_three_capped_workers(tmp_path, monkeypatch):
         return last_logs[0]
 
     monkeypatch.setattr(in_memory, "last_layer_log_counts", computed_once)
-    shared = longtask.Checkpoints(tmp_path / "shared", root=tmp_path)
+    shared = Checkpoints(tmp_path / "shared", root=tmp_path)
     adopted = []
     cluster, client = capped_cluster(3, cap)
     try:
@@ -194,9 +197,9 @@ def test_eight_types_on_three_capped_workers(tmp_path, monkeypatch):
 
 RUN = """
 import sys, time
-from solvers.kit import longtask
+from solvers.kit.checkpoints import Checkpoints
 from solvers.card_guessing.uniform_deck import out_of_core
-store = longtask.Checkpoints(sys.argv[1], root=sys.argv[2])
+store = Checkpoints(sys.argv[1], root=sys.argv[2])
 def log(message):
     print(message, flush=True)
     if message.startswith("layer 12:"):  # said once layer 12 is committed (and 13 dropped):
@@ -211,14 +214,14 @@ def test_killed_run_resumes_from_its_committed_layers(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", RUN, str(folder), str(root)])
     deadline = time.monotonic() + 300
     # a layer's last piece is its count, sealed just after it is renamed into place
-    while not (folder / longtask.SEALS / "count-012.json").exists():
+    while not (folder / SEALS / "count-012.json").exists():
         assert proc.poll() is None and time.monotonic() < deadline, "no layer 12 committed"
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert not (folder / "count-000").exists(), "the run finished before it was killed"
     kept = {p.name: p.stat().st_mtime_ns for p in folder.iterdir() if p.is_file()}
-    store = longtask.Checkpoints(folder, root=root)
+    store = Checkpoints(folder, root=root)
     logged: list[str] = []
     sol = out_of_core.solve((4,) * 5, checkpoints=store, chunk=4096, log=logged.append)
     assert sol.expected_score == in_memory.solve((4,) * 5).expected_score
@@ -234,7 +237,7 @@ def test_killed_run_resumes_from_its_committed_layers(tmp_path):
 
 
 def test_a_folder_of_another_solve_is_refused(tmp_path):
-    store = longtask.Checkpoints(tmp_path / "ck", root=tmp_path)
+    store = Checkpoints(tmp_path / "ck", root=tmp_path)
     out_of_core.solve((2, 2), checkpoints=store, chunk=4096)
     with pytest.raises(ValueError, match="holds another solve"):
         out_of_core.solve((2, 2), "greedy", checkpoints=store, chunk=4096)
@@ -261,9 +264,9 @@ def test_needs_replace_the_fixed_limit():
 def test_ranked_task_goes_out_of_core_when_the_budget_is_short(tmp_path):
     task = validate({"family": "card_guessing", "deck": [4] * 5, "method": "ranked"})
     fam = get_family("card_guessing")
-    short = longtask.TaskContext(
-        longtask.Budget(ranked_tasks.in_memory_bytes([4] * 5) - 1, "a test budget"),
-        checkpoints=longtask.Checkpoints(tmp_path / "ck", root=tmp_path),
+    short = TaskContext(
+        Budget(ranked_tasks.in_memory_bytes([4] * 5) - 1, "a test budget"),
+        checkpoints=Checkpoints(tmp_path / "ck", root=tmp_path),
     )
     reports: list = []
     short.sink = reports.append

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import claims, locking, store
+from pipeline import claims, locking, store_newest
 from pipeline.config import StudyError
 from pipeline.study_run import prepared
 from tests.helpers.nap_driver import nap_overrides, register_nap
@@ -184,7 +184,7 @@ def open_umask():
 def test_claim_and_lock_files_are_owner_only_whatever_the_umask(tmp_path, open_umask):
     register_nap()
     other = prepared(compose_config(*naps(tmp_path)), log=lambda *_: None)
-    stored = store.stored_ids(other.results)
+    stored = store_newest.stored_ids(other.results)
     with claims.claim(other, other.plan.left_to_run(stored), stored) as mine:
         assert stat.S_IMODE(mine.path.stat().st_mode) == 0o600
     folder = tmp_path / "study"
@@ -211,7 +211,7 @@ def test_another_account_cannot_open_or_lock_a_claim_or_the_study_lock():
         top.chmod(0o755)
         register_nap()
         other = prepared(compose_config(*naps(top)), log=lambda *_: None)
-        stored = store.stored_ids(other.results)
+        stored = store_newest.stored_ids(other.results)
         with claims.claim(other, other.plan.left_to_run(stored), stored) as mine:
             with locking.study_lock(other.folder), locking.running(other.folder, lambda: None):
                 pass

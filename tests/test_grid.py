@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from pipeline.config import StudyError
 from pipeline.ids import IdSet, id_array, id_keys
-from pipeline.store import StoredIds
+from pipeline.store_newest import StoredIds
 from pipeline.study import plan, planned
 from solvers import registry
 from solvers.grid import Grid, _product_from, runs

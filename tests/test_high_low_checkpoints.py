@@ -1,5 +1,5 @@
 """The high_low float layers as a long task (``solvers/high_low/float_layers/`` through
-``solvers/kit/longtask.py``): memory need against the budget, layers in memory or on disk,
+``solvers/kit/task_context.py``): memory need against the budget, layers in memory or on disk,
 checkpoints of finished layers and resuming after a kill, progress.
 
 Values are checked against the exact rational solver (``deck.py``) to 1e-12 relative, as in
@@ -21,7 +21,9 @@ import pytest
 
 from solvers.high_low import deck, estimated_seconds, needs
 from solvers.high_low.float_layers import coding, sizes, solver
-from solvers.kit.longtask import Budget, Checkpoints, TaskContext
+from solvers.kit.budget import Budget
+from solvers.kit.checkpoints import Checkpoints
+from solvers.kit.task_context import TaskContext
 from solvers.registry import TaskError, validate
 from tests.helpers.commands import cli_run_in_process
 from tests.helpers.repository import ROOT
@@ -101,7 +103,9 @@ KILLED = """
 import os, signal, sys
 from pathlib import Path
 from solvers.high_low.float_layers import solver
-from solvers.kit.longtask import Budget, Checkpoints, TaskContext
+from solvers.kit.budget import Budget
+from solvers.kit.checkpoints import Checkpoints
+from solvers.kit.task_context import TaskContext
 
 folder, storage, policy, at = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
 

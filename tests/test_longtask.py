@@ -1,6 +1,6 @@
-"""The long-task facility's interface (solvers.kit.longtask): budget, need, checkpoints, progress
-and the task context, on their own (the pipeline's wiring is tested in
-tests/test_longtask_pipeline.py)."""
+"""The long-task facility's interface (solvers.kit: budget, checkpoints, hold, task_progress,
+current_task, task_context): budget, need, checkpoints, progress and the task context, on their
+own (the pipeline's wiring is tested in tests/test_longtask_pipeline.py)."""
 
 from __future__ import annotations
 
@@ -13,15 +13,21 @@ from pathlib import Path
 
 import pytest
 
-from solvers.kit import longtask
-from solvers.kit.longtask import Budget, Checkpoints, Need, Progress, TaskContext
+from solvers.kit import budget, checkpoints, current_task, task_context
+from solvers.kit.budget import Budget, Need, available_memory
+from solvers.kit.checkpoints import Checkpoints
+from solvers.kit.current_task import using
+from solvers.kit.hold import HELD
+from solvers.kit.task_context import TaskContext, current
+from solvers.kit.task_progress import Progress
+from solvers.kit.words import format_bytes
 
 
 def test_format_bytes():
-    assert longtask.format_bytes(512) == "512 B"
-    assert longtask.format_bytes(8 * 10**9) == "8.0 GB"
-    assert longtask.format_bytes(55.9e9) == "55.9 GB"
-    assert longtask.format_bytes(1.2e12) == "1.2 TB"
+    assert format_bytes(512) == "512 B"
+    assert format_bytes(8 * 10**9) == "8.0 GB"
+    assert format_bytes(55.9e9) == "55.9 GB"
+    assert format_bytes(1.2e12) == "1.2 TB"
 
 
 @pytest.mark.parametrize(
@@ -30,7 +36,7 @@ def test_format_bytes():
 )
 def test_format_bytes_says_any_size_in_a_unit_a_person_writes(n, said):
     """No size is a run of digits and a decimal point in petabytes."""
-    assert longtask.format_bytes(n) == said
+    assert format_bytes(n) == said
 
 
 def test_need_and_budget_are_frozen_values():
@@ -44,22 +50,22 @@ def test_need_and_budget_are_frozen_values():
 
 
 def test_current_outside_the_pipeline_is_the_machine_default():
-    ctx = longtask.current()
+    ctx = current()
     assert ctx.workers == 1 and ctx.checkpoints is None and ctx.client() is None
-    assert 0 < ctx.budget.bytes <= longtask.available_memory() * 2
+    assert 0 < ctx.budget.bytes <= available_memory() * 2
     assert ctx.budget.source.startswith("available memory of this machine (")
     ctx.progress(1, 2, "states", "nothing listens")  # a no-op
 
 
 def test_using_sets_and_restores_the_context():
     ctx = TaskContext(Budget(123, "run.memory_budget=123B"), workers=3)
-    with longtask.using(ctx) as got:
-        assert got is ctx and longtask.current() is ctx
+    with using(ctx) as got:
+        assert got is ctx and current() is ctx
         inner = TaskContext(Budget(1, "inner"))
-        with longtask.using(inner):
-            assert longtask.current() is inner
-        assert longtask.current() is ctx
-    assert longtask.current() is not ctx
+        with using(inner):
+            assert current() is inner
+        assert current() is ctx
+    assert current() is not ctx
 
 
 def test_checkpoints_commit_finished_load_and_clear(tmp_path):
@@ -143,7 +149,7 @@ def test_checkpoints_pickle(tmp_path):
 def test_a_committed_piece_survives_a_kill_and_an_uncommitted_one_does_not(tmp_path):
     code = f"""
 import os, signal
-from solvers.kit.longtask import Checkpoints
+from solvers.kit.checkpoints import Checkpoints
 cp = Checkpoints({str(tmp_path / "t")!r})
 cp.path("done").write_bytes(b"1" * 1000)
 cp.commit("done")
@@ -215,9 +221,9 @@ def test_client_is_made_once_on_first_use():
     assert calls == [1]
 
 
-def test_longtask_imports_neither_the_pipeline_nor_dask():
+def test_the_long_task_modules_import_neither_the_pipeline_nor_dask():
     code = (
-        "import sys, solvers.kit.longtask as m; m.current(); "
+        "import sys, solvers.kit.task_context as m; m.current(); "
         "bad = [n for n in sys.modules if n.split('.')[0] in ('pipeline', 'distributed', 'dask')]; "
         "print(bad)"
     )
@@ -228,8 +234,14 @@ def test_longtask_imports_neither_the_pipeline_nor_dask():
 
 
 def test_interface_names():
-    for name in ("Budget", "Need", "Checkpoints", "TaskContext", "current", "using"):
-        assert hasattr(longtask, name)
+    for module, names in (
+        (budget, ("Budget", "Need")),
+        (checkpoints, ("Checkpoints",)),
+        (task_context, ("TaskContext", "current")),
+        (current_task, ("using",)),
+    ):
+        for name in names:
+            assert hasattr(module, name)
     cp = Checkpoints(Path("/tmp/x/y"))
     for meth in ("finished", "path", "commit", "load_path", "clear"):
         assert callable(getattr(cp, meth))
@@ -237,7 +249,7 @@ def test_interface_names():
 
 HOLDER = """
 import sys, time
-from solvers.kit.longtask import Checkpoints
+from solvers.kit.checkpoints import Checkpoints
 cp = Checkpoints(sys.argv[1])
 cp.hold(print)
 with open(cp.path("layer-001"), "wb") as fh:
@@ -290,7 +302,7 @@ def test_a_held_folder_is_held_from_first_use_to_release_and_not_by_its_pickled_
     folder = tmp_path / "task-2"
 
     def free() -> bool:
-        fd = os.open(folder / longtask.HELD, os.O_RDWR)
+        fd = os.open(folder / HELD, os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return True
@@ -344,7 +356,7 @@ def test_a_hold_taken_after_the_folder_was_cleared_holds_the_new_folder(tmp_path
         first.wait()
         waiter.join(30)
         assert seen == [set()] and len(said) == 1
-        fd = os.open(folder / longtask.HELD, os.O_RDWR)
+        fd = os.open(folder / HELD, os.O_RDWR)
         try:
             with pytest.raises(BlockingIOError):  # held by the second computation
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -24,7 +24,7 @@ from pipeline.backends.dask_executor import progress_of
 from pipeline.config import checked_config, plain
 from pipeline.needs import budgeted
 from pipeline.progress import ProgressBars, postfix
-from solvers.kit.longtask import Progress
+from solvers.kit.task_progress import Progress
 from tests.helpers.commands import cli_run_in_process
 from tests.helpers.runs import compose_config
 from tests.helpers.terminal import interruptible

@@ -16,7 +16,7 @@ import pytest
 from pipeline import needs
 from pipeline.config import StudyError
 from pipeline.study_run import prepared
-from solvers.kit.longtask import DAMAGED, SEALS, SHARED
+from solvers.kit.checkpoints import DAMAGED, SEALS, SHARED
 from tests.helpers.runs import compose_config
 
 STUDY = ["study=ranks_exact", "study.grids.0.grid.deck=[[4,4,4,4,4,4]]", "cluster=sync"]
@@ -105,7 +105,7 @@ def test_needs_is_asked_once_per_class_of_the_tasks_left_to_run():
 
     from pipeline.needs import grid_needs
     from solvers.grid import Grid
-    from solvers.kit.longtask import Need
+    from solvers.kit.budget import Need
     from solvers.params import Param, as_int
     from solvers.registry import Family, families, register
 

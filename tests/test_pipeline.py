@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import store
+from pipeline import store, store_layout, store_upkeep, store_writes
 from pipeline.config import StudyError
 from pipeline.run import run_study
 from pipeline.study import plan
@@ -16,6 +16,7 @@ from solvers.registry import families
 from tests.helpers.commands import cli, cli_run_in_process
 from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config, run
+from tests.helpers.store_rows import write_rows
 
 config = compose_config
 
@@ -40,7 +41,7 @@ def test_paper_study_on_a_local_cluster_with_two_workers(outputs):
     assert "2383/560" in summary and "475/112" in summary
     assert "ratio_to_optimal" in summary
     assert list((outputs / "paper" / "summary").glob("*.png"))
-    meta = store.file_metadata(store.result_files(outputs / "paper" / "results")[0])
+    meta = store.file_metadata(store_layout.result_files(outputs / "paper" / "results")[0])
     assert meta["config"]["study"]["name"] == "paper"
     assert {"dask", "pyarrow", "guesslab"} <= set(meta["packages"])
     assert meta["code_version"] and meta["solver_version"] == "1"
@@ -48,10 +49,10 @@ def test_paper_study_on_a_local_cluster_with_two_workers(outputs):
 
 def test_rerun_recomputes_nothing_and_recompute_replaces_rows(outputs):
     run(outputs, "cluster=sync")
-    files = store.result_files(outputs / "paper" / "results")
+    files = store_layout.result_files(outputs / "paper" / "results")
     again = run(outputs, "cluster=sync")
     assert (again.skipped, again.computed) == (2, 0)
-    assert store.result_files(outputs / "paper" / "results") == files
+    assert store_layout.result_files(outputs / "paper" / "results") == files
     forced = run(outputs, "cluster=sync", "store.recompute=true")
     assert forced.computed == 2
     rows = store.load_results(outputs / "paper")
@@ -73,23 +74,24 @@ def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs
     import pipeline.run as run_module
 
     compactions = []
-    real_compact = store.compact
+    real_compact = store_upkeep.compact
     monkeypatch.setattr(
-        store, "compact", lambda results: compactions.append(1) or real_compact(results)
+        store_upkeep, "compact", lambda results: compactions.append(1) or real_compact(results)
     )
     run(outputs, "cluster=sync")
     assert len(compactions) == 1  # the tidy-up before the run; nothing to drop after it
 
     task = plan(_plain(config().study))[0]
-    real_write = store.write_encoded
+    real_write = store_writes.write_encoded
 
     def write_beside_another_job(results, files):
-        if not store.result_files(results):  # the other job's row of the same task lands first
+        # the other job's row of the same task lands first
+        if not store_layout.result_files(results):
             other = another_job_s_rows(task)
-            real_write(results, store.encode_rows(other, b'{"written_by": "another job"}'))
+            real_write(results, store_writes.encode_rows(other, b'{"written_by": "another job"}'))
         return real_write(results, files)
 
-    monkeypatch.setattr(run_module.store, "write_encoded", write_beside_another_job)
+    monkeypatch.setattr(run_module.store_writes, "write_encoded", write_beside_another_job)
     compactions.clear()
     run(outputs.parent / "second", "cluster=sync")
     assert len(compactions) == 2
@@ -101,17 +103,17 @@ def test_a_file_landing_just_after_the_opening_compaction_is_compacted_away(outp
     """Another job's row of a task this run will compute lands right after the opening
     compaction has read the store: the run still ends with one row per task."""
     task = plan(_plain(config().study))[0]
-    real_compact = store.compact
+    real_compact = store_upkeep.compact
     calls = []
 
     def compact_then_another_job_writes(results):
         status = real_compact(results)
         if not calls:
-            store.write_rows(results, another_job_s_rows(task), {"written_by": "another job"})
+            write_rows(results, another_job_s_rows(task), {"written_by": "another job"})
         calls.append(1)
         return status
 
-    monkeypatch.setattr(store, "compact", compact_then_another_job_writes)
+    monkeypatch.setattr(store_upkeep, "compact", compact_then_another_job_writes)
     report = run(outputs, "cluster=sync")
     assert report.computed == 2
     rows = store.load_results(outputs / "paper")
@@ -127,7 +129,7 @@ def test_resume_after_losing_result_files(outputs):
     )
     run(outputs, *overrides)
     results = outputs / "paper" / "results"
-    files = store.result_files(results)
+    files = store_layout.result_files(results)
     assert len(files) == 8
     before = store.load_results(results).sort_values("task_id")
     for path in files[::3]:
@@ -232,10 +234,12 @@ def test_bad_input_exits_2_naming_the_key_and_writes_nothing(
 
 def test_bad_values_never_touch_existing_results(outputs):
     run(outputs, "cluster=sync")
-    files = {p: p.read_bytes() for p in store.result_files(outputs / "paper" / "results")}
+    files = {p: p.read_bytes() for p in store_layout.result_files(outputs / "paper" / "results")}
     with pytest.raises(StudyError, match="study.grid.deck"):
         run(outputs, "cluster=sync", "study.grid.deck=[[0,3]]")
-    assert {p: p.read_bytes() for p in store.result_files(outputs / "paper" / "results")} == files
+    assert {
+        p: p.read_bytes() for p in store_layout.result_files(outputs / "paper" / "results")
+    } == files
 
 
 def test_the_default_run_prints_no_dask_chatter(tmp_path):

@@ -4,14 +4,14 @@ Scanned: the docstrings and comments of every Python file (the packages, scripts
 benchmarks/, tests/, conf/, docs/hooks.py) and the manual (docs/*.md, README.md).  Checked:
 
 - a name of the packages (``pipeline.store.load_results``, ``solvers.card_guessing:split_rows``,
-  ``from solvers.kit import longtask``): the module imports, the attribute is there;
-- a cross-reference (:func:`longtask.current`; in a package also relative, ``.cards``) and
+  ``from solvers.kit import task_context``): the module imports, the attribute is there;
+- a cross-reference (:func:`task_context.current`; in a package also relative, ``.cards``) and
   a dotted name in backticks
   (``yes_no.Evaluation``, ``Family.needs``, ``run.batch_seconds``): what it starts with is
   the file's own name or import, a module of the project, a class of the project, a config
   section (checked against the config models), a variable of the same file, or a module
   outside (``np.memmap``), and the rest resolves from there;
-- a file or folder path (``solvers/kit/longtask.py``, ``tasks/ranked_tasks.py``,
+- a file or folder path (``solvers/kit/checkpoints.py``, ``tasks/ranked_tasks.py``,
   ``any_deck/``, ``docs/games/high_low.md``): a file or folder of the repository, named whole or
   by its last parts.  A path with a part in angle brackets (``<study>/checkpoints/``,
   ``conf/study/<name>.yaml``) is one a run or a user makes, not checked; ``NAME`` in a path
@@ -70,7 +70,7 @@ NOT_MODULES = {
 PACKAGE = "(?:" + "|".join(PACKAGES) + ")"
 NAMED_FILES = ("py", "md", "yaml", "yml", "toml", "js", "css", "sh", "cff")  # what a path may name
 SUFFIXES = "(?:" + "|".join(NAMED_FILES) + ")"
-# a cross-reference: :func:`longtask.current` (in a package also a sibling's, after a dot)
+# a cross-reference: :func:`task_context.current` (in a package also a sibling's, after a dot)
 ROLE = re.compile(r":(?:func|class|mod|meth|attr|data|exc|obj):`~?(\.?[A-Za-z_][\w.]*)`")
 # a dotted name in backticks: ``yes_no.Evaluation``, `run.batch_seconds`, ``Checkpoints.path(n)``
 TICKED = re.compile(r"(?<![\w`])`{1,2}([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\([^`]*\))?`{1,2}")
@@ -433,16 +433,24 @@ PLANTED = [
     ("solvers/card_guessing/exact/belief_players.py", ":class:`Player`", ":class:`players.Player`"),
     ("solvers/card_guessing/summary/rows.py", "``info.compact``", "``summary_info.compact``"),
     ("solvers/hand_guessing/__init__.py", ":mod:`.strategies`", ":mod:`.play`"),
-    ("solvers/kit/longtask.py", ":func:`current`", ":func:`currently`"),
+    ("solvers/kit/task_context.py", ":func:`current`", ":func:`currently`"),
     ("pipeline/run.py", "``pipeline.store.load_results``", "``pipeline.store.load_result``"),
     ("pipeline/run.py", "solvers.card_guessing:split_rows", "solvers.card_guessing:split_row"),
-    ("docs/architecture.md", "from solvers.kit import longtask", "from solvers import longtask"),
+    (
+        "docs/architecture.md",
+        "from solvers.kit import task_context",
+        "from solvers import task_context",
+    ),
     ("docs/usage.md", "``run.batch_seconds``", "``run.batch_second``"),
     ("docs/usage.md", "``cluster.n_workers``", "``cluster.workers``"),
     ("docs/usage.md", "``Plan.left_to_run``", "``Plan.left``"),
     ("docs/usage.md", "`np.memmap`", "`np.mmap`"),
     ("solvers/card_guessing/__init__.py", "tasks/yes_no_tasks.py", "tasks/yes_no.py"),
-    ("solvers/card_guessing/__init__.py", "(solvers/kit/longtask.py)", "(solvers/longtask.py)"),
+    (
+        "solvers/card_guessing/__init__.py",
+        "(solvers/kit/checkpoints.py)",
+        "(solvers/checkpoints.py)",
+    ),
     ("solvers/card_guessing/__init__.py", "see any_deck/ and", "see floating/ and"),
     ("README.md", "docs/games/card_guessing_ranks52.md", "docs/games/card_guessing_ranks.md"),
     ("README.md", "conf/study/NAME.yaml", "conf/studies/NAME.yaml"),

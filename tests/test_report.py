@@ -12,11 +12,12 @@ import re
 import pandas as pd
 import pytest
 
-from pipeline import store
+from pipeline import store, store_layout
 from pipeline.report import json_value, table_spec, write_report
 from solvers.registry import solve
 from tests.helpers.pages import page_data
 from tests.helpers.runs import run
+from tests.helpers.store_rows import write_rows
 
 
 def external_references(text: str) -> list[str]:
@@ -55,7 +56,7 @@ def test_failures_are_listed_with_their_messages(tmp_path):
     ok = {**rows[0], "task_id": "a" * 20, "study": "broken"}
     bad = {**ok, "task_id": "b" * 20, "status": "error", "error": "MemoryError: big\nline 2"}
     bad.update(expected_score=None, expected_score_exact=None)
-    store.write_rows(study_dir / "results", [ok, bad], {"written_at": "2026-01-01T00:00:00"})
+    write_rows(study_dir / "results", [ok, bad], {"written_at": "2026-01-01T00:00:00"})
     path = write_report(study_dir, {"name": "broken", "description": "two rows, one failed"})
     data = page_data(path)
     failed = [t for t in data["tables"] if t["title"].startswith("Failed tasks")]
@@ -190,7 +191,7 @@ def test_a_family_without_a_report_function_gets_the_generic_part(tmp_path):
         {**row, "task_id": "c" * 20, "study": "plain"}
         for row in solve({"family": family, **example})
     ]
-    store.write_rows(tmp_path / "plain" / "results", rows, {"written_at": "2026-01-01"})
+    write_rows(tmp_path / "plain" / "results", rows, {"written_at": "2026-01-01"})
     path = write_report(tmp_path / "plain", {"name": "plain"})
     titles = [t["title"] for t in page_data(path)["tables"]]
     assert f"All results ({family})" in titles
@@ -208,10 +209,10 @@ def test_provenance_reads_each_file_once_and_keeps_every_run_apart(tmp_path):
     ]
     for i, meta in enumerate(runs):
         for j in range(3):  # three batch files per run, the same metadata in each
-            store.write_rows(results, [{**row, "task_id": f"{i}{j}".ljust(20, "0")}], meta)
+            write_rows(results, [{**row, "task_id": f"{i}{j}".ljust(20, "0")}], meta)
     runs[1]["config"] = {"study": {"name": "s"}}
-    store.write_rows(results, [{**row, "task_id": "9".ljust(20, "0")}], runs[1])
-    files = store.result_files(results)
+    write_rows(results, [{**row, "task_id": "9".ljust(20, "0")}], runs[1])
+    files = store_layout.result_files(results)
     metas = store.files_metadata(files)
     assert metas == [store.file_metadata(f) for f in files]
     assert metas[0] is metas[2] and metas[3] is metas[5] and metas[0] != metas[3]

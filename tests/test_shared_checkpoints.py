@@ -19,8 +19,10 @@ import pytest
 
 from pipeline.run import run_study
 from solvers.card_guessing.uniform_deck import in_memory, out_of_core
-from solvers.kit import longtask
-from solvers.kit.longtask import SEALS, SHARED, Checkpoints, format_bytes
+from solvers.kit.budget import Budget
+from solvers.kit.checkpoints import SEALS, SHARED, Checkpoints
+from solvers.kit.task_context import TaskContext
+from solvers.kit.words import format_bytes
 from tests.helpers.runs import compose_config
 
 DECK = (4,) * 6
@@ -204,15 +206,15 @@ def test_a_damaged_edges_piece_starts_the_score_pass_over(tmp_path, uninterrupte
 
 
 def test_shared_folders_lie_beside_the_tasks_and_lock(tmp_path):
-    ctx = longtask.TaskContext(
-        longtask.Budget(10**9, "test"),
+    ctx = TaskContext(
+        Budget(10**9, "test"),
         checkpoints=Checkpoints(tmp_path / "checkpoints" / "abc", root=tmp_path),
     )
     shared = ctx.shared("uniform-6x4")
     assert shared.folder == tmp_path / "checkpoints" / SHARED / "uniform-6x4"
     with shared.lock():
         assert (shared.folder / ".lock").is_file()
-    assert longtask.TaskContext(longtask.Budget(1, "t")).shared("k") is None
+    assert TaskContext(Budget(1, "t")).shared("k") is None
     source = tmp_path / "piece"
     source.write_bytes(b"x" * 100)
     shared.adopt("p", source)

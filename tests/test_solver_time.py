@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import store
+from pipeline import store, store_overview
 from tests.helpers.runs import run
 
 
@@ -31,16 +31,16 @@ def test_the_store_counts_a_task_s_seconds_once(hitting_store):
     """store_counts and frame_counts: the seconds of each task once, however many rows."""
     rows = store.load_results(hitting_store / "results")
     assert len(rows) > 2 * rows["task_id"].nunique()  # many rows per task
-    counts = store.store_counts(hitting_store / "results")
+    counts = store_overview.store_counts(hitting_store / "results")
     assert counts.seconds == pytest.approx(per_task_seconds(rows), rel=1e-12)
     assert counts.seconds < rows["seconds"].sum() / 2  # the per-row sum is what it is not
-    assert store.frame_counts(rows).seconds == pytest.approx(counts.seconds, rel=1e-12)
+    assert store_overview.frame_counts(rows).seconds == pytest.approx(counts.seconds, rel=1e-12)
     assert counts.rows == len(rows) and counts.tasks == rows["task_id"].nunique()
 
 
 def test_the_summary_and_report_quote_the_per_task_sum(hitting_store):
     """The summary's and the report's status lines give the per-task sum."""
-    seconds = store.store_counts(hitting_store / "results").seconds
+    seconds = store_overview.store_counts(hitting_store / "results").seconds
     line = f"{seconds:.2f} s of solver time"
     assert line in (hitting_store / "summary.md").read_text()
     assert line in (hitting_store / "report.html").read_text()

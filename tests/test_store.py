@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import store
+from pipeline import store, store_layout, store_upkeep, store_writes
 from tests.helpers.runs import run
 
 
@@ -24,11 +24,11 @@ def test_compaction_keeps_each_task_s_newest_rows_and_the_files_readable(tmp_pat
     (old,) = store.write_rows(results, [row("a", "ok"), row("b", "error")], {"run": 1})
     (gone,) = store.write_rows(results, [row("c", "error")], {"run": 2})
     (new,) = store.write_rows(results, [row("b", "ok"), row("c", "ok")], {"run": 3})
-    stored = store.compact(results)
+    stored = store_upkeep.compact(results)
     assert sorted(stored.every.ids) == sorted(stored.ok.ids) == [b"a", b"b", b"c"]
-    assert store.result_files(results) == [old, new] and not gone.exists()
+    assert store_layout.result_files(results) == [old, new] and not gone.exists()
     assert pq.read_table(old)["task_id"].to_pylist() == ["a"]
-    assert store.bad_file_reason(old) is None and store.file_metadata(old) == {"run": 1}
+    assert store_upkeep.bad_file_reason(old) is None and store.file_metadata(old) == {"run": 1}
     assert sorted(store.load_results(results)["task_id"]) == ["a", "b", "c"]
 
 
@@ -50,10 +50,10 @@ def test_a_killed_write_leaves_no_broken_file(outputs):
 )
 @settings(max_examples=60, deadline=None)
 def test_the_store_s_newest_rows_and_ids_match_a_plain_python_reading(tmp_path_factory, files):
-    """store.compact's arrays against dicts: each task keeps the rows of the newest file
+    """store_upkeep.compact's arrays against dicts: each task keeps the rows of the newest file
     holding it; a task is ok when its newest file has an ok row (files of (task, ok) rows,
     20-digit hex ids, some sharing their first 16 digits)."""
-    from pipeline import store
+    from pipeline import store, store_layout, store_upkeep
 
     results = tmp_path_factory.mktemp("store") / "results"
 
@@ -76,11 +76,11 @@ def test_the_store_s_newest_rows_and_ids_match_a_plain_python_reading(tmp_path_f
             newest[tid(n)] = number
         for n, _ in rows:
             ok[tid(n)] = any(good for m, good in rows if m == n)
-    stored = store.compact(results)
+    stored = store_upkeep.compact(results)
     assert sorted(stored.every.ids.tolist()) == sorted(t.encode() for t in newest)
     assert sorted(stored.ok.ids.tolist()) == sorted(t.encode() for t in newest if ok[t])
     rows = store.load_results(results)
-    for path in store.result_files(results):
+    for path in store_layout.result_files(results):
         number = store.file_metadata(path)["file"]
         assert all(newest[t] == number for t in pq_ids(path))
     assert set(rows["task_id"]) == set(newest)
@@ -98,6 +98,6 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr(store.os, "fsync", full_disk)
     rows = [{"family": "card_guessing", "task_id": "a", "study": "s", "status": "ok"}]
-    with pytest.raises(store.StoreError, match="No space left"):
+    with pytest.raises(store_writes.StoreError, match="No space left"):
         store.write_rows(tmp_path / "results", rows, {})
     assert not [p for p in (tmp_path / "results").rglob("*") if p.is_file()]

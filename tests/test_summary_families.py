@@ -16,12 +16,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline import store
 from pipeline.summary import write_summary
 from solvers import solve
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows
 from solvers.registry import families, family_report, family_summary, get_family
 from tests.helpers.pages import page_data
+from tests.helpers.store_rows import write_rows
 
 DECK = {"ranks": 4, "suits": 3, "k": 2}
 # Per family: small tasks that reach every section of its summary and report.
@@ -101,7 +101,7 @@ def family_store(tmp_path: Path, family: str) -> Path:
     folder = tmp_path / "first" / "fam"
     third = len(rows) // 3
     for part in (rows[:third], rows[third : 2 * third], rows[2 * third :]):
-        store.write_rows(folder / "results", part, {"written_at": "2026-01-01T00:00:00"})
+        write_rows(folder / "results", part, {"written_at": "2026-01-01T00:00:00"})
     return folder
 
 

@@ -14,13 +14,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline import store
+from pipeline import store, store_layout, store_overview
 from pipeline.report import write_report
 from pipeline.summary import generic_summary, write_summary
 from solvers import solve
 from solvers.card_guessing.summary.rows import summary_rows
 from solvers.kit.stored_rows import StoredRows
 from tests.helpers.pages import page_data
+from tests.helpers.store_rows import write_rows
 
 STUDY = {"name": "big", "description": "an entropy grid written in three batches"}
 
@@ -54,7 +55,7 @@ def study_dir(tmp_path) -> Path:
     rows = solved_rows()
     folder = tmp_path / "first" / "big"
     for part in (rows[:10], rows[10:25], rows[25:]):
-        store.write_rows(folder / "results", part, {"written_at": "2026-01-01T00:00:00"})
+        write_rows(folder / "results", part, {"written_at": "2026-01-01T00:00:00"})
     return folder
 
 
@@ -69,7 +70,7 @@ def test_stored_rows_read_as_load_results_does(study_dir):
     results = study_dir / "results"
     loaded = store.load_results(results)
     stored = store.family_rows(results, "card_guessing")
-    assert len(store.family_files(results, "card_guessing")) == 3
+    assert len(store_layout.family_files(results, "card_guessing")) == 3
     pd.testing.assert_frame_equal(stored.frame(), loaded)
     ok = store.family_rows(results, "card_guessing", "ok")
     assert ok.count() == len(loaded) - 2 == len(ok)
@@ -81,12 +82,12 @@ def test_stored_rows_read_as_load_results_does(study_dir):
 
 def test_store_counts_agree_with_the_rows_in_pandas(study_dir):
     results = study_dir / "results"
-    counts = store.store_counts(results)
-    expected = store.frame_counts(store.load_results(results))
+    counts = store_overview.store_counts(results)
+    expected = store_overview.frame_counts(store.load_results(results))
     pd.testing.assert_frame_equal(counts.by_status, expected.by_status, check_dtype=False)
     assert counts.tasks == expected.tasks == counts.rows
     assert counts.rows_with("error") == counts.tasks_with("error") == 2
-    assert store.store_counts(study_dir / "nothing").rows == 0
+    assert store_overview.store_counts(study_dir / "nothing").rows == 0
 
 
 def test_the_large_store_path_writes_the_same_summary_as_pandas(study_dir, tmp_path, monkeypatch):
@@ -111,7 +112,7 @@ def test_the_large_store_path_writes_the_same_summary_as_pandas(study_dir, tmp_p
     text = (plain / "summary.md").read_text()
     assert text == (large / "summary.md").read_text()
     assert "### Which entropies make info optimal" in text and "boom 1" in text
-    assert "72 results: 70 ok, 2 failed" in text
+    assert "72 tasks, 72 result rows: 70 ok, 2 failed" in text
     tables = sorted(p.name for p in (plain / "summary").glob("*.parquet"))
     assert "card_guessing_entropy_grid.parquet" in tables
     for name in tables:
@@ -128,7 +129,7 @@ def test_the_report_caps_its_rows_and_says_how_to_read_them_all(study_dir):
     assert len(tables["Failed tasks (card_guessing)"]["rows"]) == 2  # fewer than the cap
     text = html.unescape(path.read_text())
     assert "first 5 of 70 rows" in text
-    folder = store.family_dir(study_dir.resolve() / "results", "card_guessing")
+    folder = store_layout.family_dir(study_dir.resolve() / "results", "card_guessing")
     assert f"read_parquet('{folder}/*.parquet') WHERE status = 'ok'" in text
     assert "72 tasks, 72 result rows: 70 ok, 2 failed" in text
     whole = page_data(write_report(study_dir, STUDY))["tables"]

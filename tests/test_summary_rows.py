@@ -13,11 +13,11 @@ import textwrap
 
 import pandas as pd
 
-from pipeline import store
 from pipeline.summary import write_summary
 from solvers import solve
 from solvers.registry import family_summary
 from tests.helpers.commands import cli_run_in_process
+from tests.helpers.store_rows import write_rows
 
 
 def table_column(text: str, column: str) -> list[str]:
@@ -137,7 +137,7 @@ def test_the_failed_tasks_table_says_how_many_it_leaves_out(tmp_path, monkeypatc
         bad[-1].update(expected_score=None, expected_score_exact=None, score_pmf=None)
     study_dir = tmp_path / "s"
     study_dir.mkdir()
-    store.write_rows(study_dir / "results", [ok, *bad], {"study": "s"})
+    write_rows(study_dir / "results", [ok, *bad], {"study": "s"})
     text = write_summary(study_dir, {"name": "s"}).read_text()
     failed = text.partition("### Failed tasks")[2]
     assert len(table_column(failed, "error")) == 2

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pipeline.config import StudyError
-from solvers.kit.longtask import Budget, format_bytes
+from solvers.kit.budget import Budget
+from solvers.kit.words import format_bytes
 
 TLS_KEYS = ("ca_file", "cert", "key")
 CERTS_HINT = "make them with python -m pipeline.certs DIR"

@@ -19,7 +19,7 @@ from typing import Any
 
 from pipeline.backends.executor import Completed, Executor
 from pipeline.long_task_setup import TOPIC, WARNINGS
-from solvers.kit.longtask import Progress
+from solvers.kit.task_progress import Progress
 
 WATCH_EVERY_S = 1.0
 

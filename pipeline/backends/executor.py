@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from solvers.kit.longtask import Progress
+from solvers.kit.task_progress import Progress
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,8 @@ from pipeline.backends.base import Workers, borrowed_client, quiet_dask_logs, wo
 from pipeline.backends.dask_executor import DaskExecutor
 from pipeline.config import StudyError
 from pipeline.heap import no_cyclic_gc
-from solvers.kit.longtask import Budget, format_bytes
+from solvers.kit.budget import Budget
+from solvers.kit.words import format_bytes
 
 WORKER_MEMORY = 256 * 2**20  # what one idle worker process needs, give or take (bytes)
 WORKERS_PER_CORE = 4

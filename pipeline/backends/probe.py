@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pipeline.config import StudyError, seconds
+from solvers.kit.words import format_duration
 
 
 class NotAScheduler(Exception):
@@ -40,7 +41,7 @@ def check_scheduler(address: str, timeout: float, security: Any = None) -> dict[
     """
     print(
         f"connecting to the scheduler at {address} (waiting up to cluster.timeout, "
-        f"{span(timeout)})",
+        f"{format_duration(timeout)})",
         file=sys.stderr,
         flush=True,
     )
@@ -49,14 +50,6 @@ def check_scheduler(address: str, timeout: float, security: Any = None) -> dict[
         kind = reply.get("type") if isinstance(reply, dict) else type(reply).__name__
         raise NotAScheduler(f"it answers as {kind!r}, not as a Dask scheduler")
     return reply
-
-
-def span(seconds: float) -> str:
-    """A wait for people: 20 s, 1.5 min, 3 h, 30 days."""
-    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
-        if seconds >= 2 * size:
-            return f"{seconds / size:.3g} {unit}"
-    return f"{seconds:.3g} s"
 
 
 def _within(timeout: float, call: Callable[[], Any]) -> Any:
@@ -219,10 +212,10 @@ class NoWorkersWatch:
             self.since, self.mark = now, _next_mark(0.0)
             _say(
                 f"the scheduler at {address} does not answer; waiting up to cluster.timeout, "
-                f"{span(self.limit)}, for it"
+                f"{format_duration(self.limit)}, for it"
                 if lost
                 else f"the scheduler at {address} has no workers left; waiting up to "
-                f"cluster.timeout, {span(self.limit)}, for a worker (start them with "
+                f"cluster.timeout, {format_duration(self.limit)}, for a worker (start them with "
                 f"`dask worker {address}`)"
             )
             return
@@ -247,7 +240,7 @@ class NoWorkersWatch:
             )
             _say(
                 f"still {what} after {_waited(self.mark)}; the run stops after "
-                f"{span(self.limit)} without one (cluster.timeout)"
+                f"{format_duration(self.limit)} without one (cluster.timeout)"
             )
             self.mark = _next_mark(self.mark)
 
@@ -259,8 +252,9 @@ def _next_mark(mark: float) -> float:
 
 
 def _waited(seconds: float) -> str:
-    """A wait as reported: whole seconds up to 2 min, then :func:`span`."""
-    return f"{seconds:.0f} s" if seconds < 120 else span(seconds)
+    """A wait as reported: whole seconds up to 2 min, then
+    :func:`~solvers.kit.words.format_duration`."""
+    return f"{seconds:.0f} s" if seconds < 120 else format_duration(seconds)
 
 
 def _say(line: str) -> None:

@@ -15,7 +15,9 @@ from typing import Any
 from pipeline.backends.base import Workers
 from pipeline.backends.executor import Completed, Executor
 from pipeline.long_task_setup import events_in_this_process
-from solvers.kit.longtask import Budget, Progress, format_bytes
+from solvers.kit.budget import Budget, available_memory
+from solvers.kit.task_progress import Progress
+from solvers.kit.words import format_bytes
 
 
 def check(cluster: Any) -> None:
@@ -26,10 +28,10 @@ def workers(cluster: Any) -> Workers:
     """One process, this one, with this machine's available memory (psutil), of its memory."""
     import psutil
 
-    memory = psutil.virtual_memory()
-    free = int(memory.available)
+    free = available_memory()
     budget = Budget(free, f"available memory under cluster=sync ({format_bytes(free)})")
-    total = Budget(int(memory.total), f"this machine's memory ({format_bytes(memory.total)})")
+    memory = int(psutil.virtual_memory().total)
+    total = Budget(memory, f"this machine's memory ({format_bytes(memory)})")
     return Workers(1, budget, serial=True, memory=total)
 
 

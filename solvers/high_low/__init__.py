@@ -27,7 +27,7 @@ from typing import Any
 
 from solvers.high_low import deck, distinct, own
 from solvers.high_low.float_layers import departures, sizes, solver
-from solvers.kit.longtask import Need
+from solvers.kit.budget import Need
 from solvers.own_strategy import is_own, own_params
 from solvers.params import IntCheck, OrAbsent, Param, max_states_param, one_of
 from solvers.registry import Family, Row, Task, TaskError, exact_columns, register

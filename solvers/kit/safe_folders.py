@@ -1,6 +1,6 @@
 """Folders and entries seen without following a link: what an entry is, and a folder made
 one level at a time below a root, each level checked to be a real folder.  The store
-(pipeline.safe_paths) and the checkpoints of long tasks (solvers.kit.longtask) both stand
+(pipeline.safe_paths) and the checkpoints of long tasks (solvers.kit.checkpoints) both stand
 on these, each naming its own exception and message."""
 
 from __future__ import annotations
@@ -20,6 +20,11 @@ def kind(path: Path) -> str | None:
     except (FileNotFoundError, NotADirectoryError):  # nothing there (or a file above it)
         return None
     return _kind_of_mode(path, mode)
+
+
+def article(what: str) -> str:
+    """What :func:`kind` says, for a sentence: "a file", "a folder", "a FIFO"..."""
+    return {"file": "a file", "folder": "a folder"}.get(what, what)
 
 
 def _kind_of_mode(path: Path, mode: int) -> str:

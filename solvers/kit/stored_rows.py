@@ -52,7 +52,7 @@ class StoredRows:
         """``files`` (oldest first) with the family's ``columns``, or ``frame``; ``where``
         (SQL) selects the rows this object stands for, e.g. ``status = 'ok'``;
         ``superseded``: an Arrow table of (filename, task_id) pairs whose rows are left out
-        (the older rows of a task a newer file holds too: pipeline.store.superseded_rows)."""
+        (the older rows of a task a newer file holds too: pipeline.store_newest.superseded_rows)."""
         self.family = family
         self.files = [Path(f) for f in files]
         self._con = connect()

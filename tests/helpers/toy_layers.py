@@ -21,20 +21,20 @@ import time
 import uuid
 from pathlib import Path
 
-from solvers.kit import longtask
+from solvers.kit import budget, task_context
 from solvers.params import Param, as_float, as_int
 from solvers.registry import Family, register
 
 
 def needs(task, workers):
-    return longtask.Need(
+    return budget.Need(
         memory=task["mem_mb"] * 10**6, disk=task["disk_mb"] * 10**6,
         note=f"{task['layers']} layers",
     )
 
 
 def run(task, client=None):
-    ctx = longtask.current()
+    ctx = task_context.current()
     cp = ctx.checkpoints
     fail_at = int(os.environ.get("TOY_FAIL_AT", "-1"))
     gate, gate_at = os.environ.get("TOY_GATE"), int(os.environ.get("TOY_GATE_AT", "-1"))
@@ -66,7 +66,7 @@ def run(task, client=None):
 
 def split(task, cluster):
     """The same sum, each layer's square computed on the cluster (ctx.client())."""
-    return run(task, longtask.current().client())
+    return run(task, task_context.current().client())
 
 
 register(Family(

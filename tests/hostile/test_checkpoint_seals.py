@@ -22,8 +22,13 @@ import pytest
 
 from solvers.card_guessing.uniform_deck import out_of_core
 from solvers.high_low.float_layers import solver
-from solvers.kit import longtask
-from solvers.kit.longtask import DAMAGED, SEALS, Budget, Checkpoints, TaskContext
+from solvers.kit import checkpoints
+from solvers.kit.budget import Budget
+from solvers.kit.checkpoints import DAMAGED, SEALS, Checkpoints
+from solvers.kit.current_task import using
+from solvers.kit.seals import SEAL_MAX
+from solvers.kit.task_context import TaskContext
+from solvers.kit.words import format_bytes
 
 # ----------------------------------------------------------------- the seal of one piece
 
@@ -146,10 +151,10 @@ def test_a_seal_of_any_other_shape_is_unreadable_and_its_piece_set_aside(tmp_pat
 
 def test_a_seal_larger_than_any_seal_is_unreadable_unread(tmp_path):
     cp = committed(tmp_path)
-    os.truncate(cp.folder / SEALS / "a.json", longtask._SEAL_MAX + 1)  # sparse: nothing read
+    os.truncate(cp.folder / SEALS / "a.json", SEAL_MAX + 1)  # sparse: nothing read
     lines: list[str] = []
     assert not cp.trusted("a", lines.append)
-    assert f"is unreadable ({longtask._SEAL_MAX + 1:,} bytes, more than any seal)" in lines[0]
+    assert f"is unreadable ({SEAL_MAX + 1:,} bytes, more than any seal)" in lines[0]
 
 
 class Killed(BaseException):
@@ -245,7 +250,7 @@ def test_a_kill_between_committing_and_sealing_leaves_an_unsealed_piece(tmp_path
     def killed(*args, **kwargs):
         raise KeyboardInterrupt  # the process stops after the rename, before the seal
 
-    monkeypatch.setattr(longtask.json, "dump", killed)
+    monkeypatch.setattr(checkpoints.json, "dumps", killed)
     with pytest.raises(KeyboardInterrupt):
         cp.commit("a")
     monkeypatch.undo()
@@ -259,7 +264,7 @@ def test_warnings_go_to_the_current_task_or_to_the_guesslab_logger(tmp_path, cap
     overwrite(cp.folder / "a", 0, b"\x07")
     said: list[str] = []
     ctx = TaskContext(Budget(10**9, "test"), warnings=said.append)
-    with longtask.using(ctx):
+    with using(ctx):
         assert not cp.trusted("a")
     assert len(said) == 1 and said[0].startswith("checkpoint a of task task-a")
     overwrite(cp.folder / "b" / "w.f64", 0, b"\x07")
@@ -614,7 +619,7 @@ def test_a_damaged_piece_is_named_under_sync_and_kept_in_quarantine_once_stored(
     size = (kept / piece).stat().st_size + (kept / f"{piece}.seal.json").stat().st_size
     assert [line for line in said if "kept as evidence" in line] == [
         f"warning: task {folder.name} is stored and its checkpoints removed, but for what was "
-        f"set aside from them (2 entries, {longtask.format_bytes(size)}), kept as evidence in "
+        f"set aside from them (2 entries, {format_bytes(size)}), kept as evidence in "
         f"{kept} until you delete it (guesslab never does)"
     ]
 

@@ -22,7 +22,7 @@ import pipeline.__main__ as command
 import pipeline.run
 import pipeline.summary
 import pipeline.worker
-from pipeline import store
+from pipeline import store, store_layout
 from pipeline.ctrl_c import NOTHING_WRITTEN, nothing_written
 from tests.helpers.commands import cli_in_process
 from tests.helpers.nap_driver import nap_overrides, register_nap
@@ -91,10 +91,12 @@ def assert_one_line(status: int, out: str, err: str, start: str) -> str:
 @pytest.mark.parametrize("times", [1, 2])
 def test_ctrl_c_while_workers_compute_is_one_line(tmp_path, times):
     results = tmp_path / "naps" / "results"
-    status, out, err = ctrl_c(tmp_path, 0.3, lambda: len(store.result_files(results)) >= 3, times)
+    status, out, err = ctrl_c(
+        tmp_path, 0.3, lambda: len(store_layout.result_files(results)) >= 3, times
+    )
     line = assert_one_line(status, out, err, "stopped (Ctrl-C): ")
     assert str(results) in line and "run the same command again" in line
-    assert store.result_files(results)
+    assert store_layout.result_files(results)
 
 
 @pytest.mark.slow
@@ -236,7 +238,7 @@ def test_ctrl_c_while_the_summary_is_written_says_what_is_stored(outputs, monkey
     rerun = shlex.split(line.partition("to write the summary: ")[2])
     assert rerun[:3] == ["python", "-m", "pipeline"] and rerun[-1] == "stage=summary"
     assert cli_in_process(monkeypatch, capsys, *rerun[3:]) == (0, "")  # the command it names
-    assert "5 results: 5 ok" in (outputs / "naps" / "summary.md").read_text()
+    assert "5 result rows: 5 ok" in (outputs / "naps" / "summary.md").read_text()
 
 
 def test_ctrl_c_before_the_summary_stage_begins_says_nothing_was_written(
@@ -453,7 +455,9 @@ def test_ctrl_c_in_a_joblib_multirun_says_what_each_job_stored(tmp_path):
     ]
 
     def both_stored(pid: int) -> bool:
-        return all(len(store.result_files(tmp_path / s / "results")) >= 2 for s in ("e1", "e2"))
+        return all(
+            len(store_layout.result_files(tmp_path / s / "results")) >= 2 for s in ("e1", "e2")
+        )
 
     status, out, err = interrupt(command_line, both_stored, 1)
     line = assert_one_line(status, out, err, "stopped (Ctrl-C) in a multirun of 2 job(s); ")

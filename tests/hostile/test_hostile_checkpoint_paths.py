@@ -25,8 +25,12 @@ import pytest
 from pipeline.config import StudyError
 from pipeline.safe_paths import unsafe_entries
 from solvers.card_guessing.uniform_deck import out_of_core
-from solvers.kit import longtask
-from solvers.kit.longtask import DAMAGED, HELD, SEALS, Checkpoints
+from solvers.kit.budget import Budget
+from solvers.kit.checkpoints import DAMAGED, SEALS, Checkpoints
+from solvers.kit.current_task import using
+from solvers.kit.hold import HELD
+from solvers.kit.safe_folders import kind
+from solvers.kit.task_context import TaskContext
 from tests.helpers.folders import copy_outputs, snapshot
 from tests.helpers.runs import run
 
@@ -145,7 +149,7 @@ def test_an_odd_entry_of_a_task_s_folder_is_set_aside_and_the_task_resumes(
     store, outside = task_and_outside(stopped, tmp_path)
     path = store.folder / entry
     replaced(path, by, outside)
-    what = longtask.kind(path)
+    what = kind(path)
     said = {"file": "a file", "folder": "a folder"}.get(what, what)
     if entry == DAMAGED:  # and a piece fails its check: it goes into a real damaged/
         with open(store.folder / f"layer-{STOP:03d}", "r+b") as fh:
@@ -167,8 +171,8 @@ def test_an_odd_entry_of_a_task_s_folder_is_set_aside_and_the_task_resumes(
             else ""
         )
     )
-    assert longtask.kind(where) == what  # the entry itself, moved as it is
-    assert longtask.kind(store.folder / entry) in (None, "folder" if entry != HELD else "file")
+    assert kind(where) == what  # the entry itself, moved as it is
+    assert kind(store.folder / entry) in (None, "folder" if entry != HELD else "file")
     if entry == DAMAGED:
         assert len(lines) == 2 and lines[1].startswith(f"checkpoint layer-{STOP:03d} of task t")
         assert (store.folder / DAMAGED / f"layer-{STOP:03d}").is_file()
@@ -193,7 +197,7 @@ def test_a_piece_or_a_seal_that_is_a_link_or_a_fifo_is_set_aside(
     where, by = PIECES[case]
     path = where(store, outside)
     replaced(path, by, outside)
-    what = longtask.kind(path)
+    what = kind(path)
     before = snapshot(outside)
 
     solution, lines = resumed(store)
@@ -208,7 +212,7 @@ def test_a_piece_or_a_seal_that_is_a_link_or_a_fifo_is_set_aside(
     else:
         assert f"it is {what}, where a piece belongs (never followed or opened)" in lines[0]
         moved = store.folder / DAMAGED / f"layer-{STOP:03d}"
-    assert longtask.kind(moved) == what
+    assert kind(moved) == what
 
 
 def folder_piece(tmp_path: Path) -> tuple[Checkpoints, Path]:
@@ -255,8 +259,8 @@ def test_a_shared_folder_s_lock_file_that_is_not_a_file_is_set_aside(tmp_path, n
     replaced(shared.folder / ".lock", by, outside)
     before = snapshot(outside)
     lines: list[str] = []
-    ctx = longtask.TaskContext(longtask.Budget(1, "test"), warnings=lines.append)
-    with longtask.using(ctx), shared.lock():
+    ctx = TaskContext(Budget(1, "test"), warnings=lines.append)
+    with using(ctx), shared.lock():
         shared.path("a").write_bytes(b"a")
         shared.commit("a")
     assert snapshot(outside) == before
@@ -317,7 +321,7 @@ def test_an_entry_of_checkpoints_that_is_not_a_folder_is_refused(
     (outside / "seals").mkdir(parents=True)
     (outside / "seals" / "meta.json.json").write_text("the user's own file")
     replaced(entry, by, outside)
-    what = longtask.kind(entry)
+    what = kind(entry)
     before = snapshot(outside)
     assert unsafe_entries(study) == [(entry, what)]
     with pytest.raises(StudyError) as refused:
@@ -328,7 +332,7 @@ def test_an_entry_of_checkpoints_that_is_not_a_folder_is_refused(
     assert f"{entry} is {article}, where the study needs a real folder (a checkpoint folder)" in (
         message
     )
-    assert snapshot(outside) == before and longtask.kind(entry) == what
+    assert snapshot(outside) == before and kind(entry) == what
 
 
 def test_a_holder_that_wrote_any_content_in_computing_is_said_unknown(tmp_path):

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from pipeline import locking, store
+from pipeline import locking, store_layout
 from pipeline.config import StudyError
 from pipeline.exit_lines import abbreviated
 from pipeline.study import plan
@@ -209,7 +209,7 @@ def test_ctrl_c_is_one_line_saying_what_is_stored_and_how_to_resume(outputs):
     )
     results = outputs / "naps" / "results"
     deadline = time.monotonic() + 120
-    while len(store.result_files(results)) < 3 and time.monotonic() < deadline:
+    while len(store_layout.result_files(results)) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
     driver.send_signal(signal.SIGINT)
     _, err = driver.communicate(timeout=60)

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from pipeline import store
+from pipeline import store, store_layout, store_overview, store_upkeep
 from pipeline.backends import Backend
 from pipeline.config import plain
 from pipeline.index import read_study
@@ -28,6 +28,7 @@ from pipeline.summary import write_summary
 from tests.helpers.nap_driver import nap_overrides, register_nap
 from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config, run
+from tests.helpers.store_rows import write_rows
 
 NAP_DRIVER = ROOT / "tests" / "helpers" / "nap_driver.py"
 
@@ -43,7 +44,7 @@ def wait_for_files(results: Path, n: int, timeout: float = 120) -> int:
     """How many results files exist once there are at least ``n`` (or the time is up)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        found = len(store.result_files(results))
+        found = len(store_layout.result_files(results))
         if found >= n:
             return found
         time.sleep(0.02)
@@ -51,8 +52,8 @@ def wait_for_files(results: Path, n: int, timeout: float = 120) -> int:
 
 
 def assert_every_file_complete(results: Path) -> None:
-    for path in store.result_files(results):
-        assert store.bad_file_reason(path) is None, path
+    for path in store_layout.result_files(results):
+        assert store_upkeep.bad_file_reason(path) is None, path
         pq.read_table(path)  # the whole file reads
 
 
@@ -150,21 +151,21 @@ def test_every_reader_keeps_the_newest_rows_of_a_task_stored_twice(outputs):
     for row in rerun[:2]:
         row["woke"] += 100  # a recomputed value, to tell the newer row from the older
     rerun[2].update(status="error", error="RuntimeError: boom", woke=None)
-    store.write_rows(results, rerun, run_metadata(plain(cfg)))  # a newer file, as a rerun writes
+    write_rows(results, rerun, run_metadata(plain(cfg)))  # a newer file, as a rerun writes
     assert raw_rows(results) == 9  # what a plain Parquet reader sees until compaction
 
     rows = store.load_results(study)
     assert len(rows) == 6 and rows["task_id"].is_unique
     assert sorted(rows["woke"].dropna().astype(int)) == [3, 4, 5, 100, 101]
     assert (rows["status"] == "error").sum() == 1
-    counts = store.store_counts(results)
+    counts = store_overview.store_counts(results)
     assert (counts.rows, counts.tasks, counts.rows_with("ok"), counts.superseded) == (6, 6, 5, 3)
     ok = store.family_rows(results, "test_nap", "ok")  # the DuckDB helper
     assert ok.count() == 5
     assert sorted(ok.frame()["woke"]) == [3, 4, 5, 100, 101]
     assert sorted(ok.query("SELECT woke FROM rows")["woke"]) == [3, 4, 5, 100, 101]
     write_summary(study, {"name": "naps"})
-    assert "6 results: 5 ok, 1 failed" in (study / "summary.md").read_text()
+    assert "6 tasks, 6 result rows: 5 ok, 1 failed" in (study / "summary.md").read_text()
     assert "6 tasks, 6 result rows: 5 ok, 1 failed" in (study / "report.html").read_text()
     status = read_study(study)[1]  # the index's line of the study
     assert (status["tasks"], status["ok"], status["failed"]) == (6, 5, 1)
@@ -201,14 +202,14 @@ def test_a_driver_killed_while_it_recomputes_leaves_one_row_per_task_for_every_r
     assert twice >= 8  # a plain Parquet reader sees those tasks twice
     rows = store.load_results(study)
     assert len(rows) == 60 and rows["task_id"].is_unique
-    assert store.store_counts(results).rows == 60
+    assert store_overview.store_counts(results).rows == 60
 
     summary = subprocess.run(
         [*command, "stage=summary"], capture_output=True, text=True, cwd=ROOT, timeout=300
     )
     assert summary.returncode == 0, summary.stderr
     assert f"store: {twice} superseded row(s) dropped" in summary.stdout
-    assert "60 results: 60 ok" in (study / "summary.md").read_text()
+    assert "60 tasks, 60 result rows: 60 ok" in (study / "summary.md").read_text()
     assert raw_rows(results) == 60  # compacted: every reader sees one row per task
     assert_every_file_complete(results)
 

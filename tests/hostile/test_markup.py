@@ -17,12 +17,13 @@ import markdown
 import pandas as pd
 import pytest
 
-from pipeline import store
+from pipeline import store, store_layout
 from pipeline.index import write_index
 from pipeline.summary import write_summary
 from solvers.kit.summary_parts import markdown_code, markdown_table, markdown_text
 from solvers.registry import solve
 from tests.helpers.folders import copy_outputs
+from tests.helpers.store_rows import write_rows
 
 HOSTILE = [
     "<script>alert(1)</script>",
@@ -101,8 +102,8 @@ def hostile_study(paper_outputs, tmp_path) -> Path:
     bad = {**ok, "task_id": "f" * 20, "study": "paper", "status": "error", "seconds": 0.0}
     bad.update(deck="<img src=x onerror=alert('deck')>", error="<script>alert('error')</script>")
     bad.update(expected_score=None, expected_score_exact=None, score_pmf=None)
-    meta = store.file_metadata(store.result_files(study_dir / "results")[0])
-    store.write_rows(study_dir / "results", [bad], meta)
+    meta = store.file_metadata(store_layout.result_files(study_dir / "results")[0])
+    write_rows(study_dir / "results", [bad], meta)
     return study_dir
 
 

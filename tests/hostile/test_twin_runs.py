@@ -16,11 +16,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline import claims, store
+from pipeline import claims, store_newest
 from pipeline.config import StudyError
 from pipeline.study_run import prepared
 from solvers.high_low.float_layers import solver
-from solvers.kit.longtask import Budget, TaskContext
+from solvers.kit.budget import Budget
+from solvers.kit.task_context import TaskContext
 from tests.helpers.commands import own_study_command
 from tests.helpers.nap_driver import nap_overrides, register_nap
 from tests.helpers.repository import ROOT
@@ -142,7 +143,7 @@ def claimed_by_another_run(outputs: Path, n: int, seconds: float) -> claims.Clai
     would)."""
     register_nap()
     other = prepared(compose_config(*naps(outputs, n, seconds)), log=lambda *_: None)
-    stored = store.stored_ids(other.results)
+    stored = store_newest.stored_ids(other.results)
     return claims.claim(other, other.plan.left_to_run(stored), stored)
 
 

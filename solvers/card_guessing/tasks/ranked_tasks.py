@@ -5,7 +5,7 @@
 ``persistent`` (window PERSISTENT_WINDOW).  ``method: monte_carlo`` plays ``persistent`` or
 greedy with pair ties on shuffled decks (simulation/persistent.py), seeded from the task id.
 
-Where a ranked solve runs is sized by where it runs (solvers/kit/longtask.py): in this process's
+Where a ranked solve runs is sized by where it runs (solvers/kit/task_context.py): in this process's
 memory when its arrays (in_memory.estimated_bytes) fit the task's memory budget and the
 knob ``workers`` is 1; otherwise out of core (uniform_deck/out_of_core.py): layers on disk in the
 task's checkpoint folder, each split into chunks run on the Dask workers of the cluster the task
@@ -81,7 +81,8 @@ def needs(task: Task, workers: int):
     if task["method"] != "ranked":
         return None
     from solvers.card_guessing.uniform_deck import out_of_core
-    from solvers.kit.longtask import Need, format_bytes
+    from solvers.kit.budget import Need
+    from solvers.kit.words import format_bytes
 
     deck = task["deck"]
     whole = in_memory_bytes(deck)
@@ -119,11 +120,11 @@ def splits(task: Task) -> bool:
     ranked`` with ``workers`` > 1, or whose in-memory arrays pass this process's budget."""
     if task["method"] != "ranked":
         return False
-    from solvers.kit import longtask
+    from solvers.kit.task_context import current
 
     if (task["workers"] or 1) > 1:
         return True
-    return in_memory_bytes(task["deck"]) > longtask.current().budget.bytes
+    return in_memory_bytes(task["deck"]) > current().budget.bytes
 
 
 def split_rows(task: Task, cluster) -> list[Row]:
@@ -133,9 +134,9 @@ def split_rows(task: Task, cluster) -> list[Row]:
     processes sharing the budget (``workers`` > 1), or in this process."""
     from contextlib import nullcontext
 
-    from solvers.kit import longtask
+    from solvers.kit.task_context import current
 
-    ctx = longtask.current()
+    ctx = current()
     client = ctx.client()
     if client is not None:
         opened = nullcontext(client)

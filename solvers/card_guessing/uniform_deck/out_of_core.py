@@ -12,7 +12,7 @@ final sum runs in another order: ~1e-16).  What changes is where a layer lives:
   [lo, hi) times the row size, so chunk boundaries at multiples of :data:`ALIGN` ranks are
   page-aligned in every file and two workers never write the same page (safe on a shared
   file system); the shape comes from ``ranks.codes(deck)``.  Files are the task's
-  checkpoint pieces (solvers/kit/longtask.py): ``layer-037`` is committed (fsync + rename) only
+  checkpoint pieces (solvers/kit/checkpoints.py): ``layer-037`` is committed (fsync + rename) only
   when all its chunks are written, so a committed layer is whole.
 - **Chunks.** A layer's rank range is cut into contiguous chunks of at most ``chunk`` ranks
   (a multiple of ALIGN, sized from the memory budget: :func:`chunk_states`); each chunk is one
@@ -33,7 +33,7 @@ final sum runs in another order: ~1e-16).  What changes is where a layer lives:
   chunks return score histograms.  Edges come from the int8 choices kept per layer.
 
 Resuming: pieces committed by a killed run are kept, each sealed with its size and checksum
-(solvers/kit/longtask.py).  The solve restarts at the lowest layer L whose values, and whose
+(solvers/kit/checkpoints.py).  The solve restarts at the lowest layer L whose values, and whose
 choices and counts of layers L..N with the last layer's T and log A, all match their seals
 (layers 0..L-1 still to do); a piece that fails is set aside with one line naming it, and
 the solve falls back to the next layer up that qualifies, or the last layer (kept to the
@@ -183,7 +183,7 @@ class _Scratch:
     """Checkpoints of a solve that keeps none: pieces in a temporary folder, removed after."""
 
     def __init__(self, parent: str | None = None):
-        from solvers.kit.longtask import Checkpoints
+        from solvers.kit.checkpoints import Checkpoints
 
         self.tmp = tempfile.mkdtemp(prefix="ranked-layers-", dir=parent)
         self.store = Checkpoints(Path(self.tmp) / "task", root=self.tmp)
@@ -220,13 +220,14 @@ def solve(
     chunks of ``chunk`` ranks (default: from ``budget_bytes`` per worker, see
     :func:`chunk_states`) run on ``client``'s workers (None: in this process).
 
-    ``checkpoints``: a solvers.kit.longtask.Checkpoints (on a cluster: on a shared file system);
+    ``checkpoints``: a solvers.kit.checkpoints.Checkpoints (on a cluster: on a shared file system);
     committed layers found there are reused.  None: a temporary folder, removed after.
     ``progress(done, total, note)`` is called as chunks finish (ranks solved of all layers);
     ``log`` takes a line per layer, ``warn`` a line per checkpoint piece that failed its check
-    (default: the current task's warnings, solvers.kit.longtask.TaskContext.warn).  ``shared``: a
-    Checkpoints folder the deck's tasks share (TaskContext.shared): the last layer (T and log
-    A, the same for every policy) is computed by the first task and adopted by the others.
+    (default: the current task's warnings, solvers.kit.task_context.TaskContext.warn).
+    ``shared``: a Checkpoints folder the deck's tasks share (TaskContext.shared): the last
+    layer (T and log A, the same for every policy) is computed by the first task and adopted
+    by the others.
     """
     deck = tuple(int(c) for c in deck)
     if policy not in POLICIES:
@@ -245,9 +246,9 @@ def solve(
     runner = _Dask(client) if client is not None else _Local()
     say = log or (lambda text: None)
     if warn is None:
-        from solvers.kit import longtask
+        from solvers.kit.task_context import current
 
-        warn = longtask.current().warn
+        warn = current().warn
     try:
         return _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf,
                       progress, say, warn, shared)  # fmt: skip
@@ -257,9 +258,9 @@ def solve(
 
 
 def _default_budget() -> int:
-    from solvers.kit import longtask
+    from solvers.kit.task_context import current
 
-    return longtask.current().budget.bytes
+    return current().budget.bytes
 
 
 def _meta(store, deck, policy, window, warn) -> None:

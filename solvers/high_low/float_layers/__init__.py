@@ -24,7 +24,7 @@ cancels, so a probability near 1e-8 keeps about 1e-13 relative precision.
 
 Sizes (:mod:`.sizes`): ``sum_L suits**L`` vectors over all layers (8.9e7 for 13 x 4, at most
 8.2e6 in one layer); two layers of ``W`` are held at once.  A long task
-(:mod:`solvers.kit.longtask`): the memory budget of where the solve runs decides whether the
+(:mod:`solvers.kit.task_context`): the memory budget of where the solve runs decides whether the
 layers live in memory or in files (:mod:`.storage`); each finished layer is a checkpoint a
 solve resumes after; progress is reported after every layer, in states.
 

@@ -18,7 +18,7 @@ from solvers.high_low.float_layers.coding import (
     group_sizes,
     layer_bases,
 )
-from solvers.kit import longtask
+from solvers.kit import budget, words
 from solvers.registry import TaskError
 
 # bytes a solving process holds besides its layers: Python, NumPy, Numba and its compiled
@@ -88,9 +88,9 @@ class Sizing:
     def describe(self) -> str:
         """The sizes for a message."""
         return (
-            f"{self.states:,} states: {longtask.format_bytes(self.in_memory)} per process with "
-            f"both layers in memory, {longtask.format_bytes(self.out_of_core)} with the layers "
-            f"on disk ({longtask.format_bytes(self.disk)} of files)"
+            f"{self.states:,} states: {words.format_bytes(self.in_memory)} per process with "
+            f"both layers in memory, {words.format_bytes(self.out_of_core)} with the layers "
+            f"on disk ({words.format_bytes(self.disk)} of files)"
         )
 
 
@@ -124,7 +124,7 @@ def check_deck(ranks: int, suits: int) -> None:
         )
 
 
-def choose_storage(size: Sizing, budget: longtask.Budget, storage: str = "auto") -> str:
+def choose_storage(size: Sizing, budget: budget.Budget, storage: str = "auto") -> str:
     """Where the layers live, "memory" or "disk": in memory when both layers fit the budget,
     else on disk when the out-of-core need fits; ``storage`` other than "auto" forces one.
     MemoryError naming the need and the budget when neither fits."""
@@ -137,6 +137,6 @@ def choose_storage(size: Sizing, budget: longtask.Budget, storage: str = "auto")
     if size.out_of_core <= budget.bytes:
         return "disk"
     raise MemoryError(
-        f"needs {longtask.format_bytes(size.out_of_core)} of memory per process at the least "
+        f"needs {words.format_bytes(size.out_of_core)} of memory per process at the least "
         f"({size.describe()}), over the budget: {budget.source}"
     )

@@ -19,7 +19,7 @@ from solvers.high_low.float_layers.sizes import (
     sizing,
 )
 from solvers.high_low.float_layers.storage import _layer_store
-from solvers.kit import longtask
+from solvers.kit import task_context
 from solvers.registry import TaskError
 
 Ties = str  # "lose", "win" or "push"
@@ -51,13 +51,13 @@ def solve(
     policy: Policy = "optimal",
     departures: bool = False,
     storage: str = "auto",
-    context: longtask.TaskContext | None = None,
+    context: task_context.TaskContext | None = None,
 ) -> Result:
     """P(no wrong call) of a ranks x suits deck in float64; sizes: :func:`sizing`.
 
     ``departures`` (optimal policy only) also counts the states where the best call strictly
     beats the majority rule's and keeps the likeliest of them.  ``context`` (default: the
-    running task's, :func:`solvers.kit.longtask.current`) gives the memory budget that decides
+    running task's, :func:`solvers.kit.task_context.current`) gives the memory budget that decides
     where the layers live (:func:`choose_storage`; ``storage`` forces it), the checkpoints
     (each finished layer is kept; a solve finding them resumes after the last) and the
     progress reports (states done, after each layer).
@@ -65,7 +65,7 @@ def solve(
     if departures and policy != "optimal":
         raise ValueError("departures are found while solving the optimal policy")
     check_deck(ranks, suits)
-    ctx = context if context is not None else longtask.current()
+    ctx = context if context is not None else task_context.current()
     size = sizing(ranks, suits)
     try:
         where = choose_storage(size, ctx.budget, storage)

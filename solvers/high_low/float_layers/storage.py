@@ -30,7 +30,7 @@ from solvers.high_low.float_layers.coding import layer_bases
 from solvers.high_low.float_layers.departures import TOP
 from solvers.high_low.float_layers.layer import CHUNKS
 from solvers.high_low.float_layers.sizes import Sizing
-from solvers.kit import longtask
+from solvers.kit import checkpoints, words
 from solvers.registry import TaskError
 
 _PIECE = re.compile(r"layer-(\d+)")
@@ -49,7 +49,7 @@ def _write_at(fd: int, values: np.ndarray, offset: int) -> None:
 @contextlib.contextmanager
 def _layer_store(
     where: str,
-    checkpoints: longtask.Checkpoints | None,
+    checkpoints: checkpoints.Checkpoints | None,
     identity: dict,
     sizes: np.ndarray,
     size: Sizing,
@@ -76,7 +76,7 @@ def _layer_store(
         return
     with tempfile.TemporaryDirectory(prefix="high_low_layers-") as folder:
         _check_disk(Path(folder), size, ranks)
-        spill = longtask.Checkpoints(Path(folder) / "layers", root=folder)
+        spill = checkpoints.Checkpoints(Path(folder) / "layers", root=folder)
         store = _Layers(spill, identity, sizes, in_memory=False, warn=warn)
         try:
             yield store
@@ -94,8 +94,8 @@ def _check_disk(folder: Path, size: Sizing, ranks: int) -> None:
         raise TaskError(
             "ranks",
             ranks,
-            f"the layers on disk need {longtask.format_bytes(size.disk)}, {here} has "
-            f"{longtask.format_bytes(free)} free",
+            f"the layers on disk need {words.format_bytes(size.disk)}, {here} has "
+            f"{words.format_bytes(free)} free",
         )
 
 
@@ -107,12 +107,12 @@ class _Layers:
     part by part into a buffer written to its checkpoint piece's file (``layer-037/w.f64``),
     then memory-mapped to be read as the previous layer, and committed by a thread.  Either
     way only the last committed layer is kept: a solve resumes from it if it matches its
-    seal (solvers/kit/longtask.py), else from the start, the layer set aside with one line.
+    seal (solvers/kit/seals.py), else from the start, the layer set aside with one line.
     """
 
     def __init__(
         self,
-        checkpoints: longtask.Checkpoints | None,
+        checkpoints: checkpoints.Checkpoints | None,
         identity: dict,
         sizes: np.ndarray,
         in_memory: bool,

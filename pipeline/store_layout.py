@@ -1,0 +1,100 @@
+"""The Parquet store: one file per finished batch, written atomically, one row per task.
+
+Layout: ``<study dir>/results/family=<family>/part-<utc ns>-<random>.parquet``, hive
+partitioning as pyarrow's ``write_dataset`` and Spark write it: the partition column
+``family`` lives in the path only, never in the files.  Every file of a family has the
+family's schema (:func:`family_schema`), so ``pandas.read_parquet(results)``, pyarrow
+datasets, DuckDB and Polars read a store the standard way;
+:func:`~pipeline.store.load_results` reads a study whose families differ in columns.
+
+Files are written under a hidden temporary name and renamed into place, so a reader or a
+killed run never sees half a file.  A task that is run again (an error retried, or
+``store.recompute=true``) gets its new row in a new file;
+:func:`~pipeline.store_upkeep.compact` then drops the older rows of the same task ids, file
+by file and atomically, so one row per task remains.  A run killed between the two leaves a
+task's rows in two files until the next compaction (the next run, or ``stage=summary``);
+every reader (:func:`~pipeline.store.load_results`,
+:func:`~pipeline.store_overview.store_counts`, :func:`~pipeline.store.family_rows`, hence
+the summary, the report and the index) keeps only the rows of the newest file holding a
+task, as :func:`~pipeline.store_upkeep.compact` does.
+
+Every read, move and delete goes through :mod:`pipeline.safe_paths`: only regular files in
+real folders are listed, no link is followed, and an entry that is not a regular file is
+moved to quarantine as the entry itself, never opened.
+
+This module says where the files are and what they hold; beside it ``store_writes`` (new
+files), ``store_upkeep`` (quarantine, compaction, leftovers), ``store_newest`` (which rows
+count), ``store`` (reading rows and metadata) and ``store_overview`` (counts).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from pipeline.safe_paths import is_real_dir, real_subdirs, regular_files
+from solvers.registry import get_family, row_columns
+
+ARROW_TYPES: dict[str, pa.DataType] = {
+    "string": pa.string(),
+    "int64": pa.int64(),
+    "float64": pa.float64(),
+    "bool": pa.bool_(),
+    "list<float64>": pa.list_(pa.float64()),
+    "list<int64>": pa.list_(pa.int64()),
+}
+METADATA_KEY = b"guesslab"
+
+
+PARTITION = "family"  # the hive partition column: in the path, not in the files
+
+
+def family_schema(family: str) -> pa.Schema:
+    """The Arrow schema of every results file of ``family`` (no partition column)."""
+    columns = row_columns(get_family(family)).items()
+    return pa.schema([(k, ARROW_TYPES[v]) for k, v in columns if k != PARTITION])
+
+
+def family_dir(results: Path, family: str) -> Path:
+    """The folder of one family's result files."""
+    return results / f"family={family}"
+
+
+def result_files(results: str | Path) -> list[Path]:
+    """Every finished results file under ``results``, oldest first: regular files only, in
+    real ``family=*`` folders (a link, a FIFO or a folder named like one is never listed)."""
+    files = [f for d in real_subdirs(Path(results), "family=") for f in part_files(d)]
+    return sorted(files, key=lambda p: p.name)
+
+
+def part_files(folder: Path) -> list[Path]:
+    return regular_files(folder, "part-", ".parquet")
+
+
+def family_files(results: str | Path, family: str) -> list[Path]:
+    """The finished results files of one family, oldest first."""
+    results = Path(results)
+    if not is_real_dir(results):
+        return []
+    return sorted(part_files(family_dir(results, family)), key=lambda p: p.name)
+
+
+def stored_families(results: str | Path) -> list[str]:
+    """The families with at least one results file in the store, by name."""
+    results = Path(results)
+    found = {p.parent.name.partition("=")[2] for p in result_files(results)}
+    return sorted(found)
+
+
+def written_by_others(results: Path, listed: set[Path], ours: list[Path]) -> bool:
+    """Whether results files appeared since ``listed`` that are not ``ours`` (another job of a
+    parallel multirun sharing the store wrote them): they may hold tasks of ours too."""
+    return bool(set(result_files(results)) - listed - set(ours))
+
+
+def written_ns(path: Path) -> int:
+    """When the results file ``path`` was written (ns since the epoch), from its name
+    (``part-<ns>-<random>.parquet``; compaction keeps the name); 0 if not named so."""
+    stamp = path.name.split("-")[1] if path.name.count("-") >= 2 else ""
+    return int(stamp) if stamp.isdigit() else 0

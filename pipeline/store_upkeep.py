@@ -1,0 +1,143 @@
+"""The store's upkeep before and after a run: entries that are not results files moved to
+quarantine, leftover temporaries of a killed run removed, and the older rows of a task
+stored twice dropped (:func:`compact`), file by file and atomically.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.safe_paths import (
+    ensure_dir,
+    is_real_dir,
+    kind,
+    odd_entries,
+    real_subdirs,
+    regular_files,
+)
+from pipeline.store_layout import METADATA_KEY, family_schema, result_files
+from pipeline.store_newest import StoredIds, newest_rows
+from solvers.kit.atomic_files import replace_file
+from solvers.registry import families
+
+
+def bad_file_reason(path: Path) -> str | None:
+    """Why ``path`` is not a readable guesslab results file of its folder's family, or None."""
+    if not path.name.startswith("part-") or path.suffix != ".parquet":
+        return "not named part-*.parquet"
+    family = path.parent.name.partition("=")[2]
+    try:
+        schema = pq.read_schema(path)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is reported, not read
+        return f"unreadable Parquet: {exc}"
+    if METADATA_KEY not in (schema.metadata or {}):
+        return "no guesslab metadata (a foreign file)"
+    if family not in families():
+        return f"unknown family {family!r}"
+    if schema.remove_metadata() != family_schema(family):
+        return "schema differs from the family's (written by another version?)"
+    return None
+
+
+def _replace_file(path: Path, table: pa.Table, metadata: Mapping[bytes, bytes] | None) -> None:
+    """Write ``table`` (with ``metadata``) over ``path`` through a new temporary file, synced
+    to disk with its folder (:func:`~solvers.kit.atomic_files.replace_file`)."""
+    replace_file(path, lambda fh: pq.write_table(table.replace_schema_metadata(metadata), fh))
+
+
+def quarantine_bad_files(results: Path, quarantine: Path) -> list[tuple[Path, str]]:
+    """Move every entry of the store that is not a results file into ``quarantine``;
+    (path, reason) each.
+
+    Foreign and unreadable files go, and so does every entry that is not a regular file (a
+    link, a FIFO, a socket, a device, a folder named like a results file): it is renamed as
+    it is, never opened or followed, so a link's target is never read, moved or deleted.
+    ``results`` and the family folders must be real folders (see
+    :func:`pipeline.safe_paths.check_study_folder`); a link there is left alone.
+    """
+    if not is_real_dir(results):
+        return []
+    moved = []
+    for folder in sorted(real_subdirs(results, "family=")):
+        for path in sorted(p for p in regular_files(folder) if not p.name.startswith(".")):
+            reason = bad_file_reason(path)
+            if reason is not None:
+                moved.append((_quarantine(path, quarantine, folder.name), reason))
+        with os.scandir(folder) as entries:
+            subdirs = [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+        odd = [*odd_entries(folder), *((p, "folder") for p in subdirs)]
+        for path, what in sorted(odd):
+            if not path.name.startswith(".") or what == "folder":
+                moved.append((_quarantine(path, quarantine, folder.name), _not_a_file(what)))
+    for path in sorted(p for p in regular_files(results) if not p.name.startswith(".")):
+        moved.append((_quarantine(path, quarantine), "not inside a family=<name> folder"))
+    for path, what in odd_entries(results):
+        if not (path.name.startswith("family=") and what.startswith("a symbolic link")):
+            moved.append((_quarantine(path, quarantine), _not_a_file(what)))
+    return moved
+
+
+def _not_a_file(what: str) -> str:
+    """Why an entry that is not a regular file was quarantined."""
+    if what == "folder":
+        return "a folder, not a results file"
+    return f"not a regular file but {what}, never opened or followed"
+
+
+def _quarantine(path: Path, quarantine: Path, family: str = "") -> Path:
+    """Move the entry ``path`` (itself: a link is not followed) into ``quarantine/family``
+    (each level made a real folder), under a name no earlier quarantined entry has; returns
+    ``path``."""
+    folder = ensure_dir(quarantine / family if family else quarantine, below=quarantine.parent)
+    target = folder / path.name
+    n = 1
+    while kind(target) is not None:
+        target = folder / f"{path.name}.{n}"
+        n += 1
+    os.rename(path, target)
+    return path
+
+
+def compact(results: Path) -> StoredIds:
+    """Drop rows superseded by a newer file holding the same task; the ids that remain.
+
+    A task may have several rows (one per target, say); they always come in one file, so
+    the newest file that holds a task keeps all its rows and older files lose theirs.  The
+    store is read once (two columns, as arrays: no Python object per row), and the ids of
+    every task that remains come back, so a run knows what to skip without reading it again.
+    """
+    files = result_files(results)
+    stored, keep_per_file = newest_rows(files)
+    for path, keep in zip(files, keep_per_file, strict=True):
+        if keep.all():
+            continue
+        with pq.ParquetFile(path) as pf:
+            table = pf.read()
+        if not keep.any():
+            path.unlink()
+            continue
+        _replace_file(path, table.filter(pa.array(keep)), table.schema.metadata)
+    return stored
+
+
+def remove_temporaries(results: Path) -> int:
+    """Delete temporary files a killed run left behind (in real family folders only, the
+    entries themselves: a link's target is never touched); return how many."""
+    stale = []
+    for folder in real_subdirs(results, "family="):
+        with os.scandir(folder) as entries:
+            stale += [
+                Path(e.path)
+                for e in entries
+                if e.name.startswith(".part-")
+                and e.name.endswith(".tmp")
+                and not e.is_dir(follow_symlinks=False)
+            ]
+    for path in stale:
+        path.unlink()
+    return len(stale)
