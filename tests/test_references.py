@@ -65,6 +65,10 @@ NOT_MODULES = {
     "guesslab.families": "the entry point group families register in",
     "mystrat.SwitchAfterNo": "a user's own strategy class, the manual's example",
     "module.Class": "how --strategy names a user's own class",
+    "hydra.searchpath": "a key of Hydra's own config",
+    "hydra.conf": "Hydra's config package",
+    "hydra.runtime.config_sources": "a key of Hydra's own config",
+    "hydra.overrides.task": "a key of Hydra's own config",
 }
 
 PACKAGE = "(?:" + "|".join(PACKAGES) + ")"

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from pipeline import store, store_layout, store_upkeep, store_writes
 from tests.helpers.runs import run
+from tests.helpers.store_rows import write_rows
 
 
 def test_compaction_keeps_each_task_s_newest_rows_and_the_files_readable(tmp_path):
@@ -21,9 +22,9 @@ def test_compaction_keeps_each_task_s_newest_rows_and_the_files_readable(tmp_pat
     def row(tid, status):
         return {"family": "card_guessing", "task_id": tid, "study": "s", "status": status}
 
-    (old,) = store.write_rows(results, [row("a", "ok"), row("b", "error")], {"run": 1})
-    (gone,) = store.write_rows(results, [row("c", "error")], {"run": 2})
-    (new,) = store.write_rows(results, [row("b", "ok"), row("c", "ok")], {"run": 3})
+    (old,) = write_rows(results, [row("a", "ok"), row("b", "error")], {"run": 1})
+    (gone,) = write_rows(results, [row("c", "error")], {"run": 2})
+    (new,) = write_rows(results, [row("b", "ok"), row("c", "ok")], {"run": 3})
     stored = store_upkeep.compact(results)
     assert sorted(stored.every.ids) == sorted(stored.ok.ids) == [b"a", b"b", b"c"]
     assert store_layout.result_files(results) == [old, new] and not gone.exists()
@@ -71,7 +72,7 @@ def test_the_store_s_newest_rows_and_ids_match_a_plain_python_reading(tmp_path_f
             }
             for n, good in rows
         ]
-        store.write_rows(results, stored, {"file": number})
+        write_rows(results, stored, {"file": number})
         for n, _ in rows:
             newest[tid(n)] = number
         for n, _ in rows:
@@ -99,5 +100,5 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
     monkeypatch.setattr(store.os, "fsync", full_disk)
     rows = [{"family": "card_guessing", "task_id": "a", "study": "s", "status": "ok"}]
     with pytest.raises(store_writes.StoreError, match="No space left"):
-        store.write_rows(tmp_path / "results", rows, {})
+        write_rows(tmp_path / "results", rows, {})
     assert not [p for p in (tmp_path / "results").rglob("*") if p.is_file()]

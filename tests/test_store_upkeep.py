@@ -27,7 +27,7 @@ def rows(*task_ids: str) -> list[dict]:
 
 
 def synced(monkeypatch) -> set[tuple[int, int]]:
-    """The (device, inode) of every file or folder os.fsync is called on from now."""
+    """The (device, inode) of every file or folder os.fsync is called on after this call."""
     seen: set[tuple[int, int]] = set()
     real = os.fsync
 
