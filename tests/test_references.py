@@ -320,6 +320,8 @@ def config_key_exists(name: str) -> bool:
 def resolves_short(name: str, path: Path) -> bool:
     """A name as a file writes it: its own or an imported name, a sibling module, a module or
     class of the project, a config key, a variable of the file, an outside module."""
+    if name in NOT_MODULES:
+        return True
     first, *rest = name.split(".")
     if first in PACKAGES:
         return resolves_rooted(name)

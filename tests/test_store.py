@@ -3,6 +3,8 @@ keeps each task's newest rows, and readers that agree with a plain reading of th
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
@@ -97,7 +99,7 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
     def full_disk(fd):  # the bytes went into the temporary file, then the disk filled up
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(store.os, "fsync", full_disk)
+    monkeypatch.setattr(os, "fsync", full_disk)
     rows = [{"family": "card_guessing", "task_id": "a", "study": "s", "status": "ok"}]
     with pytest.raises(store_writes.StoreError, match="No space left"):
         write_rows(tmp_path / "results", rows, {})
