@@ -34,7 +34,7 @@ import numpy as np
 
 from pipeline.config import GridPart, StudyConfig, StudyError, checked_study
 from pipeline.heap import no_cyclic_gc
-from pipeline.ids import id_array
+from pipeline.ids import IdSet, id_array
 from solvers import family_import_errors
 from solvers.grid import Grid
 from solvers.registry import Task, TaskError, get_family
@@ -141,6 +141,23 @@ class Plan:
                         left.stored += int(found.sum())
                 if not left.supersedes:
                     left.supersedes = bool(stored.every.contains(ids[running]).any())
+        return left
+
+    def only(self, wanted: IdSet) -> Plan:
+        """This plan with only the tasks whose ids are in ``wanted`` left to run, as a new
+        Plan (this one is left as it is): what :mod:`pipeline.reproduce` recomputes of a
+        stored study.  Hashes every task once, CHUNK at a time."""
+        left = copy.copy(self)
+        left.keep = []
+        left.stored = self.n_tasks
+        for g, grid in enumerate(self.grids):
+            keep = np.zeros(len(grid), bool)
+            for lo, hi, ids in _id_chunks(grid):
+                keep[lo:hi] = wanted.contains(ids)
+            if self.keep[g] is not None:
+                keep &= self.keep[g]
+            left.keep.append(keep)
+            left.stored -= int(keep.sum())
         return left
 
     def described(self, shared_seconds: float = 0.0) -> list[str]:
