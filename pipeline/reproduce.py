@@ -267,9 +267,9 @@ def needs_beyond(run: Any, tasks: dict[str, dict[str, Any]]) -> dict[str, str]:
 
 
 def new_rows(stores: list[Path]) -> dict[str, pa.Table]:
-    """The recomputed rows of every new store, per family."""
+    """The recomputed rows of every new store (runs of one study share one), per family."""
     out: dict[str, list[pa.Table]] = {}
-    for results in stores:
+    for results in dict.fromkeys(stores):
         for path in store.result_files(results):
             family = path.parent.name.partition("=")[2]
             with pq.ParquetFile(path) as pf:

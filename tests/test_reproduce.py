@@ -1,0 +1,293 @@
+"""``python -m pipeline.reproduce STUDY_FOLDER`` (pipeline/reproduce.py, pipeline/compare_rows.py)
+and what every results file records for it (pipeline/provenance.py).
+
+A stored study is recomputed from its run records, or from its files' metadata alone, into a
+fresh folder and compared column by column, bit for bit: a value changed by hand is named
+(task, column, both values; exit 1), a family whose version changed is reported as such, a
+sample is drawn by its seed, and the folder checked keeps its bytes and times.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import ROOT
+from tests_support import cli_run_in_process, copy_outputs, run
+
+from pipeline import store
+from pipeline.compare_rows import differences
+from pipeline.reproduce import main, reproduce
+from solvers import registry
+from solvers.kit.longtask import Need
+
+EXACT = ("cluster=sync", "stage=run", "study.grid.deck=[[2,2],[3,3]]")
+MONTE_CARLO = (
+    "cluster=sync",
+    "stage=run",
+    "study.grid.deck=[[2,3]]",
+    "+study.grid.method=[monte_carlo]",
+    "+study.grid.n_games=[200]",
+)
+TASKS = 6  # 2 decks x 2 strategies exact, 1 deck x 2 strategies by Monte Carlo
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory) -> Path:
+    """A study folder where two runs stored 6 tasks (exact values, and Monte Carlo rows
+    seeded per task) under cluster=sync.  Read only: a test that changes it works on a copy."""
+    outputs = tmp_path_factory.mktemp("reproduce") / "outputs"
+    run(outputs, *EXACT)
+    run(outputs, *MONTE_CARLO)
+    return outputs / "paper"
+
+
+@pytest.fixture
+def study(stored: Path, tmp_path: Path) -> Path:
+    """A copy of the stored study, to change."""
+    return copy_outputs(stored.parent, tmp_path / "outputs") / stored.name
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes | None, int]]:
+    """Every entry under ``folder`` (and itself): its bytes (None: a folder) and mtime."""
+    out = {".": (None, folder.lstat().st_mtime_ns)}
+    for path in sorted(folder.rglob("*")):
+        data = path.read_bytes() if path.is_file() else None
+        out[str(path.relative_to(folder))] = (data, path.lstat().st_mtime_ns)
+    return out
+
+
+def reproduce_command(*args: str) -> subprocess.CompletedProcess:
+    """``python -m pipeline.reproduce ARGS`` as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline.reproduce", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+
+
+def changed_file(folder: Path, change) -> Path:
+    """Rewrite the first results file of ``folder`` with ``change(table, metadata)`` applied
+    (a pair back); its path."""
+    path = store.result_files(folder / "results")[0]
+    table = pq.read_table(path)
+    meta = json.loads(table.schema.metadata[store.METADATA_KEY])
+    table, meta = change(table, meta)
+    metadata = {store.METADATA_KEY: json.dumps(meta).encode()}
+    pq.write_table(table.replace_schema_metadata(metadata), path)
+    return path
+
+
+def test_a_stored_study_reproduces_on_a_local_cluster_and_its_folder_is_unchanged(stored):
+    """Every stored task, exact and Monte Carlo, recomputed on a LocalCluster from the run
+    records: exit 0, all reproduced, the versions then and now listed; the folder checked
+    keeps every byte and every modification time."""
+    before = snapshot(stored)
+    done = reproduce_command(str(stored), "--cluster", "local", "--workers", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{TASKS} stored task(s) chosen, recomputed on cluster=local" in done.stdout
+    assert f"reproduced: {TASKS}\n  differs: 0\n  not reproducible here: 0" in done.stdout
+    assert "2 run record(s) under" in done.stdout
+    for name in ("numba", "llvmlite", "numpy", "code", "python"):
+        assert f"\n  {name} " in done.stdout
+    assert snapshot(stored) == before
+
+
+def test_a_value_changed_by_hand_is_named_with_both_values(study, capsys):
+    """One float of one stored row moved by one unit in the last place: the task, the column
+    and both values are named, exit 1; the other tasks reproduce."""
+    changed = {}
+
+    def nudge(table: pa.Table, meta: dict):
+        values = table.column("expected_score").to_pylist()
+        changed.update(task=table.column("task_id")[0].as_py(), old=values[0])
+        values[0] = changed["new"] = float(np.nextafter(values[0], np.inf))
+        i = table.schema.get_field_index("expected_score")
+        return table.set_column(i, "expected_score", pa.array(values, pa.float64())), meta
+
+    changed_file(study, nudge)
+    status = main([str(study)])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert f"reproduced: {TASKS - 1}\n  differs: 1" in out
+    line = next(x for x in out.splitlines() if x.strip().startswith(changed["task"]))
+    assert line.split() == [changed["task"], "expected_score", repr(changed["new"]),
+                            repr(changed["old"])]  # fmt: skip
+
+
+def test_a_folder_with_only_its_results_reproduces_from_their_metadata(study, capsys):
+    """runs/ deleted (a study folder someone published with its Parquet files only): the
+    configs come from the files' metadata, and every task reproduces."""
+    shutil.rmtree(study / "runs")
+    for name in (".lock", ".running"):
+        (study / name).unlink(missing_ok=True)
+    assert main([str(study)]) == 0
+    out = capsys.readouterr().out
+    assert "configs: the metadata of the results files (2 distinct config(s))" in out
+    assert f"reproduced: {TASKS}\n" in out
+
+
+def test_a_sample_recomputes_that_many_tasks_drawn_by_its_seed(stored):
+    """--sample 2: two stored tasks recomputed, the same two for the same seed."""
+    first = reproduce(stored, sample=2, seed=7)
+    again = reproduce(stored, sample=2, seed=7)
+    assert first.chosen == 2 and len(first.reproduced) == 2 and first.status == 0
+    assert first.reproduced == again.reproduced
+    every = reproduce(stored, sample=TASKS + 5)  # more than stored: all of them
+    assert len(every.reproduced) == TASKS
+
+
+def test_a_family_version_change_is_reported_as_such_not_as_a_difference(study, capsys):
+    """A file whose metadata names another version of its family: its tasks are not
+    reproducible here (the version then and now said), none of them differs; exit 0."""
+    path = changed_file(study, lambda t, m: (t, {**m, "solver_version": "0"}))
+    tasks = pq.read_table(path, columns=["task_id"]).column("task_id").to_pylist()
+    status = main([str(study)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert f"not reproducible here: {len(set(tasks))}" in out
+    for task in tasks:
+        line = next(x for x in out.splitlines() if x.strip().startswith(task))
+        assert "card_guessing's version changed: stored by version 0, version 1 here" in line
+    assert "differs: 0" in out
+
+
+def test_a_task_too_large_for_this_machine_is_not_reproducible_here(stored, monkeypatch, capsys):
+    """A family whose needs exceed this machine's memory: its tasks are reported with the
+    need and the budget, not recomputed, not counted as differing."""
+    family = registry.get_family("card_guessing")
+    huge = dataclasses.replace(family, needs=lambda task, workers: Need(memory=10**18))
+    monkeypatch.setitem(registry._FAMILIES, "card_guessing", huge)
+    assert main([str(stored), "--sample", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "not reproducible here: 1" in out
+    assert "too large for this machine: needs 1.0 EB of memory per process, over the budget" in out
+
+
+def test_into_keeps_the_recomputed_store_and_must_be_new(stored, tmp_path, capsys):
+    """--into DIR: the recomputed store is kept there; a folder that holds anything, or one
+    inside the folder checked, is refused in one line (exit 2) before any work."""
+    into = tmp_path / "again"
+    assert main([str(stored), "--into", str(into)]) == 0
+    new = store.load_results(into / "paper")
+    assert sorted(new["task_id"]) == sorted(store.load_results(stored)["task_id"])
+    assert main([str(stored), "--into", str(into)]) == 2
+    assert main([str(stored), "--into", str(stored / "inside")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-2] == f"error: --into={str(into)!r}: not an empty folder; name a new one"
+    assert "inside the folder checked" in err[-1]
+    assert not (stored / "inside").exists()
+
+
+def test_a_folder_that_is_not_a_study_is_one_line_and_exit_2(tmp_path):
+    """``guesslab reproduce FOLDER`` on a folder without results: one line naming it, exit 2."""
+    code = "import sys; from pipeline.command import cli; sys.argv[0] = 'guesslab'; cli()"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "reproduce", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"error: {tmp_path}: not a study folder (no guesslab results files under "
+        f"{tmp_path}/results/family=*/part-*.parquet)"
+    ]
+
+
+# ------------------------------------------------------------------ the comparison
+
+
+def test_floats_compare_bit_for_bit_lists_item_by_item_within_a_declared_tolerance():
+    """-0.0 is not 0.0, a NaN is the same NaN, a list differs by one item; a tolerance
+    declared for a column accepts a difference within it, only there."""
+    stored = pa.table({
+        "task_id": ["a", "b", "c", "d"],
+        "x": [0.0, float("nan"), 1.0, None],
+        "pmf": [[0.5, 0.5], [1.0], [0.25, 0.75], None],
+        "seconds": [1.0, 2.0, 3.0, 4.0],
+    })  # fmt: skip
+    new = pa.table({
+        "task_id": ["a", "b", "c", "d"],
+        "x": [-0.0, float("nan"), 1.0 + 1e-12, None],
+        "pmf": [[0.5, 0.5], [1.0], [0.25, 0.7500000000000001], None],
+        "seconds": [9.0, 9.0, 9.0, 9.0],
+    })  # fmt: skip
+    found = {(d.task_id, d.column) for d in differences(stored, new)}
+    assert found == {("a", "x"), ("c", "x"), ("c", "pmf")}
+    found = {(d.task_id, d.column) for d in differences(stored, new, {"x": 1e-9})}
+    assert found == {("c", "pmf")}
+
+
+def test_a_missing_or_extra_row_is_a_difference():
+    """A task with one row fewer recomputed: that row named, the rows present compared."""
+    stored = pa.table({"task_id": ["a", "a", "b"], "x": [1, 2, 3]})
+    new = pa.table({"task_id": ["a", "b"], "x": [1, 3]})
+    found = [(d.task_id, d.column, d.stored, d.new) for d in differences(stored, new)]
+    assert found == [("a", "(row)", "row 1", None)]
+
+
+# ------------------------------------------------------------------ provenance
+
+STRATEGY = '''
+class FirstLeft:
+    """Guess the lowest type believed to have cards left."""
+
+    def start(self, deck):
+        return tuple(deck)
+
+    def guess(self, belief):
+        return next(i for i, n in enumerate(belief) if n > 0)
+
+    def update(self, belief, guess, yes):
+        if not yes:
+            return belief
+        return tuple(n - (i == guess) for i, n in enumerate(belief))
+'''
+
+
+def test_every_file_names_the_packages_own_code_and_config_dir(tmp_path, monkeypatch, capsys):
+    """The metadata of a file written by the command names numba and llvmlite beside the
+    other packages, the fingerprint of a strategy of one's own, and the --config-dir the
+    study came from; the study then reproduces, its own strategy too."""
+    (tmp_path / "mine_first.py").write_text(textwrap.dedent(STRATEGY))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    studies = tmp_path / "studies" / "study"
+    studies.mkdir(parents=True)
+    (studies / "mine.yaml").write_text(
+        "name: mine\nfamily: card_guessing\ngrid:\n  deck: [[2, 2]]\n"
+        "strategies:\n  optimal: {}\n  first:\n    _target_: mine_first.FirstLeft\n"
+    )
+    outputs = tmp_path / "outputs"
+    args = ("--config-dir", str(tmp_path / "studies"), "study=mine", "cluster=sync")
+    done = cli_run_in_process(monkeypatch, capsys, *args, f"paths.outputs={outputs}", "stage=run")
+    assert done.returncode == 0, done.stderr
+    meta = store.file_metadata(store.result_files(outputs / "mine" / "results")[0])
+    assert {"numba", "llvmlite", "numpy", "dask"} <= set(meta["packages"])
+    from solvers.own_strategy import files_fingerprint
+
+    own = meta["own_code"]["strategies"]["first"]
+    assert own == {
+        "target": "mine_first.FirstLeft",
+        "fingerprint": files_fingerprint([tmp_path / "mine_first.py"]),
+    }
+    given = [s["path"] for s in meta["config_sources"] if s["provider"] == "command-line"]
+    assert given == [str(tmp_path / "studies")]
+    assert main([str(outputs / "mine")]) == 0
+    out = capsys.readouterr().out
+    assert "reproduced: 2\n" in out
+    assert f"--config-dir  {tmp_path / 'studies'}" in out
