@@ -130,7 +130,7 @@ def _fingerprint(module: str) -> str | None:
 
 
 def config_sources() -> list[dict[str, str]] | None:
-    """The config folders Hydra searched for this run (``hydra.runtime.config_sources``:
+    """The config folders Hydra searched for this run (Hydra's runtime ``config_sources``:
     guesslab's own, Hydra's, and a ``--config-dir`` as provider ``command-line``), or None for
     a run composed outside the command (:func:`pipeline.run.run_study` called from Python,
     where Hydra holds no runtime config)."""
