@@ -185,14 +185,19 @@ def not_comparable(study: StoredStudy, chosen: dict[str, str]) -> dict[str, str]
 
 
 def fresh_config(config: dict[str, Any], into: Path, cluster: dict[str, Any]) -> dict[str, Any]:
-    """A stored run config made to recompute into ``into`` on ``cluster``: stage run, nothing
-    reused, no progress bar, this machine's memory as the budget."""
-    given = copy.deepcopy(config)
-    given["paths"] = {**(given.get("paths") or {}), "outputs": str(into)}
-    given["cluster"] = dict(cluster)
+    """A stored run config made to recompute into ``into`` on ``cluster``: its study, its
+    ``store`` and ``run`` settings over guesslab's defaults (a key a stored config lacks, or
+    holds that this guesslab does not, is the default's), stage run, nothing reused, no
+    progress bar, this machine's memory as the budget."""
+    defaults = yaml.safe_load((conf_dir() / "config.yaml").read_text())
+    given: dict[str, Any] = {"paths": {"outputs": str(into)}, "cluster": dict(cluster)}
+    given["study"] = copy.deepcopy(config["study"])
     given["stage"] = "run"
-    given["store"] = {**(given.get("store") or {}), "recompute": False}
-    given["run"] = {**(given.get("run") or {}), "progress": False, "memory_budget": None}
+    for section in ("store", "run"):
+        stored = config.get(section) if isinstance(config.get(section), dict) else {}
+        given[section] = {k: stored.get(k, v) for k, v in defaults[section].items()}
+    given["store"]["recompute"] = False
+    given["run"].update(progress=False, memory_budget=None)
     return given
 
 

@@ -70,6 +70,7 @@ class Plan:
             len(g) - int(k.sum()) for g, k in zip(grids, self.keep, strict=True) if k is not None
         )
         self.stored = 0  # tasks left out because the store holds them (left_to_run)
+        self.outside = 0  # tasks left out as not asked for (only): no longer the plan's
         self.supersedes = False  # whether a task left to run has rows in the store
 
     @property
@@ -80,8 +81,8 @@ class Plan:
 
     @property
     def n_tasks(self) -> int:
-        """Distinct tasks of the study."""
-        return sum(len(g) for g in self.grids) - self.repeated
+        """Distinct tasks of the study (of those asked for, after :meth:`only`)."""
+        return sum(len(g) for g in self.grids) - self.repeated - self.outside
 
     def __len__(self) -> int:
         """Tasks left to run."""
@@ -144,12 +145,12 @@ class Plan:
         return left
 
     def only(self, wanted: IdSet) -> Plan:
-        """This plan with only the tasks whose ids are in ``wanted`` left to run, as a new
-        Plan (this one is left as it is): what :mod:`pipeline.reproduce` recomputes of a
-        stored study.  Hashes every task once, CHUNK at a time."""
+        """This plan with only the tasks whose ids are in ``wanted`` (and left to run here),
+        as a new Plan of those tasks alone (this one is left as it is; the others count as
+        :attr:`outside`): what :mod:`pipeline.reproduce` recomputes of a stored study.
+        Hashes every task once, CHUNK at a time."""
         left = copy.copy(self)
         left.keep = []
-        left.stored = self.n_tasks
         for g, grid in enumerate(self.grids):
             keep = np.zeros(len(grid), bool)
             for lo, hi, ids in _id_chunks(grid):
@@ -157,7 +158,8 @@ class Plan:
             if self.keep[g] is not None:
                 keep &= self.keep[g]
             left.keep.append(keep)
-            left.stored -= int(keep.sum())
+        kept = sum(int(k.sum()) for k in left.keep)
+        left.stored, left.outside = 0, sum(len(g) for g in self.grids) - self.repeated - kept
         return left
 
     def described(self, shared_seconds: float = 0.0) -> list[str]:

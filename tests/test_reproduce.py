@@ -140,6 +140,35 @@ def test_a_folder_with_only_its_results_reproduces_from_their_metadata(study, ca
     assert f"reproduced: {TASKS}\n" in out
 
 
+def test_a_run_record_of_another_guesslab_s_settings_reproduces(study, capsys):
+    """A run record lacking a run setting and holding one this guesslab does not know (a
+    study stored by another version of guesslab): the defaults fill in, the unknown one is
+    left out, and every task reproduces."""
+    import yaml
+
+    for path in (study / "runs").glob("*.yaml"):
+        config = yaml.safe_load(path.read_text())
+        del config["run"]["max_in_flight"]
+        config["run"]["retired_setting"] = 1
+        path.write_text(yaml.safe_dump(config))
+    assert main([str(study)]) == 0
+    assert f"reproduced: {TASKS}\n" in capsys.readouterr().out
+
+
+def test_a_plan_kept_to_some_task_ids_holds_those_alone():
+    """Plan.only: the tasks asked for (in study order), counted as the plan's tasks."""
+    from pipeline.ids import IdSet, id_array
+    from pipeline.study import planned
+
+    plan = planned({"name": "p", "family": "card_guessing", "grid": {"deck": [[2, 2], [3, 3]]},
+                    "strategies": {"optimal": {}, "greedy": {}}})  # fmt: skip
+    every = [t.task_id for t in plan]
+    kept = plan.only(IdSet(id_array([every[3], every[0], "0" * 20])))
+    assert [t.task_id for t in kept] == [every[0], every[3]]
+    assert (kept.n_tasks, len(kept), kept.stored) == (2, 2, 0)
+    assert len(plan) == 4  # the plan kept from is left as it is
+
+
 def test_a_sample_recomputes_that_many_tasks_drawn_by_its_seed(stored):
     """--sample 2: two stored tasks recomputed, the same two for the same seed."""
     first = reproduce(stored, sample=2, seed=7)
