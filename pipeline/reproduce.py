@@ -45,7 +45,7 @@ from pipeline.needs import free_disk
 from pipeline.provenance import code_version, package_versions
 from pipeline.safe_paths import is_real_dir
 from solvers.kit.longtask import format_bytes
-from solvers.registry import TaskError, get_family
+from solvers.registry import TaskError, families, get_family
 
 EXIT_REPRODUCED, EXIT_DIFFERS, EXIT_BAD, EXIT_STOPPED = 0, 1, 2, 130
 FILE = "__file"  # a stored row's file, by its place in StoredStudy.files
@@ -97,7 +97,7 @@ def stored_study(folder: Path) -> StoredStudy:
     results = folder / "results"
     if not is_real_dir(results) and folder.name == "results":
         folder, results = folder.parent, folder
-    files = [f for f in store.result_files(results) if store.bad_file_reason(f) is None]
+    files = [f for f in store.result_files(results) if results_file(f)]
     if not files:
         raise BadInput(
             f"{folder}: not a study folder (no guesslab results files under "
@@ -107,6 +107,18 @@ def stored_study(folder: Path) -> StoredStudy:
     configs, configs_from = stored_configs(folder, metadata)
     rows = {family: newest_rows(files, family) for family in store.stored_families(results)}
     return StoredStudy(folder, files, metadata, rows, configs, configs_from)
+
+
+def results_file(path: Path) -> bool:
+    """Whether ``path`` is a guesslab results file: of its family's schema, or, for a family
+    not registered here, a Parquet file with guesslab's metadata (its tasks are then said
+    to be not reproducible here)."""
+    if path.parent.name.partition("=")[2] in families():
+        return store.bad_file_reason(path) is None
+    try:
+        return store.METADATA_KEY in (pq.read_schema(path).metadata or {})
+    except (OSError, pa.ArrowException):
+        return False
 
 
 def newest_rows(files: list[Path], family: str) -> pa.Table:

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT
-from tests_support import cli_run_in_process, copy_outputs, run
+from tests_support import cli_run_in_process, copy_outputs, own_family_env, own_study_command, run
 
 from pipeline import store
 from pipeline.compare_rows import differences
@@ -320,3 +320,46 @@ def test_every_file_names_the_packages_own_code_and_config_dir(tmp_path, monkeyp
     out = capsys.readouterr().out
     assert "reproduced: 2\n" in out
     assert f"--config-dir  {tmp_path / 'studies'}" in out
+
+
+TOY_GAME = """
+from solvers.registry import Family, Param, as_int, register
+
+register(Family(
+    name="toy_sum", version="1", run=lambda task: [{"total": task["n"] * (task["n"] + 1) // 2}],
+    columns={"total": "int64"},
+    params=(Param("n", lambda v: as_int(v, low=1), 3, "how many numbers", dtype="int64"),),
+))
+"""
+
+
+def test_a_family_of_one_s_own_is_fingerprinted_and_reproduces_where_it_is_registered(tmp_path):
+    """A family from GUESSLAB_FAMILIES: every file names its module and the fingerprint of its
+    code; the study reproduces where the family is registered, and where it is not, its tasks
+    are not reproducible here (said so), exit 0."""
+    (tmp_path / "toygame.py").write_text(TOY_GAME)
+    (tmp_path / "studies" / "study").mkdir(parents=True)
+    (tmp_path / "studies" / "study" / "toy.yaml").write_text(
+        "name: toy\nfamily: toy_sum\ngrid:\n  n: [2, 5]\n"
+    )
+    env = own_family_env(tmp_path, "toygame")
+    command = own_study_command(tmp_path, "toy", "cluster=sync", "stage=run", "paths.outputs=out")
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "out" / "toy"
+    meta = store.file_metadata(store.result_files(folder / "results")[0])
+    from solvers.own_strategy import files_fingerprint
+
+    fingerprint = files_fingerprint([tmp_path / "toygame.py"])
+    assert meta["own_code"]["family"] == {"module": "toygame", "fingerprint": fingerprint}
+    assert meta["own_code"]["GUESSLAB_FAMILIES"] == "toygame"
+    assert meta["solver_version"] == f"1+code.{fingerprint}"
+    reproduce = [sys.executable, "-m", "pipeline.reproduce", str(folder)]
+    here = subprocess.run(reproduce, env=env, capture_output=True, text=True)
+    assert here.returncode == 0, here.stdout + here.stderr
+    assert "reproduced: 2\n" in here.stdout
+    env.pop("GUESSLAB_FAMILIES")
+    elsewhere = subprocess.run(reproduce, env=env, capture_output=True, text=True)
+    assert elsewhere.returncode == 0, elsewhere.stdout + elsewhere.stderr
+    assert "reproduced: 0\n  differs: 0\n  not reproducible here: 2" in elsewhere.stdout
+    assert "family 'toy_sum' is not registered here" in elsewhere.stdout
