@@ -58,7 +58,7 @@ def listing() -> str:
     lines = ["families (python -m pipeline.describe FAMILY for one):"]
     for name in families():
         first = plain_words(family_doc(get_family(name))).split(". ")[0].split("\n\n")[0]
-        lines.append(f"  {name}: {' '.join(first.split())}")
+        lines.append(f"  {name}: {' '.join(first.split())}" if first else f"  {name}")
     return "\n".join(lines)
 
 
