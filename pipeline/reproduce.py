@@ -467,6 +467,10 @@ def main(argv: list[str] | None = None) -> int:
     except (BadInput, StudyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD
+    except OSError as exc:  # the fresh folder cannot be written (full, read-only)
+        print(f"error: cannot recompute here: {exc}; the folder checked is unchanged",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_BAD
     except KeyboardInterrupt:
         print("\nstopped (Ctrl-C): nothing compared; the folder checked is unchanged",
               file=sys.stderr)  # fmt: skip
