@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
@@ -45,7 +46,7 @@ from pipeline.needs import free_disk
 from pipeline.provenance import code_version, package_versions
 from pipeline.safe_paths import is_real_dir
 from solvers.kit.longtask import format_bytes
-from solvers.registry import TaskError, families, get_family
+from solvers.registry import TaskError, get_family
 
 EXIT_REPRODUCED, EXIT_DIFFERS, EXIT_BAD, EXIT_STOPPED = 0, 1, 2, 130
 FILE = "__file"  # a stored row's file, by its place in StoredStudy.files
@@ -64,6 +65,7 @@ class StoredStudy:
     files: list[Path]
     metadata: list[dict[str, Any]]
     rows: dict[str, pa.Table]  # family -> its newest rows, column FILE: their file
+    columns: dict[int, tuple[str, ...]]  # file (its place in files) -> the columns it holds
     configs: list[dict[str, Any]]
     configs_from: str  # where the configs were read, for the table
 
@@ -105,38 +107,41 @@ def stored_study(folder: Path) -> StoredStudy:
         )
     metadata = store.files_metadata(files)
     configs, configs_from = stored_configs(folder, metadata)
-    rows = {family: newest_rows(files, family) for family in store.stored_families(results)}
-    return StoredStudy(folder, files, metadata, rows, configs, configs_from)
+    rows, columns = {}, {}
+    for family in store.stored_families(results):
+        rows[family], held = newest_rows(files, family)
+        columns.update(held)
+    return StoredStudy(folder, files, metadata, rows, columns, configs, configs_from)
 
 
 def results_file(path: Path) -> bool:
-    """Whether ``path`` is a guesslab results file: of its family's schema, or, for a family
-    not registered here, a Parquet file with guesslab's metadata (its tasks are then said
-    to be not reproducible here)."""
-    if path.parent.name.partition("=")[2] in families():
-        return store.bad_file_reason(path) is None
+    """Whether ``path`` is a guesslab results file: a Parquet file with guesslab's metadata,
+    of any family (one not registered here: its tasks are said to be not reproducible here)
+    and any schema (one written before a column was added: the columns it holds compared)."""
     try:
         return store.METADATA_KEY in (pq.read_schema(path).metadata or {})
     except (OSError, pa.ArrowException):
         return False
 
 
-def newest_rows(files: list[Path], family: str) -> pa.Table:
-    """One family's stored rows, each task's from the newest file holding it (as the store's
-    readers keep them), with the column FILE: the row's file, by its place in ``files``."""
-    tables = []
+def newest_rows(files: list[Path], family: str) -> tuple[pa.Table, dict[int, tuple[str, ...]]]:
+    """(one family's stored rows, each task's from the newest file holding it as the store's
+    readers keep them, with the column FILE: the row's file by its place in ``files``; the
+    columns each of those files holds)."""
+    tables, columns = [], {}
     for n, path in enumerate(files):
         if path.parent.name == f"family={family}":
             with pq.ParquetFile(path) as pf:
                 table = pf.read()
+            columns[n] = tuple(table.column_names)
             tables.append(table.append_column(FILE, pa.array(np.full(len(table), n), pa.int64())))
-    table = pa.concat_tables(tables)
-    ids = table.column("task_id").to_pylist()
+    table = pa.concat_tables(tables, promote_options="permissive")
+    ids, at = table.column("task_id").to_pylist(), table.column(FILE).to_pylist()
     newest: dict[str, int] = {}
-    for tid, n in zip(ids, table.column(FILE).to_pylist(), strict=True):
+    for tid, n in zip(ids, at, strict=True):
         newest[tid] = max(newest.get(tid, n), n)
-    keep = [newest[tid] == n for tid, n in zip(ids, table.column(FILE).to_pylist(), strict=True)]
-    return table.filter(pa.array(keep))
+    keep = [newest[tid] == n for tid, n in zip(ids, at, strict=True)]
+    return table.filter(pa.array(keep)), columns
 
 
 def stored_configs(folder: Path, metadata: list[dict[str, Any]]) -> tuple[list[dict], str]:
@@ -295,14 +300,23 @@ def new_rows(stores: list[Path]) -> dict[str, pa.Table]:
 
 
 def compared(study: StoredStudy, outcome: Outcome, new: dict[str, pa.Table], ids: set[str]):
-    """Fill ``outcome`` with the comparison of the recomputed tasks ``ids``."""
+    """Fill ``outcome`` with the comparison of the recomputed tasks ``ids``: the rows of the
+    files holding the same columns compared together, on those columns."""
     for family, table in study.rows.items():
-        keep = pa.array([t in ids for t in table.column("task_id").to_pylist()])
-        stored = table.filter(keep).drop_columns([FILE])
+        stored = table.filter(pa.array([t in ids for t in table.column("task_id").to_pylist()]))
         if not len(stored):
             continue
-        fresh = new.get(family, stored.schema.empty_table())
-        found = differences(stored, fresh, tolerances(get_family(family)))
+        fresh = new.get(family, stored.drop_columns([FILE]).schema.empty_table())
+        by_columns: dict[tuple[str, ...], list[int]] = {}
+        for n in set(stored.column(FILE).to_pylist()):
+            by_columns.setdefault(study.columns[n], []).append(n)
+        found = []
+        for names, files in by_columns.items():
+            held = pc.is_in(stored.column(FILE), value_set=pa.array(files, pa.int64()))
+            part = stored.filter(held)
+            asked = part.column("task_id").combine_chunks()
+            theirs = fresh.filter(pc.is_in(fresh.column("task_id"), value_set=asked))
+            found += differences(part.select(list(names)), theirs, tolerances(get_family(family)))
         outcome.differs += found
         differing = {d.task_id for d in found}
         outcome.reproduced += sorted(set(stored.column("task_id").to_pylist()) - differing)

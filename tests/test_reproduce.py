@@ -155,6 +155,24 @@ def test_a_run_record_of_another_guesslab_s_settings_reproduces(study, capsys):
     assert f"reproduced: {TASKS}\n" in capsys.readouterr().out
 
 
+def test_a_file_written_before_a_column_was_added_is_compared_on_its_own_columns(study, capsys):
+    """A results file without one of its family's columns (written by a guesslab before the
+    column was added): its rows are compared on the columns it holds, the other files' on
+    theirs, and every task reproduces; a value changed there is still found."""
+    changed_file(study, lambda t, m: (t.drop_columns(["bound_upper"]), m))
+    assert main([str(study)]) == 0
+    assert f"reproduced: {TASKS}\n" in capsys.readouterr().out
+
+    def other_count(table: pa.Table, meta: dict):
+        i = table.schema.get_field_index("n_states")
+        states = [n + 1 for n in table.column("n_states").to_pylist()]
+        return table.set_column(i, "n_states", pa.array(states, pa.int64())), meta
+
+    changed_file(study, other_count)
+    assert main([str(study)]) == 1
+    assert "n_states" in capsys.readouterr().out
+
+
 def test_a_plan_kept_to_some_task_ids_holds_those_alone():
     """Plan.only: the tasks asked for (in study order), counted as the plan's tasks."""
     from pipeline.ids import IdSet, id_array
