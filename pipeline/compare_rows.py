@@ -7,9 +7,10 @@ the solver's seconds, the study's name) is compared: text, integers and booleans
 floats bit for bit (``-0.0`` is not ``0.0``; a NaN equals a NaN of the same bits), lists
 item by item the same way, a missing value only to a missing value.  A family may declare
 ``extra["tolerances"]``, a mapping of float columns to the largest absolute difference it
-accepts in them (with its reason in the family's docstring); no built-in family declares one:
-their float values are computed in a fixed order from exact or seeded inputs, so they
-reproduce bit for bit on any backend.
+accepts in them (with its reason in the family's docstring).  No built-in family declares
+one: their parallel kernels split the work between threads but add no float across them, and
+Monte Carlo draws are seeded per task, so a value does not depend on the backend or the
+threads (what was measured: docs/usage.md, "Reproduce a stored study").
 """
 
 from __future__ import annotations
