@@ -163,8 +163,37 @@ def recompute(
     why = "no stored config plans this task"
     if problems:
         why += f" here ({'; '.join(problems)})"
-    not_here.update(dict.fromkeys(left, why))
+    changed = own_code_changed(study, left)
+    not_here.update({tid: changed.get(tid, why) for tid in left})
     return stores, not_here, backend
+
+
+def own_code_changed(study: StoredStudy, ids: set[str]) -> dict[str, str]:
+    """The tasks of ``ids`` whose strategy of one's own cannot be had here as it was stored
+    (its code's fingerprint is part of the task id): task id -> why."""
+    from solvers.own_strategy import code_fingerprint, target_class
+
+    out: dict[str, str] = {}
+    for table in study.rows.values():
+        if "strategy_code" not in table.column_names:
+            continue
+        columns = (
+            table.column(c).to_pylist() for c in ("task_id", "strategy_target", "strategy_code")
+        )
+        for tid, target, code in zip(*columns, strict=True):
+            if tid not in ids or not target or not code or tid in out:
+                continue
+            try:
+                here = code_fingerprint(target_class(target))
+            except ValueError as exc:
+                out[tid] = f"its strategy of one's own {target} cannot be had here ({exc})"
+                continue
+            if here != code:
+                out[tid] = (
+                    f"the code of its strategy of one's own {target} changed: fingerprint "
+                    f"{code} stored, {here} here"
+                )
+    return out
 
 
 def needs_beyond(run: Any, tasks: dict[str, dict[str, Any]]) -> dict[str, str]:

@@ -310,7 +310,8 @@ class FirstLeft:
 def test_every_file_names_the_packages_own_code_and_config_dir(tmp_path, monkeypatch, capsys):
     """The metadata of a file written by the command names numba and llvmlite beside the
     other packages, the fingerprint of a strategy of one's own, and the --config-dir the
-    study came from; the study then reproduces, its own strategy too."""
+    study came from; the study then reproduces, its own strategy too; once the strategy's
+    file is edited, its task is not reproducible here, the two fingerprints said."""
     (tmp_path / "mine_first.py").write_text(textwrap.dedent(STRATEGY))
     monkeypatch.syspath_prepend(str(tmp_path))
     studies = tmp_path / "studies" / "study"
@@ -338,6 +339,15 @@ def test_every_file_names_the_packages_own_code_and_config_dir(tmp_path, monkeyp
     out = capsys.readouterr().out
     assert "reproduced: 2\n" in out
     assert f"--config-dir  {tmp_path / 'studies'}" in out
+    with (tmp_path / "mine_first.py").open("a") as fh:
+        fh.write("# an edit\n")  # the strategy's code is no longer the stored rows' code
+    assert main([str(outputs / "mine")]) == 0
+    out = capsys.readouterr().out
+    assert "reproduced: 1\n  differs: 0\n  not reproducible here: 1" in out
+    assert (
+        f"the code of its strategy of one's own mine_first.FirstLeft changed: fingerprint "
+        f"{own['fingerprint']} stored, {files_fingerprint([tmp_path / 'mine_first.py'])} here"
+    ) in out
 
 
 TOY_GAME = """
