@@ -11,8 +11,8 @@ the backend chosen (``--cluster``); the new rows are then compared with the stor
 
 A stored task is *not reproducible here* when its family is not registered here, when the
 family's version differs from the one that stored it (a new version changes the results
-and the task ids on purpose), when no stored config plans it, or when it needs more
-memory or disk than this machine has.
+and the task ids on purpose), when its strategy of one's own was edited since, when no
+stored config plans it, or when it needs more memory or disk than this machine has.
 
 Exit status: 0 when every compared row reproduces, 1 when one differs, 2 on bad input (a
 folder that is not a study, a bad option: one line), 130 when stopped by Ctrl-C.
