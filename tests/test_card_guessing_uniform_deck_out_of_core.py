@@ -23,7 +23,7 @@ import pytest
 from solvers import TaskError, solve
 from solvers.card_guessing.tasks import ranked_tasks
 from solvers.card_guessing.uniform_deck import chunks, in_memory, out_of_core
-from solvers.kit import current_task as longtask
+from solvers.kit import current_task
 from solvers.kit.budget import Budget
 from solvers.kit.checkpoints import SEALS, Checkpoints
 from solvers.kit.task_context import TaskContext
@@ -272,7 +272,7 @@ def test_ranked_task_goes_out_of_core_when_the_budget_is_short(tmp_path):
     short.sink = reports.append
     short.interval = 0.0
     short.__post_init__()
-    with longtask.using(short):
+    with current_task.using(short):
         assert fam.spreads_over_cluster(task)
         row = solve(task)[0]
     assert not fam.spreads_over_cluster(task)  # the default budget (this machine's memory) holds it
