@@ -19,6 +19,7 @@ if str(ROOT) not in sys.path:  # `mkdocs build` from a checkout that is not inst
     sys.path.insert(0, str(ROOT))
 
 import solvers  # noqa: E402, F401  (importing it registers every family)
+from docs.notebook_cells import expand_notebooks  # noqa: E402
 from docs.quoted import expand_quotes  # noqa: E402  (the numbers pages quote from docs/data)
 from solvers.kit.family_words import ParamWords, family_doc, param_words  # noqa: E402
 from solvers.registry import Family, get_family  # noqa: E402
@@ -30,7 +31,7 @@ def on_page_markdown(markdown: str, page: Any = None, **_: Any) -> str:
     """The page's Markdown with every ``params``/``strategies`` marker and every quoted value
     (:mod:`docs.quoted`) replaced (MkDocs hook)."""
     name = getattr(getattr(page, "file", None), "src_uri", "")
-    return expand_quotes(expand_markers(markdown), name)
+    return expand_quotes(expand_notebooks(expand_markers(markdown)), name)
 
 
 def expand_markers(markdown: str) -> str:
