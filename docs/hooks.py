@@ -9,10 +9,8 @@ This module imports ``solvers`` only (never ``pipeline``).
 
 from __future__ import annotations
 
-import inspect
 import re
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +19,11 @@ if str(ROOT) not in sys.path:  # `mkdocs build` from a checkout that is not inst
     sys.path.insert(0, str(ROOT))
 
 import solvers  # noqa: E402, F401  (importing it registers every family)
+from docs.notebook_cells import expand_notebooks  # noqa: E402
 from docs.quoted import expand_quotes  # noqa: E402  (the numbers pages quote from docs/data)
-from solvers.params import REQUIRED, Param, check_markdown  # noqa: E402
+from solvers.kit.family_words import ParamWords, family_doc, param_words  # noqa: E402
 from solvers.registry import Family, get_family  # noqa: E402
 
-KNOB = "an execution knob: not in the task id"
 MARKER = re.compile(r"<!--\s*(params|strategies|columns):\s*([A-Za-z_][A-Za-z0-9_]*)\s*-->")
 
 
@@ -33,7 +31,7 @@ def on_page_markdown(markdown: str, page: Any = None, **_: Any) -> str:
     """The page's Markdown with every ``params``/``strategies`` marker and every quoted value
     (:mod:`docs.quoted`) replaced (MkDocs hook)."""
     name = getattr(getattr(page, "file", None), "src_uri", "")
-    return expand_quotes(expand_markers(markdown), name)
+    return expand_quotes(expand_notebooks(expand_markers(markdown)), name)
 
 
 def expand_markers(markdown: str) -> str:
@@ -50,25 +48,16 @@ def expand_markers(markdown: str) -> str:
 
 def params_table(fam: Family) -> str:
     """``fam``'s parameters (default, meaning, accepted values, strategies, dtype) as a Markdown
-    table inside ``<div class="param-table">``, which docs/stylesheets/extra.css lays out."""
+    table inside ``<div class="param-table">``, which docs/stylesheets/extra.css lays out; the
+    words are :func:`solvers.kit.family_words.param_words`'."""
     head = [
         "| parameter | default | meaning | accepted values | strategies | dtype |",
         "|---|---|---|---|---|---|",
     ]
     rows = [
-        "| "
-        + " | ".join(
-            [
-                f"`{p.name}`",
-                default_text(p),
-                cell(p.doc) + ("" if p.identity else f" ({KNOB})"),
-                cell(check_text(p)),
-                strategies_of(p, fam),
-                f"`{p.dtype}`",
-            ]
-        )
-        + " |"
-        for p in fam.params
+        f"| `{w.name}` | {w.default} | {w.meaning} | {w.accepts} | {strategies_of(w, fam)} "
+        f"| `{w.dtype}` |"
+        for w in param_words(fam)
     ]
     table = "\n".join(head + rows)
     return f'<div class="param-table" markdown>\n\n{table}\n\n</div>\n'
@@ -82,7 +71,7 @@ def columns_table(fam: Family) -> str:
 
 def strategies_text(fam: Family) -> str:
     """The family's doc string and its strategies (the default marked), as Markdown."""
-    doc = plain(inspect.cleandoc(fam.doc)) if fam.doc else ""
+    doc = family_doc(fam)
     if fam.strategies:
         names = ", ".join(
             f"`{s}`" + (" (default)" if s == fam.default_strategy else "") for s in fam.strategies
@@ -95,46 +84,10 @@ def strategies_text(fam: Family) -> str:
     return f"{listing}\n\nThe family's own description ({source}):\n\n{quoted}\n"
 
 
-def default_text(p: Param) -> str:
-    """A parameter's default as table text: required, absent, or the value as a study file
-    writes it, in code (``lose``, ``0.15``, ``[3, 3, 3]``)."""
-    if p.default is REQUIRED:
-        return "required"
-    if p.default is None:
-        return "absent"
-    if isinstance(p.default, bool):
-        return f"`{str(p.default).lower()}`"
-    return f"`{p.default}`"
-
-
-def strategies_of(p: Param, fam: Family) -> str:
+def strategies_of(p: ParamWords, fam: Family) -> str:
     """Which strategies a parameter applies to, as table text."""
     if p.strategies is None:
         return "all" if fam.strategies else "-"
     return ", ".join(
         "[your own](../own-strategy.md)" if s == "own" else f"`{s}`" for s in p.strategies
     )
-
-
-def check_text(p: Param) -> str:
-    """What the parameter accepts, in the words its checker gives (see ``solvers.params.Check``).
-
-    A checker that gives none (a family registered from elsewhere with a plain function) is
-    described by the first line of its doc string, or not at all.
-    """
-    words = check_markdown(p.check)
-    if words is not None:
-        return words
-    doc = inspect.getdoc(p.check)
-    return plain(doc.splitlines()[0]) if doc else "-"
-
-
-def plain(text: str) -> str:
-    """reStructuredText inline code (two backticks) and roles (``:mod:`` before a name in
-    backticks) as Markdown code spans."""
-    return re.sub(r":[a-z]+:`", "`", text.replace("``", "`"))
-
-
-def cell(text: str) -> str:
-    """``text`` fit for one Markdown table cell (one line, pipes escaped)."""
-    return " ".join(textwrap.dedent(text).split()).replace("|", "\\|") or "-"

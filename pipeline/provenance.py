@@ -1,6 +1,10 @@
 """What a run records of itself: its config under ``<study>/runs/<time>.yaml``, and in every
 results file's metadata the config, the versions of the packages that decide the results,
-the code's commit, the family's solver version and the time."""
+the code's commit, the family's solver version, the user's own code (its fingerprint), the
+config folders Hydra searched (``--config-dir``) and the time.
+
+:mod:`pipeline.reproduce` reads it back to recompute a stored study and says what changed.
+"""
 
 from __future__ import annotations
 
@@ -13,9 +17,23 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.safe_paths import ensure_dir, open_regular
+from pipeline.study import own_strategies
+from solvers.own_strategy import files_fingerprint, source_files
 from solvers.registry import get_family
 
-PACKAGES = ("guesslab", "dask", "distributed", "pyarrow", "pandas", "numpy", "hydra-core")
+# every package a stored value passes through: numba and llvmlite compile the kernels that
+# compute the float and Monte Carlo values; Dask runs them (a family's distributed mode too)
+PACKAGES = (
+    "guesslab",
+    "numpy",
+    "numba",
+    "llvmlite",
+    "dask",
+    "distributed",
+    "pyarrow",
+    "pandas",
+    "hydra-core",
+)
 
 
 def save_run_config(given: dict[str, Any], where: Path) -> Path:
@@ -44,6 +62,8 @@ def run_metadata(given: dict[str, Any]) -> dict[str, Any]:
         "packages": package_versions(),
         "code_version": code_version(),
         "solver_version": fam.version,
+        "own_code": own_code(given["study"]),
+        "config_sources": config_sources(),
         "python": sys.version.split()[0],
         "written_at": dt.datetime.now(dt.UTC).isoformat(),
     }
@@ -74,3 +94,49 @@ def code_version() -> str:
         return rev or "unknown"
     except (OSError, subprocess.SubprocessError):
         return package_versions()["guesslab"]
+
+
+def own_code(study: dict[str, Any]) -> dict[str, Any]:
+    """The user's own code a study's values depend on, each with the fingerprint of its files
+    (:func:`solvers.own_strategy.files_fingerprint`): the family's module when it comes from
+    elsewhere (``GUESSLAB_FAMILIES`` or an entry point: its version carries the same
+    fingerprint), and the module of each strategy of one's own the study names; with the
+    ``GUESSLAB_FAMILIES`` setting."""
+    fam = get_family(study["family"])
+    family = None
+    if "+code." in fam.version:
+        module = fam.run.__module__
+        family = {"module": module, "fingerprint": files_fingerprint(source_files(module))}
+    strategies = {}
+    for name, target in own_strategies(study).items():
+        module = target.rpartition(".")[0]
+        strategies[name] = {"target": target, "fingerprint": _fingerprint(module)}
+    return {
+        "family": family,
+        "strategies": strategies,
+        "GUESSLAB_FAMILIES": os.environ.get("GUESSLAB_FAMILIES"),
+    }
+
+
+def _fingerprint(module: str) -> str | None:
+    """The fingerprint of an imported module's files (planning imported a strategy's), or
+    None where it is not imported or has no files."""
+    if module not in sys.modules:
+        return None
+    try:
+        return files_fingerprint(source_files(module))
+    except (ValueError, OSError):
+        return None
+
+
+def config_sources() -> list[dict[str, str]] | None:
+    """The config folders Hydra searched for this run (Hydra's runtime ``config_sources``:
+    guesslab's own, Hydra's, and a ``--config-dir`` as provider ``command-line``), or None for
+    a run composed outside the command (:func:`pipeline.run.run_study` called from Python,
+    where Hydra holds no runtime config)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return None
+    sources = HydraConfig.get().runtime.config_sources
+    return [{"provider": s.provider, "schema": s.schema, "path": s.path} for s in sources]

@@ -34,7 +34,7 @@ import numpy as np
 
 from pipeline.config import GridPart, StudyConfig, StudyError, checked_study
 from pipeline.heap import no_cyclic_gc
-from pipeline.ids import id_array
+from pipeline.ids import IdSet, id_array
 from solvers import family_import_errors
 from solvers.grid import Grid
 from solvers.kit.words import format_duration
@@ -71,6 +71,7 @@ class Plan:
             len(g) - int(k.sum()) for g, k in zip(grids, self.keep, strict=True) if k is not None
         )
         self.stored = 0  # tasks left out because the store holds them (left_to_run)
+        self.outside = 0  # tasks left out as not asked for (only): no longer the plan's
         self.supersedes = False  # whether a task left to run has rows in the store
 
     @property
@@ -81,8 +82,8 @@ class Plan:
 
     @property
     def n_tasks(self) -> int:
-        """Distinct tasks of the study."""
-        return sum(len(g) for g in self.grids) - self.repeated
+        """Distinct tasks of the study (of those asked for, after :meth:`only`)."""
+        return sum(len(g) for g in self.grids) - self.repeated - self.outside
 
     def __len__(self) -> int:
         """Tasks left to run."""
@@ -142,6 +143,24 @@ class Plan:
                         left.stored += int(found.sum())
                 if not left.supersedes:
                     left.supersedes = bool(stored.every.contains(ids[running]).any())
+        return left
+
+    def only(self, wanted: IdSet) -> Plan:
+        """This plan with only the tasks whose ids are in ``wanted`` (and left to run here),
+        as a new Plan of those tasks alone (this one is left as it is; the others count as
+        :attr:`outside`): what :mod:`pipeline.reproduce` recomputes of a stored study.
+        Hashes every task once, CHUNK at a time."""
+        left = copy.copy(self)
+        left.keep = []
+        for g, grid in enumerate(self.grids):
+            keep = np.zeros(len(grid), bool)
+            for lo, hi, ids in _id_chunks(grid):
+                keep[lo:hi] = wanted.contains(ids)
+            if self.keep[g] is not None:
+                keep &= self.keep[g]
+            left.keep.append(keep)
+        kept = sum(int(k.sum()) for k in left.keep)
+        left.stored, left.outside = 0, sum(len(g) for g in self.grids) - self.repeated - kept
         return left
 
     def described(self, shared_seconds: float = 0.0) -> list[str]:

@@ -168,7 +168,10 @@ def connect() -> Any:
     spill = Path(tempfile.gettempdir()) / "guesslab-duckdb"
     config = {"threads": 2, "memory_limit": DUCKDB_MEMORY, "temp_directory": str(spill)}
     con = duckdb.connect(config=config)
-    con.sql("SET enable_progress_bar = false")
+    # set only where it is on: in a Jupyter kernel it is off, and DuckDB refuses to change it
+    # there without ipywidgets ("required package 'ipywidgets' is missing")
+    if con.sql("SELECT current_setting('enable_progress_bar')").fetchall()[0][0]:
+        con.sql("SET enable_progress_bar = false")
     return con
 
 

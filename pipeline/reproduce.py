@@ -1,0 +1,436 @@
+"""``python -m pipeline.reproduce STUDY_FOLDER`` (or ``guesslab reproduce``): recompute a
+stored study's tasks and compare every result column with what is stored.
+
+What is recomputed comes from what is stored: the run configs under ``<study>/runs/``, or,
+when the folder holds only its results (a study someone published), the config in each
+results file's metadata (:mod:`pipeline.provenance`).  Each config is planned as a run plans
+it, the plan kept to the stored tasks chosen (all, or ``--sample N`` of them, seeded), and run
+through the pipeline's own run path (:func:`pipeline.run.run_tasks`) into a fresh folder on
+the backend chosen (``--cluster``); the new rows are then compared with the stored ones
+(:mod:`pipeline.compare_rows`).  The folder checked is only read, never written.
+
+A stored task is *not reproducible here* when its family is not registered here, when the
+family's version differs from the one that stored it (a new version changes the results
+and the task ids on purpose), when its strategy of one's own was edited since, when no
+stored config plans it, or when it needs more memory or disk than this machine has.
+
+Exit status: 0 when every compared row reproduces, 1 when one differs, 2 on bad input (a
+folder that is not a study, a bad option: one line), 130 when stopped by Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import yaml
+
+from pipeline import store_layout
+from pipeline.compare_rows import Difference, differences, shown, tolerances
+from pipeline.config import StudyError, cluster_config, conf_dir
+from pipeline.ids import IdSet, id_array
+from pipeline.needs import free_disk
+from pipeline.provenance import code_version, package_versions
+from pipeline.stored_study import FILE, BadInput, StoredStudy, stored_study
+from solvers.kit.words import format_bytes
+from solvers.registry import TaskError, get_family
+
+EXIT_REPRODUCED, EXIT_DIFFERS, EXIT_BAD, EXIT_STOPPED = 0, 1, 2, 130
+
+
+@dataclass
+class Outcome:
+    """What a reproduction found, per stored task chosen."""
+
+    study: StoredStudy
+    chosen: int = 0
+    reproduced: list[str] = field(default_factory=list)
+    differs: list[Difference] = field(default_factory=list)
+    not_here: dict[str, str] = field(default_factory=dict)  # task id -> why
+    backend: str = ""
+    into: Path | None = None
+
+    @property
+    def status(self) -> int:
+        return EXIT_DIFFERS if self.differs else EXIT_REPRODUCED
+
+
+# ----------------------------------------------------------------- what is recomputed
+
+
+def chosen_tasks(study: StoredStudy, sample: int | None, seed: int) -> dict[str, str]:
+    """The stored tasks to recompute, task id -> family: all, or ``sample`` of them drawn
+    with ``seed`` (all when the study holds no more)."""
+    tasks = {tid: fam for fam, t in study.rows.items() for tid in t.column("task_id").to_pylist()}
+    if sample is None or sample >= len(tasks):
+        return tasks
+    ids = sorted(tasks)
+    picked = np.random.default_rng(seed).choice(len(ids), size=sample, replace=False)
+    return {ids[i]: tasks[ids[i]] for i in sorted(picked.tolist())}
+
+
+def not_comparable(study: StoredStudy, chosen: dict[str, str]) -> dict[str, str]:
+    """The chosen tasks that cannot be recomputed as stored, task id -> why: a family not
+    registered here, or one whose version differs from the version that stored the task."""
+    out = {}
+    for family, table in study.rows.items():
+        try:
+            here = get_family(family).version
+        except TaskError:
+            why = f"family {family!r} is not registered here (its module: GUESSLAB_FAMILIES)"
+            here = None
+        files = table.column(FILE).to_pylist()
+        for tid, n in zip(table.column("task_id").to_pylist(), files, strict=True):
+            if tid not in chosen or tid in out:
+                continue
+            if here is None:
+                out[tid] = why
+                continue
+            then = study.metadata[n].get("solver_version")
+            if then != here:
+                out[tid] = (
+                    f"family {family}'s version changed: stored by version {then}, "
+                    f"version {here} here (its results and task ids differ on purpose)"
+                )
+    return out
+
+
+def fresh_config(config: dict[str, Any], into: Path, cluster: dict[str, Any]) -> dict[str, Any]:
+    """A stored run config made to recompute into ``into`` on ``cluster``: its study, its
+    ``store`` and ``run`` settings over guesslab's defaults (a key a stored config lacks, or
+    holds that this guesslab does not, is the default's), stage run, nothing reused, no
+    progress bar, this machine's memory as the budget."""
+    defaults = yaml.safe_load((conf_dir() / "config.yaml").read_text())
+    given: dict[str, Any] = {"paths": {"outputs": str(into)}, "cluster": dict(cluster)}
+    given["study"] = copy.deepcopy(config["study"])
+    given["stage"] = "run"
+    for section in ("store", "run"):
+        stored = config.get(section) if isinstance(config.get(section), dict) else {}
+        given[section] = {k: stored.get(k, v) for k, v in defaults[section].items()}
+    given["store"]["recompute"] = False
+    given["run"].update(progress=False, memory_budget=None)
+    return given
+
+
+def recompute(
+    study: StoredStudy,
+    wanted: set[str],
+    into: Path,
+    cluster: dict[str, Any],
+    log: Callable[[str], None],
+) -> tuple[list[Path], dict[str, str], str]:
+    """Recompute the ``wanted`` tasks from the study's configs into ``into``: (the folders
+    of the new stores, the tasks not recomputed with why, the backend's description)."""
+    from pipeline.run import run_tasks
+    from pipeline.study_run import prepared
+
+    left, stores, problems, backend = set(wanted), [], [], ""
+    not_here: dict[str, str] = {}
+    for config in study.configs:
+        if not left:
+            break
+        try:
+            run = prepared(fresh_config(config, into, cluster), log)
+        except StudyError as exc:
+            problems.append(f"study {config['study'].get('name')!r}: {exc}")
+            continue
+        plan = run.plan.only(IdSet(id_array(sorted(left))))
+        planned = {t.task_id: t.task for t in plan}
+        left -= set(planned)
+        too_large = needs_beyond(run, planned)
+        not_here.update(too_large)
+        fits = set(planned) - set(too_large)
+        if not fits:
+            continue
+        run.plan = plan.only(IdSet(id_array(sorted(fits))))
+        run.report.planned = len(fits)
+        backend = run.backend.cluster.kind
+        log(f"recomputing {len(fits)} task(s) of study {run.conf.study.name} into {run.folder}")
+        run_tasks(run)
+        stores.append(run.results)
+    why = "no stored config plans this task"
+    if problems:
+        why += f" here ({'; '.join(problems)})"
+    changed = own_code_changed(study, left)
+    not_here.update({tid: changed.get(tid, why) for tid in left})
+    return stores, not_here, backend
+
+
+def own_code_changed(study: StoredStudy, ids: set[str]) -> dict[str, str]:
+    """The tasks of ``ids`` whose strategy of one's own cannot be had here as it was stored
+    (its code's fingerprint is part of the task id): task id -> why."""
+    from solvers.own_strategy import code_fingerprint, target_class
+
+    out: dict[str, str] = {}
+    for table in study.rows.values():
+        if "strategy_code" not in table.column_names:
+            continue
+        columns = (
+            table.column(c).to_pylist() for c in ("task_id", "strategy_target", "strategy_code")
+        )
+        for tid, target, code in zip(*columns, strict=True):
+            if tid not in ids or not target or not code or tid in out:
+                continue
+            try:
+                here = code_fingerprint(target_class(target))
+            except ValueError as exc:
+                out[tid] = f"its strategy of one's own {target} cannot be had here ({exc})"
+                continue
+            if here != code:
+                out[tid] = (
+                    f"the code of its strategy of one's own {target} changed: fingerprint "
+                    f"{code} stored, {here} here"
+                )
+    return out
+
+
+def needs_beyond(run: Any, tasks: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """The tasks whose need (``Family.needs``) is over what this run has: the memory budget
+    of one process, or the free disk for their checkpoints; task id -> why."""
+    needs = get_family(run.plan.family).needs
+    if needs is None:
+        return {}
+    workers = run.workers
+    free = free_disk(run.folder)
+    out = {}
+    for tid, task in tasks.items():
+        need = needs(task, workers.count)
+        if need is None:
+            continue
+        budget = workers.budget
+        if budget is not None and need.memory > budget.bytes:
+            out[tid] = (
+                f"too large for this machine: needs {format_bytes(need.memory)} of memory per "
+                f"process, over the budget of {format_bytes(budget.bytes)} from {budget.source}"
+            )
+        elif need.disk and need.disk > free:
+            out[tid] = (
+                f"too large for this machine: needs {format_bytes(need.disk)} of disk for its "
+                f"checkpoints, over the {format_bytes(free)} free under {run.folder}"
+            )
+    return out
+
+
+def new_rows(stores: list[Path]) -> dict[str, pa.Table]:
+    """The recomputed rows of every new store (runs of one study share one), per family."""
+    out: dict[str, list[pa.Table]] = {}
+    for results in dict.fromkeys(stores):
+        for path in store_layout.result_files(results):
+            family = path.parent.name.partition("=")[2]
+            with pq.ParquetFile(path) as pf:
+                out.setdefault(family, []).append(pf.read())
+    return {family: pa.concat_tables(tables) for family, tables in out.items()}
+
+
+def compared(study: StoredStudy, outcome: Outcome, new: dict[str, pa.Table], ids: set[str]):
+    """Fill ``outcome`` with the comparison of the recomputed tasks ``ids``: the rows of the
+    files holding the same columns compared together, on those columns."""
+    for family, table in study.rows.items():
+        stored = table.filter(pa.array([t in ids for t in table.column("task_id").to_pylist()]))
+        if not len(stored):
+            continue
+        fresh = new.get(family, stored.drop_columns([FILE]).schema.empty_table())
+        by_columns: dict[tuple[str, ...], list[int]] = {}
+        for n in set(stored.column(FILE).to_pylist()):
+            by_columns.setdefault(study.columns[n], []).append(n)
+        found = []
+        for names, files in by_columns.items():
+            held = pc.is_in(stored.column(FILE), value_set=pa.array(files, pa.int64()))
+            part = stored.filter(held)
+            asked = part.column("task_id").combine_chunks()
+            theirs = fresh.filter(pc.is_in(fresh.column("task_id"), value_set=asked))
+            found += differences(part.select(list(names)), theirs, tolerances(get_family(family)))
+        outcome.differs += found
+        differing = {d.task_id for d in found}
+        outcome.reproduced += sorted(set(stored.column("task_id").to_pylist()) - differing)
+
+
+def reproduce(
+    folder: Path,
+    into: Path | None = None,
+    cluster: dict[str, Any] | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    log: Callable[[str], None] = lambda line: None,
+) -> Outcome:
+    """Recompute the stored tasks of ``folder`` (all, or ``sample`` of them drawn with
+    ``seed``) into ``into`` (a new folder; None: a temporary one, removed after) on
+    ``cluster`` (a cluster section; None: ``cluster=sync``) and compare them; BadInput or
+    StudyError (one line) for what cannot be checked, before any work."""
+    cluster = checked_cluster(cluster or {"kind": "sync"})
+    study = stored_study(folder)
+    with fresh_folder(into, study.folder) as where:
+        chosen = chosen_tasks(study, sample, seed)
+        outcome = Outcome(study, chosen=len(chosen), into=into)
+        outcome.not_here = not_comparable(study, chosen)
+        wanted = set(chosen) - set(outcome.not_here)
+        stores, not_here, backend = recompute(study, wanted, where, cluster, log)
+        outcome.not_here.update(not_here)
+        outcome.backend = backend or cluster["kind"]
+        compared(study, outcome, new_rows(stores), wanted - set(not_here))
+    return outcome
+
+
+def checked_cluster(cluster: dict[str, Any]) -> dict[str, Any]:
+    """A cluster section over ``conf/cluster/<kind>.yaml``, checked; StudyError naming the
+    value otherwise."""
+    cluster_config(cluster)  # refuses an unknown kind or value (StudyError)
+    defaults = yaml.safe_load((conf_dir() / "cluster" / f"{cluster['kind']}.yaml").read_text())
+    return {**{k: v for k, v in defaults.items() if v != "???"}, **cluster}
+
+
+@contextlib.contextmanager
+def fresh_folder(into: Path | None, checked: Path) -> Iterator[Path]:
+    """The folder to recompute into: ``into`` (made; refused when it holds anything or lies
+    inside the folder checked), or a temporary folder removed on exit."""
+    if into is None:
+        where = Path(tempfile.mkdtemp(prefix="guesslab-reproduce-"))
+        try:
+            yield where
+        finally:
+            shutil.rmtree(where, ignore_errors=True)
+        return
+    into = into.expanduser().resolve()
+    if into.is_relative_to(checked.resolve()):
+        raise BadInput(f"--into={str(into)!r}: inside the folder checked, which is never written")
+    if into.exists() and (not into.is_dir() or any(into.iterdir())):
+        raise BadInput(f"--into={str(into)!r}: not an empty folder; name a new one")
+    into.mkdir(parents=True, exist_ok=True)
+    yield into
+
+
+# ----------------------------------------------------------------- the table
+
+
+def table(outcome: Outcome) -> str:
+    """The report printed: counts, the differences, the tasks not reproducible here and
+    why, the versions then (from the files' metadata) and now."""
+    study = outcome.study
+    where = outcome.into or "a temporary folder (removed)"
+    lines = [
+        f"reproduce {study.folder}: {outcome.chosen} stored task(s) chosen, recomputed on "
+        f"cluster={outcome.backend} into {where}",
+        f"  configs: {study.configs_from}",
+        f"  reproduced: {len(outcome.reproduced)}",
+        f"  differs: {len({d.task_id for d in outcome.differs})}",
+        f"  not reproducible here: {len(outcome.not_here)}",
+    ]
+    if outcome.differs:
+        rows = [(d.task_id, d.column, shown(d.stored, d.new), shown(d.new, d.stored))
+                for d in outcome.differs]  # fmt: skip
+        lines += ["", "differs:", *columns(("task", "column", "stored", "new"), rows)]
+    if outcome.not_here:
+        rows = sorted(outcome.not_here.items())
+        lines += ["", "not reproducible here:", *columns(("task", "why"), rows)]
+    lines += ["", "versions:", *columns(("", "then (stored)", "now"), versions(outcome))]
+    return "\n".join(lines)
+
+
+def columns(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    """Rows as aligned text columns under ``head`` (the last column not padded)."""
+    cells = [head, *rows]
+    widths = [max(len(str(c[k])) for c in cells) for k in range(len(head) - 1)]
+    return [
+        "  "
+        + "  ".join([*(str(c).ljust(w) for c, w in zip(row, widths, strict=False)), str(row[-1])])
+        for row in cells
+    ]
+
+
+def versions(outcome: Outcome) -> list[tuple[str, str, str]]:
+    """(what, its values then over the files compared, now): the code, Python, each package
+    that shapes a value, the config folders a run was composed from (``--config-dir``)."""
+    metas = outcome.study.metadata
+    packages = package_versions()
+
+    def then(get: Callable[[dict], Any]) -> str:
+        values = dict.fromkeys(str(v) for m in metas if (v := get(m)) is not None)
+        return ", ".join(values) or "not recorded"
+
+    rows = [("code", then(lambda m: m.get("code_version")), code_version())]
+    rows.append(("python", then(lambda m: m.get("python")), sys.version.split()[0]))
+    for name in sorted(set(packages) | {p for m in metas for p in m.get("packages", {})}):
+        now = packages.get(name, "not recorded")
+        rows.append((name, then(lambda m, n=name: m.get("packages", {}).get(n)), now))
+    rows.append(("--config-dir", then(config_dirs), "-"))
+    return rows
+
+
+def config_dirs(metadata: dict[str, Any]) -> str | None:
+    """The ``--config-dir`` folders a file's run was composed from, or None if unrecorded."""
+    sources = metadata.get("config_sources")
+    if sources is None:
+        return None
+    given = [s["path"] for s in sources if s.get("provider") == "command-line"]
+    return ", ".join(given) or "none"
+
+
+# ----------------------------------------------------------------- the command
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with bad arguments said in one line (exit status 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"error: {message} (see --help)", file=sys.stderr)
+        raise SystemExit(EXIT_BAD)
+
+
+def parser() -> Parser:
+    p = Parser(
+        prog="guesslab reproduce",
+        description="Recompute a stored study's tasks and compare every result column.",
+    )
+    p.add_argument("folder", type=Path, help="the study folder (<paths.outputs>/<study.name>)")
+    p.add_argument("--sample", type=int, help="recompute N stored tasks drawn at random")
+    p.add_argument("--seed", type=int, default=0, help="the seed of --sample (default 0)")
+    p.add_argument("--into", type=Path, help="a new folder for the recomputed store")
+    p.add_argument("--cluster", choices=("sync", "local"), default="sync")
+    p.add_argument("--workers", type=int, help="worker processes of --cluster local")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command; its exit status."""
+    args = parser().parse_args(argv)
+    if args.sample is not None and args.sample < 1:
+        print(f"error: --sample={args.sample}: must be a positive integer", file=sys.stderr)
+        return EXIT_BAD
+    cluster: dict[str, Any] = {"kind": args.cluster}
+    if args.workers is not None:
+        cluster["n_workers"] = args.workers
+    try:
+        outcome = reproduce(args.folder, args.into, cluster, args.sample, args.seed, _stderr)
+    except (BadInput, StudyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD
+    except OSError as exc:  # the fresh folder cannot be written (full, read-only)
+        print(f"error: cannot recompute here: {exc}; the folder checked is unchanged",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_BAD
+    except KeyboardInterrupt:
+        print("\nstopped (Ctrl-C): nothing compared; the folder checked is unchanged",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_STOPPED
+    print(table(outcome))
+    return outcome.status
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""``python -m pipeline.describe FAMILY`` (pipeline/describe.py): a family's parameters and
+strategies in the words of the manual's parameter tables (solvers/kit/family_words.py, which
+docs/hooks.py builds them from), without building the manual."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from pipeline.describe import main
+from solvers import families, get_family
+from solvers.kit.family_words import param_words
+from solvers.params import plain_words
+from tests.helpers.repository import ROOT
+
+
+@pytest.mark.parametrize("family", families())
+def test_every_parameter_is_described_in_the_words_of_the_manual_s_table(family, capsys):
+    """Each parameter's name, dtype, default, meaning and accepted values as the table gives
+    them (code spans unmarked), each strategy and each result column."""
+    assert main([family]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # lines wrapped: compared as words
+    fam = get_family(family)
+    assert out.startswith(f"family {family} (version {fam.version})")
+    for w in param_words(fam):
+        assert f"{w.name} ({w.dtype}), default {plain_words(w.default)}" in out
+        assert f"meaning: {plain_words(w.meaning)}" in out
+        assert f"accepts: {plain_words(w.accepts)}" in out
+    for strategy in fam.strategies:
+        assert strategy in out
+    for column, dtype in fam.columns.items():
+        assert f"{column} ({dtype})" in out
+
+
+def test_without_a_family_the_families_are_listed(capsys):
+    """Each registered family on a line, with the first sentence of its description."""
+    assert main([]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert [line.split(":")[0].strip() for line in lines] == list(families())
+    for family in ("card_guessing", "high_low", "triples"):
+        assert f"  {family}: Family {family}: " in "\n".join(lines)
+
+
+def test_an_unknown_family_is_one_line_naming_it_and_the_known_ones():
+    """``guesslab describe`` with a name that is no family: one line, exit 2."""
+    code = "import sys; from pipeline.command import cli; sys.argv[0] = 'guesslab'; cli()"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "describe", "no_such_game"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    shipped = [f for f in families() if get_family(f).run.__module__.startswith("solvers.")]
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"error: family 'no_such_game': unknown; known: {', '.join(shipped)}"
+    ]
+    assert done.stdout == ""

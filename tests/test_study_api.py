@@ -1,0 +1,200 @@
+"""A study from Python (pipeline.study_api.Study): the command's config, checks and stages,
+as a DataFrame of rows; in a real Jupyter kernel on the notebook's own Dask client."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from pipeline import Study
+from pipeline.config import StudyError
+from tests.helpers.repository import ROOT
+from tests.helpers.runs import compose_config
+
+NOTEBOOK = ROOT / "docs" / "notebooks" / "study.ipynb"
+
+
+def test_a_study_is_composed_as_the_command_composes_it(tmp_path):
+    """Study's config is what ``python -m pipeline`` composes from the same overrides."""
+    overrides = ["study.grid.deck=[[4,4,4]]", "cluster=sync"]
+    study = Study("paper", overrides=overrides, outputs=tmp_path)
+    command = compose_config("study=paper", f"paths.outputs={tmp_path}", *overrides)
+    assert OmegaConf.to_container(study.config, resolve=True) == OmegaConf.to_container(
+        command, resolve=True
+    )
+    assert study.folder == tmp_path / "paper"
+
+
+@pytest.mark.parametrize(
+    ("name", "overrides", "line"),
+    [
+        ("nope", [], "study='nope': unknown study; valid: "),
+        ("paper", ["study.grid.deck=[[0]]"], "study.grid.deck=[0]: must be a list"),
+        ("paper", ["run.batch_size=-1"], "run.batch_size=-1: must be a positive integer"),
+        ("paper", ["nokey=1"], "nokey: unknown key"),
+        ("paper", "cluster=sync", "overrides='cluster=sync': a list of KEY=VALUE strings"),
+    ],
+)
+def test_a_config_the_command_refuses_raises_its_one_line(tmp_path, name, overrides, line):
+    """A config the command refuses raises StudyError with the command's line, before
+    anything is written (never SystemExit)."""
+    with pytest.raises(StudyError) as caught:
+        Study(name, overrides=overrides, outputs=tmp_path)
+    assert str(caught.value).startswith(line) and "\n" not in str(caught.value)
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_study_of_one_s_own_folder_plans_runs_and_resumes(tmp_path):
+    """config_dir adds a folder of study files as --config-dir does; plan() is stage=plan's
+    text and writes nothing; run() returns the rows, names the summary and report, and a
+    second run computes nothing."""
+    mine = tmp_path / "mine" / "study"
+    mine.mkdir(parents=True)
+    (mine / "twos.yaml").write_text(
+        "name: twos\nfamily: card_guessing\n"
+        "grid:\n  deck: [[2, 2], [2, 2, 2]]\n  feedback: [partial]\n"
+        "strategies:\n  optimal: {}\n"
+    )
+    outputs = tmp_path / "out"
+    study = Study("twos", ["cluster=sync"], outputs=outputs, config_dir=tmp_path / "mine")
+    plan = study.plan()
+    assert "study twos: 2 tasks" in plan and "nothing was run or written" in plan
+    assert not outputs.exists()
+    rows = study.run(progress=False)
+    assert sorted(rows["expected_score_exact"]) == ["17/6", "271/90"]
+    assert study.summary == outputs / "twos" / "summary.md" and study.summary.is_file()
+    assert study.report == outputs / "twos" / "report.html"
+    again = study.run(progress=False)
+    assert study.last_run.computed == 0 and study.last_run.skipped == 2
+    assert len(again) == 2
+
+
+def executed(path: Path, cwd: Path):
+    """The notebook at ``path`` executed in a fresh Jupyter kernel (ipykernel), in ``cwd``."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
+    )
+    client.execute()
+    return notebook
+
+
+def shown_outputs(notebook) -> list[str]:
+    """Each code cell's outputs as the manual shows them (docs/notebook_cells.py)."""
+    from docs.notebook_cells import output_text
+
+    return [
+        "".join(output_text(o) for o in cell.get("outputs", []))
+        for cell in notebook["cells"]
+        if cell["cell_type"] == "code"
+    ]
+
+
+def without_paths(text: str) -> str:
+    """``text`` with what differs between runs left out: temporary folders, addresses,
+    rates and times."""
+    import re
+
+    text = re.sub(r"/tmp/\S+?/", "TMP/", text)
+    text = re.sub(r"inproc://\S+", "ADDRESS", text)
+    text = re.sub(r"\d+\.\d+task/s|\[\d\d:\d\d<\d\d:\d\d", "", text)
+    return re.sub(r"about \S+ s", "about S s", text)
+
+
+@pytest.mark.slow
+def test_the_manual_s_notebook_runs_in_a_kernel_on_its_own_client(tmp_path):
+    """docs/notebooks/study.ipynb runs in a Jupyter kernel: the study on the notebook's own
+    LocalCluster client gives Gural, Simper & So (2019)'s (3,3,3) values (greedy 475/112,
+    optimal 2383/560), the client still computes after the run, a second run finds every
+    task stored; and the outputs the manual shows are a fresh run's."""
+    notebook = executed(NOTEBOOK, tmp_path)
+    outputs = shown_outputs(notebook)
+    table = next(text for text in outputs if "expected_score_exact" in text)
+    assert "475/112" in table and "2383/560" in table and "271/90" in table
+    assert any(text.endswith("(3, 4)") for text in outputs)
+    assert "summary.md report.html\n" in outputs
+    stored = shown_outputs(json.loads(NOTEBOOK.read_text()))
+    assert [without_paths(t) for t in stored] == [without_paths(t) for t in outputs]
+
+
+@pytest.mark.slow
+def test_interrupting_the_kernel_stops_the_run_and_run_again_resumes(tmp_path):
+    """An interrupted run in a Jupyter kernel says what is stored (one line), leaves the
+    store whole and the notebook's client usable; run() again computes only the rest."""
+    from jupyter_client.manager import start_new_kernel
+
+    manager, kernel = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
+    results = tmp_path / "naps" / "results"
+
+    def run_cell(code: str, timeout: float = 120) -> tuple[str, str]:
+        """The cell's stdout and stderr (and error), once it finished."""
+        msg_id = kernel.execute(code)
+        out, err = [], []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = kernel.get_iopub_msg(timeout=timeout)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                (out if content["name"] == "stdout" else err).append(content["text"])
+            elif kind == "error":
+                err.append(f"{content['ename']}: {content['evalue']}")
+            elif kind == "execute_result":
+                out.append(content["data"]["text/plain"])
+            elif kind == "status" and content["execution_state"] == "idle":
+                return "".join(out), "".join(err)
+        raise AssertionError(f"the cell did not finish: {code}")
+
+    try:
+        run_cell(
+            f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+            "from distributed import Client, LocalCluster\n"
+            "from pipeline import Study\n"
+            "from tests.helpers.nap_driver import nap_overrides, register_nap\n"
+            "register_nap()\n"
+            "cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False,"
+            " dashboard_address=None)\n"
+            "client = Client(cluster)\n"
+            f"study = Study('paper', nap_overrides(12, 0.4)[1:] + ['run.batch_size=1'],"
+            f" outputs={str(tmp_path)!r})\n"
+        )
+        msg_id = kernel.execute("rows = study.run(client=client, progress=False)")
+        deadline = time.monotonic() + 120
+        while not (results.is_dir() and len(list(results.rglob("*.parquet"))) >= 2):
+            assert time.monotonic() < deadline, "no batch was stored"
+            time.sleep(0.1)
+        manager.interrupt_kernel()
+        err = []
+        while True:
+            msg = kernel.get_iopub_msg(timeout=120)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "stream" and msg["content"]["name"] == "stderr":
+                err.append(msg["content"]["text"])
+            if msg["msg_type"] == "error":
+                err.append(msg["content"]["ename"])
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                break
+        said = "".join(err)
+        assert "stopped (Ctrl-C): " in said and "call run() again" in said, said
+        assert "KeyboardInterrupt" in said
+        out, _ = run_cell("print(client.submit(sum, [1, 2]).result())")
+        assert out.strip() == "3"
+        out, err_text = run_cell(
+            "rows = study.run(client=client, progress=False)\n"
+            "print(len(rows), sorted(rows['i']) == list(range(12)), study.last_run.skipped)"
+        )
+        count, complete, skipped = out.strip().splitlines()[-1].split()
+        assert (count, complete) == ("12", "True") and 0 < int(skipped) < 12, out + err_text
+    finally:
+        run_cell("client.close(); cluster.close()")
+        kernel.stop_channels()
+        manager.shutdown_kernel(now=True)
