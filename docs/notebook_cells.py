@@ -31,6 +31,13 @@ def output_text(output: dict) -> str:
     return text
 
 
+def cell_outputs(cell: dict) -> str:
+    """A code cell's outputs as one text, as a terminal would leave it: a progress bar that
+    redraws its line after a carriage return shows its last state."""
+    text = "".join(output_text(o) for o in cell.get("outputs", []))
+    return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+
+
 def notebook_markdown(path: Path) -> str:
     """The notebook at ``path`` as Markdown: its cells in order, outputs after their code."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
@@ -41,9 +48,7 @@ def notebook_markdown(path: Path) -> str:
             parts.append(re.sub(r"^# ", "### ", source, flags=re.M))
         elif cell["cell_type"] == "code":
             parts.append(f"{FENCE}python\n{source}\n{FENCE}")
-            text = "".join(output_text(o) for o in cell.get("outputs", []))
-            # a progress bar redraws its line after a carriage return: its last state shows
-            shown = "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n")).strip("\n")
+            shown = cell_outputs(cell).strip("\n")
             if shown:
                 parts.append(f"{FENCE}text\n{shown}\n{FENCE}")
     return "\n\n".join(parts) + "\n"

@@ -1,10 +1,10 @@
 """A study from Python: ``Study("paper").run()``, composed as the command composes it.
 
     from pipeline import Study
-    study = Study("paper", overrides=["study.grid.deck=[[4,4,4]]"], outputs="outputs")
-    print(study.plan())             # what stage=plan prints
-    rows = study.run(client=c)      # a DataFrame of the study's rows, one per result
-    study.summary, study.report     # the summary.md and report.html the run wrote
+    paper = Study("paper", overrides=["study.grid.deck=[[4,4,4]]"], outputs="outputs")
+    print(paper.plan())             # what stage=plan prints
+    rows = paper.run(client=c)      # a DataFrame of the study's rows, one per result
+    print(paper.summary)            # the summary.md the run wrote (report: report.html)
 
 The config is the command's: the same defaults and study files (``config_dir`` adds a folder
 of one's own, as ``--config-dir`` does), the same overrides and checks, and a config that
@@ -62,7 +62,8 @@ class Study:
     @property
     def folder(self) -> Path:
         """The study folder: ``<outputs>/<study name>``."""
-        return Path(str(self.config.paths.outputs)).expanduser() / str(self.config.study.name)
+        outputs = Path(str(self.config.paths.outputs)).expanduser().absolute()
+        return outputs / str(self.config.study.name)
 
     def plan(self) -> PlanText:
         """What ``stage=plan`` prints: the tasks, how many are stored, their solver time and

@@ -29,6 +29,7 @@ PYTHON_BLOCK = re.compile(r"^([ \t]*)```python\n(.*?)^\1```", flags=re.S | re.M)
 EXPECTED_OUTPUT = {
     "usage.md": ["2383/560", "475/112", "410548/75075", "card_guessing"],
     "architecture.md": ["1/2"],
+    "python.md": ["62929/11550", "nothing was run or written", "out/paper/report.html"],
     "entropy.md": ["(2.0, 1.0) 1.5"],
     "games/mastermind_optimal.md": ["73/27 73 4"],
 }

@@ -95,7 +95,7 @@ def changed_file(folder: Path, change) -> Path:
 
 def test_a_stored_study_reproduces_on_a_local_cluster_and_its_folder_is_unchanged(stored):
     """Every stored task, exact and Monte Carlo, recomputed on a LocalCluster from the run
-    records: exit 0, all reproduced, the versions then and now listed; the folder checked
+    records: exit 0, all reproduced, the stored and the current versions listed; the folder checked
     keeps every byte and every modification time."""
     before = snapshot(stored)
     done = reproduce_command(str(stored), "--cluster", "local", "--workers", "1")
@@ -201,7 +201,7 @@ def test_a_sample_recomputes_that_many_tasks_drawn_by_its_seed(stored):
 
 def test_a_family_version_change_is_reported_as_such_not_as_a_difference(study, capsys):
     """A file whose metadata names another version of its family: its tasks are not
-    reproducible here (the version then and now said), none of them differs; exit 0."""
+    reproducible here (the stored and the current version said), none of them differs; exit 0."""
     path = changed_file(study, lambda t, m: (t, {**m, "solver_version": "0"}))
     tasks = pq.read_table(path, columns=["task_id"]).column("task_id").to_pylist()
     status = main([str(study)])

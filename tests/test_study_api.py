@@ -88,13 +88,9 @@ def executed(path: Path, cwd: Path):
 
 def shown_outputs(notebook) -> list[str]:
     """Each code cell's outputs as the manual shows them (docs/notebook_cells.py)."""
-    from docs.notebook_cells import output_text
+    from docs.notebook_cells import cell_outputs
 
-    return [
-        "".join(output_text(o) for o in cell.get("outputs", []))
-        for cell in notebook["cells"]
-        if cell["cell_type"] == "code"
-    ]
+    return [cell_outputs(cell) for cell in notebook["cells"] if cell["cell_type"] == "code"]
 
 
 def without_paths(text: str) -> str:
@@ -104,7 +100,7 @@ def without_paths(text: str) -> str:
 
     text = re.sub(r"/tmp/\S+?/", "TMP/", text)
     text = re.sub(r"inproc://\S+", "ADDRESS", text)
-    text = re.sub(r"\d+\.\d+task/s|\[\d\d:\d\d<\d\d:\d\d", "", text)
+    text = re.sub(r"\[\d\d:\d\d<\d\d:\d\d, +[\d.]+task/s\]", "[TIMES]", text)
     return re.sub(r"about \S+ s", "about S s", text)
 
 

@@ -2,7 +2,7 @@
 parameter tables print (docs/hooks.py, as Markdown) and ``python -m pipeline.describe`` (as
 plain text), so the two say the same.
 
-Each phrase is Markdown (literal values in code spans); :func:`solvers.registry.plain_words`
+Each phrase is Markdown (literal values in code spans); :func:`solvers.params.plain_words`
 unmarks it for a terminal.
 """
 
@@ -64,7 +64,7 @@ def default_text(p: Param) -> str:
 
 
 def check_text(p: Param) -> str:
-    """What the parameter accepts, in the words its checker gives (see ``solvers.registry.Check``).
+    """What the parameter accepts, in the words its checker gives (see ``solvers.params.Check``).
 
     A checker that gives none (a family registered from elsewhere with a plain function) is
     described by the first line of its doc string, or not at all.
