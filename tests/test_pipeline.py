@@ -71,8 +71,6 @@ def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs
     """The closing compaction (a read of every file) runs only when rows may repeat: a rerun
     of stored tasks, or files another job wrote into the store meanwhile (here a row of the
     same task, written while this run was going); each task keeps one row either way."""
-    import pipeline.run as run_module
-
     compactions = []
     real_compact = store_upkeep.compact
     monkeypatch.setattr(
@@ -91,7 +89,7 @@ def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs
             real_write(results, store_writes.encode_rows(other, b'{"written_by": "another job"}'))
         return real_write(results, files)
 
-    monkeypatch.setattr(run_module.store_writes, "write_encoded", write_beside_another_job)
+    monkeypatch.setattr(store_writes, "write_encoded", write_beside_another_job)
     compactions.clear()
     run(outputs.parent / "second", "cluster=sync")
     assert len(compactions) == 2

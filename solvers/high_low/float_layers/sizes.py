@@ -18,7 +18,8 @@ from solvers.high_low.float_layers.coding import (
     group_sizes,
     layer_bases,
 )
-from solvers.kit import budget, words
+from solvers.kit import words
+from solvers.kit.budget import Budget
 from solvers.registry import TaskError
 
 # bytes a solving process holds besides its layers: Python, NumPy, Numba and its compiled
@@ -124,7 +125,7 @@ def check_deck(ranks: int, suits: int) -> None:
         )
 
 
-def choose_storage(size: Sizing, budget: budget.Budget, storage: str = "auto") -> str:
+def choose_storage(size: Sizing, budget: Budget, storage: str = "auto") -> str:
     """Where the layers live, "memory" or "disk": in memory when both layers fit the budget,
     else on disk when the out-of-core need fits; ``storage`` other than "auto" forces one.
     MemoryError naming the need and the budget when neither fits."""

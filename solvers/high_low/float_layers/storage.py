@@ -30,7 +30,8 @@ from solvers.high_low.float_layers.coding import layer_bases
 from solvers.high_low.float_layers.departures import TOP
 from solvers.high_low.float_layers.layer import CHUNKS
 from solvers.high_low.float_layers.sizes import Sizing
-from solvers.kit import checkpoints, words
+from solvers.kit import words
+from solvers.kit.checkpoints import Checkpoints
 from solvers.registry import TaskError
 
 _PIECE = re.compile(r"layer-(\d+)")
@@ -49,7 +50,7 @@ def _write_at(fd: int, values: np.ndarray, offset: int) -> None:
 @contextlib.contextmanager
 def _layer_store(
     where: str,
-    checkpoints: checkpoints.Checkpoints | None,
+    checkpoints: Checkpoints | None,
     identity: dict,
     sizes: np.ndarray,
     size: Sizing,
@@ -76,7 +77,7 @@ def _layer_store(
         return
     with tempfile.TemporaryDirectory(prefix="high_low_layers-") as folder:
         _check_disk(Path(folder), size, ranks)
-        spill = checkpoints.Checkpoints(Path(folder) / "layers", root=folder)
+        spill = Checkpoints(Path(folder) / "layers", root=folder)
         store = _Layers(spill, identity, sizes, in_memory=False, warn=warn)
         try:
             yield store
@@ -112,7 +113,7 @@ class _Layers:
 
     def __init__(
         self,
-        checkpoints: checkpoints.Checkpoints | None,
+        checkpoints: Checkpoints | None,
         identity: dict,
         sizes: np.ndarray,
         in_memory: bool,
