@@ -54,9 +54,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from solvers.kit import longtask
+from solvers.kit.compile_once import njit
 from solvers.registry import TaskError
 
 kernel = njit(cache=True, nogil=True)

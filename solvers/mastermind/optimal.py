@@ -46,9 +46,10 @@ from fractions import Fraction
 from functools import cache
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.typed import Dict
 
+from solvers.kit.compile_once import njit
 from solvers.mastermind.rules import (
     code_weights,
     feedback_table,
