@@ -36,7 +36,6 @@ from pipeline.study import Plan
 from pipeline.study_folder import check_results_target, check_safe, check_summary_target
 from pipeline.study_run import StudyReport, StudyRun, prepared
 from pipeline.task_context import LongTaskSetup, clear_checkpoints, tidy_checkpoints
-from solvers.kit.compile_once import compiled_line
 from solvers.registry import get_family
 
 
@@ -73,8 +72,6 @@ def plan_text(run: StudyRun) -> str:
     executes; StudyError, after the table is logged, when one does not fit here."""
     left, needed = _tasks_left(run, refuse=False)
     lines = [*left.described(needed.shared_cpu), *needed.table(), *needed.lines()]
-    if (kernels := compiled_line(get_family(run.plan.family).run.__module__)) is not None:
-        lines.append(kernels)
     lines.append("  nothing was run or written (stage=plan)")
     if needed.shortage is not None:
         run.log("\n".join(lines))

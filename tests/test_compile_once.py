@@ -228,3 +228,16 @@ def test_every_solver_kernel_is_made_by_compile_once():
 def test_the_plan_names_the_family_s_kernels(family):
     line = compile_once.compiled_line(f"solvers.{family}")
     assert line is not None and f" of {family} on this machine (Numba's cache: " in line, line
+
+
+def test_stage_plan_says_how_many_of_the_family_s_kernels_are_compiled(
+    tmp_path, monkeypatch, capsys
+):
+    from tests_support import cli_run_in_process
+
+    out = cli_run_in_process(
+        monkeypatch, capsys, "study=high_low", "stage=plan", f"paths.outputs={tmp_path}"
+    )
+    assert out.returncode == 0, out.stderr
+    (line,) = [s for s in out.stdout.splitlines() if s.startswith("  compiled kernels: ")]
+    assert " of high_low on this machine (Numba's cache: " in line, line
