@@ -3,7 +3,7 @@
     python benchmarks/compile_costs.py kernels suits52_quick      # per kernel, one process
     python benchmarks/compile_costs.py study suits52_quick        # first run against cached
     python benchmarks/compile_costs.py study suits52_quick --code /path/to/other/checkout
-    python benchmarks/compile_costs.py tests "tests/test_a.py -k x" "tests/test_b.py -k y"
+    python benchmarks/compile_costs.py tests tests/test_high_low.py tests/test_mastermind.py
 
 ``kernels``: the study run with ``cluster=sync`` (every task in one process) on a new, empty
 ``NUMBA_CACHE_DIR``, each compilation timed by a listener of Numba's ``numba:compile``
