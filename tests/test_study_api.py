@@ -101,6 +101,7 @@ def without_paths(text: str) -> str:
     text = re.sub(r"/tmp/\S+?/", "TMP/", text)
     text = re.sub(r"inproc://\S+", "ADDRESS", text)
     text = re.sub(r"\[\d\d:\d\d<\d\d:\d\d, +[\d.]+task/s\]", "[TIMES]", text)
+    text = re.sub(r"compiled kernels: \d+ of \d+", "compiled kernels: N of M", text)
     return re.sub(r"about \S+ s", "about S s", text)
 
 

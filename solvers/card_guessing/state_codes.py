@@ -23,7 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, types
+from numba import types
+
+from solvers.kit.compile_once import njit
 
 kernel = njit(cache=True, nogil=True)  # nogil: a Dask worker keeps serving its data meanwhile
 # the few lines an engine runs for every state it visits: inlined where they are called

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
+from solvers.kit.compile_once import njit
 from solvers.params import IntCheck, Param
 from solvers.registry import Family, Row, Task, register
 
@@ -131,7 +131,7 @@ def scan(N: int) -> Row:
     return row
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _lc(lf: np.ndarray, n: int, r: int) -> float:
     """log C(n, r) (0 <= r <= n assumed by the callers' weights: others get weight 0)."""
     if r < 0 or r > n:
@@ -139,12 +139,12 @@ def _lc(lf: np.ndarray, n: int, r: int) -> float:
     return lf[n] - lf[r] - lf[n - r]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _term(p: float, log_size: float) -> float:
     return p * (log_size - math.log(p)) if p > 0 else 0.0
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _pair(lf: np.ndarray, N: int, n: int, k: int, m: int) -> tuple[float, float]:
     """(H_a, H_b) for one tuple: the scalar twin of :func:`entropies` (compiled)."""
     u, rest, free = N - k, N - n - 1, n - k - m
@@ -164,7 +164,7 @@ def _pair(lf: np.ndarray, N: int, n: int, k: int, m: int) -> tuple[float, float]
     return h_a, pb_yes * hb_yes + (1 - pb_yes) * hb_no
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _scan(N: int, lf: np.ndarray, tol: float):
     """(tuples, violations, equal, min gap, its n, k, m, max gap) over m >= 1 (see scan)."""
     count, bad, equal = 0, 0, 0

@@ -19,7 +19,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit
 
 from solvers.card_guessing.any_deck.layers import (
     NO_STATE,
@@ -34,6 +33,7 @@ from solvers.card_guessing.any_deck.layers import (
     hash_table,
 )
 from solvers.card_guessing.state_codes import Encoding, encode, kernel, unpack_layer_key
+from solvers.kit.compile_once import njit
 
 
 def log_factorials(n: int) -> np.ndarray:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from numba import njit
 
 from solvers.card_guessing.state_codes import (
     Encoding,
@@ -25,6 +24,7 @@ from solvers.card_guessing.state_codes import (
     start_key,
     unpack_layer_key,
 )
+from solvers.kit.compile_once import njit
 
 Keys = np.ndarray  # int64 layer keys of one layer (or part of one)
 NO_STATE = -1

@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from solvers import entropy
 from solvers.card_guessing.exact import entropy_weighted
@@ -41,6 +40,7 @@ from solvers.card_guessing.state_codes import (
     pairs_of,
     split_codes,
 )
+from solvers.kit.compile_once import njit
 
 
 @njit(cache=True)

@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.typed import Dict
 
 from solvers.card_guessing.exact import entropy_weighted, yes_no
@@ -35,6 +35,7 @@ from solvers.card_guessing.state_codes import (
     canonical_cache_key,
     record_answer,
 )
+from solvers.kit.compile_once import njit
 
 TIE_CODES = {"lowest": 0, "highest": 1, "uniform": 2}
 ERR_H = 1e-10  # bound on |float H - exact-path H| / (1 + H) (the estimate is below 1e-12)

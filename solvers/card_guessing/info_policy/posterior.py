@@ -25,9 +25,9 @@ kernels keep a workspace of the posterior's rows and the next level's, grown as 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from solvers.card_guessing.exact import yes_no
+from solvers.kit.compile_once import njit
 
 
 @njit(cache=True)

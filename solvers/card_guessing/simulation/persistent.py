@@ -20,17 +20,17 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-import numba
 import numpy as np
 
 from solvers.card_guessing.simulation import shuffled_decks
 from solvers.card_guessing.state_codes import record_answer
+from solvers.kit.compile_once import njit
 
 TIE = 1e-12
 POLICY_CODES = {"pairs": 1, "persistent": 2}
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _choice(c, p, window, policy, w, err):
     """(guess, unsure) of the policy in state (c, p) from float weights."""
     shuffled_decks._yes_weights(c, p, w, err)
@@ -59,7 +59,7 @@ def _choice(c, p, window, policy, w, err):
     return pick, unsure
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _games(orders, deck, window, policy):
     """(scores, unsure decisions) of the policy on each order."""
     n_games, n = orders.shape

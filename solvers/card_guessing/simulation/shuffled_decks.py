@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numba
 import numpy as np
 
 from solvers.card_guessing.exact.belief_players import Player, updater
@@ -32,6 +31,7 @@ from solvers.card_guessing.exact.yes_no import (
 )
 from solvers.card_guessing.info_policy.monte_carlo import InfoPlay
 from solvers.card_guessing.state_codes import record_answer
+from solvers.kit.compile_once import njit
 
 Scores = np.ndarray  # int64 score per game
 CHUNK = 8192  # games shuffled at once
@@ -157,7 +157,7 @@ def float_yes_weights(c: Sequence[int], p: Sequence[int]) -> tuple[np.ndarray, n
 # ------------------------------------------------------------------------- compiled core
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _block(c: int, p: int) -> np.ndarray:
     """Rook numbers of a c x p board as floats: C(c,k) C(p,k) k!."""
     m = min(c, p)
@@ -168,7 +168,7 @@ def _block(c: int, p: int) -> np.ndarray:
     return out
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _rook_product(c: np.ndarray, p: np.ndarray, skip: int, c_skip: int) -> np.ndarray:
     """Rook polynomial of the forbidden board, block ``skip`` taken with count ``c_skip``."""
     poly = np.zeros(1)
@@ -186,7 +186,7 @@ def _rook_product(c: np.ndarray, p: np.ndarray, skip: int, c_skip: int) -> np.nd
     return poly
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _alternating(poly: np.ndarray, total: int) -> tuple[float, float]:
     """(sum_k (-1)^k r_k (T-k)!/T!, rounding bound) for T = ``total`` cards."""
     s, mag, w = 0.0, 0.0, 1.0
@@ -199,7 +199,7 @@ def _alternating(poly: np.ndarray, total: int) -> tuple[float, float]:
     return s, mag * REL_ERR + 1e-300
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _yes_weights(c: np.ndarray, p: np.ndarray, w: np.ndarray, err: np.ndarray) -> None:
     """Fill w[a] = c_a N(c - e_a, p) (T-1)!/prod c! (0 if c_a = 0) and its error bound."""
     total = 0
@@ -228,7 +228,7 @@ def _yes_weights(c: np.ndarray, p: np.ndarray, w: np.ndarray, err: np.ndarray) -
         err[a] = c[a] * e
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _greedy_guess(c: np.ndarray, p: np.ndarray, tie_code: int, w, err, tied) -> int:
     """Greedy's guess from float weights, or -1 if the floats cannot decide it safely."""
     _yes_weights(c, p, w, err)
@@ -248,7 +248,7 @@ def _greedy_guess(c: np.ndarray, p: np.ndarray, tie_code: int, w, err, tied) -> 
     return best
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _play_from(
     order: np.ndarray, c: np.ndarray, p: np.ndarray, score: int, pos: int, guess: int, tie: int
 ) -> tuple[int, int]:
@@ -269,7 +269,7 @@ def _play_from(
     return score, -1
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _greedy_games(orders: np.ndarray, deck: np.ndarray, tie: int, seed: int):
     """(scores, c, p, stop) per game; games with stop >= 0 wait for an exact decision."""
     np.random.seed(seed)  # noqa: NPY002 (seeds Numba's own generator from the task)

@@ -46,7 +46,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+
+from solvers.kit.compile_once import njit
 
 TIE_TOLERANCE = 1e-12  # relative: values closer than this tie (the smallest pair wins)
 POLICIES = {"optimal": 0, "greedy": 1, "persistent": 2}

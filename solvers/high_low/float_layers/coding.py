@@ -5,7 +5,8 @@ every compiled kernel of the float layers is built (:data:`kernel`)."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from solvers.kit.compile_once import njit
 
 kernel = njit(cache=True, nogil=True)
 parallel_kernel = njit(cache=True, nogil=True, parallel=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from numba import njit
+from solvers.kit.compile_once import njit
 
 INF = 1 << 60  # "no strategy within the guess limit"; every real cost is far smaller
 NO_LIMIT = 63  # guesses left when the number of guesses is not limited

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from solvers.kit.compile_once import njit
 from solvers.mastermind.optimal.bounds import INF, part_bound
 from solvers.mastermind.optimal.memo import _memo_key, _remembered
 from solvers.mastermind.optimal.partitions import _parts, _stabilizer

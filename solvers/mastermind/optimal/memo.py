@@ -4,8 +4,10 @@ keyed by Zobrist hashes of the set's codes and the guesses left."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.typed import Dict
+
+from solvers.kit.compile_once import njit
 
 KEY = types.UniTuple(types.uint64, 3)
 

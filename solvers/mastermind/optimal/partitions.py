@@ -4,7 +4,8 @@ queries split a set alike, and the symmetries a query keeps."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from solvers.kit.compile_once import njit
 
 
 @njit(cache=True, nogil=True)

@@ -4,8 +4,8 @@ order they are tried in."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from solvers.kit.compile_once import njit
 from solvers.mastermind.optimal.bounds import INF, part_bound
 from solvers.mastermind.optimal.partitions import _canonical_hash, _same_partition
 
