@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from pipeline import store_writes
+from pipeline.exception_chain import raised_from
 from pipeline.long_task_setup import LongTaskSetup, finish
 from solvers.grid import Grid, runs
 from solvers.kit.current_task import Deferred, reset_current, set_current, using
@@ -189,14 +190,7 @@ def ctrl_c_inside(exc: BaseException) -> KeyboardInterrupt | None:
     """The KeyboardInterrupt an error stands for, or None: a compiled function interrupted by
     Ctrl-C (a Numba kernel's call) raises ``SystemError: ... returned a result with an
     exception set`` with the KeyboardInterrupt as its cause; a library may wrap it likewise."""
-    seen: set[int] = set()
-    link: BaseException | None = exc
-    while link is not None and id(link) not in seen:
-        if isinstance(link, KeyboardInterrupt):
-            return link
-        seen.add(id(link))
-        link = link.__cause__ or link.__context__
-    return None
+    return raised_from(exc, KeyboardInterrupt)
 
 
 def _solved(task: dict, timeout: float | None, cluster: Any) -> list[Row]:

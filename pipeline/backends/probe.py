@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pipeline.config import StudyError, seconds
+from pipeline.exception_chain import raised_from
 from solvers.kit.words import format_duration
 
 
@@ -89,7 +90,7 @@ async def _identity(address: str, timeout: float, security: Any) -> Any:
         try:
             comm = await connector.connect(location, deserialize=True, **args)
         except OSError as exc:
-            if _refusal(exc):
+            if raised_from(exc, ConnectionRefusedError) is not None:
                 raise Refused(f"the connection to {location} was refused") from None
             raise
         try:  # Dask's handshake (as distributed.comm.connect does it), then the question
@@ -106,17 +107,6 @@ async def _identity(address: str, timeout: float, security: Any) -> Any:
         return await asyncio.wait_for(ask(), timeout)
     except TimeoutError:
         raise TimeoutError(f"no answer as a Dask scheduler within {timeout:g} s") from None
-
-
-def _refusal(exc: BaseException) -> bool:
-    """Whether ``exc``, or an exception it was raised from, is a refused connection."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, ConnectionRefusedError):
-            return True
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return False
 
 
 def connection_error(cluster: Any, exc: BaseException, tls: bool) -> str:
