@@ -14,15 +14,17 @@ import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pipeline.backends import Backend
+from pipeline.backends import Backend, backend_of
 from pipeline.backends.base import Workers, quiet_dask_logs
-from pipeline.backends.given_client import ClientBackend
 from pipeline.config import Config, checked_config, plain
 from pipeline.needs import budgeted
 from pipeline.study import Plan, planned
 from pipeline.study_folder import check_path, study_dir
+
+if TYPE_CHECKING:
+    from pipeline.backends.given_client import ClientBackend
 
 
 @dataclass
@@ -93,7 +95,7 @@ def prepared(
     check_path(given["paths"]["outputs"], folder)
     quiet_dask_logs()
     plan = planned(conf.study)
-    backend = Backend(conf.cluster) if client is None else ClientBackend(client)
+    backend = backend_of(conf.cluster, client)
     backend.check()
     report = StudyReport(study=conf.study.name, study_dir=folder, planned=plan.n_tasks)
     return StudyRun(given, conf, plan, backend, report, log)

@@ -29,7 +29,7 @@ from pipeline.backends.base import Workers, quiet_while_stopping
 from pipeline.backends.executor import Executor
 from pipeline.config import cluster_config
 
-__all__ = ["Backend", "open_executor"]
+__all__ = ["Backend", "backend_of", "open_executor"]
 
 
 class Backend:
@@ -62,6 +62,17 @@ class Backend:
         """An executor on the workers; what the backend started is closed on exit, without a
         word from Dask once Ctrl-C stopped the run (:func:`.base.quiet_while_stopping`)."""
         return quiet_while_stopping(self.module.open(self.cluster, self.workers()))
+
+
+def backend_of(cluster: Any, client: Any = None) -> Any:
+    """The backend a run's tasks go to: the Dask client the caller gave and keeps
+    (:class:`.given_client.ClientBackend`, the cluster section unused), else the checked
+    cluster config's (:class:`Backend`)."""
+    if client is None:
+        return Backend(cluster)
+    from pipeline.backends.given_client import ClientBackend
+
+    return ClientBackend(client)
 
 
 def open_executor(cluster: Mapping[str, Any]) -> AbstractContextManager[Executor]:
