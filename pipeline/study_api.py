@@ -69,7 +69,7 @@ class Study:
         """What ``stage=plan`` prints: the tasks, how many are stored, their solver time and
         needs; nothing is run or written."""
         lines: list[str] = []
-        _run(self._with("stage=plan"), log=lines.append)
+        _run(self._with({"stage": "plan"}), log=lines.append)
         return PlanText("\n".join(lines))
 
     def run(self, client: Any = None, *, progress: bool | None = None) -> Any:
@@ -78,7 +78,7 @@ class Study:
         workers run the tasks (without it, the config's cluster); ``progress``: a bar of the
         tasks (default: in a notebook or a terminal)."""
         shown = in_a_notebook() or sys.stderr.isatty() if progress is None else progress
-        config = self._with(f"run.progress={str(bool(shown)).lower()}")
+        config = self._with({"run.progress": bool(shown)})
         report = _run(config, client=client)
         self.last_run = report
         self.summary = report.summary
@@ -97,8 +97,17 @@ class Study:
             return pd.DataFrame()
         return load_results(results)
 
-    def _with(self, *overrides: str) -> Any:
-        return composed([*self.overrides, *overrides], self.config_dir)
+    def _with(self, settings: dict[str, Any]) -> Any:
+        """The study's config with ``settings`` (dotted keys it has: ``stage``,
+        ``run.progress``) set on a copy: it was composed and checked once."""
+        from copy import deepcopy
+
+        from omegaconf import OmegaConf
+
+        config = deepcopy(self.config)
+        for key, value in settings.items():
+            OmegaConf.update(config, key, value, merge=False)
+        return config
 
     def __repr__(self) -> str:
         where = f", config_dir={str(self.config_dir)!r}" if self.config_dir else ""
