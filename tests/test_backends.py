@@ -302,3 +302,23 @@ def test_our_worker_preload_comes_after_the_users_own(theirs):
         mine = worker_preloads()
     given = [theirs] if isinstance(theirs, str) else list(theirs or [])
     assert mine == [*given, "pipeline.backends.worker_setup", "pipeline.backends.access_log"]
+
+
+@pytest.mark.parametrize(
+    "setting", ["auto", "4GiB", "100MB", "0.25", 0.5, 1, 1.0, 0, None, 2**50, "1e15"]
+)
+@pytest.mark.parametrize("nthreads", [1, 2, 3])
+def test_a_worker_s_memory_limit_is_found_as_dask_finds_it(setting, nthreads):
+    """The limit worked out without importing Dask equals Dask's own parse of the setting
+    (a fraction, a size, auto's share of the cores, no limit, capped at the system's)."""
+    import logging
+
+    from distributed.worker_memory import parse_memory_limit
+
+    from pipeline.backends import worker_memory
+
+    quiet = logging.getLogger("test.memory_limit")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    expected = parse_memory_limit(setting, nthreads, logger=quiet)
+    assert worker_memory.memory_limit(setting, nthreads) == expected

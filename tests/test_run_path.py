@@ -38,8 +38,9 @@ def repository_files(frame) -> list[str]:
 @contextmanager
 def task_path() -> Iterator[dict]:
     """Record, for each of EVENTS, the product files on the stack the first time it happens
-    on the task's way (a task built where its batch runs, not while the needs are counted),
-    and the function the executor was given to run; in every thread of this process."""
+    on the task's way (a task built where its batch runs, not while the needs are counted;
+    every executor a call is handed through), and the function the executor was given to
+    run; in every thread of this process."""
     events = {
         pipeline.study.planned.__code__: "planned",
         solvers.grid.Grid.tasks.__code__: "built",
@@ -54,9 +55,13 @@ def task_path() -> Iterator[dict]:
             return
         code = frame.f_code
         name = events.get(code)
-        if name is None and code.co_name == "submit" and "pipeline/backends/" in code.co_filename:
-            name = "submitted"
+        if code.co_name == "submit" and "pipeline/backends/" in code.co_filename:
             seen.setdefault("submitted_fn", frame.f_locals.get("fn"))
+            if "submitted" in seen:  # a submit handing the call on (starting -> dask)
+                files = repository_files(frame)
+                seen["submitted"] += [f for f in files if f not in seen["submitted"]]
+                return
+            name = "submitted"
         if name is None or name in seen:
             return
         files = repository_files(frame)
@@ -95,37 +100,53 @@ def page_path() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def sync_and_local(tmp_path_factory) -> dict[str, dict]:
-    """The default study's path traced with ``cluster=sync`` and with a one-worker LocalCluster."""
+def traces(tmp_path_factory) -> dict[str, dict]:
+    """The default study's path traced on ``cluster=sync``, on the default cluster (done
+    before its LocalCluster would start) and on a one-worker LocalCluster started first."""
     out = tmp_path_factory.mktemp("run_path")
     with pytest.MonkeyPatch.context() as monkeypatch:
         return {
             "sync": traced(monkeypatch, out / "sync", "cluster=sync"),
-            "local": traced(monkeypatch, out / "local", "cluster=local", "cluster.n_workers=1"),
+            "local": traced(monkeypatch, out / "local", "cluster=local"),
+            "cluster": traced(
+                monkeypatch, out / "cluster", "cluster.n_workers=1", "cluster.start_after_s=0"
+            ),
         }
 
 
-def test_a_sync_task_crosses_the_files_the_architecture_page_lists(sync_and_local):
-    """In-process, every event happens in this process: the files crossed are exactly the
-    page's list without the Dask executor, and the pipeline's share is at most eight."""
-    seen = sync_and_local["sync"]
+EXECUTORS = {
+    "sync": {"pipeline/backends/sync.py"},
+    "local": {"pipeline/backends/starting.py"},
+    "cluster": {"pipeline/backends/starting.py", "pipeline/backends/dask_executor.py"},
+}
+
+
+def page_without_other_executors(kind: str) -> set[str]:
+    others = set().union(*EXECUTORS.values()) - EXECUTORS[kind]
+    return set(page_path()) - others
+
+
+@pytest.mark.parametrize("kind", ["sync", "local"])
+def test_a_task_run_in_the_driver_crosses_the_files_the_architecture_page_lists(traces, kind):
+    """Every event happens in this process: the files crossed are exactly the page's list
+    with the run's own executor, and the pipeline's share is at most eight."""
+    seen = traces[kind]
     assert set(EVENTS) <= set(seen), f"not traced: {set(EVENTS) - set(seen)}"
-    expected = set(page_path()) - {"pipeline/backends/dask_executor.py"}
-    assert crossed(seen) == expected
+    assert crossed(seen) == page_without_other_executors(kind)
     assert len([f for f in crossed(seen) if f.startswith("pipeline/")]) <= PIPELINE_FILES_AT_MOST
 
 
-def test_a_dask_task_crosses_the_same_files_with_the_dask_executor(sync_and_local):
-    """With a LocalCluster the driver's side (planned, submitted, written) crosses the page's
-    files with the Dask executor in the sync executor's place, and the worker is handed the
-    same function the sync run traced through (``pipeline.worker.run_batch``)."""
-    seen, sync = sync_and_local["local"], sync_and_local["sync"]
+def test_a_task_run_on_a_dask_worker_crosses_the_same_files_with_the_dask_executor(traces):
+    """On a started LocalCluster the driver's side (planned, submitted, written) crosses the
+    page's files with the call handed on to the Dask executor, and the worker is given the
+    function the in-driver runs traced through (``pipeline.worker.run_batch``)."""
+    seen, sync = traces["cluster"], traces["sync"]
     assert seen["submitted_fn"] is pipeline.worker.run_batch is sync["submitted_fn"]
+    assert "built" not in seen and "solved" not in seen  # not in this process
     driver_side = {f for event in ("planned", "submitted", "written") for f in seen[event]}
-    assert "pipeline/backends/dask_executor.py" in driver_side
     worker_side = {f for event in ("built", "solved", "encoded") for f in sync[event]}
     worker_side -= set(sync["submitted"])  # the driver's frames above the worker
-    assert driver_side | worker_side == set(page_path()) - {"pipeline/backends/sync.py"}
+    assert driver_side | worker_side == page_without_other_executors("cluster")
 
 
 def test_the_page_lists_each_file_once_in_the_order_a_task_meets_them():

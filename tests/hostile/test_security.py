@@ -41,10 +41,10 @@ def _listening(pids: set[int]) -> list[tuple[str, int]]:
 def test_the_embedded_local_cluster_listens_on_loopback_only():
     cluster = {"kind": "local", "n_workers": 2, "threads_per_worker": 1, "dashboard": True}
     with open_executor(cluster) as executor:
+        worker_pids = set(executor.client.run(os.getpid).values())  # the cluster started
         me = psutil.Process()
         pids = {me.pid} | {p.pid for p in me.children(recursive=True)}
         sockets = _listening(pids)
-        worker_pids = set(executor.client.run(os.getpid).values())
         assert worker_pids <= pids
         assert executor.client.scheduler.address.startswith("tls://127.0.0.1:")  # TLS by default
         assert executor.client.dashboard_link.startswith("http://127.0.0.1:")
@@ -68,6 +68,7 @@ def test_without_the_dashboard_nothing_serves_http(start_method):
     """Dask serves plain HTTP (workers, task names, call stacks, logs) from the scheduler
     and every worker even with the dashboard off; the default LocalCluster serves none."""
     with open_executor({"kind": "local", "n_workers": 2, "start_method": start_method}) as executor:
+        executor.expect(None, 1)  # the cluster started now
         me = psutil.Process()
         pids = {me.pid} | {p.pid for p in me.children(recursive=True)}
         sockets = _listening(pids)
