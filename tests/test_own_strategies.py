@@ -438,8 +438,9 @@ def test_a_strategy_failing_in_a_move_gives_an_error_row_naming_it(lab, monkeypa
 
 @pytest.mark.slow
 def test_the_workers_of_a_local_cluster_import_the_user_s_module(lab):
-    """On ``cluster=local`` (worker processes of their own) the workers import the module
-    from the PYTHONPATH the command was started with, and compute the same rows."""
+    """On ``cluster=local`` (worker processes of their own; started first, where a study this
+    small would otherwise be done in the driver) the workers import the module from the
+    PYTHONPATH the command was started with, and compute the same rows."""
     folder, module = lab
     marks = folder / "marks"
     marks.mkdir()
@@ -451,7 +452,7 @@ def test_the_workers_of_a_local_cluster_import_the_user_s_module(lab):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(Path.cwd())])}
     command = pipeline_command(
         "--config-dir", str(folder / "studies"), "study=lab", f"paths.outputs={folder / 'out'}",
-        "cluster=local", "cluster.n_workers=2", "run.progress=false",
+        "cluster=local", "cluster.n_workers=2", "cluster.start_after_s=0", "run.progress=false",
     )  # fmt: skip
     driver = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=folder
