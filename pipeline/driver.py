@@ -160,6 +160,7 @@ def compute(run: StudyRun, left: Plan, setup: LongTaskSetup) -> None:
         setup,
     )
     with run.backend.open() as executor:
+        executor.expect(seconds_per_task(left), len(left))  # it may start its workers now
         run.report.run_record = save_run_config(run.given, run.folder)  # the cluster answered
         executor.log_file = run.report.run_record.with_suffix(".log")  # detail spared the terminal
         run.log(f"running {len(left)} tasks on {executor.description}")
@@ -172,7 +173,15 @@ def compute(run: StudyRun, left: Plan, setup: LongTaskSetup) -> None:
             for done in finished_batches(executor, cutter, work):
                 stored(run, done, bars.say)
                 cutter.observe(done.seconds, done.n_tasks)
+                executor.expect(cutter.per_task, cutter.left)
                 bar.update(done.n_tasks)
+
+
+def seconds_per_task(tasks: Plan) -> float | None:
+    """The family's estimate of a task's solver seconds, on average over ``tasks`` (None:
+    the family gives none)."""
+    estimate = tasks.estimated_seconds() if len(tasks) else None
+    return None if estimate is None else estimate[0] / len(tasks)
 
 
 def stored(run: StudyRun, done: DoneBatch, say: Callable[[str], None]) -> None:

@@ -173,8 +173,8 @@ def test_local_workers_profile_only_for_the_dashboard(dashboard):
     from pipeline.backends.local import local_cluster_settings
 
     cluster = {"kind": "local", "n_workers": 1, "dashboard": dashboard}
-    with open_executor(cluster) as runner:
-        ((profile, tick),) = runner.client.run(_bookkeeping).values()
+    with open_executor(cluster) as executor:
+        ((profile, tick),) = executor.client.run(_bookkeeping).values()
         assert profile == dashboard
         assert tick == local_cluster_settings(dashboard)["distributed.admin.tick.interval"]
 
@@ -193,9 +193,9 @@ def test_local_workers_start_by_the_configured_method(method, monkeypatch):
 
     monkeypatch.setitem(sys.modules, "guesslab_start_probe", types.ModuleType("probe"))
     cluster = {"kind": "local", "n_workers": 1, "start_method": method}
-    with open_executor(cluster) as runner:
-        assert list(runner.client.run(_has_probe).values()) == [method == "fork"]
-        assert runner.client.submit(sum, [1, 2], pure=False).result() == 3
+    with open_executor(cluster) as executor:
+        assert list(executor.client.run(_has_probe).values()) == [method == "fork"]
+        assert executor.client.submit(sum, [1, 2], pure=False).result() == 3
 
 
 def test_forked_workers_leave_the_inherited_heap_to_refcounting():
@@ -207,8 +207,8 @@ def test_forked_workers_leave_the_inherited_heap_to_refcounting():
     from pipeline.backends import open_executor
 
     assert gc.get_freeze_count() == 0
-    with open_executor({"kind": "local", "n_workers": 1, "start_method": "fork"}) as runner:
-        (frozen,) = runner.client.run(gc.get_freeze_count).values()
+    with open_executor({"kind": "local", "n_workers": 1, "start_method": "fork"}) as executor:
+        (frozen,) = executor.client.run(gc.get_freeze_count).values()
         assert frozen > 10_000  # the modules, the test session: everything made before the fork
     assert gc.get_freeze_count() == 0
 
@@ -235,8 +235,8 @@ FORKED_WORKERS_HAVE_PANDAS = """
 import sys
 from pipeline.backends import open_executor
 assert "pandas" not in sys.modules  # importing the pipeline leaves it out
-with open_executor({"kind": "local", "n_workers": 1, "start_method": "fork"}) as runner:
-    print(list(runner.client.run(lambda: "pandas" in sys.modules).values()))
+with open_executor({"kind": "local", "n_workers": 1, "start_method": "fork"}) as executor:
+    print(list(executor.client.run(lambda: "pandas" in sys.modules).values()))
 """
 
 
@@ -262,8 +262,8 @@ def test_local_workers_start_with_the_heartbeat_filter_once(method):
     from pipeline.backends import open_executor
 
     cluster = {"kind": "local", "n_workers": 1, "start_method": method}
-    with open_executor(cluster) as runner:
-        assert list(runner.client.run(_heartbeat_filters).values()) == [1]
+    with open_executor(cluster) as executor:
+        assert list(executor.client.run(_heartbeat_filters).values()) == [1]
 
 
 def test_a_heartbeat_error_is_kept_while_the_worker_runs_and_dropped_as_it_leaves():
@@ -302,3 +302,23 @@ def test_our_worker_preload_comes_after_the_users_own(theirs):
         mine = worker_preloads()
     given = [theirs] if isinstance(theirs, str) else list(theirs or [])
     assert mine == [*given, "pipeline.backends.worker_setup", "pipeline.backends.access_log"]
+
+
+@pytest.mark.parametrize(
+    "setting", ["auto", "4GiB", "100MB", "0.25", 0.5, 1, 1.0, 0, None, 2**50, "1e15"]
+)
+@pytest.mark.parametrize("nthreads", [1, 2, 3])
+def test_a_worker_s_memory_limit_is_found_as_dask_finds_it(setting, nthreads):
+    """The limit worked out without importing Dask equals Dask's own parse of the setting
+    (a fraction, a size, auto's share of the cores, no limit, capped at the system's)."""
+    import logging
+
+    from distributed.worker_memory import parse_memory_limit
+
+    from pipeline.backends import worker_memory
+
+    quiet = logging.getLogger("test.memory_limit")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    expected = parse_memory_limit(setting, nthreads, logger=quiet)
+    assert worker_memory.memory_limit(setting, nthreads) == expected

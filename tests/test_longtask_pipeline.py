@@ -113,8 +113,8 @@ def test_the_budget_of_a_local_cluster_is_its_workers_memory_limit(limit):
     assert where.count == 2
     assert where.budget.source.startswith("the Dask workers' memory_limit (")
     assert f"cluster.memory_limit={limit}" in where.budget.source
-    with Backend(conf.cluster).open() as runner:
-        info = runner.client.scheduler_info(n_workers=-1)["workers"]
+    with Backend(conf.cluster).open() as executor:
+        info = executor.client.scheduler_info(n_workers=-1)["workers"]
         limits = {w["memory_limit"] for w in info.values()}
     assert limits == {where.budget.bytes}
     if limit == "700MiB":

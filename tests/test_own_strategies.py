@@ -26,6 +26,7 @@ from pipeline.store import load_results
 from solvers import TaskError, solve, validate
 from solvers.own_strategy import StrategyError, build
 from tests.helpers.commands import cli_run_in_process, pipeline_command
+from tests.helpers.own_strategy_source import SWITCH_AFTER_NO
 
 STRATEGIES = '''
 import functools
@@ -87,27 +88,7 @@ class Greedy:
         return belief[0], belief[1] + ((guess, yes),)
 
 
-class SwitchAfterNo:
-    """The type with the most cards not yet confirmed; after `patience` "no" answers in a
-    row, the second most (ties to the lowest type)."""
-
-    def __init__(self, patience=2):
-        self.patience = patience
-
-    def start(self, deck):
-        return tuple(deck), 0
-
-    def guess(self, belief):
-        left, streak = belief
-        ranked = sorted((i for i in range(len(left)) if left[i]), key=lambda i: (-left[i], i))
-        return ranked[1] if streak >= self.patience and len(ranked) > 1 else ranked[0]
-
-    def update(self, belief, guess, yes):
-        left, streak = belief
-        if yes:
-            return left[:guess] + (left[guess] - 1,) + left[guess + 1 :], 0
-        return left, streak + 1
-
+{SWITCH_AFTER_NO}
 
 class MostLeft:
     """Complete feedback: the type with the most cards left, ties to the highest."""
@@ -191,7 +172,7 @@ class WhereBuilt(CountTracker):
     def __init__(self, folder=""):
         if folder:
             open(os.path.join(folder, f"built-by-{os.getpid()}"), "w").close()
-'''
+'''.replace("{SWITCH_AFTER_NO}", SWITCH_AFTER_NO)
 
 
 @pytest.fixture

@@ -240,10 +240,11 @@ def test_bad_values_never_touch_existing_results(outputs):
     } == files
 
 
-def test_the_default_run_prints_no_dask_chatter(tmp_path):
+def test_a_local_cluster_run_prints_no_dask_chatter(tmp_path):
     """Dask configures its child loggers when imported (after the run began): the local
-    backend quiets them again, so a run prints the pipeline's lines only."""
-    res = cli(f"paths.outputs={tmp_path}", "run.progress=false", cwd=tmp_path)
+    backend quiets them again, so a run on the LocalCluster prints the pipeline's lines only."""
+    args = "cluster.start_after_s=0", "run.progress=false"
+    res = cli(f"paths.outputs={tmp_path}", *args, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     output = res.stdout + res.stderr
     assert "running 2 tasks on LocalCluster" in output

@@ -23,6 +23,7 @@ from solvers import solve
 from solvers.card_guessing import play, play_screen
 from solvers.card_guessing.exact import yes_no
 from solvers.registry import TaskError, get_family, validate
+from tests.helpers.own_strategy_source import SWITCH_AFTER_NO
 from tests.helpers.repository import ROOT
 from tests.helpers.terminal import interruptible
 
@@ -593,35 +594,15 @@ def test_bad_options_are_usage_errors(argv, message, capsys):
 
 # ------------------------------------------------------------ a strategy of one's own
 
-OWN = """
-class Switch:
-    \"\"\"The type with most cards unconfirmed; after `patience` no in a row, the next.\"\"\"
+OWN = (
+    SWITCH_AFTER_NO
+    + """
 
-    def __init__(self, patience=2):
-        self.patience = patience
-
-    def start(self, deck):
-        return tuple(deck), 0
-
-    def guess(self, belief):
-        left, streak = belief
-        ranked = sorted((t for t in range(len(left)) if left[t]), key=lambda t: (-left[t], t))
-        return ranked[1] if streak >= self.patience and len(ranked) > 1 else ranked[0]
-
-    def update(self, belief, guess, yes):
-        left, streak = belief
-        if yes:
-            return left[:guess] + (left[guess] - 1,) + left[guess + 1 :], 0
-        return left, streak + 1
-
-    def explain(self, belief):
-        return f"{belief[1]} no in a row"
-
-
-class Breaks(Switch):
+class Breaks(SwitchAfterNo):
     def update(self, belief, guess, yes):
         raise RuntimeError("lost count")
 """
+)
 
 
 @pytest.fixture
@@ -637,14 +618,14 @@ def test_a_strategy_of_one_s_own_plays_its_guesses_and_says_why(own_module):
     """``--strategy module.Class``: the computer's guesses are the class's own (replayed
     here), its explanation follows each guess, the exact odds are not called its own, and
     the average shown is the family's exact row of that strategy."""
-    deck, target = (3, 3, 2), f"{own_module}.Switch"
+    deck, target = (3, 3, 2), f"{own_module}.SwitchAfterNo"
     setup = setup_of(["3,3,2", "--strategy", target, "--param", "patience=1"])
     assert setup.label == f"{target} (patience=1)"
     order = play.shuffled_order(deck, 7)
     console, out = scripted(["J"] * len(order))
     _, cpu = play.play_human(setup, order, console, 7)
     text = out.getvalue()
-    strategy = sys.modules[own_module].Switch(patience=1)
+    strategy = sys.modules[own_module].SwitchAfterNo(patience=1)
     belief, expected = strategy.start(deck), []
     for card in order:
         g = strategy.guess(belief)

@@ -211,3 +211,21 @@ def test_the_rank_counts_the_manual_types_are_the_code_s():
         ranks = f"{sum(layer_sizes([4] * n)):,}"
         for page in pages:
             assert f"| {ranks} |" in page.read_text(encoding="utf-8"), (page.name, n)
+
+
+def test_the_start_up_table_s_ratios_are_its_own_times(quoted):
+    """docs/data/startup.yaml (benchmarks/bench_startup.py): each ratio the faults-and-load page
+    quotes is the file's own wall times divided, to the file's rounding, and the loop is the
+    unit of its own row."""
+    table = quoted.data_file("startup")
+    default = table["default_study"]
+    assert default["ratio"] == pytest.approx(default["local_s"] / default["sync_s"], abs=1e-3)
+    sizes = [key for key in table if key.startswith("tasks_")]
+    assert sizes, table
+    for size in sizes:
+        loop = table[size]["loop"]["wall_s"]
+        assert table[size]["loop"]["vs_loop"] == 1.0
+        for name, row in table[size].items():
+            if name == "rounds":
+                continue
+            assert row["vs_loop"] == pytest.approx(row["wall_s"] / loop, abs=1e-3), (size, name)

@@ -64,6 +64,7 @@ PLACEHOLDER = "NAME"  # conf/study/NAME.yaml: any file of conf/study/
 NOT_MODULES = {
     "guesslab.families": "the entry point group families register in",
     "mystrat.SwitchAfterNo": "a user's own strategy class, the manual's example",
+    "client.map": "a Dask client's map, a contender of benchmarks/bench_startup.py",
     "module.Class": "how --strategy names a user's own class",
     "hydra.searchpath": "a key of Hydra's own config",
     "hydra.conf": "Hydra's config package",

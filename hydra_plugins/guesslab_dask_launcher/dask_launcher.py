@@ -104,6 +104,7 @@ class DaskLauncher(Launcher):
         )
         try:
             with open_executor(cluster) as executor:  # checked first
+                executor.expect(None, len(jobs))  # a job is a whole study, of a time not known
                 log.info(f"dask launcher: {len(jobs)} jobs on {executor.description}")
                 for idx, overrides in jobs:
                     log.info(f"\t#{idx} : {' '.join(filter_overrides(overrides))}")

@@ -6,7 +6,9 @@ events, cancel what is left.  One class per way of running:
 
 - :class:`pipeline.backends.sync.SyncExecutor` (``cluster=sync``): each call runs in this
   process when its result is asked for;
-- :class:`pipeline.backends.dask_executor.DaskExecutor` (``local``, ``address``, ``slurm``,
+- :class:`pipeline.backends.starting.StartingExecutor` (``local``): the first calls in this
+  process, then, once they took ``cluster.start_after_s``, a LocalCluster's DaskExecutor;
+- :class:`pipeline.backends.dask_executor.DaskExecutor` (``address``, ``slurm``,
   and a notebook's own Dask client through
   :func:`pipeline.backends.given_client.open_executor_on`): each call a task on the
   cluster's workers.
@@ -74,6 +76,13 @@ class Executor(abc.ABC):
     @abc.abstractmethod
     def cancel(self) -> None:
         """Drop every call submitted and not yet completed."""
+
+    def expect(self, seconds_per_task: float | None, tasks_left: int) -> None:  # noqa: B027 - a no-op by default
+        """Told before the first call and after each: the solver seconds a task is expected
+        to take (the family's estimate, then the time measured; None: not known) and how
+        many tasks are not yet submitted.  An executor that starts its workers only when a
+        run is worth it decides with this (:mod:`pipeline.backends.starting`); the others
+        ignore it."""
 
     def in_flight(self, wanted: int) -> int:
         """How many calls to keep submitted at once, of the ``wanted``: all of them, unless

@@ -11,10 +11,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from pipeline.backends import refusals
+from pipeline.backends import refusals, worker_memory
 from pipeline.backends.access_log import access_log_dropped
-from pipeline.backends.base import Workers, borrowed_client, quiet_dask_logs, worker_budget
+from pipeline.backends.base import Workers, quiet_dask_logs, worker_budget
 from pipeline.backends.dask_executor import DaskExecutor
+from pipeline.backends.starting import StartingExecutor, cluster_here, starting
 from pipeline.config import StudyError
 from pipeline.heap import no_cyclic_gc
 from solvers.kit.budget import Budget
@@ -53,14 +54,7 @@ def worker_memory_limit(setting: Any, nthreads: int) -> int | None:
     """The memory limit (bytes; None: none) a Dask worker with ``nthreads`` threads takes
     from the ``memory_limit`` setting, exactly as the worker parses it ("auto": this
     machine's memory, or its cgroup limit, times its share of the cores)."""
-    with no_cyclic_gc():  # as the cluster imports Dask (pipeline.heap)
-        from distributed.worker_memory import parse_memory_limit
-
-    quiet = logging.getLogger(f"{__name__}.memory_limit")  # each worker warns once itself
-    if not quiet.handlers:
-        quiet.addHandler(logging.NullHandler())
-        quiet.propagate = False
-    return parse_memory_limit(setting, nthreads, logger=quiet)
+    return worker_memory.memory_limit(setting, nthreads)
 
 
 def machine_memory() -> int:
@@ -332,8 +326,10 @@ def exposure_warning(cluster: Any) -> str | None:
 
 
 @contextlib.contextmanager
-def open(cluster: Any, workers: Workers) -> Iterator[DaskExecutor]:  # noqa: A001 - the backend interface's name
-    """An executor on a new LocalCluster bound to 127.0.0.1; closed on exit.
+def open(cluster: Any, workers: Workers) -> Iterator[StartingExecutor]:  # noqa: A001 - the backend interface's name
+    """An executor that runs the first calls in this process and starts a LocalCluster bound
+    to 127.0.0.1 once they took ``cluster.start_after_s`` seconds (:mod:`.starting`); the
+    cluster, if it started, closed on exit.
 
     With TLS, connections refused for want of this run's certificate are counted and their
     log lines kept off the output (:mod:`pipeline.backends.refusals`); once the cluster has
@@ -344,21 +340,39 @@ def open(cluster: Any, workers: Workers) -> Iterator[DaskExecutor]:  # noqa: A00
     refused = refusals.Refusals() if cluster.tls else None
     if (warning := dashboard_warning(cluster)) is not None:
         print(f"warning: {warning}", file=sys.stderr, flush=True)
-    executor: DaskExecutor | None = None
+    executor: StartingExecutor | None = None
+
+    def start() -> contextlib.AbstractContextManager[DaskExecutor]:
+        return _gathering_refusals(_open(cluster, workers.count), refused)
+
+    description = f"LocalCluster, {workers.count} worker processes"
     try:
-        with refusals.kept_off_the_output(refused), _open(cluster, workers.count) as executor:
-            try:
-                yield executor
-            except BaseException as exc:
-                if not isinstance(exc, KeyboardInterrupt):  # Ctrl-C: the workers are stopped
-                    refusals.gather(executor.client, refused)
-                raise
-            refusals.gather(executor.client, refused)  # the workers' refusals, before they close
+        with (
+            refusals.kept_off_the_output(refused),
+            starting(workers.count, description, start, cluster.start_after_s) as executor,
+        ):
+            yield executor
     finally:
         log_file = executor.log_file if executor is not None else None
         line = refusals.report(refused, log_file) if refused is not None else None
         if line:
             print(f"warning: {line}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _gathering_refusals(
+    opened: contextlib.AbstractContextManager[DaskExecutor], refused: refusals.Refusals | None
+) -> Iterator[DaskExecutor]:
+    """``opened``'s executor; the workers' refusals gathered before they close (not after
+    Ctrl-C: the workers are stopped)."""
+    with opened as executor:
+        try:
+            yield executor
+        except BaseException as exc:
+            if not isinstance(exc, KeyboardInterrupt):
+                refusals.gather(executor.client, refused)
+            raise
+        refusals.gather(executor.client, refused)
 
 
 @contextlib.contextmanager
@@ -400,7 +414,7 @@ def _open(cluster: Any, n_workers: int) -> Iterator[DaskExecutor]:
         link = f", dashboard {client.dashboard_link}" if cluster.dashboard else ""
         description = f"LocalCluster, {n_workers} worker processes{link}"
         try:
-            yield DaskExecutor(client, n_workers, description, borrowed_client)
+            yield DaskExecutor(client, n_workers, description, cluster_here)
         except KeyboardInterrupt:
             quiet.stopped = True
             stop_workers_now(lc)

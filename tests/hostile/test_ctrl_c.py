@@ -382,9 +382,9 @@ def test_ctrl_c_does_not_log_the_finished_batches_the_stopped_workers_held():
     try:
         with (
             pytest.raises(KeyboardInterrupt),
-            open_executor({"kind": "local", "n_workers": 1, "start_method": "fork"}) as runner,
+            open_executor({"kind": "local", "n_workers": 1, "start_method": "fork"}) as executor,
         ):
-            batch = runner.client.submit(sum, [1, 2], pure=False)
+            batch = executor.client.submit(sum, [1, 2], pure=False)
             assert batch.result() == 3  # its result stays on the worker while it is held
             raise KeyboardInterrupt
     finally:

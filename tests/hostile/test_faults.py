@@ -1,4 +1,4 @@
-"""Faults the runner survives: slow tasks, foreign files in the store, unwritable outputs."""
+"""Faults a run survives: slow tasks, foreign files in the store, unwritable outputs."""
 
 from __future__ import annotations
 

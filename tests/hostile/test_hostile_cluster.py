@@ -450,9 +450,9 @@ def test_the_local_cluster_refuses_a_process_without_its_credentials():
 
     from pipeline.backends import open_executor
 
-    with open_executor({"kind": "local", "n_workers": 1}) as runner:
-        scheduler = runner.client.scheduler.address
-        workers = list(runner.client.scheduler_info()["workers"])
+    with open_executor({"kind": "local", "n_workers": 1}) as executor:
+        scheduler = executor.client.scheduler.address
+        workers = list(executor.client.scheduler_info()["workers"])
         assert scheduler.startswith("tls://127.0.0.1:") and workers
         for address in [scheduler, *workers]:
             assert address.startswith("tls://")
@@ -460,7 +460,7 @@ def test_the_local_cluster_refuses_a_process_without_its_credentials():
         plain = scheduler.replace("tls://", "tcp://")
         with pytest.raises((OSError, TimeoutError)):
             Client(plain, timeout="3s")
-        assert runner.client.submit(sum, [1, 2]).result() == 3  # its own client works
+        assert executor.client.submit(sum, [1, 2]).result() == 3  # its own client works
 
 
 def test_tls_can_be_turned_off_and_that_warns():
@@ -513,7 +513,7 @@ def test_refused_connections_are_counted_said_once_and_kept_in_the_run_log(outpu
         runs = outputs / "naps" / "runs"
         assert wait_until(lambda: any(runs.glob("*.yaml")), 120), driver.poll()
         ports = _cluster_ports(driver.pid)  # scheduler, nanny, worker
-        assert len(ports) == 3, ports
+        assert len(ports) == 3, ports  # the naps have no estimate: the cluster started first
         for n in range(20):
             assert _refused_without_credentials(f"tls://127.0.0.1:{ports[n % 3]}")
         out, err = driver.communicate(timeout=120)
@@ -557,12 +557,12 @@ def test_refused_connections_to_spawned_workers_are_counted_too(capsys):
     for logger in loggers:
         logger.addHandler(collected)
     try:
-        with open_executor({"kind": "local", "n_workers": 1, "start_method": "spawn"}) as runner:
-            ((worker, info),) = runner.client.scheduler_info()["workers"].items()
-            addresses = [runner.client.scheduler.address, info["nanny"], worker]
+        with open_executor({"kind": "local", "n_workers": 1, "start_method": "spawn"}) as executor:
+            ((worker, info),) = executor.client.scheduler_info()["workers"].items()
+            addresses = [executor.client.scheduler.address, info["nanny"], worker]
             for address in addresses * 2:
                 assert _refused_without_credentials(address), address
-            assert runner.client.submit(sum, [1, 2]).result() == 3
+            assert executor.client.submit(sum, [1, 2]).result() == 3
     finally:
         for logger in loggers:
             logger.removeHandler(collected)

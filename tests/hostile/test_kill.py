@@ -73,11 +73,11 @@ def test_a_worker_killed_mid_study_loses_and_duplicates_nothing(outputs, monkeyp
 
     @contextlib.contextmanager
     def open_and_kill(backend):
-        with real_open(backend) as runner:
-            runner.client.register_plugin(NapFamily(), name="nap-family")
-            killer = threading.Thread(target=kill_a_worker, args=(runner.client,), daemon=True)
+        with real_open(backend) as executor:
+            executor.client.register_plugin(NapFamily(), name="nap-family")
+            killer = threading.Thread(target=kill_a_worker, args=(executor.client,), daemon=True)
             killer.start()
-            yield runner
+            yield executor
             killer.join(timeout=60)
 
     monkeypatch.setattr(Backend, "open", open_and_kill)

@@ -40,14 +40,14 @@ def _listening(pids: set[int]) -> list[tuple[str, int]]:
 
 def test_the_embedded_local_cluster_listens_on_loopback_only():
     cluster = {"kind": "local", "n_workers": 2, "threads_per_worker": 1, "dashboard": True}
-    with open_executor(cluster) as runner:
+    with open_executor(cluster) as executor:
+        worker_pids = set(executor.client.run(os.getpid).values())  # the cluster started
         me = psutil.Process()
         pids = {me.pid} | {p.pid for p in me.children(recursive=True)}
         sockets = _listening(pids)
-        worker_pids = set(runner.client.run(os.getpid).values())
         assert worker_pids <= pids
-        assert runner.client.scheduler.address.startswith("tls://127.0.0.1:")  # TLS by default
-        assert runner.client.dashboard_link.startswith("http://127.0.0.1:")
+        assert executor.client.scheduler.address.startswith("tls://127.0.0.1:")  # TLS by default
+        assert executor.client.dashboard_link.startswith("http://127.0.0.1:")
     assert len(sockets) >= 4  # scheduler, its HTTP server, two workers (and nannies)
     assert {ip for ip, _ in sockets} == {"127.0.0.1"}, sockets
 
@@ -67,26 +67,27 @@ def _answer(port: int) -> bytes:
 def test_without_the_dashboard_nothing_serves_http(start_method):
     """Dask serves plain HTTP (workers, task names, call stacks, logs) from the scheduler
     and every worker even with the dashboard off; the default LocalCluster serves none."""
-    with open_executor({"kind": "local", "n_workers": 2, "start_method": start_method}) as runner:
+    with open_executor({"kind": "local", "n_workers": 2, "start_method": start_method}) as executor:
+        executor.expect(None, 1)  # the cluster started now
         me = psutil.Process()
         pids = {me.pid} | {p.pid for p in me.children(recursive=True)}
         sockets = _listening(pids)
         answers = {port: _answer(port) for _, port in sockets}
-        servers = runner.client.run_on_scheduler(
+        servers = executor.client.run_on_scheduler(
             lambda dask_scheduler: (
                 dask_scheduler.http_server._stopped,
                 dict(dask_scheduler.services),
             )
         )
-        workers = runner.client.run(lambda dask_worker: dask_worker.http_server._stopped)
+        workers = executor.client.run(lambda dask_worker: dask_worker.http_server._stopped)
     assert len(sockets) == 5, sockets  # the scheduler, two workers, two nannies: no HTTP
     assert not [port for port, text in answers.items() if text.startswith(b"HTTP/")], answers
     assert servers == (True, {}) and all(workers.values()), (servers, workers)
 
 
 def test_with_the_dashboard_its_http_server_stays():
-    with open_executor({"kind": "local", "n_workers": 1, "dashboard": True}) as runner:
-        port = int(runner.client.dashboard_link.split(":")[2].split("/")[0])
+    with open_executor({"kind": "local", "n_workers": 1, "dashboard": True}) as executor:
+        port = int(executor.client.dashboard_link.split(":")[2].split("/")[0])
         assert _answer(port).startswith(b"HTTP/1.1 ")
 
 
@@ -103,9 +104,9 @@ def status(url):
     except urllib.error.HTTPError as exc:
         return exc.code
 
-with open_executor({"kind": "local", "n_workers": 1, "dashboard": True}) as runner:
-    base = runner.client.dashboard_link.rsplit("/", 1)[0]
-    (worker,) = runner.client.scheduler_info()["workers"].values()
+with open_executor({"kind": "local", "n_workers": 1, "dashboard": True}) as executor:
+    base = executor.client.dashboard_link.rsplit("/", 1)[0]
+    (worker,) = executor.client.scheduler_info()["workers"].values()
     at_worker = f"http://127.0.0.1:{worker['services']['dashboard']}"
     answers = {status(f"{url}/no-such-page-{i}") for i in range(5) for url in (base, at_worker)}
     assert answers == {404}, answers
@@ -196,8 +197,8 @@ def test_the_dashboard_warning_names_the_logs_and_call_stacks_it_serves():
     from distributed import Event
 
     warning = warning_of({"kind": "local", "dashboard": True})
-    with open_executor({"kind": "local", "n_workers": 1, "dashboard": True}) as runner:
-        client = runner.client
+    with open_executor({"kind": "local", "n_workers": 1, "dashboard": True}) as executor:
+        client = executor.client
         task = client.submit(_logs_and_waits, "go", key="a-task-name")
         base = client.dashboard_link.rsplit("/", 1)[0]
         (worker,) = client.scheduler_info()["workers"]
@@ -226,10 +227,10 @@ def test_the_embedded_cluster_refuses_clients_without_its_throwaway_certificate(
     from pipeline.backends.local import throwaway_security
 
     cluster = {"kind": "local", "n_workers": 1, "threads_per_worker": 1}
-    with open_executor(cluster) as runner:
-        address = runner.client.scheduler.address
+    with open_executor(cluster) as executor:
+        address = executor.client.scheduler.address
         host, port = address.removeprefix("tls://").rsplit(":", 1)
-        assert runner.client.submit(sum, [1, 2]).result() == 3
+        assert executor.client.submit(sum, [1, 2]).result() == 3
         stranger = throwaway_security()  # a certificate of another (throwaway) CA
         cert = x509.load_pem_x509_certificate(stranger.tls_client_cert.encode())
         assert isinstance(cert.public_key(), ec.EllipticCurvePublicKey)

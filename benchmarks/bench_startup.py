@@ -1,0 +1,191 @@
+"""Start-up: what a study costs from the command to its stored rows, small and large, against
+``cluster=sync`` and against the usual ways of running the same tasks on two cores.
+
+``python benchmarks/bench_startup.py [--rounds 3] [--sizes 1000,10000,100000] [--write]``
+
+Every run is a fresh process (Python's start, imports and planning counted for every
+contender alike), timed wall and CPU (its children included), in rounds that alternate the
+contenders so that a machine that speeds up or slows down weighs on all; each contender's
+best round is kept.  Two comparisons:
+
+- the default study (``python -m pipeline``, 2 tasks) on the default cluster against
+  ``cluster=sync``;
+- the load benchmark's ``info`` grid (``benchmarks/bench_load.py``: about 0.5 ms of solver
+  time a task) at each size: guesslab on the default cluster (2 workers, rows stored as
+  Parquet) against a plain loop over ``solvers.solve`` in one process, joblib's ``Parallel``
+  (2 processes), ``dask.bag`` (2 processes) and ``client.map`` on a 2-worker LocalCluster
+  (rows returned to the caller, nothing stored).  ``client.map`` is left out above 10,000
+  tasks unless ``--client-map-all`` (one future a task: minutes at 100,000).
+
+``--write`` stores the table in ``docs/data/startup.yaml`` (the faults-and-load page quotes
+it), with the machine's load (``os.getloadavg``) before and after; the parts measured (the
+default study, each size; ``--sizes ""`` for the default study alone) replace their last
+measurement there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "docs" / "data" / "startup.yaml"
+N_WORKERS = 2
+
+# Each peer: a fresh process that plans the grid the way the load benchmark does, then runs
+# every task with solvers.solve(task, canonical=True) (the call guesslab's workers make).
+PLAN = """
+import sys
+sys.path.insert(0, {bench!r})
+from bench_load import load_study
+from pipeline.study import plan
+from solvers import solve
+tasks = [t.task for t in plan(load_study({n}))]
+"""
+PEERS = {
+    "loop": "rows = [solve(t, canonical=True) for t in tasks]\n",
+    "joblib": (
+        "from joblib import Parallel, delayed\n"
+        "rows = Parallel(n_jobs=2)(delayed(solve)(t, canonical=True) for t in tasks)\n"
+    ),
+    "dask.bag": (
+        "import dask.bag as db\n"
+        "from functools import partial\n"
+        "if __name__ == '__main__':\n"
+        "    bag = db.from_sequence(tasks, npartitions=2 * 8)\n"
+        "    rows = bag.map(partial(solve, canonical=True)).compute(\n"
+        "        scheduler='processes', num_workers=2)\n"
+    ),
+    "client.map": (
+        "from distributed import Client, LocalCluster\n"
+        "from functools import partial\n"
+        "if __name__ == '__main__':\n"
+        "    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,\n"
+        "                      dashboard_address=None) as lc, Client(lc) as c:\n"
+        "        rows = c.gather(c.map(partial(solve, canonical=True), tasks))\n"
+    ),
+}
+
+
+def timed(command: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``command`` in a fresh process, its children included."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(command, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def peer_command(peer: str, n: int) -> list[str]:
+    code = PLAN.format(bench=str(ROOT / "benchmarks"), n=n) + PEERS[peer]
+    return [sys.executable, "-c", code]
+
+
+def guesslab_command(n: int, outputs: Path) -> list[str]:
+    """The load grid of ``n`` tasks through ``run_study`` on the default cluster."""
+    code = (
+        f"import sys; sys.path.insert(0, {str(ROOT / 'benchmarks')!r})\n"
+        "from bench_load import load_study, pipeline_config\n"
+        "from pipeline.run import run_study\n"
+        f"cfg = pipeline_config(load_study({n}), __import__('pathlib').Path({str(outputs)!r}),"
+        " 'run')\n"
+        "run_study(cfg, log=lambda *_: None)\n"
+    )
+    return [sys.executable, "-c", code]
+
+
+def default_command(kind: str, outputs: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "pipeline",
+        *(["cluster=sync"] if kind == "sync" else []),
+        f"paths.outputs={outputs}",
+        "run.progress=false",
+    ]
+
+
+def best_of(rounds: int, contenders: dict) -> dict[str, tuple[float, float]]:
+    """Each contender's best (wall, CPU) over ``rounds``, run alternately (a fresh output
+    folder each time: nothing stored before)."""
+    best: dict[str, tuple[float, float]] = {}
+    for r in range(rounds):
+        order = list(contenders) if r % 2 == 0 else list(reversed(contenders))
+        for name in order:
+            with tempfile.TemporaryDirectory() as tmp:
+                wall, cpu = timed(contenders[name](Path(tmp)))
+            print(f"  round {r + 1}: {name:12} {wall:7.2f} s wall {cpu:7.2f} s CPU", flush=True)
+            if name not in best or wall < best[name][0]:
+                best[name] = (wall, cpu)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--large-rounds", type=int, default=1, help="rounds at 100,000 and up")
+    parser.add_argument("--client-map-all", action="store_true")
+    parser.add_argument("--write", action="store_true", help=f"store the table in {DATA}")
+    args = parser.parse_args()
+    load_before = os.getloadavg()[0]
+    out: dict = {}
+    print("the default study: cluster=local (default) against cluster=sync")
+    best = best_of(
+        args.rounds, {k: (lambda tmp, k=k: default_command(k, tmp)) for k in ("local", "sync")}
+    )
+    local_s, sync_s = round(best["local"][0], 2), round(best["sync"][0], 2)
+    out["default_study"] = {  # ratios of the times as stored
+        "local_s": local_s,
+        "sync_s": sync_s,
+        "ratio": round(local_s / sync_s, 3),
+        "rounds": args.rounds,
+    }
+    print(f"  local / sync: {out['default_study']['ratio']:.3f}")
+    for n in [int(size) for size in args.sizes.split(",") if size]:
+        contenders = {"guesslab": lambda tmp, n=n: guesslab_command(n, tmp)}
+        for peer in PEERS:
+            if peer == "client.map" and n > 10_000 and not args.client_map_all:
+                continue
+            contenders[peer] = lambda tmp, peer=peer, n=n: peer_command(peer, n)
+        rounds = args.large_rounds if n >= 100_000 else args.rounds
+        print(f"{n:,} info tasks, best of {rounds}:")
+        best = best_of(rounds, contenders)
+        loop = round(best["loop"][0], 2)
+        out[f"tasks_{n}"] = {  # keys without dots: the manual's quotes are dotted paths
+            name.replace(".", "_"): {
+                "wall_s": round(w, 2),
+                "cpu_s": round(c, 2),
+                "vs_loop": round(round(w, 2) / loop, 3),
+            }
+            for name, (w, c) in best.items()
+        }
+        out[f"tasks_{n}"]["rounds"] = rounds
+        for name, (w, _) in sorted(best.items(), key=lambda kv: kv[1][0]):
+            print(f"  {name:12} {w:7.2f} s  {w / loop:.3f} x the loop")
+    out["machine"] = {
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "load_before": round(load_before, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+    }
+    if args.write:
+        import yaml
+
+        header = "# benchmarks/bench_startup.py --write: best wall seconds of alternating rounds\n"
+        kept = yaml.safe_load(DATA.read_text()) if DATA.exists() else {}
+        kept.update(out)  # the parts measured now replace their last measurement
+        DATA.write_text(header + yaml.safe_dump(kept, sort_keys=False))
+        print(f"wrote {DATA}")
+
+
+if __name__ == "__main__":
+    main()

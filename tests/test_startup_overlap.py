@@ -1,0 +1,173 @@
+"""``cluster=local`` without waiting for the cluster: the first tasks run in the driver, the
+LocalCluster starts once they took ``cluster.start_after_s`` (or at once for tasks expected
+to be long), and every task is computed in exactly one place and stored once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import store_layout
+from pipeline.backends import open_executor
+from pipeline.store import load_results
+from solvers import Family, Param, register
+from solvers.params import as_float, as_int
+from solvers.registry import families
+from tests.helpers.commands import cli_run_in_process
+from tests.helpers.repository import ROOT
+
+SOLVES = "GUESSLAB_TEST_SOLVES"  # the file each solve appends "task pid" to
+STOP_AT = "GUESSLAB_TEST_STOP_AT"  # a task that raises KeyboardInterrupt (Ctrl-C) when solved
+
+
+def _counted_nap(task: dict) -> list[dict]:
+    if os.environ.get(STOP_AT) == str(task["i"]):
+        raise KeyboardInterrupt
+    time.sleep(task["nap"])
+    with open(os.environ[SOLVES], "a") as log:
+        log.write(f"{task['i']} {os.getpid()}\n")
+    return [{"woke": task["i"]}]
+
+
+def register_counted_naps() -> None:
+    """The test family test_counted_nap: naps of an estimated length, each solve logged."""
+    if "test_counted_nap" in families():
+        return
+    register(
+        Family(
+            name="test_counted_nap",
+            version="1",
+            params=(
+                Param("i", lambda v: as_int(v, low=0), dtype="int64"),
+                Param("nap", lambda v: as_float(v, low=0), dtype="float64"),
+            ),
+            run=_counted_nap,
+            columns={"woke": "int64"},
+            estimate=lambda task: task["nap"],
+        )
+    )
+
+
+def naps(n: int, seconds: float, outputs: Path, *more: str) -> list[str]:
+    return [
+        "study=paper",
+        "study.name=naps",
+        "study.family=test_counted_nap",
+        "~study.strategies",
+        "~study.grid.deck",
+        "~study.grid.feedback",
+        f"+study.grid.i=[{','.join(map(str, range(n)))}]",
+        f"+study.grid.nap=[{seconds}]",
+        "cluster=local",
+        "run.progress=false",
+        f"paths.outputs={outputs}",
+        *more,
+    ]
+
+
+def solves(log: Path) -> list[tuple[int, int]]:
+    """(task, process id) of every solve logged."""
+    if not log.exists():
+        return []
+    return [tuple(map(int, line.split())) for line in log.read_text().splitlines()]
+
+
+def stored_ids(results: Path) -> list[str]:
+    """Every stored row's task id, over every results file (not only the newest rows)."""
+    files = store_layout.result_files(results)
+    return [
+        tid for f in files for tid in pq.read_table(f, columns=["task_id"])["task_id"].to_pylist()
+    ]
+
+
+@pytest.fixture
+def counted(tmp_path, monkeypatch) -> Path:
+    register_counted_naps()
+    log = tmp_path / "solves.txt"
+    monkeypatch.setenv(SOLVES, str(log))
+    return log
+
+
+def test_tasks_begun_in_the_driver_and_finished_on_the_cluster_are_each_stored_once(
+    tmp_path, monkeypatch, capsys, counted
+):
+    """With the cluster starting mid-run, each task is solved once (in the driver or on a
+    worker, and both happen) and stored once: as many rows over all files as tasks."""
+    args = naps(60, 0.01, tmp_path, "cluster.n_workers=2", "cluster.start_after_s=0.1")
+    done = cli_run_in_process(monkeypatch, capsys, *args, "run.batch_size=1")
+    assert done.returncode == 0, done.stderr
+    assert "running 60 tasks on this process, then a LocalCluster of 2" in done.stdout
+    logged = solves(counted)
+    assert sorted(i for i, _ in logged) == list(range(60))
+    pids = {pid for _, pid in logged}
+    assert os.getpid() in pids and len(pids) > 1, pids  # the driver, then the workers
+    ids = stored_ids(tmp_path / "naps" / "results")
+    assert len(ids) == len(set(ids)) == 60
+
+
+def test_a_study_done_before_the_cluster_would_start_never_starts_one(tmp_path):
+    """The default study on the default cluster runs in the driver alone (Dask's
+    ``distributed`` is never imported) and stores the values ``cluster=sync`` stores."""
+    code = (
+        "import sys; from pipeline.__main__ import main\n"
+        f"sys.argv = ['pipeline', 'paths.outputs={tmp_path / 'local'}', 'run.progress=false']\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "print('distributed' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "False"
+    sync = [sys.executable, "-m", "pipeline", "cluster=sync", f"paths.outputs={tmp_path / 'sync'}"]
+    assert subprocess.run(sync, capture_output=True, cwd=ROOT).returncode == 0
+    columns = ["task_id", "expected_score_exact", "score_variance_exact"]
+    local, by_sync = (
+        load_results(tmp_path / kind / "paper" / "results")[columns]
+        .sort_values("task_id")
+        .reset_index(drop=True)
+        for kind in ("local", "sync")
+    )
+    assert local.equals(by_sync)
+
+
+def test_ctrl_c_while_the_driver_runs_the_first_tasks_says_what_is_stored(
+    tmp_path, monkeypatch, capsys, counted
+):
+    """Ctrl-C in a task the driver runs before the cluster starts: the one line saying what
+    is stored, exit 130; the same command then computes the rest, each task once."""
+    args = naps(12, 0.0, tmp_path, "cluster.start_after_s=100", "run.batch_size=1")
+    monkeypatch.setenv(STOP_AT, "7")
+    stopped = cli_run_in_process(monkeypatch, capsys, *args)
+    assert stopped.returncode == 130, stopped.stderr
+    line = stopped.stderr.strip().splitlines()[-1]
+    assert line.startswith("stopped (Ctrl-C): ") and "run the same command again" in line
+    before = len(stored_ids(tmp_path / "naps" / "results"))
+    assert before == 7 and "7 task(s) of 12 computed in this run and stored" in line, line
+    monkeypatch.delenv(STOP_AT)
+    again = cli_run_in_process(monkeypatch, capsys, *args)
+    assert again.returncode == 0, again.stderr
+    ids = stored_ids(tmp_path / "naps" / "results")
+    assert len(ids) == len(set(ids)) == 12
+    assert sorted(i for i, _ in solves(counted)) == list(range(12))
+
+
+def test_the_cluster_starts_first_for_long_tasks_and_when_a_task_asks_for_it():
+    """Tasks expected to be quick leave the cluster unstarted; a task that spreads over the
+    cluster, run in the driver, gets the client of the cluster started for it; tasks
+    expected to be longer than ``start_after_s`` (or of no estimate) start it at once."""
+    cluster = {"kind": "local", "n_workers": 1, "start_after_s": 0.5, "tls": False}
+    with open_executor(cluster) as executor:
+        executor.expect(0.01, 10)
+        assert not executor.started and executor.description.startswith("this process, then")
+        with executor.task_cluster() as client:
+            assert executor.started and client is executor.client
+            assert client.submit(sum, [1, 2]).result() == 3
+        assert executor.description.startswith("LocalCluster, 1 worker processes")
+    with open_executor(cluster) as executor:
+        executor.expect(2.0, 1)
+        assert executor.started
