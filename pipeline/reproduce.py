@@ -48,6 +48,7 @@ from solvers.kit.words import format_bytes
 from solvers.registry import TaskError, get_family
 
 EXIT_REPRODUCED, EXIT_DIFFERS, EXIT_BAD, EXIT_STOPPED = 0, 1, 2, 130
+EXIT_NOTHING_COMPARED = 3  # every task chosen is not reproducible here: nothing was shown
 
 
 @dataclass
@@ -63,8 +64,16 @@ class Outcome:
     into: Path | None = None
 
     @property
+    def compared(self) -> bool:
+        """Whether any row was compared (reproduced or not)."""
+        return bool(self.reproduced or self.differs)
+
+    @property
     def status(self) -> int:
-        return EXIT_DIFFERS if self.differs else EXIT_REPRODUCED
+        """0: every compared row reproduced; 1: one differs; 3: nothing could be compared."""
+        if self.differs:
+            return EXIT_DIFFERS
+        return EXIT_REPRODUCED if self.compared else EXIT_NOTHING_COMPARED
 
 
 # ----------------------------------------------------------------- what is recomputed
@@ -327,6 +336,11 @@ def table(outcome: Outcome) -> str:
         f"  differs: {len({d.task_id for d in outcome.differs})}",
         f"  not reproducible here: {len(outcome.not_here)}",
     ]
+    if not outcome.compared:
+        lines.append(
+            "  nothing could be compared here: no task chosen is reproducible on this "
+            "machine (why below), so nothing is shown to reproduce (exit 3)"
+        )
     if outcome.differs:
         rows = [(d.task_id, d.column, shown(d.stored, d.new), shown(d.new, d.stored))
                 for d in outcome.differs]  # fmt: skip
@@ -397,8 +411,9 @@ def parser() -> Parser:
     p.add_argument("--sample", type=int, help="recompute N stored tasks drawn at random")
     p.add_argument("--seed", type=int, default=0, help="the seed of --sample (default 0)")
     p.add_argument("--into", type=Path, help="a new folder for the recomputed store")
-    p.add_argument("--cluster", choices=("sync", "local"), default="sync")
+    p.add_argument("--cluster", choices=("sync", "local", "address"), default="sync")
     p.add_argument("--workers", type=int, help="worker processes of --cluster local")
+    p.add_argument("--address", help="the scheduler of --cluster address, e.g. tcp://HOST:8786")
     return p
 
 
@@ -411,6 +426,12 @@ def main(argv: list[str] | None = None) -> int:
     cluster: dict[str, Any] = {"kind": args.cluster}
     if args.workers is not None:
         cluster["n_workers"] = args.workers
+    if (args.address is not None) != (args.cluster == "address"):
+        given = f"--address={args.address!r}" if args.address else "--cluster address"
+        print(f"error: {given}: --cluster address and --address go together", file=sys.stderr)
+        return EXIT_BAD
+    if args.address is not None:
+        cluster["address"] = args.address
     try:
         outcome = reproduce(args.folder, args.into, cluster, args.sample, args.seed, _stderr)
     except (BadInput, StudyError) as exc:

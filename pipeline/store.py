@@ -19,9 +19,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.safe_paths import is_real_dir, real_subdirs
-from pipeline.store_layout import METADATA_KEY, PARTITION, family_files, family_schema, part_files
+from pipeline.store_layout import (
+    METADATA_KEY,
+    PARTITION,
+    family_files,
+    family_schema,
+    part_files,
+    with_family_columns,
+)
 from pipeline.store_newest import superseded_rows
-from solvers.registry import COMMON_COLUMNS, get_family, row_columns
+from solvers.registry import COMMON_COLUMNS, families, get_family, row_columns
 
 if TYPE_CHECKING:  # pandas only where results are read: workers that write them skip its import
     import pandas as pd
@@ -33,7 +40,9 @@ def load_results(path: str | Path, family: str | None = None) -> pd.DataFrame:
     """All rows of a study's store (a study folder or its results/ folder) as a DataFrame,
     with the ``family`` column taken from the path.
 
-    Families have different columns; a column a family lacks is missing (NaN) in its rows.
+    Families have different columns; a column a family lacks is missing (NaN) in its rows,
+    and so is a column of a registered family that its files lack (written before the family
+    gained it): every row of a registered family has every column of its schema.
     """
     import pandas as pd
 
@@ -48,6 +57,8 @@ def load_results(path: str | Path, family: str | None = None) -> pd.DataFrame:
         if files:
             tables = [pq.read_table(f) for f in files]
             table = pa.concat_tables(tables, promote_options="permissive")
+            if name in families():
+                table = with_family_columns(table, name)
             frame = _newest_only(table.to_pandas(), [len(t) for t in tables])
             frame.insert(frame.columns.get_loc("study") + 1, PARTITION, name)
             frames.append(frame)

@@ -2,10 +2,13 @@
 
 Layout: ``<study dir>/results/family=<family>/part-<utc ns>-<random>.parquet``, hive
 partitioning as pyarrow's ``write_dataset`` and Spark write it: the partition column
-``family`` lives in the path only, never in the files.  Every file of a family has the
+``family`` lives in the path only, never in the files.  Every file a run writes has the
 family's schema (:func:`family_schema`), so ``pandas.read_parquet(results)``, pyarrow
 datasets, DuckDB and Polars read a store the standard way;
-:func:`~pipeline.store.load_results` reads a study whose families differ in columns.
+:func:`~pipeline.store.load_results` reads a study whose families differ in columns.  A file
+written before the family gained a column (``score_std``, ``deck_counts``) holds the rest of
+the schema (:func:`fits_family_schema`): it is kept and read, its rows missing (null) in the
+columns it lacks.
 
 Files are written under a hidden temporary name and renamed into place, so a reader or a
 killed run never sees half a file.  A task that is run again (an error retried, or
@@ -34,7 +37,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.safe_paths import is_real_dir, real_subdirs, regular_files
-from solvers.registry import get_family, row_columns
+from solvers.registry import COMMON_COLUMNS, get_family, row_columns
 
 ARROW_TYPES: dict[str, pa.DataType] = {
     "string": pa.string(),
@@ -54,6 +57,33 @@ def family_schema(family: str) -> pa.Schema:
     """The Arrow schema of every results file of ``family`` (no partition column)."""
     columns = row_columns(get_family(family)).items()
     return pa.schema([(k, ARROW_TYPES[v]) for k, v in columns if k != PARTITION])
+
+
+def fits_family_schema(schema: pa.Schema, family: str) -> bool:
+    """Whether a results file's ``schema`` (its metadata left out) is ``family``'s, or the
+    schema of a file written before the family gained columns: every column it holds is the
+    family's, of the same type, and it holds every common column (``task_id``, ``status``...)."""
+    expected = family_schema(family)
+    for field in schema:
+        at = expected.get_field_index(field.name)
+        if at < 0 or expected.field(at).type != field.type:
+            return False
+    return all(name in schema.names for name in COMMON_COLUMNS if name != PARTITION)
+
+
+def with_family_columns(table: pa.Table, family: str) -> pa.Table:
+    """``table`` (rows of ``family``'s files) with every column of the family's schema, in
+    its order: a column its files lack (written before the family gained it) all null;
+    columns the schema does not know kept after them."""
+    expected = family_schema(family)
+    columns = [
+        table.column(f.name) if f.name in table.column_names else pa.nulls(len(table), f.type)
+        for f in expected
+    ]
+    others = [name for name in table.column_names if name not in expected.names]
+    return pa.table(
+        [*columns, *(table.column(n) for n in others)], names=[*expected.names, *others]
+    )
 
 
 def family_dir(results: Path, family: str) -> Path:

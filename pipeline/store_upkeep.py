@@ -20,7 +20,7 @@ from pipeline.safe_paths import (
     real_subdirs,
     regular_files,
 )
-from pipeline.store_layout import METADATA_KEY, family_schema, result_files
+from pipeline.store_layout import METADATA_KEY, fits_family_schema, result_files
 from pipeline.store_newest import StoredIds, newest_rows
 from solvers.kit.atomic_files import replace_file
 from solvers.registry import families
@@ -39,7 +39,7 @@ def bad_file_reason(path: Path) -> str | None:
         return "no guesslab metadata (a foreign file)"
     if family not in families():
         return f"unknown family {family!r}"
-    if schema.remove_metadata() != family_schema(family):
+    if not fits_family_schema(schema.remove_metadata(), family):
         return "schema differs from the family's (written by another version?)"
     return None
 

@@ -32,6 +32,9 @@ class Param:
     # True: left out of task ids while None (a parameter added later keeps the old ids)
     omit_none_from_id: bool = False
     dtype: str = "string"  # the row column's type (registry.DTYPES); lists stored as "3,3,3"
+    # a list of integers: the name of a second column holding it as list<int64> (the
+    # parameter's own column holds the text "3,3,3", which sorts as text); None: no such column
+    list_column: str | None = None
 
     def applies_to(self, strategy: str | None) -> bool:
         return self.strategies is None or strategy in self.strategies

@@ -12,6 +12,7 @@ Nothing here knows about Hydra, Dask or files: solvers stay pure.
 from __future__ import annotations
 
 import importlib
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -117,12 +118,37 @@ def register(family: Family) -> Family:
 
 
 def row_columns(family: Family | str) -> dict[str, str]:
-    """Every column of a family's rows with its dtype: common, parameters, results."""
+    """Every column of a family's rows with its dtype: common, parameters (and the list
+    column of a parameter that declares one, :attr:`Param.list_column`), results."""
     fam = get_family(family) if isinstance(family, str) else family
     cols = dict(COMMON_COLUMNS)
     cols.update({p.name: p.dtype for p in fam.params})
+    cols.update({p.list_column: "list<int64>" for p in fam.params if p.list_column})
     cols.update(fam.columns)
     return cols
+
+
+def std_column(column: str) -> str | None:
+    """The standard deviation column beside a variance column (``score_variance`` and
+    ``score_variance_exact``: ``score_std``), or None for a column that is not a variance."""
+    if "variance" not in column:
+        return None
+    return column.removesuffix("_exact").replace("variance", "std")
+
+
+def standard_deviations(fam: Family, row: Row) -> Row:
+    """The standard deviation columns of ``row`` that its family's solver left empty: the
+    square root of each float variance column (an exact variance's root is generally
+    irrational, so the std is a float even where the variance is exact)."""
+    out = {}
+    for name in fam.columns:
+        std = std_column(name)
+        if std is None or name.endswith("_exact") or row.get(std) is not None:
+            continue
+        variance = row.get(name)
+        if variance is not None:
+            out[std] = math.sqrt(variance) if variance >= 0 else math.nan
+    return out
 
 
 def family_summary(name: str) -> Callable[..., str] | None:
@@ -261,8 +287,14 @@ def fresh_copy(value: Any) -> Any:
 
 
 def param_columns(task: Task) -> Row:
-    """Row columns for a canonical task's parameters (lists become "3,3,3" strings)."""
-    return {k: _column_value(v) for k, v in task.items()}
+    """Row columns for a canonical task's parameters (lists become "3,3,3" strings), and the
+    list column of each parameter declaring one (:attr:`Param.list_column`)."""
+    out = {k: _column_value(v) for k, v in task.items()}
+    for p in get_family(task["family"]).params:
+        if p.list_column:
+            value = task.get(p.name)
+            out[p.list_column] = None if value is None else [int(v) for v in value]
+    return out
 
 
 def _column_value(value: Any) -> Any:
@@ -293,7 +325,8 @@ def solve(task: Mapping[str, Any], *, canonical: bool = False, cluster: Any = No
         extra = set(row) - set(fam.columns)
         if extra:
             raise RuntimeError(f"family {fam.name!r} returned undeclared columns {sorted(extra)}")
-        out.append({**base, **blank, **row, "status": "ok", "error": None, "seconds": seconds})
+        row = {**base, **blank, **row, "status": "ok", "error": None, "seconds": seconds}
+        out.append({**row, **standard_deviations(fam, row)})
     return out
 
 

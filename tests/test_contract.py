@@ -15,7 +15,7 @@ import yaml
 
 from solvers import TaskError, families, get_family, solve, validate
 from solvers.params import FloatCheck, IntCheck, IntListCheck, OrAbsent, check_markdown, one_of
-from solvers.registry import row_columns
+from solvers.registry import param_columns, row_columns, std_column
 from solvers.task_ids import task_id
 from tests.helpers.repository import ROOT
 from tests.helpers.task_ids import reference_task_id
@@ -58,6 +58,60 @@ def test_rows_have_exactly_the_declared_columns_and_types(family):
             if columns[name].startswith("list<"):
                 inner = float if "float" in columns[name] else int
                 assert all(isinstance(v, inner | int) for v in value), name
+
+
+def variance_columns(family: str) -> list[str]:
+    """The columns of ``family``'s rows that hold a variance (float or exact text)."""
+    return [name for name in row_columns(family) if "variance" in name]
+
+
+@pytest.mark.parametrize("family", REAL)
+def test_every_variance_has_its_standard_deviation_beside_it(family):
+    """Each variance column (``score_variance``, ``score_variance_exact``) has a float64
+    std column (``score_std``) declared, and the example's rows hold the square root of the
+    float variance there."""
+    columns = row_columns(family)
+    for name in variance_columns(family):
+        assert columns.get(std_column(name)) == "float64", (family, name, std_column(name))
+    for row in solve({"family": family, **EXAMPLES[family]}):
+        for name in variance_columns(family):
+            if name.endswith("_exact") or row[name] is None:
+                continue
+            assert row[std_column(name)] == math.sqrt(row[name]), (name, row[name])
+
+
+def test_card_guessing_s_rows_have_variances_and_their_std():
+    """The test above holds something: card_guessing's rows have a variance, exact and float."""
+    assert variance_columns("card_guessing") == ["score_variance", "score_variance_exact"]
+    (row,) = solve({"family": "card_guessing", **EXAMPLES["card_guessing"]})
+    assert row["score_std"] == math.sqrt(float(Fraction(row["score_variance_exact"])))
+
+
+def test_a_std_column_is_named_for_its_variance():
+    assert std_column("score_variance") == std_column("score_variance_exact") == "score_std"
+    assert std_column("variance") == "std" and std_column("expected_score") is None
+
+
+@pytest.mark.parametrize("family", REAL)
+def test_a_list_parameter_s_list_column_holds_its_integers(family):
+    """A parameter declaring ``list_column`` has it as a list<int64> column beside its text
+    ("3,3,3"), in the rows solve gives and in the columns an error row gets."""
+    listed = [p for p in get_family(family).params if p.list_column]
+    columns = row_columns(family)
+    task = validate({"family": family, **EXAMPLES[family]})
+    for row in [*solve(task), param_columns(task)]:
+        for p in listed:
+            assert columns[p.list_column] == "list<int64>"
+            if row[p.name] is None:
+                assert row[p.list_column] is None
+            else:
+                assert row[p.list_column] == [int(v) for v in row[p.name].split(",")]
+
+
+def test_card_guessing_s_deck_is_a_list_of_integers_too():
+    (row,) = solve({"family": "card_guessing", "deck": "10,4, 4", "strategy": "greedy",
+                    "method": "float"})  # fmt: skip
+    assert (row["deck"], row["deck_counts"]) == ("10,4,4", [10, 4, 4])
 
 
 @pytest.mark.parametrize("family", REAL)

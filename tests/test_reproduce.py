@@ -108,6 +108,20 @@ def test_a_stored_study_reproduces_on_a_local_cluster_and_its_folder_is_unchange
     assert snapshot(stored) == before
 
 
+def test_a_stored_study_reproduces_on_an_existing_scheduler(stored, dask_address, capsys):
+    """``--cluster address --address ADDR``: the tasks recomputed on a scheduler's workers
+    that the caller keeps, compared as anywhere; the flags are refused apart."""
+    assert (
+        main([str(stored), "--sample", "2", "--cluster", "address", "--address", dask_address]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "2 stored task(s) chosen, recomputed on cluster=address" in out
+    assert "reproduced: 2\n  differs: 0" in out
+    assert main([str(stored), "--address", dask_address]) == 2
+    assert main([str(stored), "--cluster", "address"]) == 2
+    assert "--cluster address and --address go together" in capsys.readouterr().err
+
+
 def test_a_value_changed_by_hand_is_named_with_both_values(study, capsys):
     """One float of one stored row moved by one unit in the last place: the task, the column
     and both values are named, exit 1; the other tasks reproduce."""
@@ -216,13 +230,14 @@ def test_a_family_version_change_is_reported_as_such_not_as_a_difference(study, 
 
 def test_a_task_too_large_for_this_machine_is_not_reproducible_here(stored, monkeypatch, capsys):
     """A family whose needs exceed this machine's memory: its tasks are reported with the
-    need and the budget, not recomputed, not counted as differing."""
+    need and the budget, not recomputed, not counted as differing; with nothing else chosen,
+    nothing was compared: exit 3, said in the table."""
     family = registry.get_family("card_guessing")
     huge = dataclasses.replace(family, needs=lambda task, workers: Need(memory=10**18))
     monkeypatch.setitem(registry._FAMILIES, "card_guessing", huge)
-    assert main([str(stored), "--sample", "1"]) == 0
+    assert main([str(stored), "--sample", "1"]) == 3  # nothing compared
     out = capsys.readouterr().out
-    assert "not reproducible here: 1" in out
+    assert "not reproducible here: 1" in out and "nothing could be compared here" in out
     assert "too large for this machine: needs 1.0 EB of memory per process, over the budget" in out
 
 

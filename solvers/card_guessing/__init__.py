@@ -193,7 +193,12 @@ FAMILY = register(
         strategies=STRATEGIES,
         default_strategy="optimal",
         params=(
-            Param("deck", check_deck, doc="cards per type, e.g. [3, 3, 3]"),
+            Param(
+                "deck",
+                check_deck,
+                doc="cards per type, e.g. [3, 3, 3]",
+                list_column="deck_counts",
+            ),
             Param("feedback", one_of(FEEDBACKS), "partial", "what the player is told"),
             Param(
                 "sequence",
@@ -278,6 +283,7 @@ FAMILY = register(
             "expected_score_exact": "string",
             "score_variance": "float64",
             "score_variance_exact": "string",
+            "score_std": "float64",  # the square root of score_variance (registry.solve)
             "score_pmf": "list<float64>",
             "n_states": "int64",
             "std_error": "float64",
