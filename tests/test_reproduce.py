@@ -406,6 +406,6 @@ def test_a_family_of_one_s_own_is_fingerprinted_and_reproduces_where_it_is_regis
     assert "reproduced: 2\n" in here.stdout
     env.pop("GUESSLAB_FAMILIES")
     elsewhere = subprocess.run(reproduce, env=env, capture_output=True, text=True)
-    assert elsewhere.returncode == 0, elsewhere.stdout + elsewhere.stderr
+    assert elsewhere.returncode == 3, elsewhere.stdout + elsewhere.stderr
     assert "reproduced: 0\n  differs: 0\n  not reproducible here: 2" in elsewhere.stdout
     assert "family 'toy_sum' is not registered here" in elsewhere.stdout
