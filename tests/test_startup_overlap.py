@@ -16,10 +16,8 @@ import pytest
 from pipeline import store_layout
 from pipeline.backends import open_executor
 from pipeline.store import load_results
-from solvers import Family, Param, register
-from solvers.params import as_float, as_int
-from solvers.registry import families
 from tests.helpers.commands import cli_run_in_process
+from tests.helpers.nap_driver import nap_overrides, register_nap
 from tests.helpers.repository import ROOT
 
 SOLVES = "GUESSLAB_TEST_SOLVES"  # the file each solve appends "task pid" to
@@ -37,33 +35,12 @@ def _counted_nap(task: dict) -> list[dict]:
 
 def register_counted_naps() -> None:
     """The test family test_counted_nap: naps of an estimated length, each solve logged."""
-    if "test_counted_nap" in families():
-        return
-    register(
-        Family(
-            name="test_counted_nap",
-            version="1",
-            params=(
-                Param("i", lambda v: as_int(v, low=0), dtype="int64"),
-                Param("nap", lambda v: as_float(v, low=0), dtype="float64"),
-            ),
-            run=_counted_nap,
-            columns={"woke": "int64"},
-            estimate=lambda task: task["nap"],
-        )
-    )
+    register_nap("test_counted_nap", _counted_nap, estimate=lambda task: task["nap"])
 
 
 def naps(n: int, seconds: float, outputs: Path, *more: str) -> list[str]:
     return [
-        "study=paper",
-        "study.name=naps",
-        "study.family=test_counted_nap",
-        "~study.strategies",
-        "~study.grid.deck",
-        "~study.grid.feedback",
-        f"+study.grid.i=[{','.join(map(str, range(n)))}]",
-        f"+study.grid.nap=[{seconds}]",
+        *nap_overrides(n, seconds, "test_counted_nap"),
         "cluster=local",
         "run.progress=false",
         f"paths.outputs={outputs}",

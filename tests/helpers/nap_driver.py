@@ -23,30 +23,32 @@ def _nap(task: dict) -> list[dict]:
     return [{"woke": task["i"]}]
 
 
-def register_nap() -> None:
-    """Register the test family test_nap (once)."""
-    if "test_nap" in families():
+def register_nap(name: str = "test_nap", run=_nap, estimate=None) -> None:
+    """Register the test family ``name`` (once): tasks ``i`` and ``nap`` solved by ``run``
+    (``_nap``: sleep, then the row of ``i``), estimated by ``estimate`` (None: no estimate)."""
+    if name in families():
         return
     register(
         Family(
-            name="test_nap",
+            name=name,
             version="1",
             params=(
                 Param("i", lambda v: as_int(v, low=0), dtype="int64"),
                 Param("nap", lambda v: as_float(v, low=0), dtype="float64"),
             ),
-            run=_nap,
+            run=run,
             columns={"woke": "int64"},
+            estimate=estimate,
         )
     )
 
 
-def nap_overrides(n: int, seconds: float) -> list[str]:
+def nap_overrides(n: int, seconds: float, family: str = "test_nap") -> list[str]:
     """Command-line overrides that turn the paper study into ``n`` naps of ``seconds``."""
     return [
         "study=paper",
         "study.name=naps",
-        "study.family=test_nap",
+        f"study.family={family}",
         "~study.strategies",
         "~study.grid.deck",
         "~study.grid.feedback",
