@@ -48,8 +48,8 @@ def test_paper_study_on_a_local_cluster_with_two_workers(outputs):
     assert meta["code_version"] and meta["solver_version"] == "1"
 
 
-def test_rerun_recomputes_nothing_and_recompute_replaces_rows(outputs):
-    run(outputs, "cluster=sync")
+def test_rerun_recomputes_nothing_and_recompute_replaces_rows(paper_outputs, outputs):
+    copy_outputs(paper_outputs, outputs)
     files = store_layout.result_files(outputs / "paper" / "results")
     again = run(outputs, "cluster=sync")
     assert (again.skipped, again.computed) == (2, 0)
