@@ -14,6 +14,7 @@ from solvers import Family, Param, register, solve
 from solvers.params import as_int
 from solvers.registry import families
 from tests.helpers.commands import cli, cli_run_in_process
+from tests.helpers.folders import copy_outputs
 from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config, run
 from tests.helpers.store_rows import write_rows
@@ -47,8 +48,8 @@ def test_paper_study_on_a_local_cluster_with_two_workers(outputs):
     assert meta["code_version"] and meta["solver_version"] == "1"
 
 
-def test_rerun_recomputes_nothing_and_recompute_replaces_rows(outputs):
-    run(outputs, "cluster=sync")
+def test_rerun_recomputes_nothing_and_recompute_replaces_rows(paper_outputs, outputs):
+    copy_outputs(paper_outputs, outputs)
     files = store_layout.result_files(outputs / "paper" / "results")
     again = run(outputs, "cluster=sync")
     assert (again.skipped, again.computed) == (2, 0)
@@ -230,8 +231,8 @@ def test_bad_input_exits_2_naming_the_key_and_writes_nothing(
     assert not tmp_path.exists() or not any(tmp_path.rglob("*.parquet"))
 
 
-def test_bad_values_never_touch_existing_results(outputs):
-    run(outputs, "cluster=sync")
+def test_bad_values_never_touch_existing_results(paper_outputs, outputs):
+    copy_outputs(paper_outputs, outputs)
     files = {p: p.read_bytes() for p in store_layout.result_files(outputs / "paper" / "results")}
     with pytest.raises(StudyError, match="study.grid.deck"):
         run(outputs, "cluster=sync", "study.grid.deck=[[0,3]]")

@@ -18,6 +18,7 @@ from pipeline.config import StudyError
 from pipeline.exit_lines import abbreviated
 from pipeline.study import plan
 from tests.helpers.commands import cli_in_process
+from tests.helpers.folders import copy_outputs
 from tests.helpers.repository import ROOT
 from tests.helpers.runs import run
 from tests.helpers.terminal import interruptible
@@ -39,8 +40,8 @@ def test_a_run_that_fails_before_storing_removes_the_folders_it_made(tmp_path):
     assert not (tmp_path / "new").exists()
 
 
-def test_a_failed_run_keeps_a_folder_that_was_there(outputs):
-    run(outputs, "cluster=sync")
+def test_a_failed_run_keeps_a_folder_that_was_there(paper_outputs, outputs):
+    copy_outputs(paper_outputs, outputs)
     before = sorted(p.relative_to(outputs) for p in outputs.rglob("*"))
     with pytest.raises(StudyError):
         run(
