@@ -72,7 +72,7 @@ def run_layers(deck, policy, window, workers: int, budget: float, folder: str | 
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address="127.0.0.1:0",  # a free port: None still asks for 8787
             memory_limit=int(budget),
         ) as cluster,
         Client(cluster) as client,

@@ -68,7 +68,7 @@ PEERS = {
         "from functools import partial\n"
         "if __name__ == '__main__':\n"
         "    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,\n"
-        "                      dashboard_address=None) as lc, Client(lc) as c:\n"
+        "                      dashboard_address=':0') as lc, Client(lc) as c:\n"
         "        rows = c.gather(c.map(partial(solve, canonical=True), tasks))\n"
     ),
 }

@@ -314,7 +314,7 @@ def two_worker_processes():
 
     with (
         LocalCluster(
-            n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+            n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=":0"
         ) as cluster,
         Client(cluster) as client,
     ):
@@ -330,7 +330,7 @@ def test_placement_with_no_worker_known_submits_anywhere():
     from solvers.card_guessing.any_deck.over_dask import Placement
 
     with (
-        LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster,
+        LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as cluster,
         Client(cluster) as client,
     ):
         run = Placement(client, 2)

@@ -158,7 +158,7 @@ def test_interrupting_the_kernel_stops_the_run_and_run_again_resumes(tmp_path):
             "from tests.helpers.nap_driver import nap_overrides, register_nap\n"
             "register_nap()\n"
             "cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False,"
-            " dashboard_address=None)\n"
+            ' dashboard_address=":0")\n'
             "client = Client(cluster)\n"
             f"study = Study('paper', nap_overrides(12, 0.4)[1:] + ['run.batch_size=1'],"
             f" outputs={str(tmp_path)!r})\n"

@@ -236,7 +236,7 @@ def local_client(
             threads_per_worker=per_worker,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address="127.0.0.1:0",  # a free port: None still asks for 8787
             memory_limit=memory_limit,
         ) as cluster,
         Client(cluster) as client,
