@@ -133,3 +133,80 @@ def test_a_file_written_before_the_std_and_deck_counts_columns_is_kept_and_read(
     view = store.family_rows(results, "card_guessing", "ok")
     stds = view.frame().set_index("task_id")["score_std"]
     assert stds.loc[sorted(old_ids)].isna().all() and len(stds) == len(rows)
+
+
+def without_columns(results, *columns: str) -> list:
+    """Rewrite every results file under ``results`` without ``columns``, its metadata kept:
+    the files of a study stored before its family gained those columns."""
+    files = store_layout.result_files(results)
+    for path in files:
+        with pq.ParquetFile(path) as pf:
+            table = pf.read()
+        pq.write_table(table.drop_columns(list(columns)), path)
+    return files
+
+
+def test_files_stored_before_columns_were_added_are_kept_read_and_resumed(paper_outputs, tmp_path):
+    """A study whose files lack score_std and deck_counts is resumed: none is quarantined, its
+    tasks are skipped, new tasks' files hold the columns, and every reader gives every row with
+    every column (missing in the old rows)."""
+    import duckdb
+
+    from pipeline import store_overview
+    from tests.helpers.folders import copy_outputs
+
+    out = copy_outputs(paper_outputs, tmp_path / "out")
+    results = out / "paper" / "results"
+    old = without_columns(results, "score_std", "deck_counts")
+    assert all(store_upkeep.bad_file_reason(p) is None for p in old)
+    said: list[str] = []
+    again = run(out, "cluster=sync", "study.grid.deck=[[3,3,3],[2,2]]", logged=said)
+    assert (again.skipped, again.computed, again.errors) == (2, 2, 0)
+    assert "not a guesslab results file" not in "\n".join(said)
+    assert all(p.is_file() for p in old) and not (out / "paper" / "quarantine").exists()
+    assert "deck_counts" not in pq.read_schema(old[0]).names
+
+    frame = store.load_results(out / "paper")
+    lazy = store.family_rows(results, "card_guessing", "ok").frame()
+    sql = duckdb.sql(
+        f"SELECT * FROM read_parquet('{results}/**/*.parquet', union_by_name = true)"
+    ).df()
+    for rows in (frame, lazy, sql):
+        rows = rows.sort_values(["deck", "strategy"])
+        assert list(rows["deck"]) == ["2,2", "2,2", "3,3,3", "3,3,3"]
+        assert [list(v) if hasattr(v, "__len__") else None for v in rows["deck_counts"]] == [
+            [2, 2],
+            [2, 2],
+            None,
+            None,  # fmt: skip
+        ]
+        std = rows["score_std"].tolist()
+        assert pd.isna(std[2]) and pd.isna(std[3]) and std[0] > 0 and std[1] > 0
+    assert list(frame.columns[: len(lazy.columns)]) == list(lazy.columns)
+    assert store_overview.store_counts(results).tasks == 4
+    assert (out / "paper" / "summary.md").read_text().count("2,2") >= 1
+
+
+def test_a_file_whose_columns_differ_otherwise_is_quarantined(tmp_path):
+    """Only missing columns are taken for a file written before columns were added: a column
+    of another type, one the family does not have, or no task_id, and the file is refused."""
+    import pyarrow as pa
+
+    from solvers import solve
+
+    rows = solve({"family": "card_guessing", "deck": [2, 1], "strategy": "greedy"})
+    rows[0].update(task_id="t", study="s")
+    (path,) = write_rows(tmp_path / "results", rows, {"run": 1})
+    table = pq.read_table(path)
+    metadata = table.schema.metadata
+    for odd in (
+        table.drop_columns(["task_id"]),
+        table.append_column("extra", pa.array([1], pa.int64())),
+        table.set_column(
+            table.schema.get_field_index("n_states"), "n_states", pa.array([1.0], pa.float64())
+        ),  # fmt: skip
+    ):
+        pq.write_table(odd.replace_schema_metadata(metadata), path)
+        assert "schema differs" in store_upkeep.bad_file_reason(path)
+    pq.write_table(table.drop_columns(["score_std"]).replace_schema_metadata(metadata), path)
+    assert store_upkeep.bad_file_reason(path) is None
