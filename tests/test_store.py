@@ -107,34 +107,6 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
     assert not [p for p in (tmp_path / "results").rglob("*") if p.is_file()]
 
 
-def test_a_file_written_before_the_std_and_deck_counts_columns_is_kept_and_read(tmp_path):
-    """A results file of card_guessing without ``score_std`` and ``deck_counts`` (an older
-    version's) is not quarantined: the study's rows read back with those columns null in its
-    rows, the summary and the store's counts read it beside a newer file, and the same
-    study run again computes nothing."""
-    from pipeline.store_overview import store_counts
-
-    deck = "study.grid.deck=[[2,2],[3,2]]"
-    run(tmp_path, "cluster=sync", deck, "stage=run")
-    results = tmp_path / "paper" / "results"
-    files = store_layout.result_files(results)
-    assert len(files) >= 2  # the older file beside newer ones
-    table = pq.read_table(files[0])
-    older = table.drop_columns(["score_std", "deck_counts"])
-    pq.write_table(older.replace_schema_metadata(table.schema.metadata), files[0])
-    assert store_upkeep.bad_file_reason(files[0]) is None
-    again = run(tmp_path, "cluster=sync", deck)  # run and summary: nothing to compute
-    assert again.computed == 0 and store_layout.result_files(results) == files
-    rows = store.load_results(results).set_index("task_id")
-    old_ids = set(older["task_id"].to_pylist())
-    assert rows.loc[sorted(old_ids), "score_std"].isna().all()
-    assert rows.loc[sorted(set(rows.index) - old_ids), "score_std"].notna().all()
-    assert len(rows) == store_counts(results).rows
-    view = store.family_rows(results, "card_guessing", "ok")
-    stds = view.frame().set_index("task_id")["score_std"]
-    assert stds.loc[sorted(old_ids)].isna().all() and len(stds) == len(rows)
-
-
 def without_columns(results, *columns: str) -> list:
     """Rewrite every results file under ``results`` without ``columns``, its metadata kept:
     the files of a study stored before its family gained those columns."""
