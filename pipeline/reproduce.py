@@ -426,10 +426,6 @@ def main(argv: list[str] | None = None) -> int:
     cluster: dict[str, Any] = {"kind": args.cluster}
     if args.workers is not None:
         cluster["n_workers"] = args.workers
-    if (args.address is not None) != (args.cluster == "address"):
-        given = f"--address={args.address!r}" if args.address else "--cluster address"
-        print(f"error: {given}: --cluster address and --address go together", file=sys.stderr)
-        return EXIT_BAD
     if args.address is not None:
         cluster["address"] = args.address
     try:

@@ -64,10 +64,10 @@ def test_a_valid_file_is_never_quarantined_when_its_check_fails_unexpectedly(tmp
     results = tmp_path / "results"
     (path,) = write_rows(results, rows("a"), {})
 
-    def broken(family: str):
+    def broken(schema, family: str):
         raise RuntimeError("a bug in the schema check")
 
-    monkeypatch.setattr(store_upkeep, "family_schema", broken)
+    monkeypatch.setattr(store_upkeep, "fits_family_schema", broken)
     with pytest.raises(RuntimeError, match="a bug in the schema check"):
         store_upkeep.quarantine_bad_files(results, tmp_path / "quarantine")
     assert store_layout.result_files(results) == [path]
