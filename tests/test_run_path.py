@@ -24,13 +24,16 @@ EVENTS = ("planned", "submitted", "built", "solved", "encoded", "written")
 PIPELINE_FILES_AT_MOST = 8  # the issue's aim for a newcomer's read of the pipeline's side
 
 
+PRODUCT = ("pipeline", "solvers")  # the packages a task crosses (not tests, not a .venv inside)
+
+
 def repository_files(frame) -> list[str]:
-    """The product files on ``frame``'s stack, outermost first, each once (tests left out)."""
+    """The product files on ``frame``'s stack, outermost first, each once."""
     files = []
     while frame is not None:
-        name = frame.f_code.co_filename
-        if name.startswith(str(ROOT)) and not name.startswith(str(ROOT / "tests")):
-            files.append(Path(name).relative_to(ROOT).as_posix())
+        path = Path(frame.f_code.co_filename)
+        if path.is_relative_to(ROOT) and path.relative_to(ROOT).parts[0] in PRODUCT:
+            files.append(path.relative_to(ROOT).as_posix())
         frame = frame.f_back
     return list(dict.fromkeys(reversed(files)))
 
