@@ -148,3 +148,34 @@ def test_the_cluster_starts_first_for_long_tasks_and_when_a_task_asks_for_it():
     with open_executor(cluster) as executor:
         executor.expect(2.0, 1)
         assert executor.started
+
+
+def _pause(i: int) -> int:
+    time.sleep(0.02)
+    return i
+
+
+@pytest.mark.parametrize(("told", "starts"), [(None, True), ((0.02, 9), True), ((1e-4, 9), False)])
+def test_calls_run_here_until_they_took_start_after_s_and_the_work_left_is_longer(told, starts):
+    """Not told what is left (a caller of open_executor), the calls run here until they took
+    ``start_after_s``, then the rest go to the started cluster; told that little is left,
+    none starts. Either way every call completes once, with its own result."""
+    import contextlib
+
+    from pipeline.backends.starting import StartingExecutor
+    from pipeline.backends.sync import SyncExecutor
+
+    opened = []
+
+    def start():
+        opened.append(SyncExecutor())  # stands for the cluster's executor
+        return contextlib.nullcontext(opened[-1])
+
+    executor = StartingExecutor(2, "test", start, start_after_s=0.05)
+    if told is not None:
+        executor.expect(*told)
+    handles = {executor.submit(_pause, i): i for i in range(12)}
+    done = {call.handle: call.result for call in executor.completed()}
+    assert done == handles
+    assert executor.started is starts and len(opened) == int(starts)
+    assert executor.seconds_here >= 0.05 if starts else executor.seconds_here > 0.2

@@ -27,6 +27,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import itertools
+import sys
 import time
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager, ExitStack
@@ -40,9 +41,10 @@ _running: list[StartingExecutor] = []  # the executor of the run this driver pro
 
 
 class StartingExecutor(Executor):
-    """Calls run in this process until they took ``start_after_s`` seconds, then on the
-    executor ``start()`` opens (a context manager yielding a DaskExecutor, closed with this
-    executor); ``start_after_s=0`` starts it at the first call."""
+    """Calls run in this process until they took ``start_after_s`` seconds and the work left
+    (as :meth:`expect` was last told; not told: unknown, so worth it) is longer still, then on
+    the executor ``start()`` opens (a context manager yielding a DaskExecutor, closed with
+    this executor); ``start_after_s=0`` starts it at the first call."""
 
     def __init__(
         self,
@@ -52,7 +54,6 @@ class StartingExecutor(Executor):
         start_after_s: float,
     ):
         super().__init__(n_workers, description, cluster_here)
-        self.cluster_description = description
         if start_after_s > 0:
             self.description = (
                 f"this process, then a LocalCluster of {n_workers} worker processes if the "
@@ -68,7 +69,7 @@ class StartingExecutor(Executor):
         self._events: tuple[Any, Any] | None = None
         self._events_stack: ExitStack | None = None
         self.seconds_here = 0.0  # the calls' time in this process
-        self.calls_here = 0
+        self._left_s: float | None = None  # the work left, as last told (None: not told)
 
     # ---------------------------------------------------------------- the Executor interface
 
@@ -82,13 +83,15 @@ class StartingExecutor(Executor):
 
     def completed(self) -> Iterator[Completed]:
         while self._cluster is None and self._queue:
+            if self._worth_starting():
+                self._start_cluster()
+                break
             handle, fn, args = self._queue.popleft()
             began = time.perf_counter()
             try:
                 result = fn(*args)
             finally:
                 self.seconds_here += time.perf_counter() - began
-                self.calls_here += 1
             yield Completed(handle, result)
         if self._cluster is None:
             return
@@ -123,13 +126,19 @@ class StartingExecutor(Executor):
         ``start_after_s`` and the tasks left are expected to take as long again."""
         if self._cluster is not None:
             return
-        long_tasks = seconds_per_task is None or seconds_per_task > self.start_after_s
-        worth_it = (
-            self.seconds_here >= self.start_after_s
-            and (seconds_per_task or 0.0) * tasks_left > self.start_after_s
-        )
-        if long_tasks or worth_it:
+        if seconds_per_task is None or seconds_per_task > self.start_after_s:
             self._start_cluster()
+            return
+        self._left_s = seconds_per_task * tasks_left
+        if self._worth_starting():
+            self._start_cluster()
+
+    def _worth_starting(self) -> bool:
+        """Whether the calls run here took ``start_after_s`` and the work left is longer."""
+        left = self._left_s
+        return self.seconds_here >= self.start_after_s and (
+            left is None or left > self.start_after_s
+        )
 
     @property
     def started(self) -> bool:
@@ -187,8 +196,6 @@ def cluster_here() -> AbstractContextManager[Any]:
 
 
 def _in_dask_worker() -> bool:
-    import sys
-
     if "distributed" not in sys.modules:
         return False
     from distributed import get_worker
