@@ -43,18 +43,11 @@ def check(cluster: Any) -> None:
 def workers(cluster: Any) -> Workers:
     """cluster.n_workers processes (null: one a core), each with cluster.memory_limit (a
     process holds at most this machine's memory, whatever the limit)."""
-    limit = worker_memory_limit(cluster.memory_limit, cluster.threads_per_worker)
+    limit = worker_memory.memory_limit(cluster.memory_limit, cluster.threads_per_worker)
     budget = worker_budget(limit, f"cluster.memory_limit={cluster.memory_limit}")
     memory = machine_memory()
     total = None if budget else Budget(memory, f"this machine's memory ({format_bytes(memory)})")
     return Workers(cluster.n_workers or os.cpu_count() or 1, budget, memory=total)
-
-
-def worker_memory_limit(setting: Any, nthreads: int) -> int | None:
-    """The memory limit (bytes; None: none) a Dask worker with ``nthreads`` threads takes
-    from the ``memory_limit`` setting, exactly as the worker parses it ("auto": this
-    machine's memory, or its cgroup limit, times its share of the cores)."""
-    return worker_memory.memory_limit(setting, nthreads)
 
 
 def machine_memory() -> int:
