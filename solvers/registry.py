@@ -11,6 +11,7 @@ Nothing here knows about Hydra, Dask or files: solvers stay pure.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import math
 import time
@@ -141,14 +142,23 @@ def standard_deviations(fam: Family, row: Row) -> Row:
     square root of each float variance column (an exact variance's root is generally
     irrational, so the std is a float even where the variance is exact)."""
     out = {}
-    for name in fam.columns:
-        std = std_column(name)
-        if std is None or name.endswith("_exact") or row.get(std) is not None:
-            continue
+    for name, std in _variances(tuple(fam.columns)):
         variance = row.get(name)
-        if variance is not None:
+        if variance is not None and row.get(std) is None:
             out[std] = math.sqrt(variance) if variance >= 0 else math.nan
     return out
+
+
+@functools.cache
+def _variances(columns: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(float variance column, its std column) among ``columns``: found once per family,
+    since every row of every task asks (a row's stds took 1.9 us scanning the columns, 0.7 us
+    so, beside the load benchmark's ~220 us solves)."""
+    return tuple(
+        (name, std)
+        for name in columns
+        if (std := std_column(name)) is not None and not name.endswith("_exact")
+    )
 
 
 def family_summary(name: str) -> Callable[..., str] | None:
