@@ -1,27 +1,25 @@
 """What compiling the Numba kernels costs a study, from an empty compile cache.
 
     python benchmarks/compile_costs.py kernels suits52_quick      # per kernel, one process
-    python benchmarks/compile_costs.py study suits52_quick        # first run against cached
-    python benchmarks/compile_costs.py study suits52_quick --code /path/to/other/checkout
+    python benchmarks/compile_costs.py kernels suits52_quick --write  # into docs/data
+    python benchmarks/compile_costs.py kernels suits52_quick --code /path/to/other/checkout
     python benchmarks/compile_costs.py tests tests/test_high_low.py tests/test_mastermind.py
 
 ``kernels``: the study run with ``cluster=sync`` (every task in one process) on a new, empty
 ``NUMBA_CACHE_DIR``, each compilation timed by a listener of Numba's ``numba:compile``
 events; prints each module's kernels compiled and their compile seconds (a kernel's own,
-less the callees compiled inside it), and the ten dearest kernels.
-
-``study``: ``python -m pipeline study=NAME`` (the default cluster: 2 LocalCluster workers)
-twice on one new ``NUMBA_CACHE_DIR``, each into a new outputs folder: the first run compiles,
-the second finds the kernels cached.  Prints wall and CPU seconds (this process's children:
-the driver and its workers) and the compilations and cache loads Numba logged
-(``NUMBA_DEBUG_CACHE``: a "data saved" line per compilation, a "data loaded" line per
-load), then first / cached.  ``--code`` runs another checkout's code (``PYTHONPATH``) the same
-way after this one's, side by side.
+less the callees compiled inside it), and the twelve dearest kernels.  With ``--code``, the
+other checkout's code runs first, then this one's, and a table puts each kernel's compile
+seconds of the two side by side (the kernels dearest in either).  ``--write`` stores this
+checkout's totals and dearest kernels in ``docs/data/compile_costs.yaml`` under the study's
+name (the benchmarks page quotes it).
+A study's first run against a cached one: benchmarks/first_use.py.
 
 ``tests``: two pytest runs at once (as pytest-xdist's two processes run two test files), each
 given as one string of pytest arguments, on one new, empty ``NUMBA_CACHE_DIR``: each one's
 wall and CPU seconds, compilations and cache loads, and what the two compiled both (the
-duplicates the cache's lock is there to avoid).  ``--code`` as for ``study``.
+duplicates the cache's lock is there to avoid).  ``--code`` runs another checkout's code
+(``PYTHONPATH``) the same way after this one's, side by side.
 """
 
 from __future__ import annotations
@@ -37,6 +35,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "docs" / "data" / "compile_costs.yaml"
 
 # the study in this process, each compilation's seconds recorded (inclusive, and its callees'
 # compiled inside it) and written as JSON to argv[2] at the end (argv: study, JSON, outputs)
@@ -55,7 +54,8 @@ class Timed(ev.Listener):
         seconds = time.perf_counter() - start
         if stack:
             stack[-1][2] += seconds
-        records.append({"kernel": name, "seconds": seconds, "own": seconds - inner})
+        records.append({"kernel": name, "seconds": seconds, "own": seconds - inner,
+                        "signature": str(event.data.get("args"))})
 
 ev.register("numba:compile", Timed())
 from pipeline.__main__ import main
@@ -69,35 +69,127 @@ finally:
 """
 
 
-def kernel_costs(study: str) -> list[dict]:
-    """Each compilation of the study's run on an empty cache: kernel, seconds, own seconds."""
+def kernel_costs(study: str, code: Path = ROOT) -> list[dict]:
+    """Each compilation of the study's run with ``code`` on an empty cache: kernel, seconds,
+    own seconds, the argument types compiled for."""
     with tempfile.TemporaryDirectory(prefix="compile-costs-") as tmp:
         out = Path(tmp) / "records.json"
-        env = {**os.environ, "NUMBA_CACHE_DIR": f"{tmp}/cache", "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "NUMBA_CACHE_DIR": f"{tmp}/cache", "PYTHONPATH": str(code)}
         cmd = [sys.executable, "-c", TIMED_RUN, study, str(out), f"{tmp}/out"]
         subprocess.run(cmd, env=env, cwd=tmp, check=True, stdout=subprocess.DEVNULL)
         return json.loads(out.read_text())
 
 
-def print_kernel_costs(study: str) -> None:
-    start = time.perf_counter()
-    records = kernel_costs(study)
-    wall = time.perf_counter() - start
-    modules: dict[str, list[dict]] = {}
+def per_kernel(records: list[dict]) -> dict[str, dict]:
+    """Each kernel's compilations (one per signature) and own compile seconds, dearest
+    first (Numba's own library functions, compiled on the way, as one entry)."""
+    out: dict[str, dict] = {}
     for rec in records:
-        modules.setdefault(rec["kernel"].rsplit(".", 1)[0], []).append(rec)
-    total = sum(r["own"] for r in records)
-    print(f"study {study}, cluster=sync, empty cache: {wall:.1f} s wall, load {_load()}")
-    print(f"{len(records)} compilations, {total:.1f} s compiling\n")
+        name = rec["kernel"].removeprefix("solvers.")
+        if not rec["kernel"].startswith("solvers."):
+            name = "Numba's library functions"
+        entry = out.setdefault(name, {"compilations": 0, "seconds": 0.0})
+        entry["compilations"] += 1
+        entry["seconds"] += rec["own"]
+    for entry in out.values():
+        entry["seconds"] = round(entry["seconds"], 2)
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]["seconds"]))
+
+
+def print_kernel_costs(study: str, write: bool) -> None:
+    run = kernels_run(study, ROOT)
+    print(f"study {study}, cluster=sync, empty cache: {run['wall_s']} s wall, load {run['load']}")
+    print(f"{run['compilations']} compilations, {run['compile_s']} s compiling\n")
     print("| module | compilations | compile s | share |")
     print("|---|---|---|---|")
-    for module, recs in sorted(modules.items(), key=lambda kv: -sum(r["own"] for r in kv[1])):
-        own = sum(r["own"] for r in recs)
+    modules: dict[str, list[float]] = {}
+    for rec in run["records"]:
+        modules.setdefault(rec["kernel"].rsplit(".", 1)[0], []).append(rec["own"])
+    for module, own in sorted(modules.items(), key=lambda kv: -sum(kv[1])):
         name = module.removeprefix("solvers.")
-        print(f"| {name} | {len(recs)} | {own:.1f} | {own / total:.0%} |")
-    print("\n| kernel | compile s (own) |\n|---|---|")
-    for rec in sorted(records, key=lambda r: -r["own"])[:10]:
-        print(f"| {rec['kernel'].removeprefix('solvers.')} | {rec['own']:.1f} |")
+        print(f"| {name} | {len(own)} | {sum(own):.1f} | {sum(own) / run['compile_s']:.0%} |")
+    print("\n| kernel | compilations | compile s (own) |\n|---|---|---|")
+    for name, entry in list(run["kernels"].items())[:12]:
+        print(f"| {name} | {entry['compilations']} | {entry['seconds']:.1f} |")
+    if write:
+        write_run(study, run)
+
+
+def kernels_run(study: str, code: Path) -> dict:
+    """The study's compilations with ``code`` on an empty cache: totals, each compilation
+    (``records``) and each kernel's (``kernels``, dearest first)."""
+    load_before = _load()
+    start = time.perf_counter()
+    records = kernel_costs(study, code)
+    return {
+        "code": code_label(code),
+        "wall_s": round(time.perf_counter() - start, 1),
+        "compile_s": round(sum(r["own"] for r in records), 1),
+        "compilations": len(records),
+        "load": f"{load_before} / {_load()}",
+        "records": records,
+        "kernels": per_kernel(records),
+    }
+
+
+def kernels_side_by_side(study: str, other: Path, write: bool) -> None:
+    """The study's compilations with ``other``'s code, then with this checkout's: each
+    kernel's own compile seconds of the two, the dearest twelve in either."""
+    runs = {name: kernels_run(study, code) for name, code in (("other", other), ("this", ROOT))}
+    for name, run in runs.items():
+        print(f"{name} ({run['code']}): {run['compilations']} compilations, "
+              f"{run['compile_s']} s compiling, load {run['load']}")  # fmt: skip
+    old, new = runs["other"]["kernels"], runs["this"]["kernels"]
+    dearest = sorted(
+        set(old) | set(new),
+        key=lambda k: -max(old.get(k, {}).get("seconds", 0), new.get(k, {}).get("seconds", 0)),
+    )[:12]
+    print("\n| kernel | other: compilations, s | this: compilations, s |\n|---|---|---|")
+    for k in dearest:
+        cells = [
+            f"{d[k]['compilations']}, {d[k]['seconds']:.1f}" if k in d else "-" for d in (old, new)
+        ]
+        print(f"| {k} | {cells[0]} | {cells[1]} |")
+    if write:
+        write_run(study, runs["this"])
+
+
+def write_run(study: str, run: dict) -> None:
+    """This checkout's run of ``study`` into DATA (the other studies' entries kept): totals
+    and the twelve dearest kernels, keyed so the manual can quote them."""
+    import yaml
+
+    kernels = {
+        quote_key(name): {"kernel": name, **entry}
+        for name, entry in list(run["kernels"].items())[:12]
+    }
+    totals = {k: v for k, v in run.items() if k not in ("records", "kernels")}
+    kept = yaml.safe_load(DATA.read_text()) if DATA.exists() else {}
+    kept = {k: v for k, v in (kept or {}).items() if k != study}
+    kept[study] = {**totals, "kernels": kernels}
+    header = (
+        "# benchmarks/compile_costs.py kernels STUDY --write: the study on cluster=sync from an\n"
+        "# empty Numba cache: compilations, own compile seconds, the dearest kernels'\n"
+    )
+    DATA.write_text(header + yaml.safe_dump(kept, sort_keys=False, width=100))
+    print(f"wrote {DATA}")
+
+
+def code_label(code: Path) -> str:
+    """The checkout's commit, and ``+ changes`` when its solvers differ from it."""
+    git = ["git", "-C", str(code)]
+    commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    changed = subprocess.run(
+        [*git, "status", "--porcelain", "solvers"], capture_output=True, text=True
+    )
+    label = commit.stdout.strip() or str(code)
+    return f"{label} + changes" if changed.stdout.strip() else label
+
+
+def quote_key(kernel: str) -> str:
+    """A kernel's key in the data file, quotable by the manual (no dots): its module's last
+    part and its name, ``last_layer-pass_logs``."""
+    return "library" if " " in kernel else "-".join(kernel.rsplit(".", 2)[-2:])
 
 
 def _load() -> str:
@@ -130,29 +222,6 @@ def timed_study(study: str, code: Path, cache: Path, outputs: Path) -> dict:
         "loaded": log.count("[cache] data loaded from"),
         "load": _load(),
     }
-
-
-def first_and_cached(study: str, code: Path) -> tuple[dict, dict]:
-    with tempfile.TemporaryDirectory(prefix="compile-costs-") as tmp:
-        cache = Path(tmp) / "cache"
-        first = timed_study(study, code, cache, Path(tmp) / "first")
-        cached = timed_study(study, code, cache, Path(tmp) / "cached")
-    return first, cached
-
-
-def print_study(study: str, codes: list[Path]) -> None:
-    print("| code | run | wall s | CPU s | compiled | loaded | load after |")
-    print("|---|---|---|---|---|---|---|")
-    for code in codes:
-        first, cached = first_and_cached(study, code)
-        for name, run in (("empty cache", first), ("cached", cached)):
-            print(
-                f"| {code} | {name} | {run['wall']:.1f} | {run['cpu']:.1f} | "
-                f"{run['compiled']} | {run['loaded']} | {run['load']} |",
-                flush=True,
-            )
-        ratio_wall, ratio_cpu = first["wall"] / cached["wall"], first["cpu"] / cached["cpu"]
-        print(f"| {code} | empty / cached | {ratio_wall:.2f}x | {ratio_cpu:.2f}x | | | |")
 
 
 def pytest_pair(pair: list[str], code: Path) -> list[dict]:
@@ -218,14 +287,17 @@ def print_pytest_pair(pair: list[str], codes: list[Path]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["kernels", "study", "tests"])
+    parser.add_argument("what", choices=["kernels", "tests"])
     parser.add_argument("study", nargs="+", help="a study (e.g. suits52_quick); for tests, two")
     parser.add_argument("--code", type=Path, action="append", default=[], help="another checkout")
+    parser.add_argument(
+        "--write", action="store_true", help=f"kernels: store this checkout's run in {DATA}"
+    )
     args = parser.parse_args()
-    if args.what == "kernels":
-        print_kernel_costs(args.study[0])
-    elif args.what == "study":
-        print_study(args.study[0], [ROOT, *args.code])
+    if args.what == "kernels" and args.code:
+        kernels_side_by_side(args.study[0], args.code[0].resolve(), args.write)
+    elif args.what == "kernels":
+        print_kernel_costs(args.study[0], args.write)
     else:
         print_pytest_pair(args.study, [ROOT, *args.code])
 

@@ -229,3 +229,37 @@ def test_the_start_up_table_s_ratios_are_its_own_times(quoted):
             if name == "rounds":
                 continue
             assert row["vs_loop"] == pytest.approx(row["wall_s"] / loop, abs=1e-3), (size, name)
+
+
+def test_the_first_use_table_s_ratios_are_its_own_times(quoted):
+    """docs/data/first_use.yaml (benchmarks/first_use.py): each study's ratios are its own
+    empty-cache and cached seconds divided, and "within target" is the wall ratio against
+    the file's target."""
+    table = quoted.data_file("first_use")
+    target = table["machine"]["target_ratio"]
+    studies = [key for key in table if key != "machine"]
+    assert studies, table
+    for study in studies:
+        for code, run in table[study].items():
+            empty, cached = run["empty"], run["cached"]
+            assert run["ratio_wall"] == pytest.approx(empty["wall_s"] / cached["wall_s"], abs=0.01)
+            assert run["ratio_cpu"] == pytest.approx(empty["cpu_s"] / cached["cpu_s"], abs=0.01)
+            assert run["within_target"] == (run["ratio_wall"] <= target), (study, code)
+
+
+def test_the_compile_table_names_kernels_the_solvers_make(quoted):
+    """docs/data/compile_costs.yaml (benchmarks/compile_costs.py): every kernel it names is a
+    cached kernel of the solvers (made by compile_once), and no kernel's seconds exceed its
+    run's total compile seconds."""
+    import importlib
+
+    from solvers.kit.compile_once import KERNELS
+
+    for study, run in quoted.data_file("compile_costs").items():
+        assert run["kernels"], study
+        for key, row in run["kernels"].items():
+            assert 0 < row["seconds"] <= run["compile_s"], (study, key)
+            if key != "library":
+                module, name = f"solvers.{row['kernel']}".rsplit(".", 1)
+                kernel = getattr(importlib.import_module(module), name)
+                assert any(kernel is made for made in KERNELS), (study, key)

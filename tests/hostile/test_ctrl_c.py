@@ -7,6 +7,8 @@ checked, while the summary is written, in a multirun whose jobs run in other pro
 
 from __future__ import annotations
 
+import fcntl
+import importlib
 import logging
 import os
 import shlex
@@ -16,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+import numba
+import numba.core.event as ev
 import pytest
 
 import pipeline.__main__ as command
@@ -24,6 +28,7 @@ import pipeline.summary
 import pipeline.worker
 from pipeline import store, store_layout
 from pipeline.ctrl_c import NOTHING_WRITTEN, nothing_written
+from solvers.kit import compile_once
 from tests.helpers.commands import cli_in_process
 from tests.helpers.nap_driver import nap_overrides, register_nap
 from tests.helpers.repository import ROOT
@@ -340,6 +345,80 @@ def test_ctrl_c_inside_a_compiled_kernel_stops_the_run_and_stores_no_failure(
     stored = store.load_results(outputs / "naps")
     assert len(stored) == 2 and set(stored["status"]) == {"ok"}
     assert not (outputs / "naps" / "summary.md").exists()
+
+
+COMPILED_ON_FIRST_USE = """
+from solvers.kit.compile_once import njit
+
+
+@njit(cache=True)
+def woken(i):
+    return i * 2 + 1
+"""
+
+
+class _CtrlCOnFirstCompile(ev.Listener):
+    """Ctrl-C once, as a terminal sends it, when Numba begins its first compilation."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+    def on_start(self, event):
+        if not self.sent:
+            self.sent += 1
+            signal.raise_signal(signal.SIGINT)
+
+    def on_end(self, event):
+        pass
+
+
+def test_ctrl_c_while_a_kernel_compiles_says_what_is_stored_and_the_rerun_compiles_it(
+    outputs, tmp_path, monkeypatch, capsys
+):
+    """Ctrl-C while a task's kernel compiles on its first use (an empty Numba cache) is the
+    one line naming the tasks stored before it, exit 130; the kernel's lock on the cache is
+    free and no cache entry is left for it; the same command again compiles the kernel and
+    stores every task's row."""
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "cache"))
+    package = tmp_path / "compiled_on_first_use"
+    package.mkdir()
+    (package / "__init__.py").write_text(COMPILED_ON_FIRST_USE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    kernels = importlib.import_module("compiled_on_first_use")
+
+    def woken_by_a_kernel(task: dict) -> list[dict]:
+        i = task["i"]
+        return [{"woke": kernels.woken(i) if i >= 2 else 2 * i + 1}]
+
+    register_nap("test_compiled_nap", woken_by_a_kernel)
+    study = [*_nap_study(outputs), "study.family=test_compiled_nap", "run.batch_size=1"]
+    listener = _CtrlCOnFirstCompile()
+    hook = sys.unraisablehook
+    try:
+        _commands_ctrl_c(monkeypatch)
+        with ev.install_listener("numba:compile", listener):
+            status, err = cli_in_process(monkeypatch, capsys, *study)
+    finally:
+        _pythons_ctrl_c(hook)
+    results = outputs / "naps" / "results"
+    assert listener.sent == 1 and status == 130, err
+    (line,) = err.strip().splitlines()
+    assert line.startswith(
+        f"stopped (Ctrl-C): 2 task(s) of 5 computed in this run and stored in {results}"
+    ), line
+    lock = compile_once.lock_path(kernels.woken)
+    fd = os.open(lock, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises if the lock were still held
+    finally:
+        os.close(fd)
+    assert not compile_once.is_compiled(kernels.woken)
+    assert sorted(store.load_results(outputs / "naps")["woke"]) == [1, 3]
+
+    status, err = cli_in_process(monkeypatch, capsys, *study)
+    assert status == 0, err
+    assert sorted(store.load_results(outputs / "naps")["woke"]) == [1, 3, 5, 7, 9]
+    assert compile_once.is_compiled(kernels.woken) and len(kernels.woken.overloads) == 1
 
 
 def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_command(monkeypatch, capsys):
