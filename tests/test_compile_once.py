@@ -207,6 +207,51 @@ def test_the_lock_and_index_are_named_beside_numbas_own_entries(tmp_path, monkey
     assert Path(compile_once.lock_path(kernels.callee)).exists()
 
 
+CONSTANTS = """
+from solvers.kit.compile_once import njit
+
+
+@njit(cache=True)
+def step(x, up, by):
+    return x + by if up else x - by
+
+
+@njit(cache=True)
+def steps(n):
+    total = 0
+    for i in range(n):
+        total += step(i, True, 1) + step(i, False, 2) + step(i, i % 2 == 0, 3)
+    return total
+
+
+@njit(cache=True)
+def pick(pair, k):
+    return pair[k]
+
+
+@njit(cache=True)
+def picks():
+    pair = (1, 2.5)
+    return pick(pair, 0) + pick(pair, 1)
+"""
+
+
+def test_a_kernel_called_with_constants_compiles_once_for_their_types(tmp_path, monkeypatch):
+    """Three calls with different constants (True, False, 1, 2, 3) and a bool variable share
+    one compilation of the callee, for (int64, bool, int64); a callee that cannot be typed
+    without its literal (a tuple of two types indexed by a constant) is compiled for each."""
+    package = tmp_path / "constant_kernels"
+    package.mkdir()
+    (package / "__init__.py").write_text(CONSTANTS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    kernels = importlib.import_module("constant_kernels")
+    assert kernels.steps(4) == sum((i + 1) + (i - 2) + (i + 3 if i % 2 == 0 else i - 3)
+                                   for i in range(4))  # fmt: skip
+    assert [str(sig) for sig in kernels.step.signatures] == ["(int64, bool, int64)"]
+    assert kernels.picks() == 3.5
+    assert len(kernels.pick.signatures) == 2
+
+
 def test_every_solver_kernel_is_made_by_compile_once():
     """No module of solvers/ but compile_once takes njit or jit from Numba itself."""
     direct = []

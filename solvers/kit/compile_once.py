@@ -24,6 +24,13 @@ Every lock is taken under Numba's own compiler lock, so threads of one process t
 at a time, and a kernel's lock taken again in its own process (a recursive kernel) is held,
 not awaited.
 
+A kernel called from another with constants (``_child(..., True, ...)``) is compiled for the
+constants' types (``bool``, ``int64``), not for each constant: Numba types a constant as a
+literal (``Literal[bool](True)``) and would compile the callee again for each combination of
+constants its callers pass; the call converts the constant, as it converts any argument.
+A kernel that cannot be typed without its literals (a heterogeneous tuple indexed by an
+argument, ``numba.literally``) is compiled for them.
+
 A compilation that runs over :data:`SAY_AFTER` seconds is said (once per module and process)
 as a warning of the task that runs it, on the terminal: which kernels, that it happens once
 per machine, and when it ends how long it took.  :func:`compiled_line` says for
@@ -44,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import numba
+from numba.core import errors, types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import Dispatcher
 from numba.core.sigutils import normalize_signature
@@ -83,7 +91,14 @@ def compiled_once(kernel: Any) -> Any:
 
     def compile(sig: Any) -> Any:
         with global_compiler_lock:
-            if tuple(normalize_signature(sig)[0]) in kernel.overloads:
+            args, returns = normalize_signature(sig)
+            general = tuple(types.unliteral(a) for a in args)
+            if general != tuple(args):
+                try:  # the kernel for the literals' types serves the call
+                    return compile(general if returns is None else returns(*general))
+                except (errors.TypingError, errors.ForceLiteralArg):
+                    pass  # a kernel that needs its literals (a tuple's index, ``literally``)
+            if tuple(args) in kernel.overloads:
                 return compile_here(sig)
             with machine_lock(lock_path(kernel)), said_if_slow(kernel):
                 return compile_here(sig)

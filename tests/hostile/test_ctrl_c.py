@@ -3,7 +3,8 @@
 documented line and exits 130: no worker's traceback, no Dask warning, after one Ctrl-C
 or a second; stopped before any batch is stored, it leaves nothing.
 Every stop says what is stored: while the modules import, while the config files are
-checked, while the summary is written, in a multirun whose jobs run in other processes."""
+checked, while a kernel compiles, while the summary is written, in a multirun whose jobs run
+in other processes."""
 
 from __future__ import annotations
 
