@@ -22,7 +22,7 @@ import pytest
 
 from solvers import TaskError, solve
 from solvers.card_guessing.tasks import ranked_tasks
-from solvers.card_guessing.uniform_deck import chunks, in_memory, out_of_core
+from solvers.card_guessing.uniform_deck import chunks, in_memory, out_of_core, values
 from solvers.kit import current_task
 from solvers.kit.budget import Budget
 from solvers.kit.checkpoints import SEALS, Checkpoints
@@ -50,6 +50,16 @@ def same(a: in_memory.Solution, b: in_memory.Solution) -> None:
 def test_out_of_core_in_this_process_matches_in_memory(deck, policy, window):
     layered = out_of_core.solve(deck, policy, window, chunk=out_of_core.ALIGN)
     same(layered, in_memory.solve(deck, policy, window=window))
+
+
+def test_in_memory_and_out_of_core_solves_use_one_compilation_of_each_layer_kernel():
+    """Both solves pass the layers a kernel reads as read-only arrays (the out-of-core solve
+    maps its files read-only), so the layer kernel, the dearest to compile, is compiled for
+    one signature, not again for writable arrays."""
+    deck = (3, 3, 3)
+    same(out_of_core.solve(deck, "optimal", 0.0, chunk=out_of_core.ALIGN),
+         in_memory.solve(deck, "optimal"))  # fmt: skip
+    assert len(values.layer_values.signatures) == 1, values.layer_values.signatures
 
 
 @pytest.mark.parametrize(("policy", "window"), POLICIES)

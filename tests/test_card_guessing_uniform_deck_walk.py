@@ -25,6 +25,7 @@ from solvers.card_guessing.uniform_deck.ranks import (
     _yes_code,
     codes,
     log_factorials,
+    read_only,
 )
 
 DECKS = [(4,) * 4, (3,) * 5, (2,) * 6, (1,) * 7, (5,) * 3, (4,) * 5]
@@ -113,7 +114,7 @@ def test_the_last_layer_s_log_a_counts_the_arrangements(deck):
     for t in range(n + 1):
         last_layer.pass_logs(t, unconf, logs, *args, logf)
         ranks = np.flatnonzero(unconf == t)
-        listed[ranks] = last_layer.logs_of(t, ranks, listed, *args, logf)
+        listed[ranks] = last_layer.logs_of(t, ranks, read_only(listed), *args, logf)
     assert np.array_equal(logs, listed)  # the whole layer's pass and a list of its ranks
     seq = np.empty(cd.r, np.int64)
     counted = 0

@@ -24,6 +24,7 @@ from solvers.card_guessing.uniform_deck.ranks import (
     codes,
     kernel,
     log_factorials,
+    read_only,
 )
 from solvers.kit.compiled import ctrl_c_held
 
@@ -142,7 +143,8 @@ def solve(
     for layer in range(n - 1, -1, -1):
         size = int(cd.sizes[layer])
         with ctrl_c_held():  # Ctrl-C stops the solve once the kernel returns
-            rows, best = values.layer_values(layer, 0, size, POLICIES[policy], window, *args, rows)
+            rows, best = values.layer_values(layer, 0, size, POLICIES[policy], window, *args,
+                                             read_only(rows))  # fmt: skip
         if layer < len(top):
             top[layer] = (rows[:, 0], rows[:, 1], best)
         feasible.append(int(np.count_nonzero(rows[:, 0] > -np.inf)))
