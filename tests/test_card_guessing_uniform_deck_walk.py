@@ -25,8 +25,8 @@ from solvers.card_guessing.uniform_deck.ranks import (
     _yes_code,
     codes,
     log_factorials,
-    read_only,
 )
+from solvers.kit.compile_once import read_only
 
 DECKS = [(4,) * 4, (3,) * 5, (2,) * 6, (1,) * 7, (5,) * 3, (4,) * 5]
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from solvers.high_low import deck, estimated_seconds, needs
-from solvers.high_low.float_layers import coding, sizes, solver
+from solvers.high_low.float_layers import coding, layer, sizes, solver
 from solvers.kit.budget import Budget
 from solvers.kit.checkpoints import Checkpoints
 from solvers.kit.task_context import TaskContext
@@ -51,6 +51,16 @@ def same_solution(a: solver.Result, b: solver.Result) -> None:
     )
     assert [d.state for d in a.top] == [d.state for d in b.top]
     assert [d.state for d in a.top_uneven] == [d.state for d in b.top_uneven]
+
+
+def test_layers_in_memory_and_on_disk_use_one_compilation_of_the_layer_kernel():
+    """Both storages pass the layer the kernel reads as a read-only array (the disk's is
+    mapped read-only), so the layer kernel is compiled for one signature, not again for a
+    writable array."""
+    memory = solver.solve(4, 3, "lose", "optimal", False, "memory", context())
+    on_disk = solver.solve(4, 3, "lose", "optimal", False, "disk", context())
+    assert memory.p == on_disk.p
+    assert len(layer._layer.signatures) == 1, layer._layer.signatures
 
 
 @pytest.mark.parametrize("ranks, suits", [(5, 3), (4, 4), (3, 5)])

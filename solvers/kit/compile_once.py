@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import numba
+import numpy as np
 from numba.core import errors, types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import Dispatcher
@@ -80,6 +81,16 @@ def njit(*args: Any, **options: Any) -> Any:
     if isinstance(made, Dispatcher):
         return compiled_once(made)
     return lambda func: compiled_once(made(func))
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    """A view of ``a`` that kernels may only read.  Numba compiles a kernel once for
+    read-only arrays and again for writable ones: an array a kernel only reads is passed
+    read-only on every path (in memory as when mapped read-only from a file), so the kernel
+    compiles once."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def compiled_once(kernel: Any) -> Any:

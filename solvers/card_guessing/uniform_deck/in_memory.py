@@ -24,8 +24,8 @@ from solvers.card_guessing.uniform_deck.ranks import (
     codes,
     kernel,
     log_factorials,
-    read_only,
 )
+from solvers.kit.compile_once import read_only
 from solvers.kit.compiled import ctrl_c_held
 
 VALUE_BYTES = 24  # log A, E[future], E[future^2] per state of a layer

@@ -59,16 +59,6 @@ parallel_kernel = njit(cache=True, nogil=True, parallel=True)
 inline_kernel = njit(cache=True, nogil=True, inline="always")
 
 
-def read_only(a: np.ndarray) -> np.ndarray:
-    """A view of ``a`` the kernels may only read.  The layers a kernel reads (the next
-    layer's rows, the last layer's log counts) are passed read-only everywhere, as the
-    out-of-core solve's mapped files are: a kernel compiled for read-only arrays and again
-    for writable ones would compile twice (``layer_values`` ~12 s each)."""
-    view = a.view()
-    view.flags.writeable = False
-    return view
-
-
 # ------------------------------------------------------------------------------ the codes
 
 

@@ -20,6 +20,7 @@ from solvers.high_low.float_layers.sizes import (
 )
 from solvers.high_low.float_layers.storage import _layer_store
 from solvers.kit import task_context
+from solvers.kit.compile_once import read_only
 from solvers.registry import TaskError
 
 Ties = str  # "lose", "win" or "push"
@@ -99,8 +100,8 @@ def solve(
 
             def part(cur, base, lo, hi, ch_lo, ch_hi, m=m, prev=prev, pbase=pbase):
                 return _layer(m, ranks, suits, bits, ties != "lose", optimal, before, sizes,
-                              prev, pbase, cur, base, departures and m < n, lgam, top, found,
-                              lo, hi, ch_lo, ch_hi)  # fmt: skip
+                              read_only(prev), pbase, cur, base, departures and m < n, lgam,
+                              top, found, lo, hi, ch_lo, ch_hi)  # fmt: skip
 
             cur, count = store.compute(m, cbase, part)
             if m < n:
