@@ -263,3 +263,16 @@ def test_the_compile_table_names_kernels_the_solvers_make(quoted):
                 module, name = f"solvers.{row['kernel']}".rsplit(".", 1)
                 kernel = getattr(importlib.import_module(module), name)
                 assert any(kernel is made for made in KERNELS), (study, key)
+
+
+def test_the_lock_tables_show_fewer_compilations_with_the_lock(quoted):
+    """docs/data/compile_lock.yaml: with the lock a study on an empty cache compiles fewer
+    entries and spends less CPU than without it, a cached run compiles none, and the two
+    pytest processes compile no entry twice; what the benchmarks page says of it."""
+    lock = quoted.data_file("compile_lock")
+    study, tests = lock["study"], lock["tests"]
+    assert study["with_lock"]["empty"]["compiled"] < study["without_lock"]["empty"]["compiled"]
+    assert study["with_lock"]["empty"]["cpu_s"] < study["without_lock"]["empty"]["cpu_s"]
+    cached = [study[side]["cached"]["compiled"] for side in ("with_lock", "without_lock")]
+    assert cached == [0, 0]
+    assert tests["with_lock"]["compiled_twice"] == 0 < tests["without_lock"]["compiled_twice"]
