@@ -22,7 +22,7 @@ import pytest
 
 from solvers import TaskError, solve
 from solvers.card_guessing.tasks import ranked_tasks
-from solvers.card_guessing.uniform_deck import chunks, in_memory, out_of_core, values
+from solvers.card_guessing.uniform_deck import chunks, in_memory, last_layer, out_of_core, values
 from solvers.kit import current_task
 from solvers.kit.budget import Budget
 from solvers.kit.checkpoints import SEALS, Checkpoints
@@ -54,12 +54,13 @@ def test_out_of_core_in_this_process_matches_in_memory(deck, policy, window):
 
 def test_in_memory_and_out_of_core_solves_use_one_compilation_of_each_layer_kernel():
     """Both solves pass the layers a kernel reads as read-only arrays (the out-of-core solve
-    maps its files read-only), so the layer kernel, the dearest to compile, is compiled for
-    one signature, not again for writable arrays."""
+    maps its files read-only) and the pieces it writes as writable ones, so the layer kernel
+    and the last layer's, the dearest to compile, are each compiled for one signature."""
     deck = (3, 3, 3)
     same(out_of_core.solve(deck, "optimal", 0.0, chunk=out_of_core.ALIGN),
          in_memory.solve(deck, "optimal"))  # fmt: skip
     assert len(values.layer_values.signatures) == 1, values.layer_values.signatures
+    assert len(last_layer.pass_logs.signatures) == 1, last_layer.pass_logs.signatures
 
 
 @pytest.mark.parametrize(("policy", "window"), POLICIES)

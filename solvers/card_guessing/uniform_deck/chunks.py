@@ -129,16 +129,15 @@ def last_log_chunk(deck, t, lo, hi, t_path, log_path):
     cpu = time.process_time()
     cd = _codes(tuple(deck))
     n = cd.n_cards
-    ranks = lo + np.flatnonzero(_pread(t_path, np.int8, lo, hi) == t)
+    unconf = _pread(t_path, np.int8, lo, hi)
     logs = _mapped(log_path, int(cd.sizes[n]), 0)
+    out = np.memmap(log_path, dtype=np.float64, mode="r+", offset=lo * 8, shape=hi - lo)
     with ctrl_c_held():
-        vals = last_layer.logs_of(t, ranks, logs, *cd.kernel_args(), log_factorials(n))
-    del logs
-    out = _mapped(log_path, int(cd.sizes[n]), 0, mode="r+")
-    out[ranks] = vals
+        last_layer.pass_logs(t, lo, unconf, logs, out, *cd.kernel_args(), log_factorials(n))
     out.flush()
-    del out
-    return int(np.count_nonzero(vals > -np.inf)), time.process_time() - cpu
+    finite = int(np.count_nonzero(out[unconf == t] > -np.inf))
+    del logs, out  # unmapped
+    return finite, time.process_time() - cpu
 
 
 def _paths_in(lo: int, hi: int, slices: Sequence[tuple[str, int, int]]) -> np.ndarray:

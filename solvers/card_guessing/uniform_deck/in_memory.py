@@ -55,7 +55,7 @@ def last_layer_log_counts(cd: Codes) -> np.ndarray:
     logf = log_factorials(n)
     for t in range(n + 1):
         with ctrl_c_held():
-            last_layer.pass_logs(t, unconfirmed, logs, *args, logf)
+            last_layer.pass_logs(t, 0, unconfirmed, read_only(logs), logs, *args, logf)
     return logs
 
 

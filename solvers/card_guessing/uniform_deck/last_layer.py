@@ -59,37 +59,28 @@ def unconfirmed(layer, lo, hi, m, r, big, weight, eq, le, offsets, n_p, count, r
 
 
 @parallel_kernel
-def pass_logs(t, unconf, logs, m, r, big, weight, eq, le, offsets, n_p, count, refused, logf):
-    """Fill log A of the states with t unconfirmed cards (``unconf[i] == t``) in ``logs``, the
-    whole layer (those with t - 1 are done)."""
-    size = logs.size
+def pass_logs(t, lo, unconf, logs, out, m, r, big, weight, eq, le, offsets, n_p, count, refused,
+              logf):  # fmt: skip
+    """log A of the ranks ``lo + s`` of the last layer with t unconfirmed cards
+    (``unconf[s] == t``) into ``out[s]``, from ``logs``, the whole layer (those with t - 1
+    are done); ``out``'s other entries are left as they are.
+
+    One kernel for both solves (the dearest of the last layer to compile, ~16 s): in memory
+    ``out`` is the layer itself (``lo`` 0, ``logs`` a read-only view of it); out of core a
+    chunk's piece of the layer's file, mapped for writing, ``logs`` the file mapped
+    read-only."""
+    size = unconf.size
     for chunk in prange((size + CHUNK - 1) // CHUNK):
         seq, wrem, base, ends = walk.walk_arrays(r)
         work = _work(r)
         e = -1
-        for i in range(chunk * CHUNK, min(size, (chunk + 1) * CHUNK)):
-            if unconf[i] != t:
+        for s in range(chunk * CHUNK, min(size, (chunk + 1) * CHUNK)):
+            if unconf[s] != t:
                 continue
-            e = _stand_on(i, e, m, r, big, weight, eq, le, offsets, seq, wrem, base, ends)
-            logs[i] = _last_log(i, seq, e, t, logs, m, r, big, weight, eq, le, offsets, n_p,
-                                count, refused, logf, wrem, base, work)  # fmt: skip
-
-
-@parallel_kernel
-def logs_of(t, ranks, logs, m, r, big, weight, eq, le, offsets, n_p, count, refused, logf):
-    """log A of the states ``ranks`` (increasing; each with t unconfirmed cards) from ``logs``,
-    the whole layer (those with t - 1 are done)."""
-    out = np.empty(ranks.size)
-    for chunk in prange((ranks.size + CHUNK - 1) // CHUNK):
-        seq, wrem, base, ends = walk.walk_arrays(r)
-        work = _work(r)
-        e = -1
-        for s in range(chunk * CHUNK, min(ranks.size, (chunk + 1) * CHUNK)):
-            i = ranks[s]
+            i = lo + s
             e = _stand_on(i, e, m, r, big, weight, eq, le, offsets, seq, wrem, base, ends)
             out[s] = _last_log(i, seq, e, t, logs, m, r, big, weight, eq, le, offsets, n_p,
                                count, refused, logf, wrem, base, work)  # fmt: skip
-    return out
 
 
 @kernel
