@@ -66,7 +66,10 @@ def _descend(i, p, e, r, table, weight, seq, wrem, base, hi):
         top = lo
 
 
-@inline_kernel
+# not inlined (each layer kernel calls it once per chunk, and step when a block of exhausted
+# types ends): inlined, each caller compiled two more copies of the descent, ~36% of the
+# uniform-deck kernels' compile (35.1 -> 22.4 s on 2 x 2), at the same speed per rank
+@kernel
 def start(i, layer, m, r, big, weight, eq, le, offsets, seq, wrem, base, hi):
     """Stand on rank ``i`` of ``layer`` (unranked afresh); returns its exhausted types e."""
     if i < offsets[layer, 1]:
