@@ -38,7 +38,11 @@ class BatchCutter:
     """Cuts the plan's tasks into batches as they are needed, sized to take ~batch_seconds.
 
     A batch is a grid and positions in it (a worker builds the tasks itself).  The first
-    batches (those submitted before any has finished) hold one task each; then the size
+    batches (those submitted before any has finished) hold one task each, taken from the
+    study's grids in turn (the first task of each grid, then the second...), so the first
+    tasks the workers run are of different kinds: on a machine where the solvers' kernels are
+    not compiled yet, each worker compiles those of its own kind at the same time, rather
+    than waiting for another to compile the ones they all need.  Then the size
     follows the solver time per task of the batches seen, never more than ``max_batch`` and
     never so large that the last batches leave workers idle.  ``in_flight`` batches are
     out at a time: ``run.max_in_flight`` per worker, or, when the free disk holds the
@@ -55,8 +59,11 @@ class BatchCutter:
     def __init__(self, tasks: Plan, n_workers: int, run_cfg: RunConfig, at_once: int | None = None):
         self.plan = tasks
         self.left = len(tasks)
-        self.slices = tasks.slices()
-        self.current: tuple[int, np.ndarray] | None = None
+        n_grids = len(tasks.grids)
+        self._slices = [tasks.slices(grids=[g]) for g in range(n_grids)]
+        self._pending: list[np.ndarray] = [np.empty(0, np.int64)] * n_grids
+        self._first = 0  # grids before it have no task left
+        self._turn = 0  # the grid the next of the first batches is taken from
         self.n_workers = max(1, n_workers)
         self.fixed = None if run_cfg.batch_size == "auto" else run_cfg.batch_size
         self.max_batch = run_cfg.max_batch
@@ -89,16 +96,32 @@ class BatchCutter:
         return max(1, min(self.max_batch, target, fair))
 
     def next_batch(self) -> TaskSlice | None:
-        """The next batch (never across two grids), or None when every task is out."""
-        if self.current is None or not len(self.current[1]):
-            self.current = next(self.slices, None)
-            if self.current is None:
-                return None
-        g, positions = self.current
+        """The next batch (never across two grids), or None when every task is out: while no
+        time per task is known, from the grids in turn; then in study order."""
+        n_grids = len(self._pending)
+        while self._first < n_grids and not self._has_tasks(self._first):
+            self._first += 1
+        if self._first == n_grids:
+            return None
+        g = self._first
+        if self.fixed is None and self.per_task is None:  # the first batches: grids in turn
+            g = next(k % n_grids for k in range(self._turn, self._turn + n_grids)
+                     if self._has_tasks(k % n_grids))  # fmt: skip
+            self._turn = g + 1
         size = self.size()
-        self.current = (g, positions[size:])
+        positions = self._pending[g]
+        self._pending[g] = positions[size:]
         self.left -= min(size, len(positions))
         return TaskSlice(self.plan.grids[g], positions[:size])
+
+    def _has_tasks(self, g: int) -> bool:
+        """Whether grid ``g`` has tasks not yet cut into a batch (its next slice read)."""
+        while not len(self._pending[g]):
+            nxt = next(self._slices[g], None)
+            if nxt is None:
+                return False
+            self._pending[g] = nxt[1]
+        return True
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 import itertools
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -96,10 +96,13 @@ class Plan:
             for tid, task in self.grids[g].tasks_at(positions):
                 yield PlannedTask(tid, task)
 
-    def slices(self, size: int = CHUNK) -> Iterator[tuple[int, np.ndarray]]:
-        """(grid number, positions to run) in study order, at most ``size`` positions each."""
-        for g, grid in enumerate(self.grids):
-            keep = self.keep[g]
+    def slices(
+        self, size: int = CHUNK, grids: Iterable[int] | None = None
+    ) -> Iterator[tuple[int, np.ndarray]]:
+        """(grid number, positions to run) in study order, at most ``size`` positions each;
+        of the grids numbered ``grids`` only, when given."""
+        for g in range(len(self.grids)) if grids is None else grids:
+            grid, keep = self.grids[g], self.keep[g]
             for lo in range(0, len(grid), size):
                 hi = min(lo + size, len(grid))
                 if keep is None:

@@ -95,6 +95,36 @@ def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_tim
     assert min(sizes[1:-2]) >= 10  # the tail stops at a tenth of the target (the last
 
 
+def test_the_first_batches_take_the_grids_in_turn_then_the_study_order():
+    """The batches out before any has finished hold one task each, from the study's grids in
+    turn (so the first tasks the workers run are of different kinds, and on a new machine
+    compile different kernels at once); once a time per task is known, the batches follow
+    the study's order, and every task is in exactly one batch."""
+    from pipeline.driver import BatchCutter
+
+    study = {
+        "name": "turns",
+        "family": "card_guessing",
+        "grid": {"deck": [[2, 1], [1, 1, 1], [2, 2]], "feedback": ["partial"]},
+        "strategies": {"optimal": {}, "greedy": {}, "info": {"gamma": [0.1, 0.2]}},
+    }
+    ids = [t.task_id for t in plan(study)]
+    cutter = BatchCutter(planned(study), 2, auto_batching())
+    first = [cutter.next_batch() for _ in range(5)]  # out at once, none finished
+    assert [len(b) for b in first] == [1] * 5
+    strategies = [b.pairs()[0][1]["strategy"] for b in first]
+    assert strategies == ["optimal", "greedy", "info", "optimal", "greedy"]
+    seen = [tid for b in first for tid, _ in b.pairs()]
+    cutter.observe(0.01, 1)
+    while (batch := cutter.next_batch()) is not None:
+        pairs = batch.pairs()
+        assert len({task["strategy"] for _, task in pairs}) == 1  # one grid a batch
+        seen += [tid for tid, _ in pairs]
+    assert sorted(seen) == sorted(ids) and len(seen) == len(ids)
+    later = seen[5:]
+    assert later == [tid for tid in ids if tid not in seen[:5]]  # the study's order
+
+
 def test_batches_grow_to_their_target_soon_after_a_cold_start():
     """A worker's first tasks run with cold caches: here the first two batches take 100 ms a
     task, the rest 10 ms (a target of 100 tasks a batch).  The size is at 90% of the target
