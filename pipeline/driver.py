@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from pipeline.backends.executor import Executor
     from pipeline.config import RunConfig
     from pipeline.study import Plan
-    from pipeline.study_run import StudyRun
+# ``run`` is always the run's pipeline.run.StudyRun, not imported here, not even for a type
+# checker: pipeline.run imports this module, and imports point one way (no cycle)
 
 
 class BatchCutter:
@@ -149,7 +150,7 @@ def finished_batches(
             submit(nxt)
 
 
-def compute(run: StudyRun, left: Plan, setup: LongTaskSetup) -> None:
+def compute(run, left: Plan, setup: LongTaskSetup) -> None:
     """The tasks ``left`` to run, in batches on the backend's executor; each finished
     batch's files stored as it comes back."""
     settings = run.conf.run
@@ -184,7 +185,7 @@ def seconds_per_task(tasks: Plan) -> float | None:
     return None if estimate is None else estimate[0] / len(tasks)
 
 
-def stored(run: StudyRun, done: DoneBatch, say: Callable[[str], None]) -> None:
+def stored(run, done: DoneBatch, say: Callable[[str], None]) -> None:
     """A finished batch's files written to the store, its tasks' checkpoints cleared (what
     was set aside in them kept, a line to ``say`` each)."""
     report = run.report
@@ -198,7 +199,7 @@ def stored(run: StudyRun, done: DoneBatch, say: Callable[[str], None]) -> None:
     report.errors += done.n_errors
 
 
-def write_failed(run: StudyRun, exc: store_writes.StoreError) -> str:
+def write_failed(run, exc: store_writes.StoreError) -> str:
     """The one line for a batch the store could not write (a full disk, say): where, why,
     that the stored results are intact (files written whole), that the same command resumes."""
     code = getattr(exc.__cause__, "errno", None)
