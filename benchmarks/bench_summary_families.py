@@ -106,7 +106,8 @@ FAMILIES = ("no_repeat", "triples", "hand_guessing", "high_low", "mastermind")
 def build_store(study_dir: Path, family: str, n_rows: int) -> int:
     """Write the family's swept rows, BATCH per file, as study ``study_dir.name``; return
     how many rows."""
-    from pipeline.store_writes import encode_rows, metadata_bytes, write_encoded
+    from pipeline.driver import write_encoded
+    from pipeline.worker import encode_rows, metadata_bytes
 
     if study_dir.exists():
         shutil.rmtree(study_dir)

@@ -38,7 +38,7 @@ from pipeline.heap import frozen_for_exit
 from pipeline.multirun_jobs import JobFailed, remember_command
 from pipeline.preflight import check_command_line
 from pipeline.run import run_study
-from pipeline.store_writes import StoreError
+from pipeline.store_layout import StoreError
 from pipeline.sweep_check import SweepRefused
 
 

@@ -62,7 +62,8 @@ from pipeline.study import Plan, named_tasks, planned
 
 if TYPE_CHECKING:
     from pipeline.store_newest import StoredIds
-    from pipeline.study_run import StudyRun
+# ``run`` is always the run's pipeline.run.StudyRun, not imported here, not even for a type
+# checker: pipeline.run imports this module, and imports point one way (no cycle)
 
 CLAIMS = ".claims"  # <study>/.claims/: the claims of the runs computing in the study folder
 _COUNTER = itertools.count()  # several claims of one process (multirun jobs in threads)
@@ -96,7 +97,7 @@ class Claim:
             self.path = None
 
 
-def claim(run: StudyRun, left: Plan, stored: StoredIds) -> Claim:
+def claim(run, left: Plan, stored: StoredIds) -> Claim:
     """Claim the tasks ``left`` of ``run`` (the store holding ``stored``); StudyError (one
     line naming the other run) if a live run computes one of them.  A claim not believed or
     unreadable is removed, said in one line to ``run.log``.  Call under the study lock."""
@@ -140,7 +141,7 @@ def _shared(who: dict, ours: IdSet, stored: StoredIds, most: int) -> tuple[int, 
         return len(ours), f"; its tasks cannot be listed here ({why})"
 
 
-def _refusal(run: StudyRun, who: dict, shared: int, ours: int, why: str) -> str:
+def _refusal(run, who: dict, shared: int, ours: int, why: str) -> str:
     when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(who["started"]))
     other = (
         f"process {who['pid']} on host {visible(who['host'], 80)}, started {when}: "
@@ -262,7 +263,7 @@ def _zombie(pid: int) -> bool:
         return False
 
 
-def _written(run: StudyRun) -> Claim:
+def _written(run) -> Claim:
     """This run's claim, locked before anything is written in it (a run killed while
     writing leaves a claim nobody holds, removed as stale)."""
     folder = run.folder / CLAIMS

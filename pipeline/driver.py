@@ -8,30 +8,40 @@ each finished batch's files stored as it comes back.
   runs them).
 - :func:`compute` is ``stage=run``'s work once the tasks are claimed: the executor opened,
   the batches' files written to the store and their tasks' checkpoints cleared as they come.
+- :func:`write_encoded` stores a finished batch's files (encoded where it ran:
+  :func:`pipeline.worker.encode_rows`), one per family, each written atomically under a
+  hidden temporary name renamed into place, so a reader or a killed run never sees half a
+  file; a write that fails raises :class:`~pipeline.store_layout.StoreError`.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable, Iterator
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 import pipeline.worker
-from pipeline import store_writes
 from pipeline.long_task_setup import LongTaskSetup, clear_checkpoints
 from pipeline.progress import ProgressBars, tasks_bar
 from pipeline.provenance import run_metadata, save_run_config
-from pipeline.worker import DoneBatch, TaskSlice, lost_batch
+from pipeline.safe_paths import UnsafePath, ensure_dir
+from pipeline.store_layout import StoreError, family_dir
+from pipeline.worker import DoneBatch, EncodedFile, TaskSlice, lost_batch, metadata_bytes
+from solvers.kit.atomic_files import replace_file
 
 if TYPE_CHECKING:
     from pipeline.backends.executor import Executor
     from pipeline.config import RunConfig
     from pipeline.study import Plan
-    from pipeline.study_run import StudyRun
+# ``run`` is always the run's pipeline.run.StudyRun, not imported here, not even for a type
+# checker: pipeline.run imports this module, and imports point one way (no cycle)
 
 
 class BatchCutter:
@@ -172,14 +182,14 @@ def finished_batches(
             submit(nxt)
 
 
-def compute(run: StudyRun, left: Plan, setup: LongTaskSetup) -> None:
+def compute(run, left: Plan, setup: LongTaskSetup) -> None:
     """The tasks ``left`` to run, in batches on the backend's executor; each finished
     batch's files stored as it comes back."""
     settings = run.conf.run
     work = BatchWork(
         run.report.study,
         settings.task_timeout_s,
-        store_writes.metadata_bytes(run_metadata(run.given)),
+        metadata_bytes(run_metadata(run.given)),
         setup,
     )
     with run.backend.open() as executor:
@@ -207,21 +217,21 @@ def seconds_per_task(tasks: Plan) -> float | None:
     return None if estimate is None else estimate[0] / len(tasks)
 
 
-def stored(run: StudyRun, done: DoneBatch, say: Callable[[str], None]) -> None:
+def stored(run, done: DoneBatch, say: Callable[[str], None]) -> None:
     """A finished batch's files written to the store, its tasks' checkpoints cleared (what
     was set aside in them kept, a line to ``say`` each)."""
     report = run.report
     try:
-        report.files += store_writes.write_encoded(run.results, done.files)
-    except store_writes.StoreError as exc:
-        raise store_writes.StoreError(write_failed(run, exc)) from exc
+        report.files += write_encoded(run.results, done.files)
+    except StoreError as exc:
+        raise StoreError(write_failed(run, exc)) from exc
     clear_checkpoints(run.folder, done.checkpointed, say)  # their rows are stored
     report.rows_written += done.n_rows
     report.computed += done.n_tasks
     report.errors += done.n_errors
 
 
-def write_failed(run: StudyRun, exc: store_writes.StoreError) -> str:
+def write_failed(run, exc: StoreError) -> str:
     """The one line for a batch the store could not write (a full disk, say): where, why,
     that the stored results are intact (files written whole), that the same command resumes."""
     code = getattr(exc.__cause__, "errno", None)
@@ -237,3 +247,25 @@ def write_failed(run: StudyRun, exc: store_writes.StoreError) -> str:
 
 
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # more space would let the write pass
+
+
+def write_encoded(results: Path, files: Iterable[EncodedFile]) -> list[Path]:
+    """Store encoded files (see :func:`pipeline.worker.encode_rows`) atomically; return their
+    paths."""
+    return [_atomic_write(data, family_dir(results, family)) for family, data in files]
+
+
+def _atomic_write(data: bytes, folder: Path) -> Path:
+    name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
+    try:
+        # the study folder (results' parent) was checked; results and the family folder are
+        # made here, each checked to be a real folder (never a link out of the study folder)
+        ensure_dir(folder, below=folder.parent.parent)
+        replace_file(folder / name, lambda fh: fh.write(data))
+    except UnsafePath:
+        raise
+    except OSError as exc:
+        error = StoreError(f"cannot write results to {folder}: {exc}")
+        error.folder = folder
+        raise error from exc
+    return folder / name

@@ -21,8 +21,8 @@ from pipeline.config_files import job_files
 from pipeline.ctrl_c import RunStopped, nothing_written, stop_name
 from pipeline.long_task_setup import CHECKPOINTS
 from pipeline.preflight import is_multirun
+from pipeline.store_layout import StoreError
 from pipeline.store_newest import stored_ids
-from pipeline.store_writes import StoreError
 from pipeline.sweep_check import sweep_stopped_message
 
 LONG_RUN = 400  # characters without a space an error line shows whole (a long path too)

@@ -142,8 +142,7 @@ def recompute(
 ) -> tuple[list[Path], dict[str, str], str]:
     """Recompute the ``wanted`` tasks from the study's configs into ``into``: (the folders
     of the new stores, the tasks not recomputed with why, the backend's description)."""
-    from pipeline.run import run_tasks
-    from pipeline.study_run import prepared
+    from pipeline.run import prepared, run_tasks
 
     left, stores, problems, backend = set(wanted), [], [], ""
     not_here: dict[str, str] = {}

@@ -1,8 +1,11 @@
-"""Run a study: one :class:`~pipeline.study_run.StudyRun` built from the config, then its
-stages, each handed the run.
+"""A run of a study: prepared once, then its stages, each handed the one run.
 
-1. :func:`~pipeline.study_run.prepared`: the config checked and typed, the study's plan, the
-   cluster backend chosen and checked, the study folder's path; nothing written.
+1. :func:`prepared` makes the :class:`StudyRun`: the config as given (plain) and checked
+   (typed, :mod:`pipeline.config`), the study's plan (:mod:`pipeline.study`), the cluster
+   backend, chosen and checked (:mod:`pipeline.backends`), the study folder's path
+   (:mod:`pipeline.study_folder`) and the :class:`StudyReport` the stages fill in.  A config
+   that cannot run is refused here, before anything is written; a multirun checks every job
+   with it (:mod:`pipeline.sweep_check`).
 2. ``stage=plan`` (:func:`plan_text`): the tasks left against the store, their needs against
    the budget (:mod:`pipeline.needs`); nothing written.
 3. ``stage=run`` (:func:`run_tasks`): the needs checked; under the study's lock the store
@@ -18,23 +21,37 @@ stages, each handed the run.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pipeline import claims, driver, locking, store_newest, store_upkeep
-from pipeline.config import StudyError
+from pipeline.backends import Backend, backend_of
+from pipeline.backends.base import Workers, quiet_dask_logs
+from pipeline.config import Config, StudyError, checked_config, plain
 from pipeline.ctrl_c import RunStopped, is_stop
 from pipeline.long_task_setup import LongTaskSetup, tidy_checkpoints
-from pipeline.needs import Needed, check_needs, shared_keys
+from pipeline.needs import Needed, budgeted, check_needs, shared_keys
 from pipeline.progress import shown
 from pipeline.staging import remove_stale
 from pipeline.store_layout import result_files, written_by_others
 from pipeline.store_newest import StoredIds, stored_ids
 from pipeline.store_overview import store_counts
-from pipeline.study_folder import check_results_target, check_safe, check_summary_target
-from pipeline.study_run import StudyReport, StudyRun, prepared
+from pipeline.study import Plan, planned
+from pipeline.study_folder import (
+    check_path,
+    check_results_target,
+    check_safe,
+    check_summary_target,
+    study_dir,
+)
 from solvers.registry import get_family
+
+if TYPE_CHECKING:
+    from pipeline.backends.given_client import ClientBackend
 
 
 def run_study(cfg: Mapping[str, Any], *, log=print, client: Any = None) -> StudyReport:
@@ -68,6 +85,86 @@ def _run_stages(run: StudyRun) -> None:
         run_tasks(run)
     if stage in ("all", "summary"):
         summarise(run)
+
+
+# --------------------------------------------------------------------------- the run, prepared once
+
+
+@dataclass
+class StudyReport:
+    """What a run did: counts of tasks and rows, where the study lives."""
+
+    study: str
+    study_dir: Path
+    planned: int = 0
+    skipped: int = 0
+    computed: int = 0
+    errors: int = 0
+    rows_written: int = 0
+    files: list[Path] = field(default_factory=list)
+    summary: Path | None = None
+    run_record: Path | None = None  # this run's runs/<time>.yaml, once written
+    stage: str | None = None  # the stage under way: "run", then "summary"
+
+    def line(self) -> str:
+        """One line for the terminal."""
+        return (
+            f"study {self.study}: {self.planned} tasks, {self.skipped} already stored, "
+            f"{self.computed} computed, {self.errors} failed; store {self.study_dir / 'results'}"
+        )
+
+
+@dataclass
+class StudyRun:
+    """One run of a study, built once by :func:`prepared` and handed to each stage."""
+
+    given: dict[str, Any]  # the config as given, plain: the run's record, every file's metadata
+    conf: Config  # the same, checked and typed
+    plan: Plan  # every task of the study (the store not read)
+    backend: Backend | ClientBackend  # the cluster backend, checked
+    report: StudyReport  # what the run has done so far; study_dir is the study folder
+    log: Callable[[str], None] = print
+
+    @property
+    def folder(self) -> Path:
+        return self.report.study_dir
+
+    @property
+    def results(self) -> Path:
+        """The study's store."""
+        return self.folder / "results"
+
+    @property
+    def outputs(self) -> Any:
+        """``paths.outputs`` as given (messages quote it so)."""
+        return self.given["paths"]["outputs"]
+
+    @functools.cached_property
+    def workers(self) -> Workers:
+        """The backend's workers (asked once), ``run.memory_budget`` over their budget."""
+        return budgeted(self.backend.workers(), self.conf.run.memory_budget)
+
+
+def prepared(
+    cfg: Mapping[str, Any], log: Callable[[str], None] = print, client: Any = None
+) -> StudyRun:
+    """The run of ``cfg``; StudyError (naming the key and the value) for a config that cannot
+    run, before anything is written (a multirun checks every job with it).  With ``client``
+    (a Dask client the caller keeps), the tasks run on its workers, the config's cluster
+    section unused (:class:`~pipeline.backends.given_client.ClientBackend`)."""
+    given = plain(cfg)
+    conf = checked_config(given)
+    folder = study_dir(given)
+    check_path(given["paths"]["outputs"], folder)
+    quiet_dask_logs()
+    plan = planned(conf.study)
+    backend = backend_of(conf.cluster, client)
+    backend.check()
+    report = StudyReport(study=conf.study.name, study_dir=folder, planned=plan.n_tasks)
+    return StudyRun(given, conf, plan, backend, report, log)
+
+
+# --------------------------------------------------------------------------------------- its stages
 
 
 def plan_text(run: StudyRun) -> str:

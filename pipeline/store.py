@@ -3,8 +3,9 @@ DuckDB) and each file's metadata.
 
 Only the rows of the newest file holding a task are read (:mod:`pipeline.store_newest`).
 Where the files are and what they hold: :mod:`pipeline.store_layout`; how they are written:
-:mod:`pipeline.store_writes`; their upkeep: :mod:`pipeline.store_upkeep`; what the store
-holds, counted: :mod:`pipeline.store_overview`.
+encoded where a batch ran (:func:`pipeline.worker.encode_rows`), written by the driver
+(:func:`pipeline.driver.write_encoded`); their upkeep: :mod:`pipeline.store_upkeep`; what the
+store holds, counted: :mod:`pipeline.store_overview`.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ class Study:
         checked(self.config)
         self.summary: Path | None = None
         self.report: Path | None = None
-        self.last_run: Any = None  # the report of the last run (pipeline.study_run.StudyReport)
+        self.last_run: Any = None  # the report of the last run (pipeline.run.StudyReport)
 
     @property
     def folder(self) -> Path:

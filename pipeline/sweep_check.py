@@ -75,7 +75,7 @@ class CheckEveryJob(Callback):
         job would be refused (a sweep with some good jobs runs them, the others exit 2)."""
         from hydra.core.global_hydra import GlobalHydra
 
-        from pipeline.study_run import prepared
+        from pipeline.run import prepared
 
         global _sweep
         _sweep = Sweep(time.time_ns(), config, GlobalHydra.instance().config_loader())

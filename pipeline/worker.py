@@ -6,6 +6,9 @@
   one after another (:func:`batch_rows`: an error row for a task that fails, a time limit
   per task with ``run.task_timeout_s``, each long task in its context), a :class:`DoneBatch`
   back for the driver to store (:mod:`pipeline.driver`).
+- :func:`encode_rows` encodes a batch's rows: Parquet files in memory, one per family,
+  the run's metadata in each (:func:`metadata_bytes`), the rows turned into Arrow columns
+  ``ENCODE_CHUNK`` at a time as they come, so the driver only writes finished bytes.
 - :func:`lost_batch` is the driver's :class:`DoneBatch` of a batch its worker never returned
   (an error row per task).
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import pickle
 import select
@@ -23,16 +27,18 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from pipeline import store_writes
 from pipeline.exception_chain import raised_from
 from pipeline.long_task_setup import LongTaskSetup, finish
+from pipeline.store_layout import METADATA_KEY, family_schema
 from solvers.grid import Grid, runs
 from solvers.kit.current_task import Deferred, reset_current, set_current, using
 from solvers.kit.task_context import current
@@ -73,11 +79,14 @@ class TaskSlice:
         self.grid, self.runs = pickle.loads(blob)
 
 
+EncodedFile = tuple[str, bytes]  # (family, the bytes of one finished Parquet file)
+
+
 @dataclass(slots=True)
 class DoneBatch:
     """A finished batch as the driver needs it: encoded files to store, and counts."""
 
-    files: list[store_writes.EncodedFile]
+    files: list[EncodedFile]
     n_tasks: int
     n_rows: int
     n_errors: int
@@ -90,7 +99,7 @@ def done_batch(
     rows: Iterable[dict], n_tasks: int, metadata: bytes, checkpointed: list[str] | None = None
 ) -> DoneBatch:
     """A batch's rows encoded as Parquet (where the batch ran), with their counts; ``rows``
-    is read once, as the solver makes them (see ``store_writes.ENCODE_CHUNK``)."""
+    is read once, as the solver makes them (see ``ENCODE_CHUNK``)."""
     counts = {"rows": 0, "errors": 0, "seconds": 0.0}
 
     def counted(rows: Iterable[dict]) -> Iterator[dict]:
@@ -103,7 +112,7 @@ def done_batch(
                 last = row.get("task_id")
             yield row
 
-    files = store_writes.encode_rows(counted(rows), metadata)
+    files = encode_rows(counted(rows), metadata)
     return DoneBatch(
         files=files,
         n_tasks=n_tasks,
@@ -112,6 +121,60 @@ def done_batch(
         seconds=counts["seconds"],
         checkpointed=checkpointed if checkpointed is not None else [],
     )
+
+
+def metadata_bytes(metadata: Mapping[str, Any]) -> bytes:
+    """The run metadata as stored in every file (JSON), encoded once per run."""
+    return json.dumps(dict(metadata), default=str, sort_keys=True).encode()
+
+
+# Rows become Arrow columns this many at a time, as they arrive, and are dropped: a batch's
+# Python rows never pile up.  Kept whole until the batch ended, 1,500 rows (and their
+# lists) made the cycle collector walk them again and again: 2.3-2.8% of a worker's time on
+# the load benchmark, against 0.25% in the plain loop (gc.callbacks, 30,000 tasks).
+ENCODE_CHUNK = 256
+
+
+def encode_rows(rows: Iterable[Row], metadata: bytes) -> list[EncodedFile]:
+    """Parquet files (in memory, one per family, in the order the families first appear)
+    holding ``rows`` and the run metadata; ``rows`` is read once, ENCODE_CHUNK at a time.
+
+    Workers call this on their own batch, so the driver only writes finished bytes.
+    """
+    pending: dict[str, list[Row]] = {}
+    encoded: dict[str, list[pa.RecordBatch]] = {}
+    types: dict[str, pa.StructType] = {}
+    for row in rows:
+        family = row["family"]
+        chunk = pending.setdefault(family, [])
+        chunk.append(row)
+        if len(chunk) >= ENCODE_CHUNK:
+            encoded.setdefault(family, []).append(_record_batch(chunk, family, types))
+            pending[family] = []
+    out = []
+    for family, chunk in pending.items():
+        batches = encoded.get(family, [])
+        if chunk:
+            batches.append(_record_batch(chunk, family, types))
+        table = pa.Table.from_batches(batches)
+        sink = pa.BufferOutputStream()
+        pq.write_table(table.replace_schema_metadata({METADATA_KEY: metadata}), sink)
+        out.append((family, sink.getvalue().to_pybytes()))
+    return out
+
+
+def _record_batch(rows: list[Row], family: str, types: dict[str, pa.StructType]) -> pa.RecordBatch:
+    """``rows`` (of ``family``) turned into columns by Arrow's C++ converter: a struct array
+    of the dicts, 2.1 us a row of the load benchmark against 3.6 us for Python lists per
+    column.  Keys outside the schema (the partition column) are left out."""
+    if family not in types:
+        types[family] = _row_type(family)
+    return pa.RecordBatch.from_struct_array(pa.array(rows, type=types[family]))
+
+
+def _row_type(family: str) -> pa.StructType:
+    """A family's row as an Arrow struct (the fields of its files' schema; ~50 us)."""
+    return pa.struct(list(family_schema(family)))
 
 
 def run_batch(

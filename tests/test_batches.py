@@ -9,11 +9,11 @@ import io
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import store_layout, store_writes
+from pipeline import store_layout
 from pipeline.ids import IdSet, id_array
 from pipeline.store_newest import StoredIds
 from pipeline.study import plan, planned
-from pipeline.worker import done_batch
+from pipeline.worker import ENCODE_CHUNK, done_batch, metadata_bytes
 from solvers import solve
 
 
@@ -23,7 +23,7 @@ def test_a_batch_s_rows_are_encoded_chunk_by_chunk_as_they_arrive():
     reports are read on the way; the rows are read from an iterator once."""
     from pipeline.worker import done_batch
 
-    n = 3 * store_writes.ENCODE_CHUNK + 7
+    n = 3 * ENCODE_CHUNK + 7
 
     def rows():
         for i in range(n):
@@ -155,6 +155,6 @@ def test_a_batch_counts_each_task_s_seconds_once():
         out = solve({**task, "analysis": "hitting_times", "start": start})
         rows += [{**row, "task_id": f"task{start}", "study": "s"} for row in out]
     assert len(rows) > 4
-    done = done_batch(iter(rows), 2, store_writes.metadata_bytes({}))
+    done = done_batch(iter(rows), 2, metadata_bytes({}))
     assert done.seconds == pytest.approx(rows[0]["seconds"] + rows[-1]["seconds"])
     assert done.n_rows == len(rows)

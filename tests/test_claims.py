@@ -24,7 +24,7 @@ import pytest
 
 from pipeline import claims, locking, store_newest
 from pipeline.config import StudyError
-from pipeline.study_run import prepared
+from pipeline.run import prepared
 from tests.helpers.nap_driver import nap_overrides, register_nap
 from tests.helpers.runs import compose_config, run
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import pipeline.worker
-from pipeline import store, store_writes
+from pipeline import store
 from pipeline.backends.given_client import guesslab_identity, open_executor_on, worker_mismatch
 from pipeline.backends.sync import SyncExecutor
 from pipeline.config import StudyError, checked_config, plain
@@ -119,7 +119,7 @@ def test_a_batch_its_worker_never_returned_becomes_error_rows(client, tmp_path, 
 
     monkeypatch.setattr(pipeline.worker, "run_batch", worker_gone)
     _, conf = paper(tmp_path)
-    work = BatchWork("paper", None, store_writes.metadata_bytes({}))
+    work = BatchWork("paper", None, pipeline.worker.metadata_bytes({}))
     plan = planned(conf.study)
     with open_executor_on(client) as executor:
         done = list(finished_batches(executor, BatchCutter(plan, 1, conf.run), work))

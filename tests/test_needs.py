@@ -15,7 +15,7 @@ import pytest
 
 from pipeline import needs
 from pipeline.config import StudyError
-from pipeline.study_run import prepared
+from pipeline.run import prepared
 from solvers.kit.checkpoints import DAMAGED, SEALS, SHARED
 from tests.helpers.runs import compose_config
 

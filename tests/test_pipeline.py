@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import store, store_layout, store_upkeep, store_writes
+from pipeline import driver, store, store_layout, store_upkeep, worker
 from pipeline.config import StudyError
 from pipeline.run import run_study
 from pipeline.study import plan
@@ -81,16 +81,16 @@ def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs
     assert len(compactions) == 1  # the tidy-up before the run; nothing to drop after it
 
     task = plan(_plain(config().study))[0]
-    real_write = store_writes.write_encoded
+    real_write = driver.write_encoded
 
     def write_beside_another_job(results, files):
         # the other job's row of the same task lands first
         if not store_layout.result_files(results):
             other = another_job_s_rows(task)
-            real_write(results, store_writes.encode_rows(other, b'{"written_by": "another job"}'))
+            real_write(results, worker.encode_rows(other, b'{"written_by": "another job"}'))
         return real_write(results, files)
 
-    monkeypatch.setattr(store_writes, "write_encoded", write_beside_another_job)
+    monkeypatch.setattr(driver, "write_encoded", write_beside_another_job)
     compactions.clear()
     run(outputs.parent / "second", "cluster=sync")
     assert len(compactions) == 2

@@ -115,7 +115,7 @@ def test_the_disk_check_counts_the_shared_pieces_once(tmp_path, monkeypatch):
     """Three policies of one deck, and a free disk that holds their files with the last
     layer once but not three times: all three run at once."""
     from pipeline import needs
-    from pipeline.study_run import prepared
+    from pipeline.run import prepared
 
     overrides = [*STUDY[:3], "cluster=sync", f"paths.outputs={tmp_path}"]
     study = prepared(compose_config(*overrides))
@@ -135,8 +135,7 @@ def test_the_disk_check_counts_the_shared_pieces_once(tmp_path, monkeypatch):
 def test_the_plan_counts_the_shared_last_layer_s_cpu_once(tmp_path, policies):
     """stage=plan's CPU: each task's as if alone in the table, the study's with the last
     layer once (the solver-time line agrees)."""
-    from pipeline.run import plan_text
-    from pipeline.study_run import prepared
+    from pipeline.run import plan_text, prepared
     from solvers.card_guessing.tasks import ranked_tasks
 
     overrides = [*STUDY[:2], *STUDY[3:], "stage=plan", f"paths.outputs={tmp_path}"]

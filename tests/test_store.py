@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import store, store_layout, store_upkeep, store_writes
+from pipeline import store, store_layout, store_upkeep
 from tests.helpers.folders import copy_outputs
 from tests.helpers.runs import run
 from tests.helpers.store_rows import write_rows
@@ -102,7 +102,7 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "fsync", full_disk)
     rows = [{"family": "card_guessing", "task_id": "a", "study": "s", "status": "ok"}]
-    with pytest.raises(store_writes.StoreError, match="No space left"):
+    with pytest.raises(store_layout.StoreError, match="No space left"):
         write_rows(tmp_path / "results", rows, {})
     assert not [p for p in (tmp_path / "results").rglob("*") if p.is_file()]
 

@@ -7,7 +7,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline.store_writes import encode_rows, metadata_bytes, write_encoded
+from pipeline.driver import write_encoded
+from pipeline.worker import encode_rows, metadata_bytes
 from solvers.registry import Row
 
 

@@ -171,7 +171,7 @@ def test_a_scheduler_timeout_out_of_bounds_is_refused(outputs, timeout):
     """cluster.timeout is above 0 s and at most 30 days, like run.task_timeout_s: a value
     outside is refused naming the key, nothing written.  (The config check that every run
     makes first, before it connects: a hang, were the value accepted, is not a test.)"""
-    from pipeline.study_run import prepared
+    from pipeline.run import prepared
 
     cfg = compose_config(*cfg_overrides(outputs, timeout))
     with pytest.raises(StudyError, match=f"cluster.timeout='{timeout}': ") as err:

@@ -18,7 +18,7 @@ import pytest
 
 from pipeline import claims, store_newest
 from pipeline.config import StudyError
-from pipeline.study_run import prepared
+from pipeline.run import prepared
 from solvers.high_low.float_layers import solver
 from solvers.kit.budget import Budget
 from solvers.kit.task_context import TaskContext
