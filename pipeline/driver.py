@@ -48,11 +48,12 @@ class BatchCutter:
     """Cuts the plan's tasks into batches as they are needed, sized to take ~batch_seconds.
 
     A batch is a grid and positions in it (a worker builds the tasks itself).  The first
-    batches (those submitted before any has finished) hold one task each, taken from the
-    study's grids in turn (the first task of each grid, then the second...), so the first
-    tasks the workers run are of different kinds: on a machine where the solvers' kernels are
-    not compiled yet, each worker compiles those of its own kind at the same time, rather
-    than waiting for another to compile the ones they all need.  Then the size
+    task of each grid goes out first, alone, before any grid's second task, so the first
+    tasks the workers run are of different kinds (a grid's tasks are of one strategy): on a
+    machine where the solvers' kernels are not compiled yet, each worker compiles those of
+    its own kind at the same time, rather than waiting for another to compile the ones they
+    all need.  The first batches (those submitted before any has finished) hold one task
+    each; then the size
     follows the solver time per task of the batches seen, never more than ``max_batch`` and
     never so large that the last batches leave workers idle.  ``in_flight`` batches are
     out at a time: ``run.max_in_flight`` per worker, or, when the free disk holds the
@@ -73,7 +74,7 @@ class BatchCutter:
         self._slices = [tasks.slices(grids=[g]) for g in range(n_grids)]
         self._pending: list[np.ndarray] = [np.empty(0, np.int64)] * n_grids
         self._first = 0  # grids before it have no task left
-        self._turn = 0  # the grid the next of the first batches is taken from
+        self._turn = 0  # grids before it have had their first task out
         self.n_workers = max(1, n_workers)
         self.fixed = None if run_cfg.batch_size == "auto" else run_cfg.batch_size
         self.max_batch = run_cfg.max_batch
@@ -105,19 +106,29 @@ class BatchCutter:
         fair = max(target // 10, self.left // (2 * self.n_workers))
         return max(1, min(self.max_batch, target, fair))
 
+    def out_at_once(self) -> int:
+        """How many batches to keep out: ``in_flight``, but one a worker until a batch has
+        finished, so that no worker holds a first task of another kind queued behind its own
+        first task (Dask hands a worker its next task before its first one ends): a worker
+        that would wait for kernels another one compiles takes the next kind instead."""
+        return self.in_flight if self.per_task is not None else min(self.in_flight, self.n_workers)
+
     def next_batch(self) -> TaskSlice | None:
-        """The next batch (never across two grids), or None when every task is out: while no
-        time per task is known, from the grids in turn; then in study order."""
+        """The next batch (never across two grids), or None when every task is out: the
+        first task of each grid (in the grids' order), then the rest in study order."""
         n_grids = len(self._pending)
         while self._first < n_grids and not self._has_tasks(self._first):
             self._first += 1
         if self._first == n_grids:
             return None
         g = self._first
-        if self.fixed is None and self.per_task is None:  # the first batches: grids in turn
-            g = next(k % n_grids for k in range(self._turn, self._turn + n_grids)
-                     if self._has_tasks(k % n_grids))  # fmt: skip
-            self._turn = g + 1
+        while self._turn < n_grids and not self._has_tasks(self._turn):
+            self._turn += 1
+        if self._turn < n_grids:  # a grid none of whose tasks is out yet: its first task
+            g, self._turn = self._turn, self._turn + 1
+            self.left -= 1
+            first, self._pending[g] = self._pending[g][:1], self._pending[g][1:]
+            return TaskSlice(self.plan.grids[g], first)
         size = self.size()
         positions = self._pending[g]
         self._pending[g] = positions[size:]
@@ -150,7 +161,7 @@ def finished_batches(
 ) -> Iterator[DoneBatch]:
     """A DoneBatch per finished batch, in completion order.
 
-    At most ``cutter.in_flight`` batches are out at a time (fewer where the executor runs
+    At most ``cutter.out_at_once()`` batches are out at a time (fewer where the executor runs
     fewer at once); a batch its worker never returned (the worker died, or the batch failed
     outside the solver) becomes error rows, and the study goes on.
     """
@@ -168,18 +179,20 @@ def finished_batches(
         )
         batch_of[handle] = batch
 
-    for _ in range(executor.in_flight(cutter.in_flight)):
-        if (batch := cutter.next_batch()) is None:
-            break
-        submit(batch)
+    def fill() -> None:
+        while len(batch_of) < executor.in_flight(cutter.out_at_once()):
+            if (batch := cutter.next_batch()) is None:
+                return
+            submit(batch)
+
+    fill()
     for call in executor.completed():
         batch = batch_of.pop(call.handle)
         if call.lost is None:
             yield call.result
         else:
             yield lost_batch(batch, work.study, work.metadata, call.lost)
-        if (nxt := cutter.next_batch()) is not None:
-            submit(nxt)
+        fill()
 
 
 def compute(run, left: Plan, setup: LongTaskSetup) -> None:

@@ -66,7 +66,7 @@ def auto_batching():
 def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_time():
     """BatchCutter: single tasks until a time is known, then ~batch_seconds of solver time,
     shrinking at the end but not below a tenth of that; never across two grids; a task the
-    store holds is never in a batch."""
+    store holds is never in a batch; the first task of each grid, then the study's order."""
     from pipeline.driver import BatchCutter
 
     study = {
@@ -79,6 +79,7 @@ def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_tim
         },
     }
     ids = [t.task_id for t in plan(study)]
+    strategy = {t.task_id: t.task["strategy"] for t in plan(study)}
     stored = IdSet(id_array(ids[5::7]))
     tasks = planned(study).left_to_run(StoredIds(stored, stored))
     run_cfg = auto_batching()
@@ -90,16 +91,18 @@ def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_tim
         sizes.append(len(pairs))
         seen += [tid for tid, _ in pairs]
         cutter.observe(len(pairs) * 0.01, len(pairs))  # 10 ms a task: the target is 100
-    assert seen == [tid for i, tid in enumerate(ids) if (i - 5) % 7 or i < 5]
+    kept = [tid for i, tid in enumerate(ids) if (i - 5) % 7 or i < 5]
+    firsts = [next(tid for tid in kept if strategy[tid] == s) for s in ("info", "greedy")]
+    assert seen == firsts + [tid for tid in kept if tid not in firsts]  # then study order
     assert sizes[0] == 1 and max(sizes) == 100
-    assert min(sizes[1:-2]) >= 10  # the tail stops at a tenth of the target (the last
+    assert min(sizes[2:-2]) >= 10  # the tail stops at a tenth of the target (the last
 
 
-def test_the_first_batches_take_the_grids_in_turn_then_the_study_order():
-    """The batches out before any has finished hold one task each, from the study's grids in
-    turn (so the first tasks the workers run are of different kinds, and on a new machine
-    compile different kernels at once); once a time per task is known, the batches follow
-    the study's order, and every task is in exactly one batch."""
+def test_the_first_task_of_each_grid_goes_out_first_then_the_study_order():
+    """The first task of each grid goes out first, alone (so the first tasks the workers run
+    are of different kinds, and on a new machine compile different kernels at once), even
+    once a time per task is known; then the study's order; every task in exactly one batch;
+    one batch out per worker until a batch has finished."""
     from pipeline.driver import BatchCutter
 
     study = {
@@ -110,19 +113,22 @@ def test_the_first_batches_take_the_grids_in_turn_then_the_study_order():
     }
     ids = [t.task_id for t in plan(study)]
     cutter = BatchCutter(planned(study), 2, auto_batching())
-    first = [cutter.next_batch() for _ in range(5)]  # out at once, none finished
-    assert [len(b) for b in first] == [1] * 5
+    assert cutter.out_at_once() == 2  # one a worker: none has finished
+    first = [cutter.next_batch() for _ in range(2)]
+    cutter.observe(0.01, 1)  # a batch finished: the time per task is known
+    assert cutter.out_at_once() == cutter.in_flight > 2
+    first += [cutter.next_batch() for _ in range(3)]
+    assert [len(b) for b in first[:3]] == [1] * 3
     strategies = [b.pairs()[0][1]["strategy"] for b in first]
-    assert strategies == ["optimal", "greedy", "info", "optimal", "greedy"]
+    assert strategies == ["optimal", "greedy", "info", "optimal", "greedy"]  # grid by grid
     seen = [tid for b in first for tid, _ in b.pairs()]
-    cutter.observe(0.01, 1)
     while (batch := cutter.next_batch()) is not None:
         pairs = batch.pairs()
         assert len({task["strategy"] for _, task in pairs}) == 1  # one grid a batch
         seen += [tid for tid, _ in pairs]
     assert sorted(seen) == sorted(ids) and len(seen) == len(ids)
-    later = seen[5:]
-    assert later == [tid for tid in ids if tid not in seen[:5]]  # the study's order
+    later = seen[3:]
+    assert later == [tid for tid in ids if tid not in seen[:3]]  # the study's order
 
 
 def test_batches_grow_to_their_target_soon_after_a_cold_start():
