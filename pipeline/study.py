@@ -37,7 +37,6 @@ from pipeline.heap import no_cyclic_gc
 from pipeline.ids import IdSet, id_array
 from solvers import family_import_errors
 from solvers.grid import Grid
-from solvers.kit.compile_once import compiled_line
 from solvers.kit.words import format_duration
 from solvers.registry import Task, TaskError, get_family
 
@@ -191,6 +190,8 @@ class Plan:
                 f"  solver time: about {format_duration(seconds - shared_seconds)} for the tasks "
                 f"to run (the family's estimate, from {sampled:,} sampled tasks{shared})"
             )
+        from solvers.kit.compile_once import compiled_line  # Numba: for stage=plan only
+
         if len(self) and (kernels := compiled_line(get_family(self.family).run.__module__)):
             lines.append(kernels)
         return lines

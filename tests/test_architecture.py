@@ -111,12 +111,22 @@ from pipeline.run import run_study
 with tempfile.TemporaryDirectory() as out:
     cfg = compose_config(f"paths.outputs={out}", "cluster=sync", "run.progress=false")
     report = run_study(cfg, log=lambda *_: None)
-print(report.computed, "distributed" in sys.modules)
+print(report.computed, "distributed" in sys.modules, "numba" in sys.modules)
 """
 
 
-def test_a_sync_study_never_loads_distributed():
-    assert python_output(SYNC_RUN) == "2 False"
+def test_a_sync_study_loads_neither_distributed_nor_numba():
+    """The default study on cluster=sync loads neither Dask's distributed nor Numba (its
+    exact solver compiles nothing; families keep their kernels in modules of their own,
+    imported where a task that uses them runs)."""
+    assert python_output(SYNC_RUN) == "2 False False"
+
+
+def test_the_command_s_modules_import_no_compiler():
+    """Importing the command and every family (to read their parameters) imports no Numba:
+    the start-up of `python -m pipeline` does not pay for it."""
+    code = "import sys, pipeline.__main__, solvers; print('numba' in sys.modules)"
+    assert python_output(code) == "False"
 
 
 def test_the_wheel_lists_every_package():

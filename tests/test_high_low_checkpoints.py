@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from solvers.high_low import deck, estimated_seconds, needs
-from solvers.high_low.float_layers import coding, layer, sizes, solver
+from solvers.high_low.float_layers import counting, layer, sizes, solver
 from solvers.kit.budget import Budget
 from solvers.kit.checkpoints import Checkpoints
 from solvers.kit.task_context import TaskContext
@@ -102,8 +102,8 @@ def test_checkpoints_keep_only_the_last_finished_layer(tmp_path, storage):
     assert ctx.checkpoints.finished() == {"layer-014"}
     assert (result.resumed_from, result.layers_solved) == (0, 15)
     piece = ctx.checkpoints.load_path("layer-014")
-    groups = coding.group_sizes(5, 3)
-    count = int(coding.layer_bases(groups, 14)[-1])
+    groups = counting.group_sizes(5, 3)
+    count = int(counting.layer_bases(groups, 14)[-1])
     assert (piece / "w.f64").stat().st_size == 8 * count
     with np.load(piece / "meta.npz") as meta:
         assert json.loads(str(meta["identity"]))["ranks"] == 5

@@ -16,7 +16,7 @@ import pytest
 
 from solvers import solve
 from solvers.high_low import deck
-from solvers.high_low.float_layers import coding, solver
+from solvers.high_low.float_layers import coding, counting, solver
 from solvers.high_low.float_layers.departures import _occurrence
 from solvers.high_low.float_layers.sizes import size_estimate
 from solvers.registry import validate
@@ -71,9 +71,9 @@ def test_float_against_brute_force(ranks, suits, ties):
 
 def test_rank_and_unrank_are_inverse():
     """A vector's place in its layer group and back, over every group of 5 x 3."""
-    before = coding.rank_table(5, 3)
-    sizes = coding.group_sizes(5, 3)
-    bits = coding.field_bits(3)
+    before = counting.rank_table(5, 3)
+    sizes = counting.group_sizes(5, 3)
+    bits = counting.field_bits(3)
     for m in range(16):
         for length in range(6):
             codes = [
@@ -166,7 +166,7 @@ def test_occurrence_is_a_probability_per_layer():
     """Summed over every state with m cards left, the chance a deal passes through is 1."""
     ranks, suits = 4, 3
     lgam = np.array([math.lgamma(i + 1) for i in range(ranks * suits + 1)])
-    bits = coding.field_bits(suits)
+    bits = counting.field_bits(suits)
     for m in range(1, ranks * suits):
         total = 0.0
         for length in range(ranks + 1):
@@ -275,8 +275,8 @@ def test_summary_shows_gap_and_departures(tmp_path):
 
 def test_next_code_walks_a_group_in_order():
     """_next from a group's first code visits exactly the codes _unrank gives, in order."""
-    before, bits = coding.rank_table(6, 4), coding.field_bits(4)
-    sizes = coding.group_sizes(6, 4)
+    before, bits = counting.rank_table(6, 4), counting.field_bits(4)
+    sizes = counting.group_sizes(6, 4)
     for m in range(1, 25):
         for length in range(1, 7):
             if not sizes[m, length]:

@@ -23,15 +23,18 @@ import functools
 import json
 import math
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from solvers.high_low import deck, distinct, own
-from solvers.high_low.float_layers import departures, sizes, solver
+from solvers.high_low.float_layers import sizes
 from solvers.kit.budget import Need
 from solvers.own_strategy import is_own, own_params
 from solvers.params import IntCheck, OrAbsent, Param, max_states_param, one_of
 from solvers.registry import Family, Row, Task, TaskError, exact_columns, register
 from solvers.task_ids import task_rng
+
+if TYPE_CHECKING:  # the float solver's modules hold its kernels: imported where a task runs
+    from solvers.high_low.float_layers import departures, solver
 
 VERSION = "1"
 STRATEGIES = ("optimal", "majority")
@@ -183,6 +186,8 @@ def float_deck_solution(ranks: int, suits: int, equal_ok: bool, strategy: str) -
     """float_layers.solver.solve, kept for the next task: ties win and push give the same perfect
     games."""
     ties = "win" if equal_ok else "lose"
+    from solvers.high_low.float_layers import solver
+
     return solver.solve(ranks, suits, ties, strategy, departures=strategy == "optimal")
 
 

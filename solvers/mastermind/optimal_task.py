@@ -10,7 +10,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from solvers.mastermind.optimal.optimum import fixed_first_optimum, optimum, subtree_optimum
 from solvers.mastermind.rules import code_label, code_weights, feedback_table, feedbacks
 from solvers.params import described
 from solvers.registry import TaskError, exact_columns
@@ -88,6 +87,10 @@ def check_optimal(task: dict) -> None:
 
 def run_optimal(task: dict) -> dict:
     """The result columns of the optimal strategy (or of one subtree of it), exact."""
+    # the search's kernels, imported where a task runs (not when the family's parameters are
+    # read: the command's start-up would import Numba for them)
+    from solvers.mastermind.optimal.optimum import fixed_first_optimum, optimum, subtree_optimum
+
     pegs, colours, jar, limit = task["pegs"], task["colours"], task["jar"], task["guess_limit"]
     q, a = subtree_codes(task)
     if q is None:

@@ -28,9 +28,11 @@ Sizes (:mod:`.sizes`): ``sum_L suits**L`` vectors over all layers (8.9e7 for 13 
 layers live in memory or in files (:mod:`.storage`); each finished layer is a checkpoint a
 solve resumes after; progress is reported after every layer, in states.
 
-Modules, in the order a solve uses them: :mod:`.coding` (count vectors as integer codes, their
-ranking, the compiled kernels' options), :mod:`.sizes` (what a solve holds and needs, where its
-layers live), :mod:`.layer` (the kernel that fills one layer), :mod:`.departures` (where the
-best call beats the majority rule's), :mod:`.storage` (two layers in memory or in files, kept
-as checkpoints), :mod:`.solver` (:func:`.solver.solve`, layer after layer).
+Modules, in the order a solve uses them: :mod:`.counting` (count vectors counted, in plain
+Python: group sizes, the ranking table), :mod:`.coding` (count vectors as integer codes,
+their ranking compiled, the compiled kernels' options), :mod:`.sizes` (what a solve holds and
+needs, where its layers live), :mod:`.layer` (the kernel that fills one layer),
+:mod:`.departures` (where the best call beats the majority rule's), :mod:`.storage` (two
+layers in memory or in files, kept as checkpoints), :mod:`.solver` (:func:`.solver.solve`,
+layer after layer).
 """

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solvers.high_low.float_layers.coding import field_bits, kernel
+from solvers.high_low.float_layers.coding import kernel
+from solvers.high_low.float_layers.counting import field_bits
 
 State = tuple[tuple[int, ...], int, tuple[int, ...]]  # deck.State: (below, same, above)
 MARGIN = 1e-12  # relative: a call is strictly better only by more than this

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solvers.high_low.float_layers.coding import (
+from solvers.high_low.float_layers.counting import (
     CODE_BITS,
     composition_counts,
     field_bits,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from solvers.high_low.float_layers.coding import field_bits, group_sizes, layer_bases, rank_table
+from solvers.high_low.float_layers.counting import field_bits, group_sizes, layer_bases, rank_table
 from solvers.high_low.float_layers.departures import TOP, Departure, top_departures
 from solvers.high_low.float_layers.layer import CHUNKS, _layer
 from solvers.high_low.float_layers.sizes import (

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from solvers.high_low.float_layers import sizes as solve_sizes
-from solvers.high_low.float_layers.coding import layer_bases
+from solvers.high_low.float_layers.counting import layer_bases
 from solvers.high_low.float_layers.departures import TOP
 from solvers.high_low.float_layers.layer import CHUNKS
 from solvers.high_low.float_layers.sizes import Sizing
