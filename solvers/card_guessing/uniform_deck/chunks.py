@@ -67,8 +67,13 @@ def _pread(path: str, dtype, lo: int, hi: int, width: int = 1) -> np.ndarray:
     return out.reshape(-1, width) if width > 1 else out
 
 
-def _mapped(path: str, rows: int, width: int, dtype=np.float64, mode: str = "r") -> np.ndarray:
-    return np.memmap(path, dtype=dtype, mode=mode, shape=(rows, width) if width else rows)
+def _mapped(
+    path: str, rows: int, width: int, dtype=np.float64, mode: str = "r", first: int = 0
+) -> np.ndarray:
+    """Rows [first, first + rows) of a raw file of ``width`` columns (0: a vector), mapped."""
+    offset = first * max(width, 1) * np.dtype(dtype).itemsize
+    shape = (rows, width) if width else rows
+    return np.memmap(path, dtype=dtype, mode=mode, offset=offset, shape=shape)
 
 
 def _allocate(path: Path, nbytes: int) -> None:
@@ -131,7 +136,7 @@ def last_log_chunk(deck, t, lo, hi, t_path, log_path):
     n = cd.n_cards
     unconf = _pread(t_path, np.int8, lo, hi)
     logs = _mapped(log_path, int(cd.sizes[n]), 0)
-    out = np.memmap(log_path, dtype=np.float64, mode="r+", offset=lo * 8, shape=hi - lo)
+    out = _mapped(log_path, hi - lo, 0, mode="r+", first=lo)
     with ctrl_c_held():
         last_layer.pass_logs(t, lo, unconf, logs, out, *cd.kernel_args(), log_factorials(n))
     out.flush()
