@@ -74,6 +74,96 @@ PEERS = {
 }
 
 
+# What guesslab pays beyond the loop, each piece timed inside a fresh process after the
+# imports both share (bench_load, pipeline.run, solvers): wall and CPU seconds of the piece.
+SHARED = "import sys, time\nsys.path.insert(0, {bench!r})\nimport bench_load\n"
+PIECES = {
+    # Hydra imported and the default config composed (the loop has no config)
+    "hydra": (
+        "from pathlib import Path\n"
+        "t, c = time.perf_counter(), time.process_time()\n"
+        "bench_load.pipeline_config(bench_load.load_study(1000), Path('/nonexistent'), 'run')\n"
+    ),
+    # pandas, which pyarrow imports on its first array (the first batch's Parquet encoding)
+    "pandas": "t, c = time.perf_counter(), time.process_time()\nimport pandas\n",
+    # Dask's distributed imported, a 2-worker LocalCluster started (TLS, as a run starts it:
+    # pandas already imported, as it is by then) and closed
+    "cluster": (
+        "import pandas\n"
+        "from types import SimpleNamespace\n"
+        "from pipeline.backends import local\n"
+        "t, c = time.perf_counter(), time.process_time()\n"
+        "conf = SimpleNamespace(tls=True, dashboard=False, start_method='auto',\n"
+        "                       threads_per_worker=1, memory_limit='2GiB')\n"
+        "with local._open(conf, 2):\n"
+        "    pass\n"
+    ),
+}
+REPORT = "print(time.perf_counter() - t, time.process_time() - c)\n"
+# the loop's own work: its tasks solved, timed inside the process after planning
+WORK = (
+    "from pipeline.study import plan\n"
+    "from solvers import solve\n"
+    "tasks = [t.task for t in plan(bench_load.load_study({n}))]\n"
+    "t, c = time.perf_counter(), time.process_time()\n"
+    "rows = [solve(t, canonical=True) for t in tasks]\n"
+)
+# the same solving split over two forked processes (each half of the tasks, as two workers
+# would share them, nothing sent back): the most that a second core can save, from the fork
+# to the last one's end (CPU: both children's)
+WORK_TWO = (
+    "import multiprocessing, resource\n"
+    "from pipeline.study import plan\n"
+    "from solvers import solve\n"
+    "tasks = [t.task for t in plan(bench_load.load_study({n}))]\n"
+    "def half(k):\n"
+    "    for task in tasks[k::2]:\n"
+    "        solve(task, canonical=True)\n"
+    "ctx = multiprocessing.get_context('fork')\n"
+    "before = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "t = time.perf_counter()\n"
+    "procs = [ctx.Process(target=half, args=(k,)) for k in (0, 1)]\n"
+    "for proc in procs:\n"
+    "    proc.start()\n"
+    "for proc in procs:\n"
+    "    proc.join()\n"
+    "after = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(time.perf_counter() - t, after.ru_utime + after.ru_stime - before.ru_utime"
+    " - before.ru_stime)\n"
+    "raise SystemExit\n"
+)
+
+
+def piece_seconds(code: str) -> tuple[float, float]:
+    """(wall, CPU) seconds of the piece ``code`` times, in a fresh process."""
+    out = subprocess.run(
+        [sys.executable, "-c", SHARED.format(bench=str(ROOT / "benchmarks")) + code + REPORT],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return float(out[-2]), float(out[-1])
+
+
+def fixed_costs(rounds: int, sizes: list[int]) -> dict:
+    """Each piece's best (wall, CPU) over ``rounds`` fresh processes, and the loop's own
+    work at each size (its solving only), in one process and split over two."""
+    codes = dict(PIECES)
+    for n in sizes:
+        codes[f"loop_work_{n}"] = WORK.format(n=n)
+        codes[f"loop_work_two_processes_{n}"] = WORK_TWO.format(n=n)
+    best: dict[str, tuple[float, float]] = {}
+    for _ in range(rounds):
+        for name, code in codes.items():
+            wall, cpu = piece_seconds(code)
+            if name not in best or wall < best[name][0]:
+                best[name] = (wall, cpu)
+    for name, (wall, cpu) in best.items():
+        print(f"  {name:16} {wall:6.2f} s wall {cpu:6.2f} s CPU")
+    return {name: {"wall_s": round(w, 2), "cpu_s": round(c, 2)} for name, (w, c) in best.items()}
+
+
 def timed(command: list[str]) -> tuple[float, float]:
     """(wall, CPU) seconds of ``command`` in a fresh process, its children included."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -90,14 +180,16 @@ def peer_command(peer: str, n: int) -> list[str]:
 
 
 def guesslab_command(n: int, outputs: Path) -> list[str]:
-    """The load grid of ``n`` tasks through ``run_study`` on the default cluster."""
+    """The load grid of ``n`` tasks through ``run_study`` on the default cluster, the
+    process ending as the command's does (``pipeline.heap.frozen_for_exit``)."""
     code = (
         f"import sys; sys.path.insert(0, {str(ROOT / 'benchmarks')!r})\n"
-        "from bench_load import load_study, pipeline_config\n"
+        "from bench_load import frozen_for_exit, load_study, pipeline_config\n"
         "from pipeline.run import run_study\n"
         f"cfg = pipeline_config(load_study({n}), __import__('pathlib').Path({str(outputs)!r}),"
         " 'run')\n"
         "run_study(cfg, log=lambda *_: None)\n"
+        "frozen_for_exit()\n"
     )
     return [sys.executable, "-c", code]
 
@@ -171,6 +263,9 @@ def main() -> None:
         out[f"tasks_{n}"]["rounds"] = rounds
         for name, (w, _) in sorted(best.items(), key=lambda kv: kv[1][0]):
             print(f"  {name:12} {w:7.2f} s  {w / loop:.3f} x the loop")
+    sizes = [int(size) for size in args.sizes.split(",") if size and int(size) <= 10_000]
+    print(f"guesslab's pieces the loop does without, fresh processes, best of {args.rounds}:")
+    out["fixed_costs"] = {**fixed_costs(args.rounds, sizes), "rounds": args.rounds}
     out["machine"] = {
         "cores": os.cpu_count(),
         "python": platform.python_version(),

@@ -15,6 +15,10 @@ ratio first / cached is given for both.  With ``--code``, the other checkout's r
 with this one's: its empty-cache run after this one's, its cached run after this one's.
 A round is every study once; ``--rounds`` repeats them, each round on new caches.
 
+"least wall ratio" is the first run's CPU seconds over the machine's cores, over the cached
+run's wall time: the ratio the first run could reach were its work spread over every core,
+none idle; a target below it needs less CPU, not better packing.
+
 The machine's load average (``os.getloadavg``, as ``uptime`` says it) is recorded before and
 after every run: on a shared machine the wall times follow the load, and the CPU seconds
 (what the compilations cost) are a measure less bound to the load.  The target is on wall
@@ -78,7 +82,14 @@ def one_round(study: str, codes: dict[str, Path]) -> dict[str, dict]:
     for runs in out.values():
         runs["ratio_wall"] = round(runs["empty"]["wall_s"] / runs["cached"]["wall_s"], 2)
         runs["ratio_cpu"] = round(runs["empty"]["cpu_s"] / runs["cached"]["cpu_s"], 2)
+        runs["least_ratio_wall"] = least_ratio_wall(runs, os.cpu_count() or 1)
     return out
+
+
+def least_ratio_wall(runs: dict, cores: int) -> float:
+    """The least wall ratio first / cached that the first run's CPU seconds allow on
+    ``cores``: its CPU spread over every core at once, none idle, none of it spent again."""
+    return round(runs["empty"]["cpu_s"] / cores / runs["cached"]["wall_s"], 2)
 
 
 def summary(rounds: list[dict[str, dict]]) -> dict:
