@@ -45,6 +45,7 @@ from pipeline.sweep_check import SweepRefused
 @hydra.main(config_path="pkg://pipeline.conf", config_name="config", version_base="1.3")
 def hydra_main(cfg: DictConfig) -> None:
     """Run one study (one job of a multirun) from the composed config."""
+    lines_as_said()
     try:
         report = run_study(cfg)
     except (StudyError, StoreError, OmegaConfBaseException, OSError) as exc:
@@ -118,6 +119,16 @@ def run_hydra(argv: list[str]) -> None:
             os.environ.pop("HYDRA_FULL_ERROR", None)
         else:
             os.environ["HYDRA_FULL_ERROR"] = given
+
+
+def lines_as_said() -> None:
+    """The run's lines written out as each is said, into a pipe or a file too (``| tee``, a
+    Slurm job's output file): there Python buffers standard output by blocks, and a run that
+    says it waits (a task whose checkpoints another computation holds) would say nothing
+    until it ends.  In every process that runs a study (a multirun job's too)."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)  # not on a test's capture
+    if reconfigure is not None:
+        reconfigure(line_buffering=True)
 
 
 def cli() -> None:

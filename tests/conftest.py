@@ -29,6 +29,12 @@ settings.load_profile("guesslab")
 # processes the tests start (workers, commands).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+# The commands the tests start write into pipes, as a user's do into `| tee` or a Slurm job's
+# output file: Python's standard output is buffered by blocks there unless PYTHONUNBUFFERED
+# is set, which some shells and CI machines set and a user's usually does not.  Unset, a test
+# that reads a command's lines as they come sees what that user sees.
+os.environ.pop("PYTHONUNBUFFERED", None)
+
 
 @pytest.fixture
 def outputs(tmp_path: Path) -> Path:

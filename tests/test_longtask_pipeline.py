@@ -544,8 +544,9 @@ time.sleep(300)
 @pytest.mark.slow
 def test_ctrl_c_while_a_task_waits_for_its_other_computation_stops_the_run_at_once(tmp_path):
     """A run whose task waits for another computation holding its checkpoints (here a
-    process holding the lock, as a worker of a killed run would) stops on Ctrl-C at once,
-    exit 130, saying truly that no task was stored and the task's checkpoints are kept; the
+    process holding the lock, as a worker of a killed run would) says so while it waits,
+    into a pipe too (the line is not left in a buffer), and stops on Ctrl-C at once, exit
+    130, saying truly that no task was stored and the task's checkpoints are kept; the
     other computation's pieces stay."""
     n = 6
     folder = toy_folder(tmp_path, layers=n, sleep=0.2)
