@@ -29,11 +29,14 @@ settings.load_profile("guesslab")
 # processes the tests start (workers, commands).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-# The commands the tests start write into pipes, as a user's do into `| tee` or a Slurm job's
-# output file: Python's standard output is buffered by blocks there unless PYTHONUNBUFFERED
-# is set, which some shells and CI machines set and a user's usually does not.  Unset, a test
-# that reads a command's lines as they come sees what that user sees.
+# The commands the tests start run as in a user's shell, without two settings some shells and
+# CI machines make.  PYTHONUNBUFFERED: they write into pipes, as a user's do into `| tee` or a
+# Slurm job's output file, where Python's standard output is buffered by blocks; a test that
+# reads a command's lines as they come sees what that user sees.  PYTHONDONTWRITEBYTECODE:
+# Python keeps the compiled modules it imports (__pycache__, beside Numba's cache), so each
+# command after the first loads them instead of compiling the project's source again.
 os.environ.pop("PYTHONUNBUFFERED", None)
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 @pytest.fixture
