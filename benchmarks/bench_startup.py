@@ -4,9 +4,9 @@
 ``python benchmarks/bench_startup.py [--rounds 3] [--sizes 1000,10000,100000] [--write]``
 
 Every run is a fresh process (Python's start, imports and planning counted for every
-contender alike), timed wall and CPU (its children included), in rounds that alternate the
-contenders so that a machine that speeds up or slows down weighs on all; each contender's
-best round is kept.  Two comparisons:
+contender alike, in the environment of a user's shell: compiled modules kept), timed wall
+and CPU (its children included), in rounds that alternate the contenders so that a machine
+that speeds up or slows down weighs on all; each contender's best round is kept.  Two comparisons:
 
 - the default study (``python -m pipeline``, 2 tasks) on the default cluster against
   ``cluster=sync``;
@@ -134,12 +134,22 @@ WORK_TWO = (
 )
 
 
+def users_environment() -> dict[str, str]:
+    """This process's environment as a user's shell has it: without PYTHONDONTWRITEBYTECODE
+    (set on some CI machines: every process would compile the project's source again,
+    ~0.1 s each) and PYTHONUNBUFFERED; the first run keeps the compiled modules, as a
+    user's first run does."""
+    drop = ("PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED")
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
 def piece_seconds(code: str) -> tuple[float, float]:
     """(wall, CPU) seconds of the piece ``code`` times, in a fresh process."""
     out = subprocess.run(
         [sys.executable, "-c", SHARED.format(bench=str(ROOT / "benchmarks")) + code + REPORT],
         check=True,
         cwd=ROOT,
+        env=users_environment(),
         capture_output=True,
         text=True,
     ).stdout.split()
@@ -168,7 +178,9 @@ def timed(command: list[str]) -> tuple[float, float]:
     """(wall, CPU) seconds of ``command`` in a fresh process, its children included."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        command, check=True, cwd=ROOT, env=users_environment(), stdout=subprocess.DEVNULL
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
