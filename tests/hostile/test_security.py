@@ -18,7 +18,7 @@ from pipeline.backends import Backend, open_executor
 from pipeline.certs import write_cluster_certs
 from pipeline.config import StudyError, cluster_config
 from pipeline.run import run_study
-from tests.helpers.dask_cluster import free_port
+from tests.helpers.dask_cluster import free_port, stop
 from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config
 
@@ -302,10 +302,7 @@ def tls_cluster(tmp_path_factory):
         )
     _wait_for_workers(address, certs, 2)
     yield address, certs
-    for p in procs:
-        p.terminate()
-    for p in procs:
-        p.wait(timeout=30)
+    stop(procs)
 
 
 def _wait_for_workers(address, certs, n):
