@@ -35,6 +35,7 @@ from pipeline.safe_paths import UnsafePath, ensure_dir
 from pipeline.store_layout import StoreError, family_dir
 from pipeline.worker import DoneBatch, EncodedFile, TaskSlice, lost_batch, metadata_bytes
 from solvers.kit.atomic_files import replace_file
+from solvers.kit.words import counted
 
 if TYPE_CHECKING:
     from pipeline.backends.executor import Executor
@@ -209,7 +210,7 @@ def compute(run, left: Plan, setup: LongTaskSetup) -> None:
         executor.expect(seconds_per_task(left), len(left))  # it may start its workers now
         run.report.run_record = save_run_config(run.given, run.folder)  # the cluster answered
         executor.log_file = run.report.run_record.with_suffix(".log")  # detail spared the terminal
-        run.log(f"running {len(left)} tasks on {executor.description}")
+        run.log(f"running {counted(len(left), 'task')} on {executor.description}")
         cutter = BatchCutter(left, executor.n_workers, settings, setup.at_once)
         with (
             tasks_bar(len(left), settings.progress) as bar,

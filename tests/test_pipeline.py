@@ -178,8 +178,10 @@ def test_a_failing_task_becomes_an_error_row_and_is_retried(outputs, tmp_path):
 
 
 def test_cli_runs_the_default_study(tmp_path):
+    """The command runs the default study, saying where its tasks run in words."""
     res = cli("cluster=sync", f"paths.outputs={tmp_path}")
     assert res.returncode == 0, res.stderr
+    assert "running 2 tasks on this process (cluster=sync)\n" in res.stdout
     assert (tmp_path / "paper" / "summary.md").exists()
     assert not (ROOT / "outputs" / "paper" / "hydra").exists()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from solvers.kit.words import format_count, format_duration
+from solvers.kit.words import counted, format_count, format_duration
 
 
 @pytest.mark.parametrize(
@@ -24,3 +24,13 @@ def test_a_duration_is_said_in_one_decimal_of_a_unit_from_twice_its_size(seconds
 )
 def test_a_count_is_said_in_three_digits_and_a_suffix(x, said):
     assert format_count(x) == said
+
+
+@pytest.mark.parametrize(
+    ("n", "noun", "said"),
+    [(1, "task", "1 task"), (2, "task", "2 tasks"), (0, "worker", "0 workers"),
+     (1, "worker process", "1 worker process"), (3, "worker process", "3 worker processes"),
+     (12_000, "batch", "12,000 batches")],
+)  # fmt: skip
+def test_a_number_and_its_noun_agree(n, noun, said):
+    assert counted(n, noun) == said

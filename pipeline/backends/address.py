@@ -25,6 +25,7 @@ from pipeline.backends.probe import (
     workers_present,
 )
 from pipeline.config import StudyError, seconds
+from solvers.kit.words import counted
 
 
 def check(cluster: Any) -> None:
@@ -109,7 +110,7 @@ def open(cluster: Any, workers: Workers) -> Iterator[DaskExecutor]:  # noqa: A00
                 + "; ".join(differences),
                 stacklevel=2,
             )
-        description = f"scheduler {cluster.address}, {n_workers} workers"
+        description = f"scheduler {cluster.address}, {counted(n_workers, 'worker')}"
         watch = NoWorkersWatch(client, cluster)
         yield DaskExecutor(client, n_workers, description, borrowed_client, watch=watch)
 

@@ -20,6 +20,7 @@ from typing import Any
 from pipeline.backends.base import Workers, borrowed_client, worker_budget
 from pipeline.backends.dask_executor import DaskExecutor
 from pipeline.config import StudyError
+from solvers.kit.words import counted
 
 CODE = ("solvers", "pipeline")  # the packages whose code a worker runs for a run
 
@@ -93,7 +94,7 @@ def open_executor_on(client: Any) -> Iterator[DaskExecutor]:
     are cancelled, and the client and its cluster are left as they were."""
     n_workers = checked_workers(client)
     address = client.scheduler.address
-    description = f"the given Dask client (scheduler {address}, {n_workers} workers)"
+    description = f"the given Dask client (scheduler {address}, {counted(n_workers, 'worker')})"
     executor = DaskExecutor(client, n_workers, description, borrowed_client)
     try:
         yield executor

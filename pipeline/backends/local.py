@@ -19,7 +19,7 @@ from pipeline.backends.starting import StartingExecutor, cluster_here, starting
 from pipeline.config import StudyError
 from pipeline.heap import no_cyclic_gc
 from solvers.kit.budget import Budget
-from solvers.kit.words import format_bytes
+from solvers.kit.words import counted, format_bytes
 
 WORKER_MEMORY = 256 * 2**20  # what one idle worker process needs, give or take (bytes)
 WORKERS_PER_CORE = 4
@@ -338,7 +338,7 @@ def open(cluster: Any, workers: Workers) -> Iterator[StartingExecutor]:  # noqa:
     def start() -> contextlib.AbstractContextManager[DaskExecutor]:
         return _gathering_refusals(_open(cluster, workers.count), refused)
 
-    description = f"LocalCluster, {workers.count} worker processes"
+    description = f"LocalCluster, {counted(workers.count, 'worker process')}"
     try:
         with (
             refusals.kept_off_the_output(refused),
@@ -405,7 +405,7 @@ def _open(cluster: Any, n_workers: int) -> Iterator[DaskExecutor]:
         Client(lc, security=security) as client,
     ):
         link = f", dashboard {client.dashboard_link}" if cluster.dashboard else ""
-        description = f"LocalCluster, {n_workers} worker processes{link}"
+        description = f"LocalCluster, {counted(n_workers, 'worker process')}{link}"
         try:
             yield DaskExecutor(client, n_workers, description, cluster_here)
         except KeyboardInterrupt:

@@ -36,6 +36,7 @@ from typing import Any
 from pipeline.backends.executor import Completed, Executor
 from pipeline.long_task_setup import events_in_this_process
 from solvers.kit.task_progress import Progress
+from solvers.kit.words import counted
 
 _running: list[StartingExecutor] = []  # the executor of the run this driver process runs
 
@@ -55,9 +56,10 @@ class StartingExecutor(Executor):
     ):
         super().__init__(n_workers, description, cluster_here)
         if start_after_s > 0:
+            workers = counted(n_workers, "worker process")
             self.description = (
-                f"this process, then a LocalCluster of {n_workers} worker processes if the "
-                f"tasks take over {start_after_s:g} s"
+                f"this process, then a LocalCluster of {workers} if the tasks take over "
+                f"{start_after_s:g} s"
             )
         self._start = start
         self.start_after_s = start_after_s

@@ -41,7 +41,7 @@ class SyncExecutor(Executor):
     time, so a batch is cut knowing every batch before it."""
 
     def __init__(self) -> None:
-        super().__init__(1, "in-process (sync)")
+        super().__init__(1, "this process (cluster=sync)")
         self._queue: collections.deque[tuple[int, Callable[..., Any], tuple]] = collections.deque()
         self._handles = itertools.count()
 

@@ -20,6 +20,14 @@ def format_bytes(n: float) -> str:
     return f"{n:,.0f} YB"
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun`` agreeing: "1 task", "2 tasks", "1 worker process", "3 worker
+    processes" (an English plural: ``-es`` after s, x, ch and sh, else ``-s``)."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n:,} {noun}" + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
+
+
 def format_count(x: float) -> str:
     """A count or rate for a progress line, three digits and a suffix: "512", "1.23k",
     "45.6M", "7.8G", "1.2T"."""
