@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from solvers.kit.words import counted
+
 LOGGERS = ("tornado.general", "distributed.comm.tcp")  # who logs a failed TLS handshake
 KEEP_LINES = 10_000  # lines kept per process (a flood is counted whole, kept in part)
 
@@ -161,7 +163,7 @@ def report(refusals: Refusals, log_file: Path | None) -> str | None:
         return None
     n = seen["count"]
     head = (
-        f"the LocalCluster refused {n} connection{'s' if n != 1 else ''} without this run's "
+        f"the LocalCluster refused {counted(n, 'connection')} without this run's "
         "TLS certificate (another process on this machine connected to its ports)"
     )
     if log_file is None:

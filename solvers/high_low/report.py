@@ -13,6 +13,7 @@ import pandas as pd
 from solvers.high_low.summary import deck_table, distinct_table, summary_rows
 from solvers.kit.report_sections import Figure, Section, Table, scatter
 from solvers.kit.stored_rows import StoredRows, takes_stored_rows
+from solvers.kit.words import counted
 
 DECK_HOVER = ["ranks", "suits", "ties", "strategy", "method", "p_perfect_exact", "p_perfect_se"]
 
@@ -93,5 +94,4 @@ def deck_section(table: pd.DataFrame) -> Section:
 
 def suits_text(suits: float) -> str:
     """ "1 suit", "4 suits"."""
-    n = int(suits)
-    return f"{n} suit" if n == 1 else f"{n} suits"
+    return counted(int(suits), "suit")
