@@ -393,3 +393,65 @@ def test_the_glossary_says_which_engine_method_float_runs():
     paragraph = glossary.split("**Ranked.**", 1)[1].split("\n\n", 1)[0]
     assert "3 or more equal\ntypes" in paragraph or "3 or more equal types" in paragraph
     assert not re.search(r"`method: float`\s+is the hashed solver", paragraph)
+
+
+# --- one value, one estimate ---------------------------------------------------------------
+
+ESTIMATE = re.compile(r"(\d+\.\d+)(?:e(-?\d+))?\s+\+-\s+(\d+\.\d+)(?:e(-?\d+))?")
+
+
+def estimates(text: str) -> list[tuple[float, float]]:
+    """Every ``mean +- standard error`` written on a rendered page."""
+    out = []
+    for mean, mexp, se, sexp in ESTIMATE.findall(text):
+        out.append((float(f"{mean}e{mexp or 0}"), float(f"{se}e{sexp or 0}")))
+    return out
+
+
+def test_the_card_guessing_page_gives_one_monte_carlo_of_greedy_on_the_suit_deck():
+    """Greedy on 4 x 13 (lowest ties) has one Monte Carlo estimate on the card guessing page,
+    checked against the float value of the page's own table."""
+    page = rendered_pages()["games/card_guessing.md"]
+    row = next(line for line in page.splitlines() if line.startswith("| (13,13,13,13) | **"))
+    greedy = float(row.split("|")[3])
+    near = [(m, se) for m, se in estimates(page) if abs(m - greedy) <= 6 * se]
+    assert len(near) == 1, near
+
+
+def test_an_optimum_column_holds_no_monte_carlo_estimate_of_another_policy():
+    """A table column headed as the optimum shows a Monte Carlo estimate (of another policy)
+    only where it says the optimum is not known."""
+    for name, text in rendered_pages().items():
+        for table in re.findall(r"(?:^\|.*\n)+", text, re.M):
+            rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()]
+            for col, head in enumerate(rows[0]):
+                if "optimum" not in head.lower() or "-" in head:
+                    continue
+                for row in rows[2:]:
+                    cell = row[col] if col < len(row) else ""
+                    assert "Monte Carlo" not in cell or "not known" in cell, (name, head, cell)
+
+
+def test_the_higher_lower_pages_give_one_monte_carlo_figure_per_tie_rule():
+    """The higher or lower page's Monte Carlo figures of the majority rule on 13 x 4 are the
+    52-card page's, one per tie rule, to the digits written."""
+    from tests.test_manual_claims import table_rows
+
+    deck52 = rendered_pages()["games/high_low_52.md"]
+    rows = table_rows(deck52, "| ties | Monte Carlo (10^6 games) |")
+    page = rendered_pages()["games/high_low.md"]
+    for ties, mean, se, *_ in rows:
+        match = re.search(rf"([\d.]+e-\d+) \+- ([\d.]+e-\d+)\s+\(ties {ties}\)", page)
+        assert match, ties
+        written = re.fullmatch(r"(\d+)\.(\d+)e(-?\d+)", match.group(1))
+        assert shows(written.groups(), float(mean)), (ties, match.group(0), mean)
+        assert float(match.group(2)) == pytest.approx(float(se), rel=0.05), (ties, se)
+
+
+def test_the_paired_games_are_quoted_only_in_their_own_table():
+    """The ranks page quotes the paired games' means only in the paired table; a 13 x 4 mean of
+    one policy elsewhere is the study's (docs/data/ranks52_monte_carlo.csv)."""
+    for page in PAGES:
+        for line in page.read_text(encoding="utf-8").splitlines():
+            if re.search(r"\{\{\s*ranks52_paired\.\w+\.mean", line):
+                assert line.startswith("|"), (page.name, line)
