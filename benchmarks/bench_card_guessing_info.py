@@ -3,8 +3,8 @@
 Prints timings: exact info and playable evaluations on small decks; Monte Carlo greedy and
 info on the 52-card decks (13 ranks x 4 and 4 suits x 13) with their Numba float paths (info:
 games/s on 4 suits x 13; on 13 ranks x 4 the size of the composition posterior along a game,
-which is what stops it); method float for info on 4 x m decks (4 types of m cards); with --python-info, info's
-Python path on 52 cards; the no_repeat scan at N = 300.
+which is what stops it); method float for info on 4 x m decks (4 types of m cards); with
+--python-info, info's Python path on 52 cards; the no_repeat scan at N = 300.
 
 Run: python benchmarks/bench_card_guessing_info.py [--quick] [--python-info]
 """
