@@ -146,9 +146,10 @@ def rendered(match: re.Match[str]) -> str:
     got = value(stem, path)
     if spec == "duration":
         return duration(float(got))
-    if spec == "checked":
+    if spec == "checked":  # the agreement is looked up first: a value without one is refused
         parent = path.rpartition(".")[0]
-        return checked_digits(float(got), float(value(stem, f"{parent}.agreement")))
+        agreement = float(value(stem, f"{parent}.agreement"))
+        return checked_digits(float(got), agreement)
     if spec and isinstance(got, str) and "/" in got:  # a fraction's decimal, to the spec
         from fractions import Fraction
 

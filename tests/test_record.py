@@ -190,6 +190,13 @@ def test_a_float_result_is_shown_to_the_digits_its_check_supports(quoted):
                 assert significant_digits(text) <= supported[key], (page.name, match.group(0))
 
 
+def test_a_checked_quote_of_a_value_without_an_agreement_is_refused_naming_it(quoted):
+    """``checked`` needs the agreement beside the value: without one the build stops, naming
+    the quote and the keys there are."""
+    with pytest.raises(quoted.QuoteError, match=r"p\.md.*suits52_complete has no 'agreement'"):
+        quoted.expand_quotes("{{ results.suits52_complete.value:checked }}", "p.md")
+
+
 def test_checked_digits_end_at_the_place_of_the_error_bound(quoted):
     """``checked`` writes a float so its last digit is the place of agreement x value."""
     assert quoted.checked_digits(15.531637252573518, 1e-12) == "15.53163725257"
