@@ -369,6 +369,15 @@ def test_exact_is_never_said_of_a_value_computed_in_floats():
     assert not wrong, wrong
 
 
+def test_the_ranks_figure_caption_calls_its_values_floats():
+    """The ranks figure's caption (n = 10 and 11 out of core, every n by the ranked solver)
+    says its values are floats and calls none of them exact."""
+    page = (DOCS / "games" / "card_guessing_ranks52.md").read_text(encoding="utf-8")
+    caption = next(line for line in page.splitlines() if line.startswith("*The table above"))
+    assert "in floats" in caption
+    assert not EXACT.search(caption), caption
+
+
 # --- glossary ------------------------------------------------------------------------------
 
 # the words the pages use in a sense of their own, each defined by the glossary
