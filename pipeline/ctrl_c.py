@@ -158,10 +158,15 @@ def _raised_again(others: Any) -> Any:
 
 
 def _first_stop(signum: int, frame: Any) -> None:
-    """The first Ctrl-C or SIGTERM: KeyboardInterrupt; every later one of either is ignored."""
+    """The first Ctrl-C or SIGTERM: KeyboardInterrupt; every later one of either is ignored.
+
+    Raised by Python's own handler, called here, rather than by a ``raise`` statement: a
+    KeyboardInterrupt whose innermost frame stops at a ``raise`` is one that code raised
+    itself (a strategy of one's own), an error of that code, not a stop
+    (:func:`solvers.kit.interrupts.raised_by_code`)."""
     global _stopped_by
     for stop in (signal.SIGINT, signal.SIGTERM):
         if signal.getsignal(stop) is _first_stop:
             signal.signal(stop, signal.SIG_IGN)
     _stopped_by = signum
-    raise KeyboardInterrupt
+    signal.default_int_handler(signum, frame)  # raises KeyboardInterrupt
