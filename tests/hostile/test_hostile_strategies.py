@@ -411,3 +411,85 @@ def test_a_strategy_s_exit_and_interrupt_are_error_rows_on_a_local_cluster(guest
     assert "raised SystemExit(3)" in found["exitsthreeinupdate"]
     assert "raised KeyboardInterrupt, raised by the code itself" in found["interruptsitself"]
     assert found["optimal"] == ""
+
+
+OTHER_GAMES = '''
+import itertools
+import random
+import sys
+
+
+class DrawnCall:
+    """Higher or lower: a call drawn at random (a seeded generator of its own)."""
+
+    def __init__(self):
+        self.rng = random.Random(0)
+
+    def start(self, ranks, suits):
+        return (suits,) * ranks
+
+    def update(self, left, card):
+        return left[: card - 1] + (left[card - 1] - 1,) + left[card:]
+
+    def call(self, left, card):
+        return self.rng.choice(["higher", "lower"])
+
+
+class ExitingCall(DrawnCall):
+    def call(self, left, card):
+        sys.exit(2)
+
+
+def answer(guess, secret):
+    black = sum(g == s for g, s in zip(guess, secret))
+    return black, sum(min(guess.count(c), secret.count(c)) for c in set(guess)) - black
+
+
+class DrawnCode:
+    """Mastermind: a code still possible, drawn at random."""
+
+    def __init__(self):
+        self.rng = random.Random(0)
+
+    def start(self, pegs, colours):
+        return tuple(itertools.product(range(colours), repeat=pegs))
+
+    def guess(self, possible):
+        return self.rng.choice(possible)
+
+    def update(self, possible, guess, feedback):
+        return tuple(code for code in possible if answer(guess, code) == feedback)
+
+
+class InterruptingCode(DrawnCode):
+    def guess(self, possible):
+        raise KeyboardInterrupt
+'''
+
+GAMES = {
+    "DrawnCall": ({"family": "high_low", "n": 4}, "when asked again: its answers must depend"),
+    "ExitingCall": ({"family": "high_low", "n": 4}, "raised SystemExit(2) (sys.exit"),
+    "DrawnCode": ({"family": "mastermind", "pegs": 2, "colours": 3}, "when asked again"),
+    "InterruptingCode": (
+        {"family": "mastermind", "pegs": 2, "colours": 3},
+        "raised KeyboardInterrupt, raised by the code itself",
+    ),
+}
+
+
+@pytest.mark.parametrize("cls", list(GAMES))
+def test_the_other_games_name_a_strategy_s_exit_interrupt_and_chance(tmp_path, monkeypatch, cls):
+    """Higher or lower and Mastermind (the query games' shared checks): a strategy's
+    ``sys.exit``, its own KeyboardInterrupt and answers drawn at random are a StrategyError
+    naming it and the move, never an exit, a stop or a stored value."""
+    from solvers import solve
+    from solvers.own_strategy import StrategyError
+
+    module = f"games_{abs(hash(tmp_path)) % 10**8}"
+    (tmp_path / f"{module}.py").write_text(OTHER_GAMES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    game, words = GAMES[cls]
+    task = {**game, "strategy": "mine", "strategy_target": f"{module}.{cls}"}
+    with pytest.raises(StrategyError) as raised:
+        solve(task)
+    assert f"strategy 'mine' ({module}.{cls})" in str(raised.value) and words in str(raised.value)
