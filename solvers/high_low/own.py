@@ -22,8 +22,10 @@ One game, exactly in this order::
 
 A next card of a higher rank makes "higher" right, of a lower rank "lower"; a card of the
 rank showing is scored by ``ties`` as the family does: ``lose`` a miss, ``win`` a right call,
-``push`` neither (not a miss, not a right call).  Play goes on after a miss.  The strategy is
-assumed to be a function of what it was told: the same belief and card give the same call.
+``push`` neither (not a miss, not a right call).  Play goes on after a miss.  The strategy
+must be a function of what it was told: the same belief and card give the same call (each
+call and update is asked twice, :func:`solvers.own_strategy.twice`; answers that differ are
+an error row).
 
 Exact (``method: exact``): what the strategy can know depends on the game only through (the
 cards left of each rank, the rank showing), so its value is a recursion on (those counts, the

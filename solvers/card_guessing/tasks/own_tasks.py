@@ -5,7 +5,8 @@ The protocol: a class whose constructor's keyword arguments are its parameters, 
 
 - ``start(deck) -> belief``: ``deck`` is a tuple of cards per type; the belief is any
   hashable value the strategy keeps (a tuple, a number, a frozenset...);
-- ``guess(belief) -> int``: the type it names next, counting from 0;
+- ``guess(belief) -> int``: the type it names next, counting from 0, a function of the
+  belief alone (:class:`Moves` asks it twice and again where a belief is met again);
 - ``update(belief, guess, answer) -> belief``: what it keeps after the answer, which is
   ``yes`` (a bool) under ``feedback: partial``, the type of the card shown (an int) under
   ``feedback: complete``, and None under ``feedback: none``;
