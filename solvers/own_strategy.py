@@ -225,9 +225,9 @@ def raised(exc: BaseException) -> str:
     name, text = type(exc).__name__, shown_text(exc)
     if isinstance(exc, SystemExit):
         code = "" if exc.code is None else f"({shown(exc.code)})"
-        return f"{name}{code} (sys.exit: a strategy's code ends its task, never the run)"
+        return f"{name}{code} (sys.exit: a strategy's code cannot end the run)"
     if isinstance(exc, KeyboardInterrupt):
-        return f"{name}, raised by the code itself (not a Ctrl-C: the run goes on)"
+        return f"{name}, raised by the code itself (not a Ctrl-C)"
     return f"{name}: {text}" if text else name
 
 

@@ -230,11 +230,11 @@ def errors(folder: Path) -> dict[str, str]:
 
 RAISED = {
     "ExitsInGuess": "guess(belief=(2, 2, 1)) at card 1 of 5 raised SystemExit (sys.exit: a "
-    "strategy's code ends its task, never the run)",
+    "strategy's code cannot end the run)",
     "ExitsThreeInUpdate": "update(belief=(2, 2, 1), guess=0, answer=",
     "ExitsInConstructor": "the constructor raised SystemExit('no') (sys.exit",
     "InterruptsItself": "guess(belief=(2, 2, 1)) at card 1 of 5 raised KeyboardInterrupt, "
-    "raised by the code itself (not a Ctrl-C: the run goes on)",
+    "raised by the code itself (not a Ctrl-C)",
 }
 
 
@@ -349,6 +349,23 @@ def test_a_built_in_function_as_target_is_refused_as_no_strategy_class(guests, m
         "function of Python's built-in module 'builtins', not a strategy class"
     ), line
     assert "cannot be imported" not in line and not (folder / "out").exists()
+
+
+def test_a_module_that_exits_when_imported_is_refused_at_the_door(guests, monkeypatch, capsys):
+    """A strategy's module that calls ``sys.exit(4)`` as it is imported: exit 2 before any
+    work, one line naming the study key and the SystemExit (never a silent exit 4)."""
+    folder, module = guests
+    (folder / f"{module}_exits.py").write_text("import sys\n\nsys.exit(4)\n")
+    (folder / "studies" / "study" / "lab.yaml").write_text(
+        "name: lab\nfamily: card_guessing\ngrid:\n  deck: [[2, 2, 1]]\n"
+        f"strategies:\n  mine:\n    _target_: {module}_exits.Mine\n"
+    )
+    done = run_lab(monkeypatch, capsys, folder)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: study.strategies.mine._target_='{module}_exits.Mine': "), line
+    assert f"module '{module}_exits' cannot be imported (SystemExit(4) (sys.exit" in line, line
+    assert not (folder / "out").exists()
 
 
 def test_a_nan_argument_is_refused_naming_its_own_override(guests, monkeypatch, capsys):
