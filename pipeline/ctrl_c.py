@@ -100,6 +100,13 @@ def stopped_by() -> int | None:
     return _stopped_by
 
 
+def stopping() -> bool:
+    """Whether the command's stop is under way in this process: its first Ctrl-C or SIGTERM
+    came and every later one is set aside (:func:`stop_on_first_ctrl_c`); not once Python's
+    own handler is back (a command run inside a test that goes on)."""
+    return _stopped_by is not None and signal.getsignal(_stopped_by) == signal.SIG_IGN
+
+
 def is_stop(exc: BaseException) -> bool:
     """Whether ``exc`` stands for a stop: a KeyboardInterrupt, or an error raised after the
     command's Ctrl-C, which a library may raise in its place (DuckDB's "RuntimeError: Query

@@ -37,6 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.ctrl_c import stopping
 from pipeline.exception_chain import raised_from
 from pipeline.long_task_setup import LongTaskSetup, finish
 from pipeline.store_layout import METADATA_KEY, family_schema
@@ -249,6 +250,8 @@ def _task_rows(tid: str, task: dict, study: str, timeout, cluster) -> list[Row]:
         if stop is not None:  # Ctrl-C, not a failure of the task: the run stops
             raise stop from None
         out = [error_row(task, exc)]
+    if stopping():  # the command's Ctrl-C came, and the task's code caught it
+        raise KeyboardInterrupt  # the run stops all the same (later Ctrl-Cs are ignored)
     for row in out:
         row["task_id"], row["study"] = tid, study
     return out
