@@ -395,8 +395,15 @@ class Held:
         a, b = self.value, other.value
         if a is b:
             return True
-        move = f"the belief's == comparing {shown(a)} with {shown(b)}"
-        return call(self.who, move, lambda: bool(a == b))
+        try:
+            return bool(a == b)
+        except BaseException as exc:  # as call() does, its message made only when it fails
+            if not guest_fault(exc):
+                raise
+            raise StrategyError(
+                f"{self.who}: the belief's == comparing {shown(a)} with {shown(b)} raised "
+                f"{raised(exc)}"
+            ) from exc
 
     def __repr__(self) -> str:
         return f"Held({shown(self.value)})"
@@ -434,11 +441,11 @@ def asked(who: str, move: str, fn: Callable[[], Any], given: Held) -> Any:
     except BaseException as exc:
         if not guest_fault(exc):
             raise
-        now = f"{type(exc).__name__} raised"
+        now = f"not to be had: {type(exc).__name__}"
     if now != given.hash:
         raise StrategyError(
-            f"{who}: {move} changed the belief it was given, in place (its hash is "
-            f"{now}, not {given.hash}); return a new belief and leave the one given as it was"
+            f"{who}: {move} changed the belief it was given, in place (its hash was "
+            f"{given.hash}, now {now}); return a new belief and leave the one given as it was"
         )
     return out
 
