@@ -70,6 +70,7 @@ NOT_MODULES = {
     "hydra.conf": "Hydra's config package",
     "hydra.runtime.config_sources": "a key of Hydra's own config",
     "hydra.overrides.task": "a key of Hydra's own config",
+    "hydra.sweeper": "a key of Hydra's own config (the sweeper's settings)",
 }
 
 PACKAGE = "(?:" + "|".join(PACKAGES) + ")"

@@ -16,7 +16,8 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from pipeline.config import StudyError, short_repr
-from pipeline.search.runner import SearchResult, SearchSettings, best_text, run_search
+from pipeline.search.result import SearchResult, best_text
+from pipeline.search.runner import SearchSettings, run_search
 from pipeline.search.space import split_sweeps
 
 MAX_TRIALS = 1_000_000
@@ -40,9 +41,7 @@ def search(
     with open_dict(job):
         del job["hydra"]
     result = run_search(OmegaConf.to_container(job, resolve=True), settings)
-    from pipeline.search.outputs import write_search
-
-    page = write_search(result)
+    page = result.page
     best = result.best
     if best is None:
         print(f"search {result.name}: no trial succeeded; see {page}", file=sys.stderr)
@@ -85,6 +84,4 @@ def checked_settings(given: Mapping[str, Any], sweeps: Mapping[str, Any]) -> Sea
                 f"hydra.sweeper.name={short_repr(name)}: a plain file name "
                 "(no '/', not starting with '.')"
             )
-    return SearchSettings(
-        given["n_trials"], given["n_jobs"], sampler, seed, name, dict(sweeps)
-    )
+    return SearchSettings(given["n_trials"], given["n_jobs"], sampler, seed, name, dict(sweeps))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pipeline.search.runner import SearchResult, best_text
+from pipeline.search.result import SearchResult, best_text
 from solvers.kit.atomic_files import replace_file
 
 STYLE = {"font.size": 11, "axes.titlesize": 11, "axes.labelsize": 11, "legend.fontsize": 10}
@@ -68,11 +68,18 @@ def plot_param(result: SearchResult, param: str, path: Path) -> Path:
         ax.plot(xs, [t.value for t in done], "o", color="#0072B2", alpha=0.6, label="trials")
         best = result.best
         if best is not None:
-            ax.plot([_number(best.params.get(param))], [best.value], "*", color="#D55E00",
-                    markersize=14, label=f"best (trial {best.number})")
+            ax.plot(
+                [_number(best.params.get(param))],
+                [best.value],
+                "*",
+                color="#D55E00",
+                markersize=14,
+                label=f"best (trial {best.number})",
+            )
         if result.reference is not None:
-            ax.axhline(result.reference, color="#009E73", linestyle="--",
-                       label=result.reference_name)
+            ax.axhline(
+                result.reference, color="#009E73", linestyle="--", label=result.reference_name
+            )
         ax.set_xlabel(param)
         ax.set_ylabel(result.objective.column)
         ax.set_title(f"{result.objective.strategy}: {result.objective.column} against {param}")

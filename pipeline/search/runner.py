@@ -15,9 +15,8 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 from pipeline.config import StudyError, checked_config, short_repr
@@ -25,6 +24,7 @@ from pipeline.ctrl_c import is_stop
 from pipeline.run import StudyReport, StudyRun, prepared, run_tasks
 from pipeline.safe_paths import ensure_dir
 from pipeline.search.objective import Objective, checked_objective, strategy_axes
+from pipeline.search.result import SearchResult, TrialResult, best_text, params_text
 from pipeline.search.space import search_space, trial_axes
 from pipeline.search.values import TaskValues
 from pipeline.study import planned
@@ -44,40 +44,6 @@ class SearchSettings:
     seed: int | None
     name: str | None
     sweeps: Mapping[str, Any]
-
-
-@dataclass
-class TrialResult:
-    """One trial told: its number, parameters, value (None: failed) and exact value."""
-
-    number: int
-    params: dict[str, Any]
-    value: float | None
-    exact: Fraction | None = None
-    error: str | None = None
-
-
-@dataclass
-class SearchResult:
-    """What a search found: every trial told, the best, the reference (the optimum)."""
-
-    name: str
-    objective: Objective
-    space: dict[str, Any]
-    trials: list[TrialResult] = field(default_factory=list)
-    reference: float | None = None
-    reference_exact: Fraction | None = None
-    reference_name: str | None = None
-    computed: int = 0  # tasks solved by this run (the rest were stored)
-    folder: Path | None = None
-
-    @property
-    def best(self) -> TrialResult | None:
-        done = [t for t in self.trials if t.value is not None]
-        if not done:
-            return None
-        pick = max if self.objective.maximize else min
-        return pick(done, key=lambda t: (t.value, -t.number))
 
 
 class SearchStopped(KeyboardInterrupt):
@@ -188,6 +154,9 @@ class Search:
                     raise SearchStopped(self.stopped_line(study)) from exc
                 raise
         self.result.trials = self.told(study)
+        from pipeline.search.outputs import write_search
+
+        self.result.page = write_search(self.result)
         return self.result
 
     def told(self, study: Any) -> list[TrialResult]:
@@ -205,7 +174,8 @@ class Search:
             f"search {self.name}: {self.objective.describe()} over "
             f"{', '.join(f'{k} {_space_text(d)}' for k, d in self.space.items())}; "
             f"{self.settings.n_trials} trials, {self.settings.n_jobs} at a time "
-            f"({self.settings.sampler}, seed {self.settings.seed}) on {self.held.executor.description}"
+            f"({self.settings.sampler}, seed {self.settings.seed}) "
+            f"on {self.held.executor.description}"
         )
         first = self.reference is not None
         while True:
@@ -235,7 +205,7 @@ class Search:
             value, _exact, error = self.trial_value(p)
             if value is None:
                 study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
-                self.log(f"  trial {trial.number} ({_params_text(p)}) failed: {error}")
+                self.log(f"  trial {trial.number} ({params_text(p)}) failed: {error}")
             else:
                 study.tell(trial.number, value)
 
@@ -271,7 +241,10 @@ class Search:
             self.result.reference_exact = plain.exact([g.exact for g in got])
             if self.objective.combine != "mean":
                 self.result.reference = Objective(
-                    self.reference, self.objective.column, "maximize", self.objective.combine,
+                    self.reference,
+                    self.objective.column,
+                    "maximize",
+                    self.objective.combine,
                     None,
                 ).value([g.value for g in got], None)
 
@@ -343,18 +316,6 @@ class Search:
         )
 
 
-def best_text(best: TrialResult, result: SearchResult) -> str:
-    """``4.255357142857 (2383/560) at gamma=0.1432 (trial 7); optimal 4.255357142857, gap 0``"""
-    exact = f" ({best.exact})" if best.exact is not None else ""
-    text = f"{best.value:.12g}{exact} at {_params_text(best.params)} (trial {best.number})"
-    if result.reference is not None:
-        gap = result.reference - best.value
-        text += f"; {result.reference_name} {result.reference:.12g}, gap {gap:.3g}"
-        if best.exact is not None and result.reference_exact is not None:
-            text += f" ({result.reference_exact - best.exact})"
-    return text
-
-
 def told_trials(study: Any) -> list[TrialResult]:
     import optuna
 
@@ -414,9 +375,3 @@ def _space_text(distribution: Any) -> str:
 
 def _space_key(space: Mapping[str, Any]) -> str:
     return "; ".join(f"{k} {_space_text(d)}" for k, d in sorted(space.items()))
-
-
-def _params_text(params: Mapping[str, Any]) -> str:
-    return ", ".join(
-        f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items()
-    )

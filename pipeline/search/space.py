@@ -76,7 +76,8 @@ def search_space(
         space[param] = distribution_of(key, sweep)
         numeric_axis(key, axes.get(param), space[param])
     for param, values in axes.items():
-        if param not in space and isinstance(values, list | tuple) and len(values) > 1:
+        several = isinstance(values, list | tuple) and len(values) > 1
+        if param not in space and not param.startswith("_") and several:
             raise StudyError(
                 f"{PREFIX}{strategy}.{param}={short_repr(list(values))}: a search tries one "
                 "value of each parameter at a time; give it one value or search it"
@@ -90,8 +91,7 @@ def searched_param(key: str, strategy: str) -> str:
     parts = key.split(".")
     if not key.startswith(PREFIX) or len(parts) != 4:
         raise StudyError(
-            f"{key}: a search's parameters are the objective strategy's, "
-            f"{PREFIX}{strategy}.PARAM"
+            f"{key}: a search's parameters are the objective strategy's, {PREFIX}{strategy}.PARAM"
         )
     if parts[2] != strategy:
         raise StudyError(
@@ -122,7 +122,10 @@ def numeric_axis(key: str, values: Any, distribution: Any) -> None:
 def trial_axes(axes: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, list[Any]]:
     """The strategy's axes for one trial: the study's, each searched one set to the trial's
     value."""
-    out = {k: list(v) if isinstance(v, list | tuple) else [v] for k, v in axes.items()}
+    out = {
+        k: v if k.startswith("_") else list(v) if isinstance(v, list | tuple) else [v]
+        for k, v in axes.items()  # _target_ names the class: not an axis
+    }
     out.update({k: [v] for k, v in params.items()})
     return out
 
