@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import StudyError
-from pipeline.search.runner import SearchSettings, SearchStopped, run_search
+from pipeline.ctrl_c import SearchStopped
+from pipeline.search.runner import SearchSettings, run_search
 from pipeline.search.space import split_sweeps
 from pipeline.store import load_results
 from tests.helpers.commands import cli

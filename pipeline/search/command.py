@@ -41,6 +41,8 @@ def search(
     with open_dict(job):
         del job["hydra"]
     result = run_search(OmegaConf.to_container(job, resolve=True), settings)
+    if job.stage == "plan":
+        return result
     page = result.page
     best = result.best
     if best is None:

@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from pipeline.config import StudyError, checked_config, short_repr
-from pipeline.ctrl_c import is_stop
+from pipeline.ctrl_c import SearchStopped, is_stop
 from pipeline.run import StudyReport, StudyRun, prepared, run_tasks
 from pipeline.safe_paths import ensure_dir
 from pipeline.search.objective import Objective, checked_objective, strategy_axes
@@ -46,14 +46,6 @@ class SearchSettings:
     sweeps: Mapping[str, Any]
 
 
-class SearchStopped(KeyboardInterrupt):
-    """A search stopped by Ctrl-C or SIGTERM: its one line says what is stored."""
-
-    def __init__(self, line: str):
-        super().__init__(line)
-        self.line = line
-
-
 def run_search(
     cfg: Mapping[str, Any], settings: SearchSettings, log: Callable[[str], None] = print
 ) -> SearchResult:
@@ -66,6 +58,9 @@ def run_search(
     space = search_space(settings.sweeps, objective.strategy, axes)
     search = Search(base, objective, axes, space, settings, log)
     search.check_bounds()
+    if base.conf.stage == "plan":
+        log(search.plan_text())
+        return search.result
     return search.run()
 
 
@@ -110,6 +105,31 @@ class Search:
                     f"{', '.join(f'{k}={short_repr(v)}' for k, v in params.items())} "
                     f"(an end of the search space): {exc}"
                 ) from None
+
+    def plan_text(self) -> str:
+        """What ``stage=plan`` says of the search: its trials times the estimate of one (at
+        each end of the space, the dearer end taken), the reference's, what is stored."""
+        from solvers.kit.words import format_duration
+
+        ends = [{k: _end(d, i) for k, d in self.space.items()} for i in (0, -1)]
+        costs = [planned(self.batch_study([p])).estimated_seconds() for p in ends]
+        lines = [f"search {self.name}: {self.objective.describe()}"]
+        if any(c is None for c in costs):
+            lines.append(f"  {self.settings.n_trials} trials; the family gives no estimate")
+        else:
+            one = max(c[0] for c in costs)
+            lines.append(
+                f"  {self.settings.n_trials} trials x about {format_duration(one)} of solver "
+                f"time a trial (the dearer end of the space) = about "
+                f"{format_duration(one * self.settings.n_trials)}, "
+                f"{self.settings.n_jobs} trials at a time"
+            )
+        if self.reference is not None:
+            ref = planned(self.batch_study([], reference=True)).estimated_seconds()
+            cost = "no estimate" if ref is None else f"about {format_duration(ref[0])}"
+            lines.append(f"  the reference, {self.reference}: {cost}")
+        lines.append("  nothing was run or written (stage=plan)")
+        return "\n".join(lines)
 
     # ------------------------------------------------------------------------- the batches
 
