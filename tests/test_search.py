@@ -81,6 +81,10 @@ def test_the_search_page_and_its_plot_show_the_best_beside_the_optimum(gamma_sea
     assert "2383/560" in page and "gap 0" in page
     assert (folder / "info-gamma.journal").stat().st_size > 0
     assert result.page == folder / "info-gamma.md"
+    summary = (outputs / "gamma_sweep" / "summary.md").read_text()
+    top = summary.index("## Searches")
+    assert top < summary.index("## Family") and "2383/560" in summary[top:]
+    assert "](search/info-gamma-gamma.png)" in summary
     assert (folder / "info-gamma-gamma.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

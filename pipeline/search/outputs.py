@@ -9,6 +9,7 @@ caller's matplotlib (its backend, its settings) is left as it was.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,51 @@ STYLE = {"font.size": 11, "axes.titlesize": 11, "axes.labelsize": 11, "legend.fo
 
 
 def write_search(result: SearchResult) -> Path:
-    """The search's page and plots written (each file whole or not at all); the page."""
+    """The search's page, plots and headline (``search/<name>.json``, which the study's
+    summary puts at its top) written, each file whole or not at all; the page."""
     assert result.folder is not None
     folder = result.folder / "search"
     plots = [plot_param(result, p, folder / f"{result.name}-{p}.png") for p in result.space]
     page = folder / f"{result.name}.md"
     text = page_text(result, [p.name for p in plots])
+    best = result.best
+    headline = {
+        "name": result.name,
+        "trials": len(result.trials),
+        "best": None if best is None else best_text(best, result),
+        "page": page.name,
+        "plots": [p.name for p in plots],
+    }
+    data = json.dumps(headline, indent=1).encode()
+    replace_file(folder / f"{result.name}.json", lambda fh: fh.write(data))
     return replace_file(page, lambda fh: fh.write(text.encode()))
+
+
+MAX_HEADLINE = 64 * 1024  # bytes of a search's headline file read back (a few hundred made)
+
+
+def searches_section(study_dir: Path) -> list[str]:
+    """The Markdown lines that head a study's summary with each search stored in its folder
+    (``search/<name>.json``): its best beside the reference and the gap, its page and plots.
+    A headline file that is not what a search writes is named and left out."""
+    folder = study_dir / "search"
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    lines = ["## Searches", ""]
+    for path in sorted(folder.glob("*.json")):
+        try:
+            if not path.is_file() or path.is_symlink() or path.stat().st_size > MAX_HEADLINE:
+                raise ValueError("not a search's headline file")
+            found = json.loads(path.read_bytes())
+            name, trials, best = found["name"], int(found["trials"]), found["best"]
+            page, plots = str(found["page"]), [str(p) for p in found["plots"]]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            lines += [f"- `search/{path.name}`: left out ({exc})", ""]
+            continue
+        said = f"best {best}" if best else "no trial succeeded"
+        lines += [f"- **{name}** ({trials} trials): {said}; [the search](search/{page})", ""]
+        lines += [f"  ![{p}](search/{p})" for p in plots] + [""]
+    return lines if len(lines) > 2 else []
 
 
 def page_text(result: SearchResult, plots: list[str]) -> str:
@@ -45,7 +84,7 @@ def page_text(result: SearchResult, plots: list[str]) -> str:
         key=lambda t: (t.value is None, -(t.value or 0) if result.objective.maximize else t.value),
     )
     for t in order:
-        cells = [str(t.params.get(n)) for n in names]
+        cells = [_cell(t.params.get(n)) for n in names]
         value = "failed" if t.value is None else f"{t.value:.12g}"
         exact = "" if t.exact is None else str(t.exact)
         lines.append(f"| {t.number} | " + " | ".join(cells) + f" | {value} | {exact} |")
@@ -86,6 +125,10 @@ def plot_param(result: SearchResult, param: str, path: Path) -> Path:
         ax.legend(loc="best")
         fig.tight_layout()
         return replace_file(path, lambda fh: fig.savefig(fh, format="png", dpi=150))
+
+
+def _cell(value: Any) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 def _number(value: Any) -> Any:

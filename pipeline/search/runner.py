@@ -174,9 +174,17 @@ class Search:
                     raise SearchStopped(self.stopped_line(study)) from exc
                 raise
         self.result.trials = self.told(study)
+        for trial in self.result.trials:  # every trial's exact value, for the search's page
+            if trial.value is not None:
+                trial.exact = self.trial_value(trial.params)[1]
         from pipeline.search.outputs import write_search
 
         self.result.page = write_search(self.result)
+        if self.base.conf.stage == "all":  # the study's summary, the search's best at its top
+            from pipeline.run import summarise
+
+            self.base.log = self.log
+            summarise(self.base)
         return self.result
 
     def told(self, study: Any) -> list[TrialResult]:

@@ -111,7 +111,7 @@ def numeric_axis(key: str, values: Any, distribution: Any) -> None:
     if isinstance(distribution, dist.CategoricalDistribution) or values is None:
         return
     given = values if isinstance(values, list | tuple) else [values]
-    odd = [v for v in given if not _number(v)]
+    odd = [v for v in given if isinstance(v, bool) or not isinstance(v, int | float)]
     if odd:
         raise StudyError(
             f"{key}: the study gives {short_repr(list(given))}, not numbers; an interval or "
