@@ -70,7 +70,6 @@ NOT_MODULES = {
     "hydra.conf": "Hydra's config package",
     "hydra.runtime.config_sources": "a key of Hydra's own config",
     "hydra.overrides.task": "a key of Hydra's own config",
-    "hydra.sweeper": "a key of Hydra's own config (the sweeper's settings)",
 }
 
 PACKAGE = "(?:" + "|".join(PACKAGES) + ")"
@@ -280,7 +279,13 @@ def config_sections() -> dict[str, object]:
     """The config's top-level keys -> their model (or a union of models, or Hydra's mapping)."""
     from pipeline.config import Config
 
+    import dataclasses
+
+    from hydra_plugins.guesslab_sweeper.config import GuesslabSweeperConf
+
     hydra = yaml.safe_load((ROOT / "conf" / "config.yaml").read_text())["hydra"]
+    # hydra/sweeper=guesslab's settings (hydra.sweeper.n_trials ...)
+    hydra["sweeper"] = {f.name: None for f in dataclasses.fields(GuesslabSweeperConf)}
     return {**{k: f.annotation for k, f in Config.model_fields.items()}, "hydra": hydra}
 
 

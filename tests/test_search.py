@@ -15,14 +15,17 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+import yaml
 
 from pipeline.config import StudyError
 from pipeline.ctrl_c import SearchStopped
 from pipeline.search.runner import SearchSettings, run_search
 from pipeline.search.space import split_sweeps
 from pipeline.store import load_results
+from solvers import solve
 from tests.helpers.commands import cli
 from tests.helpers.own_strategy_source import SWITCH_AFTER_NO
+from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config
 
 GAMMA = "study.strategies.info.gamma=interval(0,1)"
@@ -201,3 +204,35 @@ def test_a_search_without_parameters_is_refused():
         from pipeline.search.space import search_space
 
         search_space({}, "info", {})
+
+
+SEARCHES = yaml.safe_load((ROOT / "docs" / "data" / "searches.yaml").read_text())
+ENTROPY_GRID_DECKS = ([3, 3, 3], [4, 3, 2], [2, 2, 2, 2])
+
+
+def exact_score(deck: list[int], strategy: str = "optimal", **params) -> Fraction:
+    task = {"family": "card_guessing", "deck": deck, "strategy": strategy, **params}
+    if strategy == "info":
+        task.update(tie_break="lowest", log_base=2.0)
+    return Fraction(solve(task)[0]["expected_score_exact"])
+
+
+@pytest.mark.parametrize("name", sorted(SEARCHES))
+def test_what_each_published_search_found_is_the_solver_s_value(name):
+    """docs/data/searches.yaml (quoted by the entropy page): each search's best trial,
+    recomputed from the solver: its exact value (one deck), or its ratio to the optimum on
+    its deck, or the smallest such ratio over entropy_grid's three decks."""
+    found = SEARCHES[name]
+    params = {
+        "entropy_r": float(found["entropy_r"]),
+        "entropy_t": float(found["entropy_t"]),
+        "gamma": found["best_gamma"],
+    }
+    if "best_exact" in found:  # one deck, the value itself
+        deck = found["deck"]
+        assert exact_score(deck, "info", **params) == Fraction(found["best_exact"])
+        assert exact_score(deck) > Fraction(found["best_exact"])  # below the optimum
+        return
+    decks = [found["deck"]] if "deck" in found else ENTROPY_GRID_DECKS
+    ratios = [exact_score(d, "info", **params) / exact_score(d) for d in decks]
+    assert min(ratios) == Fraction(found["best_ratio"]), ratios
