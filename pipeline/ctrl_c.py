@@ -91,6 +91,15 @@ class RunStopped(KeyboardInterrupt):
         self.report = report
 
 
+class SearchStopped(KeyboardInterrupt):
+    """A search (pipeline.search) stopped by Ctrl-C or SIGTERM: its one line says what is
+    stored and how to go on."""
+
+    def __init__(self, line: str):
+        super().__init__(line)
+        self.line = line
+
+
 _stopped_by: int | None = None  # the signal that stopped this command, once one did
 
 
