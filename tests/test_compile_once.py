@@ -13,7 +13,6 @@ made slow on purpose, by a Numba compile-event listener, where two processes mus
 from __future__ import annotations
 
 import ast
-import contextlib
 import importlib
 import json
 import os
@@ -21,7 +20,6 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numba.core.event as ev
@@ -31,6 +29,7 @@ from solvers.kit import checked_cache, compile_lock, compile_once
 from solvers.kit.budget import Budget
 from solvers.kit.current_task import using
 from solvers.kit.task_context import TaskContext
+from tests.helpers.lock_holder import held, still_held
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -302,55 +301,11 @@ def test_stage_plan_says_how_many_of_the_family_s_kernels_are_compiled(
     assert " of high_low on this machine (Numba's cache: " in line, line
 
 
-# another process holding a lock file: takes the flock, then (given an account) runs as that
-# account, says "held", and holds it until its stdin is closed (at most 300 s)
-HOLD = """
-import fcntl, os, select, sys
-fd = os.open(sys.argv[1], os.O_RDONLY | os.O_CREAT, 0o600)
-fcntl.flock(fd, fcntl.LOCK_EX)
-if len(sys.argv) > 2:
-    os.setgid(int(sys.argv[2]))
-    os.setuid(int(sys.argv[2]))
-print("held", flush=True)
-select.select([sys.stdin], [], [], 300)
-"""
 NOBODY = 65534  # the account of another user in these tests (root runs them as nobody)
 as_root_only = pytest.mark.skipif(
     not hasattr(os, "geteuid") or os.geteuid() != 0,
     reason="a process of another account: only root can start one",
 )
-
-
-@contextlib.contextmanager
-def _held(lock: str | Path, account: int | None = None) -> Iterator[subprocess.Popen]:
-    """Another process holding the flock on ``lock`` inside the block."""
-    Path(lock).parent.mkdir(parents=True, exist_ok=True)
-    extra = [] if account is None else [str(account)]
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(lock), *extra],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout.readline() == "held\n"
-        yield holder
-    finally:
-        holder.stdin.close()
-        holder.wait(timeout=30)
-
-
-def _still_held(lock: str | Path) -> bool:
-    import fcntl
-
-    fd = os.open(lock, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
 
 
 def _calls(kernel, *args):
@@ -387,9 +342,9 @@ def test_a_cached_kernel_is_loaded_while_another_process_holds_its_lock(tmp_path
     assert first["caller"]["compiled"] == 1, first
     locks = sorted((tmp_path / "cache").rglob("*.lock"))
     assert len(locks) == 2, locks
-    with _held(locks[0]), _held(locks[1]):
+    with held(locks[0]), held(locks[1]):
         (again,) = _processes(tmp_path, ["caller,callee"], slow=0.0)
-        assert _still_held(locks[0]) and _still_held(locks[1])
+        assert still_held(locks[0]) and still_held(locks[1])
     assert [again[k]["compiled"] for k in ("caller", "callee")] == [0, 0], again
     assert [again[k]["value"] for k in ("caller", "callee")] == [100, 15], again
     assert again["said"] == "", again["said"]
@@ -406,9 +361,9 @@ def test_a_wait_for_a_held_lock_is_said_with_its_holder_then_the_kernel_compiles
     monkeypatch.setattr(compile_lock, "WAIT_AT_MOST", 1.0)
     kernels = _fresh_package(tmp_path, monkeypatch, "awaited_kernels")
     lock = compile_once.lock_path(kernels.callee)
-    with _held(lock) as holder:
+    with held(lock) as holder:
         value, said = _calls(kernels.callee, 7)
-        assert _still_held(lock)
+        assert still_held(lock)
     assert value == 15 and len(said) == 2, said
     assert said[0].startswith(
         f"waiting for the Numba kernel awaited_kernels.callee: process {holder.pid} ("
@@ -429,9 +384,9 @@ def test_a_lock_held_by_another_account_is_not_waited_for(tmp_path, monkeypatch)
     monkeypatch.setattr(compile_lock, "WAIT_AT_MOST", 600.0)
     kernels = _fresh_package(tmp_path, monkeypatch, "foreign_kernels")
     lock = compile_once.lock_path(kernels.callee)
-    with _held(lock, account=NOBODY) as holder:
+    with held(lock, account=NOBODY) as holder:
         value, said = _calls(kernels.callee, 7)
-        assert _still_held(lock)
+        assert still_held(lock)
     assert value == 15 and len(said) == 1, said
     assert said[0].startswith(
         "the Numba kernel foreign_kernels.callee is compiled without waiting for a lock: its "
