@@ -463,3 +463,22 @@ def test_a_cache_file_without_its_seal_is_compiled_again_without_a_word(tmp_path
     (again,) = _processes(tmp_path, ["callee"], slow=0.0)
     assert again["callee"]["compiled"] == 1 and again["callee"]["value"] == 15, again
     assert again["said"] == "" and checked_cache.sealed(data)
+
+
+def test_a_damaged_cache_file_is_never_moved_through_a_linked_quarantine(tmp_path):
+    """The cache's quarantine a symbolic link (to a folder elsewhere): a damaged file is not
+    moved through it, nor read; the line says so, and the kernel is compiled again."""
+    _processes(tmp_path, ["callee"], slow=0.0)
+    (data,) = sorted((tmp_path / "cache").rglob("*.nbc"))
+    _damage(data, "overwritten")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (data.parent / "quarantine").symlink_to(elsewhere)
+    (again,) = _processes(tmp_path, ["callee"], slow=0.0)
+    assert again["callee"]["compiled"] == 1 and again["callee"]["value"] == 15, again
+    assert again["said"].strip() == (
+        f"Numba's cache file {data} is damaged (its XXH3-128 checksum is not the one written "
+        f"with it): not read (its quarantine {data.parent / 'quarantine'} is a symbolic link "
+        f"(to {elsewhere})); the kernel is compiled again"
+    )
+    assert not list(elsewhere.iterdir()) and checked_cache.sealed(data)

@@ -38,6 +38,8 @@ from typing import Any, BinaryIO
 import xxhash
 from numba.core.caching import IndexDataCacheFile
 
+from solvers.kit.safe_folders import kind
+
 MARK = b"\0glseal1"  # how a sealed cache file's last SEAL_BYTES begin
 SEAL_BYTES = len(MARK) + 8 + 16  # the mark, the content's size, its XXH3-128 digest
 QUARANTINE = "quarantine"  # <cache folder>/quarantine/: the damaged files set aside
@@ -142,6 +144,8 @@ def _set_aside(path: str, seen: os.stat_result) -> str:
             return f"not read; another process has written it again since; {again}"
         folder = Path(path).parent / QUARANTINE
         folder.mkdir(exist_ok=True)
+        if kind(folder) != "folder":  # never moved through a link
+            return f"not read (its quarantine {folder} is {kind(folder)}); {again}"
         name = Path(path).name
         target = folder / name
         n = 1
