@@ -16,6 +16,7 @@ import ast
 import importlib
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -23,10 +24,12 @@ import time
 from pathlib import Path
 
 import numba.core.event as ev
+import numpy as np
 import pytest
 
 from solvers.kit import checked_cache, compile_lock, compile_once
 from solvers.kit.budget import Budget
+from solvers.kit.compiled import ctrl_c_held
 from solvers.kit.current_task import using
 from solvers.kit.task_context import TaskContext
 from tests.helpers.lock_holder import held, still_held
@@ -482,3 +485,42 @@ def test_a_damaged_cache_file_is_never_moved_through_a_linked_quarantine(tmp_pat
         f"(to {elsewhere})); the kernel is compiled again"
     )
     assert not list(elsewhere.iterdir()) and checked_cache.sealed(data)
+
+
+MARKS = """
+from solvers.kit.compile_once import njit
+
+
+@njit(cache=True)
+def mark(out):
+    out[0] = 1.0
+"""
+
+
+class _CtrlCOnCompile(ev.Listener):
+    """Ctrl-C, as a terminal sends it, as Numba begins a compilation."""
+
+    def on_start(self, event):
+        signal.raise_signal(signal.SIGINT)
+
+    def on_end(self, event):
+        pass
+
+
+def test_ctrl_c_held_while_a_kernel_compiles_stops_it_before_its_first_run(tmp_path, monkeypatch):
+    """Ctrl-C while a kernel compiles inside ctrl_c_held is raised as the compilation ends:
+    the kernel, compiled and written to the cache, never runs."""
+    package = tmp_path / "marking_kernels"
+    package.mkdir()
+    (package / "__init__.py").write_text(MARKS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    kernels = importlib.import_module("marking_kernels")
+    out = np.zeros(1)
+    with (
+        ev.install_listener("numba:compile", _CtrlCOnCompile()),
+        pytest.raises(KeyboardInterrupt),
+        ctrl_c_held(),
+    ):
+        kernels.mark(out)
+    assert out[0] == 0.0
+    assert compile_once.is_compiled(kernels.mark)

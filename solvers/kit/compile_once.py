@@ -36,6 +36,11 @@ constants its callers pass; the call converts the constant, as it converts any a
 A kernel that cannot be typed without its literals (a heterogeneous tuple indexed by an
 argument, ``numba.literally``) is compiled for them.
 
+Ctrl-C or SIGTERM while a kernel compiles inside :func:`solvers.kit.compiled.ctrl_c_held`
+(which holds them while compiled code runs) takes effect as the compilation ends, before the
+kernel runs: Numba's compilation cannot be interrupted half way, but the kernel's first run
+(a whole layer of the ranked solver) is not waited for.
+
 A compilation that runs over :data:`SAY_AFTER` seconds is said (once per module and process)
 as a warning of the task that runs it, on the terminal: which kernels, that it happens once
 per machine, and when it ends how long it took.  :func:`compiled_line` says for
@@ -64,6 +69,7 @@ from numba.core.sigutils import normalize_signature
 
 from solvers.kit.checked_cache import CheckedCacheFile, NotCached, sealed
 from solvers.kit.compile_lock import machine_lock
+from solvers.kit.compiled import stop_noted
 
 # a line of a module that defines a kernel: a compiled decorator (``kernel = njit(...)``
 # names the decorators of a few modules: ``@kernel``, ``@parallel_kernel``, ``@step``)
@@ -127,7 +133,10 @@ def compiled_once(kernel: Any) -> Any:
                 cached.probing = False
             say = _task_warning()
             with machine_lock(lock_path(kernel), _name(kernel), say), said_if_slow(kernel):
-                return compile_here(sig)
+                made = compile_here(sig)
+            if stop_noted():  # Ctrl-C or SIGTERM held while it compiled: the kernel never runs
+                raise KeyboardInterrupt
+            return made
 
     kernel.compile = compile
     KERNELS.append(kernel)

@@ -10,9 +10,10 @@ dies of a segmentation fault (about 1 in 6 on ``cluster=sync``), before any line
 Inside :func:`ctrl_c_held`, Ctrl-C and SIGTERM are only noted; the first one noted is handed
 to its own handler as the block ends (the command's: the run stops with its one line).  The
 compiled code itself cannot be interrupted anyway: Ctrl-C takes effect as the kernel returns,
-at the end of the layer or chunk it computes.  A wait inside the block that runs no compiled
-code (for another process's compilation of a kernel: :mod:`solvers.kit.compile_lock`) asks
-:func:`stop_noted` and ends at once.  The ranked solver's kernels
+at the end of the layer or chunk it computes.  Code inside the block that runs no compiled
+code asks :func:`stop_noted`: a wait for another process's compilation of a kernel
+(:mod:`solvers.kit.compile_lock`) ends at once, and a kernel compiled on its first call stops
+as its compilation ends, before it runs (:mod:`solvers.kit.compile_once`).  The ranked solver's kernels
 (``solvers/card_guessing/uniform_deck``) call back; high/low's layer kernel does not
 (``solvers/high_low/float_layers/layer.py``: none seen over a solve, in memory or on disk).
 """
