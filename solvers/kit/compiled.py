@@ -13,9 +13,10 @@ compiled code itself cannot be interrupted anyway: Ctrl-C takes effect as the ke
 at the end of the layer or chunk it computes.  Code inside the block that runs no compiled
 code asks :func:`stop_noted`: a wait for another process's compilation of a kernel
 (:mod:`solvers.kit.compile_lock`) ends at once, and a kernel compiled on its first call stops
-as its compilation ends, before it runs (:mod:`solvers.kit.compile_once`).  The ranked solver's kernels
-(``solvers/card_guessing/uniform_deck``) call back; high/low's layer kernel does not
-(``solvers/high_low/float_layers/layer.py``: none seen over a solve, in memory or on disk).
+as its compilation ends, before it runs (:mod:`solvers.kit.compile_once`).  The ranked
+solver's kernels (``solvers/card_guessing/uniform_deck``) call back; high/low's layer kernel
+does not (``solvers/high_low/float_layers/layer.py``: none seen over a solve, in memory or on
+disk).
 """
 
 from __future__ import annotations
