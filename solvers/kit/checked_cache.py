@@ -20,6 +20,13 @@ is checked against its seal before Numba reads it:
 - a file with no seal (written by Numba alone, or cut short) is not read either: the kernel
   is compiled again and the file written again, sealed, without a word.
 
+Why a subclass of a class of Numba's own (``numba.core.caching``, not a public API): Numba
+has no hook that sees a cache file before it is unpickled and handed to LLVM, and no
+library checks Numba's cache.  The methods overridden (``load``, ``_load_index``,
+``_load_data``, ``_open_for_write``) are the few through which every read and write of the
+cache goes; ``tests/test_compile_once.py`` holds what they do to what the installed Numba
+does.
+
 While :attr:`CheckedCacheFile.probing` (a kernel looked up in the cache before its compile
 lock is taken), a miss raises :class:`NotCached` instead of letting Numba compile, and a
 damaged file is left where it is: the lookup is made again under the lock, which sets it
