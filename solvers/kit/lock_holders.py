@@ -10,7 +10,6 @@ of a game or a solver: the pipeline and the solvers' kit both import it.
 from __future__ import annotations
 
 import os
-import pwd
 from pathlib import Path
 
 
@@ -39,8 +38,10 @@ def account_of(pid: int) -> int | None:
 def account_text(uid: int) -> str:
     """``account nobody (uid 65534)``, or ``account uid 1234`` for a uid without a name."""
     try:
+        import pwd  # Unix only; the kit is imported on Windows too (no locks there)
+
         return f"account {visible(pwd.getpwuid(uid).pw_name, 40)} (uid {uid})"
-    except KeyError:
+    except (ImportError, KeyError):
         return f"account uid {uid}"
 
 
