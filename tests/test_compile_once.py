@@ -524,3 +524,21 @@ def test_ctrl_c_held_while_a_kernel_compiles_stops_it_before_its_first_run(tmp_p
         kernels.mark(out)
     assert out[0] == 0.0
     assert compile_once.is_compiled(kernels.mark)
+
+
+def test_a_kernel_the_cache_cannot_take_is_kept_by_its_process_and_said_once(tmp_path, monkeypatch):
+    """A kernel's index in Numba's cache that cannot be written (a folder there, as another
+    account's entry in a shared cache folder would be): the kernel computes, kept by the
+    process that compiled it, and one line says so, once."""
+    kernels = _fresh_package(tmp_path, monkeypatch, "unwritten_kernels")
+    index = Path(f"{compile_once.cache_base(kernels.callee)}.nbi")
+    index.mkdir(parents=True)
+    value, said = _calls(kernels.callee, 7)
+    again, said_again = _calls(kernels.callee, 8)
+    assert (value, again) == (15, 17) and said_again == [], said_again
+    (line,) = said
+    assert line == (
+        "the Numba kernel unwritten_kernels.callee cannot be written to Numba's cache "
+        f"({index}: Is a directory): this process keeps what it compiled, and each process "
+        "compiles it again"
+    )

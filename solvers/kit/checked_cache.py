@@ -18,7 +18,9 @@ is checked against its seal before Numba reads it:
   its seal) is not read: it is set aside into ``quarantine/`` of the cache folder, one line
   names it, and the kernel is compiled again (and written again, sealed);
 - a file with no seal (written by Numba alone, or cut short) is not read either: the kernel
-  is compiled again and the file written again, sealed, without a word.
+  is compiled again and the file written again, sealed, without a word;
+- a kernel that cannot be written to the cache (an entry there this account cannot
+  replace) is kept by the process that compiled it, said once (:func:`install`).
 
 Why a subclass of a class of Numba's own (``numba.core.caching``, not a public API): Numba
 has no hook that sees a cache file before it is unpickled and handed to LLVM, and no
@@ -52,6 +54,36 @@ SEAL_BYTES = len(MARK) + 8 + 16  # the mark, the content's size, its XXH3-128 di
 QUARANTINE = "quarantine"  # <cache folder>/quarantine/: the damaged files set aside
 
 
+def install(kernel: Any, name: str) -> CheckedCacheFile:
+    """Put a :class:`CheckedCacheFile` in place of Numba's in the cache of ``kernel`` (a
+    Numba dispatcher with ``cache=True``, called ``name`` in a line), and return it.  A
+    kernel its cache cannot take (a folder or a file there that this account cannot write,
+    another account's in a shared ``NUMBA_CACHE_DIR``) is kept by the process that compiled
+    it, said once in one line; Numba would raise its OSError out of the kernel's call."""
+    cache = kernel._cache
+    checked = CheckedCacheFile(
+        cache._cache_path, cache._impl.filename_base, cache._impl.locator.get_source_stamp()
+    )
+    cache._cache_file = checked
+    save = cache.save_overload
+
+    def save_overload(sig: Any, data: Any) -> None:
+        try:
+            save(sig, data)
+        except OSError as exc:
+            if not checked.unwritable_said:
+                checked.unwritable_said = True
+                where = exc.filename2 or exc.filename  # a rename's target, or the file
+                why = f"{where}: {exc.strerror}" if where else str(exc)
+                _said(
+                    f"the Numba kernel {name} cannot be written to Numba's cache ({why}): "
+                    "this process keeps what it compiled, and each process compiles it again"
+                )
+
+    cache.save_overload = save_overload
+    return checked
+
+
 class NotCached(LookupError):
     """The kernel is not in the cache (raised while probing, before Numba compiles it)."""
 
@@ -60,6 +92,7 @@ class CheckedCacheFile(IndexDataCacheFile):
     """Numba's index and data files of one kernel, sealed when written, checked when read."""
 
     probing = False  # True: a miss raises NotCached, a damaged file stays in place
+    unwritable_said = False  # a failed write to the cache was said (once per process)
 
     def load(self, key: Any) -> Any:
         found = super().load(key)

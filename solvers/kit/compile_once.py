@@ -67,7 +67,8 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import Dispatcher
 from numba.core.sigutils import normalize_signature
 
-from solvers.kit.checked_cache import CheckedCacheFile, NotCached, sealed
+from solvers.kit import checked_cache
+from solvers.kit.checked_cache import NotCached, sealed
 from solvers.kit.compile_lock import machine_lock
 from solvers.kit.compiled import stop_noted
 
@@ -107,11 +108,7 @@ def compiled_once(kernel: Any) -> Any:
     if not isinstance(kernel, Dispatcher):
         return kernel
     compile_here = kernel.compile
-    cache = kernel._cache
-    cached = CheckedCacheFile(
-        cache._cache_path, cache._impl.filename_base, cache._impl.locator.get_source_stamp()
-    )
-    cache._cache_file = cached
+    cached = checked_cache.install(kernel, _name(kernel))
 
     def compile(sig: Any) -> Any:
         with global_compiler_lock:
