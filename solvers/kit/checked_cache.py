@@ -14,8 +14,8 @@ into a temporary file and renames it into place, so a file and its seal are repl
 together.  Numba's own reading stops at the end of each pickle, before the seal.  A file
 is checked against its seal before Numba reads it:
 
-- a file whose content does not match its seal (damaged, or cut short before a copy of
-  its seal) is not read: it is set aside into ``quarantine/`` of the cache folder, one line
+- a file whose content does not match its seal (bytes overwritten, or a size other than
+  the one written) is not read: it is set aside into ``quarantine/`` of the cache folder, one line
   names it, and the kernel is compiled again (and written again, sealed);
 - a file with no seal (written by Numba alone, or cut short) is not read either: the kernel
   is compiled again and the file written again, sealed, without a word;
@@ -26,8 +26,8 @@ Why a subclass of a class of Numba's own (``numba.core.caching``, not a public A
 has no hook that sees a cache file before it is unpickled and handed to LLVM, and no
 library checks Numba's cache.  The methods overridden (``load``, ``_load_index``,
 ``_load_data``, ``_open_for_write``) are the few through which every read and write of the
-cache goes; ``tests/test_compile_once.py`` holds what they do to what the installed Numba
-does.
+cache goes; the tests of ``tests/test_compile_once.py`` fail if a Numba release changes
+them.
 
 While :attr:`CheckedCacheFile.probing` (a kernel looked up in the cache before its compile
 lock is taken), a miss raises :class:`NotCached` instead of letting Numba compile, and a
