@@ -542,3 +542,20 @@ def test_a_kernel_the_cache_cannot_take_is_kept_by_its_process_and_said_once(tmp
         f"({index}: Is a directory): this process keeps what it compiled, and each process "
         "compiles it again"
     )
+
+
+def test_a_fifo_where_a_cache_file_belongs_is_set_aside_unopened(tmp_path):
+    """A FIFO in place of a kernel's data file (Numba would wait on it for ever): never
+    opened for reading; set aside, said in one line, and the kernel compiled again."""
+    _processes(tmp_path, ["callee"], slow=0.0)
+    (data,) = sorted((tmp_path / "cache").rglob("*.nbc"))
+    data.unlink()
+    os.mkfifo(data)
+    (again,) = _processes(tmp_path, ["callee"], slow=0.0)
+    assert again["callee"]["compiled"] == 1 and again["callee"]["value"] == 15, again
+    aside = data.parent / "quarantine" / data.name
+    assert again["said"].strip() == (
+        f"Numba's cache file {data} is a FIFO, where a cache file belongs: set aside as "
+        f"{aside}; the kernel is compiled again"
+    )
+    assert stat.S_ISFIFO(aside.lstat().st_mode) and checked_cache.sealed(data)

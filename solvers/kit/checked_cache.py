@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import struct
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,7 +48,7 @@ from typing import Any, BinaryIO
 import xxhash
 from numba.core.caching import IndexDataCacheFile
 
-from solvers.kit.safe_folders import kind
+from solvers.kit.safe_folders import article, kind
 
 MARK = b"\0glseal1"  # how a sealed cache file's last SEAL_BYTES begin
 SEAL_BYTES = len(MARK) + 8 + 16  # the mark, the content's size, its XXH3-128 digest
@@ -121,17 +122,21 @@ class CheckedCacheFile(IndexDataCacheFile):
     def _checked(self, path: str) -> bool:
         """Whether the file at ``path`` matches its seal (False: missing, not sealed, or
         damaged, and then set aside unless probing)."""
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-                seen = os.fstat(fh.fileno())
+        try:  # never through a link, never waiting on a FIFO (Numba's open would)
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
             return False
-        why = damage(data)
-        if why is None:
-            return True
-        if why and not self.probing:
-            _said(f"Numba's cache file {path} is damaged ({why}): {_set_aside(path, seen)}")
+        with open(fd, "rb") as fh:
+            seen = os.fstat(fd)
+            if not stat.S_ISREG(seen.st_mode):
+                what = f"is {article(kind(Path(path)) or 'gone')}, where a cache file belongs"
+            else:
+                why = damage(fh.read())
+                if why is None:
+                    return True
+                what = f"is damaged ({why})" if why else ""
+        if what and not self.probing:
+            _said(f"Numba's cache file {path} {what}: {_set_aside(path, seen)}")
         return False
 
 
