@@ -53,6 +53,8 @@ from solvers.kit.safe_folders import article, kind
 MARK = b"\0glseal1"  # how a sealed cache file's last SEAL_BYTES begin
 SEAL_BYTES = len(MARK) + 8 + 16  # the mark, the content's size, its XXH3-128 digest
 QUARANTINE = "quarantine"  # <cache folder>/quarantine/: the damaged files set aside
+# how a cache file is opened to be checked: never through a link, never waiting on a FIFO
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def install(kernel: Any, name: str) -> CheckedCacheFile:
@@ -122,8 +124,8 @@ class CheckedCacheFile(IndexDataCacheFile):
     def _checked(self, path: str) -> bool:
         """Whether the file at ``path`` matches its seal (False: missing, not sealed, or
         damaged, and then set aside unless probing)."""
-        try:  # never through a link, never waiting on a FIFO (Numba's open would)
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            fd = os.open(path, _READ)
         except OSError:
             return False
         with open(fd, "rb") as fh:
@@ -174,9 +176,11 @@ def damage(data: bytes) -> str | None:
 def sealed(path: str | Path) -> bool:
     """Whether the file at ``path`` is a cache file that matches its seal."""
     try:
-        return damage(Path(path).read_bytes()) is None
+        fd = os.open(path, _READ)
     except OSError:
         return False
+    with open(fd, "rb") as fh:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and damage(fh.read()) is None
 
 
 def _set_aside(path: str, seen: os.stat_result) -> str:
