@@ -54,7 +54,10 @@ MARK = b"\0glseal1"  # how a sealed cache file's last SEAL_BYTES begin
 SEAL_BYTES = len(MARK) + 8 + 16  # the mark, the content's size, its XXH3-128 digest
 QUARANTINE = "quarantine"  # <cache folder>/quarantine/: the damaged files set aside
 # how a cache file is opened to be checked: never through a link, never waiting on a FIFO
-_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+# (flags Windows lacks are left out there)
+_READ = os.O_RDONLY
+for _flag in ("O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC"):
+    _READ |= getattr(os, _flag, 0)
 
 
 def install(kernel: Any, name: str) -> CheckedCacheFile:
