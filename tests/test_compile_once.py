@@ -527,21 +527,37 @@ def test_ctrl_c_held_while_a_kernel_compiles_stops_it_before_its_first_run(tmp_p
 
 
 def test_a_kernel_the_cache_cannot_take_is_kept_by_its_process_and_said_once(tmp_path, monkeypatch):
-    """A kernel's index in Numba's cache that cannot be written (a folder there, as another
-    account's entry in a shared cache folder would be): the kernel computes, kept by the
-    process that compiled it, and one line says so, once."""
+    """Numba's cache folder of a kernel that cannot be written (a file in its place, as an
+    entry another account made in a shared cache folder would be): the kernel computes,
+    kept by the process that compiled it, and one line says so, once."""
     kernels = _fresh_package(tmp_path, monkeypatch, "unwritten_kernels")
-    index = Path(f"{compile_once.cache_base(kernels.callee)}.nbi")
-    index.mkdir(parents=True)
+    folder = Path(kernels.callee.stats.cache_path)
+    folder.rmdir()
+    folder.write_text("not a folder")
     value, said = _calls(kernels.callee, 7)
     again, said_again = _calls(kernels.callee, 8)
     assert (value, again) == (15, 17) and said_again == [], said_again
     (line,) = said
     assert line == (
         "the Numba kernel unwritten_kernels.callee cannot be written to Numba's cache "
-        f"({index}: Is a directory): this process keeps what it compiled, and each process "
+        f"({folder}: File exists): this process keeps what it compiled, and each process "
         "compiles it again"
     )
+
+
+def test_a_folder_where_a_cache_file_belongs_is_set_aside(tmp_path, monkeypatch):
+    """A folder in place of a kernel's index (Numba would raise IsADirectoryError out of
+    the kernel's call): set aside, said in one line; the kernel compiles and is written."""
+    kernels = _fresh_package(tmp_path, monkeypatch, "foldered_kernels")
+    index = Path(f"{compile_once.cache_base(kernels.callee)}.nbi")
+    index.mkdir(parents=True)
+    value, said = _calls(kernels.callee, 7)
+    aside = index.parent / "quarantine" / index.name
+    assert value == 15 and said == [
+        f"Numba's cache file {index} is a folder, where a cache file belongs: set aside as "
+        f"{aside}; the kernel is compiled again"
+    ]
+    assert aside.is_dir() and checked_cache.sealed(index)
 
 
 def test_a_fifo_where_a_cache_file_belongs_is_set_aside_unopened(tmp_path):

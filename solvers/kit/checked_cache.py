@@ -131,15 +131,18 @@ class CheckedCacheFile(IndexDataCacheFile):
             fd = os.open(path, _READ)
         except OSError:
             return False
-        with open(fd, "rb") as fh:
+        try:
             seen = os.fstat(fd)
             if not stat.S_ISREG(seen.st_mode):
                 what = f"is {article(kind(Path(path)) or 'gone')}, where a cache file belongs"
             else:
-                why = damage(fh.read())
+                with open(fd, "rb", closefd=False) as fh:
+                    why = damage(fh.read())
                 if why is None:
                     return True
                 what = f"is damaged ({why})" if why else ""
+        finally:
+            os.close(fd)
         if what and not self.probing:
             _said(f"Numba's cache file {path} {what}: {_set_aside(path, seen)}")
         return False
@@ -182,8 +185,13 @@ def sealed(path: str | Path) -> bool:
         fd = os.open(path, _READ)
     except OSError:
         return False
-    with open(fd, "rb") as fh:
-        return stat.S_ISREG(os.fstat(fd).st_mode) and damage(fh.read()) is None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        with open(fd, "rb", closefd=False) as fh:
+            return damage(fh.read()) is None
+    finally:
+        os.close(fd)
 
 
 def _set_aside(path: str, seen: os.stat_result) -> str:
