@@ -124,7 +124,11 @@ def file_solver_version(path: Path) -> str | None:
 
 @functools.lru_cache(maxsize=65536)
 def _solver_version(path: str, size: int, mtime_ns: int) -> str | None:
-    version = files_metadata([path])[0].get("solver_version")
+    try:
+        meta = files_metadata([path])[0]
+    except (OSError, ValueError, pa.ArrowException):  # metadata that cannot be read records none
+        return None
+    version = meta.get("solver_version") if isinstance(meta, dict) else None
     return version if isinstance(version, str) else None
 
 
