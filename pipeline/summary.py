@@ -155,9 +155,9 @@ def other_version_note(family: str, others: list[Path]) -> str:
     rows = sum(pq.read_metadata(f).num_rows for f in others)
     versions = sorted({store.file_solver_version(f) or "none recorded" for f in others})
     return (
-        f"{len(others):,} results files of `{family}` ({rows:,} rows) written by other "
-        f"versions of its code ({', '.join(f'`{v}`' for v in versions)}) are kept in the "
-        f"store and left out here (this version: `{get_family(family).version}`, the files' "
+        f"{len(others):,} results files of `{family}` written by other versions of its code "
+        f"({', '.join(f'`{v}`' for v in versions)}; {rows:,} rows) are kept in the store and "
+        f"left out here (this version: `{get_family(family).version}`, the files' "
         "solver_version); a study asking for their tasks computes them again at this version."
     )
 

@@ -87,8 +87,8 @@ def test_rows_of_an_older_family_version_are_computed_again_and_summarised_apart
     assert len(read) == 2 and set(read["expected_score_exact"]) == {"2383/560", "475/112"}
     summary = (outputs / "paper" / "summary.md").read_text()
     assert (
-        f"{len(old_files)} results files of `card_guessing` (2 rows) written by other versions "
-        f"of its code (`1`) are kept in the store and left out here (this version: "
+        f"{len(old_files)} results files of `card_guessing` written by other versions of its "
+        f"code (`1`; 2 rows) are kept in the store and left out here (this version: "
         f"`{current.version}`"
     ) in summary.replace("\n", " ")
     assert run(outputs, "cluster=sync").skipped == 2
