@@ -66,18 +66,18 @@ def test_rows_have_exactly_the_declared_columns_and_types(family):
 def test_rows_are_the_golden_rows_of_the_family_s_version(family):
     """tests/golden/<family>-v<version>.json holds the schema of the family's rows (each
     column's Arrow type, in order) and the ids and rows of a few small tasks, as its current
-    version computes them: the schema and rows computed now are those, so a change to either
-    fails until the family has a new version (and that version its own file)."""
+    version computes them: the schema and rows this code computes are those, so a change to
+    either fails until the family has a new version (and that version its own file)."""
     path = golden_rows.golden_path(family)
     assert path.exists(), (
         f"{path.name} is missing: a new version of {family} needs its golden rows "
         f"(python -m tests.helpers.golden_rows {family})"
     )
     stored = golden_rows.read(path)
-    now = json.loads(golden_rows.as_json(golden_rows.computed(family)))  # as stored: JSON
+    computed = json.loads(golden_rows.as_json(golden_rows.computed(family)))  # as stored: JSON
     assert stored["version"] == get_family(family).version
-    assert list(stored["schema"].items()) == list(now["schema"].items())
-    assert golden_rows.differences(stored["tasks"], now["tasks"]) == []
+    assert list(stored["schema"].items()) == list(computed["schema"].items())
+    assert golden_rows.differences(stored["tasks"], computed["tasks"]) == []
 
 
 def test_golden_rows_cover_every_family_and_differ_where_the_rows_do():
@@ -88,12 +88,12 @@ def test_golden_rows_cover_every_family_and_differ_where_the_rows_do():
     row = {"p": 0.25, "p_exact": "1/4", "n": 3, "pmf": [0.5, math.nan]}
     assert golden_rows.differences([row], [dict(row, p=0.25 * (1 + 1e-15))]) == []
     assert golden_rows.differences([row], [dict(row, p_exact="1/3")]) == [
-        "[0].p_exact: '1/4' stored, '1/3' now"
+        "[0].p_exact: '1/4' stored, '1/3' computed"
     ]
     assert golden_rows.differences([row], [dict(row, p=0.25 * (1 + 1e-9))])
     assert golden_rows.differences([row], [dict(row, n=3.0)])
     assert golden_rows.differences([row], [dict(row, q=None)]) == ["[0].q: new"]
-    assert golden_rows.differences([row], []) == [": 1 items stored, 0 now"]
+    assert golden_rows.differences([row], []) == [": 1 items stored, 0 computed"]
 
 
 def variance_columns(family: str) -> list[str]:

@@ -92,30 +92,30 @@ def computed(family: str) -> dict[str, Any]:
     }
 
 
-def differences(stored: Any, now: Any, where: str = "") -> list[str]:
-    """Where ``now`` differs from ``stored`` (JSON values), one line each: floats to
+def differences(stored: Any, computed: Any, where: str = "") -> list[str]:
+    """Where ``computed`` differs from ``stored`` (JSON values), one line each: floats to
     :data:`RELATIVE`, NaN equal to NaN, everything else equal and of the same type."""
-    if isinstance(stored, dict) and isinstance(now, dict):
-        out = [f"{where}.{k}: stored only" for k in stored.keys() - now.keys()]
-        out += [f"{where}.{k}: new" for k in now.keys() - stored.keys()]
-        for k in stored.keys() & now.keys():
-            out += differences(stored[k], now[k], f"{where}.{k}")
+    if isinstance(stored, dict) and isinstance(computed, dict):
+        out = [f"{where}.{k}: stored only" for k in stored.keys() - computed.keys()]
+        out += [f"{where}.{k}: new" for k in computed.keys() - stored.keys()]
+        for k in stored.keys() & computed.keys():
+            out += differences(stored[k], computed[k], f"{where}.{k}")
         return sorted(out)
-    if isinstance(stored, list) and isinstance(now, list):
-        if len(stored) != len(now):
-            return [f"{where}: {len(stored)} items stored, {len(now)} now"]
+    if isinstance(stored, list) and isinstance(computed, list):
+        if len(stored) != len(computed):
+            return [f"{where}: {len(stored)} items stored, {len(computed)} computed"]
         return [
             d
-            for i, (a, b) in enumerate(zip(stored, now, strict=True))
+            for i, (a, b) in enumerate(zip(stored, computed, strict=True))
             for d in differences(a, b, f"{where}[{i}]")
         ]
-    if isinstance(stored, float) and isinstance(now, float):
-        same = (math.isnan(stored) and math.isnan(now)) or math.isclose(
-            stored, now, rel_tol=RELATIVE, abs_tol=0.0
+    if isinstance(stored, float) and isinstance(computed, float):
+        same = (math.isnan(stored) and math.isnan(computed)) or math.isclose(
+            stored, computed, rel_tol=RELATIVE, abs_tol=0.0
         )
-        return [] if same else [f"{where}: {stored!r} stored, {now!r} now"]
-    if type(stored) is not type(now) or stored != now:
-        return [f"{where}: {stored!r} stored, {now!r} now"]
+        return [] if same else [f"{where}: {stored!r} stored, {computed!r} computed"]
+    if type(stored) is not type(computed) or stored != computed:
+        return [f"{where}: {stored!r} stored, {computed!r} computed"]
     return []
 
 
