@@ -1,21 +1,29 @@
 """``python -m pipeline.reproduce STUDY_FOLDER`` (or ``guesslab reproduce``): recompute a
 stored study's tasks and compare every result column with what is stored.
 
-What is recomputed comes from what is stored: the run configs under ``<study>/runs/``, or,
-when the folder holds only its results (a study someone published), the config in each
-results file's metadata (:mod:`pipeline.provenance`).  Each config is planned as a run plans
-it, the plan kept to the stored tasks chosen (all, or ``--sample N`` of them, seeded), and run
-through the pipeline's own run path (:func:`pipeline.run.run_tasks`) into a fresh folder on
-the backend chosen (``--cluster``); the new rows are then compared with the stored ones
-(:mod:`pipeline.compare_rows`).  The folder checked is only read, never written.
+What is recomputed comes from what is stored, read from the folder alone
+(:mod:`pipeline.stored_study`: no link followed, nothing but a regular file opened): the run
+configs under ``<study>/runs/``, then, for the tasks they do not plan (or a folder that holds
+only its results, a study someone published), the config in each results file's metadata
+(:mod:`pipeline.provenance`).  Each config is planned as a run plans it, the plan kept to the
+stored tasks chosen (all, or ``--sample N`` of them, seeded), and run through the pipeline's
+own run path (:func:`pipeline.run.run_tasks`) into a fresh folder on the backend chosen
+(``--cluster``); the new rows are then compared with the stored ones
+(:mod:`pipeline.compare_rows`).  The folder checked is only read, never written, and no
+temporary file goes inside it.
 
 A stored task is *not reproducible here* when its family is not registered here, when the
 family's version differs from the one that stored it (a new version changes the results
-and the task ids on purpose), when its strategy of one's own was edited since, when no
-stored config plans it, or when it needs more memory or disk than this machine has.
+and the task ids on purpose), when its strategy of one's own was edited since or cannot be
+imported here (the study's other strategies are recomputed all the same), when no stored
+config plans it, or when it needs more memory or disk than this machine has.
 
-Exit status: 0 when every compared row reproduces, 1 when one differs, 2 on bad input (a
-folder that is not a study, a bad option: one line), 130 when stopped by Ctrl-C.
+Exit status: 0 when every task chosen was recomputed and reproduces, and every file of the
+folder was read; 1 when a compared row differs; 4 when every compared row reproduces but
+not all was checked (a task not reproducible here, or a file of the folder not read: each
+named); 3 when nothing could be compared; 2 on bad input (a folder that is not a study, a
+bad option, a temporary folder inside the folder checked: one line), 130 when stopped by
+Ctrl-C.
 """
 
 from __future__ import annotations
@@ -43,12 +51,14 @@ from pipeline.config import StudyError, cluster_config, conf_dir
 from pipeline.ids import IdSet, id_array
 from pipeline.needs import free_disk
 from pipeline.provenance import code_version, package_versions
-from pipeline.stored_study import FILE, BadInput, StoredStudy, stored_study
+from pipeline.stored_study import FILE, BadInput, StoredStudy, path_text, row_names, stored_study
+from pipeline.study import TARGET
 from solvers.kit.words import format_bytes
 from solvers.registry import TaskError, get_family
 
 EXIT_REPRODUCED, EXIT_DIFFERS, EXIT_BAD, EXIT_STOPPED = 0, 1, 2, 130
 EXIT_NOTHING_COMPARED = 3  # every task chosen is not reproducible here: nothing was shown
+EXIT_PARTLY = 4  # what was compared reproduces, but a task or a file was not checked
 
 
 @dataclass
@@ -70,10 +80,13 @@ class Outcome:
 
     @property
     def status(self) -> int:
-        """0: every compared row reproduced; 1: one differs; 3: nothing could be compared."""
+        """0: every task chosen reproduced, every file read; 1: a row differs; 3: nothing
+        could be compared; 4: what was compared reproduced, but not all was checked."""
         if self.differs:
             return EXIT_DIFFERS
-        return EXIT_REPRODUCED if self.compared else EXIT_NOTHING_COMPARED
+        if not self.compared:
+            return EXIT_NOTHING_COMPARED
+        return EXIT_PARTLY if self.not_here or self.study.skipped else EXIT_REPRODUCED
 
 
 # ----------------------------------------------------------------- what is recomputed
@@ -146,9 +159,13 @@ def recompute(
 
     left, stores, problems, backend = set(wanted), [], [], ""
     not_here: dict[str, str] = {}
+    missing: dict[str, str | None] = {}  # a strategy of one's own -> why it is not importable
     for config in study.configs:
         if not left:
             break
+        config = importable(config, missing)
+        if config is None:  # its strategies are all of one's own, none importable here
+            continue
         try:
             run = prepared(fresh_config(config, into, cluster), log)
         except StudyError as exc:
@@ -170,10 +187,49 @@ def recompute(
         stores.append(run.results)
     why = "no stored config plans this task"
     if problems:
-        why += f" here ({'; '.join(problems)})"
+        why += f" here ({'; '.join(dict.fromkeys(problems))})"
     changed = own_code_changed(study, left)
     not_here.update({tid: changed.get(tid, why) for tid in left})
     return stores, not_here, backend
+
+
+def importable(config: dict[str, Any], missing: dict[str, str | None]) -> dict[str, Any] | None:
+    """``config`` without its strategies of one's own that cannot be imported here (a grid
+    part left without strategies left out too), so that its other strategies are planned;
+    None when nothing is left.  ``missing`` caches each target's import: why it failed, or
+    None."""
+    from solvers.own_strategy import target_class
+
+    study = copy.deepcopy(config["study"])
+    grids = study.get("grids")
+    parts = grids if isinstance(grids, list) else [study]
+    kept, dropped = [], False
+    for part in parts:
+        strategies = part.get("strategies") if isinstance(part, dict) else None
+        if isinstance(strategies, dict) and strategies:
+            for name, axes in list(strategies.items()):
+                target = axes.get(TARGET) if isinstance(axes, dict) else None
+                if not isinstance(target, str):
+                    continue
+                if target not in missing:
+                    try:
+                        target_class(target)
+                        missing[target] = None
+                    except ValueError as exc:
+                        missing[target] = str(exc)
+                if missing[target] is not None:
+                    del strategies[name]
+                    dropped = True
+            if not strategies:
+                continue
+        kept.append(part)
+    if not dropped:
+        return config
+    if not kept:
+        return None
+    if isinstance(grids, list):
+        study["grids"] = kept
+    return {**config, "study": study}
 
 
 def own_code_changed(study: StoredStudy, ids: set[str]) -> dict[str, str]:
@@ -194,7 +250,7 @@ def own_code_changed(study: StoredStudy, ids: set[str]) -> dict[str, str]:
             try:
                 here = code_fingerprint(target_class(target))
             except ValueError as exc:
-                out[tid] = f"its strategy of one's own {target} cannot be had here ({exc})"
+                out[tid] = f"its strategy of one's own {target} is not importable here: {exc}"
                 continue
             if here != code:
                 out[tid] = (
@@ -302,7 +358,16 @@ def checked_cluster(cluster: dict[str, Any]) -> dict[str, Any]:
 @contextlib.contextmanager
 def fresh_folder(into: Path | None, checked: Path) -> Iterator[Path]:
     """The folder to recompute into: ``into`` (made; refused when it holds anything or lies
-    inside the folder checked), or a temporary folder removed on exit."""
+    inside the folder checked), or a temporary folder removed on exit; refused when the
+    temporary folders of this process or of Dask's workers would be inside the folder
+    checked (``TMPDIR``, Dask's ``temporary-directory``), whether ``into`` is given or not."""
+    inside = checked.resolve()
+    for name, where in temporary_folders().items():
+        if Path(where).expanduser().resolve().is_relative_to(inside):
+            raise BadInput(
+                f"{name}={path_text(Path(where))!r}: inside the folder checked, which is never "
+                "written (temporary files would go there); point it elsewhere"
+            )
     if into is None:
         where = Path(tempfile.mkdtemp(prefix="guesslab-reproduce-"))
         try:
@@ -311,7 +376,7 @@ def fresh_folder(into: Path | None, checked: Path) -> Iterator[Path]:
             shutil.rmtree(where, ignore_errors=True)
         return
     into = into.expanduser().resolve()
-    if into.is_relative_to(checked.resolve()):
+    if into.is_relative_to(inside):
         raise BadInput(f"--into={str(into)!r}: inside the folder checked, which is never written")
     if into.exists() and (not into.is_dir() or any(into.iterdir())):
         raise BadInput(f"--into={str(into)!r}: not an empty folder; name a new one")
@@ -319,12 +384,25 @@ def fresh_folder(into: Path | None, checked: Path) -> Iterator[Path]:
     yield into
 
 
+def temporary_folders() -> dict[str, str]:
+    """Where this process and Dask's workers put temporary files, by the setting that says
+    so: ``TMPDIR`` (Python's choice, from ``TMPDIR``, ``TEMP``, ``TMP`` or a default), and
+    Dask's ``temporary-directory`` when it is set."""
+    import dask
+
+    out = {"TMPDIR": tempfile.gettempdir()}
+    if dask.config.get("temporary-directory", None):
+        out["Dask's temporary-directory"] = str(dask.config.get("temporary-directory"))
+    return out
+
+
 # ----------------------------------------------------------------- the table
 
 
 def table(outcome: Outcome) -> str:
-    """The report printed: counts, the differences, the tasks not reproducible here and
-    why, the versions then (from the files' metadata) and now."""
+    """The report printed: counts, the differences and the tasks not reproducible here (each
+    task by its strategy and parameters, and its id), the files of the folder not read, and
+    the versions then (from the files' metadata) and now."""
     study = outcome.study
     where = outcome.into or "a temporary folder (removed)"
     lines = [
@@ -334,19 +412,35 @@ def table(outcome: Outcome) -> str:
         f"  reproduced: {len(outcome.reproduced)}",
         f"  differs: {len({d.task_id for d in outcome.differs})}",
         f"  not reproducible here: {len(outcome.not_here)}",
+        f"  files not read: {len(study.skipped)}",
     ]
     if not outcome.compared:
         lines.append(
             "  nothing could be compared here: no task chosen is reproducible on this "
             "machine (why below), so nothing is shown to reproduce (exit 3)"
         )
+    elif outcome.status == EXIT_PARTLY:
+        unchecked = []
+        if outcome.not_here:
+            unchecked.append(f"{len(outcome.not_here)} task(s) not reproducible here")
+        if study.skipped:
+            unchecked.append(f"{len(study.skipped)} file(s) of the folder not read")
+        lines.append(
+            f"  not all was checked: {' and '.join(unchecked)} (below); what was compared "
+            "reproduces (exit 4)"
+        )
+    names = row_names(study)
     if outcome.differs:
-        rows = [(d.task_id, d.column, shown(d.stored, d.new), shown(d.new, d.stored))
-                for d in outcome.differs]  # fmt: skip
-        lines += ["", "differs:", *columns(("task", "column", "stored", "new"), rows)]
+        rows = [(names.get(d.task_id, ""), d.task_id, d.column, shown(d.stored, d.new),
+                 shown(d.new, d.stored)) for d in outcome.differs]  # fmt: skip
+        head = ("task", "id", "column", "stored", "new")
+        lines += ["", "differs:", *columns(head, rows)]
     if outcome.not_here:
-        rows = sorted(outcome.not_here.items())
-        lines += ["", "not reproducible here:", *columns(("task", "why"), rows)]
+        rows = sorted((names.get(t, ""), t, why) for t, why in outcome.not_here.items())
+        lines += ["", "not reproducible here:", *columns(("task", "id", "why"), rows)]
+    if study.skipped:
+        rows = [(path_text(path), why) for path, why in study.skipped]
+        lines += ["", "files not read:", *columns(("file", "why"), rows)]
     lines += ["", "versions:", *columns(("", "then (stored)", "now"), versions(outcome))]
     return "\n".join(lines)
 
