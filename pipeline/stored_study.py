@@ -83,8 +83,8 @@ def stored_study(folder: Path) -> StoredStudy:
         not_read = f"; not read: {path_text(skipped[0][0])} ({skipped[0][1]})" if skipped else ""
         more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
         raise BadInput(
-            f"{folder}: not a study folder (no readable guesslab results files under "
-            f"{results}/family=*/part-*.parquet{not_read}{more})"
+            f"{folder}: not a study folder (no {'readable ' * bool(skipped)}guesslab results "
+            f"files under {results}/family=*/part-*.parquet{not_read}{more})"
         )
     configs, configs_from, not_records = stored_configs(folder, metadata)
     rows, columns = {}, {}

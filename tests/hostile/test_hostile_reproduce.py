@@ -210,3 +210,20 @@ def test_a_temporary_folder_inside_the_folder_checked_is_refused(study, monkeypa
     )
     assert snapshot(study) == before
     assert not (study.parent / "again").exists()
+
+
+def test_a_folder_whose_every_results_file_is_unreadable_is_one_line(study, capsys):
+    """Both results files truncated: nothing to check, exit 2, one line naming the first
+    file not read, why, and how many more."""
+    files = result_files(study / "results")
+    for path in files:
+        truncated(path)
+    assert main([str(study)]) == EXIT_BAD
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1
+    assert err[0].startswith(
+        f"error: {study}: not a study folder (no readable guesslab results files under "
+        f"{study / 'results'}/family=*/part-*.parquet; not read: {files[0]} (cannot be read as a "
+        "results file (Parquet magic bytes not found in footer."
+    )
+    assert err[0].endswith(") and 1 more)")
