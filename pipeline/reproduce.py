@@ -49,6 +49,7 @@ from pipeline import store_layout
 from pipeline.compare_rows import Difference, differences, shown, tolerances
 from pipeline.config import StudyError, cluster_config, conf_dir
 from pipeline.ids import IdSet, id_array
+from pipeline.locking import visible
 from pipeline.needs import free_disk
 from pipeline.provenance import code_version, package_versions
 from pipeline.stored_study import FILE, BadInput, StoredStudy, path_text, row_names, stored_study
@@ -120,7 +121,7 @@ def not_comparable(study: StoredStudy, chosen: dict[str, str]) -> dict[str, str]
             if here is None:
                 out[tid] = why
                 continue
-            then = study.metadata[n].get("solver_version")
+            then = visible(str(study.metadata[n].get("solver_version")), 80)
             if then != here:
                 out[tid] = (
                     f"family {family}'s version changed: stored by version {then}, "
@@ -431,12 +432,16 @@ def table(outcome: Outcome) -> str:
         )
     names = row_names(study)
     if outcome.differs:
-        rows = [(names.get(d.task_id, ""), d.task_id, d.column, shown(d.stored, d.new),
-                 shown(d.new, d.stored)) for d in outcome.differs]  # fmt: skip
+        rows = [(names.get(d.task_id, ""), visible(d.task_id, 80), visible(d.column, 80),
+                 visible(shown(d.stored, d.new)), visible(shown(d.new, d.stored)))
+                for d in outcome.differs]  # fmt: skip
         head = ("task", "id", "column", "stored", "new")
         lines += ["", "differs:", *columns(head, rows)]
     if outcome.not_here:
-        rows = sorted((names.get(t, ""), t, why) for t, why in outcome.not_here.items())
+        rows = sorted(
+            (names.get(t, ""), visible(t, 80), visible(why, 10**4))
+            for t, why in outcome.not_here.items()
+        )
         lines += ["", "not reproducible here:", *columns(("task", "id", "why"), rows)]
     if study.skipped:
         rows = [(path_text(path), why) for path, why in study.skipped]
@@ -458,19 +463,24 @@ def columns(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
 
 def versions(outcome: Outcome) -> list[tuple[str, str, str]]:
     """(what, its values then over the files compared, now): the code, Python, each package
-    that shapes a value, the config folders a run was composed from (``--config-dir``)."""
+    that shapes a value, the config folders a run was composed from (``--config-dir``).  A
+    file's metadata is what it says: a value of another shape is not recorded, and text is
+    shown with its unprintable characters as escapes."""
     metas = outcome.study.metadata
     packages = package_versions()
 
     def then(get: Callable[[dict], Any]) -> str:
-        values = dict.fromkeys(str(v) for m in metas if (v := get(m)) is not None)
+        values = dict.fromkeys(visible(str(v), 80) for m in metas if (v := get(m)) is not None)
         return ", ".join(values) or "not recorded"
+
+    def stored(m: dict) -> dict:
+        return m["packages"] if isinstance(m.get("packages"), dict) else {}
 
     rows = [("code", then(lambda m: m.get("code_version")), code_version())]
     rows.append(("python", then(lambda m: m.get("python")), sys.version.split()[0]))
-    for name in sorted(set(packages) | {p for m in metas for p in m.get("packages", {})}):
+    for name in sorted(set(packages) | {str(p) for m in metas for p in stored(m)}):
         now = packages.get(name, "not recorded")
-        rows.append((name, then(lambda m, n=name: m.get("packages", {}).get(n)), now))
+        rows.append((visible(name, 80), then(lambda m, n=name: stored(m).get(n)), now))
     rows.append(("--config-dir", then(config_dirs), "-"))
     return rows
 
@@ -478,9 +488,10 @@ def versions(outcome: Outcome) -> list[tuple[str, str, str]]:
 def config_dirs(metadata: dict[str, Any]) -> str | None:
     """The ``--config-dir`` folders a file's run was composed from, or None if unrecorded."""
     sources = metadata.get("config_sources")
-    if sources is None:
+    if not isinstance(sources, list):
         return None
-    given = [s["path"] for s in sources if s.get("provider") == "command-line"]
+    given = [str(s.get("path")) for s in sources
+             if isinstance(s, dict) and s.get("provider") == "command-line"]  # fmt: skip
     return ", ".join(given) or "none"
 
 

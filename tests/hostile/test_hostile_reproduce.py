@@ -227,3 +227,28 @@ def test_a_folder_whose_every_results_file_is_unreadable_is_one_line(study, caps
         "results file (Parquet magic bytes not found in footer."
     )
     assert err[0].endswith(") and 1 more)")
+
+
+def test_metadata_and_ids_of_another_shape_or_with_escapes_reach_the_table_visible(study, capsys):
+    """A results file whose metadata lists its packages as a number and its config folders
+    as text, names its Python with an ESC, and whose task id holds an ESC: no traceback; the
+    packages and folders are not recorded, the ESC shown as ``\\x1b``; that task is not
+    planned by any stored config (said), the other reproduces: exit 4."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = result_files(study / "results")[0]
+    table = pq.read_table(path)
+    meta = json.loads(table.schema.metadata[b"guesslab"])
+    meta.update(packages=5, config_sources="x", python="\x1b[2J3.11")
+    ids = pa.array(["\x1b[31mevil"] * len(table), pa.string())
+    table = table.set_column(table.schema.get_field_index("task_id"), "task_id", ids)
+    pq.write_table(table.replace_schema_metadata({b"guesslab": json.dumps(meta).encode()}), path)
+    assert main([str(study)]) == EXIT_PARTLY
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert "\\x1b[2J3.11" in out and "\\x1b[31mevil" in out
+    assert f"reproduced: {TASKS - 1}\n  differs: 0\n  not reproducible here: 1\n" in out
+    assert "no stored config plans this task" in out
