@@ -52,7 +52,15 @@ from pipeline.ids import IdSet, id_array
 from pipeline.locking import visible
 from pipeline.needs import free_disk
 from pipeline.provenance import code_version, package_versions
-from pipeline.stored_study import FILE, BadInput, StoredStudy, path_text, row_names, stored_study
+from pipeline.stored_study import (
+    FILE,
+    BadInput,
+    StoredStudy,
+    path_text,
+    planned_too_many,
+    row_names,
+    stored_study,
+)
 from pipeline.study import TARGET
 from solvers.kit.words import format_bytes
 from solvers.registry import TaskError, get_family
@@ -168,6 +176,9 @@ def recompute(
         if config is None:  # its strategies are all of one's own, none importable here
             continue
         try:
+            too_many = planned_too_many(config["study"], study.stored_tasks)
+            if too_many:
+                raise StudyError(f"{too_many}: not planned")
             run = prepared(fresh_config(config, into, cluster), log)
         except StudyError as exc:
             problems.append(f"study {config['study'].get('name')!r}: {exc}")

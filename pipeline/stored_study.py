@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.config import StudyError
@@ -37,6 +38,10 @@ FILE = "__file"  # a stored row's file, by its place in StoredStudy.files
 # second on a loaded 2-core machine (1.2 MB took 13 s), so a larger file is not read: the
 # configs in the results files' metadata (JSON) plan its tasks instead.
 MAX_RECORD_BYTES = 1_000_000
+# Planning costs work in proportion to a study's tasks (200,000 took 9 s on a loaded 2-core
+# machine): a stored config naming more than this, and more than 10 times the tasks the
+# folder stores, is not planned (a run record forged to name 10^9 tasks would never end).
+MOST_PLANNED = 1_000_000
 
 
 class BadInput(ValueError):
@@ -62,6 +67,11 @@ class StoredStudy:
     configs_from: str  # where the configs were read, for the table
     skipped: list[tuple[Path, str]] = field(default_factory=list)  # not read: path, why
 
+    @property
+    def stored_tasks(self) -> int:
+        """How many tasks the folder stores (its readable files')."""
+        return sum(len(pc.unique(t.column("task_id"))) for t in self.rows.values())
+
 
 def stored_study(folder: Path) -> StoredStudy:
     """The study stored in ``folder`` (a study folder, or its ``results``), read only;
@@ -86,13 +96,16 @@ def stored_study(folder: Path) -> StoredStudy:
             f"{folder}: not a study folder (no {'readable ' * bool(skipped)}guesslab results "
             f"files under {results}/family=*/part-*.parquet{not_read}{more})"
         )
-    configs, configs_from, not_records = stored_configs(folder, metadata)
     rows, columns = {}, {}
     for family in sorted({p.parent.name.partition("=")[2] for p in files}):
         rows[family], held = newest_rows(files, tables, family)
         columns.update(held)
-    skipped = sorted(skipped + not_records)
-    return StoredStudy(folder, files, metadata, rows, columns, configs, configs_from, skipped)
+    study = StoredStudy(folder, files, metadata, rows, columns, [], "", skipped)
+    study.configs, study.configs_from, not_records = stored_configs(
+        folder, metadata, study.stored_tasks
+    )
+    study.skipped = sorted(skipped + not_records)
+    return study
 
 
 def path_text(path: Path) -> str:
@@ -219,13 +232,14 @@ def newest_rows(
 
 
 def stored_configs(
-    folder: Path, metadata: list[dict[str, Any]]
+    folder: Path, metadata: list[dict[str, Any]], stored: int
 ) -> tuple[list[dict], str, list[tuple[Path, str]]]:
     """(the configs to recompute from, where they were read, the run records not read with
-    why): the run records under ``runs/``, then each distinct config of the files' metadata
-    that no record holds (for the tasks of a record not read, or a folder without
+    why): the run records under ``runs/`` (one naming too many tasks for the ``stored``
+    ones left out: :func:`planned_too_many`), then each distinct config of the files'
+    metadata that no record holds (for the tasks of a record not read, or a folder without
     ``runs/``)."""
-    records, skipped = run_records(folder / "runs")
+    records, skipped = run_records(folder / "runs", stored)
     studies = {json.dumps(c["study"], sort_keys=True, default=str) for c in records}
     distinct = {json.dumps(m.get("config"), sort_keys=True): m.get("config") for m in metadata}
     more = [
@@ -244,18 +258,47 @@ def stored_configs(
     return records + more, where, skipped
 
 
-def run_records(runs: Path) -> tuple[list[dict[str, Any]], list[tuple[Path, str]]]:
-    """(the run configs of ``runs/*.yaml``, oldest first; the records not read with why)."""
+def run_records(runs: Path, stored: int) -> tuple[list[dict[str, Any]], list[tuple[Path, str]]]:
+    """(the run configs of ``runs/*.yaml``, oldest first; the records not read or not used,
+    with why)."""
     what = kind(runs)
     if what not in (None, "folder"):
         return [], [(runs, not_followed(what, "the folder of run records"))]
     configs, skipped = [], []
     for path in entries(runs, suffix=".yaml"):
         try:
-            configs.append(run_record(path))
+            config = run_record(path)
         except Unreadable as exc:
             skipped.append((path, str(exc)))
+            continue
+        too_many = planned_too_many(config["study"], stored)
+        if too_many:
+            skipped.append((path, f"{too_many}: not used"))
+        else:
+            configs.append(config)
     return configs, skipped
+
+
+def planned_too_many(study: dict[str, Any], stored: int) -> str | None:
+    """Why a stored study config is not planned to find the ``stored`` tasks of its folder,
+    or None: it names (counted from its axes, nothing planned) more than MOST_PLANNED tasks
+    and more than 10 times ``stored``.  A config that cannot be checked is left to the
+    planning, which says why."""
+    from pipeline.config import checked_study
+    from pipeline.study import named_tasks
+
+    try:
+        named = named_tasks(checked_study(study))
+    except StudyError:
+        return None
+    most = max(MOST_PLANNED, 10 * stored)
+    if named <= most:
+        return None
+    return (
+        f"its study names up to {named:,} tasks, more than are planned to find the {stored:,} "
+        f"the folder stores (at most {most:,}: the larger of {MOST_PLANNED:,} and 10 times "
+        "those)"
+    )
 
 
 def run_record(path: Path) -> dict[str, Any]:

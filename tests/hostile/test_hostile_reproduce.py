@@ -252,3 +252,26 @@ def test_metadata_and_ids_of_another_shape_or_with_escapes_reach_the_table_visib
     assert "\\x1b[2J3.11" in out and "\\x1b[31mevil" in out
     assert f"reproduced: {TASKS - 1}\n  differs: 0\n  not reproducible here: 1\n" in out
     assert "no stored config plans this task" in out
+
+
+def test_a_run_record_naming_millions_of_tasks_is_not_planned(study):
+    """A run record whose study names 4,000,000 tasks (2,000 decks x 1,000 game counts x 2
+    strategies) beside the real one: counted from its axes, not planned (planning it would
+    take minutes), named with the count and the limit; the tasks reproduce, exit 4."""
+    import yaml
+
+    record = next((study / "runs").glob("*.yaml"))
+    config = yaml.safe_load(record.read_text())
+    decks = [[a, b] for a in range(1, 51) for b in range(1, 41)]
+    config["study"]["grid"] = {"deck": decks, "method": ["monte_carlo"],
+                               "n_games": list(range(1, 1001))}  # fmt: skip
+    forged = study / "runs" / "0000-forged.yaml"  # read before the real record
+    forged.write_text(yaml.safe_dump(config))
+    done = bounded_reproduce(str(study))
+    assert done.returncode == EXIT_PARTLY, done.stdout + done.stderr
+    assert f"reproduced: {TASKS}\n" in done.stdout
+    assert not_read(done.stdout) == {
+        str(forged): "its study names up to 4,000,000 tasks, more than are planned to find "
+        "the 2 the folder stores (at most 1,000,000: the larger of 1,000,000 and 10 times "
+        "those): not used"
+    }
