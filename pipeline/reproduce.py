@@ -19,11 +19,11 @@ imported here (the study's other strategies are recomputed all the same), when n
 config plans it, or when it needs more memory or disk than this machine has.
 
 Exit status: 0 when every task chosen was recomputed and reproduces, and every file of the
-folder was read; 1 when a compared row differs; 4 when every compared row reproduces but
-not all was checked (a task not reproducible here, or a file of the folder not read: each
-named); 3 when nothing could be compared; 2 on bad input (a folder that is not a study, a
-bad option, a temporary folder inside the folder checked: one line), 130 when stopped by
-Ctrl-C.
+folder was used; 1 when a compared row differs; 4 when every compared row reproduces but
+not all was checked (a task not reproducible here, or a file of the folder not read or not
+used: each named); 3 when nothing could be compared; 2 on bad input (a folder that is not a
+study, a bad option, a temporary folder inside the folder checked: one line), 130 when
+stopped by Ctrl-C.
 """
 
 from __future__ import annotations
@@ -163,13 +163,15 @@ def recompute(
     log: Callable[[str], None],
 ) -> tuple[list[Path], dict[str, str], str]:
     """Recompute the ``wanted`` tasks from the study's configs into ``into``: (the folders
-    of the new stores, the tasks not recomputed with why, the backend's description)."""
+    of the new stores, the tasks not recomputed with why, the backend's description).  A
+    run record whose config cannot be planned here is added to the study's entries not
+    used."""
     from pipeline.run import prepared, run_tasks
 
     left, stores, problems, backend = set(wanted), [], [], ""
     not_here: dict[str, str] = {}
     missing: dict[str, str | None] = {}  # a strategy of one's own -> why it is not importable
-    for config in study.configs:
+    for config, source in zip(study.configs, study.sources, strict=True):
         if not left:
             break
         config = importable(config, missing)
@@ -182,6 +184,8 @@ def recompute(
             run = prepared(fresh_config(config, into, cluster), log)
         except StudyError as exc:
             problems.append(f"study {config['study'].get('name')!r}: {exc}")
+            if source is not None:
+                study.skipped.append((source, f"cannot be planned here ({exc}): not used"))
             continue
         plan = run.plan.only(IdSet(id_array(sorted(left))))
         planned = {t.task_id: t.task for t in plan}
@@ -348,6 +352,7 @@ def reproduce(
     cluster = checked_cluster(cluster or {"kind": "sync"})
     study = stored_study(folder)
     with fresh_folder(into, study.folder) as where:
+        set_aside_unusable(study, where, cluster)
         chosen = chosen_tasks(study, sample, seed)
         outcome = Outcome(study, chosen=len(chosen), into=into)
         outcome.not_here = not_comparable(study, chosen)
@@ -357,6 +362,24 @@ def reproduce(
         outcome.backend = backend or cluster["kind"]
         compared(study, outcome, new_rows(stores), wanted - set(not_here))
     return outcome
+
+
+def set_aside_unusable(study: StoredStudy, into: Path, cluster: dict[str, Any]) -> None:
+    """Move each run record whose config a run here refuses (checked as a run checks it,
+    nothing planned) from the study's configs to its entries not used, with why."""
+    from pipeline.config import checked_config
+
+    kept = []
+    for config, source in zip(study.configs, study.sources, strict=True):
+        try:
+            if source is not None:
+                checked_config(fresh_config(config, into, cluster))
+        except StudyError as exc:
+            study.skipped.append((source, f"a run here refuses its config ({exc}): not used"))
+            continue
+        kept.append((config, source))
+    study.configs = [config for config, _ in kept]
+    study.sources = [source for _, source in kept]
 
 
 def checked_cluster(cluster: dict[str, Any]) -> dict[str, Any]:
@@ -413,7 +436,7 @@ def temporary_folders() -> dict[str, str]:
 
 def table(outcome: Outcome) -> str:
     """The report printed: counts, the differences and the tasks not reproducible here (each
-    task by its strategy and parameters, and its id), the files of the folder not read, and
+    task by its strategy and parameters, and its id), the files of the folder not used, and
     the versions then (from the files' metadata) and now."""
     study = outcome.study
     where = outcome.into or "a temporary folder (removed)"
@@ -424,7 +447,7 @@ def table(outcome: Outcome) -> str:
         f"  reproduced: {len(outcome.reproduced)}",
         f"  differs: {len({d.task_id for d in outcome.differs})}",
         f"  not reproducible here: {len(outcome.not_here)}",
-        f"  files not read: {len(study.skipped)}",
+        f"  files not used: {len(study.skipped)}",
     ]
     if not outcome.compared:
         lines.append(
@@ -436,7 +459,7 @@ def table(outcome: Outcome) -> str:
         if outcome.not_here:
             unchecked.append(f"{len(outcome.not_here)} task(s) not reproducible here")
         if study.skipped:
-            unchecked.append(f"{len(study.skipped)} file(s) of the folder not read")
+            unchecked.append(f"{len(study.skipped)} file(s) of the folder not used")
         lines.append(
             f"  not all was checked: {' and '.join(unchecked)} (below); what was compared "
             "reproduces (exit 4)"
@@ -455,8 +478,8 @@ def table(outcome: Outcome) -> str:
         )
         lines += ["", "not reproducible here:", *columns(("task", "id", "why"), rows)]
     if study.skipped:
-        rows = [(path_text(path), why) for path, why in study.skipped]
-        lines += ["", "files not read:", *columns(("file", "why"), rows)]
+        rows = [(path_text(path), visible(why, 10**4)) for path, why in sorted(study.skipped)]
+        lines += ["", "files not used:", *columns(("file", "why"), rows)]
     lines += ["", "versions:", *columns(("", "then (stored)", "now"), versions(outcome))]
     return "\n".join(lines)
 

@@ -65,7 +65,8 @@ class StoredStudy:
     columns: dict[int, tuple[str, ...]]  # file (its place in files) -> the columns it holds
     configs: list[dict[str, Any]]
     configs_from: str  # where the configs were read, for the table
-    skipped: list[tuple[Path, str]] = field(default_factory=list)  # not read: path, why
+    skipped: list[tuple[Path, str]] = field(default_factory=list)  # not used: path, why
+    sources: list[Path | None] = field(default_factory=list)  # each config's run record
 
     @property
     def stored_tasks(self) -> int:
@@ -101,7 +102,7 @@ def stored_study(folder: Path) -> StoredStudy:
         rows[family], held = newest_rows(files, tables, family)
         columns.update(held)
     study = StoredStudy(folder, files, metadata, rows, columns, [], "", skipped)
-    study.configs, study.configs_from, not_records = stored_configs(
+    study.configs, study.sources, study.configs_from, not_records = stored_configs(
         folder, metadata, study.stored_tasks
     )
     study.skipped = sorted(skipped + not_records)
@@ -233,13 +234,15 @@ def newest_rows(
 
 def stored_configs(
     folder: Path, metadata: list[dict[str, Any]], stored: int
-) -> tuple[list[dict], str, list[tuple[Path, str]]]:
-    """(the configs to recompute from, where they were read, the run records not read with
-    why): the run records under ``runs/`` (one naming too many tasks for the ``stored``
-    ones left out: :func:`planned_too_many`), then each distinct config of the files'
-    metadata that no record holds (for the tasks of a record not read, or a folder without
-    ``runs/``)."""
-    records, skipped = run_records(folder / "runs", stored)
+) -> tuple[list[dict], list[Path | None], str, list[tuple[Path, str]]]:
+    """(the configs to recompute from, the run record of each (None: from the metadata),
+    where they were read, the run records not read or not used with why): the run records
+    under ``runs/`` (one naming too many tasks for the ``stored`` ones left out:
+    :func:`planned_too_many`), then each distinct config of the files' metadata that no
+    record holds (for the tasks of a record not read, or a folder without ``runs/``)."""
+    found, skipped = run_records(folder / "runs", stored)
+    records = [config for _, config in found]
+    sources: list[Path | None] = [path for path, _ in found]
     studies = {json.dumps(c["study"], sort_keys=True, default=str) for c in records}
     distinct = {json.dumps(m.get("config"), sort_keys=True): m.get("config") for m in metadata}
     more = [
@@ -251,16 +254,18 @@ def stored_configs(
     ]
     from_metadata = f"the metadata of the results files ({len(more)} distinct config(s))"
     if not records:
-        return more, from_metadata, skipped
+        return more, [None] * len(more), from_metadata, skipped
     where = f"{len(records)} run record(s) under {path_text(folder / 'runs')}"
     if more:
         where += f", then {from_metadata}"
-    return records + more, where, skipped
+    return records + more, sources + [None] * len(more), where, skipped
 
 
-def run_records(runs: Path, stored: int) -> tuple[list[dict[str, Any]], list[tuple[Path, str]]]:
-    """(the run configs of ``runs/*.yaml``, oldest first; the records not read or not used,
-    with why)."""
+def run_records(
+    runs: Path, stored: int
+) -> tuple[list[tuple[Path, dict[str, Any]]], list[tuple[Path, str]]]:
+    """(each run record of ``runs/*.yaml`` with its config, oldest first; the records not
+    read or not used, with why)."""
     what = kind(runs)
     if what not in (None, "folder"):
         return [], [(runs, not_followed(what, "the folder of run records"))]
@@ -275,7 +280,7 @@ def run_records(runs: Path, stored: int) -> tuple[list[dict[str, Any]], list[tup
         if too_many:
             skipped.append((path, f"{too_many}: not used"))
         else:
-            configs.append(config)
+            configs.append((path, config))
     return configs, skipped
 
 
@@ -321,6 +326,10 @@ def run_record(path: Path) -> dict[str, Any]:
         raise Unreadable(text.removeprefix(f"{path}:").strip()) from None
     if not isinstance(config, dict) or not isinstance(config.get("study"), dict):
         raise Unreadable("not a run record (no study section)")
+    try:  # a run record is written from a Hydra config, whose keys are text
+        json.dumps(config, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        raise Unreadable("not a run record (a mapping whose keys are not all text)") from None
     return config
 
 

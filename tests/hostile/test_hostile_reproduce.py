@@ -49,9 +49,9 @@ def bounded_reproduce(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-def not_read(out: str) -> dict[str, str]:
-    """The table's files not read: path -> why (one line each)."""
-    lines = out.split("\nfiles not read:\n", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+def not_used(out: str) -> dict[str, str]:
+    """The table's files not used: path -> why (one line each)."""
+    lines = out.split("\nfiles not used:\n", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
     pairs = (line.strip().split("  ", 1) for line in lines)
     return {path: why.strip() for path, why in pairs}
 
@@ -75,8 +75,8 @@ def test_a_fifo_or_a_link_to_dev_zero_in_runs_is_named_and_never_opened(study, o
     done = bounded_reproduce(str(study))
     assert done.returncode == EXIT_PARTLY, done.stdout + done.stderr
     assert f"reproduced: {TASKS}\n  differs: 0\n  not reproducible here: 0\n" in done.stdout
-    assert "files not read: 1\n" in done.stdout
-    assert not_read(done.stdout) == {
+    assert "files not used: 1\n" in done.stdout
+    assert not_used(done.stdout) == {
         str(study / "runs" / "zz.yaml"): f"{what}, where a run record belongs: never followed "
         "or opened"
     }
@@ -95,7 +95,7 @@ def test_a_run_record_linked_from_outside_the_folder_is_not_used(study, tmp_path
     assert done.returncode == EXIT_PARTLY, done.stdout + done.stderr
     assert "configs: the metadata of the results files (1 distinct config(s))" in done.stdout
     assert f"reproduced: {TASKS}\n" in done.stdout
-    assert not_read(done.stdout) == {
+    assert not_used(done.stdout) == {
         str(record): f"a symbolic link (to {outside}), where a run record belongs: never "
         "followed or opened"
     }
@@ -109,7 +109,7 @@ def test_a_huge_run_record_is_refused_by_its_size_unread(study):
     done = bounded_reproduce(str(study))
     assert done.returncode == EXIT_PARTLY, done.stdout + done.stderr
     assert f"reproduced: {TASKS}\n" in done.stdout
-    assert not_read(done.stdout) == {
+    assert not_used(done.stdout) == {
         str(study / "runs" / "zz-huge.yaml"): "3.0 GB (3,000,000,000 bytes), more than a run "
         "record holds (at most 1.0 MB): not read"
     }
@@ -153,9 +153,9 @@ def test_a_results_file_that_cannot_be_read_is_named_and_the_exit_says_so(study,
     out = capsys.readouterr().out
     assert status == EXIT_PARTLY, out
     assert f"reproduced: {TASKS - 1}\n  differs: 0\n  not reproducible here: 0\n" in out
-    assert "files not read: 1\n" in out
-    assert list(not_read(out)) == [str(path)]
-    assert not_read(out)[str(path)].startswith(why)
+    assert "files not used: 1\n" in out
+    assert list(not_used(out)) == [str(path)]
+    assert not_used(out)[str(path)].startswith(why)
 
 
 def test_a_linked_family_folder_or_runs_folder_is_named_never_followed(study, tmp_path, capsys):
@@ -170,7 +170,7 @@ def test_a_linked_family_folder_or_runs_folder_is_named_never_followed(study, tm
     out = capsys.readouterr().out
     assert "configs: the metadata of the results files (1 distinct config(s))" in out
     assert f"{TASKS} stored task(s) chosen" in out and f"reproduced: {TASKS}\n" in out
-    assert not_read(out) == {
+    assert not_used(out) == {
         str(study / "results" / "family=other"): f"a symbolic link (to {family}), where a "
         "family's folder of results belongs: never followed or opened",
         str(study / "runs"): f"a symbolic link (to {outside / 'runs'}), where the folder of run "
@@ -270,8 +270,31 @@ def test_a_run_record_naming_millions_of_tasks_is_not_planned(study):
     done = bounded_reproduce(str(study))
     assert done.returncode == EXIT_PARTLY, done.stdout + done.stderr
     assert f"reproduced: {TASKS}\n" in done.stdout
-    assert not_read(done.stdout) == {
+    assert not_used(done.stdout) == {
         str(forged): "its study names up to 4,000,000 tasks, more than are planned to find "
         "the 2 the folder stores (at most 1,000,000: the larger of 1,000,000 and 10 times "
         "those): not used"
     }
+
+
+def test_a_run_record_of_another_shape_or_refused_is_named_not_used(study):
+    """Run records beside the real one (read first): one with a key that is not text, one
+    whose config a run refuses, one whose strategy cannot be planned: no traceback, each
+    named with why; the tasks reproduce from the real record, exit 4."""
+    runs = study / "runs"
+    (runs / "0.yaml").write_text("study:\n  name: paper\n  1: 2\n  family: card_guessing\n")
+    (runs / "1.yaml").write_text("study: {name: paper, family: card_guessing, grids: 7}\n")
+    (runs / "2.yaml").write_text(
+        "study: {name: paper, family: card_guessing, grid: {deck: [[3, 3, 3]]},\n"
+        "        strategies: {optimal: {_target_: 5}}}\n"
+    )
+    done = bounded_reproduce(str(study))
+    assert done.returncode == EXIT_PARTLY, done.stdout + done.stderr
+    assert f"reproduced: {TASKS}\n" in done.stdout
+    found = not_used(done.stdout)
+    assert found[str(runs / "0.yaml")] == "not a run record (a mapping whose keys are not all text)"
+    assert found[str(runs / "1.yaml")].startswith("a run here refuses its config (study.grids=7")
+    assert found[str(runs / "2.yaml")].startswith(
+        "cannot be planned here (study.strategies.optimal._target_=5"
+    )
+    assert found[str(runs / "2.yaml")].endswith("): not used") and len(found) == 3
