@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.reproduce import EXIT_BAD, EXIT_PARTLY, main
+from pipeline.reproduce import main
+from pipeline.reproduce_outcome import EXIT_BAD, EXIT_PARTLY
 from pipeline.store_layout import result_files
 from tests.helpers.folders import copy_outputs, snapshot
 from tests.helpers.repository import ROOT
@@ -68,9 +69,9 @@ def dev_zero(path: Path) -> str:
 
 @pytest.mark.parametrize("odd", [fifo, dev_zero])
 def test_a_fifo_or_a_link_to_dev_zero_in_runs_is_named_and_never_opened(study, odd):
-    """``runs/zz.yaml`` a FIFO or a link to /dev/zero: not opened (no wait on the FIFO, no
-    read without end), named in one line; every task reproduces from the run record beside
-    it, exit 4."""
+    """A run record (``<study>/runs/zz.yaml``) that is a FIFO or a link to /dev/zero: not
+    opened (no wait on the FIFO, no read without end), named in one line; every task
+    reproduces from the run record beside it, exit 4."""
     what = odd(study / "runs" / "zz.yaml")
     done = bounded_reproduce(str(study))
     assert done.returncode == EXIT_PARTLY, done.stdout + done.stderr
@@ -102,8 +103,9 @@ def test_a_run_record_linked_from_outside_the_folder_is_not_used(study, tmp_path
 
 
 def test_a_huge_run_record_is_refused_by_its_size_unread(study):
-    """A 3 GB sparse ``runs/zz-huge.yaml``: not read (the command stays within 4 GiB of
-    address space), named with its size and the limit; the tasks still reproduce, exit 4."""
+    """A 3 GB sparse run record ``<study>/runs/zz-huge.yaml``: not read (the command stays
+    within 4 GiB of address space), named with its size and the limit; the tasks still
+    reproduce, exit 4."""
     with (study / "runs" / "zz-huge.yaml").open("wb") as fh:
         fh.truncate(3 * 10**9)
     done = bounded_reproduce(str(study))
