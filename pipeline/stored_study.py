@@ -137,9 +137,12 @@ def read_results(
                 found.append(path)
     files, metadata, tables = [], [], []
     parsed: dict[bytes, dict[str, Any]] = {}  # a run writes the same metadata in its files
+    schemas: dict[str, pa.Schema] = {}  # each family's columns over its files read so far
     for path in sorted(found, key=lambda p: p.name):
         try:
             meta, table = results_file(path, parsed)
+            family = path.parent.name
+            schemas[family] = joined(schemas.get(family, table.schema), table.schema)
         except Unreadable as exc:
             skipped.append((path, str(exc)))
             continue
@@ -147,6 +150,18 @@ def read_results(
         metadata.append(meta)
         tables.append(table)
     return files, metadata, tables, skipped
+
+
+def joined(schema: pa.Schema, other: pa.Schema) -> pa.Schema:
+    """The columns of a family's files read so far, ``schema``, with those of another file,
+    ``other`` (a column added since, or a type widened); Unreadable when a column's types
+    cannot be joined (text where the other files hold numbers)."""
+    try:
+        return pa.unify_schemas([schema, other], promote_options="permissive")
+    except (pa.ArrowException, ValueError, TypeError) as exc:
+        raise Unreadable(
+            f"its columns cannot be read with the family's other files ({one_line(exc)})"
+        ) from None
 
 
 def entries(folder: Path, prefix: str = "", suffix: str = "") -> list[Path]:
@@ -186,8 +201,12 @@ def results_file(path: Path, parsed: dict[bytes, dict[str, Any]]) -> tuple[dict,
         )
     if not isinstance(parsed[text], dict):
         raise Unreadable("not a guesslab results file (its guesslab metadata is not a mapping)")
-    if "task_id" not in table.column_names:
-        raise Unreadable("not a guesslab results file (it has no task_id column)")
+    if "task_id" not in table.column_names or not pa.types.is_string(
+        table.schema.field("task_id").type
+    ):
+        raise Unreadable("not a guesslab results file (it has no task_id column of text)")
+    if table.column("task_id").null_count:
+        raise Unreadable("not a guesslab results file (a row without a task id)")
     return parsed[text], table
 
 

@@ -144,11 +144,21 @@ def foreign(path: Path) -> str:
     return "not a guesslab results file (its Parquet metadata has no 'guesslab' key)"
 
 
-@pytest.mark.parametrize("spoil", [truncated, damaged, linked, foreign])
+def numbered_ids(path: Path) -> str:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    ids = pa.array(range(len(table)), pa.int64())
+    pq.write_table(table.set_column(table.schema.get_field_index("task_id"), "task_id", ids), path)
+    return "not a guesslab results file (it has no task_id column of text)"
+
+
+@pytest.mark.parametrize("spoil", [truncated, damaged, linked, foreign, numbered_ids])
 def test_a_results_file_that_cannot_be_read_is_named_and_the_exit_says_so(study, spoil, capsys):
     """One of the two results files truncated, its first page damaged, replaced by a link to
-    it outside the folder, or without guesslab's metadata: named in one line with why, no
-    traceback; the other file's task reproduces; exit 4."""
+    it outside the folder, without guesslab's metadata, or with numbers for task ids: named
+    in one line with why, no traceback; the other file's task reproduces; exit 4."""
     path = result_files(study / "results")[0]
     why = spoil(path)
     status = main([str(study)])
@@ -158,6 +168,26 @@ def test_a_results_file_that_cannot_be_read_is_named_and_the_exit_says_so(study,
     assert "files not used: 1\n" in out
     assert list(not_used(out)) == [str(path)]
     assert not_used(out)[str(path)].startswith(why)
+
+
+def test_a_results_file_whose_column_types_differ_from_the_others_is_named(study, capsys):
+    """The newer results file with text where the older holds floats (expected_score): it
+    is named, its columns said, no traceback; the older file's task reproduces; exit 4."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = result_files(study / "results")[1]
+    table = pq.read_table(path)
+    i = table.schema.get_field_index("expected_score")
+    text = pa.array([str(v) for v in table.column(i).to_pylist()])
+    pq.write_table(table.set_column(i, "expected_score", text), path)
+    assert main([str(study)]) == EXIT_PARTLY
+    out = capsys.readouterr().out
+    assert f"reproduced: {TASKS - 1}\n" in out
+    assert not_used(out) == {
+        str(path): "its columns cannot be read with the family's other files (Unable to merge: "
+        "Field expected_score has incompatible types: double vs string)"
+    }
 
 
 def test_a_linked_family_folder_or_runs_folder_is_named_never_followed(study, tmp_path, capsys):
