@@ -88,7 +88,7 @@ def table_text(outcome: Outcome) -> str:
     names = row_names(study)
     if outcome.differs:
         rows = [(names.get(d.task_id, ""), visible(d.task_id, 80), visible(d.column, 80),
-                 visible(shown(d.stored, d.new)), visible(shown(d.new, d.stored)))
+                 cell(d.stored, d.new), cell(d.new, d.stored))
                 for d in outcome.differs]  # fmt: skip
         head = ("task", "id", "column", "stored", "new")
         lines += ["", "differs:", *columns(head, rows)]
@@ -103,6 +103,15 @@ def table_text(outcome: Outcome) -> str:
         lines += ["", "files not used:", *columns(("file", "why"), rows)]
     lines += ["", "versions:", *columns(("", "then (stored)", "now"), versions(outcome))]
     return "\n".join(lines)
+
+
+def cell(value: Any, other: Any) -> str:
+    """A value that differs, for the table (:func:`~pipeline.compare_rows.shown`), text
+    quoted where the other value is not text (``'342'`` against ``342``), unprintable
+    characters as escapes."""
+    if isinstance(value, str) and other is not None and not isinstance(other, str):
+        return visible(repr(value), 80)
+    return visible(shown(value, other))
 
 
 def columns(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:

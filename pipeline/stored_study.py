@@ -357,8 +357,9 @@ def run_record(path: Path) -> dict[str, Any]:
 
 def row_names(study: StoredStudy) -> dict[str, str]:
     """Each stored task as a reader knows it, task id -> ``strategy=optimal deck=2,2``: its
-    strategy and the parameters whose values differ between the family's stored tasks (the
-    first parameter when none does); a family not registered here: its strategy alone."""
+    strategy, the family's first parameter (the deck, the game's size) and the parameters
+    whose values differ between the family's stored tasks; a family not registered here:
+    its strategy alone."""
     from solvers.registry import TaskError, get_family
 
     out = {}
@@ -373,9 +374,7 @@ def row_names(study: StoredStudy) -> dict[str, str]:
             first.setdefault(tid, i)
         rows = table.take(pa.array(list(first.values()), pa.int64()))
         values = {p: [value_text(v) for v in rows.column(p).to_pylist()] for p in params}
-        shown_params = [p for p in params if len(set(values[p])) > 1]
-        if not shown_params:
-            shown_params = [p for p in params if any(v != "" for v in values[p])][:1]
+        shown_params = [p for i, p in enumerate(params) if i == 0 or len(set(values[p])) > 1]
         keys = (["strategy"] if "strategy" in rows.column_names else []) + shown_params
         texts = {k: values.get(k) or [value_text(v) for v in rows.column(k).to_pylist()]
                  for k in keys}  # fmt: skip

@@ -330,3 +330,22 @@ def test_a_run_record_of_another_shape_or_refused_is_named_not_used(study):
         "cannot be planned here (study.strategies.optimal._target_=5"
     )
     assert found[str(runs / "2.yaml")].endswith("): not used") and len(found) == 3
+
+
+def test_a_count_stored_as_text_differs_quoted_in_a_row_named_by_strategy_and_deck(study, capsys):
+    """Both files holding n_states as text ('342' where 342 is computed): each task differs,
+    named by its strategy, its deck (the family's first parameter, though the study has one)
+    and its tie-break (the parameter that tells the two apart), the text quoted; exit 1."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for path in result_files(study / "results"):
+        table = pq.read_table(path)
+        i = table.schema.get_field_index("n_states")
+        text = pa.array([str(v) for v in table.column(i).to_pylist()])
+        pq.write_table(table.set_column(i, "n_states", text), path)
+    assert main([str(study)]) == 1
+    lines = [x.split() for x in capsys.readouterr().out.splitlines() if "n_states" in x]
+    names = sorted(" ".join(w for w in x if "=" in w) for x in lines)
+    assert names == ["strategy=greedy deck=3,3,3 tie_break=lowest", "strategy=optimal deck=3,3,3"]
+    assert all(x[-2] == repr(x[-1]) for x in lines)
