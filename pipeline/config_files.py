@@ -126,10 +126,16 @@ def check_yaml(path: Path | None) -> Any:
     integer of more than MAX_DIGITS digits."""
     if path is None:
         return None
+    return yaml_content(path.read_bytes(), path)
+
+
+def yaml_content(data: bytes, path: Path) -> Any:
+    """The content of a config file's bytes ``data``, read as :func:`check_yaml` reads the
+    file ``path`` (for a caller that opened the file its own way); StudyError the same."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        line = data[: exc.start].count(b"\n") + 1
         raise StudyError(
             f"{path}: line {line}: not UTF-8 text (byte {exc.object[exc.start]:#04x}); "
             "save the file as UTF-8"

@@ -1,21 +1,29 @@
 """``python -m pipeline.reproduce STUDY_FOLDER`` (or ``guesslab reproduce``): recompute a
 stored study's tasks and compare every result column with what is stored.
 
-What is recomputed comes from what is stored: the run configs under ``<study>/runs/``, or,
-when the folder holds only its results (a study someone published), the config in each
-results file's metadata (:mod:`pipeline.provenance`).  Each config is planned as a run plans
-it, the plan kept to the stored tasks chosen (all, or ``--sample N`` of them, seeded), and run
-through the pipeline's own run path (:func:`pipeline.run.run_tasks`) into a fresh folder on
-the backend chosen (``--cluster``); the new rows are then compared with the stored ones
-(:mod:`pipeline.compare_rows`).  The folder checked is only read, never written.
+What is recomputed comes from what is stored, read from the folder alone
+(:mod:`pipeline.stored_study`: no link followed, nothing but a regular file opened): the run
+configs under ``<study>/runs/``, then, for the tasks they do not plan (or a folder that holds
+only its results, a study someone published), the config in each results file's metadata
+(:mod:`pipeline.provenance`).  Each config is planned as a run plans it, the plan kept to the
+stored tasks chosen (all, or ``--sample N`` of them, seeded), and run through the pipeline's
+own run path (:func:`pipeline.run.run_tasks`) into a fresh folder on the backend chosen
+(``--cluster``); the new rows are then compared with the stored ones
+(:mod:`pipeline.compare_rows`).  The folder checked is only read, never written, and no
+temporary file goes inside it.
 
 A stored task is *not reproducible here* when its family is not registered here, when the
 family's version differs from the one that stored it (a new version changes the results
-and the task ids on purpose), when its strategy of one's own was edited since, when no
-stored config plans it, or when it needs more memory or disk than this machine has.
+and the task ids on purpose), when its strategy of one's own was edited since or cannot be
+imported here (the study's other strategies are recomputed all the same), when no stored
+config plans it, or when it needs more memory or disk than this machine has.
 
-Exit status: 0 when every compared row reproduces, 1 when one differs, 2 on bad input (a
-folder that is not a study, a bad option: one line), 130 when stopped by Ctrl-C.
+Exit status: 0 when every task chosen was recomputed and reproduces, and every file of the
+folder was used; 1 when a compared row differs; 4 when every compared row reproduces but
+not all was checked (a task not reproducible here, or a file of the folder not read or not
+used: each named); 3 when nothing could be compared; 2 on bad input (a folder that is not a
+study, a bad option, a temporary folder inside the folder checked: one line), 130 when
+stopped by Ctrl-C.
 """
 
 from __future__ import annotations
@@ -27,7 +35,6 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,43 +45,23 @@ import pyarrow.parquet as pq
 import yaml
 
 from pipeline import store_layout
-from pipeline.compare_rows import Difference, differences, shown, tolerances
+from pipeline.compare_rows import differences, tolerances
 from pipeline.config import StudyError, cluster_config, conf_dir
 from pipeline.ids import IdSet, id_array
+from pipeline.locking import visible
 from pipeline.needs import free_disk
-from pipeline.provenance import code_version, package_versions
-from pipeline.stored_study import FILE, BadInput, StoredStudy, stored_study
+from pipeline.reproduce_outcome import EXIT_BAD, EXIT_STOPPED, Outcome, table_text
+from pipeline.stored_study import (
+    FILE,
+    BadInput,
+    StoredStudy,
+    path_text,
+    planned_too_many,
+    stored_study,
+)
+from pipeline.study import TARGET
 from solvers.kit.words import format_bytes
 from solvers.registry import TaskError, get_family
-
-EXIT_REPRODUCED, EXIT_DIFFERS, EXIT_BAD, EXIT_STOPPED = 0, 1, 2, 130
-EXIT_NOTHING_COMPARED = 3  # every task chosen is not reproducible here: nothing was shown
-
-
-@dataclass
-class Outcome:
-    """What a reproduction found, per stored task chosen."""
-
-    study: StoredStudy
-    chosen: int = 0
-    reproduced: list[str] = field(default_factory=list)
-    differs: list[Difference] = field(default_factory=list)
-    not_here: dict[str, str] = field(default_factory=dict)  # task id -> why
-    backend: str = ""
-    into: Path | None = None
-
-    @property
-    def compared(self) -> bool:
-        """Whether any row was compared (reproduced or not)."""
-        return bool(self.reproduced or self.differs)
-
-    @property
-    def status(self) -> int:
-        """0: every compared row reproduced; 1: one differs; 3: nothing could be compared."""
-        if self.differs:
-            return EXIT_DIFFERS
-        return EXIT_REPRODUCED if self.compared else EXIT_NOTHING_COMPARED
-
 
 # ----------------------------------------------------------------- what is recomputed
 
@@ -107,7 +94,7 @@ def not_comparable(study: StoredStudy, chosen: dict[str, str]) -> dict[str, str]
             if here is None:
                 out[tid] = why
                 continue
-            then = study.metadata[n].get("solver_version")
+            then = visible(str(study.metadata[n].get("solver_version")), 80)
             if then != here:
                 out[tid] = (
                     f"family {family}'s version changed: stored by version {then}, "
@@ -141,18 +128,29 @@ def recompute(
     log: Callable[[str], None],
 ) -> tuple[list[Path], dict[str, str], str]:
     """Recompute the ``wanted`` tasks from the study's configs into ``into``: (the folders
-    of the new stores, the tasks not recomputed with why, the backend's description)."""
+    of the new stores, the tasks not recomputed with why, the backend's description).  A
+    run record whose config cannot be planned here is added to the study's entries not
+    used."""
     from pipeline.run import prepared, run_tasks
 
     left, stores, problems, backend = set(wanted), [], [], ""
     not_here: dict[str, str] = {}
-    for config in study.configs:
+    missing: dict[str, str | None] = {}  # a strategy of one's own -> why it is not importable
+    for config, source in zip(study.configs, study.sources, strict=True):
         if not left:
             break
+        config = importable(config, missing)
+        if config is None:  # its strategies are all of one's own, none importable here
+            continue
         try:
+            too_many = planned_too_many(config["study"], study.stored_tasks)
+            if too_many:
+                raise StudyError(f"{too_many}: not planned")
             run = prepared(fresh_config(config, into, cluster), log)
         except StudyError as exc:
             problems.append(f"study {config['study'].get('name')!r}: {exc}")
+            if source is not None:
+                study.skipped.append((source, f"cannot be planned here ({exc}): not used"))
             continue
         plan = run.plan.only(IdSet(id_array(sorted(left))))
         planned = {t.task_id: t.task for t in plan}
@@ -170,10 +168,49 @@ def recompute(
         stores.append(run.results)
     why = "no stored config plans this task"
     if problems:
-        why += f" here ({'; '.join(problems)})"
+        why += f" here ({'; '.join(dict.fromkeys(problems))})"
     changed = own_code_changed(study, left)
     not_here.update({tid: changed.get(tid, why) for tid in left})
     return stores, not_here, backend
+
+
+def importable(config: dict[str, Any], missing: dict[str, str | None]) -> dict[str, Any] | None:
+    """``config`` without its strategies of one's own that cannot be imported here (a grid
+    part left without strategies left out too), so that its other strategies are planned;
+    None when nothing is left.  ``missing`` caches each target's import: why it failed, or
+    None."""
+    from solvers.own_strategy import target_class
+
+    study = copy.deepcopy(config["study"])
+    grids = study.get("grids")
+    parts = grids if isinstance(grids, list) else [study]
+    kept, dropped = [], False
+    for part in parts:
+        strategies = part.get("strategies") if isinstance(part, dict) else None
+        if isinstance(strategies, dict) and strategies:
+            for name, axes in list(strategies.items()):
+                target = axes.get(TARGET) if isinstance(axes, dict) else None
+                if not isinstance(target, str):
+                    continue
+                if target not in missing:
+                    try:
+                        target_class(target)
+                        missing[target] = None
+                    except ValueError as exc:
+                        missing[target] = str(exc)
+                if missing[target] is not None:
+                    del strategies[name]
+                    dropped = True
+            if not strategies:
+                continue
+        kept.append(part)
+    if not dropped:
+        return config
+    if not kept:
+        return None
+    if isinstance(grids, list):
+        study["grids"] = kept
+    return {**config, "study": study}
 
 
 def own_code_changed(study: StoredStudy, ids: set[str]) -> dict[str, str]:
@@ -194,7 +231,7 @@ def own_code_changed(study: StoredStudy, ids: set[str]) -> dict[str, str]:
             try:
                 here = code_fingerprint(target_class(target))
             except ValueError as exc:
-                out[tid] = f"its strategy of one's own {target} cannot be had here ({exc})"
+                out[tid] = f"its strategy of one's own {target} is not importable here: {exc}"
                 continue
             if here != code:
                 out[tid] = (
@@ -280,6 +317,7 @@ def reproduce(
     cluster = checked_cluster(cluster or {"kind": "sync"})
     study = stored_study(folder)
     with fresh_folder(into, study.folder) as where:
+        set_aside_unusable(study, where, cluster)
         chosen = chosen_tasks(study, sample, seed)
         outcome = Outcome(study, chosen=len(chosen), into=into)
         outcome.not_here = not_comparable(study, chosen)
@@ -289,6 +327,24 @@ def reproduce(
         outcome.backend = backend or cluster["kind"]
         compared(study, outcome, new_rows(stores), wanted - set(not_here))
     return outcome
+
+
+def set_aside_unusable(study: StoredStudy, into: Path, cluster: dict[str, Any]) -> None:
+    """Move each run record whose config a run here refuses (checked as a run checks it,
+    nothing planned) from the study's configs to its entries not used, with why."""
+    from pipeline.config import checked_config
+
+    kept = []
+    for config, source in zip(study.configs, study.sources, strict=True):
+        try:
+            if source is not None:
+                checked_config(fresh_config(config, into, cluster))
+        except StudyError as exc:
+            study.skipped.append((source, f"a run here refuses its config ({exc}): not used"))
+            continue
+        kept.append((config, source))
+    study.configs = [config for config, _ in kept]
+    study.sources = [source for _, source in kept]
 
 
 def checked_cluster(cluster: dict[str, Any]) -> dict[str, Any]:
@@ -302,7 +358,16 @@ def checked_cluster(cluster: dict[str, Any]) -> dict[str, Any]:
 @contextlib.contextmanager
 def fresh_folder(into: Path | None, checked: Path) -> Iterator[Path]:
     """The folder to recompute into: ``into`` (made; refused when it holds anything or lies
-    inside the folder checked), or a temporary folder removed on exit."""
+    inside the folder checked), or a temporary folder removed on exit; refused when the
+    temporary folders of this process or of Dask's workers would be inside the folder
+    checked (``TMPDIR``, Dask's ``temporary-directory``), whether ``into`` is given or not."""
+    inside = checked.resolve()
+    for name, where in temporary_folders().items():
+        if Path(where).expanduser().resolve().is_relative_to(inside):
+            raise BadInput(
+                f"{name}={path_text(Path(where))!r}: inside the folder checked, which is never "
+                "written (temporary files would go there); point it elsewhere"
+            )
     if into is None:
         where = Path(tempfile.mkdtemp(prefix="guesslab-reproduce-"))
         try:
@@ -311,7 +376,7 @@ def fresh_folder(into: Path | None, checked: Path) -> Iterator[Path]:
             shutil.rmtree(where, ignore_errors=True)
         return
     into = into.expanduser().resolve()
-    if into.is_relative_to(checked.resolve()):
+    if into.is_relative_to(inside):
         raise BadInput(f"--into={str(into)!r}: inside the folder checked, which is never written")
     if into.exists() and (not into.is_dir() or any(into.iterdir())):
         raise BadInput(f"--into={str(into)!r}: not an empty folder; name a new one")
@@ -319,75 +384,16 @@ def fresh_folder(into: Path | None, checked: Path) -> Iterator[Path]:
     yield into
 
 
-# ----------------------------------------------------------------- the table
+def temporary_folders() -> dict[str, str]:
+    """Where this process and Dask's workers put temporary files, by the setting that says
+    so: ``TMPDIR`` (Python's choice, from ``TMPDIR``, ``TEMP``, ``TMP`` or a default), and
+    Dask's ``temporary-directory`` when it is set."""
+    import dask
 
-
-def table(outcome: Outcome) -> str:
-    """The report printed: counts, the differences, the tasks not reproducible here and
-    why, the versions then (from the files' metadata) and now."""
-    study = outcome.study
-    where = outcome.into or "a temporary folder (removed)"
-    lines = [
-        f"reproduce {study.folder}: {outcome.chosen} stored task(s) chosen, recomputed on "
-        f"cluster={outcome.backend} into {where}",
-        f"  configs: {study.configs_from}",
-        f"  reproduced: {len(outcome.reproduced)}",
-        f"  differs: {len({d.task_id for d in outcome.differs})}",
-        f"  not reproducible here: {len(outcome.not_here)}",
-    ]
-    if not outcome.compared:
-        lines.append(
-            "  nothing could be compared here: no task chosen is reproducible on this "
-            "machine (why below), so nothing is shown to reproduce (exit 3)"
-        )
-    if outcome.differs:
-        rows = [(d.task_id, d.column, shown(d.stored, d.new), shown(d.new, d.stored))
-                for d in outcome.differs]  # fmt: skip
-        lines += ["", "differs:", *columns(("task", "column", "stored", "new"), rows)]
-    if outcome.not_here:
-        rows = sorted(outcome.not_here.items())
-        lines += ["", "not reproducible here:", *columns(("task", "why"), rows)]
-    lines += ["", "versions:", *columns(("", "then (stored)", "now"), versions(outcome))]
-    return "\n".join(lines)
-
-
-def columns(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
-    """Rows as aligned text columns under ``head`` (the last column not padded)."""
-    cells = [head, *rows]
-    widths = [max(len(str(c[k])) for c in cells) for k in range(len(head) - 1)]
-    return [
-        "  "
-        + "  ".join([*(str(c).ljust(w) for c, w in zip(row, widths, strict=False)), str(row[-1])])
-        for row in cells
-    ]
-
-
-def versions(outcome: Outcome) -> list[tuple[str, str, str]]:
-    """(what, its values then over the files compared, now): the code, Python, each package
-    that shapes a value, the config folders a run was composed from (``--config-dir``)."""
-    metas = outcome.study.metadata
-    packages = package_versions()
-
-    def then(get: Callable[[dict], Any]) -> str:
-        values = dict.fromkeys(str(v) for m in metas if (v := get(m)) is not None)
-        return ", ".join(values) or "not recorded"
-
-    rows = [("code", then(lambda m: m.get("code_version")), code_version())]
-    rows.append(("python", then(lambda m: m.get("python")), sys.version.split()[0]))
-    for name in sorted(set(packages) | {p for m in metas for p in m.get("packages", {})}):
-        now = packages.get(name, "not recorded")
-        rows.append((name, then(lambda m, n=name: m.get("packages", {}).get(n)), now))
-    rows.append(("--config-dir", then(config_dirs), "-"))
-    return rows
-
-
-def config_dirs(metadata: dict[str, Any]) -> str | None:
-    """The ``--config-dir`` folders a file's run was composed from, or None if unrecorded."""
-    sources = metadata.get("config_sources")
-    if sources is None:
-        return None
-    given = [s["path"] for s in sources if s.get("provider") == "command-line"]
-    return ", ".join(given) or "none"
+    out = {"TMPDIR": tempfile.gettempdir()}
+    if dask.config.get("temporary-directory", None):
+        out["Dask's temporary-directory"] = str(dask.config.get("temporary-directory"))
+    return out
 
 
 # ----------------------------------------------------------------- the command
@@ -440,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\nstopped (Ctrl-C): nothing compared; the folder checked is unchanged",
               file=sys.stderr)  # fmt: skip
         return EXIT_STOPPED
-    print(table(outcome))
+    print(table_text(outcome))
     return outcome.status
 
 

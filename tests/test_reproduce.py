@@ -125,13 +125,16 @@ def test_a_stored_study_reproduces_on_an_existing_scheduler(stored, dask_address
 
 
 def test_a_value_changed_by_hand_is_named_with_both_values(study, capsys):
-    """One float of one stored row moved by one unit in the last place: the task, the column
-    and both values are named, exit 1; the other tasks reproduce."""
+    """One float of one stored row moved by one unit in the last place: the task (by its
+    strategy and the parameters that tell the study's tasks apart, and by its id), the
+    column and both values are named, exit 1; the other tasks reproduce."""
     changed = {}
 
     def nudge(table: pa.Table, meta: dict):
         values = table.column("expected_score").to_pylist()
-        changed.update(task=table.column("task_id")[0].as_py(), old=values[0])
+        row = table.slice(0, 1).to_pylist()[0]
+        changed.update(task=row["task_id"], old=values[0])
+        changed["name"] = f"strategy={row['strategy']} deck={row['deck']} method={row['method']}"
         values[0] = changed["new"] = float(np.nextafter(values[0], np.inf))
         i = table.schema.get_field_index("expected_score")
         return table.set_column(i, "expected_score", pa.array(values, pa.float64())), meta
@@ -141,9 +144,10 @@ def test_a_value_changed_by_hand_is_named_with_both_values(study, capsys):
     out = capsys.readouterr().out
     assert status == 1, out
     assert f"reproduced: {TASKS - 1}\n  differs: 1" in out
-    line = next(x for x in out.splitlines() if x.strip().startswith(changed["task"]))
-    assert line.split() == [changed["task"], "expected_score", repr(changed["new"]),
-                            repr(changed["old"])]  # fmt: skip
+    assert "  task" in out and "id" in out
+    line = next(x for x in out.splitlines() if changed["task"] in x)
+    assert line.split() == [*changed["name"].split(), changed["task"], "expected_score",
+                            repr(changed["new"]), repr(changed["old"])]  # fmt: skip
 
 
 def test_a_folder_with_only_its_results_reproduces_from_their_metadata(study, capsys):
@@ -217,18 +221,23 @@ def test_a_sample_recomputes_that_many_tasks_drawn_by_its_seed(stored):
 
 def test_a_family_version_change_is_reported_as_such_not_as_a_difference(study, capsys):
     """A file whose metadata names another version of its family: its tasks are not
-    reproducible here (the stored and the current version said), none of them differs; exit 0."""
+    reproducible here (the stored and the current version said), none of them differs; the
+    others reproduce: exit 4 (not all was checked), said in a line of its own."""
     path = changed_file(study, lambda t, m: (t, {**m, "solver_version": "0"}))
     tasks = pq.read_table(path, columns=["task_id"]).column("task_id").to_pylist()
     status = main([str(study)])
     out = capsys.readouterr().out
-    assert status == 0, out
+    assert status == 4, out
     assert f"not reproducible here: {len(set(tasks))}" in out
     for task in tasks:
-        line = next(x for x in out.splitlines() if x.strip().startswith(task))
+        line = next(x for x in out.splitlines() if f"  {task}  " in x)
         here = registry.get_family("card_guessing").version
         assert f"card_guessing's version changed: stored by version 0, version {here} here" in line
     assert "differs: 0" in out
+    assert (
+        f"  not all was checked: {len(set(tasks))} task(s) not reproducible here (below); "
+        "what was compared reproduces (exit 4)"
+    ) in out
 
 
 def test_a_task_too_large_for_this_machine_is_not_reproducible_here(stored, monkeypatch, capsys):
@@ -331,7 +340,7 @@ def test_every_file_names_the_packages_own_code_and_config_dir(tmp_path, monkeyp
     """The metadata of a file written by the command names numba and llvmlite beside the
     other packages, the fingerprint of a strategy of one's own, and the --config-dir the
     study came from; the study then reproduces, its own strategy too; once the strategy's
-    file is edited, its task is not reproducible here, the two fingerprints said."""
+    file is edited, its task is not reproducible here, the two fingerprints said (exit 4)."""
     (tmp_path / "mine_first.py").write_text(textwrap.dedent(STRATEGY))
     monkeypatch.syspath_prepend(str(tmp_path))
     studies = tmp_path / "studies" / "study"
@@ -361,13 +370,68 @@ def test_every_file_names_the_packages_own_code_and_config_dir(tmp_path, monkeyp
     assert f"--config-dir  {tmp_path / 'studies'}" in out
     with (tmp_path / "mine_first.py").open("a") as fh:
         fh.write("# an edit\n")  # the strategy's code is no longer the stored rows' code
-    assert main([str(outputs / "mine")]) == 0
+    assert main([str(outputs / "mine")]) == 4  # not all was checked
     out = capsys.readouterr().out
     assert "reproduced: 1\n  differs: 0\n  not reproducible here: 1" in out
     assert (
         f"the code of its strategy of one's own mine_first.FirstLeft changed: fingerprint "
         f"{own['fingerprint']} stored, {files_fingerprint([tmp_path / 'mine_first.py'])} here"
     ) in out
+
+
+def test_a_strategy_of_one_s_own_not_importable_leaves_the_others_reproduced(tmp_path, monkeypatch,
+                                                                           capsys):  # fmt: skip
+    """A study of a built-in strategy and one of one's own, reproduced where the module of
+    the latter cannot be imported: the built-in strategy's tasks are recomputed and
+    reproduce; each task of the other is named once, by its strategy and deck, as not
+    importable here, the import error said once in its line; exit 4, said in the table."""
+    (tmp_path / "mine_first.py").write_text(textwrap.dedent(STRATEGY))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "studies" / "study").mkdir(parents=True)
+    (tmp_path / "studies" / "study" / "mine.yaml").write_text(
+        "name: mine\nfamily: card_guessing\ngrid:\n  deck: [[2, 2], [3, 3]]\n"
+        "strategies:\n  optimal: {}\n  first:\n    _target_: mine_first.FirstLeft\n"
+    )
+    outputs = tmp_path / "outputs"
+    args = ("--config-dir", str(tmp_path / "studies"), "study=mine", "cluster=sync")
+    done = cli_run_in_process(monkeypatch, capsys, *args, f"paths.outputs={outputs}", "stage=run")
+    assert done.returncode == 0, done.stderr
+    done = reproduce_command(str(outputs / "mine"))  # mine_first is not on its PYTHONPATH
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "reproduced: 2\n  differs: 0\n  not reproducible here: 2\n" in done.stdout
+    assert "  not all was checked: 2 task(s) not reproducible here (below)" in done.stdout
+    error = "ModuleNotFoundError: No module named 'mine_first'"
+    assert done.stdout.count(error) == 2
+    for deck in ("2,2", "3,3"):
+        line = next(x for x in done.stdout.splitlines() if f"strategy=first deck={deck}" in x)
+        assert (
+            "its strategy of one's own mine_first.FirstLeft is not importable here: module "
+            f"'mine_first' cannot be imported ({error})"
+        ) in line
+    assert "strategy=optimal" not in done.stdout  # both reproduced: not listed
+
+
+def test_a_config_without_its_strategies_not_importable_keeps_the_rest():
+    """reproduce.importable: a strategy of one's own that cannot be imported is left out of
+    each grid part, a part left without strategies is left out, the config given is left as
+    it was; a config with nothing else left is None; the import is tried once per target."""
+    from pipeline.reproduce import importable
+
+    bad = {"_target_": "no_such_module_here.Strategy"}
+    config = {"stage": "run", "study": {"name": "s", "family": "card_guessing", "grids": [
+        {"grid": {"deck": [[2, 2]]}, "strategies": {"optimal": {}, "mine": bad}},
+        {"grid": {"deck": [[3, 3]]}, "strategies": {"mine": bad}},
+    ]}}  # fmt: skip
+    missing: dict = {}
+    kept = importable(config, missing)
+    assert kept["study"]["grids"] == [{"grid": {"deck": [[2, 2]]}, "strategies": {"optimal": {}}}]
+    assert kept["stage"] == "run" and len(config["study"]["grids"]) == 2
+    assert list(missing) == ["no_such_module_here.Strategy"]
+    assert "cannot be imported (ModuleNotFoundError" in missing["no_such_module_here.Strategy"]
+    alone = {"study": {"name": "s", "family": "card_guessing", "strategies": {"mine": bad}}}
+    assert importable(alone, missing) is None
+    builtin = {"study": {"name": "s", "family": "card_guessing", "strategies": {"optimal": {}}}}
+    assert importable(builtin, missing) is builtin
 
 
 TOY_GAME = """
