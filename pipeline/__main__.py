@@ -38,6 +38,7 @@ from pipeline.heap import frozen_for_exit
 from pipeline.multirun_jobs import JobFailed, remember_command
 from pipeline.preflight import check_command_line
 from pipeline.run import run_study
+from pipeline.run_dir import RunDirRefused, make_wanted
 from pipeline.store_layout import StoreError
 from pipeline.sweep_check import SweepRefused
 
@@ -53,6 +54,8 @@ def hydra_main(cfg: DictConfig) -> None:
         if refused and exc.errno not in exit_lines.NO_ROOM:
             raise
         job_failed(2, f"error: {exit_lines.abbreviated(exit_lines.job_error(cfg, exc))}")
+    if cfg.stage != "plan" and (unmade := make_wanted()) is not None:
+        job_failed(2, f"error: {unmade}")
     if report.errors:
         results = report.study_dir / "results"
         job_failed(
@@ -109,7 +112,7 @@ def run_hydra(argv: list[str]) -> None:
         if deleted is None or given == "1":
             raise
         exit_with(2, deleted)
-    except SweepRefused as exc:  # a multirun job refused before the sweep began
+    except (SweepRefused, RunDirRefused) as exc:  # refused before Hydra made any folder
         exit_with(2, exc)
     except JobFailed as exc:  # every job ran; each failed one printed its reason
         print(f"multirun: a job failed ({exc})", file=sys.stderr)
