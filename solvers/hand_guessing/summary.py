@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
-from solvers.kit.summary_parts import WIDTH, save_figure  # noqa: E402
+from solvers.kit.summary_parts import WIDTH, save_figure, wrapped  # noqa: E402
 
 # strategy_params: a strategy of one's own's arguments (JSON), one line per value
 GAME = ["ranks", "suits", "cards", "strategy", "entropy_r", "entropy_t", "first_guess"]
@@ -267,6 +267,9 @@ def same_play(lines: pd.DataFrame) -> list[tuple[str, pd.Series]]:
     return out
 
 
+LEGEND_WIDTH = 60  # characters of a legend's line: the figure's width (WIDTH) holds them
+
+
 def histogram_plot(deck: pd.DataFrame, title: str, path: Path) -> Path:
     """Share of answers found in each number of guesses, one panel per hand size (stacked,
     one x axis), one series per distinct histogram, named by its mean and its strategies."""
@@ -282,6 +285,8 @@ def histogram_plot(deck: pd.DataFrame, title: str, path: Path) -> Path:
             hist = np.asarray(line["histogram"], dtype=float)
             # each marker a little smaller than the one before: close values stay visible
             ms = max(3.0, 8.0 - 1.3 * i)
+            # a label wider than the figure (a strategy's name of 64 characters) wrapped
+            label = wrapped(label, LEGEND_WIDTH)
             ax.plot(np.arange(1, len(hist) + 1), hist / hist.sum(), ms=ms, label=label)
         ax.set_ylabel("share of answers")
         ax.set_xticks(range(1, most + 1))
