@@ -41,6 +41,7 @@ from pipeline.run import run_study
 from pipeline.run_dir import RunDirRefused, make_wanted
 from pipeline.store_layout import StoreError
 from pipeline.sweep_check import SweepRefused
+from solvers.kit.words import counted
 
 
 @hydra.main(config_path="pkg://pipeline.conf", config_name="config", version_base="1.3")
@@ -59,7 +60,9 @@ def hydra_main(cfg: DictConfig) -> None:
     if report.errors:
         results = report.study_dir / "results"
         job_failed(
-            1, f"{report.errors} task(s) failed: see the rows with status 'error' in {results}"
+            1,
+            f"{counted(report.errors, 'task')} failed: see the rows with status 'error' in "
+            f"{results}",
         )
 
 

@@ -280,7 +280,7 @@ def write_failed(run, exc: StoreError) -> str:
     return (
         f"paths.outputs={run.outputs!r}: cannot write results to {exc.folder or run.results} "
         f"({why}); the stored results are intact (no partial file is left; "
-        f"{report.computed} task(s) of this run stored, {report.skipped} stored before): "
+        f"{counted(report.computed, 'task')} of this run stored, {report.skipped} stored before): "
         f"{free}run the same command again to resume (stored tasks are skipped)"
     )
 

@@ -44,7 +44,7 @@ from pipeline.ids import IdSet, id_array
 from pipeline.needs import free_disk
 from pipeline.provenance import code_version, package_versions
 from pipeline.stored_study import FILE, BadInput, StoredStudy, stored_study
-from solvers.kit.words import format_bytes
+from solvers.kit.words import counted, format_bytes
 from solvers.registry import TaskError, get_family
 
 EXIT_REPRODUCED, EXIT_DIFFERS, EXIT_BAD, EXIT_STOPPED = 0, 1, 2, 130
@@ -165,7 +165,10 @@ def recompute(
         run.plan = plan.only(IdSet(id_array(sorted(fits))))
         run.report.planned = len(fits)
         backend = run.backend.cluster.kind
-        log(f"recomputing {len(fits)} task(s) of study {run.conf.study.name} into {run.folder}")
+        log(
+            f"recomputing {counted(len(fits), 'task')} of study {run.conf.study.name} "
+            f"into {run.folder}"
+        )
         run_tasks(run)
         stores.append(run.results)
     why = "no stored config plans this task"
@@ -328,7 +331,7 @@ def table(outcome: Outcome) -> str:
     study = outcome.study
     where = outcome.into or "a temporary folder (removed)"
     lines = [
-        f"reproduce {study.folder}: {outcome.chosen} stored task(s) chosen, recomputed on "
+        f"reproduce {study.folder}: {counted(outcome.chosen, 'stored task')} chosen, recomputed on "
         f"cluster={outcome.backend} into {where}",
         f"  configs: {study.configs_from}",
         f"  reproduced: {len(outcome.reproduced)}",

@@ -19,6 +19,7 @@ import yaml
 
 from pipeline import store, store_layout
 from pipeline.safe_paths import is_real_dir
+from solvers.kit.words import counted
 
 FILE = "__file"  # a stored row's file, by its place in StoredStudy.files
 
@@ -106,7 +107,8 @@ def stored_configs(folder: Path, metadata: list[dict[str, Any]]) -> tuple[list[d
             if isinstance(config, dict) and isinstance(config.get("study"), dict):
                 configs.append(config)
     if configs:
-        return configs, f"{len(configs)} run record(s) under {folder / 'runs'}"
+        return configs, f"{counted(len(configs), 'run record')} under {folder / 'runs'}"
     distinct = {json.dumps(m.get("config"), sort_keys=True): m.get("config") for m in metadata}
     configs = [c for c in distinct.values() if isinstance(c, dict) and "study" in c]
-    return configs, f"the metadata of the results files ({len(configs)} distinct config(s))"
+    distinct_configs = counted(len(configs), "distinct config")
+    return configs, f"the metadata of the results files ({distinct_configs})"

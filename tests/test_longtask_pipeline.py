@@ -578,6 +578,6 @@ def test_ctrl_c_while_a_task_waits_for_its_other_computation_stops_the_run_at_on
         holder.kill()
         holder.wait()
     assert run.returncode == 130, out
-    kept = f"the checkpoints of 1 unfinished task(s) are kept in {checkpoints} (the same command"
+    kept = f"the checkpoints of 1 unfinished task are kept in {checkpoints} (the same command"
     assert f"stopped (Ctrl-C) before any task finished; no task was stored; {kept}" in out
     assert sealed_layers(checkpoints) == committed

@@ -100,9 +100,9 @@ def test_a_stored_study_reproduces_on_a_local_cluster_and_its_folder_is_unchange
     before = snapshot(stored)
     done = reproduce_command(str(stored), "--cluster", "local", "--workers", "1")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"{TASKS} stored task(s) chosen, recomputed on cluster=local" in done.stdout
+    assert f"{TASKS} stored tasks chosen, recomputed on cluster=local" in done.stdout
     assert f"reproduced: {TASKS}\n  differs: 0\n  not reproducible here: 0" in done.stdout
-    assert "2 run record(s) under" in done.stdout
+    assert "2 run records under" in done.stdout
     for name in ("numba", "llvmlite", "numpy", "code", "python"):
         assert f"\n  {name} " in done.stdout
     assert snapshot(stored) == before
@@ -116,7 +116,7 @@ def test_a_stored_study_reproduces_on_an_existing_scheduler(stored, dask_address
         main([str(stored), "--sample", "2", "--cluster", "address", "--address", dask_address]) == 0
     )
     out = capsys.readouterr().out
-    assert "2 stored task(s) chosen, recomputed on cluster=address" in out
+    assert "2 stored tasks chosen, recomputed on cluster=address" in out
     assert "reproduced: 2\n  differs: 0" in out
     assert main([str(stored), "--address", dask_address]) == 2
     assert f"cluster.address={dask_address!r}: unknown key" in capsys.readouterr().err
@@ -154,7 +154,7 @@ def test_a_folder_with_only_its_results_reproduces_from_their_metadata(study, ca
         (study / name).unlink(missing_ok=True)
     assert main([str(study)]) == 0
     out = capsys.readouterr().out
-    assert "configs: the metadata of the results files (2 distinct config(s))" in out
+    assert "configs: the metadata of the results files (2 distinct configs)" in out
     assert f"reproduced: {TASKS}\n" in out
 
 

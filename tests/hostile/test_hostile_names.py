@@ -367,7 +367,7 @@ def test_a_full_disk_mid_run_names_paths_outputs_and_says_the_run_resumes(
     folder = out / "paper" / "results" / "family=card_guessing"
     assert line == (
         f"error: paths.outputs='{out}': cannot write results to {folder} (No space left on "
-        "device); the stored results are intact (no partial file is left; 1 task(s) of this "
+        "device); the stored results are intact (no partial file is left; 1 task of this "
         "run stored, 0 stored before): free some space, then run the same command again to "
         "resume (stored tasks are skipped)"
     )
