@@ -18,8 +18,8 @@ is written.
 
 ``--days`` is from 1 to MAX_DAYS (100 years); ``--host`` a DNS name (letters, digits and
 hyphens in dot-separated labels, the last not all digits, ``*`` as the first label for a
-wildcard) or an IPv4 or IPv6 address (``256.256.256.256`` and ``1.2.3`` are neither).  Anything else is refused in one line naming the option and the value (exit
-status 2).
+wildcard) or an IPv4 or IPv6 address (``256.256.256.256`` and ``1.2.3`` are neither).
+Anything else is refused in one line naming the option and the value (exit status 2).
 
 Every certificate is signed by the CA and valid for the host names and IP addresses given
 with ``--host`` (127.0.0.1 and localhost by default), for client and server use: Dask checks
