@@ -274,8 +274,17 @@ def histogram_plot(deck: pd.DataFrame, title: str, path: Path) -> Path:
     """Share of answers found in each number of guesses, one panel per hand size (stacked,
     one x axis), one series per distinct histogram, named by its mean and its strategies."""
     sizes = sorted(deck["cards"].unique())
-    groups = {c: same_play(deck[deck["cards"] == c]) for c in sizes}
-    height = sum(1.55 + 0.22 * len(g) for g in groups.values()) + 0.6
+    # a label wider than the figure (a strategy's name of 64 characters) wrapped, each of
+    # its lines given the height of a legend's line
+    groups = {
+        c: [
+            (wrapped(label, LEGEND_WIDTH), line)
+            for label, line in same_play(deck[deck["cards"] == c])
+        ]
+        for c in sizes
+    }
+    lines = {c: sum(label.count("\n") + 1 for label, _ in g) for c, g in groups.items()}
+    height = sum(1.55 + 0.22 * n for n in lines.values()) + 0.6
     fig, axes = plt.subplots(
         len(sizes), 1, figsize=(WIDTH, height), sharex=True, squeeze=False, layout="constrained"
     )
@@ -285,8 +294,6 @@ def histogram_plot(deck: pd.DataFrame, title: str, path: Path) -> Path:
             hist = np.asarray(line["histogram"], dtype=float)
             # each marker a little smaller than the one before: close values stay visible
             ms = max(3.0, 8.0 - 1.3 * i)
-            # a label wider than the figure (a strategy's name of 64 characters) wrapped
-            label = wrapped(label, LEGEND_WIDTH)
             ax.plot(np.arange(1, len(hist) + 1), hist / hist.sum(), ms=ms, label=label)
         ax.set_ylabel("share of answers")
         ax.set_xticks(range(1, most + 1))
