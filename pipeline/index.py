@@ -343,6 +343,17 @@ def value_kind(name: str, dtype: str) -> str:
     return "number" if dtype in ("int64", "float64") else "text"
 
 
+def _folder_problem(outputs: Path) -> str | None:
+    """Why ``outputs`` is no folder to index, or None: not there, not a folder, a path the
+    file system cannot even look up (a name too long)."""
+    try:
+        if outputs.is_dir():
+            return None
+        return "not a folder" if outputs.exists() else "no such folder"
+    except OSError as exc:  # ENAMETOOLONG: is_dir raises it
+        return exc.strerror or str(exc)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, its refusals in one line (exit status 2) without the usage lines."""
 
@@ -374,9 +385,12 @@ def main(argv: list[str] | None = None) -> int:
         .parse_args(argv)
         .outputs
     )
-    if not outputs.is_dir():
-        what = "not a folder" if outputs.exists() else "no such folder"
-        print(f"error: {outputs}: {what} (give the outputs folder of the studies)", file=sys.stderr)
+    problem = _folder_problem(outputs)
+    if problem is not None:
+        from pipeline.exit_lines import abbreviated  # the rule of every error line
+
+        said = abbreviated(f"{outputs}: {problem}")
+        print(f"error: {said} (give the outputs folder of the studies)", file=sys.stderr)
         return 2
     where = outputs / INDEX_NAME
     what = not_ours(where, INDEX_TITLE)

@@ -552,6 +552,20 @@ def test_the_tools_refuse_a_folder_they_cannot_use_in_one_line(
     assert sorted(os.listdir()) == ["a-file"] and Path("a-file").read_text() == "not a folder"
 
 
+@pytest.mark.parametrize("tool", ["index", "certs"])
+def test_the_tools_say_a_100000_character_folder_cut_in_one_line(
+    tmp_path, monkeypatch, capsys, tool
+):
+    """A folder name too long to look up: one line, the name cut and its length said, exit
+    2, nothing written (was the OSError's traceback, or the name whole)."""
+    monkeypatch.chdir(tmp_path)
+    assert status_of(tool, "x" * 100_000) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: xxx") and err.count("\n") == 1 and len(err) < 700, err
+    assert "(100,000 characters): File name too long" in err
+    assert not any(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("flag", ["--help", "-h"])
 def test_the_index_tool_s_help_is_its_usage(tmp_path, monkeypatch, capsys, flag):
     """``python -m pipeline.index --help`` prints its usage, exit 0, nothing written."""
