@@ -340,10 +340,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # not a folder, not writable, a full disk, a name too long
-        from pipeline.exit_lines import abbreviated  # the rule of every error line
+        from pipeline.config import short_path
 
-        said = abbreviated(f"{exc.filename or args.folder}: {exc.strerror or exc}")
-        print(f"error: {said}", file=sys.stderr)
+        print(f"error: {short_path(exc.filename or args.folder)}: {exc.strerror or exc}",
+              file=sys.stderr)  # fmt: skip
         return 2
     print(f"wrote a CA and certificates for {', '.join(ROLES)} to {args.folder}")
     print(f"valid for: {', '.join(hosts)}; private keys (*-key.pem) have mode 0600")

@@ -577,6 +577,14 @@ def _section(annotation: Any) -> Any:
     return None
 
 
+def short_path(path: Any, longest: int = 400) -> str:
+    """A path as an error line shows it: whole, unquoted, up to ``longest`` characters (the
+    rule of :func:`pipeline.exit_lines.abbreviated`), else :func:`short_repr`'s cut with its
+    length (a name too long for any file system)."""
+    text = str(path)
+    return text if len(text) <= longest else short_repr(text)
+
+
 def short_repr(value: Any, limit: int = 80) -> str:
     """``repr(value)``, shortened in the middle past ``limit`` characters, with the length
     of the value (a text's characters, not those of its quoted form)."""

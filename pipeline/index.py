@@ -387,9 +387,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     problem = _folder_problem(outputs)
     if problem is not None:
-        from pipeline.exit_lines import abbreviated  # the rule of every error line
+        from pipeline.config import short_path
 
-        said = abbreviated(f"{outputs}: {problem}")
+        said = f"{short_path(outputs)}: {problem}"
         print(f"error: {said} (give the outputs folder of the studies)", file=sys.stderr)
         return 2
     where = outputs / INDEX_NAME
