@@ -38,8 +38,10 @@ from pipeline.heap import frozen_for_exit
 from pipeline.multirun_jobs import JobFailed, remember_command
 from pipeline.preflight import check_command_line
 from pipeline.run import run_study
+from pipeline.run_dir import RunDirRefused, make_wanted
 from pipeline.store_layout import StoreError
 from pipeline.sweep_check import SweepRefused
+from solvers.kit.words import counted
 
 
 @hydra.main(config_path="pkg://pipeline.conf", config_name="config", version_base="1.3")
@@ -53,10 +55,14 @@ def hydra_main(cfg: DictConfig) -> None:
         if refused and exc.errno not in exit_lines.NO_ROOM:
             raise
         job_failed(2, f"error: {exit_lines.abbreviated(exit_lines.job_error(cfg, exc))}")
+    if cfg.stage != "plan" and (unmade := make_wanted()) is not None:
+        job_failed(2, f"error: {unmade}")
     if report.errors:
         results = report.study_dir / "results"
         job_failed(
-            1, f"{report.errors} task(s) failed: see the rows with status 'error' in {results}"
+            1,
+            f"{counted(report.errors, 'task')} failed: see the rows with status 'error' in "
+            f"{results}",
         )
 
 
@@ -109,7 +115,7 @@ def run_hydra(argv: list[str]) -> None:
         if deleted is None or given == "1":
             raise
         exit_with(2, deleted)
-    except SweepRefused as exc:  # a multirun job refused before the sweep began
+    except (SweepRefused, RunDirRefused) as exc:  # refused before Hydra made any folder
         exit_with(2, exc)
     except JobFailed as exc:  # every job ran; each failed one printed its reason
         print(f"multirun: a job failed ({exc})", file=sys.stderr)

@@ -17,9 +17,9 @@ points), a folder or any other entry of these names is refused, naming it, befor
 is written.
 
 ``--days`` is from 1 to MAX_DAYS (100 years); ``--host`` a DNS name (letters, digits and
-hyphens in dot-separated labels, ``*`` as the first label for a wildcard) or an IPv4 or
-IPv6 address.  Anything else is refused in one line naming the option and the value (exit
-status 2).
+hyphens in dot-separated labels, the last not all digits, ``*`` as the first label for a
+wildcard) or an IPv4 or IPv6 address (``256.256.256.256`` and ``1.2.3`` are neither).
+Anything else is refused in one line naming the option and the value (exit status 2).
 
 Every certificate is signed by the CA and valid for the host names and IP addresses given
 with ``--host`` (127.0.0.1 and localhost by default), for client and server use: Dask checks
@@ -90,6 +90,11 @@ def host_problem(host: str) -> str | None:
         return (
             "not a host name or IP address (a DNS name is dot-separated labels of 1 to 63 "
             "letters, digits and inner hyphens, 253 characters at most)"
+        )
+    if labels[-1].isdigit():  # a top-level domain is never all digits (RFC 3696, 2)
+        return (
+            "not an IP address (an IPv4 address is four numbers of 0 to 255) nor a DNS name "
+            "(its last label is never all digits)"
         )
     return None
 
@@ -334,8 +339,11 @@ def main(argv: list[str] | None = None) -> int:
     except (CertsExist, NotReplaced) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:  # not a folder, not writable, a full disk
-        print(f"error: {exc.filename or args.folder}: {exc.strerror or exc}", file=sys.stderr)
+    except OSError as exc:  # not a folder, not writable, a full disk, a name too long
+        from pipeline.config import short_path
+
+        print(f"error: {short_path(exc.filename or args.folder)}: {exc.strerror or exc}",
+              file=sys.stderr)  # fmt: skip
         return 2
     print(f"wrote a CA and certificates for {', '.join(ROLES)} to {args.folder}")
     print(f"valid for: {', '.join(hosts)}; private keys (*-key.pem) have mode 0600")

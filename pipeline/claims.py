@@ -59,6 +59,7 @@ from pipeline.locking import OWNER_ONLY, command_line, holders_text, not_ours, o
 from pipeline.multirun_jobs import user_command
 from pipeline.safe_paths import ensure_dir, open_regular, regular_files
 from pipeline.study import Plan, named_tasks, planned
+from solvers.kit.words import counted
 
 if TYPE_CHECKING:
     from pipeline.store_newest import StoredIds
@@ -149,7 +150,8 @@ def _refusal(run, who: dict, shared: int, ours: int, why: str) -> str:
     )
     return (
         f"paths.outputs={short_repr(run.outputs)}: another run is computing {shared} of the "
-        f"{ours} task(s) this run would compute in the study folder {run.folder} ({other}); "
+        f"{counted(ours, 'task')} this run would compute in the study folder {run.folder} "
+        f"({other}); "
         "nothing was run: wait for that run to end (or stop it), then run the same command "
         "again (the tasks it stored are skipped)"
     )

@@ -16,6 +16,7 @@ pydantic's strict mode and discriminated unions express every rule here in one p
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -145,18 +146,34 @@ def _memory(value: Any) -> str | int:
     return value
 
 
+# the units past Dask's (PB, PiB) in which sizes are said (solvers.kit.words.format_bytes)
+LARGE_UNITS = {"eb": 10**18, "zb": 10**21, "yb": 10**24, "eib": 2**60, "zib": 2**70, "yib": 2**80}
+
+
+def size_bytes(value: str | int) -> int:
+    """A size in bytes, as Dask's ``parse_bytes`` reads it ("8GB", "512MiB", "1e9") or in a
+    unit past PB that the plan's sizes are said in ("1EB", "2.5ZB", "1YiB"); ValueError,
+    TypeError or OverflowError for anything else."""
+    from dask.utils import parse_bytes  # 0.17 s to import: only for a size given
+
+    if isinstance(value, str):
+        number, unit = re.fullmatch(r"(.*?)([A-Za-z]*)", value.replace(" ", "")).groups()
+        if unit.lower() in LARGE_UNITS:
+            return int(float(number or "1") * LARGE_UNITS[unit.lower()])
+    return parse_bytes(value)
+
+
 def _memory_budget(value: Any) -> str | int | None:
     """``run.memory_budget``: null (the memory of where the run executes) or a size."""
     if value is None:
         return None
-    from dask.utils import parse_bytes
-
     try:
-        if isinstance(value, bool) or not isinstance(value, str | int) or parse_bytes(value) <= 0:
+        if isinstance(value, bool) or not isinstance(value, str | int) or size_bytes(value) <= 0:
             raise ValueError
     except (TypeError, ValueError, OverflowError):
         raise ValueError(
-            "give a size such as 8GB or 512MiB, or null (the memory of where the run executes)"
+            "give a size such as 8GB or 512MiB (B, kB, MB, GB, TB, PB, EB, ZB, YB, or KiB to "
+            "YiB), or null (the memory of where the run executes)"
         ) from None
     return value
 
@@ -572,6 +589,14 @@ def _section(annotation: Any) -> Any:
         if (found := _section(arg)) is not None:
             return found
     return None
+
+
+def short_path(path: Any, longest: int = 400) -> str:
+    """A path as an error line shows it: whole, unquoted, up to ``longest`` characters (the
+    rule of :func:`pipeline.exit_lines.abbreviated`), else :func:`short_repr`'s cut with its
+    length (a name too long for any file system)."""
+    text = str(path)
+    return text if len(text) <= longest else short_repr(text)
 
 
 def short_repr(value: Any, limit: int = 80) -> str:

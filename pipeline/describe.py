@@ -18,6 +18,14 @@ from solvers.params import plain_words
 from solvers.registry import Family, TaskError
 
 WIDTH = 88  # columns of the text
+HELP = """\
+usage: python -m pipeline.describe [FAMILY]   (or: guesslab describe [FAMILY])
+
+A family's parameters, strategies and result columns, in the words of the manual's
+parameter tables; without FAMILY, the families registered here.
+
+Exit status: 0, or 2 for a family not registered here (one line naming it and the
+known ones)."""
 
 
 def described(fam: Family) -> str:
@@ -63,21 +71,32 @@ def listing() -> str:
     return "\n".join(lines)
 
 
+def _shown(value: str) -> str:
+    """``value`` quoted for an error line, shortened (:func:`pipeline.config.short_repr`,
+    imported only for an error: describing a family needs none of the config's models)."""
+    from pipeline.config import short_repr
+
+    return short_repr(value)
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command; its exit status."""
     argv = sys.argv[1:] if argv is None else argv
-    for where, why in family_import_errors().items():
-        print(f"warning: {where}: {why}", file=sys.stderr)
+    if errors := family_import_errors():
+        from pipeline.exit_lines import abbreviated  # only here: it imports much
+
+        for where, why in errors.items():
+            print(f"warning: {abbreviated(f'{where}: {why}')}", file=sys.stderr)
     if not argv or argv[0] in ("-h", "--help"):
-        print(listing() if not argv else __doc__.strip())
+        print(listing() if not argv else HELP)
         return 0
     if len(argv) > 1:
-        print(f"error: {' '.join(argv[1:])!r}: one family at a time", file=sys.stderr)
+        print(f"error: {_shown(' '.join(argv[1:]))}: one family at a time", file=sys.stderr)
         return 2
     try:
         fam = get_family(argv[0])
     except TaskError:
-        print(f"error: family {argv[0]!r}: unknown; known: {', '.join(families())}",
+        print(f"error: family {_shown(argv[0])}: unknown; known: {', '.join(families())}",
               file=sys.stderr)  # fmt: skip
         return 2
     print(described(fam))

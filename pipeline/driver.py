@@ -16,7 +16,6 @@ each finished batch's files stored as it comes back.
 
 from __future__ import annotations
 
-import errno
 import os
 import time
 import uuid
@@ -33,7 +32,14 @@ from pipeline.progress import ProgressBars, tasks_bar
 from pipeline.provenance import run_metadata, save_run_config
 from pipeline.safe_paths import UnsafePath, ensure_dir
 from pipeline.store_layout import StoreError, family_dir
-from pipeline.worker import DoneBatch, EncodedFile, TaskSlice, lost_batch, metadata_bytes
+from pipeline.worker import (
+    DISK_FULL,
+    DoneBatch,
+    EncodedFile,
+    TaskSlice,
+    lost_batch,
+    metadata_bytes,
+)
 from solvers.kit.atomic_files import replace_file
 from solvers.kit.words import counted
 
@@ -238,11 +244,30 @@ def stored(run, done: DoneBatch, say: Callable[[str], None]) -> None:
     try:
         report.files += write_encoded(run.results, done.files)
     except StoreError as exc:
-        raise StoreError(write_failed(run, exc)) from exc
+        if done.no_room is None:
+            raise StoreError(write_failed(run, exc)) from exc
+        raise StoreError(checkpoints_refused(run, done.no_room)) from exc  # what came first
     clear_checkpoints(run.folder, done.checkpointed, say)  # their rows are stored
     report.rows_written += done.n_rows
     report.computed += done.n_tasks
     report.errors += done.n_errors
+    if done.no_room is not None:  # the next task would find no room either: the run stops
+        raise StoreError(checkpoints_refused(run, done.no_room))
+
+
+def checkpoints_refused(run, refused: tuple[str, int]) -> str:
+    """The one line for a task's checkpoint write the disk refused for room (``refused``:
+    where, errno): where, why, what is stored and kept, that the same command resumes."""
+    where, code = refused
+    report = run.report
+    return (
+        f"paths.outputs={run.outputs!r}: cannot write a task's checkpoints to {where} "
+        f"({os.strerror(code)}); the stored results are intact ("
+        f"{counted(report.computed, 'task')} of this run stored, {report.skipped} stored "
+        "before) and the checkpoints written are kept: free some space, then run the same "
+        "command again to resume (stored tasks are skipped, a task with checkpoints resumes "
+        "from them)"
+    )
 
 
 def write_failed(run, exc: StoreError) -> str:
@@ -255,12 +280,9 @@ def write_failed(run, exc: StoreError) -> str:
     return (
         f"paths.outputs={run.outputs!r}: cannot write results to {exc.folder or run.results} "
         f"({why}); the stored results are intact (no partial file is left; "
-        f"{report.computed} task(s) of this run stored, {report.skipped} stored before): "
+        f"{counted(report.computed, 'task')} of this run stored, {report.skipped} stored before): "
         f"{free}run the same command again to resume (stored tasks are skipped)"
     )
-
-
-DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # more space would let the write pass
 
 
 def write_encoded(results: Path, files: Iterable[EncodedFile]) -> list[Path]:

@@ -24,6 +24,7 @@ from pipeline.preflight import is_multirun
 from pipeline.store_layout import StoreError
 from pipeline.store_newest import stored_ids
 from pipeline.sweep_check import sweep_stopped_message
+from solvers.kit.words import counted
 
 LONG_RUN = 400  # characters without a space an error line shows whole (a long path too)
 
@@ -179,8 +180,9 @@ def stopped_message(report: Any, signum: int | None, rerun: str = "") -> str:
         return f"stopped ({how}) before any task finished; no task was stored; {kept}"
     kept = f"; {kept}" if kept else ""
     return (
-        f"stopped ({how}): {report.computed} task(s) of {report.planned} computed in this run "
-        f"and stored in {report.study_dir / 'results'} with the {report.skipped} stored before"
+        f"stopped ({how}): {report.computed} of {counted(report.planned, 'task')} computed in "
+        f"this run and stored in {report.study_dir / 'results'} with the {report.skipped} "
+        "stored before"
         f"{kept}; run the same command again to compute the rest (stored tasks are skipped)"
     )
 
@@ -197,7 +199,7 @@ def kept_checkpoints(study_dir: Path) -> str:
     if not tasks:
         return ""
     return (
-        f"the checkpoints of {len(tasks)} unfinished task(s) are kept in {folder} "
+        f"the checkpoints of {counted(len(tasks), 'unfinished task')} are kept in {folder} "
         "(the same command resumes them)"
     )
 
@@ -208,10 +210,10 @@ def summary_stopped_message(report: Any, signum: int | None, rerun: str) -> str:
     summary alone."""
     results = report.study_dir / "results"
     computed = report.computed
-    this_run = f"{computed} task(s) computed and stored in this run; " if computed else ""
+    this_run = f"{counted(computed, 'task')} computed and stored in this run; " if computed else ""
     stored = _stored_counts(results)
     held = (
-        f"the store holds {stored[0]} task(s) ({stored[1]} ok) in {results}, intact"
+        f"the store holds {counted(stored[0], 'task')} ({stored[1]} ok) in {results}, intact"
         if stored is not None
         else f"the stored results in {results} are intact"
     )

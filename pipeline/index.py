@@ -12,11 +12,12 @@ Written by the summary stage after each study's report; rebuild it alone with
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import quote
 
 import pandas as pd
@@ -342,15 +343,54 @@ def value_kind(name: str, dtype: str) -> str:
     return "number" if dtype in ("int64", "float64") else "text"
 
 
+def _folder_problem(outputs: Path) -> str | None:
+    """Why ``outputs`` is no folder to index, or None: not there, not a folder, a path the
+    file system cannot even look up (a name too long)."""
+    try:
+        if outputs.is_dir():
+            return None
+        return "not a folder" if outputs.exists() else "no such folder"
+    except OSError as exc:  # ENAMETOOLONG: is_dir raises it
+        return exc.strerror or str(exc)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, its refusals in one line (exit status 2) without the usage lines."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.add_argument(
+            "outputs",
+            nargs="?",
+            type=Path,
+            default=Path("outputs"),
+            metavar="OUTPUTS",
+            help="the outputs folder of the studies (paths.outputs; default: outputs)",
+        )
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {message} (see python -m pipeline.index --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m pipeline.index [OUTPUTS]``: rebuild the index; print its path.  Exit
     status 2, with one line, for OUTPUTS not a folder, an ``index.html`` there that
     guesslab did not write (pipeline.own_files), or an index it cannot write."""
-    args = sys.argv[1:] if argv is None else argv
-    outputs = Path(args[0]) if args else Path("outputs")
-    if not outputs.is_dir():
-        what = "not a folder" if outputs.exists() else "no such folder"
-        print(f"error: {outputs}: {what} (give the outputs folder of the studies)", file=sys.stderr)
+    outputs = (
+        _Parser(
+            prog="python -m pipeline.index",
+            description="Rebuild OUTPUTS/index.html, the index of the studies in OUTPUTS.",
+        )
+        .parse_args(argv)
+        .outputs
+    )
+    problem = _folder_problem(outputs)
+    if problem is not None:
+        from pipeline.config import short_path
+
+        said = f"{short_path(outputs)}: {problem}"
+        print(f"error: {said} (give the outputs folder of the studies)", file=sys.stderr)
         return 2
     where = outputs / INDEX_NAME
     what = not_ours(where, INDEX_TITLE)

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.backends.base import Workers
-from pipeline.config import StudyError
+from pipeline.config import StudyError, size_bytes
 from pipeline.ids import IdSet, id_array
 from solvers.axes_read import call_per_class
 from solvers.grid import Grid
@@ -51,10 +51,8 @@ def budgeted(workers: Workers, memory_budget: Any) -> Workers:
     task sized by it would try to take."""
     if memory_budget is None:
         return workers
-    from dask.utils import parse_bytes
-
     given = f"run.memory_budget={memory_budget}"
-    budget = Budget(parse_bytes(memory_budget), given)
+    budget = Budget(size_bytes(memory_budget), given)
     most = workers.most
     if most is not None and budget.bytes > most.bytes:
         raise StudyError(

@@ -37,6 +37,7 @@ from pipeline.store import LARGE_ROWS, family_rows, files_metadata, ok_rows
 from pipeline.store_layout import family_dir, result_files
 from pipeline.store_overview import StoreCounts, frame_counts, status_line, store_counts
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows
+from solvers.kit.words import counted
 from solvers.registry import family_report, get_family
 
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -168,9 +169,9 @@ def add_provenance(page: Page, study_dir: Path) -> None:
         return
     codes = ", ".join(sorted(set(map(str, batches["code_version"].dropna()))))
     page.add_html(
-        f"<p>{len(batches)} batches stored from {esc(batches['stored_at'].iloc[0])} to "
-        f"{esc(batches['stored_at'].iloc[-1])} (UTC) by {batches['run_started'].nunique()} "
-        f"run(s); code version {esc(codes)}; Python "
+        f"<p>{counted(len(batches), 'batch')} stored from {esc(batches['stored_at'].iloc[0])} "
+        f"to {esc(batches['stored_at'].iloc[-1])} (UTC) by "
+        f"{counted(batches['run_started'].nunique(), 'run')}; code version {esc(codes)}; Python "
         f"{esc(', '.join(sorted(set(map(str, batches['python'].dropna())))))}.</p>"
     )
     config = yaml.safe_dump(newest.get("config", {}), sort_keys=False, default_flow_style=None)

@@ -60,7 +60,7 @@ from pipeline.stored_study import (
     stored_study,
 )
 from pipeline.study import TARGET
-from solvers.kit.words import format_bytes
+from solvers.kit.words import counted, format_bytes
 from solvers.registry import TaskError, get_family
 
 # ----------------------------------------------------------------- what is recomputed
@@ -163,7 +163,10 @@ def recompute(
         run.plan = plan.only(IdSet(id_array(sorted(fits))))
         run.report.planned = len(fits)
         backend = run.backend.cluster.kind
-        log(f"recomputing {len(fits)} task(s) of study {run.conf.study.name} into {run.folder}")
+        log(
+            f"recomputing {counted(len(fits), 'task')} of study {run.conf.study.name} "
+            f"into {run.folder}"
+        )
         run_tasks(run)
         stores.append(run.results)
     why = "no stored config plans this task"

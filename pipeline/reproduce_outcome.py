@@ -21,6 +21,7 @@ from pipeline.compare_rows import Difference, shown
 from pipeline.locking import visible
 from pipeline.provenance import code_version, package_versions
 from pipeline.stored_study import StoredStudy, path_text, row_names
+from solvers.kit.words import counted
 
 EXIT_REPRODUCED, EXIT_DIFFERS, EXIT_BAD, EXIT_STOPPED = 0, 1, 2, 130
 EXIT_NOTHING_COMPARED = 3  # every task chosen is not reproducible here: nothing was shown
@@ -62,7 +63,8 @@ def table_text(outcome: Outcome) -> str:
     study = outcome.study
     where = outcome.into or "a temporary folder (removed)"
     lines = [
-        f"reproduce {study.folder}: {outcome.chosen} stored task(s) chosen, recomputed on "
+        f"reproduce {study.folder}: {counted(outcome.chosen, 'stored task')} chosen, "
+        "recomputed on "
         f"cluster={outcome.backend} into {where}",
         f"  configs: {study.configs_from}",
         f"  reproduced: {len(outcome.reproduced)}",
@@ -78,9 +80,9 @@ def table_text(outcome: Outcome) -> str:
     elif outcome.status == EXIT_PARTLY:
         unchecked = []
         if outcome.not_here:
-            unchecked.append(f"{len(outcome.not_here)} task(s) not reproducible here")
+            unchecked.append(f"{counted(len(outcome.not_here), 'task')} not reproducible here")
         if study.skipped:
-            unchecked.append(f"{len(study.skipped)} file(s) of the folder not used")
+            unchecked.append(f"{counted(len(study.skipped), 'file')} of the folder not used")
         lines.append(
             f"  not all was checked: {' and '.join(unchecked)} (below); what was compared "
             "reproduces (exit 4)"

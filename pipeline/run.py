@@ -48,6 +48,7 @@ from pipeline.study_folder import (
     check_summary_target,
     study_dir,
 )
+from solvers.kit.words import counted
 from solvers.registry import get_family
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ class StudyReport:
     def line(self) -> str:
         """One line for the terminal."""
         return (
-            f"study {self.study}: {self.planned} tasks, {self.skipped} already stored, "
+            f"study {self.study}: {counted(self.planned, 'task')}, {self.skipped} already stored, "
             f"{self.computed} computed, {self.errors} failed; store {self.study_dir / 'results'}"
         )
 
@@ -246,7 +247,10 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
             claim = claims.claim(run, left, stored)  # refused: another live run computes one
         with claim:
             run.report.skipped = left.stored
-            run.log(f"study {run.report.study}: {left.n_tasks} tasks, {left.stored} already stored")
+            run.log(
+                f"study {run.report.study}: {counted(left.n_tasks, 'task')}, "
+                f"{left.stored} already stored"
+            )
             if not len(left):
                 return
             driver.compute(run, left, setup)
@@ -278,7 +282,8 @@ def summarise(run: StudyRun) -> None:
         if counts.superseded:  # a run killed between storing a rerun task and compacting
             store_upkeep.compact(run.results)  # replaces files whole
             run.log(
-                f"store: {counts.superseded} superseded row(s) dropped (tasks stored again later)"
+                f"store: {counted(counts.superseded, 'superseded row')} dropped (tasks stored "
+                "again later)"
             )
             counts = store_counts(run.results)
         run.report.summary = write_summary(run.folder, run.conf.study.plain(), counts=counts)

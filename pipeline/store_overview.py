@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.store_layout import family_files, stored_families
 from pipeline.store_newest import files_key, newest_source, remember_superseded, superseded_rows
+from solvers.kit.words import counted
 
 if TYPE_CHECKING:  # pandas only where results are read: workers that write them skip its import
     import pandas as pd
@@ -65,7 +66,8 @@ def status_line(counts: StoreCounts) -> str:
         return "The store holds no results yet."
     ok = counts.rows_with("ok")
     return (
-        f"{counts.tasks} tasks, {counts.rows} result rows: {ok} ok, {counts.rows - ok} failed; "
+        f"{counted(counts.tasks, 'task')}, {counted(counts.rows, 'result row')}: {ok} ok, "
+        f"{counts.rows - ok} failed; "
         f"{counts.seconds:.2f} s of solver time."
     )
 

@@ -31,7 +31,7 @@ from pipeline.locking import visible
 from pipeline.safe_paths import UnsafePath, open_regular
 from pipeline.store_layout import METADATA_KEY
 from solvers.kit.safe_folders import article, kind
-from solvers.kit.words import format_bytes
+from solvers.kit.words import counted, format_bytes
 
 FILE = "__file"  # a stored row's file, by its place in StoredStudy.files
 # A run record is a run's config, 1-2 kB for a shipped study; PyYAML reads about 0.1 MB a
@@ -271,10 +271,10 @@ def stored_configs(
         and isinstance(c.get("study"), dict)
         and json.dumps(c["study"], sort_keys=True, default=str) not in studies
     ]
-    from_metadata = f"the metadata of the results files ({len(more)} distinct config(s))"
+    from_metadata = f"the metadata of the results files ({counted(len(more), 'distinct config')})"
     if not records:
         return more, [None] * len(more), from_metadata, skipped
-    where = f"{len(records)} run record(s) under {path_text(folder / 'runs')}"
+    where = f"{counted(len(records), 'run record')} under {path_text(folder / 'runs')}"
     if more:
         where += f", then {from_metadata}"
     return records + more, sources + [None] * len(more), where, skipped

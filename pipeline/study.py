@@ -38,7 +38,7 @@ from pipeline.heap import no_cyclic_gc
 from pipeline.ids import IdSet, id_array
 from solvers import family_import_errors
 from solvers.grid import Grid
-from solvers.kit.words import format_duration
+from solvers.kit.words import counted, format_duration
 from solvers.registry import Task, TaskError, get_family
 
 if TYPE_CHECKING:
@@ -171,9 +171,9 @@ class Plan:
         """``stage=plan``'s lines on the plan: its tasks, how many the store holds, how many
         are left to run and the solver time to expect for them (less ``shared_seconds``, the
         work of pieces the tasks share that they need not compute again)."""
-        strategies = f", {_counted(len(self.strategies), 'strategy')}" if self.strategies else ""
+        strategies = f", {counted(len(self.strategies), 'strategy')}" if self.strategies else ""
         lines = [
-            f"study {self.name}: {self.n_tasks:,} tasks ({_counted(self.parts, 'grid')}"
+            f"study {self.name}: {counted(self.n_tasks, 'task')} ({counted(self.parts, 'grid')}"
             f"{strategies}), {self.stored:,} already stored, {len(self):,} to run",
         ]
         if self.repeated:
@@ -189,7 +189,7 @@ class Plan:
             shared = ", pieces the tasks share computed once" if shared_seconds else ""
             lines.append(
                 f"  solver time: about {format_duration(seconds - shared_seconds)} for the tasks "
-                f"to run (the family's estimate, from {sampled:,} sampled tasks{shared})"
+                f"to run (the family's estimate, from {counted(sampled, 'sampled task')}{shared})"
             )
         from solvers.kit.compile_once import compiled_line  # Numba: for stage=plan only
 
@@ -222,13 +222,6 @@ class Plan:
             total += float(np.mean(values)) * n
             sampled += len(values)
         return total, sampled
-
-
-def _counted(n: int, noun: str) -> str:
-    """``1 grid``, ``3 grids``, ``2 strategies``."""
-    if n == 1:
-        return f"1 {noun}"
-    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
 
 
 def _id_chunks(grid: Grid) -> Iterator[tuple[int, int, np.ndarray]]:

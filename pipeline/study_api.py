@@ -18,13 +18,14 @@ usable, and ``run`` again resumes.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.config import StudyError
+from pipeline.config import StudyError, short_repr
 
 
 class PlanText(str):
@@ -46,10 +47,7 @@ class Study:
         outputs: str | Path = "outputs",
         config_dir: str | Path | None = None,
     ):
-        if isinstance(overrides, str):
-            raise StudyError(
-                f"overrides={overrides!r}: a list of KEY=VALUE strings, e.g. [{overrides!r}]"
-            )
+        check_arguments(name, overrides, outputs, config_dir)
         self.name = name
         self.overrides = [f"study={name}", f"paths.outputs={outputs}", *overrides]
         self.config_dir = None if config_dir is None else Path(config_dir).expanduser()
@@ -77,6 +75,12 @@ class Study:
         pandas DataFrame, one row per result.  ``client``: a ``distributed.Client`` whose
         workers run the tasks (without it, the config's cluster); ``progress``: a bar of the
         tasks (default: in a notebook or a terminal)."""
+        if progress not in (None, True, False):
+            raise StudyError(f"progress={short_repr(progress)}: True, False or None (the default)")
+        if client is not None:
+            from pipeline.backends.given_client import check_client
+
+            check_client(client)
         shown = in_a_notebook() or sys.stderr.isatty() if progress is None else progress
         config = self._with({"run.progress": bool(shown)})
         report = _run(config, client=client)
@@ -112,6 +116,37 @@ class Study:
     def __repr__(self) -> str:
         where = f", config_dir={str(self.config_dir)!r}" if self.config_dir else ""
         return f"Study({self.name!r}, overrides={self.overrides[2:]!r}{where}) in {self.folder}"
+
+
+def check_arguments(name: Any, overrides: Any, outputs: Any, config_dir: Any) -> None:
+    """StudyError, naming the argument and its value, for an argument of :class:`Study` of
+    the wrong kind: a name that is no text, overrides that are not a list of ``KEY=VALUE``
+    strings, an outputs or config_dir folder that is no path (None is no folder: its text
+    would be a folder named ``None``)."""
+    if not isinstance(name, str):
+        raise StudyError(f"name={short_repr(name)}: a study's name, a text such as 'paper'")
+    if isinstance(overrides, str):
+        raise StudyError(
+            f"overrides={short_repr(overrides)}: a list of KEY=VALUE strings, "
+            f"e.g. [{short_repr(overrides)}]"
+        )
+    if not isinstance(overrides, Sequence):
+        raise StudyError(
+            f"overrides={short_repr(overrides)}: a list of KEY=VALUE strings, "
+            "e.g. ['cluster=sync'] (none: [])"
+        )
+    for i, override in enumerate(overrides):
+        if not isinstance(override, str):
+            raise StudyError(
+                f"overrides[{i}]={short_repr(override)}: a KEY=VALUE string, e.g. 'cluster=sync'"
+            )
+    for key, folder in (("outputs", outputs), ("config_dir", config_dir)):
+        if folder is None and key == "config_dir":
+            continue
+        if not isinstance(folder, (str, os.PathLike)):
+            raise StudyError(
+                f"{key}={short_repr(folder)}: a folder's path, a str or a pathlib.Path"
+            )
 
 
 def composed(overrides: list[str], config_dir: Path | None = None) -> Any:

@@ -25,6 +25,7 @@ from pipeline.store import family_rows
 from pipeline.store_overview import StoreCounts, status_line, store_counts
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows, takes_stored_rows
 from solvers.kit.summary_parts import left_out, markdown_code, markdown_table, markdown_text
+from solvers.kit.words import counted
 from solvers.registry import COMMON_COLUMNS, family_summary, get_family
 
 GENERIC_ROWS = 200
@@ -142,8 +143,9 @@ def other_code_notes(
         )
         if other:
             lines.append(
-                f"{markdown_code(name)}: {other:,} rows computed by other versions of "
-                f"{markdown_code(target)}'s code are kept in the store and left out here (this "
+                f"{markdown_code(name)}: {counted(other, 'row')} computed by other versions of "
+                f"{markdown_code(target)}'s code {'is' if other == 1 else 'are'} kept in the "
+                "store and left out here (this "
                 f"version: `{code}`, the column strategy_code)."
             )
     return [*lines, ""] if lines else []

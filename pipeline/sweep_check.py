@@ -32,6 +32,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from pipeline.config import StudyError
+from solvers.kit.words import counted
 
 JOB_DIR_RESOLVER = "guesslab_job_dir"
 SEARCH_SWEEPER = "hydra_plugins.guesslab_sweeper.sweeper.GuesslabSweeper"  # its trials are no jobs
@@ -178,10 +179,10 @@ def sweep_stopped_message(how: str = "Ctrl-C") -> str | None:
             len(store_newest.ids_in(files).every),
         )
         said.append(
-            f"{folder.name}: {this_sweep} task(s) stored by this multirun, {every} in all, "
-            f"in {results}"
+            f"{folder.name}: {counted(this_sweep, 'task')} stored by this multirun, "
+            f"{every} in all, in {results}"
         )
     return (
-        f"stopped ({how}) in a multirun of {len(jobs)} job(s); {'; '.join(said)}; "
+        f"stopped ({how}) in a multirun of {counted(len(jobs), 'job')}; {'; '.join(said)}; "
         "run the same command again to compute the rest (stored tasks are skipped)"
     )

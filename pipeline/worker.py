@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import os
 import pickle
@@ -97,10 +98,16 @@ class DoneBatch:
     seconds: float  # solver time of its tasks (batch sizing learns from it)
     # ok tasks that left a checkpoint folder: cleared once these rows are stored
     checkpointed: list[str] = field(default_factory=list)
+    # a task's checkpoint write the disk refused for room: (where, errno); the run stops
+    no_room: tuple[str, int] | None = None
 
 
 def done_batch(
-    rows: Iterable[dict], n_tasks: int, metadata: bytes, checkpointed: list[str] | None = None
+    rows: Iterable[dict],
+    n_tasks: int,
+    metadata: bytes,
+    checkpointed: list[str] | None = None,
+    no_room: list[tuple[str, int]] | None = None,
 ) -> DoneBatch:
     """A batch's rows encoded as Parquet (where the batch ran), with their counts; ``rows``
     is read once, as the solver makes them (see ``ENCODE_CHUNK``)."""
@@ -124,6 +131,7 @@ def done_batch(
         n_errors=counts["errors"],
         seconds=counts["seconds"],
         checkpointed=checkpointed if checkpointed is not None else [],
+        no_room=no_room[0] if no_room else None,  # read once the rows are: they fill it
     )
 
 
@@ -194,8 +202,9 @@ def run_batch(
     Tasks are built, solved and encoded one after another, never held all at once; each in
     its long-task context when ``setup`` is given."""
     kept: list[str] = []
-    rows = batch_rows(batch.iter_pairs(), study, timeout, cluster, setup, kept)
-    return done_batch(rows, len(batch), metadata, kept)
+    no_room: list[tuple[str, int]] = []
+    rows = batch_rows(batch.iter_pairs(), study, timeout, cluster, setup, kept, no_room)
+    return done_batch(rows, len(batch), metadata, kept, no_room)
 
 
 def batch_rows(
@@ -205,6 +214,7 @@ def batch_rows(
     cluster: Callable[[], Any] | None = None,
     setup: LongTaskSetup | None = None,
     checkpointed: list[str] | None = None,
+    no_room: list[tuple[str, int]] | None = None,
 ) -> Iterator[Row]:
     """Rows for a batch of (task_id, task): results, or one "error" row per failing task,
     task by task as they are solved (the tasks are taken from ``batch`` one at a time too: a
@@ -215,7 +225,10 @@ def batch_rows(
     that split their work over the cluster they run on (``Family.run_over_cluster``).  With
     ``setup``, each task runs inside its :class:`~solvers.kit.task_context.TaskContext` (budget,
     checkpoints, progress), and the ids of ok tasks that left a checkpoint folder are
-    appended to ``checkpointed`` (the driver clears those folders once the rows are stored).
+    appended to ``checkpointed`` (the driver clears those folders once the rows are stored);
+    a task that kept checkpoints and failed for a write the disk refused for room appends
+    where and why to ``no_room`` (:func:`refused_for_room`: the driver stops the run,
+    naming the checkpoints).
     """
     if setup is None:
         for tid, task in batch:
@@ -227,10 +240,15 @@ def batch_rows(
     try:
         for tid, task in batch:
             held.key, held.ctx = tid, None
+            failed: list[BaseException] = []
             try:
-                out = _task_rows(tid, task, study, timeout, cluster)
+                out = _task_rows(tid, task, study, timeout, cluster, failed)
             finally:
                 kept = held.ctx is not None and finish(held.ctx)
+            keeps = held.ctx.checkpoints if held.ctx is not None else None
+            refused = refused_for_room(failed[0], keeps.folder) if failed and keeps else None
+            if refused is not None and no_room is not None:
+                no_room.append(refused)
             if kept and checkpointed is not None and out and out[0]["status"] == "ok":
                 checkpointed.append(tid)
             yield from out
@@ -239,10 +257,13 @@ def batch_rows(
             reset_current(token)
 
 
-def _task_rows(tid: str, task: dict, study: str, timeout, cluster) -> list[Row]:
-    """The task's rows, or its one error row: whatever the task's code raises, SystemExit
-    (a ``sys.exit()`` in a strategy of one's own) and a KeyboardInterrupt it raised itself
-    included; only a stop (Ctrl-C, SIGTERM) goes through, to stop the run."""
+def _task_rows(
+    tid: str, task: dict, study: str, timeout, cluster, failed: list | None = None
+) -> list[Row]:
+    """The task's rows, or its one error row (its exception appended to ``failed``):
+    whatever the task's code raises, SystemExit (a ``sys.exit()`` in a strategy of one's
+    own) and a KeyboardInterrupt it raised itself included; only a stop (Ctrl-C, SIGTERM)
+    goes through, to stop the run."""
     try:
         out = _solved(task, timeout, cluster)
     except BaseException as exc:  # a failing task becomes a row; the study goes on
@@ -250,11 +271,26 @@ def _task_rows(tid: str, task: dict, study: str, timeout, cluster) -> list[Row]:
         if stop is not None:  # Ctrl-C, not a failure of the task: the run stops
             raise stop from None
         out = [error_row(task, exc)]
+        if failed is not None:
+            failed.append(exc)
     if stopping():  # the command's Ctrl-C came, and the task's code caught it
         raise KeyboardInterrupt  # the run stops all the same (later Ctrl-Cs are ignored)
     for row in out:
         row["task_id"], row["study"] = tid, study
     return out
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # more space would let the write pass
+
+
+def refused_for_room(exc: BaseException, checkpoints: Path) -> tuple[str, int] | None:
+    """(where, errno) when ``exc``, a task's error, is a write the disk refused for room
+    (full, over quota, past a file size limit; of the task that keeps its checkpoints in
+    ``checkpoints``, the file the error names, else that folder), or None."""
+    error = raised_from(exc, OSError)
+    if error is None or error.errno not in DISK_FULL:
+        return None
+    return str(error.filename or checkpoints), error.errno
 
 
 def ctrl_c_inside(exc: BaseException) -> KeyboardInterrupt | None:

@@ -160,7 +160,7 @@ def test_a_held_claim_of_a_live_process_of_another_host_is_believed(tmp_path):
     path.write_text(json.dumps(genuine(tmp_path, host="elsewhere", pid=dead_pid())))
     with held(path), pytest.raises(StudyError) as refused:
         run(tmp_path, *naps(tmp_path))
-    assert "another run is computing 2 of the 2 task(s)" in str(refused.value)
+    assert "another run is computing 2 of the 2 tasks this run" in str(refused.value)
 
 
 def test_a_held_claim_s_fields_reach_the_refusal_visible_and_in_one_line(tmp_path):
@@ -191,7 +191,7 @@ def test_a_held_claim_naming_a_billion_tasks_is_not_listed(tmp_path, monkeypatch
     with held(path), pytest.raises(StudyError) as refused:
         run(tmp_path, *naps(tmp_path))
     message = str(refused.value)
-    assert "another run is computing 2 of the 2 task(s)" in message
+    assert "another run is computing 2 of the 2 tasks this run" in message
     assert "its tasks cannot be listed here (its study names up to 1,000,000,000 tasks" in message
 
 

@@ -60,3 +60,30 @@ def test_an_unknown_family_is_one_line_naming_it_and_the_known_ones():
         f"error: family 'no_such_game': unknown; known: {', '.join(shipped)}"
     ]
     assert done.stdout == ""
+
+
+def test_a_long_family_name_or_families_setting_is_said_shortened(monkeypatch, capsys):
+    """A 100,000-character family name, or a module of GUESSLAB_FAMILIES that cannot be
+    imported, named by a setting of 100,000 characters: each line shows the value cut, its
+    length said."""
+    import solvers
+
+    long = "y" * 100_000
+    assert main([long]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and len(err) < 400 and "(100,000 characters)" in err, err
+    where = f"GUESSLAB_FAMILIES={long!r}: module {long!r}"
+    monkeypatch.setitem(solvers._IMPORT_ERRORS, where, f"cannot be imported ({long})")
+    assert main(["card_guessing"]) == 0
+    warning = capsys.readouterr().err
+    assert warning.startswith("warning: GUESSLAB_FAMILIES='yyy") and warning.count("\n") == 1
+    assert len(warning) < 2000 and "(100,000 characters)" in warning, warning
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_is_plain_text_without_markup(flag, capsys):
+    """``describe --help`` says how to call it in plain words: no reStructuredText markup."""
+    assert main([flag]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m pipeline.describe [FAMILY]"), out
+    assert "``" not in out and ":mod:" not in out

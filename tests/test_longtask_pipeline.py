@@ -56,12 +56,15 @@ def test_run_memory_budget_overrides_where_the_run_executes(cluster):
     assert (where.budget.bytes, where.budget.source) == (2 * 10**9, "run.memory_budget=2GB")
 
 
-@pytest.mark.parametrize("value", ["10PB", "1e30B", "99999999999999999999999999GB"])
+@pytest.mark.parametrize(
+    "value", ["10PB", "1e30B", "99999999999999999999999999GB", "1EB", "2.5ZB", "1YiB"]
+)
 @pytest.mark.parametrize("cluster", ["sync", "local"])
 def test_a_memory_budget_over_what_a_process_has_is_refused_in_plain_sizes(value, cluster):
     """A budget over this machine's memory (cluster=sync) or a local worker's memory limit is
     a StudyError naming the key, the given value and the most a process has, as a size a
-    person writes (no long run of digits)."""
+    person writes (no long run of digits); a size in the units the plan says sizes in (EB,
+    ZB, YB, past Dask's PB) is read as one."""
     from pipeline.config import StudyError
     from pipeline.exit_lines import abbreviated
 
@@ -145,7 +148,7 @@ def test_the_budget_of_slurm_jobs_is_their_memory():
     assert "cluster.memory=3GiB" in where.budget.source
 
 
-@pytest.mark.parametrize("value", ["lots", "-1GB", "0", True, 1.5])
+@pytest.mark.parametrize("value", ["lots", "-1GB", "0", True, 1.5, "xEB", "-1EB", "1e400EB"])
 def test_a_bad_memory_budget_is_refused_naming_the_key(value):
     from pipeline.config import StudyError
 
@@ -575,6 +578,6 @@ def test_ctrl_c_while_a_task_waits_for_its_other_computation_stops_the_run_at_on
         holder.kill()
         holder.wait()
     assert run.returncode == 130, out
-    kept = f"the checkpoints of 1 unfinished task(s) are kept in {checkpoints} (the same command"
+    kept = f"the checkpoints of 1 unfinished task are kept in {checkpoints} (the same command"
     assert f"stopped (Ctrl-C) before any task finished; no task was stored; {kept}" in out
     assert sealed_layers(checkpoints) == committed

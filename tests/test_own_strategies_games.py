@@ -629,6 +629,51 @@ def test_hand_guessing_a_study_over_an_own_argument_is_summarised_line_by_line(
     assert any(builtin in line for line in mine), (builtin, summary)
 
 
+# --------------------------------------------------------------- a long strategy name
+
+LONG_NAME = "s" * 64  # the longest name a strategy of one's own may have
+LONG_NAME_STUDIES = {
+    "card_guessing": ("grid:\n  deck: [[3, 3]]\n", "optimal", "card_guessing.SwitchAfterNo"),
+    "high_low": ("grid:\n  n: [4]\n", "majority", "Majority"),
+    "mastermind": ("grid:\n  pegs: [2]\n  colours: [3]\n", "minimax", "Minimax"),
+    "hand_guessing": (
+        "grid:\n  cards: [1]\n  ranks: [4]\n  suits: [2]\n",
+        "min_expected_size",
+        "MinExpectedSize",
+    ),
+}
+
+
+@pytest.mark.parametrize("family", LONG_NAME_STUDIES)
+def test_a_strategy_named_with_64_characters_is_summarised_without_a_warning(
+    lab, monkeypatch, capsys, family
+):
+    """A strategy of one's own named with the longest name there may be, beside a built-in:
+    the summary's figures are laid out (its name wrapped), no matplotlib warning reaches
+    the user."""
+    import warnings
+
+    from tests.test_own_strategies import STRATEGIES as CARD_STRATEGIES
+
+    folder, module = lab
+    grid, builtin, cls = LONG_NAME_STUDIES[family]
+    if family == "card_guessing":
+        (folder / f"{module}_cards.py").write_text(textwrap.dedent(CARD_STRATEGIES))
+        cls = f"{module}_cards.SwitchAfterNo"
+    else:
+        cls = f"{module}.{cls}"
+    body = f"{grid}strategies:\n  {builtin}: {{}}\n  {LONG_NAME}:\n    _target_: {cls}\n"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        done, rows, summary = run_study(monkeypatch, capsys, folder, family, body)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert set(rows["status"]) == {"ok"} and LONG_NAME in set(rows["strategy"])
+    assert summary is not None and LONG_NAME in summary
+    shown = [f"{w.category.__name__}: {w.message}" for w in caught]
+    assert not [w for w in shown if "matplotlib" in w or "layout" in w.lower()], shown
+    assert "Warning" not in done.stderr, done.stderr
+
+
 # ------------------------------------------------------------------------ the door
 
 

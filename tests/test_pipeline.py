@@ -211,6 +211,25 @@ def test_a_failing_task_becomes_an_error_row_and_is_retried(outputs, tmp_path):
 # ---------------------------------------------------------------- the command line
 
 
+def test_one_task_is_said_in_the_singular_in_the_plan_the_run_and_the_summary(
+    tmp_path, monkeypatch, capsys
+):
+    """A study of one task: the plan, the run's lines and summary.md say "1 task", "1 sampled
+    task", "1 result row", never "1 tasks"."""
+    one = [f"paths.outputs={tmp_path}", "~study.strategies.greedy", "cluster=sync"]
+    plan = cli_run_in_process(monkeypatch, capsys, *one, "stage=plan")
+    assert plan.returncode == 0, plan.stderr
+    assert "study paper: 1 task (1 grid, 1 strategy), 0 already stored, 1 to run" in plan.stdout
+    assert "(the family's estimate, from 1 sampled task)" in plan.stdout
+    done = cli_run_in_process(monkeypatch, capsys, *one, "run.progress=false")
+    assert done.returncode == 0, done.stderr
+    assert "study paper: 1 task, 0 already stored" in done.stdout
+    assert "running 1 task on this process" in done.stdout
+    summary = (tmp_path / "paper" / "summary.md").read_text()
+    assert "1 task, 1 result row: 1 ok, 0 failed" in summary
+    assert "1 tasks" not in plan.stdout + done.stdout + summary
+
+
 def test_cli_runs_the_default_study(tmp_path):
     """The command runs the default study, saying where its tasks run in words."""
     res = cli("cluster=sync", f"paths.outputs={tmp_path}")

@@ -28,6 +28,7 @@ from pipeline.compare_rows import differences
 from pipeline.reproduce import main, reproduce
 from solvers import registry
 from solvers.kit.budget import Need
+from solvers.kit.words import counted
 from tests.helpers.commands import cli_run_in_process, own_family_env, own_study_command
 from tests.helpers.folders import copy_outputs
 from tests.helpers.repository import ROOT
@@ -100,9 +101,9 @@ def test_a_stored_study_reproduces_on_a_local_cluster_and_its_folder_is_unchange
     before = snapshot(stored)
     done = reproduce_command(str(stored), "--cluster", "local", "--workers", "1")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"{TASKS} stored task(s) chosen, recomputed on cluster=local" in done.stdout
+    assert f"{TASKS} stored tasks chosen, recomputed on cluster=local" in done.stdout
     assert f"reproduced: {TASKS}\n  differs: 0\n  not reproducible here: 0" in done.stdout
-    assert "2 run record(s) under" in done.stdout
+    assert "2 run records under" in done.stdout
     for name in ("numba", "llvmlite", "numpy", "code", "python"):
         assert f"\n  {name} " in done.stdout
     assert snapshot(stored) == before
@@ -116,7 +117,7 @@ def test_a_stored_study_reproduces_on_an_existing_scheduler(stored, dask_address
         main([str(stored), "--sample", "2", "--cluster", "address", "--address", dask_address]) == 0
     )
     out = capsys.readouterr().out
-    assert "2 stored task(s) chosen, recomputed on cluster=address" in out
+    assert "2 stored tasks chosen, recomputed on cluster=address" in out
     assert "reproduced: 2\n  differs: 0" in out
     assert main([str(stored), "--address", dask_address]) == 2
     assert f"cluster.address={dask_address!r}: unknown key" in capsys.readouterr().err
@@ -158,7 +159,7 @@ def test_a_folder_with_only_its_results_reproduces_from_their_metadata(study, ca
         (study / name).unlink(missing_ok=True)
     assert main([str(study)]) == 0
     out = capsys.readouterr().out
-    assert "configs: the metadata of the results files (2 distinct config(s))" in out
+    assert "configs: the metadata of the results files (2 distinct configs)" in out
     assert f"reproduced: {TASKS}\n" in out
 
 
@@ -235,7 +236,8 @@ def test_a_family_version_change_is_reported_as_such_not_as_a_difference(study, 
         assert f"card_guessing's version changed: stored by version 0, version {here} here" in line
     assert "differs: 0" in out
     assert (
-        f"  not all was checked: {len(set(tasks))} task(s) not reproducible here (below); "
+        f"  not all was checked: {counted(len(set(tasks)), 'task')} not reproducible here "
+        "(below); "
         "what was compared reproduces (exit 4)"
     ) in out
 
@@ -399,7 +401,7 @@ def test_a_strategy_of_one_s_own_not_importable_leaves_the_others_reproduced(tmp
     done = reproduce_command(str(outputs / "mine"))  # mine_first is not on its PYTHONPATH
     assert done.returncode == 4, done.stdout + done.stderr
     assert "reproduced: 2\n  differs: 0\n  not reproducible here: 2\n" in done.stdout
-    assert "  not all was checked: 2 task(s) not reproducible here (below)" in done.stdout
+    assert "  not all was checked: 2 tasks not reproducible here (below)" in done.stdout
     error = "ModuleNotFoundError: No module named 'mine_first'"
     assert done.stdout.count(error) == 2
     for deck in ("2,2", "3,3"):

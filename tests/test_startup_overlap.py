@@ -124,7 +124,7 @@ def test_ctrl_c_while_the_driver_runs_the_first_tasks_says_what_is_stored(
     line = stopped.stderr.strip().splitlines()[-1]
     assert line.startswith("stopped (Ctrl-C): ") and "run the same command again" in line
     before = len(stored_ids(tmp_path / "naps" / "results"))
-    assert before == 7 and "7 task(s) of 12 computed in this run and stored" in line, line
+    assert before == 7 and "7 of 12 tasks computed in this run and stored" in line, line
     monkeypatch.delenv(STOP_AT)
     again = cli_run_in_process(monkeypatch, capsys, *args)
     assert again.returncode == 0, again.stderr

@@ -37,14 +37,70 @@ def test_a_study_is_composed_as_the_command_composes_it(tmp_path):
         ("paper", ["run.batch_size=-1"], "run.batch_size=-1: must be a positive integer"),
         ("paper", ["nokey=1"], "nokey: unknown key"),
         ("paper", "cluster=sync", "overrides='cluster=sync': a list of KEY=VALUE strings"),
+        ("paper", None, "overrides=None: a list of KEY=VALUE strings"),
+        ("paper", 5, "overrides=5: a list of KEY=VALUE strings"),
+        ("paper", ["cluster=sync", 5], "overrides[1]=5: a KEY=VALUE string"),
+        (5, [], "name=5: a study's name, a text"),
     ],
 )
 def test_a_config_the_command_refuses_raises_its_one_line(tmp_path, name, overrides, line):
-    """A config the command refuses raises StudyError with the command's line, before
-    anything is written (never SystemExit)."""
+    """A config the command refuses, or an argument of the wrong kind, raises StudyError
+    with one line naming it, before anything is written (never SystemExit)."""
     with pytest.raises(StudyError) as caught:
         Study(name, overrides=overrides, outputs=tmp_path)
     assert str(caught.value).startswith(line) and "\n" not in str(caught.value)
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("where", "line"),
+    [
+        ({"outputs": None}, "outputs=None: a folder's path"),
+        ({"outputs": 5}, "outputs=5: a folder's path"),
+        ({"config_dir": 5}, "config_dir=5: a folder's path"),
+    ],
+)
+def test_a_folder_that_is_no_path_is_refused_naming_the_argument(
+    tmp_path, monkeypatch, where, line
+):
+    """``outputs`` and ``config_dir`` are paths: None or a number raises StudyError naming
+    the argument, and no folder is made (``outputs=None`` is no folder named ``None``)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StudyError, match=f"^{line}"):
+        Study("paper", **{"outputs": tmp_path / "o", **where})
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.fixture(scope="module")
+def closed_client():
+    """A distributed.Client closed (its in-process scheduler closed after it)."""
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=0, processes=False, dashboard_address=None)
+    client = Client(cluster)
+    client.close()
+    cluster.close()
+    return client
+
+
+@pytest.mark.parametrize("kind", ["text", "number", "thread-pool", "closed"])
+def test_run_on_what_is_not_a_running_client_raises_one_line(tmp_path, closed_client, kind):
+    """``run(client=...)`` with a text, a number, a concurrent.futures executor or a closed
+    Client raises StudyError naming ``client=`` before anything is written."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    study = Study("paper", ["cluster=sync"], outputs=tmp_path)
+    with ThreadPoolExecutor(1) as pool:
+        client = {"text": "tcp://127.0.0.1:8786", "number": 5, "thread-pool": pool}.get(
+            kind, closed_client
+        )
+        with pytest.raises(StudyError) as caught:
+            study.run(client=client, progress=False)
+    line = str(caught.value)
+    assert line.startswith("client=") and "\n" not in line, line
+    assert ("is closed" if kind == "closed" else "a distributed.Client is needed") in line
+    with pytest.raises(StudyError, match=r"^progress='yes': True, False or None"):
+        study.run(progress="yes")
     assert not any(tmp_path.iterdir())
 
 

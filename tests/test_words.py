@@ -30,7 +30,8 @@ def test_a_count_is_said_in_three_digits_and_a_suffix(x, said):
     ("n", "noun", "said"),
     [(1, "task", "1 task"), (2, "task", "2 tasks"), (0, "worker", "0 workers"),
      (1, "worker process", "1 worker process"), (3, "worker process", "3 worker processes"),
-     (12_000, "batch", "12,000 batches")],
+     (12_000, "batch", "12,000 batches"), (2, "strategy", "2 strategies"),
+     (3, "study", "3 studies"), (2, "day", "2 days"), (1, "entry", "1 entry")],
 )  # fmt: skip
 def test_a_number_and_its_noun_agree(n, noun, said):
     assert counted(n, noun) == said

@@ -19,7 +19,7 @@ from typing import Any
 
 from pipeline.backends.base import Workers, borrowed_client, worker_budget
 from pipeline.backends.dask_executor import DaskExecutor
-from pipeline.config import StudyError
+from pipeline.config import StudyError, short_repr
 from solvers.kit.words import counted
 
 CODE = ("solvers", "pipeline")  # the packages whose code a worker runs for a run
@@ -72,6 +72,34 @@ def worker_mismatch(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> str |
     return None
 
 
+def check_client(client: Any) -> None:
+    """StudyError, naming ``client=`` and its value, for a client that is not a running
+    ``distributed.Client`` (a text, a number, a concurrent.futures executor, a client
+    closed or not yet connected): nothing is asked of it."""
+    import sys
+
+    distributed = sys.modules.get("distributed")  # a Client's class was imported with it
+    if distributed is None or not isinstance(client, distributed.Client):
+        raise StudyError(
+            f"client={short_repr(client)}: a distributed.Client is needed "
+            f"(a {kind_of(client)} was given), e.g. "
+            "Client(LocalCluster()); or no client, for the config's cluster"
+        )
+    if client.status != "running":
+        raise StudyError(
+            f"client={short_repr(client)}: the client is {client.status}, not running; "
+            "give a client that is connected to its scheduler"
+        )
+
+
+def kind_of(value: Any) -> str:
+    """The class of ``value`` as its module names it: ``str``, ``concurrent.futures.thread.
+    ThreadPoolExecutor``."""
+    kind = type(value)
+    where = "" if kind.__module__ == "builtins" else f"{kind.__module__}."
+    return f"{where}{kind.__qualname__}"
+
+
 def checked_workers(client: Any) -> int:
     """How many workers ``client``'s scheduler has, each checked to run this process's
     guesslab (StudyError, one line, otherwise, or when it has none)."""
@@ -107,6 +135,7 @@ class ClientBackend:
     :class:`pipeline.backends.Backend` answers of a cluster section."""
 
     def __init__(self, client: Any):
+        check_client(client)
         self.client = client
         self._workers: Workers | None = None
 

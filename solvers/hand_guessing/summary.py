@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
-from solvers.kit.summary_parts import WIDTH, save_figure  # noqa: E402
+from solvers.kit.summary_parts import WIDTH, save_figure, wrapped  # noqa: E402
 
 # strategy_params: a strategy of one's own's arguments (JSON), one line per value
 GAME = ["ranks", "suits", "cards", "strategy", "entropy_r", "entropy_t", "first_guess"]
@@ -267,12 +267,24 @@ def same_play(lines: pd.DataFrame) -> list[tuple[str, pd.Series]]:
     return out
 
 
+LEGEND_WIDTH = 60  # characters of a legend's line: the figure's width (WIDTH) holds them
+
+
 def histogram_plot(deck: pd.DataFrame, title: str, path: Path) -> Path:
     """Share of answers found in each number of guesses, one panel per hand size (stacked,
     one x axis), one series per distinct histogram, named by its mean and its strategies."""
     sizes = sorted(deck["cards"].unique())
-    groups = {c: same_play(deck[deck["cards"] == c]) for c in sizes}
-    height = sum(1.55 + 0.22 * len(g) for g in groups.values()) + 0.6
+    # a label wider than the figure (a strategy's name of 64 characters) wrapped, each of
+    # its lines given the height of a legend's line
+    groups = {
+        c: [
+            (wrapped(label, LEGEND_WIDTH), line)
+            for label, line in same_play(deck[deck["cards"] == c])
+        ]
+        for c in sizes
+    }
+    lines = {c: sum(label.count("\n") + 1 for label, _ in g) for c, g in groups.items()}
+    height = sum(1.55 + 0.22 * n for n in lines.values()) + 0.6
     fig, axes = plt.subplots(
         len(sizes), 1, figsize=(WIDTH, height), sharex=True, squeeze=False, layout="constrained"
     )

@@ -27,6 +27,7 @@ from solvers.kit.current_task import running
 from solvers.kit.hold import HELD, Hold, open_lock_file
 from solvers.kit.safe_folders import article, ensure_folder, kind
 from solvers.kit.seals import ALGORITHM, BadSeal, file_digest, fingerprint, piece_files, read_seal
+from solvers.kit.words import counted
 
 __all__ = ["DAMAGED", "SEALS", "SHARED", "Checkpoints", "checked_name"]
 
@@ -438,7 +439,7 @@ class Checkpoints:
                 os.replace(self.folder / piece, _unused(damaged, piece))
             if pieces:
                 with_it = (
-                    f", with the {len(pieces)} piece(s) beside it (none can be checked "
+                    f", with the {counted(len(pieces), 'piece')} beside it (none can be checked "
                     "without its seal): they are recomputed"
                 )
         fsync_dir(self.folder)

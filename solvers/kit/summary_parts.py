@@ -76,7 +76,7 @@ def bar_chart(
     xerr = None if errors is None else whiskers(errors)
     rows = np.arange(n)[::-1]  # the first label on top
     ax.barh(rows, values, xerr=xerr, color=PALETTE[0], capsize=4, height=0.6)
-    ax.set_yticks(rows, [_wrapped(label, 26) for label in labels])
+    ax.set_yticks(rows, [wrapped(label, 26) for label in labels])
     ax.set_ylim(-0.5, n - 0.5)
     top = max(values)
     ax.set_xlim(min(0.0, min(values)), max(top, 0.0) * 1.02 or 1.0)
@@ -105,12 +105,13 @@ def bar_label(value: float, top: float) -> str:
     return f"{value:.4f}\n{diff:+.3g}{share}"
 
 
-def _wrapped(text: str, width: int) -> str:
-    """``text`` broken at spaces into lines of at most ``width`` characters (a longer word
-    stays whole)."""
+def wrapped(text: str, width: int) -> str:
+    """``text`` broken at spaces into lines of at most ``width`` characters; a longer word
+    (a strategy's name of 64 characters) is cut into pieces of ``width``, so that no label
+    is wider than the figure has room for at its left."""
     import textwrap
 
-    return "\n".join(textwrap.wrap(text, width, break_long_words=False)) or text
+    return "\n".join(textwrap.wrap(text, width)) or text
 
 
 # What Markdown would read as markup in text from a study, a parameter or an error: raw HTML

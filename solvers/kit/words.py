@@ -22,9 +22,12 @@ def format_bytes(n: float) -> str:
 
 def counted(n: int, noun: str) -> str:
     """``n`` and ``noun`` agreeing: "1 task", "2 tasks", "1 worker process", "3 worker
-    processes" (an English plural: ``-es`` after s, x, ch and sh, else ``-s``)."""
+    processes", "2 strategies" (an English plural: ``-es`` after s, x, ch and sh, ``-ies``
+    for a ``y`` after a consonant, else ``-s``)."""
     if n == 1:
         return f"1 {noun}"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return f"{n:,} {noun[:-1]}ies"
     return f"{n:,} {noun}" + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
 
 

@@ -573,6 +573,47 @@ def stopped_study(tmp_path_factory):
     return outputs, row.task_id
 
 
+@pytest.mark.parametrize("results", ["written", "full too"])
+def test_a_full_disk_at_the_first_checkpoint_names_the_checkpoints_and_the_run_resumes(
+    tmp_path, monkeypatch, capsys, results
+):
+    """The disk full as a task writes its first checkpoint (and then for the results too, or
+    not): one line naming paths.outputs and the task's checkpoint folder, what failed first
+    (not the results), exit 2, the run stopped; the same command then stores the task."""
+    import errno
+
+    from pipeline import driver
+    from pipeline.store import load_results
+    from tests.helpers.commands import cli_in_process
+
+    calls = []
+
+    def full(path, *args, **kwargs):  # a piece's bytes reach the disk at its commit
+        calls.append(path)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(checkpoints, "fsync_tree", full)
+    if results == "full too":
+        monkeypatch.setattr(driver, "replace_file", full)
+    outputs = tmp_path / "out"
+    args = [*RANKS6, f"paths.outputs={outputs}", "cluster=sync"]
+    status, err = cli_in_process(monkeypatch, capsys, *args)
+    assert status == 2 and len(calls) == 1 + (results == "full too"), err
+    (line,) = err.strip().splitlines()
+    (tid,) = [p.name for p in (outputs / "ranks_exact" / "checkpoints").iterdir()]
+    folder = outputs / "ranks_exact" / "checkpoints" / tid
+    assert line.startswith(
+        f"error: paths.outputs='{outputs}': cannot write a task's checkpoints to {folder} "
+        "(No space left on device); the stored results are intact"
+    ), line
+    assert "results/family=" not in line and "run the same command again to resume" in line
+    monkeypatch.undo()  # the disk has room again
+    status, err = cli_in_process(monkeypatch, capsys, *args)
+    assert status == 0, err
+    rows = load_results(outputs / "ranks_exact" / "results")  # each task's newest rows
+    assert list(rows["task_id"]) == [tid] and list(rows["status"]) == ["ok"]
+
+
 def damaged_copy(stopped_study, tmp_path) -> tuple[Path, Path]:
     outputs, tid = stopped_study
     shutil.copytree(outputs, tmp_path / "out")

@@ -233,9 +233,9 @@ def test_ctrl_c_while_the_summary_is_written_says_what_is_stored(outputs, monkey
         status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs))
         assert status == 130
         (line,) = err.strip().splitlines()
-        stored = f"the store holds 5 task(s) (5 ok) in {results}, intact; to write the summary: "
+        stored = f"the store holds 5 tasks (5 ok) in {results}, intact; to write the summary: "
         assert line.startswith(
-            f"stopped (Ctrl-C) while writing the summary: 5 task(s) computed and stored in "
+            f"stopped (Ctrl-C) while writing the summary: 5 tasks computed and stored in "
             f"this run; {stored}python -m pipeline "
         ), line
         status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs), "stage=summary")
@@ -307,7 +307,7 @@ def test_ctrl_c_that_a_library_turns_into_its_own_error_is_still_the_one_line(
         _pythons_ctrl_c(hook)
     assert status == 130
     (line,) = err.strip().splitlines()
-    assert line.startswith("stopped (Ctrl-C) while writing the summary: 5 task(s) computed")
+    assert line.startswith("stopped (Ctrl-C) while writing the summary: 5 tasks computed")
 
 
 def test_ctrl_c_inside_a_compiled_kernel_stops_the_run_and_stores_no_failure(
@@ -344,7 +344,7 @@ def test_ctrl_c_inside_a_compiled_kernel_stops_the_run_and_stores_no_failure(
     assert status == 130, err
     (line,) = err.strip().splitlines()
     assert line.startswith(
-        f"stopped (Ctrl-C): 2 task(s) of 5 computed in this run and stored in {results}"
+        f"stopped (Ctrl-C): 2 of 5 tasks computed in this run and stored in {results}"
     )
     stored = store.load_results(outputs / "naps")
     assert len(stored) == 2 and set(stored["status"]) == {"ok"}
@@ -408,7 +408,7 @@ def test_ctrl_c_while_a_kernel_compiles_says_what_is_stored_and_the_rerun_compil
     assert listener.sent == 1 and status == 130, err
     (line,) = err.strip().splitlines()
     assert line.startswith(
-        f"stopped (Ctrl-C): 2 task(s) of 5 computed in this run and stored in {results}"
+        f"stopped (Ctrl-C): 2 of 5 tasks computed in this run and stored in {results}"
     ), line
     lock = compile_once.lock_path(kernels.woken)
     fd = os.open(lock, os.O_RDONLY)
@@ -603,12 +603,12 @@ def test_ctrl_c_in_a_joblib_multirun_says_what_each_job_stored(tmp_path):
         )
 
     status, out, err = interrupt(command_line, both_stored, 1)
-    line = assert_one_line(status, out, err, "stopped (Ctrl-C) in a multirun of 2 job(s); ")
+    line = assert_one_line(status, out, err, "stopped (Ctrl-C) in a multirun of 2 jobs; ")
     for name in ("e1", "e2"):
         n = len(store.load_results(tmp_path / name))
         assert n >= 2
         results = tmp_path / name / "results"
-        assert f"{name}: {n} task(s) stored by this multirun, {n} in all, in {results}" in line
+        assert f"{name}: {n} tasks stored by this multirun, {n} in all, in {results}" in line
     assert line.endswith(
         "run the same command again to compute the rest (stored tasks are skipped)"
     )
@@ -658,7 +658,7 @@ def test_sigterm_says_what_is_stored_and_kept_and_the_next_run_resumes(tmp_path)
     (line,) = [line for line in err.splitlines() if line.strip()]
     assert line == (
         "stopped (SIGTERM) before any task finished; no task was stored; the checkpoints of 1 "
-        f"unfinished task(s) are kept in {checkpoints} (the same command resumes them)"
+        f"unfinished task are kept in {checkpoints} (the same command resumes them)"
     )
     gate.unlink()
     assert guesslab(folder, "cluster=sync", "run.progress=false").returncode == 0

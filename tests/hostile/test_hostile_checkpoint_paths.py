@@ -165,7 +165,7 @@ def test_an_odd_entry_of_a_task_s_folder_is_set_aside_and_the_task_resumes(
         f"checkpoints of task t: {path} is {said}, where {role} belongs; set aside as "
         f"{where}, never followed or opened"
         + (
-            ", with the 21 piece(s) beside it (none can be checked without its seal): they "
+            ", with the 21 pieces beside it (none can be checked without its seal): they "
             "are recomputed"
             if entry == SEALS
             else ""

@@ -126,3 +126,51 @@ def test_the_most_local_workers_are_four_a_core_within_the_memory_and_never_none
     assert max_workers(2, 24 * 2**30) == 8  # the cores bound it
     assert max_workers(64, 2**30) == 4  # the memory bounds it (256 MiB a worker)
     assert max_workers(1, 2**20) == 1
+
+
+# ------------------------------------------------------------ hydra.run.dir: Hydra's run folder
+
+
+def unmakeable_run_dirs(root: Path) -> list[str]:
+    """Run folders no file system makes: under a file, a name of 100,000 characters, and
+    (where there is a /proc) a folder in /proc."""
+    (root / "a_file").write_text("")
+    dirs = [str(root / "a_file" / "sub"), "x" * 100_000]
+    return [*dirs, "/proc/nope"] if Path("/proc/self").is_dir() else dirs
+
+
+@pytest.mark.parametrize("which", [0, 1, 2], ids=["under-a-file", "100k-characters", "proc"])
+def test_a_run_folder_that_cannot_be_made_exits_2_with_one_line(
+    tmp_path, monkeypatch, capsys, which
+):
+    """A ``hydra.run.dir`` that cannot be made is refused in one line naming the key and its
+    value (shortened, its length said), exit 2, before the plan is read: no traceback."""
+    monkeypatch.chdir(tmp_path)
+    dirs = unmakeable_run_dirs(tmp_path)
+    if which >= len(dirs):
+        pytest.skip("no /proc here")
+    args = [f"paths.outputs={tmp_path / 'o'}", f"hydra.run.dir={dirs[which]}", "stage=plan"]
+    status, err = cli_in_process(monkeypatch, capsys, *args)
+    lines = err.strip().splitlines()
+    assert status == 2 and len(lines) == 1, err
+    assert lines[0].startswith("error: hydra.run.dir=") and len(lines[0]) < 400, err
+    assert "cannot make this folder" in lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]
+
+
+@pytest.mark.parametrize("args", [["stage=plan"], ["stage=bogus"], ["run.batch_seconds=nan"]])
+def test_a_run_that_writes_nothing_makes_no_run_folder(tmp_path, monkeypatch, capsys, args):
+    """Hydra's run folder is not made by ``stage=plan`` nor by a refused command."""
+    monkeypatch.chdir(tmp_path)
+    outputs = f"paths.outputs={tmp_path / 'o'}"
+    cli_in_process(monkeypatch, capsys, outputs, f"hydra.run.dir={tmp_path / 'run'}", *args)
+    assert not (tmp_path / "run").exists() and not (tmp_path / "o").exists()
+
+
+def test_a_run_that_writes_makes_its_run_folder(tmp_path, monkeypatch, capsys):
+    """A run that stores results makes its ``hydra.run.dir``, as Hydra does."""
+    monkeypatch.chdir(tmp_path)
+    args = [f"paths.outputs={tmp_path / 'o'}", "cluster=sync", "run.progress=false"]
+    status, err = cli_in_process(monkeypatch, capsys, *args, "hydra.run.dir=run/deep")
+    assert status == 0, err
+    assert (tmp_path / "run" / "deep").is_dir() and (tmp_path / "o" / "paper").is_dir()

@@ -367,7 +367,7 @@ def test_a_full_disk_mid_run_names_paths_outputs_and_says_the_run_resumes(
     folder = out / "paper" / "results" / "family=card_guessing"
     assert line == (
         f"error: paths.outputs='{out}': cannot write results to {folder} (No space left on "
-        "device); the stored results are intact (no partial file is left; 1 task(s) of this "
+        "device); the stored results are intact (no partial file is left; 1 task of this "
         "run stored, 0 stored before): free some space, then run the same command again to "
         "resume (stored tasks are skipped)"
     )
@@ -502,6 +502,8 @@ def test_certs_force_writes_new_files_renamed_over_the_old_ones(tmp_path, capsys
         (["--host", "x" * 64 + ".lan"], "not a host name or IP address (a DNS name is"),
         (["--host", "é.lan"], "--host='é.lan': not a host name or IP address"),
         (["--host", "1.2.3.4/24"], "--host='1.2.3.4/24': not a host name or IP address"),
+        (["--host", "256.256.256.256"], "--host='256.256.256.256': not an IP address (an IPv4"),
+        (["--host", "1.2.3"], "--host='1.2.3': not an IP address (an IPv4 address is four"),
     ],
 )
 def test_certs_days_and_hosts_out_of_range_are_one_line(tmp_path, capsys, args, said):
@@ -548,6 +550,45 @@ def test_the_tools_refuse_a_folder_they_cannot_use_in_one_line(
     err = capsys.readouterr().err
     assert err.startswith(f"error: {said}") and err.count("\n") == 1, err
     assert sorted(os.listdir()) == ["a-file"] and Path("a-file").read_text() == "not a folder"
+
+
+@pytest.mark.parametrize("tool", ["index", "certs"])
+def test_the_tools_say_a_100000_character_folder_cut_in_one_line(
+    tmp_path, monkeypatch, capsys, tool
+):
+    """A folder name too long to look up: one line, the name cut and its length said, exit
+    2, nothing written (was the OSError's traceback, or the name whole)."""
+    monkeypatch.chdir(tmp_path)
+    assert status_of(tool, "x" * 100_000) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: 'xxx") and err.count("\n") == 1 and len(err) < 400, err
+    assert "(100,000 characters): File name too long" in err
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_the_index_tool_s_help_is_its_usage(tmp_path, monkeypatch, capsys, flag):
+    """``python -m pipeline.index --help`` prints its usage, exit 0, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    assert status_of("index", flag) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m pipeline.index [-h] [OUTPUTS]"), out
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [(["--bogus"], "unrecognized arguments: --bogus"), (["a", "b"], "unrecognized arguments: b")],
+)
+def test_the_index_tool_refuses_other_arguments_in_one_line(
+    tmp_path, monkeypatch, capsys, argv, said
+):
+    """An option the index tool does not have, or a second folder: one line, exit 2."""
+    monkeypatch.chdir(tmp_path)
+    assert status_of("index", *argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {said}") and err.count("\n") == 1, err
+    assert not any(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("kind", ["file", "link"])

@@ -201,7 +201,7 @@ def test_a_linked_family_folder_or_runs_folder_is_named_never_followed(study, tm
     assert main([str(study)]) == EXIT_PARTLY
     out = capsys.readouterr().out
     assert "configs: the metadata of the results files (1 distinct config(s))" in out
-    assert f"{TASKS} stored task(s) chosen" in out and f"reproduced: {TASKS}\n" in out
+    assert f"{TASKS} stored tasks chosen" in out and f"reproduced: {TASKS}\n" in out
     assert not_used(out) == {
         str(study / "results" / "family=other"): f"a symbolic link (to {family}), where a "
         "family's folder of results belongs: never followed or opened",

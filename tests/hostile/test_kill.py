@@ -208,7 +208,7 @@ def test_a_driver_killed_while_it_recomputes_leaves_one_row_per_task_for_every_r
         [*command, "stage=summary"], capture_output=True, text=True, cwd=ROOT, timeout=300
     )
     assert summary.returncode == 0, summary.stderr
-    assert f"store: {twice} superseded row(s) dropped" in summary.stdout
+    assert f"store: {twice} superseded rows dropped" in summary.stdout
     assert "60 tasks, 60 result rows: 60 ok" in (study / "summary.md").read_text()
     assert raw_rows(results) == 60  # compacted: every reader sees one row per task
     assert_every_file_complete(results)

@@ -116,7 +116,7 @@ def test_a_second_run_of_the_same_long_task_is_refused_and_the_first_finishes(tm
     assert len(lines) == 1 and "Traceback" not in second.stderr, second.stderr
     assert lines[0].startswith("error: paths.outputs=")
     assert str(study) in lines[0] and f"process {first.pid} on host" in lines[0]
-    assert "another run is computing 1 of the 1 task(s)" in lines[0]
+    assert "another run is computing 1 of the 1 task this run" in lines[0]
     assert first.returncode == 0, out + err
     rows = pd.read_parquet(study / "results")
     assert list(rows["status"]) == ["ok"]
@@ -154,7 +154,7 @@ def test_a_run_is_refused_when_a_live_run_claims_one_of_its_tasks(tmp_path, n_cl
             run(tmp_path, *naps(tmp_path, n_ours, 0))
         message = str(refused.value)
         shared = min(n_claimed, n_ours)
-        assert f"another run is computing {shared} of the {n_ours} task(s)" in message
+        assert f"another run is computing {shared} of the {n_ours} tasks this run" in message
         assert str(tmp_path / "naps") in message and f"process {os.getpid()} on host" in message
         assert not (tmp_path / "naps" / "results").exists()  # nothing computed or stored
         assert not (tmp_path / "naps" / "runs").exists()
@@ -198,5 +198,5 @@ def test_a_live_claim_whose_tasks_cannot_be_listed_counts_as_all_of_them(tmp_pat
         with pytest.raises(StudyError) as refused:
             run(tmp_path, *naps(tmp_path, 3, 0.5))  # tasks of its own, but who can tell
         message = str(refused.value)
-        assert "another run is computing 3 of the 3 task(s)" in message
+        assert "another run is computing 3 of the 3 tasks this run" in message
         assert "its tasks cannot be listed here" in message and "no_such_family" in message
