@@ -170,6 +170,8 @@ sys.addaudithook(_stop_once)
 @pytest.mark.parametrize(
     ("stop", "at"),
     [
+        (signal.SIGINT, "pipeline ctrl_c"),  # pipeline/__init__.py imports its handler
+        (signal.SIGTERM, "pipeline ctrl_c"),
         (signal.SIGINT, "pipeline __main__"),  # Python reads the command's module
         (signal.SIGTERM, "pipeline __main__"),
         (signal.SIGINT, "hydra __init__"),  # the command imports its modules
