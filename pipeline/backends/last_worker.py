@@ -82,7 +82,7 @@ class LastWorkerWatch:
         if starting:
             gone = f"no worker has joined its scheduler for {self.grace:g} s"
         elif self.deaths.restart_failed:
-            gone = "its nannies could not start their worker processes again"
+            gone = "Dask could not start its worker processes again"
         else:
             gone = "its worker processes were closed and none took their place"
         return (

@@ -56,6 +56,8 @@ DEATH_LINES = {
         re.compile(r"Couldn't gather keys: "),  # a finished call its dead worker held
     ),
     "distributed.client": (re.compile(r"Couldn't gather \d+ keys, rescheduling"),),
+    # a dead worker's scratch folder, removed by its nanny and by the next worker at once
+    "distributed.diskutils": (re.compile(r"Failed to remove "),),
 }
 # a worker's own warnings as its memory grows: the nanny's line above says what follows
 WORKER_MEMORY_LINES = (
@@ -134,8 +136,8 @@ class WorkerDeaths(logging.Filter):
             ended = self.ended.get(pid) if pid is not None else None
         if memory:
             limit = f" ({self.memory_limit})" if self.memory_limit else ""
-            return f"its nanny ended it for holding more than the worker's memory limit{limit}"
-        return ended or "it ended without a word from its nanny"
+            return f"Dask ended it for holding more than the worker's memory limit{limit}"
+        return ended or "how it ended is not known (Dask did not say)"
 
     def explained(self, exc: BaseException) -> BaseException:
         """A lost call's error, said in words: a ``KilledWorker`` as a :class:`WorkerDied`

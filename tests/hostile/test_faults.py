@@ -14,6 +14,7 @@ from pipeline.run import run_study
 from solvers import Family, Param, register
 from solvers.params import as_float
 from solvers.registry import families
+from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config
 
 
@@ -121,3 +122,169 @@ def test_bad_run_settings_name_the_key(outputs, override, key):
     with pytest.raises(StudyError, match=key):
         run_study(cfg, log=lambda *_: None)
     assert not outputs.exists()
+
+
+# Strategies of one's own whose code ends the worker process that runs them (a user's module,
+# written into the test's folder); NO_RESTART set, the driver's nannies start no worker
+# process after the first (a machine that cannot start one again)
+DYING_STRATEGIES = '''
+import ctypes
+import os
+
+
+class Dying:
+    """Guesses the first type with cards left, after ending its process as ``how`` says."""
+
+    def __init__(self, how="exit", mb=0):
+        self.how, self.mb, self.held = how, mb, []
+
+    def start(self, deck):
+        return tuple(deck)
+
+    def guess(self, belief):
+        if self.how == "exit":
+            os._exit(3)
+        if self.how == "segfault":
+            ctypes.string_at(0)
+        if self.how == "memory":  # held, each page written: resident, over the limit
+            block = bytearray(self.mb * 2**20)
+            block[::4096] = b"x" * len(block[::4096])
+            self.held.append(block)
+        return next(t for t, left in enumerate(belief) if left)
+
+    def update(self, belief, guess, yes):
+        return belief[:guess] + (belief[guess] - yes,) + belief[guess + 1 :]
+
+
+if os.environ.get("NO_RESTART"):
+    import distributed.nanny
+
+    _start = distributed.nanny.WorkerProcess.start
+    _started = []
+
+    async def _start_once(process):
+        if _started:
+            raise RuntimeError("this machine starts no more worker processes")
+        _started.append(process)
+        return await _start(process)
+
+    distributed.nanny.WorkerProcess.start = _start_once
+'''
+
+DYING_STUDY = """
+name: dying
+family: card_guessing
+grid:
+  deck: [[2, 2]]
+strategies:
+  greedy: {}
+  dying:
+    _target_: dying.Dying
+    how: [exit]
+"""
+
+DIES_WITHIN_S = 120  # a run whose worker dies ends well within it (it waited for ever)
+
+
+def run_dying(folder, *overrides, env=None):
+    """``python -m pipeline`` on the study ``dying`` (the greedy strategy and ``Dying`` as
+    ``overrides`` set it) on a LocalCluster started at once; (the process, its output lines,
+    the seconds it took)."""
+    from tests.helpers.commands import cli
+
+    studies = folder / "studies" / "study"
+    studies.mkdir(parents=True, exist_ok=True)
+    (studies / "dying.yaml").write_text(DYING_STUDY)
+    (folder / "dying.py").write_text(DYING_STRATEGIES)
+    args = ["--config-dir", str(folder / "studies"), "study=dying", "cluster=local"]
+    env = {"PYTHONPATH": f"{folder}{os.pathsep}{ROOT}", **(env or {})}
+    start = time.monotonic()
+    done = cli(
+        *args,
+        "cluster.start_after_s=0",
+        "run.progress=false",
+        f"paths.outputs={folder / 'out'}",
+        *overrides,
+        cwd=folder,
+        env=env,
+        timeout=DIES_WITHIN_S,
+    )
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    return done, lines, time.monotonic() - start
+
+
+def assert_no_dask_noise(lines):
+    text = "\n".join(lines)
+    for noise in ("Traceback", "Restarting", "exceeded", "KilledWorker", "nanny", "SIGTERM"):
+        assert noise not in text, text
+
+
+@pytest.mark.slow
+def test_a_strategy_over_the_workers_memory_limit_is_an_error_row_naming_it(tmp_path):
+    """A strategy holding 600 MB on a worker limited to 300 MB: its nanny ends the worker
+    (each time it runs the task), and the task's row is an error naming the strategy, its
+    arguments and the memory limit; one line says so, no Dask line reaches the output, the
+    other strategy's row is stored, exit 1."""
+    done, lines, _ = run_dying(
+        tmp_path,
+        "cluster.n_workers=1",
+        "cluster.memory_limit=300MB",
+        "study.strategies.dying.how=[memory]",
+        "+study.strategies.dying.mb=[600]",
+    )
+    assert done.returncode == 1, lines
+    assert_no_dask_noise(lines)
+    rows = store.load_results(tmp_path / "out" / "dying").set_index("strategy")
+    assert rows.loc["greedy", "status"] == "ok"
+    error = rows.loc["dying", "error"]
+    assert error.startswith("batch lost: strategy 'dying' (dying.Dying, how='memory', mb=600): ")
+    assert "more than the worker's memory limit (300.0 MB, cluster.memory_limit=300MB)" in error
+    said = [line for line in lines if line.startswith("warning: a batch of 1 task was lost")]
+    assert len(said) == 1 and "strategy 'dying' (dying.Dying, how='memory', mb=600)" in said[0]
+    assert len(lines) == 6, lines  # the study, the cluster, the lost batch, 3 closing lines
+
+
+@pytest.mark.slow
+def test_a_strategy_that_ends_its_process_is_a_lost_batch_naming_it_and_how(tmp_path):
+    """``os._exit`` and a segmentation fault in a strategy's code end the worker process each
+    time the task runs: each task's row names the strategy, its arguments and how the
+    process ended, one line each says so; the run goes on, exit 1."""
+    done, lines, _ = run_dying(tmp_path, "study.strategies.dying.how=[exit,segfault]")
+    assert done.returncode == 1, lines
+    assert_no_dask_noise(lines)
+    rows = store.load_results(tmp_path / "out" / "dying")
+    errors = dict(zip(rows["strategy_params"], rows["error"], strict=True))
+    assert rows.set_index("strategy").loc["greedy", "status"] == "ok"
+    exited = errors['{"how":"exit"}']
+    assert exited.startswith("batch lost: strategy 'dying' (dying.Dying, how='exit'): ")
+    assert "its process exited with status 3" in exited
+    crashed = errors['{"how":"segfault"}']
+    assert crashed.startswith("batch lost: strategy 'dying' (dying.Dying, how='segfault'): ")
+    assert "killed by SIGSEGV (a crash in compiled code)" in crashed
+    said = [line for line in lines if line.startswith("warning: a batch of 1 task was lost")]
+    assert len(said) == 2, lines
+    assert len(lines) == 7, lines
+
+
+@pytest.mark.slow
+def test_a_local_cluster_left_without_workers_stops_the_run_with_one_line(tmp_path):
+    """A worker process that dies and cannot be started again leaves the LocalCluster
+    without workers: the run does not wait for ever; the batches that were on the worker are
+    stored as failed tasks naming their strategy, and one line says why the run stops,
+    exit 2."""
+    done, lines, took = run_dying(
+        tmp_path,
+        "cluster.n_workers=1",
+        "study.strategies.dying.how=[exit]",
+        env={"NO_RESTART": "1"},
+    )
+    assert done.returncode == 2, lines
+    assert took < DIES_WITHIN_S
+    assert_no_dask_noise(lines)
+    assert lines[-1].startswith("error: cluster=local: the LocalCluster has no worker left"), lines
+    assert "Dask could not start its worker processes again" in lines[-1]
+    assert "its process exited with status 3" in lines[-1]
+    rows = store.load_results(tmp_path / "out" / "dying").set_index("strategy")
+    error = rows.loc["dying", "error"]
+    assert error.startswith("batch lost: strategy 'dying' (dying.Dying, how='exit'): ")
+    assert "the LocalCluster has no worker left" in error
