@@ -85,12 +85,17 @@ class LastWorkerWatch:
             gone = "Dask could not start its worker processes again"
         else:
             gone = "its worker processes were closed and none took their place"
+        held = (
+            f"stored as failed tasks: those of the {counted(ran, 'batch')} it held"
+            if ran
+            else "no batch was on it"
+        )
         return (
             f"cluster=local: the LocalCluster has no worker left ({gone}; the last worker "
-            f"process to die: {self.deaths.how_it_ended(self.deaths.last)}); the "
-            f"{counted(ran, 'batch')} on it then are stored as failed tasks, the other tasks "
-            "are not run; the results stored so far are intact: run the same command again "
-            "to compute the rest (stored tasks are skipped, failed ones computed again)"
+            f"process to die: {self.deaths.how_it_ended(self.deaths.last)}); "
+            f"{held}; not run: the other tasks; the results stored so far are intact: run "
+            "the same command again to compute the rest (stored tasks are skipped, failed "
+            "ones computed again)"
         )
 
 

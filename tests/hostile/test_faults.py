@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 
 from pipeline import store
+from pipeline.backends.executor import CallLost
+from pipeline.backends.last_worker import LastWorkerWatch, NoWorkerLeft
+from pipeline.backends.worker_deaths import WorkerDeaths
 from pipeline.config import StudyError
 from pipeline.run import run_study
 from solvers import Family, Param, register
@@ -288,3 +293,90 @@ def test_a_local_cluster_left_without_workers_stops_the_run_with_one_line(tmp_pa
     error = rows.loc["dying", "error"]
     assert error.startswith("batch lost: strategy 'dying' (dying.Dying, how='exit'): ")
     assert "the LocalCluster has no worker left" in error
+
+
+def nanny_line(name: str, text: str, level: int = logging.WARNING) -> logging.LogRecord:
+    return logging.LogRecord(name, level, "nanny.py", 1, text, None, None)
+
+
+def test_dask_s_lines_about_dying_workers_are_read_and_taken_off_the_output():
+    """Each of Dask's lines about a worker process that dies is kept for the run's log and
+    not printed; what it says (exit status, signal, over the memory limit) names how the
+    last process that ran a lost call ended.  Other lines pass as their logger's level has
+    it (the nanny's INFO lines, let through to the filter, go no further)."""
+    deaths = WorkerDeaths("300.0 MB, cluster.memory_limit=300MB")
+    said = {
+        nanny_line("distributed.nanny", "Worker process 11 exited with status 3", logging.INFO),
+        nanny_line("distributed.nanny", "Worker process 12 was killed by signal 11", logging.INFO),
+        nanny_line(
+            "distributed.nanny.memory",
+            "Worker tls://127.0.0.1:4000 (pid=13) exceeded 95% memory budget. Restarting...",
+        ),
+        nanny_line("distributed.nanny", "Restarting worker (status=Status.running)"),
+        nanny_line("distributed.worker.memory", "Unmanaged memory use is high. This may ..."),
+    }
+    assert not any(deaths.filter(record) for record in said)
+    assert len(deaths.lines) == len(said)
+    assert deaths.filter(nanny_line("distributed.scheduler", "Some other warning"))
+    assert not deaths.filter(nanny_line("distributed.nanny", "Start Nanny at", logging.INFO))
+    assert deaths.how_it_ended(11) == (
+        "its process exited with status 3 (code in the task ended it: os._exit, or a "
+        "library's exit)"
+    )
+    assert deaths.how_it_ended(12) == "its process was killed by SIGSEGV (a crash in compiled code)"
+    assert deaths.how_it_ended(13) == (
+        "Dask ended it for holding more than the worker's memory limit (300.0 MB, "
+        "cluster.memory_limit=300MB)"
+    )
+
+    class KilledWorker(Exception):  # as distributed.scheduler's, as far as it is read
+        allowed_failures = 3
+        last_worker = SimpleNamespace(pid=11)
+
+    lost = deaths.explained(KilledWorker())
+    assert isinstance(lost, CallLost)
+    assert str(lost).startswith("the worker process running it died each of the 4 times")
+    assert str(lost).endswith(
+        "the last time its process exited with status 3 (code in the "
+        "task ended it: os._exit, or a library's exit)"
+    )
+    other = RuntimeError("boom")
+    assert deaths.explained(other) is other
+
+
+class FakeCluster:
+    """A LocalCluster as LastWorkerWatch reads it: its scheduler's workers and tasks, its
+    nannies' states, its loop (``sync``)."""
+
+    def __init__(self, workers: int, nannies: list[str], suspicious: dict[str, int]):
+        tasks = {k: SimpleNamespace(suspicious=n) for k, n in suspicious.items()}
+        self.scheduler = SimpleNamespace(workers=dict.fromkeys(range(workers)), tasks=tasks)
+        self.workers = {
+            i: SimpleNamespace(status=SimpleNamespace(name=s)) for i, s in enumerate(nannies)
+        }
+
+    def sync(self, fn):
+        import asyncio
+
+        return asyncio.run(fn())
+
+
+def test_a_local_cluster_without_workers_stops_the_wait_naming_the_batches_it_held():
+    """The watch lets the driver wait while the scheduler has a worker, or a nanny starts
+    one (up to its grace); with no worker and none starting it raises NoWorkerLeft naming
+    the calls that were on a worker that died."""
+    deaths = WorkerDeaths()
+    pending = lambda: ["a", "b", "c"]  # noqa: E731
+    LastWorkerWatch(FakeCluster(1, ["running"], {"a": 1}), deaths, pending)()  # a worker
+    restarting = LastWorkerWatch(FakeCluster(0, ["running"], {"a": 1}), deaths, pending)
+    restarting()  # a nanny starts its worker again: the wait goes on
+    restarting.grace = 0
+    with pytest.raises(NoWorkerLeft, match="no worker has joined its scheduler for 0 s"):
+        restarting()
+    gone = LastWorkerWatch(FakeCluster(0, ["closed"], {"a": 1, "b": 0}), deaths, pending)
+    with pytest.raises(NoWorkerLeft) as stop:
+        gone()
+    assert stop.value.lost == {"a"}
+    assert "its worker processes were closed and none took their place" in str(stop.value)
+    assert "stored as failed tasks: those of the 1 batch it held" in str(stop.value)
+    assert "the LocalCluster has no worker left" in stop.value.why
