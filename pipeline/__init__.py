@@ -10,7 +10,7 @@ if sys.argv[:1] == ["-m"]:  # Python locates a module to run: Ctrl-C is one line
 
     _caught: list[int] = []  # a Ctrl-C or SIGTERM while pipeline.ctrl_c is read
 
-    def _hold(signum, frame):  # noqa: ANN001, ANN202 - a signal handler
+    def _hold(signum, frame):  # the handler while pipeline.ctrl_c is read
         _caught.append(signum)
 
     _defaults = {_signal.SIGINT: _signal.default_int_handler, _signal.SIGTERM: _signal.SIG_DFL}

@@ -94,6 +94,13 @@ def local_cluster_settings(dashboard: bool, method: str = "auto") -> dict[str, A
     6 CPU seconds while the load study ran (benchmarks/bench_load.py, 100,000 tasks).  Memory
     is still checked twice a second.  Workers start by ``method`` (:func:`start_method`).
 
+    Workers never pause: Dask pauses a worker over 80% of its memory limit until spilling
+    its stored results brings it back under, but the memory of this pipeline's tasks is their
+    own (a batch's result leaves for the driver at once), which no spill frees, so a task that
+    keeps 85% (a strategy's cache held between calls) paused its worker for ever, and the
+    run with it.  Unpaused, the worker takes the next batch, and its nanny ends it if it
+    goes over 95% (:mod:`pipeline.backends.worker_deaths`); another takes its place.
+
     Without the dashboard the scheduler and the workers serve no HTTP routes (Dask's
     defaults show workers, task names, call stacks and logs to any local account), and
     their HTTP servers are closed as they start (:mod:`pipeline.backends.http_off`).
@@ -104,6 +111,7 @@ def local_cluster_settings(dashboard: bool, method: str = "auto") -> dict[str, A
         "distributed.worker.memory.monitor-interval": "500ms",
         "distributed.admin.system-monitor.interval": "2s",
         "distributed.admin.tick.interval": "1s",
+        "distributed.worker.memory.pause": False,
     }
     if not dashboard:
         settings["distributed.scheduler.http.routes"] = []

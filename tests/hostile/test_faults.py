@@ -137,13 +137,34 @@ import ctypes
 import os
 
 
+KEPT = []  # what ``how="keep"`` holds in this process for good
+
+
+def written(size):
+    """``size`` bytes, each page written: resident."""
+    block = bytearray(max(0, size))
+    block[::4096] = b"x" * len(block[::4096])
+    return block
+
+
 class Dying:
-    """Guesses the first type with cards left, after ending its process as ``how`` says."""
+    """Guesses the first type with cards left, after ending its process as ``how`` says
+    (``exit``, ``segfault``, ``memory``: ``mb`` MB more at each guess), or, ``keep``, holding
+    87% of its Dask worker's memory limit for good from its first task there."""
 
     def __init__(self, how="exit", mb=0):
         self.how, self.mb, self.held = how, mb, []
 
     def start(self, deck):
+        if self.how == "keep" and not KEPT:
+            import psutil
+            from distributed import get_worker
+
+            try:
+                limit = get_worker().memory_manager.memory_limit
+            except ValueError:  # not on a worker
+                return tuple(deck)
+            KEPT.append(written(int(0.87 * limit) - psutil.Process().memory_info().rss))
         return tuple(deck)
 
     def guess(self, belief):
@@ -151,10 +172,8 @@ class Dying:
             os._exit(3)
         if self.how == "segfault":
             ctypes.string_at(0)
-        if self.how == "memory":  # held, each page written: resident, over the limit
-            block = bytearray(self.mb * 2**20)
-            block[::4096] = b"x" * len(block[::4096])
-            self.held.append(block)
+        if self.how == "memory":
+            self.held.append(written(self.mb * 2**20))
         return next(t for t, left in enumerate(belief) if left)
 
     def update(self, belief, guess, yes):
@@ -269,6 +288,24 @@ def test_a_strategy_that_ends_its_process_is_a_lost_batch_naming_it_and_how(tmp_
     said = [line for line in lines if line.startswith("warning: a batch of 1 task was lost")]
     assert len(said) == 2, lines
     assert len(lines) == 7, lines
+
+
+@pytest.mark.slow
+def test_a_strategy_keeping_most_of_the_workers_memory_does_not_stall_the_run(tmp_path):
+    """A strategy that keeps 87% of its worker's memory limit for good (over the 80% at which
+    Dask would pause the worker until memory is freed, under the 95% at which it ends it):
+    the worker goes on taking batches, every task is stored, exit 0, nothing else said."""
+    done, lines, _ = run_dying(
+        tmp_path,
+        "cluster.n_workers=1",
+        "cluster.memory_limit=300MB",
+        "study.strategies.dying.how=[keep]",
+        "study.grid.deck=[[2,2],[3,3],[2,2,2],[4,4]]",
+    )
+    assert done.returncode == 0, lines
+    rows = store.load_results(tmp_path / "out" / "dying")
+    assert len(rows) == 8 and set(rows["status"]) == {"ok"}
+    assert len(lines) == 4, lines  # the study, the cluster, the study done, the summary
 
 
 @pytest.mark.slow
