@@ -3,8 +3,8 @@
 A LocalCluster's nanny starts its worker process again when it dies; but a nanny that cannot
 (the new process fails to start), or whose worker was closed rather than killed (retired, or
 ended by an exception inside its event loop), closes itself.  With no nanny left the
-scheduler keeps the run's calls for a worker that never comes, and the driver waited for
-ever.  :class:`LastWorkerWatch` looks once a second while the driver waits.
+scheduler keeps the run's calls for a worker that never comes, and the driver would wait
+for ever.  :class:`LastWorkerWatch` looks once a second while the driver waits.
 """
 
 from __future__ import annotations

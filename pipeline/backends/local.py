@@ -97,8 +97,8 @@ def local_cluster_settings(dashboard: bool, method: str = "auto") -> dict[str, A
     Workers never pause: Dask pauses a worker over 80% of its memory limit until spilling
     its stored results brings it back under, but the memory of this pipeline's tasks is their
     own (a batch's result leaves for the driver at once), which no spill frees, so a task that
-    keeps 85% (a strategy's cache held between calls) paused its worker for ever, and the
-    run with it.  Unpaused, the worker takes the next batch, and its nanny ends it if it
+    keeps 85% (a strategy's cache held between calls) would pause its worker for ever, and
+    the run with it.  Unpaused, the worker takes the next batch, and its nanny ends it if it
     goes over 95% (:mod:`pipeline.backends.worker_deaths`); another takes its place.
 
     Without the dashboard the scheduler and the workers serve no HTTP routes (Dask's
@@ -209,7 +209,7 @@ def _worker_ignores_stops() -> None:
     spawned workers, this the moments before a forked worker reaches it).  Without it a
     forked worker would inherit the driver's handler, and a SIGTERM (its nanny's, over the
     memory limit) would raise KeyboardInterrupt inside the worker's event loop, which ends
-    the worker without its nanny starting another: the run then waited for ever."""
+    the worker without its nanny starting another: the run would wait for ever."""
     if _forking_workers[0]:
         for stop in worker_setup.STOPS:
             signal.signal(stop, signal.SIG_IGN)

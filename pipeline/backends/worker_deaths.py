@@ -4,10 +4,10 @@ off the terminal, and what ended each process, to name it in the lost batch's ro
 A task whose code ends its process (``os._exit``, a crash in compiled code) or holds more
 memory than ``cluster.memory_limit`` (its nanny ends the worker) kills its worker; Dask starts
 another and runs the task again, up to ``distributed.scheduler.allowed-failures`` more times
-(3), then gives the task up (``KilledWorker``).  Each death was 4-9 lines of Dask's logging on
-the terminal ("Restarting worker", "exceeded 95% memory budget", "is slow to accept SIGTERM",
-"marked as failed because 4 workers died"), 19-352 lines in all, and the rows said only
-``KilledWorker ... on 4 different workers``.
+(3), then gives the task up (``KilledWorker``).  Left alone, each death puts 4-9 lines of
+Dask's logging on the terminal ("Restarting worker", "exceeded 95% memory budget", "is slow
+to accept SIGTERM", "marked as failed because 4 workers died"), and the rows would say only
+``KilledWorker ... on 4 different workers``, naming neither the task nor what ended it.
 
 :class:`WorkerDeaths` is a logging filter on the loggers those lines go through (the nannies
 and the scheduler run in the driver; the workers' own memory warnings, in the workers, are
@@ -17,7 +17,8 @@ or signal (the nanny's INFO line, let through to the filter and no further) and 
 nanny ended it over the memory limit.  :meth:`WorkerDeaths.explained` turns a lost call's
 ``KilledWorker`` into a :class:`WorkerDied` saying so.
 
-Imported by every worker as it starts (the preload): nothing heavy here.
+Imported by every worker as it starts (the preload), so it imports only the standard library
+and the executors' module.
 """
 
 from __future__ import annotations
