@@ -135,6 +135,7 @@ def test_bad_run_settings_name_the_key(outputs, override, key):
 DYING_STRATEGIES = '''
 import ctypes
 import os
+import time
 
 
 KEPT = []  # what ``how="keep"`` holds in this process for good
@@ -165,6 +166,7 @@ class Dying:
             except ValueError:  # not on a worker
                 return tuple(deck)
             KEPT.append(written(int(0.87 * limit) - psutil.Process().memory_info().rss))
+            time.sleep(1.0)  # the worker's memory is checked twice a second: seen held
         return tuple(deck)
 
     def guess(self, belief):
@@ -301,6 +303,7 @@ def test_a_strategy_keeping_most_of_the_workers_memory_does_not_stall_the_run(tm
         "cluster.memory_limit=300MB",
         "study.strategies.dying.how=[keep]",
         "study.grid.deck=[[2,2],[3,3],[2,2,2],[4,4]]",
+        "run.batch_size=1",
     )
     assert done.returncode == 0, lines
     rows = store.load_results(tmp_path / "out" / "dying")
