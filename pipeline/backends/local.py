@@ -370,7 +370,8 @@ def open(cluster: Any, workers: Workers) -> Iterator[StartingExecutor]:  # noqa:
             yield executor
     finally:
         log_file = executor.log_file if executor is not None else None
-        deaths.write_log(log_file)
+        cut_short = refused.forgive(deaths.times) if refused is not None else []
+        deaths.write_log(log_file, cut_short)  # a worker killed while it connected
         line = refusals.report(refused, log_file) if refused is not None else None
         if line:
             print(f"warning: {line}", file=sys.stderr, flush=True)

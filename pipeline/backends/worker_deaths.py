@@ -29,7 +29,7 @@ import logging
 import re
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pipeline.backends.executor import CallLost
@@ -90,6 +90,7 @@ class WorkerDeaths(logging.Filter):
         self.over_memory: set[int] = set()  # worker pids their nanny ended over the limit
         self.restart_failed = 0  # nannies that could not start a worker again
         self.last: int | None = None  # the pid of the worker process that ended last
+        self.times: list[float] = []  # when each worker process was seen to end
 
     def filter(self, record: logging.LogRecord) -> bool:
         found = self._death_line(record)
@@ -100,6 +101,8 @@ class WorkerDeaths(logging.Filter):
         with self.lock:
             if groups.get("memory"):
                 self.over_memory.add(int(groups["memory"]))
+            if groups.get("pid"):
+                self.times.append(record.created)
             if groups.get("status"):
                 self.last = int(groups["pid"])
                 self.ended[self.last] = exit_words(int(groups["status"]))
@@ -153,10 +156,11 @@ class WorkerDeaths(logging.Filter):
             f"{self.how_it_ended(pid, wait=SAYS_WITHIN_S)}"
         )
 
-    def write_log(self, log_file: Path | None) -> None:
-        """The lines taken off the output, appended to the run's log (none: nothing)."""
+    def write_log(self, log_file: Path | None, more: Iterable[str] = ()) -> None:
+        """The lines taken off the output, and ``more`` lines about the deaths, appended to
+        the run's log (none: nothing)."""
         with self.lock:
-            lines, dropped = self.lines, self.dropped
+            lines, dropped = sorted([*self.lines, *more]), self.dropped
         if not lines or log_file is None:
             return
         more = [f"... and {dropped} more line(s) about worker deaths"] if dropped else []

@@ -420,3 +420,27 @@ def test_a_local_cluster_without_workers_stops_the_wait_naming_the_batches_it_he
     assert "its worker processes were closed and none took their place" in str(stop.value)
     assert "stored as failed tasks: those of the 1 batch it held" in str(stop.value)
     assert "the LocalCluster has no worker left" in stop.value.why
+
+
+def test_a_handshake_cut_short_as_a_worker_dies_is_not_counted_as_a_refusal():
+    """A worker process killed while it connects leaves its TLS handshake half done, which
+    the listener logs as it logs a stranger's refused connection: one within a second of a
+    worker's death is not counted (its line goes to the run's log with the deaths); one at
+    another time, or a handshake that failed otherwise, still is."""
+    from pipeline.backends.refusals import Refusals
+
+    def handshake(when: float, why: str) -> logging.LogRecord:
+        text = f"Listener on 'tls://127.0.0.1:1': TLS handshake failed with remote 'x': {why}"
+        record = nanny_line("distributed.comm.tcp", text)
+        record.created = when
+        return record
+
+    refused = Refusals()
+    eof = "[SSL: UNEXPECTED_EOF_WHILE_READING] EOF occurred in violation of protocol (_ssl.c:1)"
+    refused.add(handshake(100.0, eof), "connection")  # as a worker died at 100.002
+    refused.add(handshake(200.0, eof), "connection")  # a stranger leaving half way
+    refused.add(handshake(100.1, "[SSL] certificate required"), "connection")
+    forgiven = refused.forgive([100.002])
+    assert len(forgiven) == 1 and "EOF occurred" in forgiven[0]
+    seen = refused.take()
+    assert seen["count"] == 2 and forgiven[0] not in seen["lines"]
