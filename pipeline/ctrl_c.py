@@ -8,15 +8,18 @@ SIGTERM ends the process with no word. :func:`starting` is installed before thos
 runs ``python -m pipeline``, before it reads ``pipeline/__main__.py``): until the command's
 own handling takes over (:func:`stop_on_first_ctrl_c`), Ctrl-C ends the process at once with
 the one line and exit status 130 (SIGTERM: 143). Nothing is written before that point, so
-nothing is left half done.
+nothing is left half done.  For ``python -m pipeline`` the first lines of
+``pipeline/__init__.py`` hold both stops (with the interpreter's built-in ``_signal``) while
+Python reads this module and the modules it imports, a millisecond or so; a stop held then
+ends the command as soon as :func:`starting` is set.
 
 **While it runs.** :func:`stop_on_first_ctrl_c`: the first Ctrl-C or SIGTERM raises
 KeyboardInterrupt and is remembered (:func:`stopped_by`); every later one is ignored.  A stop
 leaves :func:`pipeline.run.run_study` as one :class:`RunStopped` carrying the run's report,
 from which the command's one line says what is stored (:mod:`pipeline.exit_lines`).
 
-This module imports nothing but the standard library's ``os``, ``signal``, ``sys`` and
-``threading``.
+This module imports nothing but the standard library's ``os``, ``signal``, ``sys``,
+``threading``, ``typing`` and ``collections.abc``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 STOPS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}  # what stops the command
@@ -59,14 +63,19 @@ def stopped_while_starting(signum: int, frame: Any) -> None:
     os._exit(exit_status(signum))
 
 
-def starting() -> None:
+def starting(held: Any = None, caught: Sequence[int] = ()) -> None:
     """Ctrl-C and SIGTERM end the command with the one line until the command's own handler
     is set; each left alone where it is not Python's default (a background job ignores
-    Ctrl-C)."""
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, stopped_while_starting)
-    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, stopped_while_starting)
+    Ctrl-C).  ``held``: the handler ``pipeline/__init__.py`` set while it read this module,
+    taken as the default; ``caught``: the stops it held meanwhile, the first of which ends
+    the command now."""
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    for stop, default in defaults.items():
+        handler = signal.getsignal(stop)
+        if handler == default or (held is not None and handler is held):
+            signal.signal(stop, stopped_while_starting)
+    if caught:
+        stopped_while_starting(caught[0], None)
 
 
 def run_as_command(orig_argv: list[str] | None = None) -> bool:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import pipeline.worker
+from pipeline.backends.executor import CallLost
 from pipeline.long_task_setup import LongTaskSetup, clear_checkpoints
 from pipeline.progress import ProgressBars, tasks_bar
 from pipeline.provenance import run_metadata, save_run_config
@@ -39,6 +40,7 @@ from pipeline.worker import (
     TaskSlice,
     lost_batch,
     metadata_bytes,
+    task_words,
 )
 from solvers.kit.atomic_files import replace_file
 from solvers.kit.words import counted
@@ -164,13 +166,17 @@ class BatchWork:
 
 
 def finished_batches(
-    executor: Executor, cutter: BatchCutter, work: BatchWork
+    executor: Executor,
+    cutter: BatchCutter,
+    work: BatchWork,
+    say: Callable[[str], None] | None = None,
 ) -> Iterator[DoneBatch]:
     """A DoneBatch per finished batch, in completion order.
 
     At most ``cutter.out_at_once()`` batches are out at a time (fewer where the executor runs
     fewer at once); a batch its worker never returned (the worker died, or the batch failed
-    outside the solver) becomes error rows, and the study goes on.
+    outside the solver) becomes error rows, one line to ``say`` (:func:`lost_line`), and the
+    study goes on.
     """
     batch_of: dict[Any, TaskSlice] = {}
 
@@ -198,8 +204,27 @@ def finished_batches(
         if call.lost is None:
             yield call.result
         else:
+            if say is not None:
+                say(lost_line(batch, call.lost))
             yield lost_batch(batch, work.study, work.metadata, call.lost)
         fill()
+
+
+SHOWN_TASKS = 3  # what a lost batch's line names of the tasks it held
+
+
+def lost_line(batch: TaskSlice, exc: BaseException) -> str:
+    """The one line of a lost batch: what it held (its tasks' strategies and arguments, the
+    first SHOWN_TASKS), why it was lost, and that its tasks are stored as failed."""
+    held = list(dict.fromkeys(task_words(task) for _, task in batch.iter_pairs()))
+    named = "; ".join(held[:SHOWN_TASKS]) + (
+        f"; and {len(held) - SHOWN_TASKS} more" if len(held) > SHOWN_TASKS else ""
+    )
+    why = str(exc) if isinstance(exc, CallLost) else f"{type(exc).__name__}: {exc}"
+    return (
+        f"warning: a batch of {counted(len(batch), 'task')} was lost ({named}): {why}; its "
+        "tasks are stored as failed (the next run computes them again)"
+    )
 
 
 def compute(run, left: Plan, setup: LongTaskSetup) -> None:
@@ -223,7 +248,7 @@ def compute(run, left: Plan, setup: LongTaskSetup) -> None:
             ProgressBars(setup.progress, run.log) as bars,  # running long tasks, below the bar
             executor.worker_events(bars.show if bars.enabled else None, bars.say),
         ):
-            for done in finished_batches(executor, cutter, work):
+            for done in finished_batches(executor, cutter, work, bars.say):
                 stored(run, done, bars.say)
                 cutter.observe(done.seconds, done.n_tasks)
                 executor.expect(cutter.per_task, cutter.left)

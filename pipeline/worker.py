@@ -38,6 +38,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.backends.executor import CallLost
 from pipeline.ctrl_c import stopping
 from pipeline.exception_chain import raised_from
 from pipeline.long_task_setup import LongTaskSetup, finish
@@ -46,7 +47,7 @@ from solvers.grid import Grid, runs
 from solvers.kit.current_task import Deferred, reset_current, set_current, using
 from solvers.kit.interrupts import raised_by_code
 from solvers.kit.task_context import current
-from solvers.own_strategy import StrategyError
+from solvers.own_strategy import StrategyError, is_own, strategy_words
 from solvers.registry import Row, get_family, param_columns, solve
 
 
@@ -385,11 +386,24 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def batch_error_row(tid: str, task: dict, study: str, exc: BaseException) -> Row:
-    """The error row of a task whose whole batch was lost (e.g. its worker died)."""
+    """The error row of a task whose whole batch was lost (e.g. its worker died): what the
+    task ran (:func:`task_words`) and why it was lost."""
     row = error_row(task, exc)
-    row["error"] = f"batch lost: {row['error']}"
+    why = str(exc) if isinstance(exc, CallLost) else row["error"]
+    row["error"] = f"batch lost: {task_words(task)}: {why}"
     row["task_id"], row["study"] = tid, study
     return row
+
+
+def task_words(task: Mapping[str, Any]) -> str:
+    """What a task ran, for a message: its strategy of one's own with its class and
+    arguments (``strategy 'switch' (mystrat.SwitchAfterNo, patience=2)``), a built-in
+    strategy by name, or its family."""
+    if is_own(task):
+        return strategy_words(task)
+    if task.get("strategy") is not None:
+        return f"strategy {task['strategy']!r}"
+    return f"a task of {task['family']}"
 
 
 def error_row(task: dict, exc: BaseException) -> Row:

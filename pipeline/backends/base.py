@@ -83,7 +83,9 @@ def quiet_while_stopping(opened: contextlib.AbstractContextManager[Any]) -> Iter
     Tornado's and asyncio's loggers are silent.  A stopped cluster's scheduler logged
     "Couldn't gather keys: {'last_log_chunk-...': 'forgotten'}" (a split task's chunks, their
     workers stopped), and a connection cut mid-handshake a TLS error; the run's one line says
-    what happened.  Their levels are put back once the cluster has closed."""
+    what happened.  Their levels are put back once the cluster has closed (each one still
+    silent: a level the closing cluster put back itself, as :mod:`.worker_deaths` does, is
+    left as it was put)."""
     levels: dict[str, int] = {}
     try:
         with opened as executor:
@@ -98,11 +100,16 @@ def quiet_while_stopping(opened: contextlib.AbstractContextManager[Any]) -> Iter
                 for name in {*STOPPING_QUIET, *names}:
                     logger = logging.getLogger(name)
                     levels[name] = logger.level
-                    logger.setLevel(logging.CRITICAL + 1)
+                    logger.setLevel(SILENT)
                 raise
     finally:
         for name, level in levels.items():
-            logging.getLogger(name).setLevel(level)
+            logger = logging.getLogger(name)
+            if logger.level == SILENT:
+                logger.setLevel(level)
+
+
+SILENT = logging.CRITICAL + 1  # a logger's level that lets no record through
 
 
 def tls_files(tls: Any, *, key_prefix: str = "cluster.tls") -> dict[str, str] | None:

@@ -18,6 +18,8 @@ from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
 from pipeline.backends.executor import Completed, Executor
+from pipeline.backends.last_worker import NoWorkerLeft
+from pipeline.backends.worker_deaths import WorkerDied
 from pipeline.long_task_setup import TOPIC, WARNINGS
 from solvers.kit.task_progress import Progress
 
@@ -28,7 +30,11 @@ class DaskExecutor(Executor):
     """Calls as tasks on the workers of ``client`` (a ``distributed.Client``).
 
     ``watch`` (None: none) is called about once a second while the driver waits for its
-    calls; it may say something, or raise StudyError to stop the run.  A backend that started
+    calls; it may say something, or raise StudyError to stop the run (a
+    :class:`~pipeline.backends.last_worker.NoWorkerLeft` names calls lost to it, each
+    completed as lost before the run stops).  ``explain`` (None: none) turns the error of a
+    call that never came back into the one its rows give (its worker's death in words).
+    A backend that started
     the cluster closes it on exit, with what is left running; on a client the caller keeps,
     the calls left are cancelled on exit instead (:mod:`pipeline.backends.given_client`).
     """
@@ -40,10 +46,12 @@ class DaskExecutor(Executor):
         description: str,
         task_cluster: Any = None,
         watch: Callable[[], None] | None = None,
+        explain: Callable[[BaseException], BaseException] | None = None,
     ):
         super().__init__(n_workers, description, task_cluster)
         self.client = client
         self.watch = watch
+        self.explain = explain
         self._out: dict[Hashable, Any] = {}  # submitted, not yet completed: key -> future
         self._pending: Any = None  # distributed.as_completed over them, made at the first call
 
@@ -61,14 +69,26 @@ class DaskExecutor(Executor):
     def completed(self) -> Iterator[Completed]:
         if self._pending is None:
             return
-        for future in finished(self._pending, self.watch):
-            self._out.pop(future.key, None)
-            try:
-                call = Completed(future.key, future.result())
-            except Exception as exc:  # noqa: BLE001 - the worker died, or the call could not run
-                call = Completed(future.key, lost=exc)
-            future.release()
-            yield call
+        try:
+            for future in finished(self._pending, self.watch):
+                self._out.pop(future.key, None)
+                try:
+                    call = Completed(future.key, future.result())
+                except Exception as exc:  # noqa: BLE001 - the worker died, or the call could not run
+                    call = Completed(
+                        future.key, lost=exc if self.explain is None else self.explain(exc)
+                    )
+                future.release()
+                yield call
+        except NoWorkerLeft as stop:
+            for key in [k for k in self._out if k in stop.lost]:
+                self._out.pop(key).release()
+                yield Completed(key, lost=WorkerDied(stop.why))
+            raise
+
+    def pending(self) -> list[Hashable]:
+        """The keys of the calls submitted and not yet completed."""
+        return list(self._out)
 
     @contextlib.contextmanager
     def worker_events(

@@ -28,6 +28,11 @@ from typing import Any
 from solvers.kit.task_progress import Progress
 
 
+class CallLost(Exception):
+    """Why a call never came back, in words a row gives as they are (its worker's death, as
+    the executor knows it)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Completed:
     """A submitted call that finished: its handle (what :meth:`Executor.submit` returned) and

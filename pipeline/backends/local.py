@@ -11,10 +11,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from pipeline.backends import refusals, worker_memory
+from pipeline.backends import refusals, worker_deaths, worker_memory, worker_setup
 from pipeline.backends.access_log import access_log_dropped
 from pipeline.backends.base import Workers, quiet_dask_logs, worker_budget
 from pipeline.backends.dask_executor import DaskExecutor
+from pipeline.backends.last_worker import LastWorkerWatch
 from pipeline.backends.starting import StartingExecutor, cluster_here, starting
 from pipeline.config import StudyError
 from pipeline.heap import no_cyclic_gc
@@ -48,6 +49,15 @@ def workers(cluster: Any) -> Workers:
     memory = machine_memory()
     total = None if budget else Budget(memory, f"this machine's memory ({format_bytes(memory)})")
     return Workers(cluster.n_workers or os.cpu_count() or 1, budget, memory=total)
+
+
+def memory_words(cluster: Any) -> str | None:
+    """A worker's memory limit as the rows of a batch lost to it say it ("300.0 MB,
+    cluster.memory_limit=300MB"), None without one."""
+    limit = worker_memory.memory_limit(cluster.memory_limit, cluster.threads_per_worker)
+    if not limit:
+        return None
+    return f"{format_bytes(limit)}, cluster.memory_limit={cluster.memory_limit}"
 
 
 def machine_memory() -> int:
@@ -84,6 +94,13 @@ def local_cluster_settings(dashboard: bool, method: str = "auto") -> dict[str, A
     6 CPU seconds while the load study ran (benchmarks/bench_load.py, 100,000 tasks).  Memory
     is still checked twice a second.  Workers start by ``method`` (:func:`start_method`).
 
+    Workers never pause: Dask pauses a worker over 80% of its memory limit until spilling
+    its stored results brings it back under, but the memory of this pipeline's tasks is their
+    own (a batch's result leaves for the driver at once), which no spill frees, so a task that
+    keeps 85% (a strategy's cache held between calls) would pause its worker for ever, and
+    the run with it.  Unpaused, the worker takes the next batch, and its nanny ends it if it
+    goes over 95% (:mod:`pipeline.backends.worker_deaths`); another takes its place.
+
     Without the dashboard the scheduler and the workers serve no HTTP routes (Dask's
     defaults show workers, task names, call stacks and logs to any local account), and
     their HTTP servers are closed as they start (:mod:`pipeline.backends.http_off`).
@@ -94,6 +111,7 @@ def local_cluster_settings(dashboard: bool, method: str = "auto") -> dict[str, A
         "distributed.worker.memory.monitor-interval": "500ms",
         "distributed.admin.system-monitor.interval": "2s",
         "distributed.admin.tick.interval": "1s",
+        "distributed.worker.memory.pause": False,
     }
     if not dashboard:
         settings["distributed.scheduler.http.routes"] = []
@@ -185,19 +203,23 @@ def _ready_to_fork(enabled: bool) -> Iterator[None]:
 _forking_workers = [0]  # LocalClusters open in this process (their nannies fork workers)
 
 
-def _worker_ignores_ctrl_c() -> None:
-    """In a process forked while a LocalCluster is open (a worker): ignore Ctrl-C from the
-    start (see pipeline.backends.worker_setup.ignore_ctrl_c; the preload covers spawned
-    workers, this the moments before a forked worker reaches it)."""
+def _worker_ignores_stops() -> None:
+    """In a process forked while a LocalCluster is open (a worker): ignore Ctrl-C and SIGTERM
+    from the start (see pipeline.backends.worker_setup.ignore_stops; the preload covers
+    spawned workers, this the moments before a forked worker reaches it).  Without it a
+    forked worker would inherit the driver's handler, and a SIGTERM (its nanny's, over the
+    memory limit) would raise KeyboardInterrupt inside the worker's event loop, which ends
+    the worker without its nanny starting another: the run would wait for ever."""
     if _forking_workers[0]:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for stop in worker_setup.STOPS:
+            signal.signal(stop, signal.SIG_IGN)
 
 
-os.register_at_fork(after_in_child=_worker_ignores_ctrl_c)
+os.register_at_fork(after_in_child=_worker_ignores_stops)
 
 
 @contextlib.contextmanager
-def _workers_ignore_ctrl_c() -> Iterator[None]:
+def _workers_ignore_stops() -> Iterator[None]:
     _forking_workers[0] += 1
     try:
         yield
@@ -251,7 +273,7 @@ def stop_workers_now(lc: Any, timeout: float = 0.5) -> None:
     """Stop the workers of the LocalCluster ``lc`` at once (Ctrl-C): each nanny closes,
     asking its worker to close and killing it after ``0.8 * timeout`` s, where the
     cluster's own close waits 4 s for the running tasks (a worker ignores Ctrl-C:
-    worker_setup.ignore_ctrl_c); a closing nanny does not start another worker."""
+    worker_setup.ignore_stops); a closing nanny does not start another worker."""
     import asyncio
 
     async def kill_all() -> None:
@@ -334,9 +356,10 @@ def open(cluster: Any, workers: Workers) -> Iterator[StartingExecutor]:  # noqa:
     if (warning := dashboard_warning(cluster)) is not None:
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     executor: StartingExecutor | None = None
+    deaths = worker_deaths.WorkerDeaths(memory_words(cluster))
 
     def start() -> contextlib.AbstractContextManager[DaskExecutor]:
-        return _gathering_refusals(_open(cluster, workers.count), refused)
+        return _gathering_refusals(_open(cluster, workers.count, deaths), refused)
 
     description = f"LocalCluster, {counted(workers.count, 'worker process')}"
     try:
@@ -347,6 +370,8 @@ def open(cluster: Any, workers: Workers) -> Iterator[StartingExecutor]:  # noqa:
             yield executor
     finally:
         log_file = executor.log_file if executor is not None else None
+        cut_short = refused.forgive(deaths.times) if refused is not None else []
+        deaths.write_log(log_file, cut_short)  # a worker killed while it connected
         line = refusals.report(refused, log_file) if refused is not None else None
         if line:
             print(f"warning: {line}", file=sys.stderr, flush=True)
@@ -369,8 +394,13 @@ def _gathering_refusals(
 
 
 @contextlib.contextmanager
-def _open(cluster: Any, n_workers: int) -> Iterator[DaskExecutor]:
-    """An executor on a new LocalCluster of ``n_workers`` bound to 127.0.0.1; closed on exit."""
+def _open(
+    cluster: Any, n_workers: int, deaths: worker_deaths.WorkerDeaths
+) -> Iterator[DaskExecutor]:
+    """An executor on a new LocalCluster of ``n_workers`` bound to 127.0.0.1; closed on exit.
+    What Dask logs of the worker processes that die is taken off the output into ``deaths``
+    (:mod:`.worker_deaths`), which names how they ended in the lost calls' errors; the run
+    stops when no worker is left (:mod:`.last_worker`)."""
     with no_cyclic_gc():  # ~0.1 s of collections while Dask imports (pipeline.heap)
         import dask
         from distributed import Client
@@ -381,9 +411,10 @@ def _open(cluster: Any, n_workers: int) -> Iterator[DaskExecutor]:
     method = start_method(cluster.start_method)
     security = throwaway_security() if cluster.tls else None
     with (
+        worker_deaths.watching(deaths),
         _quiet_once_stopped() as quiet,
         _ready_to_fork(method == "fork"),
-        _workers_ignore_ctrl_c(),
+        _workers_ignore_stops(),
         access_log_dropped() if cluster.dashboard else contextlib.nullcontext(),
         dask.config.set(local_cluster_settings(cluster.dashboard, method)),
         DaskLocalCluster(
@@ -406,8 +437,12 @@ def _open(cluster: Any, n_workers: int) -> Iterator[DaskExecutor]:
     ):
         link = f", dashboard {client.dashboard_link}" if cluster.dashboard else ""
         description = f"LocalCluster, {counted(n_workers, 'worker process')}{link}"
+        executor = DaskExecutor(
+            client, n_workers, description, cluster_here, explain=deaths.explained
+        )
+        executor.watch = LastWorkerWatch(lc, deaths, executor.pending)
         try:
-            yield DaskExecutor(client, n_workers, description, cluster_here)
+            yield executor
         except KeyboardInterrupt:
             quiet.stopped = True
             stop_workers_now(lc)

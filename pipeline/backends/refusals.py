@@ -31,6 +31,7 @@ from solvers.kit.words import counted
 
 LOGGERS = ("tornado.general", "distributed.comm.tcp")  # who logs a failed TLS handshake
 KEEP_LINES = 10_000  # lines kept per process (a flood is counted whole, kept in part)
+CUT_SHORT = "EOF occurred in violation of protocol"  # the peer closed during the handshake
 
 
 def refusal_kind(record: logging.LogRecord) -> str | None:
@@ -53,6 +54,7 @@ class Refusals:
         self.count = 0
         self.lines: list[str] = []
         self.dropped = 0  # lines past KEEP_LINES
+        self.cut_short: list[tuple[float, str, str]] = []  # the peer left: (time, line, kind)
 
     def add(self, record: logging.LogRecord, kind: str) -> None:
         if os.getpid() != self.pid:  # a forked worker's copy, until its own is installed
@@ -60,11 +62,30 @@ class Refusals:
         when = dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(timespec="milliseconds")
         line = f"{when} {record.name}: {record.getMessage()}"
         with self.lock:
+            if CUT_SHORT in line and len(self.cut_short) < KEEP_LINES:
+                self.cut_short.append((record.created, line, kind))
             self.count += kind == "connection"
             if len(self.lines) < KEEP_LINES:
                 self.lines.append(line)
             else:
                 self.dropped += 1
+
+    def forgive(self, deaths: list[float], within: float = 1.0) -> list[str]:
+        """Uncount the handshakes cut short (the peer gone half way) within ``within``
+        seconds of one of ``deaths`` (the times this cluster's worker processes died): a
+        worker killed while it connected, not a process without this run's certificate;
+        their lines, taken out of those kept (for the run's log beside the deaths)."""
+        with self.lock:
+            forgiven = [
+                cut
+                for cut in self.cut_short
+                if any(abs(cut[0] - death) <= within for death in deaths)
+            ]
+            lines = [line for _, line, _ in forgiven]
+            self.count -= sum(kind == "connection" for _, _, kind in forgiven)
+            self.lines = [line for line in self.lines if line not in lines]
+            self.cut_short = [cut for cut in self.cut_short if cut not in forgiven]
+        return lines
 
     def take(self) -> dict[str, Any]:
         """What was seen since the last take (a plain dict: it travels from a worker)."""

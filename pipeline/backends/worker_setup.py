@@ -11,7 +11,7 @@ import signal
 import weakref
 from typing import Any
 
-from pipeline.backends import refusals
+from pipeline.backends import refusals, worker_deaths
 
 HEARTBEAT_FAILED = "Failed to communicate with scheduler during heartbeat."
 
@@ -61,15 +61,26 @@ def dask_setup(worker: Any) -> None:
     logging.getLogger("distributed.worker").addFilter(HeartbeatAtCloseFilter(worker))
     logging.getLogger("distributed.worker.state_machine").addFilter(CancelledAtCloseFilter(worker))
     refusals.in_worker()  # refused TLS handshakes: kept for the driver, off the output
-    ignore_ctrl_c()
+    worker_deaths.in_worker()  # its memory warnings: the driver names a worker's death
+    ignore_stops()
 
 
-def ignore_ctrl_c() -> None:
+STOPS = (signal.SIGINT, signal.SIGTERM)  # what a worker ignores: the driver stops it
+
+
+def ignore_stops() -> None:
     """Ctrl-C in a terminal goes to every process of the foreground group, the workers
-    included; each would print its own KeyboardInterrupt traceback (~75 lines on the first
-    Ctrl-C).  A worker ignores it: the driver stops the run and closes the cluster, and a
-    worker whose driver is gone exits on its own (Dask watches the parent process).  Forked
-    workers already start with it ignored (pipeline.backends.local); this covers spawned
-    ones, from the moment the worker starts."""
+    included, and so does SIGTERM sent to the group (``kill -- -PGID``, a batch system
+    stopping a job); each worker would print its own KeyboardInterrupt traceback (~75 lines
+    on the first Ctrl-C), or die at once, its nanny starting another while the driver stops
+    the cluster.  A worker ignores both: the driver stops the run and closes the cluster, and
+    a worker whose driver is gone exits on its own (Dask watches the parent process).
+
+    A nanny ending a worker over its memory limit sends SIGTERM first, then SIGKILL at its
+    next check (half a second later, ``local_cluster_settings``) if the worker is still over
+    the limit: the worker ignoring SIGTERM is killed by the second.  Forked workers already
+    start with both ignored (pipeline.backends.local); this covers spawned ones, from the
+    moment the worker starts."""
     with contextlib.suppress(ValueError):  # not the main thread: nothing to change here
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for stop in STOPS:
+            signal.signal(stop, signal.SIG_IGN)

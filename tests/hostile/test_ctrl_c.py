@@ -41,9 +41,11 @@ from tests.helpers.terminal import as_a_terminal_job, interruptible
 NAP_DRIVER = ROOT / "tests" / "helpers" / "nap_driver.py"
 
 
-def ctrl_c(outputs: Path, nap: float, ready, times: int) -> tuple[int, str, str]:
-    """Run 40 naps on a 2-worker LocalCluster; once ``ready()``, send SIGINT to the process
-    group ``times`` times, 0.2 s apart; (exit status, stdout, stderr)."""
+def ctrl_c(
+    outputs: Path, nap: float, ready, times: int, stop: int = signal.SIGINT
+) -> tuple[int, str, str]:
+    """Run 40 naps on a 2-worker LocalCluster; once ``ready()``, send ``stop`` (SIGINT) to
+    the process group ``times`` times, 0.2 s apart; (exit status, stdout, stderr)."""
     command = [
         sys.executable,
         str(NAP_DRIVER),
@@ -55,13 +57,15 @@ def ctrl_c(outputs: Path, nap: float, ready, times: int) -> tuple[int, str, str]
         "run.progress=false",
         f"paths.outputs={outputs}",
     ]
-    return interrupt(command, lambda pid: ready(), times)
+    return interrupt(command, lambda pid: ready(), times, stop=stop)
 
 
-def interrupt(command: list[str], ready, times: int, poll: float = 0.05) -> tuple[int, str, str]:
+def interrupt(
+    command: list[str], ready, times: int, poll: float = 0.05, stop: int = signal.SIGINT
+) -> tuple[int, str, str]:
     """Run ``command`` as a terminal's foreground job; once ``ready(its pid)`` (asked every
-    ``poll`` s), send SIGINT to its process group ``times`` times, 0.2 s apart; (exit
-    status, stdout, stderr)."""
+    ``poll`` s), send ``stop`` (SIGINT) to its process group ``times`` times, 0.2 s apart;
+    (exit status, stdout, stderr)."""
     driver = subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
@@ -78,7 +82,7 @@ def interrupt(command: list[str], ready, times: int, poll: float = 0.05) -> tupl
         for n in range(times):
             if n:
                 time.sleep(0.2)
-            os.killpg(driver.pid, signal.SIGINT)
+            os.killpg(driver.pid, stop)
         out, err = driver.communicate(timeout=60)
     finally:
         if driver.poll() is None:
@@ -106,6 +110,26 @@ def test_ctrl_c_while_workers_compute_is_one_line(tmp_path, times):
     line = assert_one_line(status, out, err, "stopped (Ctrl-C): ")
     assert str(results) in line and "run the same command again" in line
     assert store_layout.result_files(results)
+
+
+@pytest.mark.slow
+def test_sigterm_to_the_process_group_while_workers_compute_is_one_line(tmp_path):
+    """SIGTERM to the driver's whole process group (``kill -- -PGID``, a batch system stopping
+    a job): the workers ignore it and the driver stops them; its one line names SIGTERM, exit
+    143, and nothing else is printed beside the run's own two lines (no Dask line about the
+    workers)."""
+    results = tmp_path / "naps" / "results"
+    status, out, err = ctrl_c(
+        tmp_path, 0.3, lambda: len(store_layout.result_files(results)) >= 3, 1, signal.SIGTERM
+    )
+    assert status == 143, (out, err)
+    assert [line for line in out.splitlines() if line.strip()] == [
+        "study naps: 40 tasks, 0 already stored",
+        "running 40 tasks on LocalCluster, 2 worker processes",
+    ], (out, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("stopped (SIGTERM): "), err
+    assert str(results) in lines[0] and "run the same command again" in lines[0]
 
 
 @pytest.mark.slow
@@ -173,6 +197,8 @@ sys.addaudithook(_stop_once)
 @pytest.mark.parametrize(
     ("stop", "at"),
     [
+        (signal.SIGINT, "pipeline ctrl_c"),  # pipeline/__init__.py imports its handler
+        (signal.SIGTERM, "pipeline ctrl_c"),
         (signal.SIGINT, "pipeline __main__"),  # Python reads the command's module
         (signal.SIGTERM, "pipeline __main__"),
         (signal.SIGINT, "hydra __init__"),  # the command imports its modules
