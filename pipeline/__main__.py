@@ -53,11 +53,8 @@ def hydra_main(cfg: DictConfig) -> None:
         if refused and exc.errno not in exit_lines.NO_ROOM:
             raise
         job_failed(2, f"error: {exit_lines.abbreviated(exit_lines.job_error(cfg, exc))}")
-    if report.errors:
-        results = report.study_dir / "results"
-        job_failed(
-            1, f"{report.errors} task(s) failed: see the rows with status 'error' in {results}"
-        )
+    if report.errors:  # each of the first few failed tasks, then how many more
+        job_failed(1, "\n".join(exit_lines.failed_tasks_lines(report)))
 
 
 def job_failed(status: int, message: str) -> NoReturn:
@@ -112,7 +109,8 @@ def run_hydra(argv: list[str]) -> None:
     except SweepRefused as exc:  # a multirun job refused before the sweep began
         exit_with(2, exc)
     except JobFailed as exc:  # every job ran; each failed one printed its reason
-        print(f"multirun: a job failed ({exc})", file=sys.stderr)
+        first = str(exc).splitlines()[0].rstrip(":") if str(exc) else ""
+        print(f"multirun: a job failed ({first})", file=sys.stderr)
         sys.exit(exc.status)
     finally:
         if given is None:

@@ -102,6 +102,7 @@ class StudyReport:
     errors: int = 0
     rows_written: int = 0
     files: list[Path] = field(default_factory=list)
+    failures: list[dict] = field(default_factory=list)  # the first error rows (failed_tasks)
     summary: Path | None = None
     run_record: Path | None = None  # this run's runs/<time>.yaml, once written
     stage: str | None = None  # the stage under way: "run", then "summary"

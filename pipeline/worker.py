@@ -36,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline import failed_tasks
 from pipeline.exception_chain import raised_from
 from pipeline.long_task_setup import LongTaskSetup, finish
 from pipeline.store_layout import METADATA_KEY, family_schema
@@ -91,6 +92,8 @@ class DoneBatch:
     n_rows: int
     n_errors: int
     seconds: float  # solver time of its tasks (batch sizing learns from it)
+    # the first few error rows, as a message shows them (pipeline.failed_tasks.kept)
+    failures: list[dict] = field(default_factory=list)
     # ok tasks that left a checkpoint folder: cleared once these rows are stored
     checkpointed: list[str] = field(default_factory=list)
 
@@ -101,12 +104,16 @@ def done_batch(
     """A batch's rows encoded as Parquet (where the batch ran), with their counts; ``rows``
     is read once, as the solver makes them (see ``ENCODE_CHUNK``)."""
     counts = {"rows": 0, "errors": 0, "seconds": 0.0}
+    failures: list[dict] = []
 
     def counted(rows: Iterable[dict]) -> Iterator[dict]:
         last: object = object()  # a task's rows come together, each with the task's seconds
         for row in rows:
             counts["rows"] += 1
-            counts["errors"] += row["status"] == "error"
+            if row["status"] == "error":
+                counts["errors"] += 1
+                if len(failures) < failed_tasks.SHOWN:
+                    failures.append(failed_tasks.kept(row))
             if row.get("task_id") != last:
                 counts["seconds"] += row["seconds"] or 0.0
                 last = row.get("task_id")
@@ -119,6 +126,7 @@ def done_batch(
         n_rows=counts["rows"],
         n_errors=counts["errors"],
         seconds=counts["seconds"],
+        failures=failures,
         checkpointed=checkpointed if checkpointed is not None else [],
     )
 

@@ -420,12 +420,24 @@ def test_a_strategy_failing_in_a_move_gives_an_error_row_naming_it(lab, monkeypa
     """A guess naming no type or a type with no cards left, an exception in the user's
     code, a belief that is not hashable, a move slower than ``run.task_timeout_s``: each
     such task's row is an error naming the strategy, the move and the value (or the time
-    limit); every other task is stored; exit 1.  One study holds every fault."""
+    limit); every other task is stored; exit 1, the terminal naming the first three failed
+    tasks (strategy, parameters, error) and counting the rest.  One study holds every
+    fault."""
     folder, module = lab
     named = "".join(f"  {cls.lower()}:\n    _target_: {module}.{cls}\n" for cls in FAULTS)
     study_file(folder, "  optimal: {}\n" + named, grid="deck: [[1, 2]]")
     done = run_lab(monkeypatch, capsys, folder, "run.task_timeout_s=1")
     assert done.returncode == 1, done.stdout + done.stderr
+    said = done.stderr.strip().splitlines()
+    assert said[0] == "5 tasks failed:" and said[4] == "  and 2 more", said
+    for line in said[1:4]:  # the first three: strategy, parameters, the move's error
+        strategy = line.split()[0]
+        (cls,) = [c for c in FAULTS if c.lower() == strategy]
+        assert "(deck=1,2, feedback=partial" in line and FAULTS[cls] in line, line
+    results = folder / "out" / "lab" / "results"
+    assert said[5] == f"every failed task's row (status 'error') is in {results} and " + str(
+        folder / "out" / "lab" / "summary.md"
+    )
     rows = load_results(folder / "out" / "lab" / "results").set_index("strategy")
     assert rows.loc["optimal", "status"] == "ok"
     for cls, words in FAULTS.items():

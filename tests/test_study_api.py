@@ -233,3 +233,23 @@ def test_a_run_leaves_the_callers_matplotlib_as_it_found_it(tmp_path):
     assert seen["backend"] == ["svg", "svg"]
     assert not seen["pyplot"]
     assert seen["plots"] > 0
+
+
+def test_a_run_with_failed_tasks_warns_naming_each_and_returns_the_rows(tmp_path):
+    """Study.run of tasks that fail returns their rows and warns (TasksFailed) with each
+    failed task's strategy, parameters and first error line."""
+    from pipeline.study_api import TasksFailed
+
+    limit = "run.task_timeout_s=0.000001"  # every task runs past its time limit
+    study = Study("paper", ["study.grid.deck=[[3,3,3]]", "cluster=sync", limit], tmp_path)
+    with pytest.warns(TasksFailed) as caught:
+        rows = study.run(progress=False)
+    assert len(rows) == 2 and (rows["status"] == "error").all()
+    (warning,) = caught
+    lines = str(warning.message).splitlines()
+    assert lines[0] == "2 tasks failed:", lines
+    assert sorted(line.split()[0] for line in lines[1:3]) == sorted(rows["strategy"])
+    for line in lines[1:3]:
+        assert "(deck=3,3,3, feedback=partial" in line, line
+        assert "task ran past its time limit run.task_timeout_s=1e-06" in line, line
+    assert lines[3].startswith("every failed task's row (status 'error') is in "), lines
