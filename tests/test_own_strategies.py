@@ -335,8 +335,9 @@ def test_an_edited_module_is_computed_again_and_only_its_rows_are_summarised(
     lab, monkeypatch, capsys
 ):
     """After an edit to the strategy's module the next run computes its tasks again (the
-    built-ins' rows are served from the store); the summary shows the new code's rows and
-    says how many rows of the other version the store keeps."""
+    built-ins' rows are served from the store); the summary and the report show the new code's
+    rows, their first line counts those, and both say how many rows of the other version the
+    store keeps."""
     folder, module = lab
     study_file(folder, f"  optimal: {{}}\n  mine:\n    _target_: {module}.MostLeftNo\n",
                grid="deck: [[3, 2, 1]]")  # fmt: skip
@@ -358,7 +359,14 @@ def test_an_edited_module_is_computed_again_and_only_its_rows_are_summarised(
     new = rows[(rows["strategy"] == "mine")]["expected_score_exact"].tolist()
     shown = [v for v in new if v in summary]
     assert len(shown) == 1, (new, summary)
-    assert "1 rows computed by other versions" in summary
+    kept = f"`mine`: the store keeps 1 row computed by other versions of `{module}.MostLeftNo`'s"
+    assert kept in summary, summary
+    header = "2 tasks, 2 result rows: 2 ok, 0 failed; "  # what the tables show, then the rest
+    rest = "The store keeps 1 more row, computed by other versions of the code and left out here"
+    assert header in summary and rest in summary, summary
+    report = (folder / "out" / "lab" / "report.html").read_text()
+    assert header in report and rest in report
+    assert "<code>mine</code>: the store keeps 1 row computed by other versions" in report
 
 
 @pytest.mark.parametrize(("strategy", "words"), [
