@@ -14,6 +14,7 @@ from solvers.kit.summary_parts import (
     MAX_SERIES,
     PAGE_PX,
     WIDTH,
+    bar_chart,
     figure_problems,
     save_figure,
     saved_check,
@@ -74,6 +75,28 @@ def test_a_blank_band_and_overlapping_texts_are_problems():
     found = " | ".join(figure_problems(fig))
     assert "a blank band on the right" in found
     assert "texts overlap: 'one note' and 'another note'" in found
+
+
+def test_a_plot_looks_the_same_whatever_the_caller_set_and_leaves_it_set(tmp_path):
+    """A summary's plot is drawn in its own style: the caller's rcParams (a large font, a
+    grid, thick lines, a pyplot style) change no pixel of it, and are as the caller set them
+    after it."""
+    import matplotlib
+    import numpy as np
+    from PIL import Image
+
+    def drawn(name: str) -> np.ndarray:
+        path = tmp_path / f"{name}.png"
+        bar_chart(["greedy", "optimal"], [4.24, 4.26], title="t", value_name="v", path=path)
+        return np.asarray(Image.open(path))
+
+    plain = drawn("plain")
+    callers = {"font.size": 30.0, "axes.grid": True, "lines.linewidth": 4.0}
+    with matplotlib.style.context(["ggplot", callers]):
+        before = dict(matplotlib.rcParams)
+        odd = drawn("odd")
+        assert dict(matplotlib.rcParams) == before
+    assert np.array_equal(plain, odd)
 
 
 def test_save_figure_writes_the_check_and_the_facts_into_the_png(tmp_path):
