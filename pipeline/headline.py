@@ -17,6 +17,7 @@ import textwrap
 
 from solvers.kit.words import counted
 
+FAILED_TASKS = "Failed tasks"  # the heading of a summary's table of failed tasks
 MOST_ROWS = 12  # rows of the headline table a terminal shows; summary.md has them all
 FALLBACK_WIDTH = 80  # not a terminal (a pipe, a file, a notebook): this many columns
 SEPARATOR = re.compile(r"^\|?(\s*:?-+:?\s*\|)+\s*(:?-+:?\s*)?$")
@@ -56,7 +57,8 @@ def headline_lines(markdown: str, width: int | None = None) -> list[str]:
 
 def first_table(markdown: str) -> tuple[str, list[str], list[list[str]]] | None:
     """(the heading above it, its header, its rows) of the first Markdown table of
-    ``markdown``, cells as the text they show; None when it has none."""
+    ``markdown`` that is not of failed tasks, cells as the text they show; None when it
+    has none."""
     lines = markdown.splitlines()
     title = ""
     for i, line in enumerate(lines):
@@ -64,6 +66,8 @@ def first_table(markdown: str) -> tuple[str, list[str], list[list[str]]] | None:
             title = heading.group(1)
         at_table = line.lstrip().startswith("|") and i + 1 < len(lines)
         if at_table and SEPARATOR.match(lines[i + 1].strip()):
+            if title == FAILED_TASKS:  # no answer: the terminal has its own lines for these
+                continue
             header = cells(line)
             rows = []
             for row in lines[i + 2 :]:

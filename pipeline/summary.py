@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline import store, store_layout
+from pipeline.headline import FAILED_TASKS
 from pipeline.index import write_index
 from pipeline.own_files import SUMMARY_MARK
 from pipeline.report import REPORT_ROWS, html_code, write_report
@@ -79,7 +80,7 @@ def write_summary(
         notes[family] = [note(html_code) for note in facts]
         if n_errors := shown.rows_with("error", family):
             errors = family_rows(results, family, "error").frame(limit=GENERIC_ROWS)
-            parts += ["### Failed tasks", "", markdown_table(_error_table(errors)), ""]
+            parts += [f"### {FAILED_TASKS}", "", markdown_table(_error_table(errors)), ""]
             every = f"report.html (up to {report_rows:,}) and the store (status = 'error')"
             if note := left_out(len(errors), n_errors, "failed rows", every):
                 parts += [note, ""]

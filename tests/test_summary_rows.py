@@ -178,8 +178,10 @@ def test_the_headline_table_fits_the_terminal_and_says_what_it_leaves_out():
 
 def test_the_headline_table_shows_each_cell_as_the_text_it_holds():
     """Markdown's escapes are undone (``a|b [x] <b>`` as typed) and a character a terminal
-    would act on is shown as its escape; a summary without a table has no headline."""
+    would act on is shown as its escape; a table of failed tasks is no headline (the next
+    table is), nor is a summary without a table."""
     from pipeline.headline import headline_lines
+    from solvers.kit.summary_parts import markdown_table
 
     frame = pd.DataFrame({"strategy": ["a|b [x] <b> \\_", "\x1b[31mred"], "score": [1, 2]})
     lines = headline_of(frame, 80, title="`odd` names")
@@ -187,3 +189,9 @@ def test_the_headline_table_shows_each_cell_as_the_text_it_holds():
     assert lines[3].split() == ["a|b", "[x]", "<b>", "\\_", "1"]
     assert lines[4].split() == ["\\x1b[31mred", "2"]
     assert headline_lines("# Study\n\nNo successful results.\n", 80) == []
+    failed = markdown_table(pd.DataFrame({"strategy": ["greedy"], "error": ["boom"]}))
+    only_failed = f"No successful results.\n\n### Failed tasks\n\n{failed}\n"
+    assert headline_lines(only_failed, 80) == []
+    results = markdown_table(pd.DataFrame({"n": [7]}))
+    then = headline_lines(f"{only_failed}\n## Family `b`\n\n{results}\n", 80)
+    assert then == ["Family `b`", "  n", "---", "  7"]
