@@ -41,7 +41,6 @@ from pipeline.run import run_study
 from pipeline.run_dir import RunDirRefused, make_wanted
 from pipeline.store_layout import StoreError
 from pipeline.sweep_check import SweepRefused
-from solvers.kit.words import counted
 
 
 @hydra.main(config_path="pkg://pipeline.conf", config_name="config", version_base="1.3")
@@ -57,13 +56,8 @@ def hydra_main(cfg: DictConfig) -> None:
         job_failed(2, f"error: {exit_lines.abbreviated(exit_lines.job_error(cfg, exc))}")
     if cfg.stage != "plan" and (unmade := make_wanted()) is not None:
         job_failed(2, f"error: {unmade}")
-    if report.errors:
-        results = report.study_dir / "results"
-        job_failed(
-            1,
-            f"{counted(report.errors, 'task')} failed: see the rows with status 'error' in "
-            f"{results}",
-        )
+    if report.errors:  # each of the first few failed tasks, then how many more
+        job_failed(1, "\n".join(exit_lines.failed_tasks_lines(report)))
 
 
 def job_failed(status: int, message: str) -> NoReturn:
@@ -118,7 +112,8 @@ def run_hydra(argv: list[str]) -> None:
     except (SweepRefused, RunDirRefused) as exc:  # refused before Hydra made any folder
         exit_with(2, exc)
     except JobFailed as exc:  # every job ran; each failed one printed its reason
-        print(f"multirun: a job failed ({exc})", file=sys.stderr)
+        first = str(exc).splitlines()[0].rstrip(":") if str(exc) else ""
+        print(f"multirun: a job failed ({first})", file=sys.stderr)
         sys.exit(exc.status)
     finally:
         if given is None:

@@ -203,6 +203,7 @@ class RunConfig(Strict):
     max_in_flight: PositiveInt
     task_timeout_s: Annotated[Any, AfterValidator(_timeout)]
     progress: Annotated[Any, AfterValidator(_bool_or_auto)]
+    quiet: Bool
     memory_budget: Annotated[Any, AfterValidator(lambda v: _memory_budget(v))]
 
 

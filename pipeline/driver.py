@@ -28,6 +28,7 @@ import numpy as np
 
 import pipeline.worker
 from pipeline.backends.executor import CallLost
+from pipeline.failed_tasks import SHOWN
 from pipeline.long_task_setup import LongTaskSetup, clear_checkpoints
 from pipeline.progress import ProgressBars, tasks_bar
 from pipeline.provenance import run_metadata, save_run_config
@@ -276,6 +277,7 @@ def stored(run, done: DoneBatch, say: Callable[[str], None]) -> None:
     report.rows_written += done.n_rows
     report.computed += done.n_tasks
     report.errors += done.n_errors
+    report.failures += done.failures[: max(0, SHOWN - len(report.failures))]
     if done.no_room is not None:  # the next task would find no room either: the run stops
         raise StoreError(checkpoints_refused(run, done.no_room))
 

@@ -4,7 +4,8 @@ Every error line is :func:`abbreviated` (visible characters, long values cut, th
 said); Hydra's and OmegaConf's errors are said with the override or key first
 (:func:`hydra_error_line`); a ``study.*`` error names where its value came from
 (:func:`with_study_file`).  A stop (Ctrl-C, SIGTERM) says what the run stored and how to
-resume (:func:`stopped_message`).
+resume (:func:`stopped_message`); a run whose tasks failed names the first few
+(:func:`failed_tasks_lines`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from pipeline.config_files import job_files
 from pipeline.ctrl_c import RunStopped, SearchStopped, nothing_written, stop_name
+from pipeline.failed_tasks import failed_lines
 from pipeline.long_task_setup import CHECKPOINTS
 from pipeline.preflight import is_multirun
 from pipeline.store_layout import StoreError
@@ -55,6 +57,17 @@ def abbreviated(message: str, digits: int = 24, longest: int = LONG_RUN) -> str:
 
     message = re.sub(rf"\d{{{digits + 1},}}", short, message)
     return re.sub(rf"\S{{{longest + 1},}}", cut, message)
+
+
+def failed_tasks_lines(report: Any) -> list[str]:
+    """What a run (its StudyReport ``report``) says of its failed tasks (none failed: no
+    line): the first few, each its strategy, parameters and first error line, then how many
+    more, then where every failed row is; each line :func:`abbreviated`."""
+    if not report.errors:
+        return []
+    results = report.study_dir / "results"
+    lines = failed_lines(report.errors, report.failures, results, report.summary)
+    return [abbreviated(line) for line in lines]
 
 
 def hydra_error_line(exc: BaseException) -> str:

@@ -24,7 +24,7 @@ import html
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +63,16 @@ def write_report(
     counts: StoreCounts | None = None,
     report_rows: int = REPORT_ROWS,
     large_rows: int = LARGE_ROWS,
+    notes: Mapping[str, list[str]] | None = None,
+    left_out: int = 0,
 ) -> Path:
     """Write <study_dir>/report.html (self-contained) from the store; return its path.
 
     ``rows``: the store already loaded (``load_results``), else it is read family by family
     (DuckDB counts, ``oks``: the ok rows the summary stage read, reused); each family's
-    tables embed at most ``report_rows`` rows.
+    tables embed at most ``report_rows`` rows.  From the summary stage, ``counts`` counts the
+    rows the tables show, ``left_out`` the store's other rows (of other versions of code),
+    and ``notes`` (family -> HTML sentences) say whose they are, under each family.
     """
     results = study_dir / "results"
     if rows is not None:
@@ -80,9 +84,10 @@ def write_report(
         page.add_html(
             f"<p class='description'>{esc(' '.join(str(study['description']).split()))}</p>"
         )
-    page.add_html(f"<p class='status'>{esc(status_line(counts))}</p>")
+    page.add_html(f"<p class='status'>{esc(status_line(counts, left_out))}</p>")
     add_provenance(page, study_dir)
-    for family in counts.families:
+    notes = notes or {}
+    for family in sorted({*counts.families, *notes}):
         if rows is not None:
             fam_rows = rows[rows["family"] == family]
             ok: Rows = fam_rows[fam_rows["status"] == "ok"].reset_index(drop=True)
@@ -94,7 +99,7 @@ def write_report(
                 lazy_ok = report_fn is None or accepts_stored_rows(report_fn)
                 ok = ok_rows(results, family, lazy_ok=lazy_ok, large_rows=large_rows)
             errors = family_rows(results, family, "error")
-        add_family(page, family, ok, errors, results, report_rows)
+        add_family(page, family, ok, errors, results, report_rows, notes.get(family, []))
     return write_atomic(study_dir / REPORT_NAME, page.html())
 
 
@@ -187,10 +192,17 @@ def add_provenance(page: Page, study_dir: Path) -> None:
 
 
 def add_family(
-    page: Page, family: str, ok: Rows, errors: Rows, results: Path, report_rows: int
+    page: Page,
+    family: str,
+    ok: Rows,
+    errors: Rows,
+    results: Path,
+    report_rows: int,
+    notes: Sequence[str] = (),
 ) -> None:
     """A family's sections (its report function, or a generic table), its first
-    ``report_rows`` rows and failures, and how to read every row when there are more."""
+    ``report_rows`` rows and failures, and how to read every row when there are more;
+    ``notes`` (HTML) say which of its stored rows are left out."""
     page.add_html(f"<h2 id='family-{esc(family)}'>Family <code>{esc(family)}</code></h2>")
     report = family_report(family)
     n_ok = len(ok)
@@ -206,6 +218,8 @@ def add_family(
         note=capped_note(family, len(shown), n_ok, results, "ok"),
         total=n_ok,
     )
+    for note in notes:
+        page.add_html(f"<p class='note'>{note}</p>")
     n_errors = len(errors)
     if n_errors:
         shown = first_rows(errors, report_rows)
@@ -216,6 +230,11 @@ def add_family(
             css="failures",
             total=n_errors,
         )
+
+
+def html_code(value: Any) -> str:
+    """``value`` as HTML code, shown as typed."""
+    return f"<code>{esc(str(value))}</code>"
 
 
 def capped_note(family: str, shown: int, total: int, results: Path, status: str) -> str:

@@ -13,7 +13,8 @@
    live run computes one: :mod:`pipeline.claims`); the backend opened, the tasks cut into
    batches on its executor, each batch's files stored as it comes (:mod:`pipeline.driver`).
 4. ``stage=summary`` (:func:`summarise`): the store compacted, ``summary.md`` written with the
-   report and the index (:mod:`pipeline.summary`).
+   report and the index (:mod:`pipeline.summary`); its first table ends the run's lines
+   (:mod:`pipeline.headline`; not with ``run.quiet``).
 
 :func:`run_study` is a plain function of the config Hydra composed; notebooks call it too.
 """
@@ -103,6 +104,7 @@ class StudyReport:
     errors: int = 0
     rows_written: int = 0
     files: list[Path] = field(default_factory=list)
+    failures: list[dict] = field(default_factory=list)  # the first error rows (failed_tasks)
     summary: Path | None = None
     run_record: Path | None = None  # this run's runs/<time>.yaml, once written
     stage: str | None = None  # the stage under way: "run", then "summary"
@@ -288,3 +290,8 @@ def summarise(run: StudyRun) -> None:
             counts = store_counts(run.results)
         run.report.summary = write_summary(run.folder, run.conf.study.plain(), counts=counts)
     run.log(f"summary: {run.report.summary}")
+    if not run.conf.run.quiet:  # the answer: the summary's first table, as it wrote it
+        from pipeline.headline import headline_lines
+
+        if lines := headline_lines(run.report.summary.read_text(encoding="utf-8")):
+            run.log("\n".join(["", *lines]))

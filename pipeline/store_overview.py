@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,20 +60,33 @@ class StoreCounts:
         return table[keep]
 
 
-def status_line(counts: StoreCounts) -> str:
+def status_line(counts: StoreCounts, left_out: int = 0) -> str:
     """Tasks, ok and failed result rows, and solver time, in one sentence: the status line of
-    ``summary.md`` and of ``report.html``."""
+    ``summary.md`` and of ``report.html``, counting what their tables show (``counts``); then
+    how many ``left_out`` rows the store keeps besides (rows of other versions of the code,
+    which each family's notes count)."""
+    besides = (
+        f" The store keeps {counted(left_out, 'more row')}, computed by other versions of "
+        "the code and left out here (each family's notes say which)."
+        if left_out
+        else ""
+    )
     if not counts.rows:
-        return "The store holds no results yet."
+        held = "The store holds no results yet." if not left_out else "No results shown."
+        return held + besides
     ok = counts.rows_with("ok")
     return (
         f"{counted(counts.tasks, 'task')}, {counted(counts.rows, 'result row')}: {ok} ok, "
         f"{counts.rows - ok} failed; "
-        f"{counts.seconds:.2f} s of solver time."
+        f"{counts.seconds:.2f} s of solver time.{besides}"
     )
 
 
-def store_counts(results: str | Path) -> StoreCounts:
+# (family, its files) -> (the files whose rows a page shows, an SQL condition on their rows)
+Shown = Callable[[str, list[Path]], tuple[list[Path], str]]
+
+
+def store_counts(results: str | Path, shown: Shown | None = None) -> StoreCounts:
     """Rows, distinct tasks and solver seconds per family and status, and distinct tasks in
     all: one DuckDB query per family over its files' task_id, status and seconds columns
     (task ids hash the family, so no id is in two families).  10^6 rows: ~0.5 s and ~0.2 GB
@@ -81,7 +95,9 @@ def store_counts(results: str | Path) -> StoreCounts:
 
     Only the rows of the newest file holding a task count (see :func:`superseded_rows`).
     A family with as many rows as tasks has no task in two files, and costs nothing more;
-    one with more (several rows per task, or a task stored twice) has its ids read once."""
+    one with more (several rows per task, or a task stored twice) has its ids read once.
+    With ``shown``, only the rows a summary shows count (the files and rows it picks of
+    each family's)."""
     import pandas as pd
 
     from solvers.kit.stored_rows import connect
@@ -89,13 +105,23 @@ def store_counts(results: str | Path) -> StoreCounts:
     parts, tasks, superseded = [], 0, 0
     with connect() as con:
         for family in stored_families(results):
-            files = family_files(results, family)
-            table, n_tasks = _family_counts(con, newest_source(con, files, None))
+            files, where = (
+                shown(family, family_files(results, family))
+                if shown
+                else (
+                    family_files(results, family),
+                    "",
+                )
+            )
+            if not files:
+                continue
+            table, n_tasks = _family_counts(con, newest_source(con, files, None), where)
             if int(table["rows"].sum()) == n_tasks:  # one row per task: none in two files
-                remember_superseded(files_key(files), None)
+                if not where:  # (rows left out may be: nothing is said of them)
+                    remember_superseded(files_key(files), None)
             elif (older := superseded_rows(files)) is not None:
                 before = int(table["rows"].sum())
-                table, n_tasks = _family_counts(con, newest_source(con, files, older))
+                table, n_tasks = _family_counts(con, newest_source(con, files, older), where)
                 superseded += before - int(table["rows"].sum())
             tasks += n_tasks
             parts.append(table.assign(family=family))
@@ -105,9 +131,12 @@ def store_counts(results: str | Path) -> StoreCounts:
     return StoreCounts(by_status, tasks, superseded)
 
 
-def _family_counts(con: Any, source: str) -> tuple[pd.DataFrame, int]:
-    """(rows, distinct tasks and solver seconds per status; distinct tasks) of ``source``.
-    Every row of a task carries the task's solver seconds: they count once per task."""
+def _family_counts(con: Any, source: str, where: str = "") -> tuple[pd.DataFrame, int]:
+    """(rows, distinct tasks and solver seconds per status; distinct tasks) of ``source``
+    (its rows matching the SQL condition ``where``, if given).  Every row of a task carries
+    the task's solver seconds: they count once per task."""
+    if where:
+        source = f"(SELECT * FROM {source} WHERE {where})"
     per_task = (
         "SELECT status, task_id, count(*) AS rows, max(seconds) AS seconds "
         f"FROM {source} GROUP BY status, task_id"

@@ -21,11 +21,17 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pipeline.config import StudyError, short_repr
+
+
+class TasksFailed(UserWarning):
+    """Some tasks of a run failed: the warning names the first few (strategy, parameters,
+    first error line) and counts the rest; their rows (status ``'error'``) are stored."""
 
 
 class PlanText(str):
@@ -74,7 +80,8 @@ class Study:
         """Run the study (the tasks not stored yet, then the summary) and return its rows, a
         pandas DataFrame, one row per result.  ``client``: a ``distributed.Client`` whose
         workers run the tasks (without it, the config's cluster); ``progress``: a bar of the
-        tasks (default: in a notebook or a terminal)."""
+        tasks (default: in a notebook or a terminal).  When tasks failed, a :class:`TasksFailed`
+        warning names the first few and counts the rest (their rows have status 'error')."""
         if progress not in (None, True, False):
             raise StudyError(f"progress={short_repr(progress)}: True, False or None (the default)")
         if client is not None:
@@ -85,6 +92,10 @@ class Study:
         config = self._with({"run.progress": bool(shown)})
         report = _run(config, client=client)
         self.last_run = report
+        if report.errors:  # the rows are returned: the failures are said, not raised
+            from pipeline.exit_lines import failed_tasks_lines
+
+            warnings.warn("\n".join(failed_tasks_lines(report)), TasksFailed, stacklevel=2)
         self.summary = report.summary
         report_page = self.folder / "report.html"
         self.report = report_page if report_page.is_file() else None

@@ -8,16 +8,17 @@ so a store of 10^6-10^7 rows is never read into pandas whole (docs/faults-and-lo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from pipeline import store, store_layout
+from pipeline.headline import FAILED_TASKS
 from pipeline.index import write_index
 from pipeline.own_files import SUMMARY_MARK
-from pipeline.report import REPORT_ROWS, write_report
+from pipeline.report import REPORT_ROWS, html_code, write_report
 from pipeline.safe_paths import ensure_dir, write_replacing
 from pipeline.search.outputs import searches_section
 from pipeline.staging import remove_stale, staged
@@ -55,10 +56,17 @@ def write_summary(
     parts = [SUMMARY_MARK, f"# Study {markdown_code(study['name'])}", ""]  # pipeline.own_files
     if study.get("description"):
         parts += [markdown_text(" ".join(str(study["description"]).split())), ""]
-    parts += [status_line(counts), ""]
-    parts += searches_section(study_dir)  # a search's best heads the summary
-    oks = {}
     codes = current_codes(study)
+    # the header counts what the tables show; the rows of other versions of code are counted
+    # apart (the families' notes say whose)
+    shown = (
+        store_counts(results, shown_rows(codes))
+        if may_leave_out(codes, counts.families, results)
+        else counts
+    )
+    parts += [status_line(shown, left_out=counts.rows - shown.rows), ""]
+    parts += searches_section(study_dir)  # a search's best heads the summary
+    oks, notes = {}, {}
     for family in counts.families:
         fn = family_summary(family) or generic_summary
         lazy_ok = accepts_stored_rows(fn)
@@ -69,17 +77,26 @@ def write_summary(
         with staged(out_dir) as staging:  # summary/ gets complete files only (a full disk)
             text = fn(ok, staging)
         parts += [f"## Family `{family}`", "", text.rstrip(), ""]
-        parts += other_code_notes(results, family, codes)
-        if n_errors := counts.rows_with("error", family):
+        facts = other_code_facts(results, family, codes)
+        parts += [*(note(markdown_code) for note in facts), *([""] if facts else [])]
+        notes[family] = [note(html_code) for note in facts]
+        if n_errors := shown.rows_with("error", family):
             errors = family_rows(results, family, "error").frame(limit=GENERIC_ROWS)
-            parts += ["### Failed tasks", "", markdown_table(_error_table(errors)), ""]
+            parts += [f"### {FAILED_TASKS}", "", markdown_table(_error_table(errors)), ""]
             every = f"report.html (up to {report_rows:,}) and the store (status = 'error')"
             if note := left_out(len(errors), n_errors, "failed rows", every):
                 parts += [note, ""]
     path = write_replacing(study_dir / "summary.md", "\n".join(parts).encode())
     # report.html beside it (pipeline/report.py), and <outputs>/index.html (pipeline/index.py)
     write_report(
-        study_dir, study, oks=oks, counts=counts, report_rows=report_rows, large_rows=large_rows
+        study_dir,
+        study,
+        oks=oks,
+        counts=shown,
+        report_rows=report_rows,
+        large_rows=large_rows,
+        notes=notes,
+        left_out=counts.rows - shown.rows,
     )
     write_index(study_dir.parent, known={study_dir.name: counts})
     return path
@@ -117,51 +134,93 @@ def current_code_rows(codes: Mapping[str, tuple[str, str | None]], family: str) 
 
 
 def other_code_notes(
-    results: Path, family: str, codes: Mapping[str, tuple[str, str | None]]
+    results: Path,
+    family: str,
+    codes: Mapping[str, tuple[str, str | None]],
+    code: Callable[[Any], str] = markdown_code,
 ) -> list[str]:
-    """Lines saying how many results files of other versions of the family the store keeps
-    and the summary leaves out, and per strategy of one's own how many ok rows of other
-    versions of its code, or that its code cannot be checked."""
-    lines = []
+    """Sentences saying how many results files of other versions of the family the store
+    keeps and the summary leaves out, and per strategy of one's own how many ok rows of other
+    versions of its code, or that its code cannot be checked; ``code`` shows a name or a
+    version (a Markdown code span; the report's is HTML)."""
+    return [note(code) for note in other_code_facts(results, family, codes)]
+
+
+Note = Callable[[Callable[[Any], str]], str]  # a sentence, given how names are shown
+
+
+def other_code_facts(
+    results: Path, family: str, codes: Mapping[str, tuple[str, str | None]]
+) -> list[Note]:
+    """:func:`other_code_notes`' sentences, counted once, each to be said in Markdown (the
+    summary) and in HTML (the report)."""
+    notes: list[Note] = []
     _, others = store.current_version_files(store_layout.family_files(results, family), family)
     if others:
-        lines.append(other_version_note(family, others))
+        notes.append(other_version_note(family, others))
     if not codes or "strategy_code" not in get_family(family).param_names:
-        return [*lines, ""] if lines else []  # no strategy of one's own: no rows to count
+        return notes  # no strategy of one's own: no rows to count
     from solvers.kit.stored_rows import sql_text
 
     stored = family_rows(results, family, "ok")
-    for name, (target, code) in codes.items():
-        if code is None:
-            lines.append(
-                f"{markdown_code(name)}: {markdown_code(target)} cannot be imported here, so "
-                "rows of every version of its code are shown."
+    for name, (target, fingerprint) in codes.items():
+        if fingerprint is None:
+            notes.append(
+                lambda code, name=name, target=target: (
+                    f"{code(name)}: {code(target)} cannot be imported here, so rows of every "
+                    "version of its code are shown."
+                )
             )
             continue
+        this_code = sql_text(fingerprint)
         other = stored.count(
-            f"strategy = {sql_text(name)} AND strategy_code IS DISTINCT FROM {sql_text(code)}"
+            f"strategy = {sql_text(name)} AND strategy_code IS DISTINCT FROM {this_code}"
         )
         if other:
-            lines.append(
-                f"{markdown_code(name)}: {counted(other, 'row')} computed by other versions of "
-                f"{markdown_code(target)}'s code {'is' if other == 1 else 'are'} kept in the "
-                "store and left out here (this "
-                f"version: `{code}`, the column strategy_code)."
+            notes.append(
+                lambda code, name=name, target=target, fingerprint=fingerprint, other=other: (
+                    f"{code(name)}: the store keeps {counted(other, 'row')} computed by other "
+                    f"versions of {code(target)}'s code, left out here (this version: "
+                    f"{code(fingerprint)}, the column strategy_code)."
+                )
             )
-    return [*lines, ""] if lines else []
+    return notes
 
 
-def other_version_note(family: str, others: list[Path]) -> str:
-    """The line saying that the store keeps ``others``, results files of ``family`` written
-    by other versions of it (of its code), and leaves them out of the summary."""
+def shown_rows(codes: Mapping[str, tuple[str, str | None]]) -> Any:
+    """The rows a summary shows of a family's files (for :func:`store_counts`): those of the
+    files this version of its code wrote, and of its ok rows those of the current code of
+    each strategy of one's own (failed rows all shown, as the failed tasks' table shows)."""
+
+    def shown(family: str, files: list[Path]) -> tuple[list[Path], str]:
+        kept, _ = store.current_version_files(files, family)
+        where = current_code_rows(codes, family)
+        return kept, f"status <> 'ok' OR ({where})" if where else ""
+
+    return shown
+
+
+def may_leave_out(codes: Mapping[str, Any], families: list[str], results: Path) -> bool:
+    """Whether a summary may leave rows out: the study has strategies of its own, or the
+    store keeps files of another version of a family (an older version of a package family,
+    or other code of a family from elsewhere, whose version carries its fingerprint)."""
+    return bool(codes) or any(
+        store.current_version_files(store_layout.family_files(results, f), f)[1] for f in families
+    )
+
+
+def other_version_note(family: str, others: list[Path]) -> Note:
+    """The sentence saying that the store keeps ``others``, results files of ``family``
+    written by other versions of it (of its code), and leaves them out of the summary."""
     import pyarrow.parquet as pq
 
     rows = sum(pq.read_metadata(f).num_rows for f in others)
     versions = sorted({store.file_solver_version(f) or "none recorded" for f in others})
-    return (
-        f"{len(others):,} results files of `{family}` written by other versions of its code "
-        f"({', '.join(f'`{v}`' for v in versions)}; {rows:,} rows) are kept in the store and "
-        f"left out here (this version: `{get_family(family).version}`, the files' "
+    version = get_family(family).version
+    return lambda code: (
+        f"{code(family)}: the store keeps {counted(len(others), 'results file')} written by "
+        f"other versions of its code ({', '.join(code(v) for v in versions)}; "
+        f"{counted(rows, 'row')}), left out here (this version: {code(version)}, the files' "
         "solver_version); a study asking for their tasks computes them again at this version."
     )
 

@@ -38,6 +38,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline import failed_tasks
 from pipeline.backends.executor import CallLost
 from pipeline.ctrl_c import stopping
 from pipeline.exception_chain import raised_from
@@ -97,6 +98,8 @@ class DoneBatch:
     n_rows: int
     n_errors: int
     seconds: float  # solver time of its tasks (batch sizing learns from it)
+    # the first few error rows, as a message shows them (pipeline.failed_tasks.kept)
+    failures: list[dict] = field(default_factory=list)
     # ok tasks that left a checkpoint folder: cleared once these rows are stored
     checkpointed: list[str] = field(default_factory=list)
     # a task's checkpoint write the disk refused for room: (where, errno); the run stops
@@ -113,12 +116,16 @@ def done_batch(
     """A batch's rows encoded as Parquet (where the batch ran), with their counts; ``rows``
     is read once, as the solver makes them (see ``ENCODE_CHUNK``)."""
     counts = {"rows": 0, "errors": 0, "seconds": 0.0}
+    failures: list[dict] = []
 
     def counted(rows: Iterable[dict]) -> Iterator[dict]:
         last: object = object()  # a task's rows come together, each with the task's seconds
         for row in rows:
             counts["rows"] += 1
-            counts["errors"] += row["status"] == "error"
+            if row["status"] == "error":
+                counts["errors"] += 1
+                if len(failures) < failed_tasks.SHOWN:
+                    failures.append(failed_tasks.kept(row))
             if row.get("task_id") != last:
                 counts["seconds"] += row["seconds"] or 0.0
                 last = row.get("task_id")
@@ -131,6 +138,7 @@ def done_batch(
         n_rows=counts["rows"],
         n_errors=counts["errors"],
         seconds=counts["seconds"],
+        failures=failures,
         checkpointed=checkpointed if checkpointed is not None else [],
         no_room=no_room[0] if no_room else None,  # read once the rows are: they fill it
     )

@@ -59,6 +59,7 @@ def auto_batching():
         max_in_flight=4,
         task_timeout_s=None,
         progress=False,
+        quiet=False,
         memory_budget=None,
     )
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 
-import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
@@ -15,9 +14,12 @@ from solvers.kit.summary_parts import (
     MAX_SERIES,
     PAGE_PX,
     WIDTH,
+    bar_chart,
     figure_problems,
     save_figure,
     saved_check,
+    styled,
+    subplots,
 )
 from tests.helpers.pages import ranks_table
 from tests.helpers.repository import ROOT
@@ -26,8 +28,9 @@ DOCS = ROOT / "docs"
 IMAGES = sorted((DOCS / "img").glob("*.png"))
 
 
+@styled
 def good_figure():
-    fig, ax = plt.subplots(figsize=(WIDTH, 3.6))
+    fig, ax = subplots(figsize=(WIDTH, 3.6))
     ax.plot([1, 2, 3], [1, 4, 9], label="squares")
     ax.plot([1, 2, 3], [1, 2, 3], label="line")
     ax.set_xlabel("n")
@@ -40,7 +43,6 @@ def good_figure():
 def test_a_figure_drawn_with_the_kit_has_no_problem():
     fig, _ = good_figure()
     assert figure_problems(fig) == []
-    plt.close(fig)
 
 
 def test_small_text_an_unlabelled_axis_and_a_hidden_series_are_problems():
@@ -52,7 +54,6 @@ def test_small_text_an_unlabelled_axis_and_a_hidden_series_are_problems():
     assert "'value' shows at 9.6 px" in found
     assert "the x axis has no label" in found
     assert "'same squares' hides under 'squares'" in found
-    plt.close(fig)
 
 
 def test_too_many_series_and_two_drawn_alike_are_problems():
@@ -62,12 +63,11 @@ def test_too_many_series_and_two_drawn_alike_are_problems():
     found = " | ".join(figure_problems(fig))
     assert f"{MAX_SERIES + 2} series on one axes" in found
     assert "'s1' is drawn like 's0'" in found
-    plt.close(fig)
 
 
 def test_a_blank_band_and_overlapping_texts_are_problems():
-    fig = plt.figure(figsize=(WIDTH, 3.6))
-    ax = fig.add_axes((0.12, 0.15, 0.45, 0.8))  # the right 40% holds nothing
+    fig, ax = subplots(figsize=(WIDTH, 3.6))
+    ax.set_position((0.12, 0.15, 0.45, 0.8))  # the right 40% holds nothing
     ax.set_xlabel("n")
     ax.set_ylabel("value")
     ax.text(0.5, 0.5, "one note")
@@ -75,7 +75,28 @@ def test_a_blank_band_and_overlapping_texts_are_problems():
     found = " | ".join(figure_problems(fig))
     assert "a blank band on the right" in found
     assert "texts overlap: 'one note' and 'another note'" in found
-    plt.close(fig)
+
+
+def test_a_plot_looks_the_same_whatever_the_caller_set_and_leaves_it_set(tmp_path):
+    """A summary's plot is drawn in its own style: the caller's rcParams (a large font, a
+    grid, thick lines, a pyplot style) change no pixel of it, and are as the caller set them
+    after it."""
+    import matplotlib
+    import numpy as np
+    from PIL import Image
+
+    def drawn(name: str) -> np.ndarray:
+        path = tmp_path / f"{name}.png"
+        bar_chart(["greedy", "optimal"], [4.24, 4.26], title="t", value_name="v", path=path)
+        return np.asarray(Image.open(path))
+
+    plain = drawn("plain")
+    callers = {"font.size": 30.0, "axes.grid": True, "lines.linewidth": 4.0}
+    with matplotlib.style.context(["ggplot", callers]):
+        before = dict(matplotlib.rcParams)
+        odd = drawn("odd")
+        assert dict(matplotlib.rcParams) == before
+    assert np.array_equal(plain, odd)
 
 
 def test_save_figure_writes_the_check_and_the_facts_into_the_png(tmp_path):

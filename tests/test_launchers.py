@@ -132,7 +132,7 @@ def test_a_multirun_with_failed_tasks_exits_1_after_running_every_job(tmp_path, 
     timeout = "run.task_timeout_s=0.000001"  # every task runs past its limit: error rows
     res = sweep(tmp_path, DECKS[:2], timeout, "cluster=sync", f"hydra/launcher={launcher}")
     assert res.returncode == 1, res.stdout + res.stderr
-    assert "2 tasks failed: see the rows" in res.stderr
+    assert "2 tasks failed:" in res.stderr
     rows = store.load_results(tmp_path / "paper")
     assert len(rows) == 4 and (rows["status"] == "error").all()  # both jobs ran
 

@@ -95,7 +95,8 @@ def test_a_study_file_that_is_not_yaml_names_the_file_and_line(tmp_path):
 def test_an_edited_family_is_computed_again_and_summarised_alone(tmp_path):
     """A family from GUESSLAB_FAMILIES carries its code's fingerprint in its version: after
     an edit to its module the next run computes every task again, and the summary reads the
-    new code's rows only, saying that the store keeps the other version's files."""
+    new code's rows only, counting those in its first line and saying that the store keeps
+    the other version's files."""
     folder = toy_folder(tmp_path, grid="[1, 2, 3, 4]")
     first = guesslab(folder, "toy", "cluster=sync", "paths.outputs=out")
     assert first.returncode == 0 and "4 computed" in first.stdout, first.stdout + first.stderr
@@ -105,6 +106,9 @@ def test_an_edited_family_is_computed_again_and_summarised_alone(tmp_path):
     assert "0 already stored, 4 computed" in second.stdout, second.stdout + second.stderr
     summary = (folder / "out" / "toy" / "summary.md").read_text()
     assert "4 sums; the largest is 16" in summary
-    assert "results files of `toy_sum` written by other versions of its code" in summary
+    assert "`toy_sum`: the store keeps " in summary
+    assert "written by other versions of its code, left out here" in summary
+    assert "4 tasks, 4 result rows: 4 ok, 0 failed; " in summary  # the rows it shows
+    assert "The store keeps 4 more rows, computed by other versions of the code" in summary
     again = guesslab(folder, "toy", "cluster=sync", "paths.outputs=out", "stage=plan")
     assert "4 already stored, 0 to run" in again.stdout, again.stdout

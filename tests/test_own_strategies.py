@@ -335,8 +335,9 @@ def test_an_edited_module_is_computed_again_and_only_its_rows_are_summarised(
     lab, monkeypatch, capsys
 ):
     """After an edit to the strategy's module the next run computes its tasks again (the
-    built-ins' rows are served from the store); the summary shows the new code's rows and
-    says how many rows of the other version the store keeps."""
+    built-ins' rows are served from the store); the summary and the report show the new code's
+    rows, their first line counts those, and both say how many rows of the other version the
+    store keeps."""
     folder, module = lab
     study_file(folder, f"  optimal: {{}}\n  mine:\n    _target_: {module}.MostLeftNo\n",
                grid="deck: [[3, 2, 1]]")  # fmt: skip
@@ -358,7 +359,14 @@ def test_an_edited_module_is_computed_again_and_only_its_rows_are_summarised(
     new = rows[(rows["strategy"] == "mine")]["expected_score_exact"].tolist()
     shown = [v for v in new if v in summary]
     assert len(shown) == 1, (new, summary)
-    assert "1 row computed by other versions of `" in summary and "code is kept" in summary
+    kept = f"`mine`: the store keeps 1 row computed by other versions of `{module}.MostLeftNo`'s"
+    assert kept in summary, summary
+    header = "2 tasks, 2 result rows: 2 ok, 0 failed; "  # what the tables show, then the rest
+    rest = "The store keeps 1 more row, computed by other versions of the code and left out here"
+    assert header in summary and rest in summary, summary
+    report = (folder / "out" / "lab" / "report.html").read_text()
+    assert header in report and rest in report
+    assert "<code>mine</code>: the store keeps 1 row computed by other versions" in report
 
 
 @pytest.mark.parametrize(("strategy", "words"), [
@@ -420,12 +428,24 @@ def test_a_strategy_failing_in_a_move_gives_an_error_row_naming_it(lab, monkeypa
     """A guess naming no type or a type with no cards left, an exception in the user's
     code, a belief that is not hashable, a move slower than ``run.task_timeout_s``: each
     such task's row is an error naming the strategy, the move and the value (or the time
-    limit); every other task is stored; exit 1.  One study holds every fault."""
+    limit); every other task is stored; exit 1, the terminal naming the first three failed
+    tasks (strategy, parameters, error) and counting the rest.  One study holds every
+    fault."""
     folder, module = lab
     named = "".join(f"  {cls.lower()}:\n    _target_: {module}.{cls}\n" for cls in FAULTS)
     study_file(folder, "  optimal: {}\n" + named, grid="deck: [[1, 2]]")
     done = run_lab(monkeypatch, capsys, folder, "run.task_timeout_s=1")
     assert done.returncode == 1, done.stdout + done.stderr
+    said = done.stderr.strip().splitlines()
+    assert said[0] == "5 tasks failed:" and said[4] == "  and 2 more", said
+    for line in said[1:4]:  # the first three: strategy, parameters, the move's error
+        strategy = line.split()[0]
+        (cls,) = [c for c in FAULTS if c.lower() == strategy]
+        assert "(deck=1,2, feedback=partial" in line and FAULTS[cls] in line, line
+    results = folder / "out" / "lab" / "results"
+    assert said[5] == f"every failed task's row (status 'error') is in {results} and " + str(
+        folder / "out" / "lab" / "summary.md"
+    )
     rows = load_results(folder / "out" / "lab" / "results").set_index("strategy")
     assert rows.loc["optimal", "status"] == "ok"
     for cls, words in FAULTS.items():

@@ -231,12 +231,26 @@ def test_one_task_is_said_in_the_singular_in_the_plan_the_run_and_the_summary(
 
 
 def test_cli_runs_the_default_study(tmp_path):
-    """The command runs the default study, saying where its tasks run in words."""
-    res = cli("cluster=sync", f"paths.outputs={tmp_path}")
+    """The command runs the default study, saying where its tasks run in words, and ends
+    with the summary's first table fitted to the terminal's 80 columns (the answer: greedy's
+    475/112 against the optimum's 2383/560, as docs/usage.md shows it); with run.quiet=true,
+    with the summary's path."""
+    res = cli("cluster=sync", f"paths.outputs={tmp_path}", env={"COLUMNS": "80"})
     assert res.returncode == 0, res.stderr
     assert "running 2 tasks on this process (cluster=sync)\n" in res.stdout
-    assert (tmp_path / "paper" / "summary.md").exists()
+    summary = tmp_path / "paper" / "summary.md"
+    assert summary.exists()
     assert not (ROOT / "outputs" / "paper" / "hydra").exists()
+    said = res.stdout.splitlines()
+    table = said[said.index(f"summary: {summary}") + 1 :]
+    assert table[:2] == ["", "Deck (3,3,3), partial feedback"], said
+    assert all(len(line) <= 80 for line in table), table
+    (exact,) = [line for line in table if line.startswith("expected_score_exact ")]
+    assert exact.split()[1:] == ["475/112", "2383/560"], table
+    assert "\n".join(table) + "\n```" in (ROOT / "docs" / "usage.md").read_text()  # as shown
+    quiet = cli("cluster=sync", f"paths.outputs={tmp_path}", "run.quiet=true")
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout.splitlines()[-1] == f"summary: {summary}", quiet.stdout
 
 
 def test_multirun_jobs_share_one_store_and_summary(tmp_path, monkeypatch, capsys):

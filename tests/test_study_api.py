@@ -251,3 +251,61 @@ def test_interrupting_the_kernel_stops_the_run_and_run_again_resumes(tmp_path):
         run_cell("client.close(); cluster.close()")
         kernel.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+CALLERS_MATPLOTLIB = """
+import json, sys
+import matplotlib
+matplotlib.use("svg")  # a backend of the caller's, not guesslab's Agg
+matplotlib.rcParams.update({"font.size": 7.0, "axes.grid": True, "lines.linewidth": 3.0})
+before, backend = dict(matplotlib.rcParams), matplotlib.get_backend()
+from pipeline import Study
+study = Study("paper", ["study.grid.deck=[[3,3,3]]", "cluster=sync"], outputs=sys.argv[1])
+study.run(progress=False)
+from pipeline.summary import write_summary
+write_summary(study.folder, study.config.study)  # the summary and the report once more
+after = dict(matplotlib.rcParams)
+changed = sorted(k for k in before if before[k] != after[k])
+print(json.dumps({"changed": changed, "backend": [backend, matplotlib.get_backend()],
+                  "pyplot": "matplotlib.pyplot" in sys.modules,
+                  "plots": len(list((study.folder / "summary").glob("*.png")))}))
+"""
+
+
+def test_a_run_leaves_the_callers_matplotlib_as_it_found_it(tmp_path):
+    """Study.run (its tasks, summary and report) and the summary written again change none
+    of the caller's rcParams and not its backend, and never load pyplot, while the summary
+    still draws its plots."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", CALLERS_MATPLOTLIB, str(tmp_path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["changed"] == []
+    assert seen["backend"] == ["svg", "svg"]
+    assert not seen["pyplot"]
+    assert seen["plots"] > 0
+
+
+def test_a_run_with_failed_tasks_warns_naming_each_and_returns_the_rows(tmp_path):
+    """Study.run of tasks that fail returns their rows and warns (TasksFailed) with each
+    failed task's strategy, parameters and first error line."""
+    from pipeline.study_api import TasksFailed
+
+    limit = "run.task_timeout_s=0.000001"  # every task runs past its time limit
+    study = Study("paper", ["study.grid.deck=[[3,3,3]]", "cluster=sync", limit], tmp_path)
+    with pytest.warns(TasksFailed) as caught:
+        rows = study.run(progress=False)
+    assert len(rows) == 2 and (rows["status"] == "error").all()
+    (warning,) = caught
+    lines = str(warning.message).splitlines()
+    assert lines[0] == "2 tasks failed:", lines
+    assert sorted(line.split()[0] for line in lines[1:3]) == sorted(rows["strategy"])
+    for line in lines[1:3]:
+        assert "(deck=3,3,3, feedback=partial" in line, line
+        assert "task ran past its time limit run.task_timeout_s=1e-06" in line, line
+    assert lines[3].startswith("every failed task's row (status 'error') is in "), lines

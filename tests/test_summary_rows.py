@@ -142,3 +142,56 @@ def test_the_failed_tasks_table_says_how_many_it_leaves_out(tmp_path, monkeypatc
     failed = text.partition("### Failed tasks")[2]
     assert len(table_column(failed, "error")) == 2
     assert "The table shows 2 of the 3 failed rows; every one is in report.html" in failed
+
+
+def headline_of(frame: pd.DataFrame, width: int, title: str = "Deck (3,3,3)") -> list[str]:
+    from pipeline.headline import headline_lines
+    from solvers.kit.summary_parts import markdown_table
+
+    return headline_lines(
+        f"# Study\n\nSome text.\n\n### {title}\n\n{markdown_table(frame)}\n", width
+    )
+
+
+def test_the_headline_table_fits_the_terminal_and_says_what_it_leaves_out():
+    """The run's headline, the summary's first table: whole when it fits; turned (a column
+    per row) when that fits; else the first rows and the columns that fit, the rest counted
+    and named as in summary.md; no line wider than the terminal."""
+    wide = {f"column_number_{k}": [k + 0.5, k + 1.5] for k in range(6)}
+    two = pd.DataFrame({"label": ["greedy", "optimal"], **wide})
+    assert headline_of(two, 200)[1].split() == ["label", *wide]
+    turned = headline_of(two, 60)
+    assert turned[0] == "Deck (3,3,3)" and turned[1].split() == ["label", "greedy", "optimal"]
+    assert turned[3].split() == ["column_number_0", "0.5", "1.5"]
+    many = pd.DataFrame({"label": [f"s{k}" for k in range(15)]} | {
+        name: [k + 0.5] * 15 for k, name in enumerate(wide)})  # fmt: skip
+    cut = headline_of(many, 60)
+    assert cut[1].split() == ["label", "column_number_0", "column_number_1"]
+    assert [line.split()[0] for line in cut[3:15]] == [f"s{k}" for k in range(12)]
+    assert " ".join(cut[15:]) == (
+        "(3 more rows and the columns column_number_2, column_number_3, column_number_4, "
+        "column_number_5 in summary.md)"
+    )
+    assert all(len(line) <= 60 for line in [*turned, *cut])
+    assert headline_of(pd.DataFrame({"n": [1]}), 80) == ["Deck (3,3,3)", "  n", "---", "  1"]
+
+
+def test_the_headline_table_shows_each_cell_as_the_text_it_holds():
+    """Markdown's escapes are undone (``a|b [x] <b>`` as typed) and a character a terminal
+    would act on is shown as its escape; a table of failed tasks is no headline (the next
+    table is), nor is a summary without a table."""
+    from pipeline.headline import headline_lines
+    from solvers.kit.summary_parts import markdown_table
+
+    frame = pd.DataFrame({"strategy": ["a|b [x] <b> \\_", "\x1b[31mred"], "score": [1, 2]})
+    lines = headline_of(frame, 80, title="`odd` names")
+    assert lines[0] == "`odd` names"
+    assert lines[3].split() == ["a|b", "[x]", "<b>", "\\_", "1"]
+    assert lines[4].split() == ["\\x1b[31mred", "2"]
+    assert headline_lines("# Study\n\nNo successful results.\n", 80) == []
+    failed = markdown_table(pd.DataFrame({"strategy": ["greedy"], "error": ["boom"]}))
+    only_failed = f"No successful results.\n\n### Failed tasks\n\n{failed}\n"
+    assert headline_lines(only_failed, 80) == []
+    results = markdown_table(pd.DataFrame({"n": [7]}))
+    then = headline_lines(f"{only_failed}\n## Family `b`\n\n{results}\n", 80)
+    assert then == ["Family `b`", "  n", "---", "  7"]

@@ -7,15 +7,11 @@ import math
 from fractions import Fraction
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
-from solvers.kit.summary_parts import WIDTH, save_figure, wrapped  # noqa: E402
+from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows
+from solvers.kit.summary_parts import WIDTH, save_figure, styled, subplots, wrapped
 
 # strategy_params: a strategy of one's own's arguments (JSON), one line per value
 GAME = ["ranks", "suits", "cards", "strategy", "entropy_r", "entropy_t", "first_guess"]
@@ -270,6 +266,7 @@ def same_play(lines: pd.DataFrame) -> list[tuple[str, pd.Series]]:
 LEGEND_WIDTH = 60  # characters of a legend's line: the figure's width (WIDTH) holds them
 
 
+@styled
 def histogram_plot(deck: pd.DataFrame, title: str, path: Path) -> Path:
     """Share of answers found in each number of guesses, one panel per hand size (stacked,
     one x axis), one series per distinct histogram, named by its mean and its strategies."""
@@ -285,7 +282,7 @@ def histogram_plot(deck: pd.DataFrame, title: str, path: Path) -> Path:
     }
     lines = {c: sum(label.count("\n") + 1 for label, _ in g) for c, g in groups.items()}
     height = sum(1.55 + 0.22 * n for n in lines.values()) + 0.6
-    fig, axes = plt.subplots(
+    fig, axes = subplots(
         len(sizes), 1, figsize=(WIDTH, height), sharex=True, squeeze=False, layout="constrained"
     )
     most = max(len(line.histogram) for line in deck.itertuples(index=False))

@@ -5,15 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
-from solvers.kit.summary_parts import (  # noqa: E402
+from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows
+from solvers.kit.summary_parts import (
     MARKERS,
     MAX_SERIES,
     PALETTE,
@@ -21,6 +17,8 @@ from solvers.kit.summary_parts import (  # noqa: E402
     left_out,
     markdown_table,
     save_figure,
+    styled,
+    subplots,
 )
 
 PLOT = "high_low_p_perfect.png"
@@ -143,9 +141,10 @@ def shown_n(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["n"].isin(SHOWN_N) | ends].copy()
 
 
+@styled
 def plot_distinct(table: pd.DataFrame, path: Path) -> None:
     """P(perfect game) against n on a log scale."""
-    fig, ax = plt.subplots(figsize=(WIDTH, 3.8))
+    fig, ax = subplots(figsize=(WIDTH, 3.8))
     ax.semilogy(table["n"], 10.0 ** table["log10_p_perfect"], marker=".", lw=1)
     ax.set_xlabel("n (distinct cards)")
     ax.set_ylabel("P(every call right), optimal play")
@@ -153,6 +152,7 @@ def plot_distinct(table: pd.DataFrame, path: Path) -> None:
     save_figure(fig, path)
 
 
+@styled
 def plot_decks(table: pd.DataFrame, path: Path) -> None:
     """P(perfect game) against cards in the deck, one panel per tie rule (one y axis), one
     line per number of suits (one suit: distinct cards, where the tie rule cannot matter)."""
@@ -160,7 +160,7 @@ def plot_decks(table: pd.DataFrame, path: Path) -> None:
     if best.empty:
         best = table
     rules = sorted(best["ties"].dropna().unique())
-    fig, axes = plt.subplots(
+    fig, axes = subplots(
         1, len(rules), figsize=(WIDTH, 4.2), sharey=True, squeeze=False, layout="constrained"
     )
     for ax, ties in zip(axes[0], rules, strict=True):
@@ -311,6 +311,7 @@ def probability(p: float) -> str:
 BARS = 4  # up to this many decks and tie rules: one bar each; beyond, lines per tie rule
 
 
+@styled
 def plot_tie_rules(gaps: pd.DataFrame, path: Path) -> None:
     """The optimum's gain over the majority rule, in percent of the majority's P(no wrong
     call), per deck and tie rule: a bar each naming the two probabilities (up to BARS of
@@ -322,7 +323,7 @@ def plot_tie_rules(gaps: pd.DataFrame, path: Path) -> None:
         for r, s, t in zip(gaps["ranks"], gaps["suits"], gaps["ties"], strict=True)
     ]
     x = np.arange(len(gaps))
-    fig, ax = plt.subplots(figsize=(WIDTH, 4.2))
+    fig, ax = subplots(figsize=(WIDTH, 4.2))
     ax.bar(x, gaps["gain_percent"], 0.6, color=PALETTE[0])
     for xi, gain, opt, maj in zip(x, gaps["gain_percent"], gaps["optimal"], gaps["majority"],
                                   strict=True):  # fmt: skip
@@ -338,11 +339,12 @@ def plot_tie_rules(gaps: pd.DataFrame, path: Path) -> None:
     save_figure(fig, path)
 
 
+@styled
 def plot_gains(gaps: pd.DataFrame, path: Path) -> None:
     """The optimum's gain over the majority rule (%) against the cards in the deck, one panel
     per tie rule (one y axis), one line per number of suits."""
     rules = sorted(gaps["ties"].unique())
-    fig, axes = plt.subplots(
+    fig, axes = subplots(
         1, len(rules), figsize=(WIDTH, 4.0), sharey=True, squeeze=False, layout="constrained"
     )
     for ax, ties in zip(axes[0], rules, strict=True):

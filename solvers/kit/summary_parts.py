@@ -1,28 +1,31 @@
 """What every game's summary shares: Markdown tables and PNG plots (matplotlib, Agg).
 
 Imported only by the summaries (:mod:`solvers` does not load it, and with it matplotlib, on
-workers).
+workers).  A plot is a :class:`~matplotlib.figure.Figure` drawn on its own Agg canvas
+(:func:`subplots`), never through pyplot, and every function that draws one is
+:func:`styled`: it draws in :data:`STYLE` and leaves the caller's matplotlib as it found it
+(its backend, its rcParams, a notebook's inline figures).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-import matplotlib
+import matplotlib.style
 import numpy as np
 import pandas as pd
 from cycler import cycler
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.text import Text  # noqa: E402
-from matplotlib.transforms import blended_transform_factory  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+from matplotlib.transforms import blended_transform_factory
 
 # Every plot is drawn to be read where the manual shows it: the theme's content column is
 # PAGE_PX pixels wide (Material for MkDocs on a desktop screen), and its body text is 16 px.
@@ -37,23 +40,56 @@ MIN_TEXT_PX = 15.0
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")  # Okabe & Ito
 MARKERS = ("o", "s", "^", "D", "v", "P")
 MAX_SERIES = len(PALETTE)
-matplotlib.rcParams.update(
-    {
-        "font.size": 10.5,
-        "axes.titlesize": 11.5,
-        "axes.labelsize": 10.5,
-        "xtick.labelsize": 10.5,
-        "ytick.labelsize": 10.5,
-        "legend.fontsize": 10.5,
-        "figure.titlesize": 12,
-        "figure.figsize": (WIDTH, 3.6),
-        "axes.prop_cycle": cycler(color=PALETTE) + cycler(marker=MARKERS),
-        "lines.markersize": 5,
-        "legend.framealpha": 0.9,
-    }
-)
+STYLE = {  # over matplotlib's defaults, whatever the caller's rcParams (see styled)
+    "font.size": 10.5,
+    "axes.titlesize": 11.5,
+    "axes.labelsize": 10.5,
+    "xtick.labelsize": 10.5,
+    "ytick.labelsize": 10.5,
+    "legend.fontsize": 10.5,
+    "figure.titlesize": 12,
+    "figure.figsize": (WIDTH, 3.6),
+    "axes.prop_cycle": cycler(color=PALETTE) + cycler(marker=MARKERS),
+    "lines.markersize": 5,
+    "legend.framealpha": 0.9,
+}
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
+def styled(draw: Callable[P, R]) -> Callable[P, R]:
+    """``draw``, a function that makes figures, run in guesslab's style: matplotlib's
+    defaults with :data:`STYLE` over them (so a plot looks the same whatever the caller set),
+    the caller's rcParams restored after it, however it ends (:func:`matplotlib.rc_context`,
+    which :func:`matplotlib.style.context` opens)."""
+
+    @functools.wraps(draw)
+    def in_style(*args: P.args, **kwargs: P.kwargs) -> R:
+        with matplotlib.style.context(["default", STYLE]):
+            return draw(*args, **kwargs)
+
+    return in_style
+
+
+def subplots(
+    nrows: int = 1,
+    ncols: int = 1,
+    *,
+    figsize: tuple[float, float] | None = None,
+    layout: str | None = None,
+    **kwargs: Any,
+) -> tuple[Figure, Any]:
+    """:func:`matplotlib.pyplot.subplots` without pyplot: a Figure on its own Agg canvas
+    (no backend is chosen, no figure is kept open: one is freed when no longer used), and its
+    axes (``kwargs``: sharex, squeeze, height_ratios, ...).  Called in a :func:`styled`
+    function, whose style the figure and its axes take."""
+    fig = Figure(figsize=figsize, layout=layout)
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(nrows, ncols, **kwargs)
+
+
+@styled
 def bar_chart(
     labels: Sequence[str],
     values: Sequence[float],
@@ -72,7 +108,7 @@ def bar_chart(
     Labels of any length and any number of bars stay readable at the page's width: the
     figure grows in height, never in width."""
     n = len(values)
-    fig, ax = plt.subplots(figsize=(WIDTH, 1.6 + 0.42 * n))
+    fig, ax = subplots(figsize=(WIDTH, 1.6 + 0.42 * n))
     xerr = None if errors is None else whiskers(errors)
     rows = np.arange(n)[::-1]  # the first label on top
     ax.barh(rows, values, xerr=xerr, color=PALETTE[0], capsize=4, height=0.6)
@@ -326,6 +362,7 @@ CHECK_KEY = "guesslab:check"  # PNG text: "ok", or the problems figure_problems 
 FACTS_KEY = "guesslab:facts"  # PNG text: JSON of the numbers a caption may quote
 
 
+@styled
 def save_figure(
     fig: Any,
     path: Path,
@@ -333,9 +370,9 @@ def save_figure(
     tight: bool = True,
     facts: dict[str, Any] | None = None,
 ) -> Path:
-    """Save a matplotlib figure as PNG at ``path`` (tight layout unless told not) and close
-    it.  The PNG carries what :func:`figure_problems` found (text ``guesslab:check``: "ok"
-    or the problems) and ``facts``, the numbers a caption may quote, as JSON."""
+    """Save a matplotlib figure as PNG at ``path`` (tight layout unless told not).  The PNG
+    carries what :func:`figure_problems` found (text ``guesslab:check``: "ok" or the
+    problems) and ``facts``, the numbers a caption may quote, as JSON."""
     if tight:
         fig.tight_layout()
     problems = figure_problems(fig, dpi)
@@ -343,7 +380,6 @@ def save_figure(
     if facts is not None:
         metadata[FACTS_KEY] = json.dumps(facts, sort_keys=True)
     fig.savefig(path, dpi=dpi, metadata=metadata)
-    plt.close(fig)
     return path
 
 

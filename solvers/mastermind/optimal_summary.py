@@ -16,14 +16,10 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from solvers.kit.summary_parts import PALETTE, WIDTH, save_figure  # noqa: E402
+from solvers.kit.summary_parts import PALETTE, WIDTH, save_figure, styled, subplots
 
 CLASSICS = ("minimax", "expected_size", "most_parts", "first_feasible")
 BUILT_IN = (*CLASSICS, "sharma_mittal", "optimal")  # other names: strategies of one's own
@@ -92,10 +88,11 @@ def _gap(rows: pd.DataFrame, optimum: Fraction) -> float:
     return float(least - optimum)
 
 
+@styled
 def gap_plot(gaps: pd.DataFrame, path: Path) -> Path:
     """Grouped bars: heuristic minus optimum (expected guesses) per game and strategy."""
     names = [*CLASSICS, "best_sharma_mittal"]
-    fig, ax = plt.subplots(figsize=(WIDTH, 4.4), layout="constrained")
+    fig, ax = subplots(figsize=(WIDTH, 4.4), layout="constrained")
     width = 0.8 / len(names)
     x = np.arange(len(gaps))
     for i, name in enumerate(names):

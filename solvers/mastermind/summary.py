@@ -8,16 +8,12 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from solvers.entropy import PRESETS, preset_name  # noqa: E402
-from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows  # noqa: E402
-from solvers.kit.summary_parts import WIDTH, file_name, save_figure  # noqa: E402
+from solvers.entropy import PRESETS, preset_name
+from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows
+from solvers.kit.summary_parts import WIDTH, file_name, save_figure, styled, subplots
 
 GAME = ["pegs", "colours", "jar"]
 # A game's (r, t) grid is shown as a Markdown table up to this many orders and degrees; a
@@ -203,9 +199,10 @@ def grid_table(grid: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+@styled
 def heatmap(grid: pd.DataFrame, ref: pd.DataFrame, title: str, path: Path) -> Path:
     """Expected guesses over (r, t) as an annotated heatmap, reference strategies in the title."""
-    fig, ax = plt.subplots(figsize=(WIDTH, 5.6))
+    fig, ax = subplots(figsize=(WIDTH, 5.6))
     values = grid.to_numpy(dtype=float)
     image = ax.imshow(values, cmap="viridis_r", origin="lower", aspect="auto")
     xs, ys = tick_positions(len(grid.columns)), tick_positions(len(grid.index))

@@ -6,14 +6,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from solvers.kit.stored_rows import StoredRows, frame_of, takes_stored_rows  # noqa: E402
-from solvers.kit.summary_parts import WIDTH, left_out, save_figure  # noqa: E402
+from solvers.kit.stored_rows import StoredRows, frame_of, takes_stored_rows
+from solvers.kit.summary_parts import WIDTH, left_out, save_figure, styled, subplots
 
 FIGURE_N = 20  # figure 1a's deck size
 FIGURE_M_MAX = 14  # figure 1a's last m
@@ -82,6 +78,7 @@ def figure_rows(rows: pd.DataFrame | StoredRows) -> pd.DataFrame:
     return rows.frame(["N", *CURVES], where=f"N = {FIGURE_N}")
 
 
+@styled
 def plot_figure_1a(rows: pd.DataFrame, path: Path) -> bool:
     """Both conditional entropies against m for N = 20, k = 1, n = m + 3 (figure 1a of Gural,
     Simper & So 2019)."""
@@ -90,7 +87,7 @@ def plot_figure_1a(rows: pd.DataFrame, path: Path) -> bool:
         return False
     row = match.iloc[0]
     m = [x for x in row["curve_m"] if x <= FIGURE_M_MAX]
-    fig, ax = plt.subplots(figsize=(WIDTH, 3.8))
+    fig, ax = subplots(figsize=(WIDTH, 3.8))
     ax.plot(m, list(row["curve_h_a"])[: len(m)], "o-", label="H(c | X(a)): refused card again")
     ax.plot(m, list(row["curve_h_b"])[: len(m)], "s--", label="H(c | X(b)): fresh card")
     ax.set_xlabel("m (times card a was refused)")
@@ -101,12 +98,13 @@ def plot_figure_1a(rows: pd.DataFrame, path: Path) -> bool:
     return True
 
 
+@styled
 def plot_figure_1b(rows: pd.DataFrame, path: Path) -> bool:
     """H(b) - H(a) at fixed (n, k, m) = (5, 1, 2) against N, and the smallest gap per N."""
     data = rows.dropna(subset=["fixed_gap"])
     if data.empty:
         return False
-    fig, ax = plt.subplots(figsize=(WIDTH, 3.8))
+    fig, ax = subplots(figsize=(WIDTH, 3.8))
     ax.semilogy(data["N"], data["fixed_gap"], label="gap at n = 5, k = 1, m = 2")
     ax.semilogy(rows["N"], rows["min_gap"], ":", label="smallest gap over (n, k, m >= 1)")
     ax.set_xlabel("N (distinct cards)")

@@ -5,26 +5,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.colors import LogNorm
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.colors import LogNorm  # noqa: E402
-
-from solvers.kit.stored_rows import StoredRows, takes_stored_rows  # noqa: E402
-from solvers.kit.summary_parts import (  # noqa: E402
+from solvers.kit.stored_rows import StoredRows, takes_stored_rows
+from solvers.kit.summary_parts import (
     MARKERS,
     PALETTE,
     WIDTH,
     left_out,
     markdown_table,
     save_figure,
+    styled,
+    subplots,
 )
+from solvers.registry import row_columns
 
 SHOWN_MASS = 1e-3  # the stationary law's bars stop at the last level of at least this mass
-from solvers.registry import row_columns  # noqa: E402
 
 DECK = ["ranks", "suits", "k"]
 # The columns each analysis's section reads (of a large store, those only, analysis by
@@ -92,11 +90,12 @@ def win_table(rows: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values([*DECK, "n"]).reset_index(drop=True)
 
 
+@styled
 def win_section(rows: pd.DataFrame, out_dir: Path) -> str:
     """Table and plot of A's win probability against the level n, per deck."""
     table = win_table(rows)
     table.to_parquet(out_dir / "triples_win.parquet", index=False)
-    fig, (lin, log) = plt.subplots(2, 1, figsize=(WIDTH, 6.4), sharex=True, layout="constrained")
+    fig, (lin, log) = subplots(2, 1, figsize=(WIDTH, 6.4), sharex=True, layout="constrained")
     decks = list(table.groupby(DECK))
     for k, (deck, group) in enumerate(decks):
         style = {"color": PALETTE[k % len(PALETTE)], "marker": MARKERS[k % len(MARKERS)]}
@@ -136,12 +135,13 @@ def win_section(rows: pd.DataFrame, out_dir: Path) -> str:
     )
 
 
+@styled
 def monte_carlo_section(rows: pd.DataFrame, out_dir: Path) -> str:
     """Monte Carlo win rates against the exact values, with standard errors and z-scores."""
     cols = [*DECK, "n", "games", "p_win", "p_win_mc", "p_win_se", "z_score"]
     table = rows[cols].sort_values([*DECK, "n"]).reset_index(drop=True)
     table.to_parquet(out_dir / "triples_monte_carlo.parquet", index=False)
-    fig, ax = plt.subplots(figsize=(WIDTH, 3.8))
+    fig, ax = subplots(figsize=(WIDTH, 3.8))
     ax.plot(table["n"], table["p_win"], "k-", lw=1, label="exact")
     ax.errorbar(
         table["n"], table["p_win_mc"], yerr=2 * table["p_win_se"], fmt="o", ms=3, label="MC ±2 SE"
@@ -170,6 +170,7 @@ def hitting_matrix(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.pivot_table(index="start", columns="target", values="expected_rounds")
 
 
+@styled
 def hitting_section(rows: pd.DataFrame, out_dir: Path) -> str:
     """Per deck: the start x target table of expected rounds and the same as a heat map on a
     log scale (a line per start level would put 14 on one axes for 13 ranks)."""
@@ -179,7 +180,7 @@ def hitting_section(rows: pd.DataFrame, out_dir: Path) -> str:
     for deck, group in rows.groupby(DECK):
         name = "triples_hitting_{}x{}_k{}.png".format(*deck)
         matrix = hitting_matrix(group)
-        fig, ax = plt.subplots(figsize=(WIDTH, 4.8))
+        fig, ax = subplots(figsize=(WIDTH, 4.8))
         shown = matrix.where(matrix > 0)  # 0: the start is the target (blank)
         image = ax.imshow(shown.values, origin="lower", cmap="viridis", norm=LogNorm())
         ax.set_xticks(range(len(matrix.columns)), matrix.columns)
@@ -195,6 +196,7 @@ def hitting_section(rows: pd.DataFrame, out_dir: Path) -> str:
     return "\n".join(parts)
 
 
+@styled
 def distribution_section(rows: pd.DataFrame, out_dir: Path) -> str:
     """Per deck and start: a level x round heat map and the last even and odd distributions."""
     keep = [*DECK, "start", "after_rounds", "level", "prob", "prob_exact"]
@@ -203,7 +205,7 @@ def distribution_section(rows: pd.DataFrame, out_dir: Path) -> str:
     for (ranks, suits, k, start), group in rows.groupby([*DECK, "start"]):
         grid = group.pivot_table(index="level", columns="after_rounds", values="prob")
         name = f"triples_distribution_{ranks}x{suits}_k{k}_from{start}.png"
-        fig, ax = plt.subplots(figsize=(WIDTH, 4.2))
+        fig, ax = subplots(figsize=(WIDTH, 4.2))
         image = ax.imshow(grid.values, aspect="auto", origin="lower", cmap="viridis")
         ax.set_yticks(range(len(grid.index)), grid.index)
         ax.set_xlabel("rounds played j")
@@ -227,11 +229,12 @@ def equilibrium_table(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[cols].sort_values(DECK).reset_index(drop=True)
 
 
+@styled
 def equilibrium_section(rows: pd.DataFrame, out_dir: Path) -> str:
     """The equilibrium level per deck (table and plot) and one stationary law."""
     table = equilibrium_table(rows)
     table.to_parquet(out_dir / "triples_equilibrium.parquet", index=False)
-    fig, (levels, law) = plt.subplots(2, 1, figsize=(WIDTH, 6.6), layout="constrained")
+    fig, (levels, law) = subplots(2, 1, figsize=(WIDTH, 6.6), layout="constrained")
     for k, ((suits, kind), group) in enumerate(table.groupby(["suits", "k"])):
         style = {"color": PALETTE[k % len(PALETTE)], "marker": MARKERS[k % len(MARKERS)]}
         levels.plot(

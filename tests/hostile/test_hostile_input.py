@@ -74,6 +74,7 @@ BAD = [
     ("store.recompute=1", "store.recompute"),
     ("cluster.dashboard=maybe", "cluster.dashboard"),
     ("run.progress=maybe", "run.progress"),
+    ("run.quiet=yes", "run.quiet"),
     ("run.batch_seconds=nan", "run.batch_seconds"),  # item 7: unchecked values
     ("run.batch_seconds=inf", "run.batch_seconds"),
     ("run.batch_seconds=-1", "run.batch_seconds"),

@@ -10,14 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from solvers.kit.summary_parts import PALETTE, WIDTH, save_figure, whiskers  # noqa: E402
+from solvers.kit.summary_parts import PALETTE, WIDTH, save_figure, styled, subplots, whiskers
 
 MODELS = ("none", "partial", "complete")
 BOUNDS = ("bound_lower", "bound_lower_chords", "bound_upper")
@@ -108,6 +104,7 @@ def _deck_label(deck: str) -> str:
     return f"{len(counts)} types of {counts[0]}"
 
 
+@styled
 def plot_comparison(table: pd.DataFrame, path: Path) -> Path:
     """Grouped horizontal bars: expected score per feedback model for each deck (decks down
     the side, so any number of them reads at the page's width: the figure grows in height),
@@ -116,7 +113,7 @@ def plot_comparison(table: pd.DataFrame, path: Path) -> Path:
     models = [m for m in MODELS if m in table]
     y = np.arange(len(decks))[::-1]  # the first deck on top
     height = 0.8 / len(models)
-    fig, ax = plt.subplots(figsize=(WIDTH, 1.5 + len(decks) * (0.18 * len(models) + 0.12)))
+    fig, ax = subplots(figsize=(WIDTH, 1.5 + len(decks) * (0.18 * len(models) + 0.12)))
     for i, model in enumerate(models):
         values = table[model].astype(float).to_numpy()
         errors = table.get(f"{model}_std_error")

@@ -10,15 +10,11 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from solvers.entropy import preset_name  # noqa: E402
-from solvers.kit.summary_parts import PALETTE, WIDTH, save_figure  # noqa: E402
+from solvers.entropy import preset_name
+from solvers.kit.summary_parts import PALETTE, WIDTH, save_figure, styled, subplots
 
 MANY = 12  # more info rows than this per deck: the per-deck table shows only the best one
 
@@ -170,6 +166,7 @@ def gamma_facts(rows: pd.DataFrame, info: pd.DataFrame) -> dict[str, dict]:
     return facts
 
 
+@styled
 def plot_gamma_sweep(rows: pd.DataFrame, info: pd.DataFrame, path: Path) -> Path:
     """One panel per deck, stacked: info's score against gamma, the gammas where it equals the
     optimum exactly marked, greedy and optimal as dashed lines; where info never reaches the
@@ -178,7 +175,7 @@ def plot_gamma_sweep(rows: pd.DataFrame, info: pd.DataFrame, path: Path) -> Path
     decks = list(dict.fromkeys(info["deck"]))
     best, greedy = _reference(rows, "optimal"), _reference(rows, "greedy")
     facts = gamma_facts(rows, info)
-    fig, axes = plt.subplots(
+    fig, axes = subplots(
         len(decks), 1, figsize=(WIDTH, 0.9 + 2.1 * len(decks)), sharex=True, squeeze=False
     )
     blue, red, green = PALETTE[0], PALETTE[1], PALETTE[2]
@@ -271,11 +268,12 @@ def entropy_grid_section(rows: pd.DataFrame, info: pd.DataFrame, out_dir: Path) 
     ]
 
 
+@styled
 def plot_heatmaps(ratios: pd.DataFrame, path: Path) -> Path:
     """One heatmap per deck, stacked (r across, t up): how far info's best score over gamma
     falls below the optimum, in percent, with a dot where it reaches the optimum exactly."""
     decks = list(dict.fromkeys(ratios["deck"]))
-    fig, axes = plt.subplots(
+    fig, axes = subplots(
         len(decks), 1, figsize=(WIDTH, 0.8 + 2.05 * len(decks)), sharex=True, squeeze=False,
         layout="constrained",
     )  # fmt: skip

@@ -11,15 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-
-from solvers.kit.summary_parts import MARKERS, PALETTE, WIDTH, save_figure  # noqa: E402
+from solvers.kit.summary_parts import MARKERS, PALETTE, WIDTH, save_figure, styled, subplots
 
 FULL = 13
 FIT_POINTS = 4  # the last n fitted by a straight line for the extrapolation
@@ -139,6 +135,7 @@ def full_deck_monte_carlo(rows: pd.DataFrame) -> dict[str, tuple[float, float]]:
 POLICIES = {"optimal": "optimal", "persistent": "persistent", "greedy_pair": "greedy (pair ties)"}
 
 
+@styled
 def plot_ranks(table: pd.DataFrame, path: Path, monte_carlo: dict | None = None) -> dict:
     """Optimum, greedy (pair ties) and persistent against n (exact, n >= 2); at n = 13 the
     range of the three fits of :func:`fits_at_full` (optimum and greedy) and the Monte Carlo
@@ -152,11 +149,11 @@ def plot_ranks(table: pd.DataFrame, path: Path, monte_carlo: dict | None = None)
         (k, c) for k, c in ((0, "optimal"), (1, "persistent")) if {c, "greedy_pair"} <= set(shown)
     ]
     if gains:
-        fig, (top, bottom) = plt.subplots(
+        fig, (top, bottom) = subplots(
             2, 1, figsize=(WIDTH, 6.6), sharex=True, height_ratios=(3, 2), layout="constrained"
         )
     else:
-        fig, top = plt.subplots(figsize=(WIDTH, 4.4), layout="constrained")
+        fig, top = subplots(figsize=(WIDTH, 4.4), layout="constrained")
         bottom = None
     facts: dict[str, dict] = {}
     for k, (column, name) in enumerate(POLICIES.items()):

@@ -12,13 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from solvers.kit.summary_parts import WIDTH, save_figure  # noqa: E402
+from solvers.kit.summary_parts import WIDTH, save_figure, styled, subplots
 
 
 def sections(rows: pd.DataFrame, out_dir: Path) -> list[str]:
@@ -112,9 +108,10 @@ def best_info(ok: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+@styled
 def plot_gap(table: pd.DataFrame, path: Path) -> None:
     """Optimal minus greedy against m, one line per number of types r."""
-    fig, ax = plt.subplots(figsize=(WIDTH, 4))
+    fig, ax = subplots(figsize=(WIDTH, 4))
     for r, group in table.dropna(subset=["gap"]).groupby("r"):
         line = ax.plot(group["m"], group["gap"], marker="o", label=f"r = {r} types")[0]
         if "best_info" in group and group["best_info"].notna().any():
