@@ -3,8 +3,8 @@
 Prints timings: exact info and playable evaluations on small decks; Monte Carlo greedy and
 info on the 52-card decks (13 ranks x 4 and 4 suits x 13) with their Numba float paths (info:
 games/s on 4 suits x 13; on 13 ranks x 4 the size of the composition posterior along a game,
-which is what stops it); method float for info on m x 4 decks; with --python-info, info's
-Python path on 52 cards; the no_repeat scan at N = 300.
+which is what stops it); method float for info on 4 x m decks (4 types of m cards); with
+--python-info, info's Python path on 52 cards; the no_repeat scan at N = 300.
 
 Run: python benchmarks/bench_card_guessing_info.py [--quick] [--python-info]
 """
@@ -117,12 +117,12 @@ def bench_info_rank_deck(quick: bool) -> None:
 
 def bench_info_float(quick: bool) -> None:
     top = 7 if quick else 10
-    print(f"\n## method float, info (gamma 0.15, Shannon bits), m x 4 for m = 1..{top}")
+    print(f"\n## method float, info (gamma 0.15, Shannon bits), 4 x m for m = 1..{top}")
     evaluation.evaluate([2, 2], 0.15)  # compile / load cache
     for m in range(1, top + 1):
         value, sec = timed(evaluation.evaluate, [m] * 4, 0.15)
         print(
-            f"{m:2d} x 4: {value.expected_score:.9f}  labelled states {value.n_states:>10,}  "
+            f"4 x {m:2d}: {value.expected_score:.9f}  labelled states {value.n_states:>10,}  "
             f"canonical {value.n_canonical:>8,}  largest posterior {value.largest_support:>5,}  "
             f"exact decisions {value.exact_calls}  {sec:7.2f} s",
             flush=True,

@@ -20,6 +20,7 @@ if str(ROOT) not in sys.path:  # `mkdocs build` from a checkout that is not inst
 
 import solvers  # noqa: E402, F401  (importing it registers every family)
 from docs.notebook_cells import expand_notebooks  # noqa: E402
+from docs.page_layout import powers, readable  # noqa: E402  (pages readable at any width)
 from docs.quoted import expand_quotes  # noqa: E402  (the numbers pages quote from docs/data)
 from solvers.kit.family_words import ParamWords, family_doc, param_words  # noqa: E402
 from solvers.registry import Family, get_family  # noqa: E402
@@ -31,7 +32,12 @@ def on_page_markdown(markdown: str, page: Any = None, **_: Any) -> str:
     """The page's Markdown with every ``params``/``strategies`` marker and every quoted value
     (:mod:`docs.quoted`) replaced (MkDocs hook)."""
     name = getattr(getattr(page, "file", None), "src_uri", "")
-    return expand_quotes(expand_notebooks(expand_markers(markdown)), name)
+    return powers(expand_quotes(expand_notebooks(expand_markers(markdown)), name))
+
+
+def on_page_content(html: str, **_: Any) -> str:
+    """The page's HTML made to read at any width (:mod:`docs.page_layout`; MkDocs hook)."""
+    return readable(html)
 
 
 def expand_markers(markdown: str) -> str:

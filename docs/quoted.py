@@ -4,12 +4,15 @@ A page writes ``{{ FILE.KEY.FIELD:SPEC }}`` where it quotes a measured or comput
 FILE names a data file under ``docs/data/`` (a YAML mapping, whose nested keys KEY and
 FIELD lead to the value; or a CSV file, whose column ``key`` names the rows and whose other
 columns are the fields), ``SPEC`` an optional Python format spec (``.4f``,
-``,``, ``.3g``; ``duration`` writes seconds as ``2 min 47 s``).  :func:`expand_quotes`
+``,``, ``.3g``; ``duration`` writes seconds as ``2 min 47 s``; ``checked`` writes a float to
+the digits its check supports, read from the ``agreement`` beside it).  :func:`expand_quotes`
 replaces each with the value, formatted, at build time (docs/hooks.py), so a remeasurement
 written to the data file updates every page that quotes it, and two pages cannot give the
 same quantity two values.  An unknown file, key or field fails the build, naming the quote
 and the page's text around it.  ``<!-- results -->`` draws the results page from
-``docs/data/results.yaml``; :data:`COMPUTED` names the data the build reads from the code.
+``docs/data/results.yaml`` (the results no source publishes, then those reproduced), and
+``<!-- results-list -->`` the short list of the new ones that the home page shows;
+:data:`COMPUTED` names the data the build reads from the code.
 
 tests/test_quoted_values.py holds the rest of the rule: a value quoted through a data file
 never also appears typed out on another page, the README's results are the file's, and the
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -122,13 +126,30 @@ def duration(seconds: float) -> str:
     return f"{minutes} min" + (f" {rest} s" if rest else "")
 
 
+def checked_digits(number: float, agreement: float) -> str:
+    """``number`` to the digits a relative agreement of ``agreement`` supports: its last
+    digit is the place of ``agreement * |number|`` (1e-12 relative on 15.53: 11 decimals),
+    in scientific notation below 1e-4 (``2.98018533104e-8``)."""
+    places = -math.floor(math.log10(agreement * abs(number)))
+    if abs(number) >= 1e-4:
+        return f"{number:.{max(places, 0)}f}"
+    significant = places + math.floor(math.log10(abs(number)))
+    mantissa, exponent = f"{number:.{significant}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 def rendered(match: re.Match[str]) -> str:
     """A quote's text: its value in its format spec (``str`` without one; a fraction
-    ``p/q`` with a spec gives its decimal)."""
+    ``p/q`` with a spec gives its decimal; ``checked``: the digits the ``agreement`` beside the
+    value supports)."""
     stem, path, spec = match.groups()
     got = value(stem, path)
     if spec == "duration":
         return duration(float(got))
+    if spec == "checked":  # the agreement is looked up first: a value without one is refused
+        parent = path.rpartition(".")[0]
+        agreement = float(value(stem, f"{parent}.agreement"))
+        return checked_digits(float(got), agreement)
     if spec and isinstance(got, str) and "/" in got:  # a fraction's decimal, to the spec
         from fractions import Fraction
 
@@ -147,45 +168,78 @@ def expand_quotes(markdown: str, page: str = "") -> str:
             raise QuoteError(f"{page or 'page'}: {match.group(0)} ({exc}) in '...{where}'") from exc
 
     markdown = RESULTS.sub(lambda _: results_section(), markdown)
+    markdown = RESULTS_LIST.sub(lambda _: results_list(page), markdown)
     return QUOTE.sub(replace, markdown)
 
 
 RESULTS = re.compile(r"<!--\s*results\s*-->")
+RESULTS_LIST = re.compile(r"<!--\s*results-list\s*-->")
 
 
-def shown(value: Any) -> str:
-    """A result's value as the results page shows it: a fraction with its decimal, a float
-    to its last stored digit, an integer with thousands separators."""
-    if isinstance(value, str) and "/" in value:
+def shown(r: dict[str, Any]) -> str:
+    """A result's value as the pages show it: a fraction with its decimal, a float to the
+    digits its check supports (its ``agreement``), an integer with thousands separators."""
+    got = r["value"]
+    if isinstance(got, str) and "/" in got:
         from fractions import Fraction
 
-        return f"{value} = {float(Fraction(value)):.12g}"
-    if isinstance(value, float):
-        return repr(value)
-    return f"{value:,}" if isinstance(value, int) else str(value)
+        return f"{got} = {float(Fraction(got)):.10f}"
+    if isinstance(got, float):
+        return checked_digits(got, r["agreement"])
+    return f"{got:,}" if isinstance(got, int) else str(got)
+
+
+def results_of(claim: str) -> dict[str, dict[str, Any]]:
+    """The entries of docs/data/results.yaml whose ``claim`` is ``claim`` (``new`` or
+    ``reproduced``), in the file's order."""
+    return {key: r for key, r in data_file("results").items() if r["claim"] == claim}
 
 
 def results_section() -> str:
-    """The results page's body: one section per entry of docs/data/results.yaml."""
-    parts = []
-    for key, r in data_file("results").items():
-        parts.append(
-            "\n".join(
-                [
-                    f"### {r['title']}",
-                    "",
-                    f"**{shown(r['value'])}** ([the game's page]({r['page']}); the data key "
-                    f"`results.{key}`)",
-                    "",
-                    f"- **Computed:** {r['how']}.",
-                    f"- **Checked:** {r['checked']}.",
-                    f"- **Reproduce:** `{r['command']}`",
-                    f"- **Cost:** {r['cost']}.",
-                    "",
-                ]
-            )
-        )
+    """The results page's body: a section per new result of docs/data/results.yaml, then
+    one per result a source published and guesslab reproduced."""
+    parts = ["## New: values no source known here publishes", ""]
+    for key, r in results_of("new").items():
+        parts += result_entry(key, r)
+    parts += [
+        "## Reproduced: values a source published",
+        "",
+        "Values guesslab computed again and found as published; they are the sources', not new.",
+        "",
+    ]
+    for key, r in results_of("reproduced").items():
+        parts += result_entry(key, r)
     return "\n".join(parts)
+
+
+def result_entry(key: str, r: dict[str, Any]) -> list[str]:
+    """One result's section: its value, how it was computed and checked, the command that
+    computes it and what that costs."""
+    published = [f"- **Published:** {r['source']}."] if r["claim"] == "reproduced" else []
+    return [
+        f"### {r['title']}",
+        "",
+        f"**{shown(r)}** ([the game's page]({r['page']}); the data key `results.{key}`)",
+        "",
+        *published,
+        f"- **Computed:** {r['how']}.",
+        f"- **Checked:** {r['checked']}.",
+        f"- **Reproduce:** `{r['command']}`",
+        f"- **Cost:** {r['cost']}.",
+        "",
+    ]
+
+
+def results_list(page: str) -> str:
+    """The new results as a Markdown list (title, value, link to its game's page), with the
+    links written relative to ``page``."""
+    depth = page.count("/")
+    up = "../" * depth
+    lines = [
+        f"- {r['title']}: **{shown(r)}** ([{r['game']}]({up}{r['page']}))"
+        for r in results_of("new").values()
+    ]
+    return "\n".join(lines)
 
 
 def quotes(markdown: str) -> list[tuple[str, str]]:
