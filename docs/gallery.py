@@ -91,8 +91,9 @@ def results_of(study: str) -> list[str]:
     for r in data_file("results").values():
         match = STUDY_IN_COMMAND.search(r["command"])
         if match and match.group(1) == study:
-            link = f"[Results](results.md#{anchor(r)})"
-            out.append(f"**{shown(r['value'])}**: {r['title']} ({link})")
+            claim = "new" if r["claim"] == "new" else "as published"
+            link = f"{claim}: [Results](results.md#{anchor(r)})"
+            out.append(f"**{shown(r)}**: {r['title']} ({link})")
     return out
 
 
