@@ -241,3 +241,24 @@ def test_each_tutorial_step_links_to_the_next(built_site):
 
 def test_the_home_page_leads_to_the_tutorial(built_site):
     assert 'href="tutorial/index.html"' in (built_site / "index.html").read_text(encoding="utf-8")
+
+
+# what the build fills in on a page: quotes of docs/data, the hooks' markers, mkdocstrings
+FILLED_IN = ["{{ ", "<!-- params:", "<!-- strategies:", "<!-- columns:", "<!-- settings",
+             "<!-- gallery", "<!-- results", "<!-- notebook:", "::: "]  # fmt: skip
+
+
+def test_the_readme_holds_nothing_the_manual_s_build_fills_in():
+    """The README is read as it is (on a code host, in a package index): no template."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert not [mark for mark in FILLED_IN if mark in text]
+
+
+def test_the_manual_s_sources_say_what_the_build_fills_in_and_where_the_pages_are():
+    """docs/README.md, which a code host shows beside the sources, names each kind of
+    template the pages hold and how to build and open the manual; it is not a page."""
+    text = (DOCS / "README.md").read_text(encoding="utf-8")
+    assert all(mark.strip() in text for mark in FILLED_IN)
+    assert "mkdocs build --strict" in text and "site/index.html" in text
+    used = {m for page in DOCS.rglob("*.md") for m in FILLED_IN if m in page.read_text()}
+    assert set(FILLED_IN) <= used | {"::: "}
