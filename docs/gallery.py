@@ -110,7 +110,8 @@ def entry(study: dict[str, Any]) -> str:
     figure = figure_of(name)
     if figure is not None:
         image, page = figure
-        lines += [f"[![the study {name}'s figure]({image})]({page})", ""]
+        link = f"[![the study {name}'s figure]({image})]({page})"
+        lines += ['<div class="gallery-figure" markdown>', "", link, "", "</div>", ""]
     lines += [html.escape(" ".join(str(study.get("description", "")).split())), ""]
     lines += [f"- {line}" for line in results_of(name)]
     lines += ["", "```bash", f"python -m pipeline study={name}", "```", ""]
