@@ -262,3 +262,19 @@ def test_the_manual_s_sources_say_what_the_build_fills_in_and_where_the_pages_ar
     assert "mkdocs build --strict" in text and "site/index.html" in text
     used = {m for page in DOCS.rglob("*.md") for m in FILLED_IN if m in page.read_text()}
     assert set(FILLED_IN) <= used | {"::: "}
+
+
+def test_a_console_block_s_copy_button_copies_the_command_alone(built_site, driver):
+    """Material copies a code block's text as shown while it carries data-md-copying
+    (bundle.js): in a console block the prompt and the output are hidden then
+    (docs/stylesheets/extra.css), so the copy is the command a reader runs."""
+    driver.get((built_site / "tutorial" / "02-first-study.html").as_uri())
+    copied = driver.execute_script(
+        """const code = document.querySelector(".highlight code");
+        code.setAttribute("data-md-copying", "");
+        const text = code.innerText;
+        code.removeAttribute("data-md-copying");
+        return [text.trimEnd(), code.innerText.trimEnd()];"""
+    )
+    assert copied[0] == "python -m pipeline"
+    assert copied[1].startswith("$ python -m pipeline") and "study paper: 2 tasks" in copied[1]
