@@ -18,7 +18,7 @@ its), and counts the tasks both would compute; so a claim costs nothing while a 
 computing.  Claims are made and read under the study lock
 (:func:`pipeline.locking.study_lock`), and a run holds an ``flock`` on its claim while it
 computes: the kernel releases it when the process dies, so a claim nobody holds is a killed
-run's, and is removed.
+run's (or one whose code ended its process), and is removed, in one line.
 
 A claim is read as evidence, not trusted:
 
@@ -180,11 +180,28 @@ def _live_claims(folder: Path, say: Callable[[str], object]) -> list[dict]:
                 "believed: removed, and this run goes on"
             )
             _remove(path)
-        else:
+        else:  # nobody holds it: its run's process ended without removing it
+            say(_stale(path, _who(fd)))
             _remove(path)
         finally:
             os.close(fd)
     return live
+
+
+def _stale(path: Path, who: dict | str) -> str:
+    """The line of a claim nobody holds: the run that wrote it ended without its end (killed,
+    or its process ended by code it ran: ``os._exit`` in a strategy of one's own), so its
+    tasks are no longer claimed; what it stored is kept, the rest is computed."""
+    if isinstance(who, dict):
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(who["started"]))
+        run = f"of process {who['pid']} on host {visible(who['host'], 80)}, started {when}"
+    else:
+        run = "of a run"
+    return (
+        f"note: the claim {path} {run} is held by no process: that run ended without "
+        "finishing (killed, or its process was ended by code it ran); removed, and this run "
+        "computes what it left undone"
+    )
 
 
 def _remove(path: Path) -> None:

@@ -399,6 +399,18 @@ class GridPart(Strict):
     strategies: Strategies | None = None
 
 
+class ObjectiveConfig(Strict):
+    """A study's ``objective:`` block: what a search over a strategy's parameters optimises
+    (checked against the study's strategies and the family's columns by
+    :func:`pipeline.search.objective.checked_objective`)."""
+
+    strategy: str
+    column: str = "expected_score"
+    direction: Annotated[Any, AfterValidator(_choice("maximize", "minimize"))] = "maximize"
+    combine: Annotated[Any, AfterValidator(_choice("mean", "min", "max"))] = "mean"
+    relative_to: str | None = None
+
+
 class StudyConfig(Strict):
     """A study file (conf/study/NAME.yaml or the user's own): the study's keys, strictly.
 
@@ -413,13 +425,15 @@ class StudyConfig(Strict):
     grid: Axes | None = None
     strategies: Strategies | None = None
     grids: list[GridPart] | None = None
+    objective: ObjectiveConfig | None = None
 
     def plain(self) -> dict[str, Any]:
         """The study as plain dicts and lists, the keys not given left out."""
         return self.model_dump(exclude_none=True)
 
 
-STUDY_MODELS = (StudyConfig, GridPart)  # the models with defaults (optional study keys)
+# the models with defaults (optional study keys)
+STUDY_MODELS = (StudyConfig, GridPart, ObjectiveConfig)
 
 
 class Config(Strict):

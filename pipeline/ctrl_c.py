@@ -91,6 +91,15 @@ class RunStopped(KeyboardInterrupt):
         self.report = report
 
 
+class SearchStopped(KeyboardInterrupt):
+    """A search (pipeline.search) stopped by Ctrl-C or SIGTERM: its one line says what is
+    stored and how to go on."""
+
+    def __init__(self, line: str):
+        super().__init__(line)
+        self.line = line
+
+
 _stopped_by: int | None = None  # the signal that stopped this command, once one did
 
 
@@ -98,6 +107,13 @@ def stopped_by() -> int | None:
     """The signal (SIGINT, SIGTERM) that stopped the command, or None: no stop yet, or a
     KeyboardInterrupt of Python's own (the command's handler is not set)."""
     return _stopped_by
+
+
+def stopping() -> bool:
+    """Whether the command's stop is under way in this process: its first Ctrl-C or SIGTERM
+    came and every later one is set aside (:func:`stop_on_first_ctrl_c`); not once Python's
+    own handler is back (a command run inside a test that goes on)."""
+    return _stopped_by is not None and signal.getsignal(_stopped_by) == signal.SIG_IGN
 
 
 def is_stop(exc: BaseException) -> bool:
@@ -158,10 +174,15 @@ def _raised_again(others: Any) -> Any:
 
 
 def _first_stop(signum: int, frame: Any) -> None:
-    """The first Ctrl-C or SIGTERM: KeyboardInterrupt; every later one of either is ignored."""
+    """The first Ctrl-C or SIGTERM: KeyboardInterrupt; every later one of either is ignored.
+
+    Raised by Python's own handler, called here, rather than by a ``raise`` statement: a
+    KeyboardInterrupt whose innermost frame stops at a ``raise`` is one that code raised
+    itself (a strategy of one's own), an error of that code, not a stop
+    (:func:`solvers.kit.interrupts.raised_by_code`)."""
     global _stopped_by
     for stop in (signal.SIGINT, signal.SIGTERM):
         if signal.getsignal(stop) is _first_stop:
             signal.signal(stop, signal.SIG_IGN)
     _stopped_by = signum
-    raise KeyboardInterrupt
+    signal.default_int_handler(signum, frame)  # raises KeyboardInterrupt

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.config_files import job_files
-from pipeline.ctrl_c import RunStopped, nothing_written, stop_name
+from pipeline.ctrl_c import RunStopped, SearchStopped, nothing_written, stop_name
 from pipeline.long_task_setup import CHECKPOINTS
 from pipeline.preflight import is_multirun
 from pipeline.store_layout import StoreError
@@ -236,6 +236,8 @@ def stop_line(stop: KeyboardInterrupt, signum: int | None, argv: list[str]) -> s
     multirun, what each study folder of the sweep stored (its jobs may run in other
     processes: the command reads their stores); else what the run stored (``stop``: a
     RunStopped with its report, or a KeyboardInterrupt before the run began)."""
+    if isinstance(stop, SearchStopped):
+        return f"{stop.line.replace('stopped', f'stopped ({stop_name(signum)})', 1)}"
     if is_multirun(argv) and (line := sweep_stopped_message(stop_name(signum))) is not None:
         return line
     report = stop.report if isinstance(stop, RunStopped) else None

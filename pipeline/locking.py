@@ -29,6 +29,12 @@ from pathlib import Path
 
 from pipeline.config import StudyError
 from pipeline.safe_paths import open_regular
+from solvers.kit.lock_holders import (  # noqa: F401 (pipeline.claims imports them from here)
+    command_line,
+    holders_text,
+    lock_holders,
+    visible,
+)
 
 
 @contextlib.contextmanager
@@ -149,57 +155,3 @@ def waiting_message(lock: Path) -> str:
     """What a job says while it waits for a lock: the lock file and who holds it."""
     who = holders_text(lock)
     return f"waiting: {who} holds the study lock {lock}; this run goes on when it is released"
-
-
-def holders_text(lock: Path) -> str:
-    """Who holds a flock on ``lock`` for a message: ``process 12 (python -m ...)``, each
-    command line shortened and made visible (:func:`visible`), or "another process"."""
-    holders = [f"process {pid} ({command_line(pid)})" for pid in lock_holders(lock)]
-    return ", ".join(holders) or "another process"
-
-
-def lock_holders(lock: Path) -> list[int]:
-    """The ids of other processes holding a flock on ``lock`` (from /proc/locks; [] elsewhere)."""
-    try:
-        inode = lock.stat().st_ino
-        lines = Path("/proc/locks").read_text().splitlines()
-    except OSError:
-        return []
-    pids = []
-    for line in lines:
-        fields = line.split()
-        if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK":
-            continue  # "->": a process waiting for the lock, not holding it
-        pid, device_inode = fields[4], fields[5]
-        if device_inode.rsplit(":", 1)[-1] == str(inode) and int(pid) != os.getpid():
-            pids.append(int(pid))
-    return sorted(set(pids))
-
-
-def command_line(pid: int, limit: int = 80) -> str:
-    """A process's command line for a one-line message: its arguments joined by spaces,
-    control characters shown as escapes (:func:`visible`), shortened to about ``limit``
-    characters ("?" if unknown)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            raw = fh.read(4 * limit)
-    except OSError:
-        return "?"
-    text = raw.replace(b"\0", b" ").decode(errors="replace").strip(" ") or "?"
-    return visible(text, limit)
-
-
-def visible(text: str, limit: int = 160) -> str:
-    """``text`` as one line a terminal shows as written: each character that is not
-    printable (newline, carriage return, ESC, BEL, DEL, a bidirectional override, ...) as
-    its Python escape (``\\x1b``, ``\\n``, ``\\u202e``); past ``limit`` characters cut,
-    saying how long it was."""
-    out: list[str] = []
-    size = 0
-    for ch in text:
-        piece = ch if ch.isprintable() else ascii(ch)[1:-1]
-        if size + len(piece) > limit:
-            return "".join(out) + f"... ({len(text):,} characters)"
-        out.append(piece)
-        size += len(piece)
-    return "".join(out)

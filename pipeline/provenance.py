@@ -9,6 +9,7 @@ config folders Hydra searched (``--config-dir``) and the time.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import subprocess
 import sys
@@ -59,7 +60,7 @@ def run_metadata(given: dict[str, Any]) -> dict[str, Any]:
     fam = get_family(given["study"]["family"])
     return {
         "config": given,
-        "packages": package_versions(),
+        "packages": dict(package_versions()),
         "code_version": code_version(),
         "solver_version": fam.version,
         "own_code": own_code(given["study"]),
@@ -69,8 +70,10 @@ def run_metadata(given: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@functools.cache
 def package_versions() -> dict[str, str]:
-    """Installed versions of the packages that decide the results."""
+    """Installed versions of the packages that decide the results (the process's: read once,
+    as its modules were imported once)."""
     out = {}
     for pkg in PACKAGES:
         try:
@@ -80,8 +83,11 @@ def package_versions() -> dict[str, str]:
     return out
 
 
+@functools.cache
 def code_version() -> str:
-    """The git commit of the code (with +dirty for local changes), or the package version."""
+    """The git commit of the code (with +dirty for local changes), or the package version:
+    asked once a process (a ``git describe`` costs ~40 ms, and a search's many small runs
+    would pay it each batch)."""
     root = Path(__file__).resolve().parent.parent
     try:
         rev = subprocess.run(

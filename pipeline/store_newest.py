@@ -8,6 +8,8 @@ The ids are read as arrays (no Python object per row).
 from __future__ import annotations
 
 import itertools
+import os
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,15 +150,47 @@ def newest_source(con: Any, files: list[Path], superseded: pa.Table | None) -> s
 
 
 def ids_and_ok(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """The task ids (an ``S20`` array) and which rows are ok, of one results file.
+    """The task ids (an ``S20`` array) and which rows are ok, of one results file (read-only
+    arrays).
 
     Read through ParquetFile, not read_table: the dataset layer read_table goes through
-    costs ~1 ms more per file, and its first use imports pandas (~0.5 s).
+    costs ~1 ms more per file, and its first use imports pandas (~0.5 s).  A small file is
+    read once per process while it stays the same file (:data:`SEEN_FILES`): a search, or a
+    run of many small batches, reads the store before each batch, and would otherwise read
+    every file it wrote again each time.
     """
+    identity = file_identity(path)
+    if identity is not None and identity in SEEN_FILES:
+        SEEN_FILES.move_to_end(identity)
+        return SEEN_FILES[identity]
     with pq.ParquetFile(path) as pf:
         table = pf.read(columns=["task_id", "status"])
     ok = pc.equal(table.column("status"), "ok").fill_null(False)
-    return id_array(table.column("task_id")), ok.to_numpy(zero_copy_only=False)
+    found = id_array(table.column("task_id")), ok.to_numpy(zero_copy_only=False)
+    if identity is not None and len(found[0]) <= SEEN_ROWS:
+        for array in found:
+            array.flags.writeable = False
+        SEEN_FILES[identity] = found
+        while len(SEEN_FILES) > SEEN_MAX:
+            SEEN_FILES.popitem(last=False)
+    return found
+
+
+# the ids of small results files read in this process, by file identity (a file written
+# anew, in place or renamed over, has another): at most SEEN_MAX files of SEEN_ROWS rows
+# each (~0.5 MB at most in all: the store's big files are read each time, as before)
+SEEN_FILES: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+SEEN_MAX, SEEN_ROWS = 2048, 200
+
+
+def file_identity(path: Path) -> tuple | None:
+    """What tells one file from another at ``path`` (device, inode, size, modification
+    time), or None when it cannot be read."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def files_sql(files: Iterable[Path]) -> str:

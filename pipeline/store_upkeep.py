@@ -21,15 +21,31 @@ from pipeline.safe_paths import (
     regular_files,
 )
 from pipeline.store_layout import METADATA_KEY, fits_family_schema, result_files
-from pipeline.store_newest import StoredIds, newest_rows
+from pipeline.store_newest import SEEN_MAX, StoredIds, file_identity, newest_rows
 from solvers.kit.atomic_files import replace_file
 from solvers.registry import families
 
 
 def bad_file_reason(path: Path) -> str | None:
-    """Why ``path`` is not a readable guesslab results file of its folder's family, or None."""
+    """Why ``path`` is not a readable guesslab results file of its folder's family, or None
+    (a file found good is not read again while it stays the same file: :data:`GOOD_FILES`)."""
     if not path.name.startswith("part-") or path.suffix != ".parquet":
         return "not named part-*.parquet"
+    identity = file_identity(path)
+    if identity is not None and identity in GOOD_FILES:
+        return None
+    reason = _schema_problem(path)
+    if reason is None and identity is not None:
+        GOOD_FILES.add(identity)
+        if len(GOOD_FILES) > 4 * SEEN_MAX:
+            GOOD_FILES.clear()
+    return reason
+
+
+GOOD_FILES: set[tuple] = set()  # identities of the results files found good in this process
+
+
+def _schema_problem(path: Path) -> str | None:
     family = path.parent.name.partition("=")[2]
     try:
         schema = pq.read_schema(path)

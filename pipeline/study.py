@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -386,6 +387,9 @@ def _own_strategy_grid(
         if any(k.rsplit(".", 1)[1] == key for k in grid):
             raise StudyError(f"{where}.{key}: also a grid axis")
     lists = {k: _axis(v, f"{where}.{k}") for k, v in arguments.items()}
+    for key, values in lists.items():
+        for value in values:
+            _json_argument(value, f"{where}.{key}")
     combos = [dict(zip(lists, combo, strict=True)) for combo in itertools.product(*lists.values())]
     keys = list(grid)
     axes = [(k.rsplit(".", 1)[1], _axis(grid[k], k)) for k in keys]
@@ -399,6 +403,18 @@ def _own_strategy_grid(
         if exc.key in ("strategy", "strategy_params", "strategy_code"):
             raise StudyError(f"{where}: {exc.reason}") from None
         raise StudyError(_config_message(exc, keys, where)) from None
+
+
+def _json_argument(value: Any, key: str) -> None:
+    """StudyError naming the argument ``key`` when its ``value`` is not a JSON value (NaN,
+    an infinity): the arguments are stored as JSON text."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise StudyError(
+            f"{key}={value!r}: an argument of a strategy of one's own must be a JSON value "
+            f"(a finite number, text, true/false, null, a list, a mapping): {exc}"
+        ) from None
 
 
 def _config_message(exc: TaskError, keys: list[str], strategy: str) -> str:

@@ -19,6 +19,7 @@ from pipeline.index import write_index
 from pipeline.own_files import SUMMARY_MARK
 from pipeline.report import REPORT_ROWS, write_report
 from pipeline.safe_paths import ensure_dir, write_replacing
+from pipeline.search.outputs import searches_section
 from pipeline.staging import remove_stale, staged
 from pipeline.store import family_rows
 from pipeline.store_overview import StoreCounts, status_line, store_counts
@@ -54,6 +55,7 @@ def write_summary(
     if study.get("description"):
         parts += [markdown_text(" ".join(str(study["description"]).split())), ""]
     parts += [status_line(counts), ""]
+    parts += searches_section(study_dir)  # a search's best heads the summary
     oks = {}
     codes = current_codes(study)
     for family in counts.families:

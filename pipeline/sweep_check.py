@@ -34,6 +34,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from pipeline.config import StudyError
 
 JOB_DIR_RESOLVER = "guesslab_job_dir"
+SEARCH_SWEEPER = "hydra_plugins.guesslab_sweeper.sweeper.GuesslabSweeper"  # its trials are no jobs
 
 
 @dataclass
@@ -77,6 +78,8 @@ class CheckEveryJob(Callback):
 
         from pipeline.run import prepared
 
+        if str(config.hydra.sweeper.get("_target_", "")) == SEARCH_SWEEPER:
+            return  # a search checks its config, objective and space itself, before any work
         global _sweep
         _sweep = Sweep(time.time_ns(), config, GlobalHydra.instance().config_loader())
         verdicts: dict[str, str | None] = {}

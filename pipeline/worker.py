@@ -30,18 +30,22 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.ctrl_c import stopping
 from pipeline.exception_chain import raised_from
 from pipeline.long_task_setup import LongTaskSetup, finish
 from pipeline.store_layout import METADATA_KEY, family_schema
 from solvers.grid import Grid, runs
 from solvers.kit.current_task import Deferred, reset_current, set_current, using
+from solvers.kit.interrupts import raised_by_code
 from solvers.kit.task_context import current
+from solvers.own_strategy import StrategyError
 from solvers.registry import Row, get_family, param_columns, solve
 
 
@@ -236,14 +240,18 @@ def batch_rows(
 
 
 def _task_rows(tid: str, task: dict, study: str, timeout, cluster) -> list[Row]:
-    """The task's rows, or its one error row."""
+    """The task's rows, or its one error row: whatever the task's code raises, SystemExit
+    (a ``sys.exit()`` in a strategy of one's own) and a KeyboardInterrupt it raised itself
+    included; only a stop (Ctrl-C, SIGTERM) goes through, to stop the run."""
     try:
         out = _solved(task, timeout, cluster)
-    except Exception as exc:  # a failing task becomes a row; the study goes on
+    except BaseException as exc:  # a failing task becomes a row; the study goes on
         stop = ctrl_c_inside(exc)
         if stop is not None:  # Ctrl-C, not a failure of the task: the run stops
             raise stop from None
         out = [error_row(task, exc)]
+    if stopping():  # the command's Ctrl-C came, and the task's code caught it
+        raise KeyboardInterrupt  # the run stops all the same (later Ctrl-Cs are ignored)
     for row in out:
         row["task_id"], row["study"] = tid, study
     return out
@@ -252,8 +260,11 @@ def _task_rows(tid: str, task: dict, study: str, timeout, cluster) -> list[Row]:
 def ctrl_c_inside(exc: BaseException) -> KeyboardInterrupt | None:
     """The KeyboardInterrupt an error stands for, or None: a compiled function interrupted by
     Ctrl-C (a Numba kernel's call) raises ``SystemError: ... returned a result with an
-    exception set`` with the KeyboardInterrupt as its cause; a library may wrap it likewise."""
-    return raised_from(exc, KeyboardInterrupt)
+    exception set`` with the KeyboardInterrupt as its cause; a library may wrap it likewise.
+    A KeyboardInterrupt that code raised itself (:func:`raised_by_code`: a strategy of one's
+    own) stands for no stop: it is the task's error."""
+    found = raised_from(exc, KeyboardInterrupt)
+    return None if found is None or raised_by_code(found) else found
 
 
 def _solved(task: dict, timeout: float | None, cluster: Any) -> list[Row]:
@@ -348,7 +359,7 @@ def batch_error_row(tid: str, task: dict, study: str, exc: BaseException) -> Row
 def error_row(task: dict, exc: BaseException) -> Row:
     """The row recorded for a task that raised: its parameters and the error message."""
     fam = get_family(task["family"])
-    tb = traceback.extract_tb(exc.__traceback__)
+    tb = traceback.extract_tb(_where_raised(exc))
     where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
     return {
         **param_columns(task),
@@ -357,6 +368,14 @@ def error_row(task: dict, exc: BaseException) -> Row:
         "error": f"{type(exc).__name__}: {exc}{where}",
         "seconds": None,
     }
+
+
+def _where_raised(exc: BaseException) -> TracebackType | None:
+    """The traceback an error row's place is read from: a strategy of one's own's error is
+    where its code raised (the StrategyError's cause), or none (a check of its answer)."""
+    if isinstance(exc, StrategyError):
+        return exc.__cause__.__traceback__ if exc.__cause__ is not None else None
+    return exc.__traceback__
 
 
 def lost_batch(batch: TaskSlice, study: str, metadata: bytes, exc: BaseException) -> DoneBatch:

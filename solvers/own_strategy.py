@@ -22,9 +22,18 @@ carries three parameters of its own, declared by a family that accepts them with
 
 A family says what such a class must offer with a :class:`Protocol`; its solver builds the
 instance with :func:`build`, which refuses a process whose copy of the code differs from the
-study's (a worker importing another file), and calls the user's methods through
-:func:`call`, which turns anything they raise into a :class:`StrategyError` naming the
-strategy, the move and the values.
+study's (a worker importing another file, a file edited during the run), and calls the
+user's methods through :func:`call`, which turns anything they raise into a
+:class:`StrategyError` naming the strategy, the move and the values.
+
+The user's code is a guest: whatever it raises is its task's error, ``SystemExit`` (a
+``sys.exit()``) and a ``KeyboardInterrupt`` it raises itself included; only a signal's
+KeyboardInterrupt (the user's Ctrl-C, :mod:`solvers.kit.interrupts`) goes through, to stop
+the run.  Its beliefs are held as :class:`Held` keys, their hash taken once and checked, so
+that a belief's own ``__hash__`` and ``__eq__`` failing, or a belief changed in place, is
+named as the strategy's fault; and its answers are asked twice (:func:`twice`): a strategy
+is a function of the belief it is given, and one whose answers differ (drawn at random,
+or read from a state it keeps on ``self``) has no exact value to store.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from solvers.kit.interrupts import raised_by_code
 from solvers.params import Param, described
 from solvers.registry import Task, TaskError
 
@@ -80,11 +90,22 @@ def is_own(task: Mapping[str, Any]) -> bool:
     return task.get("strategy_target") is not None
 
 
+def guest_fault(exc: BaseException) -> bool:
+    """Whether ``exc``, raised in the user's code, is that code's fault: anything but a
+    signal's KeyboardInterrupt (the user's Ctrl-C, which stops the run)."""
+    return not isinstance(exc, KeyboardInterrupt) or raised_by_code(exc)
+
+
 def shown(value: Any) -> str:
-    """``repr(value)`` for a one-line message, cut to SHOWN characters (the length said)."""
+    """``repr(value)`` for a one-line message, cut to SHOWN characters (the length said); a
+    :class:`Held` belief shown as the user's value."""
+    if isinstance(value, Held):
+        value = value.value
     try:
         text = repr(value)
-    except Exception as exc:  # a user's __repr__ may raise too
+    except BaseException as exc:  # a user's __repr__ may raise too, sys.exit() included
+        if not guest_fault(exc):
+            raise
         return f"<{type(value).__name__}: repr raised {type(exc).__name__}>"
     text = text.encode("unicode_escape").decode("ascii")  # control characters made visible
     if len(text) <= SHOWN:
@@ -158,20 +179,56 @@ def target_class(target: str) -> type:
     module_name, _, attr = target.rpartition(".")
     try:
         module = importlib.import_module(module_name)
-        on_disk = files_fingerprint(source_files(module_name))
-        if _LOADED.setdefault(module_name, on_disk) != on_disk:
-            module = importlib.reload(module)
-            _LOADED[module_name] = on_disk
-    except Exception as exc:  # any error of the user's module, said in one line
-        raise ValueError(
-            f"module {module_name!r} cannot be imported ({type(exc).__name__}: {shown_text(exc)})"
-        ) from None
+        built_in = not _has_source(module)  # Python's own (builtins): no file of the user's
+        if not built_in:
+            on_disk = files_fingerprint(source_files(module_name))
+            if _LOADED.setdefault(module_name, on_disk) != on_disk:
+                module = importlib.reload(module)
+                _LOADED[module_name] = on_disk
+    except BaseException as exc:  # any error of the user's module (sys.exit() too), one line
+        if not guest_fault(exc):
+            raise
+        raise ValueError(f"module {module_name!r} cannot be imported ({raised(exc)})") from None
     cls = getattr(module, attr, None)
     if cls is None:
         raise ValueError(f"module {module_name!r} has no {attr!r}")
+    if built_in:
+        raise ValueError(_not_a_strategy_class(target, cls, module_name))
     if not isinstance(cls, type):
         raise ValueError(f"{target} is not a class (a {type(cls).__name__})")
     return cls
+
+
+def _has_source(module: Any) -> bool:
+    """Whether ``module`` is read from files (a package, or a module with a file)."""
+    return bool(getattr(module, "__path__", None) or getattr(module, "__file__", None))
+
+
+def _not_a_strategy_class(target: str, found: Any, module_name: str) -> str:
+    """Why ``target``, in a module built into Python (``builtins.print``), is no strategy:
+    what it names is Python's own, never a class of the user's."""
+    if isinstance(found, type):
+        what = "a class"
+    elif callable(found):
+        what = "a built-in function"
+    else:
+        what = f"a {type(found).__name__}"
+    return (
+        f"{target} is {what} of Python's built-in module {module_name!r}, not a strategy "
+        "class: a strategy is a class written in a .py file of your own"
+    )
+
+
+def raised(exc: BaseException) -> str:
+    """``Name: message`` of an exception raised in the user's code, on one line; a
+    ``SystemExit`` and a KeyboardInterrupt the code raised itself said as what they are."""
+    name, text = type(exc).__name__, shown_text(exc)
+    if isinstance(exc, SystemExit):
+        code = "" if exc.code is None else f"({shown(exc.code)})"
+        return f"{name}{code} (sys.exit: a strategy's code cannot end the run)"
+    if isinstance(exc, KeyboardInterrupt):
+        return f"{name}, raised by the code itself (not a Ctrl-C)"
+    return f"{name}: {text}" if text else name
 
 
 def shown_text(exc: BaseException) -> str:
@@ -224,6 +281,9 @@ def _digest(files: list[Path]) -> str:
     return digest.hexdigest()[:16]
 
 
+_CHECKED: set[tuple[str, str]] = set()  # (target, code) this process checked (a run's driver)
+
+
 def check_strategy(family: str, protocol: Protocol, task: Task) -> None:
     """Check an own strategy's task before any work: the class imports, has the protocol's
     methods and takes the arguments; fill in its code fingerprint.  TaskError otherwise."""
@@ -261,6 +321,7 @@ def check_strategy(family: str, protocol: Protocol, task: Task) -> None:
             f"{target}'s code has the fingerprint {code} here: the file was edited",
         )
     task["strategy_code"] = code
+    _CHECKED.add((target, code))
 
 
 def strategy_words(task: Mapping[str, Any]) -> str:
@@ -280,45 +341,144 @@ def build(task: Mapping[str, Any]) -> Any:
         code = code_fingerprint(cls)
     except (OSError, ValueError) as exc:
         raise StrategyError(f"{who}: {exc}") from None
-    if code != task["strategy_code"]:
+    checked = task["strategy_code"]
+    if code != checked and (task["strategy_target"], checked) in _CHECKED:
         raise StrategyError(
-            f"{who}: this process imports code {code}, the study checked {task['strategy_code']}: "
-            f"every worker must import the same file (same PYTHONPATH or installed package)"
+            f"{who}: its code was edited after this run checked it (the file's code is now "
+            f"{code}, the run checked {checked}): not computed, so that no row is stored under "
+            f"the id of other code; run again to compute the edited code"
+        )
+    if code != checked:
+        raise StrategyError(
+            f"{who}: this process imports code {code}, the study checked {checked}: the file "
+            "was edited since the run checked it, or this worker imports another copy of it "
+            "(every worker must import the same file: same PYTHONPATH or installed package)"
         )
     return call(who, "the constructor", lambda: cls(**json.loads(task["strategy_params"])))
 
 
 def call(who: str, move: str, fn: Callable[[], Any]) -> Any:
     """``fn()``, a call into the user's code; StrategyError naming ``who`` and ``move`` (the
-    method, its arguments and where in the game) for anything it raises."""
+    method, its arguments and where in the game) for anything it raises, ``SystemExit`` and
+    a KeyboardInterrupt it raises itself included (a signal's, the user's Ctrl-C, goes
+    through: :func:`guest_fault`)."""
     try:
         return fn()
     except StrategyError:
         raise
-    except Exception as exc:
-        raise StrategyError(
-            f"{who}: {move} raised {type(exc).__name__}: {shown_text(exc)}"
-        ) from exc
+    except BaseException as exc:
+        if not guest_fault(exc):
+            raise
+        raise StrategyError(f"{who}: {move} raised {raised(exc)}") from exc
 
 
-def hashable(who: str, move: str, belief: Any) -> Any:
-    """``belief`` if it can be a key of the exact solvers' memo; StrategyError otherwise."""
+class Held:
+    """A belief of the user's as the solvers hold it (a key of their memos; the user's
+    methods are given the value itself): its hash taken once, when the strategy returned it,
+    and its ``==`` called through :func:`call`, so that a belief's own ``__hash__`` or
+    ``__eq__`` failing is named as the strategy's fault, not the solver's.  Two held beliefs
+    are equal when their values are, as the values would be as keys."""
+
+    __slots__ = ("value", "hash", "who")
+
+    def __init__(self, value: Any, digest: int, who: str):
+        self.value, self.hash, self.who = value, digest, who
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Held):
+            return NotImplemented
+        a, b = self.value, other.value
+        if a is b:
+            return True
+        try:
+            return bool(a == b)
+        except BaseException as exc:  # as call() does, its message made only when it fails
+            if not guest_fault(exc):
+                raise
+            raise StrategyError(
+                f"{self.who}: the belief's == comparing {shown(a)} with {shown(b)} raised "
+                f"{raised(exc)}"
+            ) from exc
+
+    def __repr__(self) -> str:
+        return f"Held({shown(self.value)})"
+
+
+def held(who: str, move: str, belief: Any) -> Held:
+    """``belief``, returned by ``move``, held for the solvers' memos; StrategyError when it
+    is not hashable, or its hash is not the same twice (a ``__hash__`` that is random, or
+    reads what is not the belief's value)."""
     try:
-        hash(belief)
-    except Exception as exc:
+        first, second = hash(belief), hash(belief)
+    except BaseException as exc:
+        if not guest_fault(exc):
+            raise
         raise StrategyError(
-            f"{who}: {move} returned a belief that is not hashable ({type(exc).__name__}: "
-            f"{shown_text(exc)}): {shown(belief)}; use tuples, frozensets, numbers, text"
+            f"{who}: {move} returned a belief that is not hashable ({raised(exc)}): "
+            f"{shown(belief)}; use tuples, frozensets, numbers, text"
         ) from None
-    return belief
+    if first != second:
+        raise StrategyError(
+            f"{who}: {move} returned a belief whose hash is not the same twice ({first}, then "
+            f"{second}): {shown(belief)}; a belief's __hash__ must depend on its value alone "
+            "(use tuples, frozensets, numbers, text)"
+        )
+    return Held(belief, first, who)
+
+
+def asked(who: str, move: str, fn: Callable[[], Any], given: Held) -> Any:
+    """``fn()``, a method of the user's given the belief ``given``, through :func:`call`;
+    StrategyError when the call changed that belief in place (its hash is not what it was):
+    the solvers keep every belief as a key, and one changed under them is a different key."""
+    out = call(who, move, fn)
+    try:
+        now = hash(given.value)
+    except BaseException as exc:
+        if not guest_fault(exc):
+            raise
+        now = f"not to be had: {type(exc).__name__}"
+    if now != given.hash:
+        raise StrategyError(
+            f"{who}: {move} changed the belief it was given, in place (its hash was "
+            f"{given.hash}, now {now}); return a new belief and leave the one given as it was"
+        )
+    return out
+
+
+def twice(who: str, move: str, ask: Callable[[], Any]) -> Any:
+    """``ask()``, a method of the user's asked through :func:`asked`, asked twice: its
+    answer, or StrategyError when the two differ (:func:`agreed`)."""
+    first = ask()
+    agreed(who, move, first, ask(), "when asked again")
+    return first
+
+
+def agreed(who: str, move: str, first: Any, again: Any, when: str) -> None:
+    """StrategyError when two answers of the user's to the same move differ (``when``: how
+    the second was had).  A strategy's answer is a function of the belief it is given; one
+    drawn at random or read from a state kept on ``self`` (a counter) has no exact value,
+    and a rerun would not reproduce the row."""
+    if isinstance(first, Held):
+        same = first.hash == again.hash and first == again
+    else:
+        same = call(who, f"{move}: its two answers compared", lambda: bool(first == again))
+    if not same:
+        raise StrategyError(
+            f"{who}: {move} returned {shown(first)}, then {shown(again)} {when}: its answers "
+            "must depend on the belief alone (not drawn at random, nor kept on self between "
+            "calls), or the strategy has no exact value to store"
+        )
 
 
 def same_belief(a: Any, b: Any) -> bool:
-    """Whether two beliefs are equal (a user's ``__eq__`` that raises: not equal)."""
-    try:
-        return bool(a == b)
-    except Exception:
-        return False
+    """Whether two beliefs are equal (held beliefs: the user's ``__eq__`` failing is a
+    StrategyError)."""
+    return bool(a == b)
 
 
 class QueryMoves:
@@ -347,27 +507,39 @@ class QueryMoves:
         """The feedback the class is told for the game's answer ``answer``."""
         return answer
 
-    def start(self) -> Any:
+    def start(self) -> Held:
         move = f"start({', '.join(map(str, self.start_args))})"
         belief = call(self.who, move, lambda: self.strategy.start(*self.start_args))
-        return hashable(self.who, move, belief)
+        return held(self.who, move, belief)
 
-    def guess(self, belief: Any, number: int) -> int:
-        """The index of the checked guess (its number in the game: ``number``)."""
+    def guess(self, belief: Held, number: int) -> int:
+        """The index of the checked guess (its number in the game: ``number``), asked twice
+        (:func:`twice`) the first time the belief is met."""
         hit = self.guesses.get(belief)
         if hit is not None:
             return hit
         move = f"guess(belief={shown(belief)}) at guess {number}"
-        index = self.checked(call(self.who, move, lambda: self.strategy.guess(belief)), move)
+        value = twice(
+            self.who,
+            move,
+            lambda: asked(self.who, move, lambda: self.strategy.guess(belief.value), belief),
+        )
+        index = self.checked(value, move)
         self.guesses[belief] = index
         return index
 
-    def update(self, belief: Any, index: int, answer: Any, number: int) -> Any:
+    def update(self, belief: Held, index: int, answer: Any, number: int) -> Held:
         key = (belief, answer)
         if key in self.updates:
             return self.updates[key]
         told, said = self.query(index), self.feedback(answer)
         move = f"update(belief={shown(belief)}, guess={told}, feedback={said}) at guess {number}"
-        out = call(self.who, move, lambda: self.strategy.update(belief, told, said))
-        self.updates[key] = hashable(self.who, move, out)
+
+        def ask() -> Held:
+            out = asked(
+                self.who, move, lambda: self.strategy.update(belief.value, told, said), belief
+            )
+            return held(self.who, move, out)
+
+        self.updates[key] = twice(self.who, move, ask)
         return self.updates[key]

@@ -134,6 +134,27 @@ def test_a_held_claim_of_a_process_that_is_gone_is_not_believed(tmp_path, gone):
     assert not path.exists()
 
 
+def test_a_claim_nobody_holds_is_removed_in_one_line_naming_its_run(tmp_path):
+    """A claim no process holds (its run's process ended without removing it: killed, or
+    ended by code it ran) stops nobody: it is removed, one line names the run it was (or
+    says it was a run's, when it cannot be read), and the run computes its tasks."""
+    folder = claims_folder(tmp_path)
+    pid = dead_pid()
+    named = folder / f"{socket.gethostname()}-{pid}-0.json"
+    named.write_text(json.dumps(genuine(tmp_path, pid=pid)))
+    unreadable = folder / "x.json"
+    unreadable.write_bytes(b"\x1b[31m{not json")
+    logged: list[str] = []
+    assert run(tmp_path, *naps(tmp_path), logged=logged).computed == 2
+    notes = sorted(line for line in logged if line.startswith("note: the claim"))
+    assert len(notes) == 2, logged
+    assert notes[0].startswith(f"note: the claim {named} of process {pid} on host "), notes
+    assert notes[1].startswith(f"note: the claim {unreadable} of a run is held by no process")
+    for note in notes:
+        assert "is held by no process: that run ended without finishing" in note, note
+    assert not folder.exists()
+
+
 def test_a_held_claim_of_a_live_process_of_another_host_is_believed(tmp_path):
     path = claims_folder(tmp_path) / "elsewhere-1-0.json"
     path.write_text(json.dumps(genuine(tmp_path, host="elsewhere", pid=dead_pid())))

@@ -277,9 +277,14 @@ def package_of(path: Path) -> str | None:
 @cache
 def config_sections() -> dict[str, object]:
     """The config's top-level keys -> their model (or a union of models, or Hydra's mapping)."""
+    import dataclasses
+
+    from hydra_plugins.guesslab_sweeper.config import GuesslabSweeperConf
     from pipeline.config import Config
 
     hydra = yaml.safe_load((ROOT / "conf" / "config.yaml").read_text())["hydra"]
+    # hydra/sweeper=guesslab's settings (hydra.sweeper.n_trials ...)
+    hydra["sweeper"] = {f.name: None for f in dataclasses.fields(GuesslabSweeperConf)}
     return {**{k: f.annotation for k, f in Config.model_fields.items()}, "hydra": hydra}
 
 

@@ -182,3 +182,26 @@ def test_a_file_whose_columns_differ_otherwise_is_quarantined(tmp_path):
         assert "schema differs" in store_upkeep.bad_file_reason(path)
     pq.write_table(table.drop_columns(["score_std"]).replace_schema_metadata(metadata), path)
     assert store_upkeep.bad_file_reason(path) is None
+
+
+def test_a_results_file_is_read_again_once_it_is_another_file(tmp_path):
+    """A small results file's ids are kept between reads of the store while it stays the
+    same file; a file renamed over it (as compaction and every write do) is read anew, and
+    a good file replaced by a foreign one is found bad."""
+    from pipeline.store_newest import ids_and_ok
+
+    results = tmp_path / "results"
+
+    def row(tid, status):
+        return {"family": "card_guessing", "task_id": tid, "study": "s", "status": status}
+
+    (path,) = write_rows(results, [row("a", "ok"), row("b", "error")], {"run": 1})
+    ids, ok = ids_and_ok(path)
+    assert ids_and_ok(path)[0] is ids and not ids.flags.writeable  # kept, read-only
+    assert store_upkeep.bad_file_reason(path) is None
+    (other,) = write_rows(results, [row("c", "ok")], {"run": 2})
+    os.replace(other, path)
+    assert ids_and_ok(path)[0].tolist() == [b"c"] and ids_and_ok(path)[1].tolist() == [True]
+    path.unlink()
+    path.write_bytes(b"PAR1 not a Parquet file at all PAR1")
+    assert store_upkeep.bad_file_reason(path).startswith("unreadable Parquet")

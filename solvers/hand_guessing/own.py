@@ -28,8 +28,9 @@ One game, exactly in this order::
         if feedback[0] == cards: the game ends (this guess counted)
         belief = update(belief, hand, feedback)
 
-The strategy is assumed to be a function of what it was told: the same belief gives the same
-guess.  ``first_guess`` (and the entropy parameters) belong to the built-in strategies: a
+The strategy must be a function of what it was told: the same belief gives the same guess
+(each is asked twice, :func:`solvers.own_strategy.twice`; answers that differ are an error
+row).  ``first_guess`` (and the entropy parameters) belong to the built-in strategies: a
 strategy of one's own makes its first guess itself.
 
 Evaluation, as the built-in strategies' (:func:`solvers.hand_guessing.strategies.play`): the

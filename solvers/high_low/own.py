@@ -22,8 +22,10 @@ One game, exactly in this order::
 
 A next card of a higher rank makes "higher" right, of a lower rank "lower"; a card of the
 rank showing is scored by ``ties`` as the family does: ``lose`` a miss, ``win`` a right call,
-``push`` neither (not a miss, not a right call).  Play goes on after a miss.  The strategy is
-assumed to be a function of what it was told: the same belief and card give the same call.
+``push`` neither (not a miss, not a right call).  Play goes on after a miss.  The strategy
+must be a function of what it was told: the same belief and card give the same call (each
+call and update is asked twice, :func:`solvers.own_strategy.twice`; answers that differ are
+an error row).
 
 Exact (``method: exact``): what the strategy can know depends on the game only through (the
 cards left of each rank, the rank showing), so its value is a recursion on (those counts, the
@@ -70,13 +72,16 @@ from typing import Any
 import numpy as np
 
 from solvers.own_strategy import (
+    Held,
     Protocol,
     StrategyError,
+    asked,
     build,
     call,
-    hashable,
+    held,
     shown,
     strategy_words,
+    twice,
 )
 from solvers.registry import Row, Task, TaskError, exact_columns
 from solvers.task_ids import task_rng
@@ -136,20 +141,27 @@ class Moves:
         self.limit = task["max_states"] if task["method"] == "exact" else None
         self.states = 0
 
-    def start(self) -> Any:
+    def start(self) -> Held:
         move = f"start({self.ranks}, {self.suits})"
         belief = call(self.who, move, lambda: self.strategy.start(self.ranks, self.suits))
-        return hashable(self.who, move, belief)
+        return held(self.who, move, belief)
 
-    def update(self, belief: Any, card: int, position: int) -> Any:
+    def update(self, belief: Held, card: int, position: int) -> Held:
+        """The new belief, asked twice (:func:`solvers.own_strategy.twice`)."""
         move = f"update(belief={shown(belief)}, card={card}) at card {position} of {self.cards}"
-        out = call(self.who, move, lambda: self.strategy.update(belief, card))
-        return hashable(self.who, move, out)
 
-    def call(self, belief: Any, card: int, position: int) -> bool:
-        """True for "higher"; ``position``: the card called on (2-based: the first is shown)."""
+        def ask() -> Held:
+            out = asked(self.who, move, lambda: self.strategy.update(belief.value, card), belief)
+            return held(self.who, move, out)
+
+        return twice(self.who, move, ask)
+
+    def call(self, belief: Held, card: int, position: int) -> bool:
+        """True for "higher"; ``position``: the card called on (2-based: the first is shown);
+        asked twice (:func:`solvers.own_strategy.twice`)."""
         move = f"call(belief={shown(belief)}, card={card}) at card {position} of {self.cards}"
-        said = call(self.who, move, lambda: self.strategy.call(belief, card))
+        ask = lambda: asked(self.who, move, lambda: self.strategy.call(belief.value, card), belief)  # noqa: E731
+        said = twice(self.who, move, ask)
         if not isinstance(said, str) or said not in CALLS:
             raise StrategyError(
                 f"{self.who}: {move} returned {shown(said)}: not 'higher' or 'lower'"

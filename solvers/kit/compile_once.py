@@ -1,11 +1,16 @@
 """Numba kernels compiled once per machine, not once per process.
 
 :func:`njit` is :func:`numba.njit`; each kernel it makes with ``cache=True`` (every kernel of
-``solvers/``) holds a lock of its own while it compiles: an ``flock`` on ``<kernel>.lock``
-beside the kernel's entry in Numba's cache folder.  The first process to need a kernel
-compiles it and writes it to the cache; another that needs it meanwhile (a second Dask
-worker, a second pytest-xdist process) waits on the lock, then finds it in the cache and
-loads it (Numba's compile tries the cache first), instead of compiling it a second time.
+``solvers/``) is looked up in Numba's cache first, without a lock, and loaded from it when it
+is there.  Only a kernel the cache lacks is compiled, holding a lock of its own: an ``flock``
+on ``<kernel>.lock`` beside the kernel's entry in Numba's cache folder
+(:mod:`solvers.kit.compile_lock`, which says how a compilation waits for the lock, what it
+says while it waits and why another account cannot stall it).  The first process to need a
+kernel compiles it and writes it to the cache; another that needs it meanwhile (a second
+Dask worker, a second pytest-xdist process) waits on the lock, then finds it in the cache and
+loads it, instead of compiling it a second time.  Every file of the cache is sealed when
+written and checked before it is read (:mod:`solvers.kit.checked_cache`): a damaged one is
+set aside, said in one line, and the kernel compiled again.
 
 The cache folder is Numba's, chosen as Numba chooses it, the same way in every process of a
 machine that shares the environment: ``NUMBA_CACHE_DIR`` when set, else the ``__pycache__``
@@ -30,6 +35,11 @@ literal (``Literal[bool](True)``) and would compile the callee again for each co
 constants its callers pass; the call converts the constant, as it converts any argument.
 A kernel that cannot be typed without its literals (a heterogeneous tuple indexed by an
 argument, ``numba.literally``) is compiled for them.
+
+Ctrl-C or SIGTERM while a kernel compiles inside :func:`solvers.kit.compiled.ctrl_c_held`
+(which holds them while compiled code runs) takes effect as the compilation ends, before the
+kernel runs: Numba's compilation cannot be interrupted half way, but the kernel's first run
+(a whole layer of the ranked solver) is not waited for.
 
 A compilation that runs over :data:`SAY_AFTER` seconds is said (once per module and process)
 as a warning of the task that runs it, on the terminal: which kernels, that it happens once
@@ -57,17 +67,16 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import Dispatcher
 from numba.core.sigutils import normalize_signature
 
-try:
-    import fcntl
-except ImportError:  # no flock (Windows): each process compiles as Numba alone does
-    fcntl = None  # type: ignore[assignment]
+from solvers.kit import checked_cache
+from solvers.kit.checked_cache import NotCached, sealed
+from solvers.kit.compile_lock import machine_lock
+from solvers.kit.compiled import stop_noted
 
 # a line of a module that defines a kernel: a compiled decorator (``kernel = njit(...)``
 # names the decorators of a few modules: ``@kernel``, ``@parallel_kernel``, ``@step``)
 KERNEL_LINE = re.compile(r"^@(njit|\w*kernel|step)\b", re.MULTILINE)
 SAY_AFTER = 2.0  # seconds of compiling before the terminal is told
 KERNELS: list[Dispatcher] = []  # every cached kernel made by njit, in the order made
-_HELD: dict[str, list[int]] = {}  # lock path -> [open file, depth], this process's locks
 _SAID: set[str] = set()  # modules whose compiling was said in this process
 _compiling = [0]  # depth of kernels compiling in this process (under the compiler lock)
 
@@ -99,6 +108,7 @@ def compiled_once(kernel: Any) -> Any:
     if not isinstance(kernel, Dispatcher):
         return kernel
     compile_here = kernel.compile
+    cached = checked_cache.install(kernel, _name(kernel))
 
     def compile(sig: Any) -> Any:
         with global_compiler_lock:
@@ -111,8 +121,19 @@ def compiled_once(kernel: Any) -> Any:
                     pass  # a kernel that needs its literals (a tuple's index, ``literally``)
             if tuple(args) in kernel.overloads:
                 return compile_here(sig)
-            with machine_lock(lock_path(kernel)), said_if_slow(kernel):
+            try:  # in the cache: loaded without the lock
+                cached.probing = True
                 return compile_here(sig)
+            except NotCached:
+                pass
+            finally:
+                cached.probing = False
+            say = _task_warning()
+            with machine_lock(lock_path(kernel), _name(kernel), say), said_if_slow(kernel):
+                made = compile_here(sig)
+            if stop_noted():  # Ctrl-C or SIGTERM held while it compiled: the kernel never runs
+                raise KeyboardInterrupt
+            return made
 
     kernel.compile = compile
     KERNELS.append(kernel)
@@ -133,50 +154,6 @@ def cache_base(kernel: Dispatcher) -> Path:
 def lock_path(kernel: Dispatcher) -> str:
     """The kernel's lock file, beside its index in Numba's cache folder."""
     return f"{cache_base(kernel)}.lock"
-
-
-@contextlib.contextmanager
-def machine_lock(path: str) -> Iterator[None]:
-    """Hold the ``flock`` on ``path`` (made if missing) inside the block, waiting for another
-    process that holds it; held already by this process, it is held once more.  Where no lock
-    can be had (no such file system feature, a folder not ours) the block runs unlocked."""
-    held = _HELD.get(path)
-    if held is not None:
-        held[1] += 1
-        try:
-            yield
-        finally:
-            held[1] -= 1
-        return
-    fd = _locked(path)
-    if fd is not None:
-        _HELD[path] = [fd, 1]
-    try:
-        yield
-    finally:
-        if fd is not None:
-            del _HELD[path]
-            os.close(fd)  # releases the lock
-
-
-def _locked(path: str) -> int | None:
-    """An open file of ``path`` holding its exclusive flock, or None when none can be had."""
-    if fcntl is None:
-        return None
-    flags = os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags, 0o644)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    except OSError:
-        os.close(fd)
-        return None
-    except BaseException:  # Ctrl-C while waiting
-        os.close(fd)
-        raise
-    return fd
 
 
 @contextlib.contextmanager
@@ -219,6 +196,11 @@ def _short(module: str) -> str:
     return module.removeprefix("solvers.")
 
 
+def _name(kernel: Dispatcher) -> str:
+    """The kernel's name in a line: ``card_guessing.uniform_deck.values.layer_values``."""
+    return f"{_short(kernel.py_func.__module__)}.{kernel.py_func.__qualname__}"
+
+
 def _task_warning() -> Callable[[str], None]:
     """``warn`` of the task running in this thread (its line reaches the pipeline's
     terminal), taken now: the line is said from a timer's thread."""
@@ -228,13 +210,14 @@ def _task_warning() -> Callable[[str], None]:
 
 
 def is_compiled(kernel: Dispatcher) -> bool:
-    """Whether Numba's cache on this machine holds the kernel: its index exists and is not
-    older than the kernel's source file."""
+    """Whether Numba's cache on this machine holds the kernel: its index exists, is not
+    older than the kernel's source file and matches its seal."""
     index = Path(f"{cache_base(kernel)}.nbi")
     try:
-        return index.stat().st_mtime >= os.stat(kernel.py_func.__code__.co_filename).st_mtime
+        fresh = index.stat().st_mtime >= os.stat(kernel.py_func.__code__.co_filename).st_mtime
     except OSError:
         return False
+    return fresh and sealed(index)
 
 
 def compiled_line(package: str) -> str | None:

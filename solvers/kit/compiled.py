@@ -10,9 +10,13 @@ dies of a segmentation fault (about 1 in 6 on ``cluster=sync``), before any line
 Inside :func:`ctrl_c_held`, Ctrl-C and SIGTERM are only noted; the first one noted is handed
 to its own handler as the block ends (the command's: the run stops with its one line).  The
 compiled code itself cannot be interrupted anyway: Ctrl-C takes effect as the kernel returns,
-at the end of the layer or chunk it computes.  The ranked solver's kernels
-(``solvers/card_guessing/uniform_deck``) call back; high/low's layer kernel does not
-(``solvers/high_low/float_layers/layer.py``: none seen over a solve, in memory or on disk).
+at the end of the layer or chunk it computes.  Code inside the block that runs no compiled
+code asks :func:`stop_noted`: a wait for another process's compilation of a kernel
+(:mod:`solvers.kit.compile_lock`) ends at once, and a kernel compiled on its first call stops
+as its compilation ends, before it runs (:mod:`solvers.kit.compile_once`).  The ranked
+solver's kernels (``solvers/card_guessing/uniform_deck``) call back; high/low's layer kernel
+does not (``solvers/high_low/float_layers/layer.py``: none seen over a solve, in memory or on
+disk).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from collections.abc import Iterator
 from typing import Any
 
 HELD = (signal.SIGINT, signal.SIGTERM)
+_NOTED: list[list[int]] = []  # the signals noted by each ctrl_c_held block open (main thread)
 
 
 @contextlib.contextmanager
@@ -45,10 +50,20 @@ def ctrl_c_held() -> Iterator[None]:
         if callable(handler):
             handlers[signum] = handler
             signal.signal(signum, note)
+    _NOTED.append(noted)
     try:
         yield
     finally:
+        _NOTED.remove(noted)
         for signum, handler in handlers.items():
             signal.signal(signum, handler)
         if noted:
             handlers[noted[0]](noted[0], None)
+
+
+def stop_noted() -> bool:
+    """Whether a Ctrl-C or SIGTERM was noted by a :func:`ctrl_c_held` block still open: code
+    that only waits inside it (a kernel's compile lock, :mod:`solvers.kit.compile_lock`) and
+    runs no compiled code asks, and ends its wait with KeyboardInterrupt, which the block
+    hands to the command's handler as it ends."""
+    return any(_NOTED)

@@ -21,8 +21,9 @@ One game, exactly in this order::
 
 The secret is drawn peg by peg from the jar (``jar``: weights per colour; absent: uniform);
 the jar is not given to the strategy (a strategy that weighs codes by it takes the weights as
-constructor arguments).  The strategy is assumed to be a function of what it was told: the
-same belief gives the same guess.
+constructor arguments).  The strategy must be a function of what it was told: the
+same belief gives the same guess (each is asked twice, :func:`solvers.own_strategy.twice`;
+answers that differ are an error row).
 
 Exact (the only method, as for the built-ins): the strategy's decision tree is followed over
 every secret at once, each node's secrets split by the feedback to its guess, and the

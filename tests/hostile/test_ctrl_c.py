@@ -8,6 +8,7 @@ in other processes."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import importlib
 import logging
@@ -29,8 +30,10 @@ import pipeline.summary
 import pipeline.worker
 from pipeline import store, store_layout
 from pipeline.ctrl_c import NOTHING_WRITTEN, nothing_written
-from solvers.kit import compile_once
-from tests.helpers.commands import cli_in_process
+from solvers.kit import compile_lock, compile_once
+from solvers.kit.compiled import ctrl_c_held
+from tests.helpers import lock_holder
+from tests.helpers.commands import cli_in_process, cli_run_in_process
 from tests.helpers.nap_driver import nap_overrides, register_nap
 from tests.helpers.repository import ROOT
 from tests.helpers.terminal import as_a_terminal_job, interruptible
@@ -420,6 +423,66 @@ def test_ctrl_c_while_a_kernel_compiles_says_what_is_stored_and_the_rerun_compil
     assert status == 0, err
     assert sorted(store.load_results(outputs / "naps")["woke"]) == [1, 3, 5, 7, 9]
     assert compile_once.is_compiled(kernels.woken) and len(kernels.woken.overloads) == 1
+
+
+@pytest.mark.parametrize("held", [True, False], ids=["in_ctrl_c_held", "plain_call"])
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_while_a_kernel_waits_for_its_compile_lock_ends_the_run_at_once(
+    outputs, tmp_path, monkeypatch, capsys, stop, held
+):
+    """A task whose kernel the cache lacks, while another process holds the kernel's compile
+    lock: the wait is said (who holds the lock), and Ctrl-C or SIGTERM during it (the
+    kernel called inside ``ctrl_c_held``, as the ranked solver calls its kernels, or not)
+    ends the run at once with the one line, exit 130 or 143, while the lock is still
+    held."""
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "cache"))
+    package = tmp_path / f"awaited_on_first_use_{stop.name}_{held}"
+    package.mkdir()
+    (package / "__init__.py").write_text(COMPILED_ON_FIRST_USE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    kernels = importlib.import_module(package.name)
+    around = ctrl_c_held if held else contextlib.nullcontext
+
+    def woken_by_a_kernel(task: dict) -> list[dict]:
+        i = task["i"]
+        with around():
+            return [{"woke": kernels.woken(i) if i >= 2 else 2 * i + 1}]
+
+    noted = compile_lock.stop_noted
+
+    def stopped_while_waiting() -> bool:  # the signal, as the wait begins
+        if not sent:
+            sent.append(stop)
+            signal.raise_signal(stop)
+        return noted()
+
+    sent: list[int] = []
+    family = f"test_awaited_nap_{stop.name}_{held}"
+    register_nap(family, woken_by_a_kernel)
+    study = [*_nap_study(outputs), f"study.family={family}", "run.batch_size=1"]
+    monkeypatch.setattr(compile_lock, "SAY_AFTER", 0.0)
+    monkeypatch.setattr(compile_lock, "stop_noted", stopped_while_waiting)
+    lock = compile_once.lock_path(kernels.woken)
+    hook = sys.unraisablehook
+    try:
+        _commands_ctrl_c(monkeypatch)
+        with lock_holder.held(lock) as holder:
+            done = cli_run_in_process(monkeypatch, capsys, *study)
+            assert lock_holder.still_held(lock)
+    finally:
+        _pythons_ctrl_c(hook)
+    results = outputs / "naps" / "results"
+    assert sent == [stop] and done.returncode == 128 + stop, done
+    (line,) = done.stderr.strip().splitlines()
+    (waiting,) = [s for s in done.stdout.splitlines() if s.startswith("waiting")]
+    assert waiting.startswith(
+        f"waiting for the Numba kernel {package.name}.woken: process {holder.pid} ("
+    ), waiting
+    name = "Ctrl-C" if stop == signal.SIGINT else "SIGTERM"
+    assert line.startswith(
+        f"stopped ({name}): 2 task(s) of 5 computed in this run and stored in {results}"
+    ), line
+    assert sorted(store.load_results(outputs / "naps")["woke"]) == [1, 3]
 
 
 def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_command(monkeypatch, capsys):

@@ -5,7 +5,8 @@ The protocol: a class whose constructor's keyword arguments are its parameters, 
 
 - ``start(deck) -> belief``: ``deck`` is a tuple of cards per type; the belief is any
   hashable value the strategy keeps (a tuple, a number, a frozenset...);
-- ``guess(belief) -> int``: the type it names next, counting from 0;
+- ``guess(belief) -> int``: the type it names next, counting from 0, a function of the
+  belief alone (:class:`Moves` asks it twice and again where a belief is met again);
 - ``update(belief, guess, answer) -> belief``: what it keeps after the answer, which is
   ``yes`` (a bool) under ``feedback: partial``, the type of the card shown (an int) under
   ``feedback: complete``, and None under ``feedback: none``;
@@ -36,14 +37,18 @@ import numpy as np
 from solvers.card_guessing.exact import belief_players, complete_feedback, no_feedback
 from solvers.card_guessing.exact.yes_no import Guess, State
 from solvers.own_strategy import (
+    Held,
     Protocol,
     StrategyError,
+    agreed,
+    asked,
     build,
     call,
-    hashable,
+    held,
     shown,
     strategy_words,
     target_class,
+    twice,
 )
 from solvers.registry import Row, Task, TaskError
 from solvers.task_ids import task_rng
@@ -133,11 +138,20 @@ def labelled_compositions(deck: Sequence[int]) -> int:
 
 # ------------------------------------------------------------------------ the adapters
 
+# The guesses and updates Moves keeps, each: a belief met again must get its guess again,
+# and an update met again (Monte Carlo replays the same ones game after game) is answered
+# from memory.  Past this many, a guess is still asked twice, an update once.
+KEPT = 200_000
+
 
 class Moves:
     """The user's strategy behind checks: each call named in errors with the move it was
     (the card's position in the deck, the belief), each answer checked (a type of the deck
-    with cards left, a hashable belief), and the (state, belief) pairs counted."""
+    with cards left, a hashable belief held as :class:`Held`, the belief given left as it
+    was), and the (state, belief) pairs counted.  A strategy is a function of its belief:
+    each answer is asked twice the first time (:func:`twice`), a belief met again in another
+    state must get the guess it got before, and an update met again is answered from
+    memory (up to KEPT of each)."""
 
     def __init__(self, task: Task):
         self.task, self.who = task, strategy_words(task)
@@ -146,13 +160,15 @@ class Moves:
         self.cards = sum(self.deck)
         self.limit = task["max_states"] if task["method"] == "exact" else None
         self.pairs = 0
+        self.guessed: dict[Held, Any] = {}  # each belief's guess, when first met
+        self.updated: dict[tuple[Held, Guess, Any], Held] = {}  # (belief, guess, answer)
 
-    def start(self, deck: Sequence[int]) -> Any:
+    def start(self, deck: Sequence[int]) -> Held:
         deck = tuple(int(c) for c in deck)
         belief = call(self.who, f"start({deck})", lambda: self.strategy.start(deck))
-        return hashable(self.who, f"start({deck})", belief)
+        return held(self.who, f"start({deck})", belief)
 
-    def guess(self, belief: Any, position: int, left: Sequence[int] | None) -> Guess:
+    def guess(self, belief: Held, position: int, left: Sequence[int] | None) -> Guess:
         """The checked guess at card ``position`` (1-based); ``left``: cards of each type the
         player knows may still come (None: it cannot know)."""
         self.pairs += 1
@@ -163,7 +179,15 @@ class Moves:
                 f"the game tells multiplies them; raise max_states, or use method=monte_carlo"
             )
         move = f"guess(belief={shown(belief)}) at card {position} of {self.cards}"
-        g = call(self.who, move, lambda: self.strategy.guess(belief))
+        ask = lambda: asked(self.who, move, lambda: self.strategy.guess(belief.value), belief)  # noqa: E731
+        before = self.guessed.get(belief, self.guessed)
+        if before is self.guessed:  # met for the first time (or no longer kept)
+            g = twice(self.who, move, ask)
+            if len(self.guessed) < KEPT:
+                self.guessed[belief] = g
+        else:
+            g = ask()
+            agreed(self.who, move, before, g, "where this belief was met before")
         try:
             if isinstance(g, bool):
                 raise TypeError
@@ -181,21 +205,33 @@ class Moves:
             raise StrategyError(f"{self.who}: {move} returned {g}: a type with no cards left")
         return g
 
-    def explain(self, belief: Any) -> str | None:
+    def explain(self, belief: Held) -> str | None:
         """The strategy's own words on its belief (its optional ``explain(belief)``, used by
         the terminal game), on one line; None where it has no such method."""
         if not callable(getattr(self.strategy, "explain", None)):
             return None
-        text = call(
-            self.who, f"explain(belief={shown(belief)})", lambda: self.strategy.explain(belief)
-        )
+        move = f"explain(belief={shown(belief)})"
+        text = asked(self.who, move, lambda: self.strategy.explain(belief.value), belief)
         return " ".join(str(text).split())
 
-    def update(self, belief: Any, g: Guess, answer: Any, position: int | None) -> Any:
+    def update(self, belief: Held, g: Guess, answer: Any, position: int | None) -> Held:
+        key = (belief, g, answer)
+        hit = self.updated.get(key)
+        if hit is not None:
+            return hit
         at = f" at card {position} of {self.cards}" if position is not None else ""
         move = f"update(belief={shown(belief)}, guess={g}, answer={answer!r}){at}"
-        out = call(self.who, move, lambda: self.strategy.update(belief, g, answer))
-        return hashable(self.who, move, out)
+
+        def ask() -> Held:
+            out = asked(
+                self.who, move, lambda: self.strategy.update(belief.value, g, answer), belief
+            )
+            return held(self.who, move, out)
+
+        if len(self.updated) >= KEPT:
+            return ask()
+        self.updated[key] = twice(self.who, move, ask)
+        return self.updated[key]
 
 
 class YesNoPlayer:

@@ -1,0 +1,405 @@
+"""A search over a strategy's parameters: Optuna asks, the study's pipeline solves, Optuna is
+told.
+
+Each batch of ``n_jobs`` trials asked at once is one run of the study's tasks (one grid part
+a trial: the trial's parameter values on every deck of the study's grid) on the study's
+cluster, opened once for the whole search; the rows are stored as any run's, so a trial
+whose tasks are stored costs nothing.  The search's state is Optuna's journal in the study
+folder (``search/<name>.journal``): Ctrl-C leaves the trials told so far (and the tasks of
+the batch stored so far), and the same command again goes on with the trials left,
+re-running a trial left asked but untold (its stored tasks are not solved again).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from pipeline.config import StudyError, checked_config, short_repr
+from pipeline.ctrl_c import SearchStopped, is_stop
+from pipeline.run import StudyReport, StudyRun, prepared, run_tasks
+from pipeline.safe_paths import ensure_dir
+from pipeline.search.objective import Objective, checked_objective, strategy_axes
+from pipeline.search.result import SearchResult, TrialResult, best_text, params_text
+from pipeline.search.space import search_space, trial_axes
+from pipeline.search.values import TaskValues
+from pipeline.study import planned
+
+SAMPLERS = ("tpe", "random", "cmaes", "qmc", "gp")
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """``hydra.sweeper``'s settings: trials in all, trials asked at once, the sampler by name
+    and its seed, the search's name (its journal's), and the sweep overrides (key -> Hydra's
+    parsed sweep)."""
+
+    n_trials: int
+    n_jobs: int
+    sampler: str
+    seed: int | None
+    name: str | None
+    sweeps: Mapping[str, Any]
+
+
+def run_search(
+    cfg: Mapping[str, Any], settings: SearchSettings, log: Callable[[str], None] = print
+) -> SearchResult:
+    """Run the search of ``settings`` over the study of ``cfg`` (the config the command
+    composed from its fixed overrides).  StudyError before any work for a config, objective
+    or search space that cannot run."""
+    base = prepared(_quiet(cfg), lambda _line: None)
+    objective = checked_objective(base.conf.study)
+    axes = strategy_axes(base.conf.study, objective.strategy)
+    space = search_space(settings.sweeps, objective.strategy, axes)
+    search = Search(base, objective, axes, space, settings, log)
+    search.check_bounds()
+    if base.conf.stage == "plan":
+        log(search.plan_text())
+        return search.result
+    return search.run()
+
+
+def _quiet(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """``cfg`` with its progress bars off: the search says its own line a batch."""
+    from pipeline.config import plain
+
+    given = plain(cfg)
+    given["run"] = {**given["run"], "progress": False}
+    return given
+
+
+class Search:
+    """One search's state: the study's run (config, backend), its objective and space, the
+    Optuna study and what the store holds of the trials' tasks."""
+
+    def __init__(self, base: StudyRun, objective: Objective, axes, space, settings, log):
+        self.base, self.objective, self.axes, self.space = base, objective, axes, space
+        self.settings, self.log = settings, log
+        params = "-".join(sorted(space))
+        self.name = settings.name or f"{objective.strategy}-{params}"
+        self.reference = objective.relative_to or (
+            "optimal" if "optimal" in (base.conf.study.strategies or {}) else None
+        )
+        if self.reference == objective.strategy:
+            self.reference = None
+        self.result = SearchResult(self.name, objective, space, folder=base.folder)
+        self._tasks: dict[str, list] = {}
+        self.result.reference_name = self.reference
+
+    # ------------------------------------------------------------------ checks before any work
+
+    def check_bounds(self) -> None:
+        """Plan a trial at each end of the space (every value the sampler may ask is checked
+        as the family checks it): StudyError naming the override, before any work."""
+        ends = [{k: _end(d, i) for k, d in self.space.items()} for i in (0, -1)]
+        for params in ends:
+            try:
+                planned(self.batch_study([params]))
+            except StudyError as exc:
+                raise StudyError(
+                    f"{', '.join(f'{k}={short_repr(v)}' for k, v in params.items())} "
+                    f"(an end of the search space): {exc}"
+                ) from None
+
+    def plan_text(self) -> str:
+        """What ``stage=plan`` says of the search: its trials times the estimate of one (at
+        each end of the space, the dearer end taken), the reference's, what is stored."""
+        from solvers.kit.words import format_duration
+
+        ends = [{k: _end(d, i) for k, d in self.space.items()} for i in (0, -1)]
+        costs = [planned(self.batch_study([p])).estimated_seconds() for p in ends]
+        lines = [f"search {self.name}: {self.objective.describe()}"]
+        if any(c is None for c in costs):
+            lines.append(f"  {self.settings.n_trials} trials; the family gives no estimate")
+        else:
+            one = max(c[0] for c in costs)
+            lines.append(
+                f"  {self.settings.n_trials} trials x about {format_duration(one)} of solver "
+                f"time a trial (the dearer end of the space) = about "
+                f"{format_duration(one * self.settings.n_trials)}, "
+                f"{self.settings.n_jobs} trials at a time"
+            )
+        if self.reference is not None:
+            ref = planned(self.batch_study([], reference=True)).estimated_seconds()
+            cost = "no estimate" if ref is None else f"about {format_duration(ref[0])}"
+            lines.append(f"  the reference, {self.reference}: {cost}")
+        lines.append("  nothing was run or written (stage=plan)")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------------- the batches
+
+    def batch_study(self, trials: list[Mapping[str, Any]], reference: bool = False) -> dict:
+        """The study of one batch: the study's grid, one part a trial (the searched
+        strategy, the trial's values), and the reference strategy's part when asked."""
+        study = self.base.conf.study.plain()
+        parts = []
+        if reference:
+            ref_axes = (study.get("strategies") or {}).get(self.reference) or {}
+            parts.append({"strategies": {self.reference: ref_axes}})
+        for params in trials:
+            axes = trial_axes(self.axes, params)
+            parts.append({"strategies": {self.objective.strategy: axes}})
+        out = {k: v for k, v in study.items() if k not in ("strategies", "grids")}
+        out["grids"] = parts
+        return out
+
+    def solve(self, trials: list[Mapping[str, Any]], reference: bool) -> StudyReport:
+        """One batch's tasks solved and stored (those stored already are skipped)."""
+        given = {**self.base.given, "study": self.batch_study(trials, reference)}
+        conf = checked_config(given)
+        plan = planned(conf.study)
+        report = StudyReport(study=conf.study.name, study_dir=self.base.folder)
+        report.planned = plan.n_tasks
+        run = StudyRun(given, conf, plan, self.held, report, lambda _line: None)
+        run_tasks(run)
+        self.result.computed += report.computed
+        return report
+
+    # ------------------------------------------------------------------------- the loop
+
+    def run(self) -> SearchResult:
+        study = self.optuna_study()
+        self.values = TaskValues(self.base.results, self.base.plan.family, self.objective.column)
+        with self.base.backend.open() as executor:
+            self.held = HeldBackend(self.base.backend, executor)
+            try:
+                self.loop(study)
+            except BaseException as exc:
+                if is_stop(exc):
+                    raise SearchStopped(self.stopped_line(study)) from exc
+                raise
+        self.result.trials = self.told(study)
+        for trial in self.result.trials:  # every trial's exact value, for the search's page
+            if trial.value is not None:
+                trial.exact = self.trial_value(trial.params)[1]
+        from pipeline.search.outputs import write_search
+
+        self.result.page = write_search(self.result)
+        if self.base.conf.stage == "all":  # the study's summary, the search's best at its top
+            from pipeline.run import summarise
+
+            self.base.log = self.log
+            summarise(self.base)
+        return self.result
+
+    def told(self, study: Any) -> list[TrialResult]:
+        """Every trial told, the best's exact value from its tasks' stored rows."""
+        self.result.trials = told_trials(study)
+        best = self.result.best
+        if best is not None:
+            best.exact = self.trial_value(best.params)[1]
+        return self.result.trials
+
+    def loop(self, study: Any) -> None:
+        import optuna
+
+        self.log(
+            f"search {self.name}: {self.objective.describe()} over "
+            f"{', '.join(f'{k} {_space_text(d)}' for k, d in self.space.items())}; "
+            f"{self.settings.n_trials} trials, {self.settings.n_jobs} at a time "
+            f"({self.settings.sampler}, seed {self.settings.seed}) "
+            f"on {self.held.executor.description}"
+        )
+        first = self.reference is not None
+        while True:
+            trials = study.get_trials(deepcopy=False)
+            told = [t for t in trials if t.state.is_finished()]
+            left = self.settings.n_trials - len(told)
+            if left <= 0 and not first:
+                break
+            waiting = [t for t in trials if t.state == optuna.trial.TrialState.RUNNING]
+            batch = waiting[: self.settings.n_jobs]
+            while len(batch) < min(self.settings.n_jobs, left):
+                batch.append(study.ask(self.space))
+            self.tell(study, batch, first)
+            first = False
+            self.log(self.progress_line(study))
+
+    def tell(self, study: Any, batch: list[Any], reference: bool) -> None:
+        """Solve ``batch`` (Optuna trials, frozen or asked) and tell Optuna each value."""
+        import optuna
+
+        params = [dict(t.params) for t in batch]
+        report = self.solve(params, reference)
+        self.values.read(report.files)
+        if reference:
+            self.reference_value()
+        for trial, p in zip(batch, params, strict=True):
+            value, _exact, error = self.trial_value(p)
+            if value is None:
+                study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
+                self.log(f"  trial {trial.number} ({params_text(p)}) failed: {error}")
+            else:
+                study.tell(trial.number, value)
+
+    # ------------------------------------------------------------------------- the values
+
+    def trial_tasks(self, params: Mapping[str, Any], reference: bool = False) -> list:
+        """(task id, shared-axes key) of a trial's tasks (or of the reference's), planned
+        once for each set of parameters."""
+        key = json.dumps([reference, sorted(params.items())], default=str)
+        if key not in self._tasks:
+            self._tasks[key] = self._planned_tasks(params, reference)
+        return self._tasks[key]
+
+    def _planned_tasks(self, params: Mapping[str, Any], reference: bool) -> list:
+        study = self.batch_study([] if reference else [params], reference)
+        plan = planned(study)
+        shared = list((self.base.conf.study.grid or {}).keys())
+        out = []
+        for tid, task in plan:
+            out.append((tid, json.dumps([task.get(k) for k in shared], default=str)))
+        return out
+
+    def reference_value(self) -> None:
+        tasks = self.trial_tasks({}, reference=True)
+        self.ref_values = {key: self.values.get(tid) for tid, key in tasks}
+        got = [v for v in self.ref_values.values() if v is not None and v.error is None]
+        if self.objective.relative_to and len(got) == len(tasks):
+            self.result.reference, self.result.reference_exact = 1.0, Fraction(1)  # its own
+            return
+        if len(got) == len(tasks) and got:
+            plain = Objective(self.reference, self.objective.column, "maximize", "mean", None)
+            self.result.reference = plain.value([g.value for g in got], None)
+            self.result.reference_exact = plain.exact([g.exact for g in got])
+            if self.objective.combine != "mean":
+                self.result.reference = Objective(
+                    self.reference,
+                    self.objective.column,
+                    "maximize",
+                    self.objective.combine,
+                    None,
+                ).value([g.value for g in got], None)
+
+    def trial_value(self, params: Mapping[str, Any]):
+        """(value, exact, error) of the trial of ``params``, from its tasks' stored rows."""
+        tasks = self.trial_tasks(params)
+        got = [(self.values.get(tid), key) for tid, key in tasks]
+        for value, _ in got:
+            if value is None or value.error is not None:
+                return None, None, value.error if value else "its row is not in the store"
+        refs = ref_exacts = None
+        if self.objective.relative_to:
+            refs = [self.ref_values[key].value for _, key in got]
+            ref_exacts = [self.ref_values[key].exact for _, key in got]
+        value = self.objective.value([v.value for v, _ in got], refs)
+        return value, self.objective.exact([v.exact for v, _ in got], ref_exacts), None
+
+    # ------------------------------------------------------------------------- Optuna
+
+    def optuna_study(self) -> Any:
+        """The search's Optuna study, in the study folder's journal (made, or loaded to go
+        on); StudyError when the journal holds a search of another space or objective."""
+        try:
+            import optuna
+        except ImportError:
+            raise StudyError(
+                "hydra/sweeper=guesslab: the search needs Optuna: pip install 'guesslab[search]'"
+            ) from None
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        from optuna.storages.journal import JournalFileBackend, JournalStorage
+
+        folder = ensure_dir(self.base.folder / "search", below=self.base.folder)
+        storage = JournalStorage(JournalFileBackend(str(folder / f"{self.name}.journal")))
+        study = optuna.create_study(
+            study_name=self.name,
+            storage=storage,
+            sampler=sampler_of(self.settings.sampler, self.settings.seed),
+            direction=self.objective.direction,
+            load_if_exists=True,
+        )
+        what = {"objective": self.objective.describe(), "space": _space_key(self.space)}
+        found = study.user_attrs.get("search")
+        if found is None:
+            study.set_user_attr("search", what)
+        elif found != what:
+            raise StudyError(
+                f"hydra.sweeper.name={self.name!r}: {folder / self.name}.journal holds a search "
+                f"of {found['objective']} over {found['space']}; give this one another name"
+            )
+        return study
+
+    # ------------------------------------------------------------------------- lines
+
+    def progress_line(self, study: Any) -> str:
+        self.result.trials = self.told(study)
+        best = self.result.best
+        n = len(self.result.trials)
+        head = f"  trials {n}/{self.settings.n_trials}"
+        if best is None:
+            return f"{head}: none succeeded yet"
+        return f"{head}; best so far {best_text(best, self.result)}"
+
+    def stopped_line(self, study: Any) -> str:
+        told = len(told_trials(study))
+        return (
+            f"stopped search {self.name} after {told} trial(s) told of {self.settings.n_trials}"
+            f" (journal {self.base.folder / 'search' / self.name}.journal, the tasks solved "
+            f"so far stored in {self.base.results}); run the same command again to go on"
+        )
+
+
+def told_trials(study: Any) -> list[TrialResult]:
+    import optuna
+
+    out = []
+    for t in study.get_trials(deepcopy=False):
+        if not t.state.is_finished():
+            continue
+        value = t.value if t.state == optuna.trial.TrialState.COMPLETE else None
+        out.append(TrialResult(t.number, dict(t.params), value))
+    return out
+
+
+def sampler_of(name: str, seed: int | None) -> Any:
+    """Optuna's sampler named ``name`` (tpe, random, cmaes, qmc, gp), seeded."""
+    import optuna
+
+    makers = {
+        "tpe": lambda: optuna.samplers.TPESampler(seed=seed, constant_liar=True),
+        "random": lambda: optuna.samplers.RandomSampler(seed=seed),
+        "cmaes": lambda: optuna.samplers.CmaEsSampler(seed=seed),
+        "qmc": lambda: optuna.samplers.QMCSampler(seed=seed),
+        "gp": lambda: optuna.samplers.GPSampler(seed=seed),
+    }
+    if name not in makers:
+        raise StudyError(f"hydra.sweeper.sampler={short_repr(name)}: valid: {', '.join(SAMPLERS)}")
+    return makers[name]()
+
+
+class HeldBackend:
+    """The study's backend with its executor held open for the whole search: each batch's
+    run opens this one (no cluster started a batch)."""
+
+    def __init__(self, backend: Any, executor: Any):
+        self.backend, self.executor = backend, executor
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.backend, name)
+
+    def open(self) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext(self.executor)
+
+
+def _end(distribution: Any, index: int) -> Any:
+    choices = getattr(distribution, "choices", None)
+    if choices is not None:
+        return choices[index]
+    return distribution.low if index == 0 else distribution.high
+
+
+def _space_text(distribution: Any) -> str:
+    choices = getattr(distribution, "choices", None)
+    if choices is not None:
+        return "in {" + ", ".join(map(str, choices)) + "}"
+    log = " (log)" if getattr(distribution, "log", False) else ""
+    return f"in [{distribution.low}, {distribution.high}]{log}"
+
+
+def _space_key(space: Mapping[str, Any]) -> str:
+    return "; ".join(f"{k} {_space_text(d)}" for k, d in sorted(space.items()))

@@ -1,0 +1,238 @@
+"""A search over a strategy's parameters (``hydra/sweeper=guesslab``, pipeline/search/):
+Optuna asks, the study's pipeline solves and stores, Optuna is told.
+
+On (3,3,3) with yes/no feedback the entropy-weighted info strategy plays optimally for gamma
+in about [0.12, 0.2] (Gural, Simper & So 2019, *Information Theory in a Card-Guessing Game*,
+figure 3; this project's gamma_sweep study): a search over gamma in [0, 1] finds a gamma
+where info's exact value is the optimum, 2383/560.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipeline.config import StudyError
+from pipeline.ctrl_c import SearchStopped
+from pipeline.search.runner import SearchSettings, run_search
+from pipeline.search.space import split_sweeps
+from pipeline.store import load_results
+from solvers import solve
+from tests.helpers.commands import cli
+from tests.helpers.own_strategy_source import SWITCH_AFTER_NO
+from tests.helpers.repository import ROOT
+from tests.helpers.runs import compose_config
+
+GAMMA = "study.strategies.info.gamma=interval(0,1)"
+ON_333 = ("study=gamma_sweep", "study.grid.deck=[[3,3,3]]", "study.objective.relative_to=null")
+
+
+def settings(*sweeps: str, n_trials: int = 40, n_jobs: int = 4, name: str | None = None):
+    _, parsed = split_sweeps(list(sweeps or [GAMMA]))
+    return SearchSettings(n_trials, n_jobs, "tpe", 0, name, parsed)
+
+
+def config(outputs: Path, *overrides: str, cluster: str = "sync"):
+    return compose_config(f"paths.outputs={outputs}", f"cluster={cluster}", *ON_333, *overrides)
+
+
+@pytest.fixture(scope="module")
+def gamma_search(tmp_path_factory):
+    """The search over gamma on (3,3,3), 40 trials 4 at a time, and the same search run
+    again on its folder."""
+    outputs = tmp_path_factory.mktemp("search") / "outputs"
+    first = run_search(config(outputs), settings(), log=lambda _: None)
+    again = run_search(config(outputs), settings(), log=lambda _: None)
+    return outputs, first, again
+
+
+def test_a_search_over_gamma_finds_where_info_plays_optimally_on_333(gamma_search):
+    _, result, _ = gamma_search
+    best = result.best
+    assert len(result.trials) == 40
+    assert best.exact == Fraction(2383, 560)  # the optimum, exactly
+    assert result.reference_exact == Fraction(2383, 560) and result.reference_name == "optimal"
+    assert 0.1 <= best.params["gamma"] <= 0.25  # inside the grid's interval, give or take
+
+
+def test_the_same_search_again_solves_nothing_and_finds_the_same(gamma_search):
+    _, first, again = gamma_search
+    assert first.computed == 41  # 40 trials (a task each) and the optimum
+    assert again.computed == 0
+    assert again.best.params == first.best.params and again.best.exact == first.best.exact
+
+
+def test_each_trial_is_stored_as_rows_of_the_study(gamma_search):
+    outputs, result, _ = gamma_search
+    rows = load_results(outputs / "gamma_sweep")
+    info = rows[rows["strategy"] == "info"]
+    assert info["task_id"].is_unique and len(info) == len(
+        {t.params["gamma"] for t in result.trials}
+    )
+    assert (rows["status"] == "ok").all()
+
+
+def test_the_search_page_and_its_plot_show_the_best_beside_the_optimum(gamma_search):
+    outputs, result, _ = gamma_search
+    folder = outputs / "gamma_sweep" / "search"
+    page = (folder / "info-gamma.md").read_text()
+    assert "2383/560" in page and "gap 0" in page
+    assert (folder / "info-gamma.journal").stat().st_size > 0
+    assert result.page == folder / "info-gamma.md"
+    summary = (outputs / "gamma_sweep" / "summary.md").read_text()
+    top = summary.index("## Searches")
+    assert top < summary.index("## Family") and "2383/560" in summary[top:]
+    assert "](search/info-gamma-gamma.png)" in summary
+    assert (folder / "info-gamma-gamma.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_stopped_search_goes_on_and_solves_no_task_twice(tmp_path):
+    """Ctrl-C after the second batch: the line says what is stored; the same search again
+    finishes the trials, and the two runs together solve each task once."""
+    said = []
+
+    def stop_after_two(line: str) -> None:
+        said.append(line)
+        if sum(s.startswith("  trials") for s in said) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(SearchStopped) as stop:
+        run_search(config(tmp_path), settings(n_trials=16), log=stop_after_two)
+    assert "run the same command again to go on" in stop.value.line
+    again = run_search(config(tmp_path), settings(n_trials=16), log=lambda _: None)
+    assert len(again.trials) == 16
+    rows = load_results(tmp_path / "gamma_sweep")
+    distinct = len({t.params["gamma"] for t in again.trials}) + 1  # and the optimum
+    assert len(rows) == distinct and rows["task_id"].is_unique
+
+
+@pytest.mark.slow
+def test_parallel_trials_on_a_local_cluster_store_each_trial_once(tmp_path):
+    result = run_search(
+        config(tmp_path, "cluster.n_workers=2", cluster="local"),
+        settings(n_trials=8, n_jobs=4),
+        log=lambda _: None,
+    )
+    rows = load_results(tmp_path / "gamma_sweep")
+    assert len(result.trials) == 8 and rows["task_id"].is_unique
+    assert len(rows) == len({t.params["gamma"] for t in result.trials}) + 1
+
+
+def test_an_own_strategy_s_constructor_argument_is_searched(tmp_path, monkeypatch):
+    (tmp_path / "searched_strategy.py").write_text(SWITCH_AFTER_NO)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    sys.modules.pop("searched_strategy", None)
+    cfg = compose_config(
+        f"paths.outputs={tmp_path / 'outputs'}",
+        "cluster=sync",
+        "study=paper",
+        "+study.strategies.switch._target_=searched_strategy.SwitchAfterNo",
+        "+study.strategies.switch.patience=[1]",
+        "+study.objective.strategy=switch",
+    )
+    result = run_search(
+        cfg,
+        settings("study.strategies.switch.patience=range(1,6)", n_trials=6, n_jobs=3),
+        log=lambda _: None,
+    )
+    assert {t.params["patience"] for t in result.trials} <= {1, 2, 3, 4, 5}
+    assert result.best.value <= result.reference  # the optimum bounds every strategy
+    assert result.reference_exact == Fraction(2383, 560)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "sweep", "said"),
+    [
+        (["study=paper"], GAMMA, "study.objective: study 'paper' has no objective"),
+        (["study.objective.strategy=nope"], GAMMA, "study.objective.strategy='nope': not a"),
+        (["study.objective.column=first_moves"], GAMMA, "not numeric (string)"),
+        (["study.objective.column=score"], GAMMA, "study.objective.column='score': not a column"),
+        ([], "study.strategies.info.tie_break=interval(0,1)", "not numbers"),
+        ([], "study.strategies.greedy.tie_break=choice(lowest)", "the objective's strategy"),
+        ([], "study.grid.deck=interval(0,1)", "the objective strategy's"),
+        ([], "study.strategies.info.gamma=interval(-1,1)", "an end of the search space"),
+        (["hydra.sweeper.n_trials=0"], GAMMA, "hydra.sweeper.n_trials=0: must be a whole"),
+        (["hydra.sweeper.sampler=nope"], GAMMA, "hydra.sweeper.sampler='nope': valid"),
+    ],
+)
+def test_a_search_that_cannot_run_is_refused_in_one_line_before_any_work(
+    tmp_path, overrides, sweep, said
+):
+    out = cli(
+        "-m",
+        "hydra/sweeper=guesslab",
+        f"paths.outputs={tmp_path}",
+        "cluster=sync",
+        *ON_333[:2],
+        *overrides,
+        sweep,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 2, out.stdout + out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and said in lines[0], lines
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_the_command_line_search_says_the_best_and_the_sweeper_is_listed(tmp_path):
+    out = cli(
+        "-m",
+        "hydra/sweeper=guesslab",
+        f"paths.outputs={tmp_path}",
+        "cluster=sync",
+        *ON_333,
+        GAMMA,
+        "hydra.sweeper.n_trials=4",
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    last = out.stdout.strip().splitlines()
+    assert last[-2].startswith("search info-gamma: best ") and "optimal 4.25535714286" in last[-2]
+    assert "4 trials" in last[-1] and last[-1].endswith("info-gamma.md")
+    helped = cli("--hydra-help", cwd=tmp_path)
+    assert "guesslab" in helped.stdout.split("hydra/sweeper:")[1].splitlines()[0]
+
+
+def test_a_search_without_parameters_is_refused():
+    with pytest.raises(StudyError, match="a search needs a parameter to search"):
+        from pipeline.search.space import search_space
+
+        search_space({}, "info", {})
+
+
+SEARCHES = yaml.safe_load((ROOT / "docs" / "data" / "searches.yaml").read_text())
+ENTROPY_GRID_DECKS = ([3, 3, 3], [4, 3, 2], [2, 2, 2, 2])
+
+
+def exact_score(deck: list[int], strategy: str = "optimal", **params) -> Fraction:
+    task = {"family": "card_guessing", "deck": deck, "strategy": strategy, **params}
+    if strategy == "info":
+        task.update(tie_break="lowest", log_base=2.0)
+    return Fraction(solve(task)[0]["expected_score_exact"])
+
+
+@pytest.mark.parametrize("name", sorted(SEARCHES))
+def test_what_each_published_search_found_is_the_solver_s_value(name):
+    """docs/data/searches.yaml (quoted by the entropy page): each search's best trial,
+    recomputed from the solver: its exact value (one deck), or its ratio to the optimum on
+    its deck, or the smallest such ratio over entropy_grid's three decks."""
+    found = SEARCHES[name]
+    params = {
+        "entropy_r": float(found["entropy_r"]),
+        "entropy_t": float(found["entropy_t"]),
+        "gamma": found["best_gamma"],
+    }
+    if "best_exact" in found:  # one deck, the value itself
+        deck = found["deck"]
+        assert exact_score(deck, "info", **params) == Fraction(found["best_exact"])
+        assert exact_score(deck) > Fraction(found["best_exact"])  # below the optimum
+        return
+    decks = [found["deck"]] if "deck" in found else ENTROPY_GRID_DECKS
+    ratios = [exact_score(d, "info", **params) / exact_score(d) for d in decks]
+    assert min(ratios) == Fraction(found["best_ratio"]), ratios
