@@ -278,3 +278,12 @@ def test_a_console_block_s_copy_button_copies_the_command_alone(built_site, driv
     )
     assert copied[0] == "python -m pipeline"
     assert copied[1].startswith("$ python -m pipeline") and "study paper: 2 tasks" in copied[1]
+
+
+def test_the_api_reference_fetches_no_inventory_when_the_manual_is_built():
+    """mkdocstrings links to another site's objects only through inventories it downloads at
+    build time: the manual lists none, so it builds offline."""
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    plugins = text[text.index("\nplugins:") : text.index("\nextra:")]
+    assert "mkdocstrings" in plugins
+    assert not re.search(r"\b(inventories|import):", plugins)
