@@ -118,17 +118,13 @@ def current_code_rows(codes: Mapping[str, tuple[str, str | None]], family: str) 
 def other_code_notes(
     results: Path, family: str, codes: Mapping[str, tuple[str, str | None]]
 ) -> list[str]:
-    """Lines saying, per strategy of one's own (and for a family from elsewhere), how many
-    ok rows of other versions of its code the store keeps and the summary leaves out, or
-    that its code cannot be checked."""
+    """Lines saying how many results files of other versions of the family the store keeps
+    and the summary leaves out, and per strategy of one's own how many ok rows of other
+    versions of its code, or that its code cannot be checked."""
     lines = []
-    _, others = store.current_code_files(store_layout.family_files(results, family), family)
+    _, others = store.current_version_files(store_layout.family_files(results, family), family)
     if others:
-        lines.append(
-            f"{len(others):,} results files of `{family}` written by other versions of its "
-            f"code are kept in the store and left out here (this version: "
-            f"`{get_family(family).version}`, the files' solver_version)."
-        )
+        lines.append(other_version_note(family, others))
     if not codes or "strategy_code" not in get_family(family).param_names:
         return [*lines, ""] if lines else []  # no strategy of one's own: no rows to count
     from solvers.kit.stored_rows import sql_text
@@ -151,6 +147,21 @@ def other_code_notes(
                 f"version: `{code}`, the column strategy_code)."
             )
     return [*lines, ""] if lines else []
+
+
+def other_version_note(family: str, others: list[Path]) -> str:
+    """The line saying that the store keeps ``others``, results files of ``family`` written
+    by other versions of it (of its code), and leaves them out of the summary."""
+    import pyarrow.parquet as pq
+
+    rows = sum(pq.read_metadata(f).num_rows for f in others)
+    versions = sorted({store.file_solver_version(f) or "none recorded" for f in others})
+    return (
+        f"{len(others):,} results files of `{family}` written by other versions of its code "
+        f"({', '.join(f'`{v}`' for v in versions)}; {rows:,} rows) are kept in the store and "
+        f"left out here (this version: `{get_family(family).version}`, the files' "
+        "solver_version); a study asking for their tasks computes them again at this version."
+    )
 
 
 def _error_table(errors: pd.DataFrame) -> pd.DataFrame:

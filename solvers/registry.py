@@ -39,7 +39,9 @@ class Family:
     """A game family: parameters, strategies, and the function that solves a checked task."""
 
     name: str
-    version: str  # bump when results change: it is part of every task id
+    # bump it whenever the schema or the values of its rows change (tests/golden/ holds them
+    # per version): it is part of every task id, so rows of another version are not served
+    version: str
     params: tuple[Param, ...]
     run: Callable[[Task], list[Row]]
     strategies: tuple[str, ...] = ()

@@ -1,6 +1,7 @@
 """A task's identity and seed: the deterministic id of a canonical task (the hash of its
-family's version and the parameters a result depends on) and the random generator seeded
-from it."""
+family's version and the parameters a result depends on) and its random generator, seeded
+from the same hash made with version :data:`SEED_VERSION` (the games a task draws do not
+change with its family's version)."""
 
 from __future__ import annotations
 
@@ -92,6 +93,21 @@ def json_text(value: Any) -> str:
     return json.dumps(value, **_JSON_ARGS)
 
 
+# The version a task's seed is hashed with, whatever its family's version now: a new version
+# of a family draws the same games as the version before it (its Monte Carlo values differ
+# only where its code changed, so two versions compare game for game), and every seed is
+# the task id it was while each family's version was "1".
+SEED_VERSION = "1"
+
+
+def seed_id(task: Task) -> str:
+    """The hash a canonical task's generator is seeded from: its :func:`task_id` as version
+    :data:`SEED_VERSION` of its family would make it."""
+    pieces = [id_piece(k, v) for k, v in identity_params(task).items()]
+    return _hashed_id(pieces, json_text(SEED_VERSION))
+
+
 def task_rng(task: Task) -> np.random.Generator:
-    """A NumPy generator seeded from the task's id (Monte Carlo is reproducible per task)."""
-    return np.random.default_rng(np.random.SeedSequence(int(task_id(task), 16)))
+    """A NumPy generator seeded from the task's :func:`seed_id` (Monte Carlo is reproducible
+    per task, and across versions of its family)."""
+    return np.random.default_rng(np.random.SeedSequence(int(seed_id(task), 16)))

@@ -24,7 +24,7 @@ from solvers.card_guessing.simulation import persistent
 from solvers.card_guessing.tasks import float_tasks
 from solvers.card_guessing.uniform_deck import in_memory, ranks
 from solvers.registry import validate
-from solvers.task_ids import task_id
+from solvers.task_ids import seed_id
 from tests.helpers.pages import ranks_table
 
 REL = 1e-12
@@ -205,9 +205,10 @@ def test_persistent_monte_carlo_agrees_with_ranked():
     ],
 )  # fmt: skip
 def test_existing_task_ids_are_unchanged(params, expected):
-    """The ids of tasks of the policies registered at commit 511625c are the ids computed
-    there: the policies registered since (ranked, persistent, pair) change none."""
-    assert task_id(validate(task(**params))) == expected
+    """The ids of tasks of the policies registered at commit 511625c (version 1) are the ids
+    computed there, made again at version 1 (each task's seed): the policies registered since
+    (ranked, persistent, pair) change none."""
+    assert seed_id(validate(task(**params))) == expected
 
 
 @pytest.fixture(scope="module")

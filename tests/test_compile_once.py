@@ -16,6 +16,7 @@ import ast
 import importlib
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -532,7 +533,7 @@ def test_a_kernel_the_cache_cannot_take_is_kept_by_its_process_and_said_once(tmp
     kept by the process that compiled it, and one line says so, once."""
     kernels = _fresh_package(tmp_path, monkeypatch, "unwritten_kernels")
     folder = Path(kernels.callee.stats.cache_path)
-    folder.rmdir()
+    shutil.rmtree(folder)  # the package's __pycache__ (its .pyc too, where Python writes them)
     folder.write_text("not a folder")
     value, said = _calls(kernels.callee, 7)
     again, said_again = _calls(kernels.callee, 8)

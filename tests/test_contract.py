@@ -7,6 +7,7 @@ parameters and strategies listing the valid ones; have a study config and run en
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
 
@@ -17,6 +18,7 @@ from solvers import TaskError, families, get_family, solve, validate
 from solvers.params import FloatCheck, IntCheck, IntListCheck, OrAbsent, check_markdown, one_of
 from solvers.registry import param_columns, row_columns, std_column
 from solvers.task_ids import task_id
+from tests.helpers import golden_rows
 from tests.helpers.repository import ROOT
 from tests.helpers.task_ids import reference_task_id
 
@@ -58,6 +60,40 @@ def test_rows_have_exactly_the_declared_columns_and_types(family):
             if columns[name].startswith("list<"):
                 inner = float if "float" in columns[name] else int
                 assert all(isinstance(v, inner | int) for v in value), name
+
+
+@pytest.mark.parametrize("family", REAL)
+def test_rows_are_the_golden_rows_of_the_family_s_version(family):
+    """tests/golden/<family>-v<version>.json holds the schema of the family's rows (each
+    column's Arrow type, in order) and the ids and rows of a few small tasks, as its current
+    version computes them: the schema and rows this code computes are those, so a change to
+    either fails until the family has a new version (and that version its own file)."""
+    path = golden_rows.golden_path(family)
+    assert path.exists(), (
+        f"{path.name} is missing: a new version of {family} needs its golden rows "
+        f"(python -m tests.helpers.golden_rows {family})"
+    )
+    stored = golden_rows.read(path)
+    computed = json.loads(golden_rows.as_json(golden_rows.computed(family)))  # as stored: JSON
+    assert stored["version"] == get_family(family).version
+    assert list(stored["schema"].items()) == list(computed["schema"].items())
+    assert golden_rows.differences(stored["tasks"], computed["tasks"]) == []
+
+
+def test_golden_rows_cover_every_family_and_differ_where_the_rows_do():
+    """Every family has golden tasks, and the comparison of golden rows holds something: a
+    changed value, a float beyond 12 digits, a new column or a lost row each differ; NaN
+    matches NaN and a float's last bits do not count."""
+    assert sorted(golden_rows.TASKS) == REAL
+    row = {"p": 0.25, "p_exact": "1/4", "n": 3, "pmf": [0.5, math.nan]}
+    assert golden_rows.differences([row], [dict(row, p=0.25 * (1 + 1e-15))]) == []
+    assert golden_rows.differences([row], [dict(row, p_exact="1/3")]) == [
+        "[0].p_exact: '1/4' stored, '1/3' computed"
+    ]
+    assert golden_rows.differences([row], [dict(row, p=0.25 * (1 + 1e-9))])
+    assert golden_rows.differences([row], [dict(row, n=3.0)])
+    assert golden_rows.differences([row], [dict(row, q=None)]) == ["[0].q: new"]
+    assert golden_rows.differences([row], []) == [": 1 items stored, 0 computed"]
 
 
 def variance_columns(family: str) -> list[str]:
@@ -125,6 +161,29 @@ def test_task_ids_are_deterministic_and_ignore_execution_knobs(family):
         if isinstance(task[p.name], int) and not isinstance(task[p.name], bool):
             changed[p.name] = task[p.name] + 1
             assert task_id(validate(changed)) == task_id(task), p.name
+
+
+def test_a_task_s_games_do_not_change_with_its_family_s_version(monkeypatch):
+    """A task's generator is seeded from its id as version 1 of its family made it: another
+    version gives the task another id but the same seed, hence the same Monte Carlo games."""
+    import dataclasses
+    import hashlib
+
+    from solvers import registry
+    from solvers.task_ids import identity_params, seed_id
+
+    task = validate({"family": "triples", "ranks": 4, "suits": 4, "k": 2, "n": 2,
+                     "analysis": "monte_carlo", "games": 300})  # fmt: skip
+    at_1 = json.dumps({"version": "1", "params": identity_params(task)}, sort_keys=True,
+                      separators=(",", ":"), default=str)  # fmt: skip
+    seed = hashlib.sha256(at_1.encode()).hexdigest()[:20]
+    assert seed_id(task) == seed
+    before_id, (before,) = task_id(task), solve(task, canonical=True)
+    family = dataclasses.replace(get_family("triples"), version="7")
+    monkeypatch.setitem(registry._FAMILIES, "triples", family)
+    assert task_id(task) != before_id and seed_id(task) == seed
+    (row,) = solve(task, canonical=True)
+    assert (row["wins"], row["p_win_mc"]) == (before["wins"], before["p_win_mc"])
 
 
 ODD_VALUES = [

@@ -292,18 +292,20 @@ def test_next_code_walks_a_group_in_order():
             assert walked == expected
 
 
-def test_full_deck_study_keeps_its_monte_carlo_task_ids():
-    """conf/study/high_low_full_deck.yaml: 6 float tasks added, the stored Monte Carlo task
-    ids (ties lose, win, push; 10^6 games) unchanged, so stored rows stay valid."""
+def test_full_deck_study_keeps_its_monte_carlo_seeds():
+    """conf/study/high_low_full_deck.yaml: 6 float tasks added, the Monte Carlo tasks (ties
+    lose, win, push; 10^6 games) hashed at version 1 as the stored tasks were (their seeds):
+    they draw the games of the stored rows."""
     from pathlib import Path
 
     import yaml
 
     from pipeline.study import plan
+    from solvers.task_ids import seed_id
 
     path = Path(__file__).resolve().parent.parent / "conf/study/high_low_full_deck.yaml"
     planned = plan(yaml.safe_load(path.read_text()))
-    ids = {t.task_id for t in planned}
+    ids = {seed_id(t.task) for t in planned}
     assert {"504d7489f3e9b3e82dff", "606ee7cc4eb3f6a7f775", "6541f5cde6364d7590a9"} <= ids
     methods = sorted((t.task["method"], t.task["strategy"]) for t in planned)
     assert methods.count(("float", "optimal")) == methods.count(("float", "majority")) == 3

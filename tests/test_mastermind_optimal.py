@@ -19,7 +19,7 @@ from solvers.mastermind import rules as R
 from solvers.mastermind.optimal.bounds import INF
 from solvers.mastermind.optimal.optimum import Searcher, optimum, subtree_optimum
 from solvers.mastermind.optimal.symmetries import Symmetries
-from solvers.task_ids import identity_params, task_id
+from solvers.task_ids import identity_params, seed_id, task_id
 from tests.helpers.mastermind_brute_force import brute_force_cost
 
 
@@ -165,10 +165,11 @@ def test_koyama_lai_1993_standard_mastermind_optimum() -> None:
 
 
 def test_existing_task_ids_do_not_change() -> None:
-    """The new parameters are left out of the ids of the other strategies."""
+    """The new parameters are left out of the ids of the other strategies: a task's hash at
+    version 1 (its seed) is its id before strategy optimal existed."""
     task = validate({"family": "mastermind", "pegs": 2, "colours": 3, "strategy": "minimax"})
     assert not {"guess_limit", "subtree", "max_search_codes"} & set(identity_params(task))
-    assert task_id(task) == "8b5c3b03ff67d176d68d"  # the id before strategy optimal existed
+    assert seed_id(task) == "8b5c3b03ff67d176d68d"  # the id before strategy optimal existed
     opt = validate({"family": "mastermind", "pegs": 2, "colours": 3, "strategy": "optimal"})
     limited = validate({**opt, "guess_limit": 3})
     assert task_id(opt) != task_id(limited)

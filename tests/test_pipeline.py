@@ -12,7 +12,7 @@ from pipeline.run import run_study
 from pipeline.study import plan
 from solvers import Family, Param, register, solve
 from solvers.params import as_int
-from solvers.registry import families
+from solvers.registry import families, get_family
 from tests.helpers.commands import cli, cli_run_in_process
 from tests.helpers.folders import copy_outputs
 from tests.helpers.repository import ROOT
@@ -45,7 +45,7 @@ def test_paper_study_on_a_local_cluster_with_two_workers(outputs):
     meta = store.file_metadata(store_layout.result_files(outputs / "paper" / "results")[0])
     assert meta["config"]["study"]["name"] == "paper"
     assert {"dask", "pyarrow", "guesslab"} <= set(meta["packages"])
-    assert meta["code_version"] and meta["solver_version"] == "1"
+    assert meta["code_version"] and meta["solver_version"] == get_family("card_guessing").version
 
 
 def test_rerun_recomputes_nothing_and_recompute_replaces_rows(paper_outputs, outputs):
@@ -58,6 +58,40 @@ def test_rerun_recomputes_nothing_and_recompute_replaces_rows(paper_outputs, out
     assert forced.computed == 2
     rows = store.load_results(outputs / "paper")
     assert len(rows) == 2 and rows["task_id"].is_unique
+
+
+def test_rows_of_an_older_family_version_are_computed_again_and_summarised_apart(
+    outputs, monkeypatch
+):
+    """Rows stored by an older version of a family are never served to a study: the next run
+    computes every task again at the current version, the store keeps the old files, and the
+    summary reads the current version's rows only, with a line saying what it leaves out."""
+    import dataclasses
+
+    from solvers import registry
+
+    current = get_family("card_guessing")
+    with monkeypatch.context() as patched:
+        patched.setitem(
+            registry._FAMILIES, "card_guessing", dataclasses.replace(current, version="1")
+        )
+        old = run(outputs, "cluster=sync")
+    assert old.computed == 2 and current.version != "1"
+    results = outputs / "paper" / "results"
+    old_files = store_layout.result_files(results)
+    again = run(outputs, "cluster=sync")
+    assert (again.skipped, again.computed) == (0, 2)
+    assert set(old_files) < set(store_layout.result_files(results))  # the old rows are kept
+    assert len(store.load_results(outputs / "paper")) == 4
+    read = store.family_rows(results, "card_guessing", "ok").frame()
+    assert len(read) == 2 and set(read["expected_score_exact"]) == {"2383/560", "475/112"}
+    summary = (outputs / "paper" / "summary.md").read_text()
+    assert (
+        f"{len(old_files)} results files of `card_guessing` written by other versions of its "
+        f"code (`1`; 2 rows) are kept in the store and left out here (this version: "
+        f"`{current.version}`"
+    ) in summary.replace("\n", " ")
+    assert run(outputs, "cluster=sync").skipped == 2
 
 
 def another_job_s_rows(task) -> list[dict]:

@@ -36,7 +36,7 @@ from solvers.task_ids import task_rng
 if TYPE_CHECKING:  # the float solver's modules hold its kernels: imported where a task runs
     from solvers.high_low.float_layers import departures, solver
 
-VERSION = "1"
+VERSION = "2"  # of its rows: what each version changed is in CHANGELOG.md
 STRATEGIES = ("optimal", "majority")
 METHODS = ("exact", "float", "monte_carlo")
 DEFAULT_MAX_STATES = 1_000_000

@@ -30,7 +30,7 @@ import numpy as np
 from solvers.params import IntCheck, Param
 from solvers.registry import Family, Row, Task, register
 
-VERSION = "1"
+VERSION = "1"  # of its rows: what each version changed is in CHANGELOG.md
 MAX_N = 2000
 TOLERANCE = 1e-9  # |gap| below this (nats) counts as equality in float64
 FIGURE_K, FIGURE_OFFSET = 1, 3  # figure 1a: k = 1, n = m + 3

@@ -30,7 +30,7 @@ from solvers.registry import Family, Row, Task, TaskError, exact_columns, regist
 from solvers.task_ids import task_rng
 from solvers.triples import chain, simulate, win
 
-VERSION = "1"
+VERSION = "1"  # of its rows: what each version changed is in CHANGELOG.md
 ANALYSES = ("win_probability", "monte_carlo", "hitting_times", "distribution", "equilibrium")
 USES: dict[str, tuple[str, ...]] = {  # analysis -> the optional parameters it requires
     "win_probability": ("n",),

@@ -9,9 +9,18 @@ from typing import Any
 
 from pipeline.driver import write_encoded
 from pipeline.worker import encode_rows, metadata_bytes
-from solvers.registry import Row
+from solvers.registry import Row, families, get_family
 
 
 def write_rows(results: Path, rows: Iterable[Row], metadata: Mapping[str, Any]) -> list[Path]:
-    """Write ``rows`` (grouped by family) as new files, atomically; return their paths."""
-    return write_encoded(results, encode_rows(rows, metadata_bytes(metadata)))
+    """Write ``rows`` (grouped by family) as new files, atomically; return their paths.  Each
+    file's metadata records its family's current version, as a run's does, unless
+    ``metadata`` names a ``solver_version`` of its own."""
+    by_family: dict[str, list[Row]] = {}
+    for row in rows:
+        by_family.setdefault(row["family"], []).append(row)
+    encoded = []
+    for family, own in by_family.items():
+        version = {"solver_version": get_family(family).version} if family in families() else {}
+        encoded += encode_rows(own, metadata_bytes({**version, **metadata}))
+    return write_encoded(results, encoded)
