@@ -126,7 +126,8 @@ def _duration(value: Any) -> Any:
 
     try:
         seconds = parse_timedelta(value, default="seconds")
-    except (TypeError, ValueError, KeyError, OverflowError):  # "1e400s": int() of infinity
+    # "1e400s": int() of infinity; a list or a mapping: AttributeError (no .replace)
+    except (TypeError, ValueError, KeyError, OverflowError, AttributeError):
         seconds = None
     if seconds is None or isinstance(value, bool) or not 0 <= seconds < math.inf:
         raise ValueError("give a duration such as 50m or 90s")
@@ -139,7 +140,7 @@ def _memory(value: Any) -> str | int:
     from dask.utils import parse_bytes  # 0.17 s to import: not for auto
 
     try:
-        if isinstance(value, bool) or parse_bytes(value) <= 0:
+        if isinstance(value, bool) or not isinstance(value, str | int) or parse_bytes(value) <= 0:
             raise ValueError
     except (TypeError, ValueError, OverflowError):
         raise ValueError("give a size such as 4GiB, or auto") from None

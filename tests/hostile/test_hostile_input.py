@@ -79,6 +79,8 @@ BAD = [
     ("run.batch_seconds=inf", "run.batch_seconds"),
     ("run.batch_seconds=-1", "run.batch_seconds"),
     ("cluster.memory_limit=lots", "cluster.memory_limit"),
+    ("cluster.memory_limit=[1]", "cluster.memory_limit"),  # a list or a mapping, not a size
+    ("cluster.memory_limit={a: 1}", "cluster.memory_limit"),
     ("cluster.n_workers=100000", "cluster.n_workers"),
     ("study.grid.foo=[1]", "study.grid.foo"),  # item 8: Hydra's errors are config errors
     ("foo=1", "foo"),
@@ -99,7 +101,9 @@ def test_a_bad_value_exits_2_with_one_line_naming_the_key(
     assert nothing_at_all(tmp_path)
 
 
-@pytest.mark.parametrize("override", ["cluster.timeout=abc", "cluster.timeout=-5s"])
+@pytest.mark.parametrize(
+    "override", ["cluster.timeout=abc", "cluster.timeout=-5s", "cluster.timeout=[1]"]
+)
 def test_a_bad_scheduler_timeout_exits_2(tmp_path, monkeypatch, capsys, override):
     args = ["cluster=address", "cluster.address=tcp://127.0.0.1:1", override]
     status, err = cli_in_process(monkeypatch, capsys, f"paths.outputs={tmp_path}", *args)
