@@ -1,7 +1,7 @@
 """Griffe extension for the API reference (docs/api.md, mkdocstrings): Sphinx's roles in
 docstrings as Markdown, and an attribute's comments as its docstring.
 
-The docstrings write a reference to code as reStructuredText does, ``:func:`solve``` or
+The docstrings write a reference to code as reStructuredText does, ``:func:`solvers.solve``` or
 ``:class:`~pipeline.config.StudyError```, and literals in double backquotes; Markdown has
 no roles and would show ``:func:`` as text.  :class:`SphinxRoles` rewrites each role to the
 code span of its target (``~`` keeps the last name only, as Sphinx shows it), so the pages

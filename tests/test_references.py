@@ -50,6 +50,11 @@ MADE_FOLDERS |= {"shared/", "build/", "site/", "layer-037/", "outputs/paper/resu
 # the files of a user's own strategy in the manual's example (docs/own-strategy.md)
 MADE_FILES |= {"mystrat.py", "studies/study/switch.yaml", "myhighlow.py", "mymastermind.py"}
 MADE_FILES |= {"myhands.py"}
+# the tutorial's files (docs/tutorial/), the notebook as the reader downloads it, the
+# Material theme's script, and a cluster kind's config file named by its kind
+MADE_FILES |= {"studies/study/mine.yaml", "study.ipynb", "bundle.js"}
+MADE_FILES |= {"conf/cluster/KIND.yaml", "cluster/KIND.yaml"}
+MADE_FOLDERS |= {"outputs/paper/"}
 MADE_FOLDERS |= {"studies/study/"}
 # outside libraries' classes the code names by their class name alone
 OUTSIDE_CLASSES = {
@@ -92,7 +97,7 @@ FOLDER = re.compile(r"(?<![\w./<>{}~$*:-])((?:[A-Za-z_][\w-]+/)+)(?=[\s,;:)'\"`]
 # a class of the project (``see yes_no.Evaluation``)
 PLAIN = re.compile(r"(?<![\w.`/:~-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w`/-]|\.\w)")
 REFUSED_KEYS = {"run.foo", "study.foo"}  # the unknown keys the code shows being refused
-OTHER_FILES = ("html", "json", "parquet", "pem", "png", "txt", "log", "csv")
+OTHER_FILES = ("html", "json", "parquet", "pem", "png", "txt", "log", "csv", "ipynb")
 FILE_LIKE = re.compile(r"\.(?:" + "|".join((*NAMED_FILES, *OTHER_FILES)) + ")$")
 
 
