@@ -423,9 +423,10 @@ class ObjectiveConfig(Strict):
     :func:`pipeline.search.objective.checked_objective`)."""
 
     strategy: str
-    column: str = "expected_score"
-    direction: Annotated[Any, AfterValidator(_choice("maximize", "minimize"))] = "maximize"
-    combine: Annotated[Any, AfterValidator(_choice("mean", "min", "max"))] = "mean"
+    # absent: expected_score, maximize, mean, none (pipeline.search.objective.DEFAULTS)
+    column: str | None = None
+    direction: Annotated[Any, AfterValidator(_choice("maximize", "minimize"))] | None = None
+    combine: Annotated[Any, AfterValidator(_choice("mean", "min", "max"))] | None = None
     relative_to: str | None = None
 
 

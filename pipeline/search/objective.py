@@ -22,6 +22,7 @@ from pipeline.config import ObjectiveConfig, StudyConfig, StudyError, short_repr
 from solvers.registry import get_family
 
 NUMERIC = ("float64", "float32", "int64", "int32")
+DEFAULTS = {"column": "expected_score", "direction": "maximize", "combine": "mean"}
 COMBINE = {"mean": lambda xs: sum(xs) / len(xs), "min": min, "max": max}
 
 
@@ -86,17 +87,22 @@ def checked_objective(study: StudyConfig) -> Objective:
                 f"study.objective.{key}={short_repr(name)}: not a strategy of study "
                 f"{study.name!r} (its strategies: {', '.join(strategies) or 'none'})"
             )
+    column = given.column or DEFAULTS["column"]
     columns = dict(get_family(study.family).columns)
-    dtype = columns.get(given.column)
+    dtype = columns.get(column)
     if dtype is None or dtype not in NUMERIC:
         numeric = [c for c, t in columns.items() if t in NUMERIC]
         what = "not a column" if dtype is None else f"not numeric ({dtype})"
         raise StudyError(
-            f"study.objective.column={short_repr(given.column)}: {what} of the "
+            f"study.objective.column={short_repr(column)}: {what} of the "
             f"{study.family} rows; numeric columns: {', '.join(numeric)}"
         )
     return Objective(
-        given.strategy, given.column, given.direction, given.combine, given.relative_to
+        given.strategy,
+        column,
+        given.direction or DEFAULTS["direction"],
+        given.combine or DEFAULTS["combine"],
+        given.relative_to,
     )
 
 

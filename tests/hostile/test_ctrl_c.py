@@ -506,7 +506,7 @@ def test_a_stop_while_a_kernel_waits_for_its_compile_lock_ends_the_run_at_once(
     ), waiting
     name = "Ctrl-C" if stop == signal.SIGINT else "SIGTERM"
     assert line.startswith(
-        f"stopped ({name}): 2 task(s) of 5 computed in this run and stored in {results}"
+        f"stopped ({name}): 2 of 5 tasks computed in this run and stored in {results}"
     ), line
     assert sorted(store.load_results(outputs / "naps")["woke"]) == [1, 3]
 

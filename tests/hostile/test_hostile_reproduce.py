@@ -94,7 +94,7 @@ def test_a_run_record_linked_from_outside_the_folder_is_not_used(study, tmp_path
     record.symlink_to(outside)
     done = bounded_reproduce(str(study))
     assert done.returncode == EXIT_PARTLY, done.stdout + done.stderr
-    assert "configs: the metadata of the results files (1 distinct config(s))" in done.stdout
+    assert "configs: the metadata of the results files (1 distinct config)" in done.stdout
     assert f"reproduced: {TASKS}\n" in done.stdout
     assert not_used(done.stdout) == {
         str(record): f"a symbolic link (to {outside}), where a run record belongs: never "
@@ -200,7 +200,7 @@ def test_a_linked_family_folder_or_runs_folder_is_named_never_followed(study, tm
     (study / "runs").symlink_to(outside / "runs")
     assert main([str(study)]) == EXIT_PARTLY
     out = capsys.readouterr().out
-    assert "configs: the metadata of the results files (1 distinct config(s))" in out
+    assert "configs: the metadata of the results files (1 distinct config)" in out
     assert f"{TASKS} stored tasks chosen" in out and f"reproduced: {TASKS}\n" in out
     assert not_used(out) == {
         str(study / "results" / "family=other"): f"a symbolic link (to {family}), where a "
