@@ -85,6 +85,7 @@ def write_report(
             f"<p class='description'>{esc(' '.join(str(study['description']).split()))}</p>"
         )
     page.add_html(f"<p class='status'>{esc(status_line(counts, left_out))}</p>")
+    add_searches(page, study_dir)  # a search's best heads the report, as it heads the summary
     add_provenance(page, study_dir)
     notes = notes or {}
     for family in sorted({*counts.families, *notes}):
@@ -101,6 +102,29 @@ def write_report(
             errors = family_rows(results, family, "error")
         add_family(page, family, ok, errors, results, report_rows, notes.get(family, []))
     return write_atomic(study_dir / REPORT_NAME, page.html())
+
+
+def add_searches(page: Page, study_dir: Path) -> None:
+    """Each search stored in the study folder: its best beside the reference and the gap,
+    and the objective against each searched parameter (pipeline.search.outputs)."""
+    from pipeline.search.outputs import search_figures, search_headlines
+
+    found = search_headlines(study_dir)
+    if not found:
+        return
+    page.add_html("<h2>Searches</h2>")
+    for path, headline in found:
+        if isinstance(headline, str):
+            page.add_html(f"<p class='note'><code>search/{esc(path.name)}</code>: left out "
+                          f"({esc(headline)})</p>")  # fmt: skip
+            continue
+        best = headline.get("best") or "no trial succeeded"
+        page.add_html(
+            f"<p><strong>{esc(headline['name'])}</strong> ({headline['n_trials']} trials): "
+            f"best {esc(best)}</p>"
+        )
+        for title, figure in search_figures(headline):
+            page.add_figure(title, figure)
 
 
 def first_rows(rows: Rows, n: int) -> pd.DataFrame:

@@ -89,6 +89,26 @@ def test_the_search_page_and_its_plot_show_the_best_beside_the_optimum(gamma_sea
     assert top < summary.index("## Family") and "2383/560" in summary[top:]
     assert "](search/info-gamma-gamma.png)" in summary
     assert (folder / "info-gamma-gamma.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    report = (outputs / "gamma_sweep" / "report.html").read_text()
+    top = report.index("<h2>Searches</h2>")
+    assert "2383/560" in report[top:] and "info-gamma: expected_score against gamma" in report
+
+
+def test_a_search_headline_that_is_no_search_s_is_left_out_and_named(tmp_path):
+    """A file in search/ that is not what a search writes (a link to /dev/zero, text that is
+    not JSON, JSON of another shape) is named and left out of the summary, never read
+    through or trusted."""
+    from pipeline.search.outputs import searches_section
+
+    folder = tmp_path / "search"
+    folder.mkdir()
+    (folder / "zero.json").symlink_to("/dev/zero")
+    (folder / "text.json").write_text("not json")
+    (folder / "shape.json").write_text('{"name": 5}')
+    lines = "\n".join(searches_section(tmp_path))
+    assert "`search/zero.json`: left out (not a search's headline file)" in lines
+    assert "`search/text.json`: left out" in lines
+    assert "`search/shape.json`: left out (no name, n_trials, page, plots, params" in lines
 
 
 def test_a_stopped_search_goes_on_and_solves_no_task_twice(tmp_path):
