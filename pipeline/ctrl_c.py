@@ -28,6 +28,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -173,11 +174,19 @@ def _raised_again(others: Any) -> Any:
             return
         stop = _stopped_by or signal.SIGINT
         signal.signal(stop, _first_stop)
-        # Ctrl-C again, a moment later: first() then runs in the main thread's own code (run
-        # here or at once, it would be raised in this hook, and lost again)
-        again = threading.Timer(0.005, os.kill, (os.getpid(), stop))
-        again.daemon = True
-        again.start()
+        # Ctrl-C again, a moment after this hook has returned: first() then runs in the main
+        # thread's own code (run here, it would be raised in this hook, and lost again); the
+        # thread sends it only once told the hook is done with it (on a loaded machine a
+        # thread may take longer to start than the moment it waits)
+        started = threading.Event()
+
+        def again() -> None:
+            started.wait(1.0)
+            time.sleep(0.005)
+            os.kill(os.getpid(), stop)
+
+        threading.Thread(target=again, daemon=True).start()
+        started.set()
 
     return raised_again
 

@@ -219,9 +219,9 @@ def other_version_note(family: str, others: list[Path]) -> Note:
     version = get_family(family).version
     return lambda code: (
         f"{code(family)}: the store keeps {counted(len(others), 'results file')} written by "
-        f"other versions of its code ({', '.join(code(v) for v in versions)}; "
-        f"{counted(rows, 'row')}), left out here (this version: {code(version)}, the files' "
-        "solver_version); a study asking for their tasks computes them again at this version."
+        f"other versions of its code, left out here ({', '.join(code(v) for v in versions)}; "
+        f"{counted(rows, 'row')}; this version: {code(version)}, the files' solver_version); "
+        "a study asking for their tasks computes them again at this version."
     )
 
 

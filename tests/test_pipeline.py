@@ -11,6 +11,7 @@ from pipeline.config import StudyError
 from pipeline.run import run_study
 from pipeline.study import plan
 from solvers import Family, Param, register, solve
+from solvers.kit.words import counted
 from solvers.params import as_int
 from solvers.registry import families, get_family
 from tests.helpers.commands import cli, cli_run_in_process
@@ -87,8 +88,8 @@ def test_rows_of_an_older_family_version_are_computed_again_and_summarised_apart
     assert len(read) == 2 and set(read["expected_score_exact"]) == {"2383/560", "475/112"}
     summary = (outputs / "paper" / "summary.md").read_text()
     assert (
-        f"{len(old_files)} results files of `card_guessing` written by other versions of its "
-        f"code (`1`; 2 rows) are kept in the store and left out here (this version: "
+        f"`card_guessing`: the store keeps {counted(len(old_files), 'results file')} written by "
+        f"other versions of its code, left out here (`1`; 2 rows; this version: "
         f"`{current.version}`"
     ) in summary.replace("\n", " ")
     assert run(outputs, "cluster=sync").skipped == 2

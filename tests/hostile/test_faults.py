@@ -229,6 +229,7 @@ def run_dying(folder, *overrides, env=None):
         *args,
         "cluster.start_after_s=0",
         "run.progress=false",
+        "run.quiet=true",  # the run's own lines, without the summary's headline table
         f"paths.outputs={folder / 'out'}",
         *overrides,
         cwd=folder,
@@ -267,7 +268,9 @@ def test_a_strategy_over_the_workers_memory_limit_is_an_error_row_naming_it(tmp_
     assert "more than the worker's memory limit (300.0 MB, cluster.memory_limit=300MB)" in error
     said = [line for line in lines if line.startswith("warning: a batch of 1 task was lost")]
     assert len(said) == 1 and "strategy 'dying' (dying.Dying, how='memory', mb=600)" in said[0]
-    assert len(lines) == 6, lines  # the study, the cluster, the lost batch, 3 closing lines
+    # the study, the cluster, the lost batch, the study done, the summary, and the failed
+    # task: its count, its strategy with its first error line, where its row is
+    assert len(lines) == 8, lines
 
 
 @pytest.mark.slow
@@ -289,7 +292,7 @@ def test_a_strategy_that_ends_its_process_is_a_lost_batch_naming_it_and_how(tmp_
     assert "killed by SIGSEGV (a crash in compiled code)" in crashed
     said = [line for line in lines if line.startswith("warning: a batch of 1 task was lost")]
     assert len(said) == 2, lines
-    assert len(lines) == 7, lines
+    assert len(lines) == 10, lines  # as above, with two lost batches and two failed tasks
 
 
 @pytest.mark.slow
