@@ -51,11 +51,9 @@ class ProgressBars:
         self.lock = threading.Lock()
 
     def say(self, text: str) -> None:
-        """One warning line, printed above the bars (which are redrawn below it)."""
+        """One warning line on a line of its own, printed above the bars (the tasks bar and
+        the long tasks' bars are cleared first, then redrawn below it)."""
         with self.lock:
-            if not self.bars:
-                self.log(text)
-                return
             from tqdm import tqdm
 
             with tqdm.external_write_mode(nolock=True):
