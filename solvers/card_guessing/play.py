@@ -23,10 +23,8 @@ computer plays with the family's own Player for its strategy (play_players.py).
 from __future__ import annotations
 
 import argparse
-import inspect
 import os
 import random
-import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +55,7 @@ from solvers.card_guessing.play_screen import (
     estimate_lines,
     expectation_lines,
     final_lines,
+    first_sentence,
     guess_note,
     history_lines,
     rule,
@@ -265,23 +264,11 @@ def intro_lines(setup: Setup, mode: str, seed: int | None, style: Style) -> Line
 
 
 def describe(setup: Setup) -> str:
-    """The strategy in a few words: the family's line, or the first sentence of a class's
-    docstring."""
+    """The strategy in a few words: the family's line, or its docstring's first sentence."""
     if setup.strategy in STRATEGIES:
         return STRATEGIES[setup.strategy]
     first = first_sentence(type(setup.player.moves.strategy).__doc__ or "") or "no docstring"
     return f"a strategy of your own ({first})"
-
-
-# a sentence's end: ., ! or ? before a blank and a capital letter (so "e.g. the" goes on)
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
-
-
-def first_sentence(doc: str) -> str:
-    """The first sentence of a docstring, whole, on one line, without its final stop: its
-    first paragraph (up to a blank line), cut where a sentence ends."""
-    paragraph = " ".join(inspect.cleandoc(doc).split("\n\n", 1)[0].split())
-    return SENTENCE_END.split(paragraph, maxsplit=1)[0].rstrip(".")
 
 
 def reasoning_lines(why: str | None, indent: str = "  ") -> Lines:
