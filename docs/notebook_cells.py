@@ -19,10 +19,13 @@ def cell_text(source: str | list[str]) -> str:
 
 
 def output_text(output: dict) -> str:
-    """A code cell's output as text: a stream as written, a result by its plain-text form."""
+    """A code cell's output as text: a stream as written, a result by its plain-text form,
+    a display (the progress bar) on lines of its own."""
     if output.get("output_type") == "stream":
         text = cell_text(output.get("text", ""))
-    elif output.get("output_type") in ("execute_result", "display_data"):
+    elif output.get("output_type") == "display_data":
+        text = cell_text(output.get("data", {}).get("text/plain", "")).rstrip("\n") + "\n"
+    elif output.get("output_type") == "execute_result":
         text = cell_text(output.get("data", {}).get("text/plain", ""))
     elif output.get("output_type") == "error":
         text = f"{output.get('ename')}: {output.get('evalue')}"

@@ -290,7 +290,7 @@ def checkpoints_refused(run, refused: tuple[str, int]) -> str:
     return (
         f"paths.outputs={run.outputs!r}: cannot write a task's checkpoints to {where} "
         f"({os.strerror(code)}); the stored results are intact ("
-        f"{counted(report.computed, 'task')} of this run stored, {report.skipped} stored "
+        f"{counted(report.computed, 'task')} of this run stored, {report.skipped:,} stored "
         "before) and the checkpoints written are kept: free some space, then run the same "
         "command again to resume (stored tasks are skipped, a task with checkpoints resumes "
         "from them)"
@@ -307,8 +307,8 @@ def write_failed(run, exc: StoreError) -> str:
     return (
         f"paths.outputs={run.outputs!r}: cannot write results to {exc.folder or run.results} "
         f"({why}); the stored results are intact (no partial file is left; "
-        f"{counted(report.computed, 'task')} of this run stored, {report.skipped} stored before): "
-        f"{free}run the same command again to resume (stored tasks are skipped)"
+        f"{counted(report.computed, 'task')} of this run stored, {report.skipped:,} stored "
+        f"before): {free}run the same command again to resume (stored tasks are skipped)"
     )
 
 

@@ -193,8 +193,8 @@ def stopped_message(report: Any, signum: int | None, rerun: str = "") -> str:
         return f"stopped ({how}) before any task finished; no task was stored; {kept}"
     kept = f"; {kept}" if kept else ""
     return (
-        f"stopped ({how}): {report.computed} of {counted(report.planned, 'task')} computed in "
-        f"this run and stored in {report.study_dir / 'results'} with the {report.skipped} "
+        f"stopped ({how}): {report.computed:,} of {counted(report.planned, 'task')} computed in "
+        f"this run and stored in {report.study_dir / 'results'} with the {report.skipped:,} "
         "stored before"
         f"{kept}; run the same command again to compute the rest (stored tasks are skipped)"
     )
@@ -226,7 +226,7 @@ def summary_stopped_message(report: Any, signum: int | None, rerun: str) -> str:
     this_run = f"{counted(computed, 'task')} computed and stored in this run; " if computed else ""
     stored = _stored_counts(results)
     held = (
-        f"the store holds {counted(stored[0], 'task')} ({stored[1]} ok) in {results}, intact"
+        f"the store holds {counted(stored[0], 'task')} ({stored[1]:,} ok) in {results}, intact"
         if stored is not None
         else f"the stored results in {results} are intact"
     )

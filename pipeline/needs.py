@@ -193,7 +193,7 @@ class Needed:
         head = ("tasks", "states", "largest layer", "CPU", "memory/worker", "disk", "here")
         cells = [head] + [
             (
-                f"{label} ({row.tasks})" if row.tasks > 1 else label,
+                f"{label} ({row.tasks:,})" if row.tasks > 1 else label,
                 f"{row.need.states:,}" if row.need.states else "",
                 f"{row.need.largest:,}" if row.need.largest else "",
                 _hours(row.need.cpu_seconds, row.tasks),
@@ -239,7 +239,7 @@ class Needed:
             tasks = sum(row.tasks for row in self.rows)
             lines.insert(
                 0,
-                f"  CPU: {_hours(alone - self.shared_cpu, 1)} for the {tasks} tasks, the pieces "
+                f"  CPU: {_hours(alone - self.shared_cpu, 1)} for the {tasks:,} tasks, the pieces "
                 f"they share computed once ({_hours(alone, 1)} if each computed its own)",
             )
         at_once = None if self.shortage else self.at_once_line()  # none fits: no "at a time"
@@ -253,7 +253,7 @@ class Needed:
         serial = self.where is not None and self.where.serial  # one task at a time anyway
         return (
             f"  disk: {format_bytes(self.free)} free under {self.study_dir} holds the "
-            f"checkpoints of {k} of the {self.with_disk} tasks that keep them (up to "
+            f"checkpoints of {k:,} of the {self.with_disk:,} tasks that keep them (up to "
             f"{format_bytes(self.disk[2].disk)} each): "
             + (
                 "cluster=sync runs them one at a time"

@@ -36,7 +36,47 @@ def tasks_bar(total: int, setting: bool | str) -> Any:
     if not hasattr(tqdm, "_lock"):  # tqdm's class-wide lock, made at the first bar
         tqdm.set_lock(threading.RLock())
     hidden = not shown(setting)
-    return tqdm(total=total, unit="task", desc="tasks", dynamic_ncols=True, disable=hidden)
+    file = NotebookLine() if not hidden and in_a_notebook() else None
+    return tqdm(
+        total=total, unit="task", desc="tasks", dynamic_ncols=True, disable=hidden, file=file
+    )
+
+
+def in_a_notebook() -> bool:
+    """Whether this process is a Jupyter kernel (IPython's ZMQ shell)."""
+    shell = sys.modules.get("IPython")
+    get = getattr(shell, "get_ipython", None)
+    ip = get() if get else None
+    return type(ip).__name__ == "ZMQInteractiveShell"
+
+
+class NotebookLine:
+    """Where a bar draws in a Jupyter kernel: one output of the cell, its text replaced at
+    each redraw (an IPython display handle).  On stderr each redraw would be an output of
+    its own (a notebook run headless stores them all); tqdm's own notebook bar is a widget,
+    which needs ipywidgets, a dependency guesslab does without."""
+
+    encoding = "utf-8"  # tqdm draws its bar in block characters, not #
+
+    def __init__(self) -> None:
+        self.handle: Any = None
+
+    def write(self, text: str) -> None:
+        """A redraw (``\\r`` and the bar's text) shown in place; a blank one (the bar
+        cleared, its line ended) leaves the last text shown."""
+        line = text.rsplit("\r", 1)[-1].rstrip()
+        if not line:
+            return
+        from IPython.display import display
+
+        shown = {"text/plain": line}
+        if self.handle is None:
+            self.handle = display(shown, raw=True, display_id=True)
+        else:
+            self.handle.update(shown, raw=True)
+
+    def flush(self) -> None:
+        """Nothing held back: each write is shown at once."""
 
 
 class ProgressBars:
@@ -51,11 +91,9 @@ class ProgressBars:
         self.lock = threading.Lock()
 
     def say(self, text: str) -> None:
-        """One warning line, printed above the bars (which are redrawn below it)."""
+        """One warning line on a line of its own, printed above the bars (the tasks bar and
+        the long tasks' bars are cleared first, then redrawn below it)."""
         with self.lock:
-            if not self.bars:
-                self.log(text)
-                return
             from tqdm import tqdm
 
             with tqdm.external_write_mode(nolock=True):

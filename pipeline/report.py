@@ -366,7 +366,7 @@ class Page:
         n = len(self.tables)
         self.tables.append(table_spec(title, frame, formats or {}))
         tag = "open" if open_ else ""
-        count = f"{len(frame)} rows"
+        count = f"{len(frame):,} rows"
         if total is not None and total > len(frame):
             count = f"first {len(frame):,} of {total:,} rows"
         self.body.append(

@@ -112,8 +112,9 @@ class StudyReport:
     def line(self) -> str:
         """One line for the terminal."""
         return (
-            f"study {self.study}: {counted(self.planned, 'task')}, {self.skipped} already stored, "
-            f"{self.computed} computed, {self.errors} failed; store {self.study_dir / 'results'}"
+            f"study {self.study}: {counted(self.planned, 'task')}, {self.skipped:,} already "
+            f"stored, {self.computed:,} computed, {self.errors:,} failed; store "
+            f"{self.study_dir / 'results'}"
         )
 
 
@@ -251,7 +252,7 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
             run.report.skipped = left.stored
             run.log(
                 f"study {run.report.study}: {counted(left.n_tasks, 'task')}, "
-                f"{left.stored} already stored"
+                f"{left.stored:,} already stored"
             )
             if not len(left):
                 return

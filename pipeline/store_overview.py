@@ -76,8 +76,8 @@ def status_line(counts: StoreCounts, left_out: int = 0) -> str:
         return held + besides
     ok = counts.rows_with("ok")
     return (
-        f"{counted(counts.tasks, 'task')}, {counted(counts.rows, 'result row')}: {ok} ok, "
-        f"{counts.rows - ok} failed; "
+        f"{counted(counts.tasks, 'task')}, {counted(counts.rows, 'result row')}: {ok:,} ok, "
+        f"{counts.rows - ok:,} failed; "
         f"{counts.seconds:.2f} s of solver time.{besides}"
     )
 

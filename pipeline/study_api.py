@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.config import StudyError, short_repr
+from pipeline.progress import in_a_notebook
 
 
 class TasksFailed(UserWarning):
@@ -210,11 +211,3 @@ def _run(config: Any, *, log: Any = print, client: Any = None) -> Any:
             line = stopped_message(stop.report, signal.SIGINT, rerun="run()")
             print(line.replace("run the same command again", "call run() again"), file=sys.stderr)
         raise KeyboardInterrupt from None
-
-
-def in_a_notebook() -> bool:
-    """Whether this process is a Jupyter kernel (IPython's ZMQ shell)."""
-    shell = sys.modules.get("IPython")
-    get = getattr(shell, "get_ipython", None)
-    ip = get() if get else None
-    return type(ip).__name__ == "ZMQInteractiveShell"

@@ -306,7 +306,12 @@ def check_strategy(family: str, protocol: Protocol, task: Task) -> None:
     try:
         inspect.signature(cls).bind(**params)
     except TypeError as exc:
-        reason = f"{target}() does not take them: {exc}"
+        given = ", ".join(f"{k}={json.dumps(v)}" for k, v in params.items())
+        reason = (
+            f"{target}() does not take the arguments {given}: {exc}"
+            if given
+            else f"{target}() cannot be made without arguments: {exc}"
+        )
         raise TaskError("strategy_params", params, reason) from None
     except ValueError:  # no signature to read (a class made in C): its constructor will say
         pass

@@ -303,8 +303,9 @@ QUOTED_TASKS = re.compile(r"(?<![\^\d,])(\d[\d,]*) tasks[;),]")
 
 def quoted_task_counts() -> list[tuple[str, str, int]]:
     """(page, study, count) for every "(N tasks)" the manual quotes about a shipped study:
-    the study is the first one named in backticks in the quote's table row or sentence (the
-    default study where the row says so); a count naming no study is not a study's."""
+    the study is the last one named in backticks before the count in its table row or
+    sentence, the nearest (the default study where the row says so); a count naming no
+    study is not a study's."""
     shipped = {p.stem for p in (ROOT / "conf" / "study").glob("*.yaml")}
     found = []
     for page in PAGES:
@@ -320,7 +321,8 @@ def quoted_task_counts() -> list[tuple[str, str, int]]:
                 names = [n for n in re.findall(r"`([\w]+)`", row) if n in shipped]
             if not names:
                 continue
-            found.append((str(page.relative_to(DOCS)), names[0], int(m.group(1).replace(",", ""))))
+            count = int(m.group(1).replace(",", ""))
+            found.append((str(page.relative_to(DOCS)), names[-1], count))
     return found
 
 

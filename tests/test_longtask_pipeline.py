@@ -8,6 +8,7 @@ recomputations."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import signal
@@ -23,11 +24,11 @@ from pipeline.backends import Backend
 from pipeline.backends.dask_executor import progress_of
 from pipeline.config import checked_config, plain
 from pipeline.needs import budgeted
-from pipeline.progress import ProgressBars, postfix
+from pipeline.progress import ProgressBars, postfix, tasks_bar
 from solvers.kit.task_progress import Progress
 from tests.helpers.commands import cli_run_in_process
 from tests.helpers.runs import compose_config
-from tests.helpers.terminal import interruptible
+from tests.helpers.terminal import interruptible, screen_lines
 from tests.helpers.toy_layers import guesslab, guesslab_cmd, markers, stored, toy_env, toy_folder
 
 # ------------------------------------------------------------------------------ budget
@@ -448,6 +449,21 @@ def test_progress_bars_follow_reports_and_close_when_done(capsys):
     quiet = ProgressBars(enabled=False)
     quiet.show(Progress("x", 1, 2, "layers", "", None, None, 0.0))
     assert quiet.bars == {} and capsys.readouterr().err == ""
+
+
+def test_a_task_s_warning_is_a_line_of_its_own_under_the_tasks_bar(monkeypatch):
+    """A task's warning said while the tasks bar is drawn, with no long task's bar below
+    it, takes a line of its own on the terminal: the bar's line is cleared first and the
+    bar drawn again after it."""
+    screen = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", screen)  # the terminal: the bar and the lines on it
+    said = "compiling the Numba kernels of card_guessing.exact (first use on this machine)..."
+    with tasks_bar(127, True) as bar, ProgressBars(True, lambda t: print(t, file=screen)) as bars:
+        bars.say(said)
+        bar.update(1)
+    lines = screen_lines(screen.getvalue())
+    assert said in lines, lines
+    assert lines[1].startswith("tasks:   1%") and "1/127" in lines[1], lines
 
 
 @pytest.mark.slow

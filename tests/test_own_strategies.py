@@ -90,6 +90,11 @@ class Greedy:
 
 {SWITCH_AFTER_NO}
 
+class PatienceNamed(SwitchAfterNo):
+    def __init__(self, patience):
+        super().__init__(patience)
+
+
 class MostLeft:
     """Complete feedback: the type with the most cards left, ties to the highest."""
 
@@ -393,8 +398,11 @@ def test_a_target_that_cannot_serve_is_refused_at_the_door(
 
 @pytest.mark.parametrize(("text", "words"), [
     ("  mine:\n    _target_: {module}.SwitchAfterNo\n    speed: [1]\n",
-     "study.strategies.mine: {module}.SwitchAfterNo() does not take them: got an unexpected "
-     "keyword argument 'speed'"),
+     "study.strategies.mine: {module}.SwitchAfterNo() does not take the arguments speed=1: "
+     "got an unexpected keyword argument 'speed'"),
+    ("  mine:\n    _target_: {module}.PatienceNamed\n",
+     "study.strategies.mine: {module}.PatienceNamed() cannot be made without arguments: "
+     "missing a required argument: 'patience'"),
     ("  greedy:\n    _target_: {module}.SwitchAfterNo\n",
      "study.strategies.greedy: is a built-in strategy's name"),
     ("  mine:\n    _target_: {module}.SwitchAfterNo\n    patience: 2\n",

@@ -4,6 +4,8 @@ line, where bad input exits 2 naming its key."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pipeline import driver, store, store_layout, store_upkeep, worker
@@ -229,6 +231,39 @@ def test_one_task_is_said_in_the_singular_in_the_plan_the_run_and_the_summary(
     summary = (tmp_path / "paper" / "summary.md").read_text()
     assert "1 task, 1 result row: 1 ok, 0 failed" in summary
     assert "1 tasks" not in plan.stdout + done.stdout + summary
+
+
+def test_every_count_of_a_run_s_lines_marks_its_thousands(monkeypatch):
+    """The run's line, the line of a run stopped while computing or while writing the
+    summary, and the summary's status line write every count in one style: thousands
+    marked (3,606), as the plan's line does."""
+    import signal
+    from pathlib import Path
+
+    import pandas as pd
+
+    from pipeline import exit_lines
+    from pipeline.run import StudyReport
+    from pipeline.store_overview import StoreCounts, status_line
+
+    report = StudyReport("grid", Path("/studies/grid"), 3606, 1200, 2406, 1001, stage="run")
+    monkeypatch.setattr(exit_lines, "_stored_counts", lambda results: (3606, 2605))
+    by_status = pd.DataFrame(
+        {"family": ["f", "f"], "status": ["ok", "error"], "rows": [2605, 1001],
+         "tasks": [2605, 1001], "seconds": [1.0, 2.0]}
+    )  # fmt: skip
+    lines = [
+        report.line(),
+        exit_lines.stopped_message(report, signal.SIGINT),
+        exit_lines.summary_stopped_message(report, signal.SIGINT, ""),
+        status_line(StoreCounts(by_status, 3606)),
+    ]
+    run_line = "study grid: 3,606 tasks, 1,200 already stored, 2,406 computed, 1,001 failed"
+    assert run_line in lines[0]
+    assert "2,406 of 3,606 tasks computed" in lines[1] and "the 1,200 stored" in lines[1]
+    assert "the store holds 3,606 tasks (2,605 ok)" in lines[2]
+    assert lines[3].startswith("3,606 tasks, 3,606 result rows: 2,605 ok, 1,001 failed;")
+    assert not [n for line in lines for n in re.findall(r"\d{4,}", line)], lines
 
 
 def test_cli_runs_the_default_study(tmp_path):

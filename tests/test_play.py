@@ -641,6 +641,27 @@ def test_a_strategy_of_one_s_own_plays_its_guesses_and_says_why(own_module):
     assert f"(exactly {row['expected_score_exact']})." in text
 
 
+def test_the_screen_names_a_strategy_of_one_s_own_by_its_docstring_s_first_sentence(own_module):
+    """The game's header describes a strategy of one's own by the first sentence of its
+    docstring, whole however many lines it spans (wrapped to the screen), and nothing of the
+    sentences after it."""
+    setup = setup_of(["3,3,2", "--strategy", f"{own_module}.SwitchAfterNo"])
+    sentence = (
+        'The type with the most cards not yet confirmed; after `patience` "no" answers in a '
+        "row, the second most (ties to the lowest type)"
+    )
+    assert play.describe(setup) == f"a strategy of your own ({sentence})"
+    header = play.intro_lines(setup, "computer", None, play.Style(False))
+    assert all(len(line) <= 80 for line in header)
+    assert " ".join(header).count(f"({sentence}).") == 1, header
+    doc = """Name the likeliest type (e.g. the first of
+        a tie).  Then the second one.
+
+        Details nobody reads here."""
+    assert play.first_sentence(doc) == "Name the likeliest type (e.g. the first of a tie)"
+    assert play.first_sentence("One paragraph\n\nanother.") == "One paragraph"
+
+
 def test_a_strategy_failing_mid_game_ends_it_in_one_line(own_module, capsys):
     """A strategy of one's own that raises in a move ends the game with exit 1 and one line
     naming the strategy and the move."""

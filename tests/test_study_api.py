@@ -173,8 +173,56 @@ def test_the_manual_s_notebook_runs_in_a_kernel_on_its_own_client(tmp_path):
     assert "475/112" in table and "2383/560" in table and "271/90" in table
     assert any(text.endswith("(3, 4)") for text in outputs)
     assert "summary.md report.html\n" in outputs
-    stored = shown_outputs(json.loads(NOTEBOOK.read_text()))
+    stored_notebook = json.loads(NOTEBOOK.read_text())
+    for cells in (notebook["cells"], stored_notebook["cells"]):  # the run's bar: one output
+        bars = [o for o in run_cell(cells)["outputs"] if "tasks:" in output_text(o)]
+        assert len(bars) == 1 and "| 4/4 [" in output_text(bars[0]), bars
+    stored = shown_outputs(stored_notebook)
     assert [without_paths(t) for t in stored] == [without_paths(t) for t in outputs]
+
+
+def run_cell(cells: list) -> dict:
+    """The notebook's cell that runs the study first."""
+    return next(c for c in cells if "rows = study.run(" in "".join(c["source"]))
+
+
+def output_text(output: dict) -> str:
+    from docs.notebook_cells import output_text as text
+
+    return text(output)
+
+
+def test_a_run_in_a_notebook_shows_its_bar_in_one_output_updated_in_place(monkeypatch):
+    """In a Jupyter kernel the tasks bar is one display output, its text replaced at each
+    redraw (not one output per redraw), ending on the bar's last state."""
+    import IPython.display
+
+    from pipeline import progress
+
+    shown: list[list[str]] = []  # each display made: the texts it showed, in order
+
+    class Handle:
+        def __init__(self, texts: list[str]):
+            self.texts = texts
+
+        def update(self, data, raw=False):
+            assert raw
+            self.texts.append(data["text/plain"])
+
+    def display(data, raw=False, display_id=False):
+        assert raw and display_id
+        shown.append([data["text/plain"]])
+        return Handle(shown[-1])
+
+    monkeypatch.setattr(IPython.display, "display", display)
+    monkeypatch.setattr(progress, "in_a_notebook", lambda: True)
+    with progress.tasks_bar(4, True) as bar:
+        for _ in range(4):
+            bar.update(1)
+    assert len(shown) == 1, shown
+    assert shown[0][0].startswith("tasks:   0%|") and "| 0/4 [" in shown[0][0]
+    assert shown[0][-1].startswith("tasks: 100%|██████████| 4/4 ["), shown[0]
+    assert all("\r" not in t and "\n" not in t for t in shown[0])
 
 
 @pytest.mark.slow

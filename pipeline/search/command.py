@@ -19,6 +19,7 @@ from pipeline.config import StudyError, short_repr
 from pipeline.search.result import SearchResult, best_text
 from pipeline.search.runner import SearchSettings, run_search
 from pipeline.search.space import split_sweeps
+from solvers.kit.words import counted
 
 MAX_TRIALS = 1_000_000
 
@@ -49,7 +50,8 @@ def search(
         print(f"search {result.name}: no trial succeeded; see {page}", file=sys.stderr)
         sys.exit(1)
     print(f"search {result.name}: best {best_text(best, result)}")
-    print(f"  {len(result.trials)} trials, {result.computed} tasks solved by this run; {page}")
+    solved = counted(result.computed, "task")
+    print(f"  {counted(len(result.trials), 'trial')}, {solved} solved by this run; {page}")
     failed = [t for t in result.trials if t.value is None]
     if failed:
         print(f"{len(failed)} trial(s) failed: see {page}", file=sys.stderr)

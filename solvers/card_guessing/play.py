@@ -55,6 +55,7 @@ from solvers.card_guessing.play_screen import (
     estimate_lines,
     expectation_lines,
     final_lines,
+    first_sentence,
     guess_note,
     history_lines,
     rule,
@@ -263,11 +264,10 @@ def intro_lines(setup: Setup, mode: str, seed: int | None, style: Style) -> Line
 
 
 def describe(setup: Setup) -> str:
-    """The strategy in a few words: the family's line, or a class's first docstring line."""
+    """The strategy in a few words: the family's line, or its docstring's first sentence."""
     if setup.strategy in STRATEGIES:
         return STRATEGIES[setup.strategy]
-    doc = (type(setup.player.moves.strategy).__doc__ or "").strip().splitlines()
-    first = doc[0].rstrip(".") if doc else "no docstring"
+    first = first_sentence(type(setup.player.moves.strategy).__doc__ or "") or "no docstring"
     return f"a strategy of your own ({first})"
 
 

@@ -6,6 +6,7 @@ Every function here is pure: it returns lines (tested directly) and prints nothi
 
 from __future__ import annotations
 
+import inspect
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -277,3 +278,14 @@ def wrap_text(text: str, width: int = WIDTH) -> Lines:
     indent = text[: len(text) - len(text.lstrip())]
     more = indent + " " if indent else ""
     return textwrap.wrap(text, width, subsequent_indent=more) or [""]
+
+
+# a sentence's end: ., ! or ? before a blank and a capital letter (so "e.g. the" goes on)
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def first_sentence(doc: str) -> str:
+    """The first sentence of a docstring, whole, on one line, without its final stop: its
+    first paragraph (up to a blank line), cut where a sentence ends."""
+    paragraph = " ".join(inspect.cleandoc(doc).split("\n\n", 1)[0].split())
+    return SENTENCE_END.split(paragraph, maxsplit=1)[0].rstrip(".")

@@ -18,3 +18,24 @@ def as_a_terminal_job() -> None:
     terminal's foreground job, which Ctrl-C reaches whole)."""
     interruptible()
     os.setpgrp()
+
+
+def screen_lines(written: str) -> list[str]:
+    """The lines a terminal shows for ``written`` (text with carriage returns): a carriage
+    return moves back to the line's start, and what follows overwrites it character by
+    character; trailing blanks are dropped."""
+    lines = []
+    for raw in written.split("\n"):
+        line: list[str] = []
+        at = 0
+        for char in raw:
+            if char == "\r":
+                at = 0
+                continue
+            if at < len(line):
+                line[at] = char
+            else:
+                line.append(char)
+            at += 1
+        lines.append("".join(line).rstrip())
+    return lines
