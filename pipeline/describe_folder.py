@@ -275,11 +275,10 @@ def written_text(files: list[ResultsFile]) -> str:
     if not files:
         return "no results files (nothing left to compute, or every file since replaced)"
     times = sorted(str(f.meta.get("written_at")) for f in files if f.meta.get("written_at"))
-    shown = [t[:19].replace("T", " ") for t in times]  # to the second, as a reader says it
+    shown = [f"{t[:19]}Z" for t in times]  # to the second, UTC, as the records are named
     when = f", written {shown[0]}" if shown else ""
     if len(shown) > 1 and shown[-1] != shown[0]:
         when += f" to {shown[-1]}"
-    when += " UTC" if times else ""
     codes = sorted({str(f.meta.get("code_version") or "not recorded") for f in files})
     jobs = sorted(
         {j["num"] for f in files if isinstance(j := f.meta.get("job"), dict) and "num" in j},
