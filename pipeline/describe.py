@@ -94,7 +94,10 @@ def is_study_folder(arg: str) -> bool:
     try:
         if kind(path) != "folder":
             return False
-        if path.name == "results" and kind(path.parent / "runs") is not None:
+        if path.name == "results" and (
+            kind(path.parent / "runs") is not None
+            or any(name.startswith("family=") for name in os.listdir(path))
+        ):
             return True
         return any(kind(path / name) is not None for name in ("results", "runs"))
     except OSError:  # a name too long for a path, a folder that cannot be listed
@@ -121,9 +124,10 @@ def main(argv: list[str] | None = None) -> int:
         print(listing() if not argv else HELP)
         return 0
     if len(argv) > 1:
-        print(f"error: {_shown(' '.join(argv[1:]))}: one family at a time", file=sys.stderr)
+        print(f"error: {_shown(' '.join(argv[1:]))}: one family or study folder at a time",
+              file=sys.stderr)  # fmt: skip
         return 2
-    if is_study_folder(argv[0]):
+    if argv[0] not in families() and is_study_folder(argv[0]):  # a family's name: the family
         from pipeline.describe_folder import describe_folder  # only here: it reads Parquet
 
         print(describe_folder(argv[0]))
