@@ -46,6 +46,12 @@ READ = ("task_id", "status", "strategy", "strategy_code")  # the columns read of
 SHOWN_RUNS = 20
 
 
+def said(value: Any) -> str:
+    """A stored value (a name, a version, a commit from a file) as one line of the text:
+    unprintable characters as escapes, cut past 200 characters."""
+    return visible(str(value), limit=200)
+
+
 @dataclass
 class ResultsFile:
     """One results file read: its family, size, metadata and the columns of READ it has."""
@@ -159,7 +165,7 @@ def family_lines(family: str, files: list[ResultsFile]) -> list[str]:
         stored > len(rows)
     )
     lines = [
-        f"  {family}: {counted(len(set(ids)), 'task')}, {counted(len(rows), 'row')} "
+        f"  {said(family)}: {counted(len(set(ids)), 'task')}, {counted(len(rows), 'row')} "
         f"({ok} ok, {len(rows) - ok} failed){older}",
         f"    {counted(len(files), 'results file')}, {format_bytes(sum(f.size for f in files))}; "
         f"family {versions_text(family, files)}",
@@ -180,7 +186,7 @@ def versions_text(family: str, files: list[ResultsFile]) -> str:
     parts = []
     for version, n in sorted(counts.items()):
         note = " (current)" if version == current else ""
-        parts.append(f"version {version}{note}: {counted(n, 'file')}")
+        parts.append(f"version {said(version)}{note}: {counted(n, 'file')}")
     where = "" if current is not None else " (not registered here)"
     return "; ".join(parts) + where
 
@@ -209,17 +215,17 @@ def strategy_lines(rows: pa.Table, files: list[ResultsFile]) -> list[str]:
     for name, entry in sorted(per.items()):
         code = commits_text(entry["files"], files)
         own = own_text(name, entry["files"], files)
-        fingerprints = ", ".join(sorted(entry["codes"]))
+        fingerprints = ", ".join(said(c) for c in sorted(entry["codes"], key=str))
         if own or fingerprints:
             code += f"; own class {own or 'not recorded'}, files' fingerprint "
             code += fingerprints or "not recorded"
-        lines.append(f"  {name}: {counted(len(entry['tasks']), 'task')}; {code}")
+        lines.append(f"  {said(name)}: {counted(len(entry['tasks']), 'task')}; {code}")
     return lines
 
 
 def commits_text(at: set[int], files: list[ResultsFile]) -> str:
     """The commits (``code_version``) of the files at the places ``at`` of ``files``."""
-    codes = sorted({str(files[n].meta.get("code_version") or "not recorded") for n in at})
+    codes = sorted({said(files[n].meta.get("code_version") or "not recorded") for n in at})
     return f"commit {', '.join(codes)}" if len(codes) == 1 else f"commits {', '.join(codes)}"
 
 
@@ -232,7 +238,7 @@ def own_text(name: str, at: set[int], files: list[ResultsFile]) -> str:
         entry = strategies.get(name) if isinstance(strategies, dict) else None
         if isinstance(entry, dict) and isinstance(entry.get("target"), str):
             targets.add(entry["target"])
-    return ", ".join(sorted(targets))
+    return ", ".join(said(t) for t in sorted(targets))
 
 
 # ----------------------------------------------------------------- the runs
@@ -265,7 +271,7 @@ def runs_part(found: Folder) -> list[str]:
         lines.insert(2, f"  ({len(names) - SHOWN_RUNS} older records not listed)")
     unnamed = [(run, fs) for run, fs in by_run.items() if run is None or run not in names]
     for run, fs in unnamed:
-        who = "naming no run record" if run is None else f"naming run {run} (no record of it)"
+        who = "naming no run record" if run is None else f"naming run {said(run)} (no record of it)"
         lines.append(f"  results files {who}: {written_text(fs)}")
     return lines
 
@@ -275,16 +281,16 @@ def written_text(files: list[ResultsFile]) -> str:
     if not files:
         return "no results files (nothing left to compute, or every file since replaced)"
     times = sorted(str(f.meta.get("written_at")) for f in files if f.meta.get("written_at"))
-    shown = [f"{t[:19]}Z" for t in times]  # to the second, UTC, as the records are named
+    shown = [f"{said(t[:19])}Z" for t in times]  # to the second, UTC, as the records are named
     when = f", written {shown[0]}" if shown else ""
     if len(shown) > 1 and shown[-1] != shown[0]:
         when += f" to {shown[-1]}"
-    codes = sorted({str(f.meta.get("code_version") or "not recorded") for f in files})
+    codes = sorted({said(f.meta.get("code_version") or "not recorded") for f in files})
     jobs = sorted(
         {j["num"] for f in files if isinstance(j := f.meta.get("job"), dict) and "num" in j},
         key=str,
     )
-    job = f"; Hydra job {', '.join(map(str, jobs))}" if jobs else ""
+    job = f"; Hydra job {', '.join(said(j) for j in jobs)}" if jobs else ""
     rows = sum(len(f.table) for f in files)
     return (
         f"{counted(len(files), 'results file')} ({counted(rows, 'row')}){when}; "
@@ -324,8 +330,10 @@ def searches_part(folder: Path, found: Folder) -> list[str]:
             found.skipped.append((path, headline))
             continue
         best = headline.get("best")
-        best_said = f"; best: {visible(str(best), limit=200)}" if best else ""
-        lines.append(f"  {headline['name']}: {counted(headline['n_trials'], 'trial')}{best_said}")
+        best_said = f"; best: {said(best)}" if best else ""
+        lines.append(
+            f"  {said(headline['name'])}: {counted(headline['n_trials'], 'trial')}{best_said}"
+        )
     return ["", f"searches ({len(lines)}):", *lines] if lines else []
 
 

@@ -81,3 +81,35 @@ def test_fifos_links_and_huge_files_are_named_never_opened(paper_outputs, tmp_pa
         "cannot be read as a results file ("
     )
     assert "Traceback" not in done.stderr
+
+
+def test_stored_names_with_control_characters_are_shown_escaped(paper_outputs, tmp_path, capsys):
+    """A results file whose metadata names its commit, run and family version with terminal
+    control sequences, and whose rows name their strategy so: each is shown escaped on its
+    line (no escape reaches the terminal), the file's rows counted as the newest of its task."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline.describe import main
+    from pipeline.store_layout import METADATA_KEY, result_files
+
+    study = copy_outputs(paper_outputs, tmp_path / "outputs") / "paper"
+    first = result_files(study / "results")[0]
+    table = pq.read_table(first)
+    meta = json.loads(table.schema.metadata[METADATA_KEY])
+    meta.update(code_version="\x1b[2Jevil", run="\x1b]0;title\x07", solver_version="9\r")
+    strategy = pa.array(["\x1b[31mred"] * len(table))
+    table = table.set_column(table.column_names.index("strategy"), "strategy", strategy)
+    forged = first.with_name("part-zzzz.parquet")
+    pq.write_table(table.replace_schema_metadata({METADATA_KEY: json.dumps(meta)}), forged)
+    assert main([str(study)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\r" not in out
+    assert (
+        "card_guessing: 2 tasks, 2 rows (2 ok, 0 failed); 1 older row of tasks stored again" in out
+    )
+    assert "      \\x1b[31mred: 1 task; commit \\x1b[2Jevil\n" in out, out
+    assert "version 9\\r: 1 file" in out, out
+    assert "  results files naming run \\x1b]0;title\\x07 (no record of it): 1 results file" in out
