@@ -3,9 +3,10 @@ reports as reproduced or differing.
 
 Rows are matched by task id and their place among the task's rows (a task may give several
 rows, always in the same order).  Every column but the row's bookkeeping (:data:`NOT_RESULTS`:
-the solver's seconds, the study's name) is compared: text, integers and booleans exactly,
-floats bit for bit (``-0.0`` is not ``0.0``; a NaN equals a NaN of the same bits), lists
-item by item the same way, a missing value only to a missing value.  A family may declare
+the solver's seconds, the study's name, the run and Hydra job) is compared: text, integers
+and booleans exactly, floats bit for bit (``-0.0`` is not ``0.0``; a NaN equals a NaN of the
+same bits), lists item by item the same way, a missing value only to a missing value.  A
+family may declare
 ``extra["tolerances"]``, a mapping of float columns to the largest absolute difference it
 accepts in them (with its reason in the family's docstring).  No built-in family declares
 one: their parallel kernels split the work between threads but add no float across them, and
@@ -24,7 +25,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-NOT_RESULTS = ("seconds", "study")  # what a row records of its run, not of its task
+# what a row records of its run, not of its task (run and job: the columns load_results adds
+# from a file's metadata, if a frame of it is compared)
+NOT_RESULTS = ("seconds", "study", "run", "job")
 ROW = "__row"  # a row's place among its task's rows
 
 

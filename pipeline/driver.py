@@ -232,16 +232,16 @@ def compute(run, left: Plan, setup: LongTaskSetup) -> None:
     """The tasks ``left`` to run, in batches on the backend's executor; each finished
     batch's files stored as it comes back."""
     settings = run.conf.run
-    work = BatchWork(
-        run.report.study,
-        settings.task_timeout_s,
-        metadata_bytes(run_metadata(run.given)),
-        setup,
-    )
     with run.backend.open() as executor:
         executor.expect(seconds_per_task(left), len(left))  # it may start its workers now
         run.report.run_record = save_run_config(run.given, run.folder)  # the cluster answered
         executor.log_file = run.report.run_record.with_suffix(".log")  # detail spared the terminal
+        work = BatchWork(  # every file names the run record (its rows' run)
+            run.report.study,
+            settings.task_timeout_s,
+            metadata_bytes(run_metadata(run.given, run.report.run_record.stem)),
+            setup,
+        )
         run.log(f"running {counted(len(left), 'task')} on {executor.description}")
         cutter = BatchCutter(left, executor.n_workers, settings, setup.at_once)
         with (

@@ -1,7 +1,8 @@
 """What a run records of itself: its config under ``<study>/runs/<time>.yaml``, and in every
 results file's metadata the config, the versions of the packages that decide the results,
 the code's commit, the family's solver version, the user's own code (its fingerprint), the
-config folders Hydra searched (``--config-dir``) and the time.
+config folders Hydra searched (``--config-dir``), the time, the run record's name and the
+Hydra job of a multirun (which :func:`pipeline.store.load_results` gives each row).
 
 :mod:`pipeline.reproduce` reads it back to recompute a stored study and says what changed.
 """
@@ -54,9 +55,10 @@ def save_run_config(given: dict[str, Any], where: Path) -> Path:
     return path
 
 
-def run_metadata(given: dict[str, Any]) -> dict[str, Any]:
+def run_metadata(given: dict[str, Any], run: str | None = None) -> dict[str, Any]:
     """What goes into every results file's metadata: the run's config (plain), versions,
-    code, time."""
+    code, time; the run's record (``run``: the name of its ``runs/<time>.yaml``, without
+    the suffix) and the Hydra job of a multirun that ran it (:func:`hydra_job`)."""
     fam = get_family(given["study"]["family"])
     return {
         "config": given,
@@ -67,7 +69,25 @@ def run_metadata(given: dict[str, Any]) -> dict[str, Any]:
         "config_sources": config_sources(),
         "python": sys.version.split()[0],
         "written_at": dt.datetime.now(dt.UTC).isoformat(),
+        "run": run,
+        "job": hydra_job(),
     }
+
+
+def hydra_job() -> dict[str, Any] | None:
+    """The Hydra job of a multirun running this run (``hydra.job.num``, its place in the
+    sweep, and ``hydra.job.id``), or None: a single run (Hydra sets neither) or a run composed
+    outside the command, where Hydra holds no runtime config."""
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    if not HydraConfig.initialized():
+        return None
+    job = HydraConfig.get().job
+    num, ident = OmegaConf.select(job, "num"), OmegaConf.select(job, "id")
+    if not isinstance(num, int):
+        return None
+    return {"num": num, "id": None if ident is None else str(ident)}
 
 
 @functools.cache

@@ -38,9 +38,18 @@ if TYPE_CHECKING:  # pandas only where results are read: workers that write them
     from solvers.kit.stored_rows import StoredRows
 
 
+# What load_results adds at the end of each row from its file's metadata: the run that
+# computed it (its run record's name, runs/<run>.yaml) and the Hydra job of a multirun
+# (hydra.job.num); missing for files written before the metadata held them.
+RUN_COLUMNS = ("run", "job")
+
+
 def load_results(path: str | Path, family: str | None = None) -> pd.DataFrame:
     """All rows of a study's store (a study folder or its results/ folder) as a DataFrame,
-    with the ``family`` column taken from the path.
+    with the ``family`` column taken from the path, and at the end :data:`RUN_COLUMNS`: the
+    run that computed each row (the name of its ``runs/<time>.yaml`` record) and the Hydra
+    job of a multirun (its ``hydra.job.num``; missing for a single run), read from its
+    file's metadata.
 
     Families have different columns; a column a family lacks is missing (NaN) in its rows,
     and so is a column of a registered family that its files lack (written before the family
@@ -61,12 +70,50 @@ def load_results(path: str | Path, family: str | None = None) -> pd.DataFrame:
             table = pa.concat_tables(tables, promote_options="permissive")
             if name in families():
                 table = with_family_columns(table, name)
-            frame = _newest_only(table.to_pandas(), [len(t) for t in tables])
+            frame = _with_runs(table.to_pandas(), tables)
+            frame = _newest_only(frame, [len(t) for t in tables])
             frame.insert(frame.columns.get_loc("study") + 1, PARTITION, name)
             frames.append(frame)
     if not frames:
-        return pd.DataFrame(columns=list(row_columns(family) if family else COMMON_COLUMNS))
+        columns = list(row_columns(family) if family else COMMON_COLUMNS)
+        return pd.DataFrame(columns=[*columns, *RUN_COLUMNS])
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def _with_runs(frame: pd.DataFrame, tables: list[pa.Table]) -> pd.DataFrame:
+    """``frame`` (the rows of ``tables``, in order) with :data:`RUN_COLUMNS` from each
+    table's guesslab metadata (each distinct text parsed once: a run's files share it)."""
+    import pandas as pd
+
+    parsed: dict[bytes, tuple[str | None, int | None]] = {}
+    runs, jobs = [], []
+    for table in tables:
+        text = (table.schema.metadata or {}).get(METADATA_KEY, b"{}")
+        if text not in parsed:
+            parsed[text] = _run_and_job(text)
+        runs.append(parsed[text][0])
+        jobs.append(parsed[text][1])
+    sizes = [len(t) for t in tables]
+    frame["run"] = pd.array(np.repeat(np.array(runs, dtype=object), sizes), dtype="string")
+    frame["job"] = pd.array(np.repeat(np.array(jobs, dtype=object), sizes), dtype="Int64")
+    return frame
+
+
+def _run_and_job(text: bytes) -> tuple[str | None, int | None]:
+    """(the run record's name, the multirun job's number) a file's metadata text records,
+    each None where it records none (an older file, a single run, metadata not readable)."""
+    try:
+        meta = json.loads(text)
+    except ValueError:
+        return None, None
+    if not isinstance(meta, dict):
+        return None, None
+    run, job = meta.get("run"), meta.get("job")
+    num = job.get("num") if isinstance(job, dict) else None
+    return (
+        run if isinstance(run, str) else None,
+        num if isinstance(num, int) and not isinstance(num, bool) else None,
+    )
 
 
 def _newest_only(frame: pd.DataFrame, file_rows: list[int]) -> pd.DataFrame:

@@ -1,6 +1,7 @@
 """``python -m pipeline.describe FAMILY`` (pipeline/describe.py): a family's parameters and
 strategies in the words of the manual's parameter tables (solvers/kit/family_words.py, which
-docs/hooks.py builds them from), without building the manual."""
+docs/hooks.py builds them from), without building the manual; ``describe FOLDER``: what a
+study folder stores (pipeline/describe_folder.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ import sys
 import pytest
 
 from pipeline.describe import main
+from pipeline.store import file_metadata, load_results
+from pipeline.store_layout import result_files
+from pipeline.store_overview import store_counts
 from solvers import families, get_family
 from solvers.kit.family_words import param_words
 from solvers.params import plain_words
+from tests.helpers.commands import cli_run_in_process
 from tests.helpers.repository import ROOT
 
 
@@ -85,5 +90,98 @@ def test_help_is_plain_text_without_markup(flag, capsys):
     """``describe --help`` says how to call it in plain words: no reStructuredText markup."""
     assert main([flag]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("usage: python -m pipeline.describe [FAMILY]"), out
+    assert out.startswith("usage: python -m pipeline.describe [FAMILY | FOLDER]"), out
     assert "``" not in out and ":mod:" not in out
+
+
+def test_a_study_folder_is_described_with_its_families_versions_strategies_and_runs(
+    paper_outputs, capsys
+):
+    """``describe FOLDER`` on the default study's folder (or its results/ folder): each
+    family with its tasks and rows as the store counts them, the family version of its files
+    (marked current), each strategy with its tasks and commit, each run record with the
+    results files whose metadata names it, and the disk used."""
+    study = paper_outputs / "paper"
+    assert main([str(study)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"study folder {study}\n"), out
+    counts = store_counts(study / "results")
+    rows = load_results(study)
+    files = result_files(study / "results")
+    for family in counts.families:
+        ok = counts.rows_with("ok", family)
+        failed = counts.rows_with("error", family)
+        tasks = rows.loc[rows["family"] == family, "task_id"].nunique()
+        assert f"  {family}: {tasks} tasks, {ok + failed} rows ({ok} ok, {failed} failed)\n" in out
+        version = get_family(family).version
+        assert f"family version {version} (current): {len(files)} files\n" in out
+    for strategy, group in rows.groupby("strategy"):
+        tasks = group["task_id"].nunique()
+        code = file_metadata(files[0])["code_version"]
+        assert f"      {strategy}: {tasks} task{'s' * (tasks > 1)}; commit {code}\n" in out
+    records = sorted(p.stem for p in (study / "runs").glob("*.yaml"))
+    assert records and sorted(rows["run"].unique()) == records  # each row names its run
+    for record in records:
+        written = sum(file_metadata(f)["run"] == record for f in files)
+        assert f"  {record}: {written} results files ({written} rows), written " in out
+    assert "\ndisk used: " in out and "not read" not in out
+    assert main([str(study / "results")]) == 0
+    assert capsys.readouterr().out == out  # its results folder: the same study
+
+
+def test_a_folder_that_is_no_study_or_no_folder_is_one_line_naming_it(tmp_path, capsys):
+    """An existing folder holding neither results/ nor runs/, or a path to nothing: one line
+    saying which, exit 2."""
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {str(tmp_path)!r}: not a study folder (no results/ nor runs/")
+    assert err.count("\n") == 1
+    assert main([str(tmp_path / "gone")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {str(tmp_path / 'gone')!r}: no such folder and no family; ")
+    assert err.count("\n") == 1
+
+
+OWN_STRATEGY = '''
+class FirstLeft:
+    """Guess the lowest type believed to have cards left."""
+
+    def start(self, deck):
+        return tuple(deck)
+
+    def guess(self, belief):
+        return next(i for i, n in enumerate(belief) if n > 0)
+
+    def update(self, belief, guess, yes):
+        if not yes:
+            return belief
+        return tuple(n - (i == guess) for i, n in enumerate(belief))
+'''
+
+
+def test_a_strategy_of_one_s_own_is_described_with_its_class_and_fingerprint(
+    tmp_path, monkeypatch, capsys
+):
+    """A study of a built-in strategy and one of one's own: the latter's line names its
+    class (the files' metadata) and the fingerprint its rows store (``strategy_code``)."""
+    (tmp_path / "mine_first.py").write_text(OWN_STRATEGY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "studies" / "study").mkdir(parents=True)
+    (tmp_path / "studies" / "study" / "mine.yaml").write_text(
+        "name: mine\nfamily: card_guessing\ngrid:\n  deck: [[2, 2]]\n"
+        "strategies:\n  optimal: {}\n  first:\n    _target_: mine_first.FirstLeft\n"
+    )
+    outputs = tmp_path / "outputs"
+    args = ("--config-dir", str(tmp_path / "studies"), "study=mine", "cluster=sync")
+    done = cli_run_in_process(monkeypatch, capsys, *args, f"paths.outputs={outputs}", "stage=run")
+    assert done.returncode == 0, done.stderr
+    rows = load_results(outputs / "mine")
+    code = rows.loc[rows["strategy"] == "first", "strategy_code"].item()
+    commit = file_metadata(result_files(outputs / "mine" / "results")[0])["code_version"]
+    assert main([str(outputs / "mine")]) == 0
+    out = capsys.readouterr().out
+    assert (
+        f"      first: 1 task; commit {commit}; own class mine_first.FirstLeft, files' "
+        f"fingerprint {code}\n"
+    ) in out, out
+    assert f"      optimal: 1 task; commit {commit}\n" in out, out

@@ -75,6 +75,8 @@ NOT_MODULES = {
     "hydra.conf": "Hydra's config package",
     "hydra.runtime.config_sources": "a key of Hydra's own config",
     "hydra.overrides.task": "a key of Hydra's own config",
+    "hydra.job.num": "a key of Hydra's own config",
+    "hydra.job.id": "a key of Hydra's own config",
 }
 
 PACKAGE = "(?:" + "|".join(PACKAGES) + ")"

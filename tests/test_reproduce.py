@@ -311,6 +311,14 @@ def test_floats_compare_bit_for_bit_lists_item_by_item_within_a_declared_toleran
     assert found == {("c", "pmf")}
 
 
+def test_the_run_and_job_load_results_adds_are_not_compared():
+    """Rows that differ only in ``run`` and ``job`` (which run and multirun job computed
+    them, as ``load_results`` gives them) reproduce: they are the run's, not the task's."""
+    stored = pa.table({"task_id": ["a"], "x": [1], "run": ["2026-01-01"], "job": [0]})
+    new = pa.table({"task_id": ["a"], "x": [1], "run": ["2026-02-02"], "job": [1]})
+    assert differences(stored, new) == []
+
+
 def test_a_missing_or_extra_row_is_a_difference():
     """A task with one row fewer recomputed: that row named, the rows present compared."""
     stored = pa.table({"task_id": ["a", "a", "b"], "x": [1, 2, 3]})
