@@ -116,7 +116,7 @@ def score_dots(table: pd.DataFrame, optima: dict[tuple[str, str], Fraction]) -> 
         rows=len(groups),
         cols=1,
         row_heights=heights,
-        vertical_spacing=PANEL_GAP / plot,
+        vertical_spacing=PANEL_GAP / plot if len(groups) > 1 else 0,
         subplot_titles=[f"deck ({deck}), {feedback} feedback" for (deck, feedback), _ in groups],
     )
     for note in fig.layout.annotations:  # each panel's title at its left, off the toolbar
