@@ -594,7 +594,7 @@ def test_the_paper_report_s_figure_shows_the_gap_to_the_optimum(driver, outputs,
         apart = abs(drawn["dots"][0]["x"] - drawn["dots"][1]["x"])
         assert apart >= drawn["width"] / 5, drawn
         greedy = next(t for t in drawn["ticks"] if t.startswith("greedy"))
-        assert "gap 0.0143 (8/560)" in greedy, drawn["ticks"]
+        assert "gap 0.0143(8/560)" in greedy, drawn["ticks"]  # two lines: no space between
     finally:
         driver.set_window_size(1300, 1600)
 

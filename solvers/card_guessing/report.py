@@ -107,8 +107,10 @@ def score_dots(table: pd.DataFrame, optima: dict[tuple[str, str], Fraction]) -> 
     from plotly.subplots import make_subplots
 
     groups = list(table.groupby(["deck", "feedback"], sort=False))
-    heights = [  # px per panel: its labels' lines (the gap's among them), at least 34 a dot
-        40 + sum(max(34, 16 * (wrapped(label).count("<br>") + 2)) for label in part["label"])
+    # px per panel: its dots are evenly spaced, each as tall as the panel's longest label
+    # (the gap's line among them) and at least 34 px
+    heights = [
+        40 + len(part) * max(34, 17 * max(wrapped(x).count("<br>") + 3 for x in part["label"]))
         for _, part in groups
     ]
     plot = sum(heights) + PANEL_GAP * (len(groups) - 1)
@@ -173,9 +175,8 @@ def exact_optima(rows: pd.DataFrame) -> dict[tuple[str, str], Fraction]:
 
 
 def gap_line(row: dict, optimum: Fraction | None) -> str:
-    """A dot's label's last line: the gap to the exact optimum ``optimum``, as
-    "gap 0.0143 (8/560)" (exact where the row's score is, over the two scores' larger
-    denominator where that holds it whole), "" where no exact optimum is known."""
+    """A dot's label's last lines: the gap to the exact optimum ``optimum``, as "gap 0.0143"
+    and, where the row's score is exact, "(8/560)" below it; "" where no optimum is known."""
     if optimum is None or pd.isna(row["expected_score"]):
         return ""
     exact = row.get("expected_score_exact")
@@ -183,18 +184,21 @@ def gap_line(row: dict, optimum: Fraction | None) -> str:
         gap = optimum - Fraction(exact)
         if gap == 0:
             return "<br>gap 0"
-        return f"<br>gap {float(gap):.3g} ({fraction_text(gap, exact, optimum)})"
+        fraction = fraction_text(gap, optimum)  # on a line of its own: a phone's width
+        if fraction:
+            return f"<br>gap {float(gap):.3g}<br>({fraction})"
+        return f"<br>gap {float(gap):.3g}"
     return f"<br>gap {float(optimum) - row['expected_score']:.3g}"
 
 
-def fraction_text(gap: Fraction, *scores: Fraction | str) -> str:
-    """``gap`` as p/q over a common denominator of ``scores`` where one holds it whole (8/560
-    rather than 1/70, to read against 2383/560), else reduced."""
-    dens = [Fraction(s).denominator for s in scores]
-    for q in sorted(dens, reverse=True):
-        if (gap * q).denominator == 1:
-            return f"{gap.numerator * (q // gap.denominator)}/{q}"
-    return f"{gap.numerator}/{gap.denominator}"
+def fraction_text(gap: Fraction, optimum: Fraction) -> str:
+    """``gap`` as p/q over the optimum's denominator where that holds it whole (8/560 rather
+    than 1/70, to read against 2383/560), else reduced; "" when longer than LABEL_WIDTH."""
+    q = optimum.denominator
+    text = f"{gap.numerator}/{gap.denominator}"
+    if (gap * q).denominator == 1:
+        text = f"{gap.numerator * (q // gap.denominator)}/{q}"
+    return text if len(text) <= LABEL_WIDTH - 2 else ""
 
 
 LABEL_WIDTH = 22  # characters of a bar's label on one line
