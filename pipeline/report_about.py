@@ -66,16 +66,24 @@ def about_html(study_dir: Path, families: Iterable[str], batches: pd.DataFrame) 
             continue
         where = page.relative_to(ROOT).as_posix()
         built = page.relative_to(DOCS).with_suffix(".html").as_posix()
-        link = Path(os.path.relpath(page, study_dir.resolve())).as_posix()
+        try:
+            link = Path(os.path.relpath(page, study_dir.resolve())).as_posix()
+        except ValueError:  # another drive (Windows): no relative path leads there
+            link = page.as_uri()
         games.append(
             f"<code>{esc(family)}</code>: <a href='{esc(link)}'>{esc(where)}</a> in the guesslab "
             f"repository (<code>{esc(built)}</code> of the built manual)"
         )
     versions = version_words(batches)
+    where = (
+        f"<p class='cite'>The game, its rules, parameters and sources: {'; '.join(games)}.</p>"
+        if games
+        else ""
+    )
     return (
         "<h2 id='about'>About and how to cite</h2>"
-        f"<p class='cite'>The game, its rules, parameters and sources: {'; '.join(games)}.</p>"
-        f"<p class='cite'>To cite these results: <q>{esc(citation())}</q>{esc(versions)} Cite "
+        + where
+        + f"<p class='cite'>To cite these results: <q>{esc(citation())}</q>{esc(versions)} Cite "
         "the source of the game too (the manual's bibliography lists them).</p>"
     )
 
