@@ -53,14 +53,23 @@ def column_words(
         params = {p.name: plain_words(p.doc) for p in fam.params if p.doc}
         dtypes = row_columns(fam)
     known = {**COMMON, **params, **(own or {})}
-    return {name: known.get(name) or by_form(name, known, dtypes) for name in columns}
+    return {name: known.get(name) or by_form(name, dtypes) for name in columns}
 
 
-def by_form(name: str, known: Mapping[str, str], dtypes: Mapping[str, str]) -> str:
+# a column named X<suffix> where nothing defines it: what it holds of X
+FORMS = {
+    "_exact": "{} as an exact fraction p/q",
+    "_std": "standard deviation of {}",
+    "_se": "Monte Carlo standard error of {}",
+    "_std_error": "Monte Carlo standard error of {}",
+}
+
+
+def by_form(name: str, dtypes: Mapping[str, str]) -> str:
     """A column's words from its name's form and its dtype, where nothing defines it."""
-    for suffix, words in (("_exact", "as an exact fraction p/q"), ("_std", "standard deviation")):
+    for suffix, words in FORMS.items():
         base = name.removesuffix(suffix)
-        if base != name and base in known:
-            return f"{base} {words}" if suffix == "_exact" else f"{words} of {base}"
+        if base and base != name:
+            return words.format(base)
     dtype = dtypes.get(name)
     return f"a result column ({dtype})" if dtype else f"column {name}"

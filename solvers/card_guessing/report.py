@@ -327,6 +327,22 @@ def exact_ratios(rows: pd.DataFrame, exact_info: pd.DataFrame) -> pd.DataFrame:
     return ratios
 
 
+# the feedback models' table's columns, in words
+MODEL_WORDS = {
+    "cards": "cards in the deck",
+    **{m: f"best expected score under {m} feedback" for m in feedback_models.MODELS},
+    **{f"{m}_strategy": f"the strategy of the best {m} score" for m in feedback_models.MODELS},
+    **{
+        f"{m}_std_error": f"Monte Carlo standard error of the best {m} score (empty: exact)"
+        for m in feedback_models.MODELS
+    },
+    "bound_lower": "complete feedback: Feder and Merhav's curve as Gural, Simper & So (2019) "
+    "publish it (not a bound at every step)",
+    "bound_lower_chords": "complete feedback: the chords of that curve, a rigorous lower bound",
+    "bound_upper": "complete feedback: Fano's upper bound",
+}
+
+
 def feedback_section(rows: pd.DataFrame) -> Section:
     """The best score per deck under each feedback model, with the entropy bounds."""
     return Section(
@@ -336,7 +352,7 @@ def feedback_section(rows: pd.DataFrame) -> Section:
             "is computed, else the best Monte Carlo estimate); for complete feedback the "
             "entropy bounds of Gural, Simper & So (2019) (bound_lower, bound_lower_chords) "
             "and Fano's bound (bound_upper).",
-            Table("Feedback models", feedback_models.comparison_table(rows)),
+            Table("Feedback models", feedback_models.comparison_table(rows), columns=MODEL_WORDS),
         ],
     )
 
