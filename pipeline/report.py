@@ -31,7 +31,9 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from pipeline.column_words import column_words
 from pipeline.own_files import REPORT_NAME, html_head
+from pipeline.report_about import about_html
 from pipeline.safe_paths import write_replacing
 from pipeline.store import LARGE_ROWS, family_rows, files_metadata, ok_rows
 from pipeline.store_layout import family_dir, result_files
@@ -86,8 +88,9 @@ def write_report(
         )
     page.add_html(f"<p class='status'>{esc(status_line(counts, left_out))}</p>")
     add_searches(page, study_dir)  # a search's best heads the report, as it heads the summary
-    add_provenance(page, study_dir)
     notes = notes or {}
+    batches = add_provenance(page, study_dir)
+    page.add_html(about_html(study_dir, sorted({*counts.families, *notes}), batches))
     for family in sorted({*counts.families, *notes}):
         if rows is not None:
             fam_rows = rows[rows["family"] == family]
@@ -189,13 +192,14 @@ def stored_at(path: Path) -> str:
     return when.isoformat(timespec="milliseconds")
 
 
-def add_provenance(page: Page, study_dir: Path) -> None:
-    """The resolved config, package versions, code versions and the batches' times."""
+def add_provenance(page: Page, study_dir: Path) -> pd.DataFrame:
+    """The resolved config, package versions, code versions and the batches' times; return
+    the batch table."""
     batches, newest, packages = provenance(study_dir)
     page.add_html("<h2 id='provenance'>Config and provenance</h2>")
     if not len(batches):
         page.add_html("<p>No results stored yet.</p>")
-        return
+        return batches
     codes = ", ".join(sorted(set(map(str, batches["code_version"].dropna()))))
     page.add_html(
         f"<p>{counted(len(batches), 'batch')} stored from {esc(batches['stored_at'].iloc[0])} "
@@ -208,8 +212,11 @@ def add_provenance(page: Page, study_dir: Path) -> None:
         "<details><summary>Resolved config of the newest batch</summary>"
         f"<pre class='config'>{esc(config)}</pre></details>"
     )
-    page.add_table("Package versions", packages, open_=False)
-    page.add_table("Batches (one results file each)", batches, open_=False)
+    page.add_table("Package versions", packages, open_=False, words=column_words([*packages]))
+    page.add_table(
+        "Batches (one results file each)", batches, open_=False, words=column_words([*batches])
+    )
+    return batches
 
 
 # ------------------------------------------------------------------------------ families
@@ -234,25 +241,27 @@ def add_family(
         if isinstance(ok, StoredRows) and not accepts_stored_rows(report):
             ok = ok.frame()
         for section in report(ok):
-            add_section(page, section, report_rows)
-    shown = first_rows(ok, report_rows)
+            add_section(page, section, report_rows, family)
+    shown = result_columns(family, first_rows(ok, report_rows))
     page.add_table(
         f"All results ({family})",
-        result_columns(family, shown),
+        shown,
         note=capped_note(family, len(shown), n_ok, results, "ok"),
         total=n_ok,
+        words=column_words([*shown], family),
     )
     for note in notes:
         page.add_html(f"<p class='note'>{note}</p>")
     n_errors = len(errors)
     if n_errors:
-        shown = first_rows(errors, report_rows)
+        shown = failure_table(family, first_rows(errors, report_rows))
         page.add_table(
             f"Failed tasks ({family})",
-            failure_table(family, shown),
+            shown,
             note=capped_note(family, len(shown), n_errors, results, "error"),
             css="failures",
             total=n_errors,
+            words=column_words([*shown], family),
         )
 
 
@@ -274,9 +283,12 @@ def capped_note(family: str, shown: int, total: int, results: Path, status: str)
     )
 
 
-def add_section(page: Page, section: Any, report_rows: int = REPORT_ROWS) -> None:
+def add_section(
+    page: Page, section: Any, report_rows: int = REPORT_ROWS, family: str | None = None
+) -> None:
     """One family section: its title, then its tables (the first ``report_rows`` rows of
-    each), figures and paragraphs in order."""
+    each; each column in words, :mod:`pipeline.column_words`), figures and paragraphs in
+    order."""
     page.add_html(f"<h3>{esc(section.title)}</h3>")
     for item in section.items:
         if isinstance(item, str):
@@ -290,7 +302,8 @@ def add_section(page: Page, section: Any, report_rows: int = REPORT_ROWS) -> Non
                 capped = f"The first {report_rows:,} of {total:,} rows; summary/*.parquet and "
                 note = " ".join([note, capped + "the store hold every one."]).strip()
             frame = item.frame.head(report_rows)
-            page.add_table(item.title, frame, item.formats, note, total=total)
+            words = column_words([*map(str, frame)], family, getattr(item, "columns", None))
+            page.add_table(item.title, frame, item.formats, note, total=total, words=words)
 
 
 def parameter_columns(family: str) -> list[str]:
@@ -360,11 +373,13 @@ class Page:
         open_: bool = True,
         css: str = "",
         total: int | None = None,
+        words: Mapping[str, str] | None = None,
     ) -> None:
         """Append a sortable, filterable table of ``frame`` (collapsed unless ``open_``);
-        ``total``: how many rows exist when ``frame`` holds only the first of them."""
+        ``total``: how many rows exist when ``frame`` holds only the first of them;
+        ``words``: what each column holds (its header's tooltip and the table's list)."""
         n = len(self.tables)
-        self.tables.append(table_spec(title, frame, formats or {}))
+        self.tables.append(table_spec(title, frame, formats or {}, words or {}))
         tag = "open" if open_ else ""
         count = f"{len(frame):,} rows"
         if total is not None and total > len(frame):
@@ -406,13 +421,22 @@ class Page:
         )
 
 
-def table_spec(title: str, frame: pd.DataFrame, formats: Mapping[str, str]) -> dict[str, Any]:
-    """A table as the page's script reads it: columns (name, kind, format) and rows."""
+def table_spec(
+    title: str,
+    frame: pd.DataFrame,
+    formats: Mapping[str, str],
+    words: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A table as the page's script reads it: columns (name, kind, format, and what it
+    holds in ``words``) and rows."""
     columns = []
     for col in frame.columns:
         shown_as = column_kind(frame[col], str(col), formats.get(str(col)))
         fmt = formats.get(str(col), ".10g" if shown_as == "number" else "")
-        columns.append({"name": str(col), "kind": shown_as, "format": fmt})
+        column = {"name": str(col), "kind": shown_as, "format": fmt}
+        if (words or {}).get(str(col)):
+            column["about"] = words[str(col)]
+        columns.append(column)
     rows = [[json_value(v) for v in row] for row in frame.itertuples(index=False)]
     return {"title": title, "columns": columns, "rows": rows}
 

@@ -296,3 +296,67 @@ def test_the_summary_s_bar_chart_reads_at_page_width_with_long_labels(tmp_path, 
         path=tmp_path / "bars.png",
     )
     assert summary_parts.saved_check(path)[0] == "ok"
+
+
+def test_a_dot_s_label_gives_its_gap_to_the_exact_optimum():
+    """The gap is decimal and exact over the optimum's denominator (8/560 against
+    2383/560), reduced where that denominator does not hold it, decimal alone where the
+    exact value would not fit a label's line or the row is a Monte Carlo estimate, and
+    absent where no exact optimum is stored."""
+    from fractions import Fraction
+
+    from solvers.card_guessing.report import gap_line
+
+    optimum = Fraction(2383, 560)
+    greedy = {"expected_score": 475 / 112, "expected_score_exact": "475/112"}
+    assert gap_line(greedy, optimum) == "<br>gap 0.0143<br>(8/560)"
+    assert gap_line({**greedy, "expected_score_exact": "2383/560"}, optimum) == "<br>gap 0"
+    third = {"expected_score": 4.0, "expected_score_exact": "4/1"}
+    assert gap_line(third, Fraction(13, 3)) == "<br>gap 0.333<br>(1/3)"
+    odd = {"expected_score": 4.2, "expected_score_exact": "4199999999999/999999999999"}
+    assert gap_line(odd, optimum).startswith("<br>gap ") and "(" not in gap_line(odd, optimum)
+    estimate = {"expected_score": 4.25, "expected_score_exact": None}
+    assert gap_line(estimate, optimum) == "<br>gap 0.00536"
+    assert gap_line(greedy, None) == ""
+
+
+def test_every_column_gets_words_and_the_table_spec_carries_them():
+    """Parameters take the registry's docs, common columns the common words, a table's own
+    words win, and a column nobody defines is named by its form or its dtype."""
+    from pipeline.column_words import column_words
+
+    words = column_words(
+        ["deck", "expected_score", "score_variance_exact", "label", "n_states", "zz"],
+        "card_guessing",
+        {"label": "the strategy"},
+    )
+    assert words["label"] == "the strategy"
+    assert "correct guesses" in words["expected_score"]
+    assert words["score_variance_exact"].endswith("as an exact fraction p/q")
+    assert words["deck"] and words["deck"] != "column deck"
+    assert words["zz"] == "column zz"
+    spec = table_spec("t", pd.DataFrame({"label": ["a"], "x": [1]}), {}, {"label": "what"})
+    assert spec["columns"][0]["about"] == "what" and "about" not in spec["columns"][1]
+
+
+def test_the_citation_falls_back_to_the_installed_version_without_citation_cff(
+    monkeypatch, tmp_path
+):
+    """Where the repository's CITATION.cff is not on the machine (an installed package), the
+    report cites guesslab by the installed version; with the repository, as the file says."""
+    import importlib.metadata
+
+    import yaml
+
+    from pipeline import report_about
+
+    cff = yaml.safe_load((report_about.ROOT / "CITATION.cff").read_text())
+    report_about.citation.cache_clear()
+    assert f"{cff['title']}. Version {cff['version']}." in report_about.citation()
+    monkeypatch.setattr(report_about, "ROOT", tmp_path)
+    report_about.citation.cache_clear()
+    try:
+        version = importlib.metadata.version("guesslab")
+        assert report_about.citation() == f"guesslab, version {version}."
+    finally:
+        report_about.citation.cache_clear()

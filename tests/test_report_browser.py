@@ -563,3 +563,120 @@ def test_exact_columns_sort_and_filter_exactly_where_floats_tie(driver, outputs)
     assert table.get_attribute("data-filtered") == "1"
     assert table.find_element("css selector", "tbody td").get_attribute("title") == above
     assert console_errors(driver) == []
+
+
+# The dots of the figure titled arguments[0]: their centres (px) and the y axes' tick labels.
+FIGURE_DOTS = """
+const block = Array.from(document.querySelectorAll(".figure-block"))
+  .find((b) => b.querySelector("h4").textContent === arguments[0]);
+const fig = block.querySelector(".gl-figure");
+const dots = Array.from(fig.querySelectorAll(".scatterlayer .point")).map((p) => {
+  const r = p.getBoundingClientRect();
+  return {x: r.left + r.width / 2, y: r.top + r.height / 2};
+});
+const ticks = Array.from(fig.querySelectorAll(".ytick text")).map((t) => t.textContent);
+const xaxis = fig._fullLayout.xaxis;
+return {dots, ticks, range: xaxis.range, width: fig._fullLayout.width};
+"""
+
+
+@pytest.mark.parametrize("width", [1300, 420])
+def test_the_paper_report_s_figure_shows_the_gap_to_the_optimum(driver, outputs, width):
+    """On the paper study (greedy 475/112 = 4.241 against the optimum 2383/560 = 4.255) the
+    scores' axis leaves 0 out, the two dots stand at least a fifth of the figure apart, and
+    greedy's label gives its gap to the optimum, decimal and exact."""
+    try:
+        driver.set_window_size(width, 1000)
+        open_page(driver, outputs / "paper" / "report.html", "figuresReady")
+        drawn = driver.execute_script(FIGURE_DOTS, "Expected correct guesses per strategy")
+        assert drawn["range"][0] > 4, drawn["range"]
+        assert len(drawn["dots"]) == 2
+        apart = abs(drawn["dots"][0]["x"] - drawn["dots"][1]["x"])
+        assert apart >= drawn["width"] / 5, drawn
+        greedy = next(t for t in drawn["ticks"] if t.startswith("greedy"))
+        assert "gap 0.0143(8/560)" in greedy, drawn["ticks"]  # two lines: no space between
+    finally:
+        driver.set_window_size(1300, 1600)
+
+
+# The Scores table's header names and, per column, the box of its header and first cell.
+TABLE_COLUMNS = """
+const root = arguments[0];
+const heads = Array.from(root.querySelectorAll("thead th"));
+const first = Array.from(root.querySelectorAll("tbody tr:first-child td"));
+const box = (e) => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right}; };
+return heads.map((h, j) => ({name: h.textContent, head: box(h), cell: box(first[j])}));
+"""
+
+
+def test_a_phone_shows_the_scores_table_s_scores_and_keeps_its_labels_in_view(driver, outputs):
+    """At 420 px the Scores table shows each row's label and expected score without
+    scrolling sideways; scrolled sideways (to the gap columns), the label stays in view."""
+    try:
+        driver.set_window_size(420, 1000)
+        open_page(driver, outputs / "paper" / "report.html", "tablesReady")
+        table = table_by_title(driver, "Scores")
+        view = driver.execute_script("return document.documentElement.clientWidth")
+        cols = {c["name"]: c for c in driver.execute_script(TABLE_COLUMNS, table)}
+        for name in ("label", "expected_score"):
+            assert cols[name]["cell"]["right"] <= view, (name, cols[name], view)
+            assert cols[name]["head"]["left"] >= 0, (name, cols[name])
+        wrap = table.find_element("css selector", ".gl-wrap")
+        driver.execute_script("arguments[0].scrollLeft = arguments[0].scrollWidth", wrap)
+        scrolled = {c["name"]: c for c in driver.execute_script(TABLE_COLUMNS, table)}
+        assert scrolled["below_optimal"]["cell"]["right"] <= view, scrolled["below_optimal"]
+        label = scrolled["label"]["cell"]
+        assert label["left"] >= 0 and label["right"] <= view, label
+    finally:
+        driver.set_window_size(1300, 1600)
+
+
+def test_every_column_of_every_table_is_defined(driver, outputs):
+    """Each table's header carries what its column holds (its tooltip), and each table
+    lists its columns with their meanings (a phone has no tooltips); the common result
+    columns and the scores' gaps are defined in words, not by their dtype."""
+    open_page(driver, outputs / "paper_more" / "report.html", "tablesReady")
+    tables = driver.find_elements("css selector", ".gl-table")
+    assert len(tables) >= 5
+    for table in tables:
+        heads = table.find_elements("css selector", "thead th")
+        names = [h.get_attribute("textContent") for h in heads]
+        for name, head in zip(names, heads, strict=True):
+            title = head.get_attribute("title")
+            assert title.startswith(f"{name}: ") and len(title) > len(name) + 15, title
+        listed = table.find_elements("css selector", "details.gl-columns dt")
+        meanings = table.find_elements("css selector", "details.gl-columns dd")
+        assert [d.get_attribute("textContent") for d in listed] == names
+        assert all(d.get_attribute("textContent").strip() for d in meanings)
+    scores = table_by_title(driver, "Scores")
+    words = {
+        h.get_attribute("textContent"): h.get_attribute("title")
+        for h in scores.find_elements("css selector", "thead th")
+    }
+    assert "optimum" in words["below_optimal"] and "greedy" in words["above_greedy"]
+    assert "correct guesses" in words["expected_score"]
+    assert "exact fraction" in words["expected_score_exact"]
+    assert "states" in words["n_states"]
+
+
+def test_the_report_names_the_game_s_manual_page_and_how_to_cite(driver, outputs):
+    """The report names the game's page of the manual (linked to the repository's
+    docs/games/card_guessing.md, which exists) and cites guesslab as CITATION.cff does,
+    with the code and solver versions that computed the rows."""
+    import yaml
+
+    open_page(driver, outputs / "paper" / "report.html", "tablesReady")
+    about = driver.find_element("id", "about")
+    text = driver.execute_script(
+        "let t = '', e = arguments[0].nextElementSibling;"
+        "while (e && e.tagName === 'P') { t += e.textContent + ' '; e = e.nextElementSibling; }"
+        "return t;",
+        about,
+    )
+    assert "docs/games/card_guessing.md" in text and "games/card_guessing.html" in text
+    link = driver.find_element("css selector", "p.cite a").get_attribute("href")
+    target = Path(url2pathname(urlsplit(link).path))
+    assert target.resolve() == (Path(__file__).parents[1] / "docs/games/card_guessing.md")
+    cff = yaml.safe_load((Path(__file__).parents[1] / "CITATION.cff").read_text())
+    assert cff["title"] in text and f"Version {cff['version']}" in text
+    assert "solver version: card_guessing" in text and "code version" in text

@@ -161,6 +161,18 @@ const GL = (function () {
     return e;
   }
 
+  /* The table's columns in words (a header's tooltip says the same; a phone has none). */
+  function legend(cols) {
+    const box = el("details", { class: "gl-columns" });
+    box.appendChild(el("summary", {}, "What each column holds"));
+    const list = el("dl");
+    for (const col of cols) {
+      list.append(el("dt", {}, col.name), el("dd", {}, col.about || ""));
+    }
+    box.appendChild(list);
+    return box;
+  }
+
   /* Render table ``spec`` ({columns, rows, highlight?}) into ``root``. */
   function Table(root, spec) {
     const cols = spec.columns;
@@ -182,7 +194,8 @@ const GL = (function () {
     const names = el("tr");
     const filters = el("tr", { class: "gl-filters" });
     cols.forEach((col, j) => {
-      const th = el("th", { class: "gl-" + col.kind, title: "sort by " + col.name }, col.name);
+      const about = col.about ? col.name + ": " + col.about + " (click to sort)" : "sort by " + col.name;
+      const th = el("th", { class: "gl-" + col.kind, title: about }, col.name);
       th.addEventListener("click", () => {
         state.dir = state.sort === j ? -state.dir : 1;
         state.sort = j;
@@ -208,6 +221,7 @@ const GL = (function () {
     table.append(head, body);
     wrap.appendChild(table);
     root.append(bar, wrap);
+    if (cols.some((col) => col.about)) root.appendChild(legend(cols));
     search.addEventListener("input", () => { state.global = search.value.trim().toLowerCase(); state.page = 0; draw(); });
     prev.addEventListener("click", () => { state.page = Math.max(0, state.page - 1); draw(); });
     next.addEventListener("click", () => { state.page += 1; draw(); });

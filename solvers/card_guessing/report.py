@@ -50,58 +50,155 @@ def report(rows: pd.DataFrame | StoredRows) -> list[Section]:
     return out
 
 
-BARS_MAX = 6  # more (deck, feedback) groups than this: the bar chart is left out (unreadable)
+BARS_MAX = 6  # more (deck, feedback) groups than this: the dot plot is left out (unreadable)
+
+# The score table's columns, in words (the report's column definitions: a header's tooltip
+# and the table's "Columns" list).
+SCORE_WORDS = {
+    "label": "the strategy, with the parameters that tell its rows apart",
+    "ratio_to_optimal": "expected_score / the exact optimum's expected score on the same "
+    "deck and feedback",
+    "below_optimal": "the exact optimum's expected score - expected_score (the gap)",
+    "above_greedy": "expected_score - greedy's best exact expected score on the same deck "
+    "and feedback",
+}
+# the score table in the report: what a reader compares first (a phone shows these without
+# scrolling sideways), then the deck and the strategy's parameters
+SCORES_FIRST = [
+    *("label", "expected_score", "expected_score_exact", "ratio_to_optimal", "below_optimal"),
+    *("above_greedy", "std_error", "deck", "feedback"),
+]
 
 
 def score_section(rows: pd.DataFrame) -> Section:
-    """Every strategy's score per (deck, feedback) with its ratio to the optimum."""
+    """Every strategy's score per (deck, feedback) with its ratio to the optimum; a dot plot
+    whose axis spans the scores (not 0), each score's gap to the optimum written by it."""
     table = score_table(info.compact(rows)).dropna(axis=1, how="all")
+    first = [c for c in SCORES_FIRST if c in table]
+    shown = table[first + [c for c in table.columns if c not in first]]
     items: list = [
         "One line per result (info variants reduced to the best per deck when there are "
         f"more than {info.MANY}); ratio_to_optimal is score / the exact optimum, "
         "below_optimal the optimum - score, above_greedy score - greedy's best exact score.",
         Table(
             "Scores",
-            table.reset_index(drop=True),
+            shown.reset_index(drop=True),
             {"ratio_to_optimal": ".8f", "below_optimal": ".10f", "above_greedy": ".10f"},
+            columns=SCORE_WORDS,
         ),
     ]
     if table.groupby(["deck", "feedback"]).ngroups <= BARS_MAX:
-        items.append(Figure("Expected correct guesses per strategy", score_bars(table)))
+        items.append(
+            Figure(
+                "Expected correct guesses per strategy",
+                score_dots(table, exact_optima(rows)),
+                "Each panel's axis spans its scores (it does not start at 0); beside each "
+                "strategy, its gap to the exact optimum (exact where both scores are).",
+            )
+        )
     return Section("Expected scores per deck", items)
 
 
-def score_bars(table: pd.DataFrame) -> go.Figure:
-    """Horizontal grouped bars: one group per strategy label (wrapped in lines of at most
-    LABEL_WIDTH characters, so that the bars keep the width of a phone's screen), one colour
-    per (deck, feedback)."""
-    fig = go.Figure()
-    groups = table.groupby(["deck", "feedback"], sort=False)
-    for (deck, feedback), part in groups:
+def score_dots(table: pd.DataFrame, optima: dict[tuple[str, str], Fraction]) -> go.Figure:
+    """A dot plot, one panel per (deck, feedback) with its own score axis (so that a gap of
+    0.014 in 4.25 shows): one dot per strategy label (wrapped in lines of at most LABEL_WIDTH
+    characters, the gap to the optimum on its last line), Monte Carlo standard errors as
+    whiskers, the exact optimum (``optima``: (deck, feedback) -> score) a dashed line."""
+    from plotly.subplots import make_subplots
+
+    groups = list(table.groupby(["deck", "feedback"], sort=False))
+    # px per panel: its dots are evenly spaced, each as tall as the panel's longest label
+    # (the gap's line among them) and at least 34 px
+    heights = [
+        40 + len(part) * max(34, 17 * max(wrapped(x).count("<br>") + 3 for x in part["label"]))
+        for _, part in groups
+    ]
+    plot = sum(heights) + PANEL_GAP * (len(groups) - 1)
+    fig = make_subplots(
+        rows=len(groups),
+        cols=1,
+        row_heights=heights,
+        vertical_spacing=PANEL_GAP / plot if len(groups) > 1 else 0,
+        subplot_titles=[f"deck ({deck}), {feedback} feedback" for (deck, feedback), _ in groups],
+    )
+    for note in fig.layout.annotations:  # each panel's title at its left, off the toolbar
+        note.update(x=0, xanchor="left", font={"size": 13})
+    for i, ((deck, feedback), part) in enumerate(groups, start=1):
+        optimum = optima.get((deck, feedback))
         data, lines = hover_fields(
             part, ["label", "deck", "feedback", "expected_score", "expected_score_exact"]
         )
+        labels = [
+            wrapped(label) + gap_line(row, optimum)
+            for label, row in zip(part["label"], part.to_dict("records"), strict=True)
+        ]
         fig.add_trace(
-            go.Bar(
-                y=[wrapped(label) for label in part["label"]],
+            go.Scatter(
                 x=part["expected_score"].tolist(),
+                y=labels,
                 error_x=error_bars(part),
-                orientation="h",
+                mode="markers",
+                marker={"size": 11, "color": "#1f77b4"},
                 name=f"({deck}) {feedback}",
+                showlegend=False,
                 customdata=data,
                 hovertemplate=lines + "<extra></extra>",
-            )
+            ),
+            row=i,
+            col=1,
         )
-    bar = 22 * max(1, groups.ngroups) ** 0.5
-    rows = sum(
-        max(bar, 16 * (wrapped(label).count("<br>") + 1)) for label in table["label"].unique()
-    )
-    fig.update_layout(
-        barmode="group", hovermode="closest", height=160 + rows, margin={"t": 30, "l": 10}
-    )
-    fig.update_xaxes(title="expected correct guesses")
-    fig.update_yaxes(title="strategy", automargin=True, autorange="reversed")
+        if optimum is not None:
+            fig.add_vline(
+                x=float(optimum), line={"dash": "dash", "color": "#888", "width": 1}, row=i, col=1
+            )
+        fig.update_xaxes(title_text="expected correct guesses", row=i, col=1)
+        fig.update_yaxes(title_text="strategy", automargin=True, autorange="reversed", row=i, col=1)
+    # the top margin keeps the first panel's title below the toolbar (modebar)
+    fig.update_layout(hovermode="closest", height=plot + 150, margin={"t": 70, "b": 80, "l": 10})
     return fig
+
+
+PANEL_GAP = 110  # px between two panels: the upper one's ticks and axis title, the next title
+
+
+def exact_optima(rows: pd.DataFrame) -> dict[tuple[str, str], Fraction]:
+    """(deck, feedback) -> the exact optimum's score, where an exact optimal row is stored."""
+    method = rows["method"] if "method" in rows else pd.Series("exact", index=rows.index)
+    found = rows[(rows["strategy"] == "optimal") & (method.fillna("exact") == "exact")]
+    found = found.dropna(subset=["expected_score_exact"])
+    optima: dict[tuple[str, str], Fraction] = {}
+    for deck, feedback, score in zip(
+        found["deck"], found["feedback"], found["expected_score_exact"], strict=True
+    ):
+        optima[deck, feedback] = max(Fraction(score), optima.get((deck, feedback), Fraction(0)))
+    return optima
+
+
+def gap_line(row: dict, optimum: Fraction | None) -> str:
+    """A dot's label's last lines: the gap to the exact optimum ``optimum``, as "gap 0.0143"
+    and, where the row's score is exact, "(8/560)" below it; "" where no optimum is known."""
+    if optimum is None or pd.isna(row["expected_score"]):
+        return ""
+    exact = row.get("expected_score_exact")
+    if isinstance(exact, str) and exact:
+        gap = optimum - Fraction(exact)
+        if gap == 0:
+            return "<br>gap 0"
+        fraction = fraction_text(gap, optimum)  # on a line of its own: a phone's width
+        if fraction:
+            return f"<br>gap {float(gap):.3g}<br>({fraction})"
+        return f"<br>gap {float(gap):.3g}"
+    return f"<br>gap {float(optimum) - row['expected_score']:.3g}"
+
+
+def fraction_text(gap: Fraction, optimum: Fraction) -> str:
+    """``gap`` as p/q over the optimum's denominator where that holds it whole (8/560 rather
+    than 1/70, to read against 2383/560), else reduced; "" when longer than LABEL_WIDTH."""
+    q = optimum.denominator
+    text = f"{gap.numerator}/{gap.denominator}"
+    if (gap * q).denominator == 1:
+        text = f"{gap.numerator * (q // gap.denominator)}/{q}"
+    return text if len(text) <= LABEL_WIDTH - 2 else ""
 
 
 LABEL_WIDTH = 22  # characters of a bar's label on one line
@@ -113,7 +210,7 @@ def wrapped(label: str) -> str:
 
 
 def error_bars(part: pd.DataFrame) -> dict | None:
-    """Monte Carlo standard errors as error bars, or None where every row is exact."""
+    """Monte Carlo standard errors as whiskers, or None where every row is exact."""
     if "std_error" not in part or not part["std_error"].notna().any():
         return None
     return {"type": "data", "array": part["std_error"].fillna(0).tolist(), "visible": True}
@@ -230,6 +327,22 @@ def exact_ratios(rows: pd.DataFrame, exact_info: pd.DataFrame) -> pd.DataFrame:
     return ratios
 
 
+# the feedback models' table's columns, in words
+MODEL_WORDS = {
+    "cards": "cards in the deck",
+    **{m: f"best expected score under {m} feedback" for m in feedback_models.MODELS},
+    **{f"{m}_strategy": f"the strategy of the best {m} score" for m in feedback_models.MODELS},
+    **{
+        f"{m}_std_error": f"Monte Carlo standard error of the best {m} score (empty: exact)"
+        for m in feedback_models.MODELS
+    },
+    "bound_lower": "complete feedback: Feder and Merhav's curve as Gural, Simper & So (2019) "
+    "publish it (not a bound at every step)",
+    "bound_lower_chords": "complete feedback: the chords of that curve, a rigorous lower bound",
+    "bound_upper": "complete feedback: Fano's upper bound",
+}
+
+
 def feedback_section(rows: pd.DataFrame) -> Section:
     """The best score per deck under each feedback model, with the entropy bounds."""
     return Section(
@@ -239,7 +352,7 @@ def feedback_section(rows: pd.DataFrame) -> Section:
             "is computed, else the best Monte Carlo estimate); for complete feedback the "
             "entropy bounds of Gural, Simper & So (2019) (bound_lower, bound_lower_chords) "
             "and Fano's bound (bound_upper).",
-            Table("Feedback models", feedback_models.comparison_table(rows)),
+            Table("Feedback models", feedback_models.comparison_table(rows), columns=MODEL_WORDS),
         ],
     )
 

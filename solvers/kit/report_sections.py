@@ -31,6 +31,10 @@ class Table:
     # columns not named: floats ".10g", columns ending in "_exact" as "exact"
     formats: Mapping[str, str] = field(default_factory=dict)
     note: str = ""
+    # column -> what it holds, in words (the report shows it as the header's tooltip and in
+    # the table's list of columns); the family's parameters and the common result columns
+    # are defined already (pipeline.column_words)
+    columns: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
