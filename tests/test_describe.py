@@ -18,8 +18,8 @@ from pipeline.store_overview import store_counts
 from solvers import families, get_family
 from solvers.kit.family_words import param_words
 from solvers.params import plain_words
-from tests.helpers.commands import cli_run_in_process
 from tests.helpers.repository import ROOT
+from tests.helpers.runs import run_first_left_study
 
 
 @pytest.mark.parametrize("family", families())
@@ -142,39 +142,12 @@ def test_a_folder_that_is_no_study_or_no_folder_is_one_line_naming_it(tmp_path, 
     assert err.count("\n") == 1
 
 
-OWN_STRATEGY = '''
-class FirstLeft:
-    """Guess the lowest type believed to have cards left."""
-
-    def start(self, deck):
-        return tuple(deck)
-
-    def guess(self, belief):
-        return next(i for i, n in enumerate(belief) if n > 0)
-
-    def update(self, belief, guess, yes):
-        if not yes:
-            return belief
-        return tuple(n - (i == guess) for i, n in enumerate(belief))
-'''
-
-
 def test_a_strategy_of_one_s_own_is_described_with_its_class_and_fingerprint(
     tmp_path, monkeypatch, capsys
 ):
     """A study of a built-in strategy and one of one's own: the latter's line names its
     class (the files' metadata) and the fingerprint its rows store (``strategy_code``)."""
-    (tmp_path / "mine_first.py").write_text(OWN_STRATEGY)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    (tmp_path / "studies" / "study").mkdir(parents=True)
-    (tmp_path / "studies" / "study" / "mine.yaml").write_text(
-        "name: mine\nfamily: card_guessing\ngrid:\n  deck: [[2, 2]]\n"
-        "strategies:\n  optimal: {}\n  first:\n    _target_: mine_first.FirstLeft\n"
-    )
-    outputs = tmp_path / "outputs"
-    args = ("--config-dir", str(tmp_path / "studies"), "study=mine", "cluster=sync")
-    done = cli_run_in_process(monkeypatch, capsys, *args, f"paths.outputs={outputs}", "stage=run")
-    assert done.returncode == 0, done.stderr
+    outputs = run_first_left_study(tmp_path, monkeypatch, capsys)
     rows = load_results(outputs / "mine")
     code = rows.loc[rows["strategy"] == "first", "strategy_code"].item()
     commit = file_metadata(result_files(outputs / "mine" / "results")[0])["code_version"]

@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -29,10 +28,14 @@ from pipeline.reproduce import main, reproduce
 from solvers import registry
 from solvers.kit.budget import Need
 from solvers.kit.words import counted
-from tests.helpers.commands import cli_run_in_process, own_family_env, own_study_command
+from tests.helpers.commands import (
+    module_command,
+    own_family_env,
+    own_study_command,
+)
 from tests.helpers.folders import copy_outputs
 from tests.helpers.repository import ROOT
-from tests.helpers.runs import run
+from tests.helpers.runs import run, run_first_left_study
 
 EXACT = ("cluster=sync", "stage=run", "study.grid.deck=[[2,2],[3,3]]")
 MONTE_CARLO = (
@@ -72,14 +75,7 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes | None, int]]:
 
 def reproduce_command(*args: str) -> subprocess.CompletedProcess:
     """``python -m pipeline.reproduce ARGS`` as a user runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline.reproduce", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=300,
-    )
+    return module_command("pipeline.reproduce", *args)
 
 
 def changed_file(folder: Path, change) -> Path:
@@ -329,40 +325,13 @@ def test_a_missing_or_extra_row_is_a_difference():
 
 # ------------------------------------------------------------------ provenance
 
-STRATEGY = '''
-class FirstLeft:
-    """Guess the lowest type believed to have cards left."""
-
-    def start(self, deck):
-        return tuple(deck)
-
-    def guess(self, belief):
-        return next(i for i, n in enumerate(belief) if n > 0)
-
-    def update(self, belief, guess, yes):
-        if not yes:
-            return belief
-        return tuple(n - (i == guess) for i, n in enumerate(belief))
-'''
-
 
 def test_every_file_names_the_packages_own_code_and_config_dir(tmp_path, monkeypatch, capsys):
     """The metadata of a file written by the command names numba and llvmlite beside the
     other packages, the fingerprint of a strategy of one's own, and the --config-dir the
     study came from; the study then reproduces, its own strategy too; once the strategy's
     file is edited, its task is not reproducible here, the two fingerprints said (exit 4)."""
-    (tmp_path / "mine_first.py").write_text(textwrap.dedent(STRATEGY))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    studies = tmp_path / "studies" / "study"
-    studies.mkdir(parents=True)
-    (studies / "mine.yaml").write_text(
-        "name: mine\nfamily: card_guessing\ngrid:\n  deck: [[2, 2]]\n"
-        "strategies:\n  optimal: {}\n  first:\n    _target_: mine_first.FirstLeft\n"
-    )
-    outputs = tmp_path / "outputs"
-    args = ("--config-dir", str(tmp_path / "studies"), "study=mine", "cluster=sync")
-    done = cli_run_in_process(monkeypatch, capsys, *args, f"paths.outputs={outputs}", "stage=run")
-    assert done.returncode == 0, done.stderr
+    outputs = run_first_left_study(tmp_path, monkeypatch, capsys)
     meta = store.file_metadata(store_layout.result_files(outputs / "mine" / "results")[0])
     assert {"numba", "llvmlite", "numpy", "dask"} <= set(meta["packages"])
     from solvers.own_strategy import files_fingerprint
@@ -395,17 +364,7 @@ def test_a_strategy_of_one_s_own_not_importable_leaves_the_others_reproduced(tmp
     the latter cannot be imported: the built-in strategy's tasks are recomputed and
     reproduce; each task of the other is named once, by its strategy and deck, as not
     importable here, the import error said once in its line; exit 4, said in the table."""
-    (tmp_path / "mine_first.py").write_text(textwrap.dedent(STRATEGY))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    (tmp_path / "studies" / "study").mkdir(parents=True)
-    (tmp_path / "studies" / "study" / "mine.yaml").write_text(
-        "name: mine\nfamily: card_guessing\ngrid:\n  deck: [[2, 2], [3, 3]]\n"
-        "strategies:\n  optimal: {}\n  first:\n    _target_: mine_first.FirstLeft\n"
-    )
-    outputs = tmp_path / "outputs"
-    args = ("--config-dir", str(tmp_path / "studies"), "study=mine", "cluster=sync")
-    done = cli_run_in_process(monkeypatch, capsys, *args, f"paths.outputs={outputs}", "stage=run")
-    assert done.returncode == 0, done.stderr
+    outputs = run_first_left_study(tmp_path, monkeypatch, capsys, "[[2, 2], [3, 3]]")
     done = reproduce_command(str(outputs / "mine"))  # mine_first is not on its PYTHONPATH
     assert done.returncode == 4, done.stdout + done.stderr
     assert "reproduced: 2\n  differs: 0\n  not reproducible here: 2\n" in done.stdout

@@ -71,3 +71,26 @@ def python_output(code: str) -> str:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
+
+
+def module_command(
+    module: str, *args: str, timeout: float = 300, memory: int | None = None
+) -> subprocess.CompletedProcess:
+    """``python -m MODULE ARGS`` (one of guesslab's tools: reproduce, describe) as a user runs
+    it, from the repository, output captured; within ``memory`` bytes of address space when
+    given (a hostile folder must not make the tool take the machine's memory)."""
+
+    def limited() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=timeout,
+        preexec_fn=limited if memory is not None else None,
+    )

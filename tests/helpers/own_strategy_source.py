@@ -27,3 +27,20 @@ class SwitchAfterNo:
     def explain(self, belief):
         return f"{belief[1]} no in a row"
 '''
+
+
+FIRST_LEFT = '''
+class FirstLeft:
+    """Guess the lowest type believed to have cards left."""
+
+    def start(self, deck):
+        return tuple(deck)
+
+    def guess(self, belief):
+        return next(i for i, n in enumerate(belief) if n > 0)
+
+    def update(self, belief, guess, yes):
+        if not yes:
+            return belief
+        return tuple(n - (i == guess) for i, n in enumerate(belief))
+'''

@@ -24,3 +24,25 @@ def run(outputs: Path, *overrides: str, logged: list[str] | None = None):
     if logged is None:
         return run_study(cfg, log=lambda *_: None)
     return run_study(cfg, log=lambda *a: logged.append(" ".join(map(str, a))))
+
+
+def run_first_left_study(tmp_path: Path, monkeypatch, capsys, decks: str = "[[2, 2]]") -> Path:
+    """The study ``mine`` (the optimum and FirstLeft, a strategy of one's own written to
+    ``tmp_path/mine_first.py``, on the decks ``decks``) run on cluster=sync, stage=run, into
+    ``tmp_path/outputs``, as the command runs it in this process; that outputs folder."""
+    from tests.helpers.commands import cli_run_in_process
+    from tests.helpers.own_strategy_source import FIRST_LEFT
+
+    (tmp_path / "mine_first.py").write_text(FIRST_LEFT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    studies = tmp_path / "studies" / "study"
+    studies.mkdir(parents=True)
+    (studies / "mine.yaml").write_text(
+        f"name: mine\nfamily: card_guessing\ngrid:\n  deck: {decks}\n"
+        "strategies:\n  optimal: {}\n  first:\n    _target_: mine_first.FirstLeft\n"
+    )
+    outputs = tmp_path / "outputs"
+    args = ("--config-dir", str(tmp_path / "studies"), "study=mine", "cluster=sync")
+    done = cli_run_in_process(monkeypatch, capsys, *args, f"paths.outputs={outputs}", "stage=run")
+    assert done.returncode == 0, done.stderr
+    return outputs

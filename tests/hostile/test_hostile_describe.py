@@ -5,13 +5,11 @@ opened, and each entry not read is named with why while the rest is described.""
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.helpers.commands import module_command
 from tests.helpers.folders import copy_outputs
-from tests.helpers.repository import ROOT
 
 MEMORY = 4 * 2**30  # the address space the command is given here: 4 GiB
 
@@ -20,19 +18,7 @@ def bounded_describe(folder: Path) -> subprocess.CompletedProcess:
     """``python -m pipeline.describe FOLDER`` as a user runs it, within MEMORY of address
     space and 120 seconds (a reader that follows /dev/zero or waits on a FIFO fails here
     instead of starving the machine or hanging the suite)."""
-
-    def limited() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
-
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline.describe", str(folder)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-        preexec_fn=limited,
-    )
+    return module_command("pipeline.describe", str(folder), timeout=120, memory=MEMORY)
 
 
 def test_fifos_links_and_huge_files_are_named_never_opened(paper_outputs, tmp_path):

@@ -7,9 +7,7 @@ folder inside the folder checked is refused before any work."""
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -18,8 +16,8 @@ import pytest
 from pipeline.reproduce import main
 from pipeline.reproduce_outcome import EXIT_BAD, EXIT_PARTLY
 from pipeline.store_layout import result_files
+from tests.helpers.commands import module_command
 from tests.helpers.folders import copy_outputs, snapshot
-from tests.helpers.repository import ROOT
 
 MEMORY = 4 * 2**30  # the address space a reproduce command is given here: 4 GiB
 TASKS = 2  # the default study's tasks, one results file each
@@ -35,19 +33,7 @@ def bounded_reproduce(*args: str) -> subprocess.CompletedProcess:
     """``python -m pipeline.reproduce ARGS`` as a user runs it, within MEMORY of address
     space and 120 seconds (a reader that follows /dev/zero or waits on a FIFO fails here
     instead of starving the machine or hanging the suite)."""
-
-    def limited() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
-
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline.reproduce", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-        preexec_fn=limited,
-    )
+    return module_command("pipeline.reproduce", *args, timeout=120, memory=MEMORY)
 
 
 def not_used(out: str) -> dict[str, str]:
