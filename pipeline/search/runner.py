@@ -134,16 +134,26 @@ class Search:
     # ------------------------------------------------------------------------- the batches
 
     def batch_study(self, trials: list[Mapping[str, Any]], reference: bool = False) -> dict:
-        """The study of one batch: the study's grid, one part a trial (the searched
-        strategy, the trial's values), and the reference strategy's part when asked."""
+        """The study of one batch: the study's grid, the searched strategy at the trials'
+        values, and the reference strategy's part when asked.  With one searched parameter
+        the batch's trials are one part, the parameter's axis holding their values (the
+        same tasks as a part a trial: a batch of the run never spans two parts, so a part a
+        trial would make each trial a batch and a results file of its own); with several,
+        one part a trial (their product would hold tasks no trial asked for)."""
         study = self.base.conf.study.plain()
         parts = []
         if reference:
             ref_axes = (study.get("strategies") or {}).get(self.reference) or {}
             parts.append({"strategies": {self.reference: ref_axes}})
-        for params in trials:
-            axes = trial_axes(self.axes, params)
+        if len(self.space) == 1 and trials:
+            (param,) = self.space
+            values = list(dict.fromkeys(p[param] for p in trials))
+            axes = {**trial_axes(self.axes, trials[0]), param: values}
             parts.append({"strategies": {self.objective.strategy: axes}})
+        else:
+            for params in trials:
+                axes = trial_axes(self.axes, params)
+                parts.append({"strategies": {self.objective.strategy: axes}})
         out = {k: v for k, v in study.items() if k not in ("strategies", "grids")}
         out["grids"] = parts
         return out
