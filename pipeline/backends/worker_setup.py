@@ -56,8 +56,41 @@ class CancelledAtCloseFilter(HeartbeatAtCloseFilter):
         )
 
 
+class PoolClosedAtCloseFilter(HeartbeatAtCloseFilter):
+    """Drops Dask's "ConnectionPool is closed" error, with its traceback, that a worker logs
+    when it closes after its nanny has already closed its connections (the cluster closing
+    while the nanny starts a worker again, after one died): nothing is left for the worker
+    to tell its nanny (:func:`closing_quietly`)."""
+
+    @staticmethod
+    def at_close_only(record: logging.LogRecord) -> bool:
+        return str(record.msg) == POOL_CLOSED
+
+
+POOL_CLOSED = "ConnectionPool is closed"  # Dask's words (distributed.core.ConnectionPool)
+
+
+def closing_quietly(worker: Any) -> None:
+    """A worker's close without the RuntimeError "ConnectionPool is closed" of a worker whose
+    nanny closed first: uncaught, it ends the worker's process with a traceback on the
+    terminal (multiprocessing's "Process Dask Worker process (from Nanny)") after the run."""
+    close = worker.close
+
+    async def quiet_close(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await close(*args, **kwargs)
+        except RuntimeError as exc:
+            if str(exc) != POOL_CLOSED:
+                raise
+            return None
+
+    worker.close = quiet_close
+
+
 def dask_setup(worker: Any) -> None:
     """Dask's preload hook, called with each worker as it starts."""
+    logging.getLogger("distributed.utils").addFilter(PoolClosedAtCloseFilter(worker))
+    closing_quietly(worker)
     logging.getLogger("distributed.worker").addFilter(HeartbeatAtCloseFilter(worker))
     logging.getLogger("distributed.worker.state_machine").addFilter(CancelledAtCloseFilter(worker))
     refusals.in_worker()  # refused TLS handshakes: kept for the driver, off the output

@@ -27,9 +27,10 @@ def run(outputs: Path, *overrides: str, logged: list[str] | None = None):
 
 
 def run_first_left_study(tmp_path: Path, monkeypatch, capsys, decks: str = "[[2, 2]]") -> Path:
-    """The study ``mine`` (the optimum and FirstLeft, a strategy of one's own written to
-    ``tmp_path/mine_first.py``, on the decks ``decks``) run on cluster=sync, stage=run, into
-    ``tmp_path/outputs``, as the command runs it in this process; that outputs folder."""
+    """The study ``mine`` (the optimum and FirstLeft, a strategy of one's own written to a
+    file of ``tmp_path``, on the decks ``decks``) run on cluster=sync,
+    stage=run, into ``tmp_path/outputs``, as the command runs it in this process; that
+    outputs folder."""
     from tests.helpers.commands import cli_run_in_process
     from tests.helpers.own_strategy_source import FIRST_LEFT
 
