@@ -85,10 +85,6 @@ class Study:
         warning names the first few and counts the rest (their rows have status 'error')."""
         if progress not in (None, True, False):
             raise StudyError(f"progress={short_repr(progress)}: True, False or None (the default)")
-        if client is not None:
-            from pipeline.backends.given_client import check_client
-
-            check_client(client)
         shown = in_a_notebook() or sys.stderr.isatty() if progress is None else progress
         config = self._with({"run.progress": bool(shown)})
         report = _run(config, client=client)
