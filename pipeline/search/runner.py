@@ -13,6 +13,7 @@ re-running a trial left asked but untold (its stored tasks are not solved again)
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -273,18 +274,10 @@ class Search:
         if self.objective.relative_to and len(got) == len(tasks):
             self.result.reference, self.result.reference_exact = 1.0, Fraction(1)  # its own
             return
-        if len(got) == len(tasks) and got:
-            plain = Objective(self.reference, self.objective.column, "maximize", "mean", None)
+        if len(got) == len(tasks) and got:  # the reference's value, combined as a trial's
+            plain = dataclasses.replace(self.objective, strategy=self.reference, relative_to=None)
             self.result.reference = plain.value([g.value for g in got], None)
             self.result.reference_exact = plain.exact([g.exact for g in got])
-            if self.objective.combine != "mean":
-                self.result.reference = Objective(
-                    self.reference,
-                    self.objective.column,
-                    "maximize",
-                    self.objective.combine,
-                    None,
-                ).value([g.value for g in got], None)
 
     def trial_value(self, params: Mapping[str, Any]):
         """(value, exact, error) of the trial of ``params``, from its tasks' stored rows."""
