@@ -253,7 +253,7 @@ def _heartbeat_filters() -> int:
     from pipeline.backends.worker_setup import HeartbeatAtCloseFilter
 
     logger = logging.getLogger("distributed.worker")
-    return sum(isinstance(f, HeartbeatAtCloseFilter) for f in logger.filters)
+    return sum(type(f) is HeartbeatAtCloseFilter for f in logger.filters)
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])
@@ -290,6 +290,36 @@ def test_a_heartbeat_error_is_kept_while_the_worker_runs_and_dropped_as_it_leave
         assert keep(record("Compute Failed")), leaving  # other errors always show
     gone = HeartbeatAtCloseFilter(Worker())  # the worker object is gone at once (refcount)
     assert not gone.filter(record(HEARTBEAT_FAILED))
+
+
+def test_a_closing_worker_drops_the_pool_closed_error_on_the_logger_dask_logs_it_on():
+    """Dask's ``log_errors`` logs "ConnectionPool is closed" from ``Worker.close`` on the
+    logger of the module it wraps: a closing worker's filters on that logger drop it, and a
+    running worker's keep it (with any other error)."""
+    import inspect
+    import logging
+
+    from distributed import Worker
+    from distributed.core import Status
+    from distributed.utils import _getmodulename_with_path
+
+    from pipeline.backends.worker_setup import POOL_CLOSED, at_close_filters
+
+    dask_logs_on = _getmodulename_with_path(inspect.getsourcefile(Worker.close))
+
+    class FakeWorker:  # what the filters read of a worker: its status
+        status = Status.running
+
+    def kept(worker: FakeWorker, msg: object) -> bool:
+        record = logging.LogRecord(dask_logs_on, logging.ERROR, __file__, 1, msg, (), None)
+        filters = [f for name, f in at_close_filters(worker) if name == dask_logs_on]
+        return all(f.filter(record) for f in filters)
+
+    worker = FakeWorker()
+    assert kept(worker, RuntimeError(POOL_CLOSED))
+    worker.status = Status.closing
+    assert not kept(worker, RuntimeError(POOL_CLOSED))
+    assert kept(worker, RuntimeError("another error"))
 
 
 @pytest.mark.parametrize("theirs", [None, [], "my_setup", ["a_setup", "b_setup"]])

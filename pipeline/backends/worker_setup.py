@@ -68,6 +68,10 @@ class PoolClosedAtCloseFilter(HeartbeatAtCloseFilter):
 
 
 POOL_CLOSED = "ConnectionPool is closed"  # Dask's words (distributed.core.ConnectionPool)
+# Dask's ``log_errors`` logs on the logger of the module whose function it wraps (for
+# ``Worker.close``, distributed.worker), not on distributed.utils; a filter on a logger sees
+# only the records logged on that logger, so it goes on each name the error is logged under.
+POOL_CLOSED_LOGGERS = ("distributed.utils", "distributed.worker", "distributed.core")
 
 
 def closing_quietly(worker: Any) -> None:
@@ -87,12 +91,20 @@ def closing_quietly(worker: Any) -> None:
     worker.close = quiet_close
 
 
+def at_close_filters(worker: Any) -> list[tuple[str, logging.Filter]]:
+    """The log filters a worker puts on Dask's loggers: (logger name, filter) pairs."""
+    return [
+        *((name, PoolClosedAtCloseFilter(worker)) for name in POOL_CLOSED_LOGGERS),
+        ("distributed.worker", HeartbeatAtCloseFilter(worker)),
+        ("distributed.worker.state_machine", CancelledAtCloseFilter(worker)),
+    ]
+
+
 def dask_setup(worker: Any) -> None:
     """Dask's preload hook, called with each worker as it starts."""
-    logging.getLogger("distributed.utils").addFilter(PoolClosedAtCloseFilter(worker))
+    for name, quiet in at_close_filters(worker):
+        logging.getLogger(name).addFilter(quiet)
     closing_quietly(worker)
-    logging.getLogger("distributed.worker").addFilter(HeartbeatAtCloseFilter(worker))
-    logging.getLogger("distributed.worker.state_machine").addFilter(CancelledAtCloseFilter(worker))
     refusals.in_worker()  # refused TLS handshakes: kept for the driver, off the output
     worker_deaths.in_worker()  # its memory warnings: the driver names a worker's death
     ignore_stops()
