@@ -299,7 +299,7 @@ def caption(points: pd.DataFrame, axis: Axis, score: Score, markdown: bool = Tru
         said.append(f", one line per value of {others}")
     if points["optimum"].notna().any():
         said.append(f"; the dotted line is the optimum ({code(score.optimum)})")
-    said.append("; the ringed point is the best.")
+    said.append("; the ringed point is the best (the first of equal ones).")
     if len(decks) > MAX_PANELS:
         said.append(f" The figure shows the first {MAX_PANELS} of the {len(decks)} decks.")
     best = []
