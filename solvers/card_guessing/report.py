@@ -15,8 +15,8 @@ from fractions import Fraction
 import pandas as pd
 import plotly.graph_objects as go
 
-from solvers.card_guessing.summary import feedback as feedback_models
 from solvers.card_guessing.summary import SCORE, info, score_table
+from solvers.card_guessing.summary import feedback as feedback_models
 from solvers.card_guessing.summary import suits52 as suits
 from solvers.card_guessing.summary.rows import summary_rows
 from solvers.entropy import preset_name
