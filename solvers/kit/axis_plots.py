@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,15 +87,35 @@ class Axis:
         """ "its argument patience" or "its parameter gamma"."""
         return f"its {'argument' if self.own else 'parameter'} {self.param}"
 
+    def words(self, family: str) -> str:
+        """The x axis's title: a built-in parameter's doc up to its first ";", without the
+        name of the strategy it is for ("Sharma-Mittal degree t", "entropy weight
+        (gamma)", "at most this many guesses per game (guess limit)": words, as the report's
+        figures title their axes); an argument of one's own: "patience (an argument of
+        switch)"."""
+        if self.own:
+            return f"{self.param} (an argument of {self.strategy})"
+        doc = get_family(family).param(self.param).doc.split(";")[0]
+        doc = re.sub(r"\s*\([^)]*\)", "", doc).strip()  # no parenthesis
+        head, colon, rest = doc.partition(": ")
+        doc = rest if colon and " " not in head else doc
+        name = self.param.replace("_", " ")
+        if not doc:
+            return name
+        return doc if self.param.rsplit("_", 1)[-1] in doc.split() else f"{doc} ({name})"
+
 
 def parameter_frame(rows: pd.DataFrame, score: Score) -> tuple[pd.DataFrame, set[str]]:
     """(the rows' strategy, decks, strategy parameters, keys and score, with one column per
     argument of a strategy of one's own, read from its JSON; the names of those columns)."""
     fam = get_family(score.family)
-    params = [
+    params = [  # (a parameter whose row column holds a result, first_guess, is left out)
         p.name
         for p in fam.params
-        if p.identity and p.strategies is not None and p.name not in OWN_COLUMNS
+        if p.identity
+        and p.strategies is not None
+        and p.name not in OWN_COLUMNS
+        and p.name not in fam.columns
     ]
     wanted = ["strategy", *score.decks, *params, *score.keys, score.column, score.exact]
     frame = rows[[c for c in dict.fromkeys(wanted) if c in rows]].copy()
@@ -211,12 +232,20 @@ def optimum_of(frame: pd.DataFrame, score: Score, axis: Axis) -> dict[str, float
 
 
 def best_points(points: pd.DataFrame, axis: Axis, score: Score) -> pd.DataFrame:
-    """The best point of each deck (the first of equals, in order of the parameter)."""
+    """The best point of each deck (the first of equals in order of the parameter), and in
+    ``where`` every value it is reached at, with the other parameters there ("0 (slack=0),
+    1 (slack=1)", or "0, 1 (slack=0)")."""
     out = []
     for _, group in points.groupby("deck", sort=False):
+        group = group.sort_values([axis.param, "line"], kind="stable")
         top = group.loc[score.best(group[score.column])].copy()
         same = group[np.isclose(group[score.column], top[score.column], rtol=1e-12, atol=0)]
-        top["at_values"] = ", ".join(dict.fromkeys(value_text(v) for v in same[axis.param]))
+        pairs = list(dict.fromkeys(zip(map(value_text, same[axis.param]), same["at"])))
+        if len({at for _, at in pairs}) == 1:
+            xs = ", ".join(dict.fromkeys(x for x, _ in pairs))
+            top["where"] = xs + (f" ({pairs[0][1]})" if pairs[0][1] else "")
+        else:
+            top["where"] = ", ".join(f"{x} ({at})" if at else x for x, at in pairs)
         out.append(top)
     return pd.DataFrame(out).reset_index(drop=True)
 
@@ -264,7 +293,7 @@ def draw_axis(points: pd.DataFrame, axis: Axis, score: Score) -> Any:
         ax.set_title(deck, loc="left")
         ax.grid(True, alpha=0.3)
     bottom = axes[-1, 0]
-    bottom.set_xlabel(f"{axis.param} ({axis.strategy})")
+    bottom.set_xlabel(axis.words(score.family))
     if all(float(v).is_integer() for v in points[axis.param]):
         bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.supylabel(score.words)
@@ -305,7 +334,7 @@ def caption(points: pd.DataFrame, axis: Axis, score: Score, markdown: bool = Tru
     best = []
     for row in best_points(points, axis, score).to_dict("records"):
         point = f"{row['deck']}: {row[score.column]:.6g} at {axis.param} = "
-        point += row["at_values"] + (f" ({row['at']})" if row["at"] else "")
+        point += row["where"]
         if not math.isnan(row["optimum"]):
             gap = abs(row["optimum"] - row[score.column])
             point += f", optimum {row['optimum']:.6g} ({gap:.3g} from it)"
@@ -380,9 +409,17 @@ def plotly_axis(points: pd.DataFrame, axis: Axis, score: Score) -> Any:
     from solvers.kit.report_sections import scatter
 
     hover = [c for c in (score.exact, "at", "optimum") if c in points]
-    fig = scatter(points, x=axis.param, y=score.column, group="line", facet="deck",
-                  hover=hover, x_title=f"{axis.param} ({axis.strategy})",
+    drawn = [  # lines through the same points drawn once, named together (as draw_axis)
+        part.assign(line=label)
+        for _, panel in points.groupby("deck", sort=False)
+        for label, part in merged_lines(panel, axis, score)
+    ]
+    fig = scatter(pd.concat(drawn), x=axis.param, y=score.column, group="line", facet="deck",
+                  hover=hover, x_title=axis.words(score.family),
                   y_title=score.words)  # fmt: skip
+    if all(float(v).is_integer() for v in points[axis.param]):  # no tick between integers
+        span = points[axis.param].max() - points[axis.param].min()
+        fig.update_xaxes(dtick=max(1, math.ceil(span / 10)))
     decks = list(dict.fromkeys(points["deck"]))
     best = best_points(points, axis, score).set_index("deck")
     for row, deck in enumerate(decks, start=1):
