@@ -240,7 +240,8 @@ def best_points(points: pd.DataFrame, axis: Axis, score: Score) -> pd.DataFrame:
         group = group.sort_values([axis.param, "line"], kind="stable")
         top = group.loc[score.best(group[score.column])].copy()
         same = group[np.isclose(group[score.column], top[score.column], rtol=1e-12, atol=0)]
-        pairs = list(dict.fromkeys(zip(map(value_text, same[axis.param]), same["at"])))
+        values = map(value_text, same[axis.param])
+        pairs = list(dict.fromkeys(zip(values, same["at"], strict=True)))
         if len({at for _, at in pairs}) == 1:
             xs = ", ".join(dict.fromkeys(x for x, _ in pairs))
             top["where"] = xs + (f" ({pairs[0][1]})" if pairs[0][1] else "")
