@@ -118,19 +118,24 @@ def parameter_frame(rows: pd.DataFrame, score: Score) -> tuple[pd.DataFrame, set
         and p.name not in fam.columns
     ]
     wanted = ["strategy", *score.decks, *params, *score.keys, score.column, score.exact]
-    frame = rows[[c for c in dict.fromkeys(wanted) if c in rows]].copy()
+    frame = rows[[c for c in dict.fromkeys([*wanted, "strategy_params"]) if c in rows]]
     frame = frame[frame[score.column].notna()] if score.column in frame else frame.iloc[:0]
+    frame = frame.reset_index(drop=True)
     args: set[str] = set()
-    if "strategy_params" in rows and len(frame):
-        own = [
-            json.loads(p) if isinstance(p, str) else {}
-            for p in rows.loc[frame.index, "strategy_params"]
-        ]
+    if "strategy_params" in frame and len(frame):  # each JSON text read once
+        codes, texts = pd.factorize(frame["strategy_params"])  # None: code -1
+        own = [json.loads(t) if isinstance(t, str) else {} for t in texts] + [{}]
         for name in dict.fromkeys(k for d in own for k in d):
             column = name if name not in frame else f"{name} (argument)"
-            frame[column] = [d.get(name) for d in own]
+            values = np.asarray([hashable(d.get(name)) for d in own], dtype=object)
+            frame = frame.assign(**{column: values[codes]})
             args.add(column)
-    return frame.reset_index(drop=True), args
+    return frame.drop(columns=["strategy_params"], errors="ignore"), args
+
+
+def hashable(value: Any) -> Any:
+    """An argument's value as a row holds it: a list or a mapping as its JSON text."""
+    return json.dumps(value, sort_keys=True) if isinstance(value, list | dict) else value
 
 
 def is_number(value: Any) -> bool:
@@ -150,11 +155,11 @@ def numeric_axes(frame: pd.DataFrame, args: set[str], score: Score) -> list[Axis
         if strategy in score.leave_out:
             continue
         present = [c for c in part if c not in fixed and part[c].notna().any()]
-        varying = [c for c in present if part[c].astype(str).nunique() > 1]
+        varying = [c for c in present if part[c].nunique(dropna=False) > 1]
         for column in present:
             values = part[column].dropna()
             if column in args:
-                if not all(is_number(v) for v in values):
+                if not all(is_number(v) for v in values.unique()):
                     continue
             elif column not in numeric or column in score.keys:
                 continue
@@ -186,34 +191,45 @@ def axis_points(frame: pd.DataFrame, axis: Axis, score: Score) -> pd.DataFrame:
     the parameter, the score (its best where rows repeat one), its exact value where the
     family has one, the other parameters' values at it (``at``) and the deck's ``optimum``."""
     part = frame[(frame["strategy"] == axis.strategy) & frame[axis.param].notna()].copy()
-    part = part[[is_number(v) for v in part[axis.param]]]
+    if part[axis.param].dtype.kind not in "iuf":  # an argument of one's own: JSON values
+        numbers = {v for v in part[axis.param].unique() if is_number(v)}
+        part = part[part[axis.param].isin(numbers)]
     part[axis.param] = part[axis.param].astype(float)
     decks = [d for d in score.decks if d in part]
-    part["deck"] = [deck_label(r, decks) for r in part[decks].to_dict("records")]
-    combos = part[list(axis.others)].astype(str).drop_duplicates() if axis.others else []
-    if not axis.others:
-        part["line"] = axis.strategy
-    elif len(combos) <= MAX_LINES:
-        part["line"] = [
-            ", ".join(f"{o}={value_text(r[o])}" for o in axis.others if not missing(r[o]))
-            for r in part[list(axis.others)].to_dict("records")
-        ]
-    else:
-        part["line"] = f"best over {', '.join(axis.others)}"
-    part["at"] = [
-        ", ".join(f"{o}={value_text(r[o])}" for o in axis.others if not missing(r[o]))
-        for r in part[list(axis.others)].to_dict("records")
-    ]
+    others = list(axis.others)
+    # the best row of each deck, line and value, found on integer codes (10^6 rows of a
+    # dense grid: labels are made for the points kept only)
+    part["_deck"] = codes(part, decks)
+    part["_at"] = codes(part, others)
+    lines = part["_at"].nunique() <= MAX_LINES
+    part["_line"] = part["_at"] if lines else 0
     order = part.sort_values(score.column, ascending=not score.higher_is_better, kind="stable")
-    points = order.drop_duplicates(["deck", "line", axis.param]).copy()
+    points = order.drop_duplicates(["_deck", "_line", axis.param]).copy()
+    points["deck"] = [deck_label(r, decks) for r in points[decks].to_dict("records")]
+    points["at"] = [
+        ", ".join(f"{o}={value_text(r[o])}" for o in others if not missing(r[o]))
+        for r in points[others].to_dict("records")
+    ]
+    if not axis.others:
+        points["line"] = axis.strategy
+    elif lines:
+        points["line"] = points["at"]
+    else:
+        points["line"] = f"best over {', '.join(axis.others)}"
     optimum = optimum_of(frame, score, axis)
     points["optimum"] = [optimum.get(d, math.nan) for d in points["deck"]]
     cols = ["deck", "line", axis.param, score.column]
     cols += [c for c in (score.exact,) if c in points] + ["at", "optimum"]
-    decks_seen = list(dict.fromkeys(part["deck"]))
-    points["_deck"] = points["deck"].map({d: i for i, d in enumerate(decks_seen)})
     points = points.sort_values(["_deck", "line", axis.param], kind="stable")
     return points[cols].reset_index(drop=True)
+
+
+def codes(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """An integer per row naming its combination of ``columns`` (0, 1, ... in order of
+    first appearance; missing values a value of their own)."""
+    if not columns or not len(frame):
+        return np.zeros(len(frame), dtype=np.int64)
+    return frame.groupby(columns, dropna=False, sort=False).ngroup().to_numpy()
 
 
 def optimum_of(frame: pd.DataFrame, score: Score, axis: Axis) -> dict[str, float]:
@@ -410,9 +426,10 @@ def plotly_axis(points: pd.DataFrame, axis: Axis, score: Score) -> Any:
     from solvers.kit.report_sections import scatter
 
     hover = [c for c in (score.exact, "at", "optimum") if c in points]
+    shown = list(dict.fromkeys(points["deck"]))[:MAX_PANELS]  # as draw_axis: the first
     drawn = [  # lines through the same points drawn once, named together (as draw_axis)
         part.assign(line=label)
-        for _, panel in points.groupby("deck", sort=False)
+        for _, panel in points[points["deck"].isin(shown)].groupby("deck", sort=False)
         for label, part in merged_lines(panel, axis, score)
     ]
     fig = scatter(pd.concat(drawn), x=axis.param, y=score.column, group="line", facet="deck",
@@ -421,7 +438,7 @@ def plotly_axis(points: pd.DataFrame, axis: Axis, score: Score) -> Any:
     if all(float(v).is_integer() for v in points[axis.param]):  # no tick between integers
         span = points[axis.param].max() - points[axis.param].min()
         fig.update_xaxes(dtick=max(1, math.ceil(span / 10)))
-    decks = list(dict.fromkeys(points["deck"]))
+    decks = list(dict.fromkeys(points["deck"]))[:MAX_PANELS]
     best = best_points(points, axis, score).set_index("deck")
     for row, deck in enumerate(decks, start=1):
         optimum = points.loc[points["deck"] == deck, "optimum"].iloc[0]
