@@ -143,7 +143,7 @@ def test_high_low_draws_a_line_per_other_value_and_nothing_for_a_two_valued_axis
 ):
     """High-low's summary: P(every call right) of an own strategy against its argument
     ``bias`` (4 values), one line per value of ``slack`` (2 values, so no figure of its
-    own), the optimal strategy's P as the optimum."""
+    own), the optimal strategy's P as the optimum; the caption names where the best is."""
     from solvers.high_low.summary import summarize
 
     rows = frame(high_low_rows(own_module), "high_low")
@@ -162,6 +162,9 @@ def test_high_low_draws_a_line_per_other_value_and_nothing_for_a_two_valued_axis
             assert panel[label][1] == pytest.approx(want["p_perfect"].tolist())
         assert panel["optimum (optimal)"][1] == pytest.approx([best["p_perfect"].iloc[0]] * 2)
         assert panel["best point"][1] == [pytest.approx(mine["p_perfect"].max())]
+    # the best is reached at bias 0 with either slack and at bias 1 with slack 1 (8/45 on
+    # 3 ranks): the caption names each value with the other parameters there
+    assert "0.177778 at bias = 0 (slack=0 and slack=1), 1 (slack=1)" in text
 
 
 def test_the_report_shows_the_points_the_summary_draws(own_module):
@@ -182,3 +185,25 @@ def test_the_report_shows_the_points_the_summary_draws(own_module):
     optimal = rows[rows["strategy"] == "optimal"]["p_perfect"].tolist()
     assert [y[0] for _, y in points["optimum (optimal)"]] == pytest.approx(optimal)
     assert "lean's P(every call right) against its argument bias" in sections[0].items[0].note
+
+
+def test_more_combinations_than_lines_draw_the_best_over_them(drawn, tmp_path):
+    """Five values of t beside three of r: at each r the line is the best (fewest guesses)
+    over t, its t named in the points; the caption says so; no deck without its optimum
+    strategy gets an optimum line."""
+    from solvers.kit.axis_plots import MAX_LINES, axis_sections
+    from solvers.mastermind.summary import SCORE
+
+    rs, ts = (0.5, 1.0, 2.0), (0.0, 1.0, 2.0, 3.0, 4.0)
+    assert len(ts) > MAX_LINES
+    rows = pd.DataFrame(
+        [{"strategy": "sharma_mittal", "pegs": 2, "colours": 3, "jar": None, "entropy_r": r,
+          "entropy_t": t, "expected_guesses": 3 + r + (t - 2) ** 2} for r in rs for t in ts]
+    )  # fmt: skip
+    text = "\n".join(axis_sections(rows, tmp_path, SCORE))
+    assert "at each value the best over entropy_t" in text and "dotted line" not in text
+    panel = panel_lines(drawn["mastermind_sharma_mittal_against_entropy_r.png"])
+    line = panel["pegs 2, colours 3"]["best over entropy_t"]
+    assert line == ([0.5, 1.0, 2.0], [3.5, 4.0, 5.0])
+    assert "best over entropy_t" in text and "3.5 at entropy_r = 0.5 (entropy_t=2)" in text
+    assert "against_entropy_t" in " ".join(drawn)  # t has 5 values: drawn too

@@ -38,6 +38,7 @@ from solvers.kit.summary_parts import (
     save_figure,
     styled,
     subplots,
+    wrapped,
 )
 from solvers.registry import get_family
 
@@ -45,6 +46,7 @@ MIN_VALUES = 3  # a parameter with this many numeric values in a strategy's rows
 MAX_LINES = MAX_SERIES - 2  # lines of a panel (its optimum and its best point are series too)
 MAX_PANELS = 6  # decks drawn per figure (the first); the Parquet beside it holds every one
 NUMERIC = ("int64", "float64")
+LEGEND_WIDTH = 36  # characters of a legend entry's line (two entries a row fill the width)
 OWN_COLUMNS = ("strategy_target", "strategy_params", "strategy_code")
 
 
@@ -250,19 +252,22 @@ def optimum_of(frame: pd.DataFrame, score: Score, axis: Axis) -> dict[str, float
 def best_points(points: pd.DataFrame, axis: Axis, score: Score) -> pd.DataFrame:
     """The best point of each deck (the first of equals in order of the parameter), and in
     ``where`` every value it is reached at, with the other parameters there ("0 (slack=0),
-    1 (slack=1)", or "0, 1 (slack=0)")."""
+    1 (slack=0 and slack=1)", or "0, 1 (slack=0)" where they are the same at each)."""
     out = []
     for _, group in points.groupby("deck", sort=False):
         group = group.sort_values([axis.param, "line"], kind="stable")
         top = group.loc[score.best(group[score.column])].copy()
         same = group[np.isclose(group[score.column], top[score.column], rtol=1e-12, atol=0)]
-        values = map(value_text, same[axis.param])
-        pairs = list(dict.fromkeys(zip(values, same["at"], strict=True)))
-        if len({at for _, at in pairs}) == 1:
-            xs = ", ".join(dict.fromkeys(x for x, _ in pairs))
-            top["where"] = xs + (f" ({pairs[0][1]})" if pairs[0][1] else "")
+        at: dict[str, list[str]] = {}
+        for x, there in zip(map(value_text, same[axis.param]), same["at"], strict=True):
+            at.setdefault(x, [])
+            if there and there not in at[x]:
+                at[x].append(there)
+        said = {x: f" ({' and '.join(a)})" if a else "" for x, a in at.items()}
+        if len(set(said.values())) == 1:  # the same other parameters at each value
+            top["where"] = ", ".join(at) + next(iter(said.values()))
         else:
-            top["where"] = ", ".join(f"{x} ({at})" if at else x for x, at in pairs)
+            top["where"] = ", ".join(x + said[x] for x in at)
         out.append(top)
     return pd.DataFrame(out).reset_index(drop=True)
 
@@ -300,7 +305,7 @@ def draw_axis(points: pd.DataFrame, axis: Axis, score: Score) -> Any:
         for label, part in merged_lines(panel, axis, score):
             k = colour[part["line"].iloc[0]] % MAX_LINES
             ax.plot(part[axis.param], part[score.column], color=PALETTE[k], marker=MARKERS[k],
-                    lw=1.5, label=label)  # fmt: skip
+                    lw=1.5, label=wrapped(label, LEGEND_WIDTH))  # fmt: skip
         optimum = panel["optimum"].iloc[0]
         if not math.isnan(optimum):
             ax.axhline(optimum, ls=":", lw=2, color="black", label=f"optimum ({score.optimum})")
@@ -310,7 +315,7 @@ def draw_axis(points: pd.DataFrame, axis: Axis, score: Score) -> Any:
         ax.set_title(deck, loc="left")
         ax.grid(True, alpha=0.3)
     bottom = axes[-1, 0]
-    bottom.set_xlabel(axis.words(score.family))
+    bottom.set_xlabel(wrapped(axis.words(score.family), 2 * LEGEND_WIDTH))
     if all(float(v).is_integer() for v in points[axis.param]):
         bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.supylabel(score.words)
@@ -318,7 +323,11 @@ def draw_axis(points: pd.DataFrame, axis: Axis, score: Score) -> Any:
     for ax in axes[:, 0]:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, handle)
-    rows = math.ceil(len(handles) / 2)
+    labels = list(handles)
+    rows = sum(  # the legend's lines, two entries a row
+        max(label.count("\n") + 1 for label in labels[i : i + 2])
+        for i in range(0, len(labels), 2)
+    )
     fig.legend(handles.values(), handles.keys(), loc="upper center", ncol=2, frameon=False)
     fig.tight_layout(rect=(0, 0, 1, 1 - (0.1 + 0.25 * rows) / fig.get_figheight()))
     return fig
