@@ -325,8 +325,7 @@ def draw_axis(points: pd.DataFrame, axis: Axis, score: Score) -> Any:
             handles.setdefault(label, handle)
     labels = list(handles)
     rows = sum(  # the legend's lines, two entries a row
-        max(label.count("\n") + 1 for label in labels[i : i + 2])
-        for i in range(0, len(labels), 2)
+        max(label.count("\n") + 1 for label in labels[i : i + 2]) for i in range(0, len(labels), 2)
     )
     fig.legend(handles.values(), handles.keys(), loc="upper center", ncol=2, frameon=False)
     fig.tight_layout(rect=(0, 0, 1, 1 - (0.1 + 0.25 * rows) / fig.get_figheight()))
