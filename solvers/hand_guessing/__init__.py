@@ -170,6 +170,7 @@ FAMILY = register(
         name="hand_guessing",
         version=VERSION,
         summary="solvers.hand_guessing.summary:summarize",
+        report="solvers.hand_guessing.report:report",
         examples=({"cards": 1, "ranks": 4, "suits": 2, "strategy": "min_expected_size"},),
         doc=__doc__,
         strategies=S.STRATEGIES,
