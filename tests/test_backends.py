@@ -153,7 +153,7 @@ def test_slurm_tls_uses_one_certificate_for_every_role(tmp_path, monkeypatch):
     )
     cluster["tls"]["key"] = str(tmp_path / "missing.pem")
     with pytest.raises(StudyError, match="cluster.tls.key=.*missing.pem.*no such file"):
-        pipeline.backends.slurm.check(cluster_config(cluster))
+        pipeline.backends.slurm.SlurmBackend(cluster_config(cluster)).check()
 
 
 def _bookkeeping() -> tuple[bool, str]:
@@ -214,13 +214,13 @@ def test_forked_workers_leave_the_inherited_heap_to_refcounting():
 
 
 def test_auto_start_method_is_fork_on_linux_and_a_bad_one_names_the_key():
-    from pipeline.backends import Backend
+    from pipeline.backends import backend_of
     from pipeline.backends.local import start_method
     from pipeline.config import cluster_config
 
     assert start_method("auto") == ("fork" if sys.platform.startswith("linux") else "spawn")
     with pytest.raises(StudyError, match=r"cluster.start_method='teleport': unknown; valid: auto"):
-        Backend(cluster_config({"kind": "local", "start_method": "teleport"})).check()
+        backend_of(cluster_config({"kind": "local", "start_method": "teleport"})).check()
 
 
 def test_slurm_workers_run_without_the_profiler():
