@@ -14,7 +14,7 @@ replaces it with one table per section (``stage``, ``store.*``, ``run.*``, ``pat
 The keys are those of the models; a model key that conf/ leaves out, a conf/ key the model
 does not know, or a key with no comment fails the build, naming the key, so the manual
 cannot drift from the config.  This module imports :mod:`pipeline.config` only (docs/hooks.py
-keeps to ``solvers``); the config finds each cluster kind's model in the backends' registry
+keeps to ``solvers``); the config finds each cluster kind's model among the registered backends
 (:func:`pipeline.config.cluster_models`), so a registered kind has its section.
 """
 

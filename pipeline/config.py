@@ -71,6 +71,8 @@ def _positive_seconds(value: Any) -> float:
 
 
 def choice(*choices: Any):
+    """A check that a setting is one of ``choices`` (an AfterValidator's function)."""
+
     def check(value: Any) -> Any:
         if isinstance(value, bool) and True not in choices or value not in choices:
             raise ValueError(f"unknown; valid: {', '.join(map(str, choices))}")
@@ -228,12 +230,53 @@ class ClusterSettings(Strict):
     kind: str
 
 
+# The cluster kinds: kind -> its backend class (a pipeline.backends.Backend with a
+# settings_model), in the order registered.  Held here, below the backends, so the config
+# asks for the kinds without importing a backend by name: each registers itself as its class
+# is defined (Backend.__init_subclass__), and the built-in ones are found by importing every
+# module of their package, as Hydra finds its plugins.
+BACKENDS_PACKAGE = "pipeline.backends"
+_BACKENDS: dict[str, Any] = {}
+_FOUND = [False]  # whether the modules of BACKENDS_PACKAGE were imported
+
+
+def register_backend(backend: Any) -> None:
+    """Hold ``backend`` (a Backend subclass with a ``settings_model``) as the backend of its
+    ``kind``; ValueError for a kind another class holds already."""
+    held = _BACKENDS.get(backend.kind)
+    name = f"{backend.__module__}.{backend.__qualname__}"
+    if held is not None and f"{held.__module__}.{held.__qualname__}" != name:
+        raise ValueError(
+            f"cluster.kind={backend.kind!r}: registered by {held.__module__}.{held.__qualname__} "
+            f"already, so {name} cannot take it"
+        )
+    _BACKENDS[backend.kind] = backend
+
+
+def unregister_backend(kind: str) -> None:
+    """Drop the backend of ``kind`` (one registered for a while: a test's)."""
+    _BACKENDS.pop(kind, None)
+
+
+def cluster_backends() -> dict[str, Any]:
+    """Every registered backend class by kind, in the order they are listed (their
+    ``order``, then as registered); the built-in ones imported the first time."""
+    if not _FOUND[0]:
+        import importlib
+        import pkgutil
+
+        package = importlib.import_module(BACKENDS_PACKAGE)
+        for module in pkgutil.iter_modules(package.__path__, f"{BACKENDS_PACKAGE}."):
+            importlib.import_module(module.name)
+        _FOUND[0] = True
+    ranked = sorted(enumerate(_BACKENDS.items()), key=lambda item: (item[1][1].order, item[0]))
+    return dict(pair for _, pair in ranked)
+
+
 def cluster_models() -> dict[str, type[ClusterSettings]]:
     """The settings model of each cluster kind, by kind, in the order they are listed: those
-    of the backends the registry holds (:mod:`pipeline.backends.registry`)."""
-    from pipeline.backends.registry import backends
-
-    return {kind: backend.settings_model for kind, backend in backends().items()}
+    of the registered backends (:func:`cluster_backends`)."""
+    return {kind: backend.settings_model for kind, backend in cluster_backends().items()}
 
 
 @functools.cache
@@ -248,6 +291,8 @@ def _cluster_adapter() -> TypeAdapter[Any]:
 
 
 def _of_its_kind(value: Any, handler: Any) -> ClusterSettings:
+    """The cluster section checked by the model of its kind (the registry's, not the base's:
+    ``handler`` is not called)."""
     return _cluster_adapter().validate_python(value)
 
 

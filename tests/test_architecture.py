@@ -326,7 +326,7 @@ def test_only_the_backends_know_the_cluster_kinds():
         if "backends" not in path.relative_to(ROOT / "pipeline").parts:
             assert "kind ==" not in path.read_text(), path
     from pipeline.backends import Backend
-    from pipeline.backends.registry import backends
+    from pipeline.config import cluster_backends as backends
 
     assert list(backends()) == ["sync", "local", "address", "slurm"]
     for kind, backend in backends().items():
@@ -343,8 +343,8 @@ def test_every_backend_is_one_class_over_the_declared_base():
 
     from pipeline.backends import Backend
     from pipeline.backends.given_client import ClientBackend
-    from pipeline.backends.registry import backends
     from pipeline.config import ClusterSettings
+    from pipeline.config import cluster_backends as backends
     from pipeline.run import StudyRun
 
     modules = set()

@@ -364,10 +364,10 @@ def toy_backend():
     executor runs each call in this process and counts it."""
     from typing import Literal
 
-    from pipeline.backends import Backend, registry
+    from pipeline.backends import Backend
     from pipeline.backends.base import Workers
     from pipeline.backends.sync import SyncExecutor
-    from pipeline.config import ClusterSettings, PositiveInt
+    from pipeline.config import ClusterSettings, PositiveInt, unregister_backend
 
     class ToySettings(ClusterSettings):
         kind: Literal["toy"]
@@ -397,7 +397,7 @@ def toy_backend():
     try:
         yield ToyBackend
     finally:
-        registry.unregister("toy")
+        unregister_backend("toy")
 
 
 def test_a_backend_declared_in_one_module_runs_a_study_and_its_settings_are_checked(

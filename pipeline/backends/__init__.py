@@ -1,8 +1,9 @@
 """Cluster backends: one class per way of running over one declared base
 (:class:`.backend.Backend`), each cluster kind's in its own module with its settings model
 beside it (``sync``, ``local``, ``address``, ``slurm``), chosen by kind through the registry
-(:mod:`.registry`); the Dask client a caller keeps is one more
-(:class:`.given_client.ClientBackend`).
+the config holds (:func:`pipeline.config.cluster_backends`: a backend registers itself as its
+class is defined, and the config imports every module here to find them); the Dask client a
+caller keeps is one more (:class:`.given_client.ClientBackend`).
 
 A backend answers the run through the same calls whatever its kind: ``check`` (refuse a
 config that cannot work here, before any work), ``exposure_warning`` (who else can reach the
@@ -22,8 +23,7 @@ from typing import Any
 
 from pipeline.backends.backend import Backend
 from pipeline.backends.executor import Executor
-from pipeline.backends.registry import backends
-from pipeline.config import ClusterSettings, cluster_config
+from pipeline.config import ClusterSettings, cluster_backends, cluster_config
 
 __all__ = ["Backend", "backend_of", "open_executor"]
 
@@ -33,7 +33,7 @@ def backend_of(cluster: ClusterSettings, client: Any = None) -> Backend:
     (:class:`.given_client.ClientBackend`, the cluster section unused), else the registered
     backend of the checked cluster section's kind."""
     if client is None:
-        return backends()[cluster.kind](cluster)
+        return cluster_backends()[cluster.kind](cluster)
     from pipeline.backends.given_client import ClientBackend
 
     return ClientBackend(client)

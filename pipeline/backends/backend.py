@@ -5,11 +5,11 @@ One class per way of running, each over this base: a cluster kind's backend
 :class:`~pipeline.backends.local.LocalBackend`,
 :class:`~pipeline.backends.address.AddressBackend`,
 :class:`~pipeline.backends.slurm.SlurmBackend`), with its settings model beside it and
-registered by kind as its class is defined (:mod:`.registry`), and the Dask client a caller
-keeps (:class:`~pipeline.backends.given_client.ClientBackend`, chosen by ``client=``, not by
-the config).  Adding a backend is adding one module: a settings model (a
-:class:`pipeline.config.ClusterSettings` whose ``kind`` is the Literal of the new kind) and a
-Backend subclass naming it.
+registered by kind as its class is defined (:func:`pipeline.config.register_backend`), and
+the Dask client a caller keeps (:class:`~pipeline.backends.given_client.ClientBackend`,
+chosen by ``client=``, not by the config).  Adding a backend is adding one module: a settings
+model (a :class:`pipeline.config.ClusterSettings` whose ``kind`` is the Literal of the new
+kind) and a Backend subclass naming it.
 
 A backend answers the run through four calls (:meth:`Backend.check`,
 :meth:`Backend.exposure_warning`, :meth:`Backend.workers`, :meth:`Backend.open`), the last
@@ -24,10 +24,9 @@ import math
 from contextlib import AbstractContextManager
 from typing import Any, ClassVar, get_args
 
-from pipeline.backends import registry
 from pipeline.backends.base import Workers, quiet_while_stopping
 from pipeline.backends.executor import Executor
-from pipeline.config import ClusterSettings
+from pipeline.config import ClusterSettings, register_backend
 
 
 class Backend(abc.ABC):
@@ -57,7 +56,7 @@ class Backend(abc.ABC):
                 'e.g. kind: Literal["local"]'
             )
         cls.kind = kinds[0]
-        registry.register(cls)
+        register_backend(cls)
 
     def __init__(self, cluster: ClusterSettings | None = None):
         self.cluster = cluster  # the checked cluster section (None: the caller's client)
