@@ -461,8 +461,7 @@ def _open(
     stops when no worker is left (:mod:`.last_worker`)."""
     with no_cyclic_gc():  # ~0.1 s of collections while Dask imports (pipeline.heap)
         import dask
-        from distributed import Client
-        from distributed import LocalCluster as DaskLocalCluster
+        from distributed import Client, LocalCluster
 
     quiet_dask_logs()
 
@@ -475,7 +474,7 @@ def _open(
         _workers_ignore_stops(),
         access_log_dropped() if cluster.dashboard else contextlib.nullcontext(),
         dask.config.set(local_cluster_settings(cluster.dashboard, method)),
-        DaskLocalCluster(
+        LocalCluster(
             n_workers=n_workers,
             threads_per_worker=cluster.threads_per_worker,
             processes=True,
