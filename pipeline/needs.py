@@ -2,7 +2,7 @@
 
 - **The budget** (:func:`budgeted`): the memory one process of a task may hold:
   ``run.memory_budget`` if set (refused over the most a process has there), else what the
-  backend answers of its workers (``workers(cluster)``, :mod:`pipeline.backends`).
+  backend answers of its workers (``Backend.workers``, :mod:`pipeline.backends`).
 - **The refusal** (:func:`check_needs`): ``stage=plan`` and ``stage=run`` ask each class of
   tasks left to run its :class:`~solvers.kit.budget.Need` through ``Family.needs``; a need
   over the budget, or a disk need over the free disk of the study folder, stops the study

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pipeline import claims, driver, locking, store_newest, store_upkeep
 from pipeline.backends import Backend, backend_of
@@ -51,9 +51,6 @@ from pipeline.study_folder import (
 )
 from solvers.kit.words import counted
 from solvers.registry import get_family
-
-if TYPE_CHECKING:
-    from pipeline.backends.given_client import ClientBackend
 
 
 def run_study(cfg: Mapping[str, Any], *, log=print, client: Any = None) -> StudyReport:
@@ -125,7 +122,7 @@ class StudyRun:
     given: dict[str, Any]  # the config as given, plain: the run's record, every file's metadata
     conf: Config  # the same, checked and typed
     plan: Plan  # every task of the study (the store not read)
-    backend: Backend | ClientBackend  # the cluster backend, checked
+    backend: Backend  # where the tasks execute (the cluster's, or the caller's client's), checked
     report: StudyReport  # what the run has done so far; study_dir is the study folder
     log: Callable[[str], None] = print
 

@@ -325,12 +325,37 @@ def test_only_the_backends_know_the_cluster_kinds():
     for path in [*(ROOT / "pipeline").rglob("*.py"), *(ROOT / "pipeline").rglob("*.js")]:
         if "backends" not in path.relative_to(ROOT / "pipeline").parts:
             assert "kind ==" not in path.read_text(), path
-    from pipeline.config import CLUSTER_KINDS
+    from pipeline.backends import Backend
+    from pipeline.config import cluster_backends as backends
 
-    for kind in CLUSTER_KINDS:
-        tree = ast.parse((ROOT / "pipeline" / "backends" / f"{kind}.py").read_text())
-        defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-        assert {"check", "workers", "open"} <= defined, kind
+    assert list(backends()) == ["sync", "local", "address", "slurm"]
+    for kind, backend in backends().items():
+        assert issubclass(backend, Backend) and backend.kind == kind, kind
+        defined = set(vars(backend))
+        assert {"check", "find_workers", "executor"} <= defined, kind
+
+
+def test_every_backend_is_one_class_over_the_declared_base():
+    """Each cluster kind's backend is a class over :class:`pipeline.backends.Backend` with its
+    settings model beside it, in its own module of pipeline/backends/, and the caller's own
+    client's backend is one more over the same base; a run holds its backend as the base."""
+    import typing
+
+    from pipeline.backends import Backend
+    from pipeline.backends.given_client import ClientBackend
+    from pipeline.config import ClusterSettings
+    from pipeline.config import cluster_backends as backends
+    from pipeline.run import StudyRun
+
+    modules = set()
+    for kind, backend in backends().items():
+        model = backend.settings_model
+        assert issubclass(model, ClusterSettings) and model.__module__ == backend.__module__
+        assert backend.__module__.startswith("pipeline.backends."), kind
+        modules.add(backend.__module__)
+    assert len(modules) == len(backends())
+    assert issubclass(ClientBackend, Backend) and ClientBackend.kind is None
+    assert typing.get_type_hints(StudyRun)["backend"] is Backend
 
 
 def cluster_questions(source: str, kinds: tuple[str, ...]) -> list[str]:
@@ -375,7 +400,7 @@ def test_only_the_backends_ask_which_cluster_runs():
     """Outside pipeline/backends/, no module of the pipeline or the dask launcher reads an
     executor's ``.client`` or compares a cluster kind: each asks its executor
     (submit, completed, worker_events) and the executor's backend answers."""
-    from pipeline.config import CLUSTER_KINDS
+    from pipeline.config import cluster_models
 
     paths = [*(ROOT / "pipeline").rglob("*.py"), *(ROOT / "hydra_plugins").rglob("*.py")]
     backends = ROOT / "pipeline" / "backends"
@@ -383,7 +408,7 @@ def test_only_the_backends_ask_which_cluster_runs():
         f"{path.relative_to(ROOT)}:{where}"
         for path in paths
         if not path.is_relative_to(backends)
-        for where in cluster_questions(path.read_text(), tuple(CLUSTER_KINDS))
+        for where in cluster_questions(path.read_text(), tuple(cluster_models()))
     ]
     assert found == []
 

@@ -92,7 +92,7 @@ def test_the_settings_reference_lists_every_key_of_conf_and_of_the_config_models
     expected |= model_keys(config.PathsConfig, "paths")
     before_clusters = page[: page.index('id="clustersync"')]
     assert listed_keys(before_clusters) == expected
-    for kind, model in config.CLUSTER_MODELS.items():
+    for kind, model in config.cluster_models().items():
         conf = yaml.safe_load((CONF / "cluster" / f"{kind}.yaml").read_text())
         keys = flat_keys(conf, "cluster") | model_keys(model, "cluster")
         assert listed_keys(section_of(page, f"cluster{kind}")) == keys, kind
