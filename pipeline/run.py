@@ -128,6 +128,7 @@ class StudyRun:
     backend: Backend | ClientBackend  # the cluster backend, checked
     report: StudyReport  # what the run has done so far; study_dir is the study folder
     log: Callable[[str], None] = print
+    search: dict[str, Any] | None = None  # a search's batch: its name and the tasks' trials
 
     @property
     def folder(self) -> Path:
