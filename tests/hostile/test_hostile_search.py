@@ -22,9 +22,10 @@ JOURNAL = Path("gamma_sweep", "search", "info-gamma.journal")
 
 
 def search(outputs: Path, said: list[str] | None = None):
-    """The search over gamma on (3,3,3), 8 trials 4 at a time, into ``outputs``."""
+    """The search over gamma on (3,3,3), 8 trials 4 at a time, into ``outputs`` (its page
+    written, the study's summary not: ``stage=run``)."""
     log = (lambda _: None) if said is None else said.append
-    return run_search(config(outputs), settings(n_trials=N_TRIALS), log=log)
+    return run_search(config(outputs, "stage=run"), settings(n_trials=N_TRIALS), log=log)
 
 
 @pytest.fixture(scope="module")
