@@ -82,11 +82,11 @@ def a_fifo(journal: Path) -> None:
 def test_a_damaged_journal_is_named_set_aside_and_the_search_goes_on_from_the_store(
     copied, damage, said
 ):
-    """A journal garbled in the middle (with its seal, or without), cut at the end of a line (which Optuna would replay
-    short, trials told lost without a word), cut inside its last line with no seal beside
-    it, or a FIFO where it belongs: one line names it and why, it moves to
-    ``quarantine/search/``, and the search starts again from the store: the same trials
-    asked again, every task found stored, nothing solved, the same best."""
+    """A journal garbled in the middle (with its seal, or without), cut at the end of a
+    line (which Optuna would replay short, trials told lost without a word), cut inside its
+    last line with no seal beside it, or a FIFO where it belongs: one line names it and
+    why, it moves to ``quarantine/search/``, and the search starts again from the store:
+    the same trials asked again, every task found stored, nothing solved, the same best."""
     outputs, found = copied
     damage(outputs / JOURNAL)
     lines: list[str] = []
