@@ -38,27 +38,23 @@ class SearchJournal:
         self.path = folder / f"{name}.journal"
         self.seal_path = folder / f"{name}.journal.seal"
 
-    def open(self, make: Callable[[Any], Any]) -> Any:
-        """``make(storage)`` (the Optuna study) over the journal once it is checked; over a
-        new journal when it fails, the journal set aside and named."""
+    def open(self, make: Callable[[], Any]) -> Any:
+        """``make()`` (the Optuna study over a storage of :attr:`path`, made by ``make``)
+        once the journal is checked; again over a new journal when it fails, the journal
+        set aside and named."""
         reason = self.problem()
         if reason is None:
             try:
-                study = make(self.storage())
+                study = make()
             except Exception as exc:  # noqa: BLE001 - whatever a journal Optuna cannot replay raises
                 reason = f"Optuna cannot replay it ({type(exc).__name__}: {exc})"
             else:
                 self.seal()
                 return study
         self.set_aside(reason)
-        study = make(self.storage())
+        study = make()
         self.seal()
         return study
-
-    def storage(self) -> Any:
-        from optuna.storages.journal import JournalFileBackend, JournalStorage
-
-        return JournalStorage(JournalFileBackend(str(self.path)))
 
     # ------------------------------------------------------------------------- the checks
 

@@ -170,7 +170,7 @@ class Search:
         report = StudyReport(study=conf.study.name, study_dir=self.base.folder)
         report.planned = plan.n_tasks
         search = {"name": self.name, "trials": asked or {}}  # in its files' metadata
-        run = StudyRun(given, conf, plan, self.held, report, _warnings_of(self.log), search)
+        run = StudyRun(given, conf, plan, self.held, report, _warnings_of(self.log), search=search)
         run_tasks(run)
         self.result.computed += report.computed
         return report
@@ -339,12 +339,14 @@ class Search:
                 "hydra/sweeper=guesslab: the search needs Optuna: pip install 'guesslab[search]'"
             ) from None
         optuna.logging.set_verbosity(optuna.logging.WARNING)
+        from optuna.storages.journal import JournalFileBackend, JournalStorage
+
         self.journal = SearchJournal(self.base.folder, self.name, self.log)
         folder = self.journal.path.parent
         study = self.journal.open(  # checked before it is trusted: pipeline/search/journal.py
-            lambda storage: optuna.create_study(
+            lambda: optuna.create_study(
                 study_name=self.name,
-                storage=storage,
+                storage=JournalStorage(JournalFileBackend(str(self.journal.path))),
                 sampler=sampler_of(self.settings.sampler, self.settings.seed),
                 direction=self.objective.direction,
                 load_if_exists=True,
