@@ -25,9 +25,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-# what a row records of its run, not of its task (run and job: the columns load_results adds
-# from a file's metadata, if a frame of it is compared)
-NOT_RESULTS = ("seconds", "study", "run", "job")
+# what a row records of its run, not of its task (run, job, search and trial: the columns
+# load_results adds from a file's metadata, if a frame of it is compared)
+NOT_RESULTS = ("seconds", "study", "run", "job", "search", "trial")
 ROW = "__row"  # a row's place among its task's rows
 
 

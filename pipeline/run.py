@@ -125,6 +125,7 @@ class StudyRun:
     backend: Backend  # where the tasks execute (the cluster's, or the caller's client's), checked
     report: StudyReport  # what the run has done so far; study_dir is the study folder
     log: Callable[[str], None] = print
+    search: dict[str, Any] | None = None  # a search's batch: its name and the tasks' trials
 
     @property
     def folder(self) -> Path:

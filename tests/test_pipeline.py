@@ -292,7 +292,8 @@ def test_cli_runs_the_default_study(tmp_path):
 def test_multirun_jobs_share_one_store_and_summary(tmp_path, monkeypatch, capsys):
     """A multirun of the basic launcher (its jobs run one after another in the command's
     process), run in this process: one store, one summary, and each row names its run (the
-    job's run record) and its Hydra job, which tell the jobs' rows apart."""
+    job's run record) and its Hydra job, which tell the jobs' rows apart (and no search or
+    trial: no search computed them)."""
     res = cli_run_in_process(
         monkeypatch,
         capsys,
@@ -310,6 +311,7 @@ def test_multirun_jobs_share_one_store_and_summary(tmp_path, monkeypatch, capsys
     decks = rows.groupby("job")["deck"].agg(lambda d: sorted(set(d)))
     assert decks.to_dict() == {0: ["3,3,3"], 1: ["2,2,2"]}
     assert rows.groupby("job")["run"].nunique().to_dict() == {0: 1, 1: 1}
+    assert rows["search"].isna().all() and rows["trial"].isna().all()  # no search computed them
     summary = (tmp_path / "paper" / "summary.md").read_text()
     assert "Deck (2,2,2)" in summary and "Deck (3,3,3)" in summary
 
