@@ -12,7 +12,7 @@ import pytest
 from solvers import TaskError, solve, validate
 from solvers import entropy as E
 from solvers import mastermind as M
-from solvers.mastermind import rules as R
+from solvers.mastermind import codes as R
 
 # ------------------------------------------------------------- brute-force reference player
 
@@ -212,7 +212,7 @@ def test_jar_changes_the_sharma_mittal_strategy() -> None:
 
 def test_rows_have_exactly_the_declared_columns() -> None:
     out = row(pegs=2, colours=2, strategy="most_parts")
-    assert set(out) >= set(M.FAMILY.columns)
+    assert set(out) >= set(M.FAMILY.solver.columns)
     assert out["entropy_r"] is None and out["strategy"] == "most_parts"
 
 

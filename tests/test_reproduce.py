@@ -405,12 +405,14 @@ def test_a_config_without_its_strategies_not_importable_keeps_the_rest():
 
 TOY_GAME = """
 from solvers.params import Param, as_int
-from solvers.registry import Family, register
+from solvers.registry import Family, Rules, Solver, register
 
 register(Family(
-    name="toy_sum", version="1", run=lambda task: [{"total": task["n"] * (task["n"] + 1) // 2}],
-    columns={"total": "int64"},
-    params=(Param("n", lambda v: as_int(v, low=1), 3, "how many numbers", dtype="int64"),),
+    name="toy_sum", version="1",
+    solver=Solver(run=lambda task: [{"total": task["n"] * (task["n"] + 1) // 2}],
+                  columns={"total": "int64"}),
+    rules=Rules(params=(Param("n", lambda v: as_int(v, low=1), 3, "how many numbers",
+                              dtype="int64"),)),
 ))
 """
 

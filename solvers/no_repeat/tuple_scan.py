@@ -1,7 +1,7 @@
-"""The compiled scan of :func:`solvers.no_repeat.scan`: every valid (n, k, m) of one deck size,
-the two entropies of each from the closed forms (the scalar twins of
-:func:`solvers.no_repeat.entropies`), counted and the extremes kept.  A module of its own so
-that importing the family (to read its parameters) imports no compiler."""
+"""The compiled scan of :func:`solvers.no_repeat.tasks.scan`: every valid (n, k, m) of one
+deck size, the two entropies of each from the closed forms (the scalar twins of
+:func:`solvers.no_repeat.closed_forms.entropies`), counted and the extremes kept.  A module
+of its own so that importing the family (to read its parameters) imports no compiler."""
 
 from __future__ import annotations
 
