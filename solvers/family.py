@@ -38,27 +38,27 @@ class Rules:
     tasks, before any work.
     """
 
+    # The game's parameters (:class:`~solvers.params.Param`): each checks and canonicalises its
+    # value, has a default (or is required), a doc line, a dtype, and may apply to some strategies
+    # only or be an execution knob (``identity=False``, outside the task id).
     params: tuple[Param, ...]
-    """The game's parameters (:class:`~solvers.params.Param`): each checks and canonicalises
-    its value, has a default (or is required), a doc line, a dtype, and may apply to some
-    strategies only or be an execution knob (``identity=False``, outside the task id)."""
 
+    # The valid values of the task's ``strategy``; empty: the family has none.
     strategies: tuple[str, ...] = ()
-    """The valid values of the task's ``strategy``; empty: the family has none."""
 
+    # The strategy of a task that names none.
     default_strategy: str | None = None
-    """The strategy of a task that names none."""
 
+    # Whole-task checks (size limits, parameters that must agree), raising
+    # :class:`~solvers.registry.TaskError` naming the key and the value.  It may fill in a parameter
+    # (a new value, not a change made in place: planning re-encodes for the task id only the values
+    # it sees replaced).  None: the parameters' own checks are the whole check.
     check_task: Callable[[Task], None] | None = None
-    """Whole-task checks (size limits, parameters that must agree), raising
-    :class:`~solvers.registry.TaskError` naming the key and the value.  It may fill in a
-    parameter (a new value, not a change made in place: planning re-encodes for the task id
-    only the values it sees replaced).  None: the parameters' own checks are the whole check."""
 
+    # Strategies of one's own (:mod:`solvers.own_strategy`): what their class must offer, or None
+    # for a family that takes none; such a family declares ``own_params()`` among its ``params``
+    # too.
     own: Any = None
-    """Strategies of one's own (:mod:`solvers.own_strategy`): what their class must offer, or
-    None for a family that takes none; such a family declares ``own_params()`` among its
-    ``params`` too."""
 
     def param(self, name: str) -> Param:
         """The parameter called ``name`` (KeyError for another name)."""
@@ -84,17 +84,17 @@ class Solver:
     beside a float variance.
     """
 
+    # ``run(task) -> rows``: the rows of one canonical task (validated).
     run: Callable[[Task], list[Row]]
-    """``run(task) -> rows``: the rows of one canonical task (validated)."""
 
-    columns: Mapping[str, str] = field(default_factory=dict)
-    """Result column -> dtype (one of :data:`solvers.registry.DTYPES`); every row of the
-    family has exactly these columns besides the common ones and the parameters."""
+    # every row of the family has exactly these columns besides the common ones and the
+    # parameters, each of a dtype of solvers.registry.DTYPES:
+    columns: Mapping[str, str] = field(default_factory=dict)  # result column -> dtype
 
+    # Float column -> the largest absolute difference ``guesslab-reproduce`` accepts between a
+    # stored value and the one computed again (the reason belongs in the family's docstring); a
+    # column not named here compares bit for bit.
     tolerances: Mapping[str, float] = field(default_factory=dict)
-    """Float column -> the largest absolute difference ``guesslab-reproduce`` accepts between
-    a stored value and the one computed again (the reason belongs in the family's docstring);
-    a column not named here compares bit for bit."""
 
 
 @dataclass(frozen=True)
@@ -108,26 +108,26 @@ class Scheduling:
     parameters they read, before any work (``stage=plan`` and ``run``).
     """
 
+    # ``estimate(task)``: the solver seconds a checked task should take on one core (a model of its
+    # size, shown by ``stage=plan``), or None for a task it cannot estimate.
     estimate: Callable[[Task], float | None] | None = None
-    """``estimate(task)``: the solver seconds a checked task should take on one core (a model
-    of its size, shown by ``stage=plan``), or None for a task it cannot estimate."""
 
+    # ``needs(task, workers)``: what a checked task needs at its peak given ``workers`` processes (a
+    # :class:`~solvers.kit.budget.Need`: memory per process, checkpoint disk), or None for a task
+    # too small to matter; the pipeline compares it with the budget of where the run executes and
+    # refuses the study before any work.
     needs: Callable[[Task, int], Any] | None = None
-    """``needs(task, workers)``: what a checked task needs at its peak given ``workers``
-    processes (a :class:`~solvers.kit.budget.Need`: memory per process, checkpoint disk), or
-    None for a task too small to matter; the pipeline compares it with the budget of where the
-    run executes and refuses the study before any work."""
 
+    # ``spreads_over_cluster(task)``: whether a checked task spreads its work over a Dask cluster;
+    # then ``run_over_cluster`` runs it in place of :attr:`Solver.run`.
     spreads_over_cluster: Callable[[Task], bool] | None = None
-    """``spreads_over_cluster(task)``: whether a checked task spreads its work over a Dask
-    cluster; then ``run_over_cluster`` runs it in place of :attr:`Solver.run`."""
 
+    # ``"module:function"`` of ``(task, cluster) -> rows`` for a task that spreads, where
+    # ``cluster`` is what the caller hands in (the pipeline: a zero-argument callable giving a
+    # context manager that yields a client of the cluster the task runs on), or None (the family
+    # brings up a cluster of its own).  Named, not imported: a worker imports it only for such a
+    # task.
     run_over_cluster: str | None = None
-    """``"module:function"`` of ``(task, cluster) -> rows`` for a task that spreads, where
-    ``cluster`` is what the caller hands in (the pipeline: a zero-argument callable giving a
-    context manager that yields a client of the cluster the task runs on), or None (the family
-    brings up a cluster of its own).  Named, not imported: a worker imports it only for such a
-    task."""
 
 
 @dataclass(frozen=True)
@@ -138,13 +138,13 @@ class Presentation:
     :func:`~solvers.registry.family_report`), so that workers never load the plotting
     libraries they need.  None: a generic table of the rows."""
 
+    # ``(ok_rows, out_dir) -> Markdown``: the family's section of ``summary.md``, its plots written
+    # into ``out_dir``.
     summary: str | None = None
-    """``(ok_rows, out_dir) -> Markdown``: the family's section of ``summary.md``, its plots
-    written into ``out_dir``."""
 
+    # ``(ok_rows) -> list[Section]``: the family's content of the HTML report
+    # (:mod:`solvers.kit.report_sections`).
     report: str | None = None
-    """``(ok_rows) -> list[Section]``: the family's content of the HTML report
-    (:mod:`solvers.kit.report_sections`)."""
 
 
 @dataclass(frozen=True)
@@ -159,29 +159,29 @@ class Family:
     tests run the family on.
     """
 
+    # The family's name in tasks, studies and the paths of stored results.
     name: str
-    """The family's name in tasks, studies and the paths of stored results."""
 
+    # The version of its rows, part of every task id: bumped whenever the schema or the values of
+    # its rows change (tests/golden/ holds them per version), so rows of another version are
+    # never served.
     version: str
-    """The version of its rows, part of every task id: bumped whenever the schema or the
-    values of its rows change (``tests/golden/`` holds them per version), so rows of another
-    version are never served."""
 
+    # What a task of the game is (:class:`Rules`).
     rules: Rules
-    """What a task of the game is (:class:`Rules`)."""
 
+    # How a checked task becomes rows (:class:`Solver`).
     solver: Solver
-    """How a checked task becomes rows (:class:`Solver`)."""
 
+    # Its time, its needs and its distributed mode (:class:`Scheduling`); none by default.
     scheduling: Scheduling = field(default_factory=Scheduling)
-    """Its time, its needs and its distributed mode (:class:`Scheduling`); none by default."""
 
+    # Its summary and report (:class:`Presentation`); a generic table by default.
     presentation: Presentation = field(default_factory=Presentation)
-    """Its summary and report (:class:`Presentation`); a generic table by default."""
 
+    # Small tasks (the family's parameters, without ``"family"``) for the contract tests, each valid
+    # and quick (a second or less).
     examples: tuple[Mapping[str, Any], ...] = ()
-    """Small tasks (the family's parameters, without ``"family"``) for the contract tests,
-    each valid and quick (a second or less)."""
 
+    # The family's description (its game page shows it, and ``describe`` prints it).
     doc: str = ""
-    """The family's description (its game page shows it, and ``describe`` prints it)."""

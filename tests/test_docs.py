@@ -16,7 +16,7 @@ from types import ModuleType
 import pytest
 
 from solvers import families, get_family
-from solvers.mastermind import HARD_MAX_CODES
+from solvers.mastermind.rules import HARD_MAX_CODES
 from solvers.params import check_markdown
 from tests.helpers.folders import copy_outputs
 from tests.helpers.repository import ROOT

@@ -27,7 +27,8 @@ def _term(p: float, log_size: float) -> float:
 
 @njit(cache=True)
 def _pair(lf: np.ndarray, N: int, n: int, k: int, m: int) -> tuple[float, float]:
-    """(H_a, H_b) for one tuple: the scalar twin of :func:`entropies` (compiled)."""
+    """(H_a, H_b) for one tuple: the scalar twin of :func:`.closed_forms.entropies`
+    (compiled)."""
     u, rest, free = N - k, N - n - 1, n - k - m
     p_yes = 1.0 / (u - m)
     q = rest / (u - m - 1)
