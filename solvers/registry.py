@@ -1,4 +1,5 @@
-"""The family registry: every game registers its parameters, strategies and solver here.
+"""The family registry: every game registers here, by name, its :class:`Family` (its rules,
+solver, scheduling and presentation, declared in :mod:`solvers.family`).
 
 A *task* is a plain dict such as ``{"family": "card_guessing", "deck": [3, 3, 3],
 "strategy": "optimal"}``.  :func:`validate` checks it against the family's declared
@@ -21,17 +22,6 @@ from typing import Any
 
 from solvers.family import Family, Presentation, Row, Rules, Scheduling, Solver, Task
 from solvers.params import REQUIRED, Param
-
-__all__ = [
-    "Family",
-    "Presentation",
-    "Row",
-    "Rules",
-    "Scheduling",
-    "Solver",
-    "Task",
-    "TaskError",
-]
 
 
 class TaskError(ValueError):
@@ -59,10 +49,21 @@ COMMON_COLUMNS: dict[str, str] = {
 }
 
 
+PARTS = {"rules": Rules, "solver": Solver, "scheduling": Scheduling, "presentation": Presentation}
+
+
 def register(family: Family) -> Family:
-    """Add a family to the registry (its name must be new) and return it."""
+    """Add a family to the registry (its name must be new, each part of its declared kind,
+    its column dtypes of :data:`DTYPES`) and return it."""
     if family.name in _FAMILIES:
         raise ValueError(f"family {family.name!r} is registered twice")
+    for attr, kind in PARTS.items():
+        part = getattr(family, attr)
+        if not isinstance(part, kind):
+            raise TypeError(
+                f"family {family.name!r}: {attr}={part!r:.80} is not a {kind.__name__} "
+                f"(solvers.family.{kind.__name__})"
+            )
     bad = {k: v for k, v in row_columns(family).items() if v not in DTYPES}
     if bad:
         raise ValueError(f"family {family.name!r}: unknown column dtypes {bad}; valid: {DTYPES}")
@@ -275,9 +276,8 @@ def solve(task: Mapping[str, Any], *, canonical: bool = False, cluster: Any = No
     checked = dict(task) if canonical else validate(task)
     fam = get_family(checked["family"])
     start = time.perf_counter()
-    if fam.scheduling.spreads_over_cluster is not None and fam.scheduling.spreads_over_cluster(
-        checked
-    ):
+    spreads = fam.scheduling.spreads_over_cluster
+    if spreads is not None and spreads(checked):
         rows = named_function(fam.scheduling.run_over_cluster)(checked, cluster)
     else:
         rows = fam.solver.run(checked)
