@@ -103,9 +103,9 @@ class Scheduling:
     it spreads its work over a cluster.  Every field is optional; a family without one is
     timed, placed and run as a plain in-process task.
 
-    The functions receive a checked task and read only the parameters they need: the
-    pipeline calls ``estimate`` and ``needs`` once per class of tasks agreeing on the
-    parameters they read, before any work (``stage=plan`` and ``run``).
+    The functions receive a checked task and read only the parameters they need: before any
+    work (``stage=plan`` and ``run``), the pipeline calls ``needs`` once per class of tasks
+    agreeing on the parameters it reads, and ``estimate`` on a sample of the tasks left.
     """
 
     # ``estimate(task)``: the solver seconds a checked task should take on one core (a model of its
