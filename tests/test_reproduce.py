@@ -243,7 +243,10 @@ def test_a_task_too_large_for_this_machine_is_not_reproducible_here(stored, monk
     need and the budget, not recomputed, not counted as differing; with nothing else chosen,
     nothing was compared: exit 3, said in the table."""
     family = registry.get_family("card_guessing")
-    huge = dataclasses.replace(family, needs=lambda task, workers: Need(memory=10**18))
+    scheduling = dataclasses.replace(
+        family.scheduling, needs=lambda task, workers: Need(memory=10**18)
+    )
+    huge = dataclasses.replace(family, scheduling=scheduling)
     monkeypatch.setitem(registry._FAMILIES, "card_guessing", huge)
     assert main([str(stored), "--sample", "1"]) == 3  # nothing compared
     out = capsys.readouterr().out
