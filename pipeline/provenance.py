@@ -137,7 +137,7 @@ def own_code(study: dict[str, Any]) -> dict[str, Any]:
     fam = get_family(study["family"])
     family = None
     if "+code." in fam.version:
-        module = fam.run.__module__
+        module = fam.solver.run.__module__
         family = {"module": module, "fingerprint": files_fingerprint(source_files(module))}
     strategies = {}
     for name, target in own_strategies(study).items():

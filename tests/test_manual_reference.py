@@ -157,6 +157,10 @@ def api_objects():
         "get_family": solvers.get_family,
         "register": solvers.register,
         "Family": solvers.Family,
+        "Rules": solvers.Rules,
+        "Solver": solvers.Solver,
+        "Scheduling": solvers.Scheduling,
+        "Presentation": solvers.Presentation,
     }
 
 
@@ -177,8 +181,9 @@ def test_the_api_reference_shows_each_object_s_docstring(built_site, name):
 
 
 def field_comment(name: str) -> str:
-    """The comment lines above the field ``name`` of solvers.registry.Family, or beside it."""
-    lines = (ROOT / "solvers" / "registry.py").read_text(encoding="utf-8").splitlines()
+    """The comment lines above the field ``name`` of a class of solvers/family.py (Family and
+    its parts), or beside it."""
+    lines = (ROOT / "solvers" / "family.py").read_text(encoding="utf-8").splitlines()
     at = next(i for i, line in enumerate(lines) if re.match(rf"    {name}: ", line))
     above = []
     while lines[at - 1].strip().startswith("#"):

@@ -12,7 +12,7 @@ from pipeline import driver, store, store_layout, store_upkeep, worker
 from pipeline.config import StudyError
 from pipeline.run import run_study
 from pipeline.study import plan
-from solvers import Family, Param, register, solve
+from solvers import Family, Param, Rules, Solver, register, solve
 from solvers.kit.words import counted
 from solvers.params import as_int
 from solvers.registry import families, get_family
@@ -188,9 +188,8 @@ if "test_flaky" not in families():
         Family(
             name="test_flaky",
             version="1",
-            params=(Param("n", lambda v: as_int(v, low=0), dtype="int64"),),
-            run=_boom,
-            columns={"value": "float64"},
+            rules=Rules(params=(Param("n", lambda v: as_int(v, low=0), dtype="int64"),)),
+            solver=Solver(run=_boom, columns={"value": "float64"}),
         )
     )
 

@@ -97,7 +97,7 @@ class Axis:
         switch)"."""
         if self.own:
             return f"{self.param} (an argument of {self.strategy})"
-        doc = get_family(family).param(self.param).doc.split(";")[0]
+        doc = get_family(family).rules.param(self.param).doc.split(";")[0]
         doc = re.sub(r"\s*\([^)]*\)", "", doc).strip()  # no parenthesis
         head, colon, rest = doc.partition(": ")
         doc = rest if colon and " " not in head else doc
@@ -113,11 +113,11 @@ def parameter_frame(rows: pd.DataFrame, score: Score) -> tuple[pd.DataFrame, set
     fam = get_family(score.family)
     params = [  # (a parameter whose row column holds a result, first_guess, is left out)
         p.name
-        for p in fam.params
+        for p in fam.rules.params
         if p.identity
         and p.strategies is not None
         and p.name not in OWN_COLUMNS
-        and p.name not in fam.columns
+        and p.name not in fam.solver.columns
     ]
     wanted = ["strategy", *score.decks, *params, *score.keys, score.column, score.exact]
     frame = rows[[c for c in dict.fromkeys([*wanted, "strategy_params"]) if c in rows]]
@@ -150,7 +150,7 @@ def numeric_axes(frame: pd.DataFrame, args: set[str], score: Score) -> list[Axis
     """Each (strategy, parameter) of ``frame`` (:func:`parameter_frame`) whose numeric
     values number MIN_VALUES or more, with the strategy's other parameters that vary."""
     fam = get_family(score.family)
-    numeric = {p.name for p in fam.params if p.dtype in NUMERIC}
+    numeric = {p.name for p in fam.rules.params if p.dtype in NUMERIC}
     fixed = {"strategy", *score.decks, score.column, score.exact}
     axes = []
     for strategy, part in frame.groupby("strategy", sort=False):

@@ -16,7 +16,7 @@ from pipeline.backends.last_worker import LastWorkerWatch, NoWorkerLeft
 from pipeline.backends.worker_deaths import WorkerDeaths
 from pipeline.config import StudyError
 from pipeline.run import run_study
-from solvers import Family, Param, register
+from solvers import Family, Param, Rules, Solver, register
 from solvers.params import as_float
 from solvers.registry import families
 from tests.helpers.repository import ROOT
@@ -33,9 +33,8 @@ if "test_sleepy" not in families():
         Family(
             name="test_sleepy",
             version="1",
-            params=(Param("sleep", lambda v: as_float(v, low=0), dtype="float64"),),
-            run=_sleepy,
-            columns={"slept": "float64"},
+            rules=Rules(params=(Param("sleep", lambda v: as_float(v, low=0), dtype="float64"),)),
+            solver=Solver(run=_sleepy, columns={"slept": "float64"}),
         )
     )
 
