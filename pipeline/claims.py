@@ -53,7 +53,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pipeline.config import StudyError, checked_study, short_repr
+from pipeline.config import checked_study, short_repr
+from pipeline.errors import StudyError
 from pipeline.ids import ID_LENGTH, IdSet
 from pipeline.locking import OWNER_ONLY, command_line, holders_text, not_ours, owner_only, visible
 from pipeline.multirun_jobs import user_command

@@ -31,14 +31,8 @@ from pydantic import (
     ValidationError,
 )
 
+from pipeline.errors import StudyError
 from pipeline.safe_paths import study_name_problem
-
-
-class StudyError(ValueError):
-    """A study cannot run as configured: a config value (the study's, the run's, the
-    cluster's) is invalid, and the message names the config key and the value.  Raised before
-    any work; exit status 2.  The one exception of every bad config value."""
-
 
 MAX_TIMEOUT_S = 30 * 24 * 3600.0  # a task time limit longer than 30 days is a typo
 

@@ -26,11 +26,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.errors import Unreadable
 from pipeline.locking import visible
 from pipeline.store_layout import METADATA_KEY
 from pipeline.stored_study import (
     FILE,
-    Unreadable,
     entries,
     newest_rows,
     not_followed,

@@ -11,7 +11,7 @@ each finished batch's files stored as it comes back.
 - :func:`write_encoded` stores a finished batch's files (encoded where it ran:
   :func:`pipeline.worker.encode_rows`), one per family, each written atomically under a
   hidden temporary name renamed into place, so a reader or a killed run never sees half a
-  file; a write that fails raises :class:`~pipeline.store_layout.StoreError`.
+  file; a write that fails raises :class:`~pipeline.errors.StoreError`.
 """
 
 from __future__ import annotations
@@ -28,12 +28,13 @@ import numpy as np
 
 import pipeline.worker
 from pipeline.backends.executor import CallLost
+from pipeline.errors import StoreError, UnsafePath
 from pipeline.failed_tasks import SHOWN
 from pipeline.long_task_setup import LongTaskSetup, clear_checkpoints
 from pipeline.progress import ProgressBars, tasks_bar
 from pipeline.provenance import run_metadata, save_run_config
-from pipeline.safe_paths import UnsafePath, ensure_dir
-from pipeline.store_layout import StoreError, family_dir
+from pipeline.safe_paths import ensure_dir
+from pipeline.store_layout import family_dir
 from pipeline.worker import (
     DISK_FULL,
     DoneBatch,

@@ -20,10 +20,10 @@ from typing import Any
 
 from pipeline.config_files import job_files
 from pipeline.ctrl_c import RunStopped, SearchStopped, nothing_written, stop_name
+from pipeline.errors import StoreError
 from pipeline.failed_tasks import failed_lines
 from pipeline.long_task_setup import CHECKPOINTS
 from pipeline.preflight import is_multirun
-from pipeline.store_layout import StoreError
 from pipeline.store_newest import stored_ids
 from pipeline.sweep_check import sweep_stopped_message
 from solvers.kit.words import counted

@@ -190,7 +190,7 @@ def left_out_html(left_out: list[tuple[str, str, int]], compare_rows: int) -> st
 
 def planned_tasks(study: Mapping[str, Any]) -> int | None:
     """How many tasks the study's grid (as last run) plans, or None if it cannot be planned."""
-    from pipeline.config import StudyError
+    from pipeline.errors import StudyError
     from pipeline.study import planned
 
     if not study:

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from pipeline.safe_paths import open_regular
 from solvers.kit.lock_holders import (  # noqa: F401 (pipeline.claims imports them from here)
     command_line,
@@ -76,7 +76,7 @@ LOCK_FILES = (".lock", ".running")
 def _open_lock(path: Path):
     """A lock file opened for appending, created if missing, readable and writable by its
     owner only (:func:`owner_only`); never through a link, never a FIFO or another special
-    file (pipeline.safe_paths.UnsafePath).  StudyError (one line) when this account may not
+    file (pipeline.errors.UnsafePath).  StudyError (one line) when this account may not
     open it (another account's)."""
     try:
         fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, OWNER_ONLY)

@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from pipeline.backends.base import Workers
-from pipeline.config import StudyError, size_bytes
+from pipeline.config import size_bytes
+from pipeline.errors import StudyError
 from pipeline.ids import IdSet, id_array
 from solvers.axes_read import call_per_class
 from solvers.grid import Grid

@@ -46,19 +46,13 @@ import yaml
 
 from pipeline import store_layout
 from pipeline.compare_rows import differences, tolerances
-from pipeline.config import StudyError, cluster_config, conf_dir
+from pipeline.config import cluster_config, conf_dir
+from pipeline.errors import BadInput, StudyError
 from pipeline.ids import IdSet, id_array
 from pipeline.locking import visible
 from pipeline.needs import free_disk
 from pipeline.reproduce_outcome import EXIT_BAD, EXIT_STOPPED, Outcome, table_text
-from pipeline.stored_study import (
-    FILE,
-    BadInput,
-    StoredStudy,
-    path_text,
-    planned_too_many,
-    stored_study,
-)
+from pipeline.stored_study import FILE, StoredStudy, path_text, planned_too_many, stored_study
 from pipeline.study import TARGET
 from solvers.kit.words import counted, format_bytes
 from solvers.registry import TaskError, get_family

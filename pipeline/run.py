@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 from pipeline import claims, driver, locking, store_newest, store_upkeep
 from pipeline.backends import Backend, backend_of
 from pipeline.backends.base import Workers, quiet_dask_logs
-from pipeline.config import Config, StudyError, checked_config, plain
+from pipeline.config import Config, checked_config, plain
 from pipeline.ctrl_c import RunStopped, is_stop
+from pipeline.errors import StudyError
 from pipeline.long_task_setup import LongTaskSetup, tidy_checkpoints
 from pipeline.needs import Needed, budgeted, check_needs, shared_keys
 from pipeline.progress import shown

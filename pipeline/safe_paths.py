@@ -36,6 +36,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from pipeline.errors import UnsafePath
 from solvers.kit.atomic_files import replace_file
 from solvers.kit.safe_folders import ensure_folder, kind
 
@@ -51,11 +52,6 @@ OUTPUTS_FILES = (INDEX_NAME,)
 NAME_MAX = 255  # bytes in one file or folder name (Linux, macOS and their file systems)
 PATH_MAX = 4096  # bytes in a path Linux accepts
 BELOW_STUDY = 512  # bytes kept for the store's own paths below a study folder
-
-
-class UnsafePath(OSError):
-    """A path the store would have to follow out of its study folder, or open although it
-    is not a regular file; nothing was read, moved or deleted through it."""
 
 
 def study_name_problem(name: str) -> str | None:

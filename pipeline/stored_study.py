@@ -25,10 +25,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.config import StudyError
 from pipeline.config_files import yaml_content
+from pipeline.errors import BadInput, StudyError, Unreadable, UnsafePath
 from pipeline.locking import visible
-from pipeline.safe_paths import UnsafePath, open_regular
+from pipeline.safe_paths import open_regular
 from pipeline.store_layout import METADATA_KEY
 from solvers.kit.safe_folders import article, kind
 from solvers.kit.words import counted, format_bytes
@@ -42,14 +42,6 @@ MAX_RECORD_BYTES = 1_000_000
 # machine): a stored config naming more than this, and more than 10 times the tasks the
 # folder stores, is not planned (a run record forged to name 10^9 tasks would never end).
 MOST_PLANNED = 1_000_000
-
-
-class BadInput(ValueError):
-    """The command cannot check what it was given (one line saying what and why)."""
-
-
-class Unreadable(ValueError):
-    """An entry of the study folder that is not read, and why (one line)."""
 
 
 @dataclass

@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from pipeline.config import GridPart, StudyConfig, StudyError, checked_study
+from pipeline.config import GridPart, StudyConfig, checked_study
+from pipeline.errors import StudyError
 from pipeline.heap import no_cyclic_gc
 from pipeline.ids import IdSet, id_array
 from solvers import family_import_errors

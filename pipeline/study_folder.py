@@ -14,15 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import store_layout
-from pipeline.config import StudyError, short_repr
+from pipeline.config import short_repr
+from pipeline.errors import StudyError, UnsafePath
 from pipeline.own_files import INDEX_TITLE, REPORT_NAME, SUMMARY_NAME, not_ours
-from pipeline.safe_paths import (
-    INDEX_NAME,
-    UnsafePath,
-    check_study_folder,
-    kind,
-    path_length_problem,
-)
+from pipeline.safe_paths import INDEX_NAME, check_study_folder, kind, path_length_problem
 
 
 def study_dir(cfg: Mapping[str, Any]) -> Path:

@@ -31,7 +31,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from solvers.kit.words import counted
 
 JOB_DIR_RESOLVER = "guesslab_job_dir"

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import claims, locking, store_newest
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from pipeline.run import prepared
 from tests.helpers.nap_driver import nap_overrides, register_nap
 from tests.helpers.runs import compose_config, run

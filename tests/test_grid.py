@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from pipeline.ids import IdSet, id_array, id_keys
 from pipeline.store_newest import StoredIds
 from pipeline.study import plan, planned

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import needs
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from pipeline.run import prepared
 from solvers.kit.checkpoints import DAMAGED, SEALS, SHARED
 from tests.helpers.runs import compose_config

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.config import StudyError
 from pipeline.ctrl_c import SearchStopped
+from pipeline.errors import StudyError
 from pipeline.search.runner import SearchSettings, run_search
 from pipeline.search.space import split_sweeps
 from pipeline.store import load_results

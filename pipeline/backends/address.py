@@ -24,7 +24,8 @@ from pipeline.backends.probe import (
     connection_error,
     workers_present,
 )
-from pipeline.config import StudyError, seconds
+from pipeline.config import seconds
+from pipeline.errors import StudyError
 from solvers.kit.words import counted
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from solvers.kit.budget import Budget
 from solvers.kit.words import format_bytes
 

@@ -17,7 +17,7 @@ from pipeline.backends.base import Workers, quiet_dask_logs, worker_budget
 from pipeline.backends.dask_executor import DaskExecutor
 from pipeline.backends.last_worker import LastWorkerWatch
 from pipeline.backends.starting import StartingExecutor, cluster_here, starting
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from pipeline.heap import no_cyclic_gc
 from solvers.kit.budget import Budget
 from solvers.kit.words import counted, format_bytes

@@ -24,7 +24,8 @@ from pipeline.backends.base import (
     worker_budget,
 )
 from pipeline.backends.dask_executor import DaskExecutor
-from pipeline.config import StudyError, seconds, walltime_seconds
+from pipeline.config import seconds, walltime_seconds
+from pipeline.errors import StudyError
 
 SETUP_HINT = "scripts/slurm_setup.sh sets up a single-node Slurm on this machine"
 

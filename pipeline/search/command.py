@@ -15,7 +15,8 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from pipeline.config import StudyError, short_repr
+from pipeline.config import short_repr
+from pipeline.errors import StudyError
 from pipeline.search.result import SearchResult, best_text
 from pipeline.search.runner import SearchSettings, run_search
 from pipeline.search.space import split_sweeps

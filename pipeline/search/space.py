@@ -14,7 +14,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pipeline.config import StudyError, short_repr
+from pipeline.config import short_repr
+from pipeline.errors import StudyError
 
 PREFIX = "study.strategies."
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from pipeline.safe_paths import unsafe_entries
 from solvers.card_guessing.uniform_deck import out_of_core
 from solvers.kit.budget import Budget

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from pipeline import locking, store_layout
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from pipeline.exit_lines import abbreviated
 from pipeline.study import plan
 from tests.helpers.commands import cli_in_process

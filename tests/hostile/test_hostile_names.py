@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from pipeline import store
-from pipeline.config import StudyError, checked_study
+from pipeline.config import checked_study
+from pipeline.errors import StudyError
 from tests.helpers.commands import cli_in_process
 from tests.helpers.folders import copy_outputs
 

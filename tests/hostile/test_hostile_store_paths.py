@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from pipeline import store, store_layout, store_newest
-from pipeline.config import StudyError
+from pipeline.errors import StudyError, UnsafePath
 from pipeline.index import study_dirs
 from pipeline.run import run_study
-from pipeline.safe_paths import UnsafePath, ensure_dir, open_regular, unsafe_entries
+from pipeline.safe_paths import ensure_dir, open_regular, unsafe_entries
 from tests.helpers.folders import copy_outputs, snapshot
 from tests.helpers.runs import compose_config, run
 

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from pipeline import claims, store_newest
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from pipeline.run import prepared
 from solvers.high_low.float_layers import solver
 from solvers.kit.budget import Budget
