@@ -67,7 +67,6 @@ if TYPE_CHECKING:
 # ``run`` is always the run's pipeline.run.StudyRun, not imported here, not even for a type
 # checker: pipeline.run imports this module, and imports point one way (no cycle)
 
-CLAIMS = ".claims"  # <study>/.claims/: the claims of the runs computing in the study folder
 _COUNTER = itertools.count()  # several claims of one process (multirun jobs in threads)
 CLAIM_BYTES = 1 << 20  # the most a claim's file holds; a larger study config is not listed
 LISTED = 100_000  # a claim's tasks are listed up to this many (or as many as this run's own)
@@ -105,7 +104,7 @@ def claim(run, left: Plan, stored: StoredIds) -> Claim:
     unreadable is removed, said in one line to ``run.log``.  Call under the study lock."""
     if not len(left):
         return Claim()
-    live = _live_claims(run.folder / CLAIMS, run.log)
+    live = _live_claims(run.folder.claims, run.log)
     if live:
         ours = IdSet(_ids(left))
         most = max(LISTED, run.plan.n_tasks)
@@ -150,7 +149,7 @@ def _refusal(run, who: dict, shared: int, ours: int, why: str) -> str:
         f"{visible(who['command'])}{why}"
     )
     return (
-        f"paths.outputs={short_repr(run.outputs)}: another run is computing {shared} of the "
+        f"paths.outputs={short_repr(run.folder.outputs)}: another run is computing {shared} of the "
         f"{counted(ours, 'task')} this run would compute in the study folder {run.folder} "
         f"({other}); "
         "nothing was run: wait for that run to end (or stop it), then run the same command "
@@ -286,10 +285,10 @@ def _zombie(pid: int) -> bool:
 def _written(run) -> Claim:
     """This run's claim, locked before anything is written in it (a run killed while
     writing leaves a claim nobody holds, removed as stale)."""
-    folder = run.folder / CLAIMS
+    folder = run.folder.claims
     path = folder / f"{socket.gethostname()}-{os.getpid()}-{next(_COUNTER)}.json"
     for attempt in range(5):
-        ensure_dir(folder, run.folder)
+        ensure_dir(folder, run.folder.path)
         try:  # a run ending may remove the folder, empty, between the two calls
             fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_ONLY)
             break

@@ -235,7 +235,7 @@ def compute(run, left: Plan, setup: LongTaskSetup) -> None:
     settings = run.conf.run
     with run.backend.open() as executor:
         executor.expect(seconds_per_task(left), len(left))  # it may start its workers now
-        run.report.run_record = save_run_config(run.given, run.folder)  # the cluster answered
+        run.report.run_record = save_run_config(run.given, run.folder.path)  # the cluster answered
         executor.log_file = run.report.run_record.with_suffix(".log")  # detail spared the terminal
         work = BatchWork(  # every file names the run record (its rows' run)
             run.report.study,
@@ -269,12 +269,12 @@ def stored(run, done: DoneBatch, say: Callable[[str], None]) -> None:
     was set aside in them kept, a line to ``say`` each)."""
     report = run.report
     try:
-        report.files += write_encoded(run.results, done.files)
+        report.files += write_encoded(run.folder.results, done.files)
     except StoreError as exc:
         if done.no_room is None:
             raise StoreError(write_failed(run, exc)) from exc
         raise StoreError(checkpoints_refused(run, done.no_room)) from exc  # what came first
-    clear_checkpoints(run.folder, done.checkpointed, say)  # their rows are stored
+    clear_checkpoints(run.folder.path, done.checkpointed, say)  # their rows are stored
     report.rows_written += done.n_rows
     report.computed += done.n_tasks
     report.errors += done.n_errors
@@ -289,7 +289,7 @@ def checkpoints_refused(run, refused: tuple[str, int]) -> str:
     where, code = refused
     report = run.report
     return (
-        f"paths.outputs={run.outputs!r}: cannot write a task's checkpoints to {where} "
+        f"{run.folder.outputs_key}: cannot write a task's checkpoints to {where} "
         f"({os.strerror(code)}); the stored results are intact ("
         f"{counted(report.computed, 'task')} of this run stored, {report.skipped:,} stored "
         "before) and the checkpoints written are kept: free some space, then run the same "
@@ -306,7 +306,7 @@ def write_failed(run, exc: StoreError) -> str:
     free = "free some space, then " if code in DISK_FULL else ""
     report = run.report
     return (
-        f"paths.outputs={run.outputs!r}: cannot write results to {exc.folder or run.results} "
+        f"{run.folder.outputs_key}: cannot write results to {exc.folder or run.folder.results} "
         f"({why}); the stored results are intact (no partial file is left; "
         f"{counted(report.computed, 'task')} of this run stored, {report.skipped:,} stored "
         f"before): {free}run the same command again to resume (stored tasks are skipped)"

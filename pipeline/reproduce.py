@@ -162,7 +162,7 @@ def recompute(
             f"into {run.folder}"
         )
         run_tasks(run)
-        stores.append(run.results)
+        stores.append(run.folder.results)
     why = "no stored config plans this task"
     if problems:
         why += f" here ({'; '.join(dict.fromkeys(problems))})"
@@ -245,7 +245,7 @@ def needs_beyond(run: Any, tasks: dict[str, dict[str, Any]]) -> dict[str, str]:
     if needs is None:
         return {}
     workers = run.workers
-    free = free_disk(run.folder)
+    free = free_disk(run.folder.path)
     out = {}
     for tid, task in tasks.items():
         need = needs(task, workers.count)
@@ -313,7 +313,7 @@ def reproduce(
     StudyError (one line) for what cannot be checked, before any work."""
     cluster = checked_cluster(cluster or {"kind": "sync"})
     study = stored_study(folder)
-    with fresh_folder(into, study.folder) as where:
+    with fresh_folder(into, study.folder.path) as where:
         set_aside_unusable(study, where, cluster)
         chosen = chosen_tasks(study, sample, seed)
         outcome = Outcome(study, chosen=len(chosen), into=into)

@@ -40,7 +40,7 @@ def piece(folder: Path, name: str, size: int, sealed: bool = True) -> Path:
 def study(tmp_path):
     """The one-task study prepared in this process, its task id and its need."""
     run = prepared(compose_config(*STUDY, f"paths.outputs={tmp_path / 'out'}"))
-    (row,) = needs.check_needs(run.plan, run.workers, run.folder).rows
+    (row,) = needs.check_needs(run.plan, run.workers, run.folder.path).rows
     return run, row.tid, row.need
 
 
@@ -50,7 +50,7 @@ def check(monkeypatch):
 
     def checked(run, free: int) -> needs.Needed:
         monkeypatch.setattr(needs, "free_disk", lambda path: free)
-        return needs.check_needs(run.plan, run.workers, run.folder)
+        return needs.check_needs(run.plan, run.workers, run.folder.path)
 
     return checked
 
@@ -61,9 +61,9 @@ def test_a_task_s_kept_checkpoints_count_toward_its_disk_need(study, check):
     line saying what its checkpoints hold."""
     run, tid, need = study
     assert need.disk > 4 * MB and need.shared
-    own = run.folder / "checkpoints" / tid
+    own = run.folder.path / "checkpoints" / tid
     piece(own, "layer-010", 3 * MB)
-    piece(run.folder / "checkpoints" / SHARED / need.shared, "last-t", 1 * MB)
+    piece(run.folder.path / "checkpoints" / SHARED / need.shared, "last-t", 1 * MB)
     needed = check(run, need.disk - 4 * MB)
     assert needed.shortage is None and needed.kept == 4 * MB
     assert "4.0 MB in the checkpoints the tasks left keep" in needed.lines()[0]
@@ -79,7 +79,7 @@ def test_only_the_task_s_own_sealed_pieces_are_counted(study, check, tmp_path):
     piece holding a link, another task's folder and a folder not named like a task: none
     counts."""
     run, tid, need = study
-    own = run.folder / "checkpoints" / tid
+    own = run.folder.path / "checkpoints" / tid
     piece(own, "layer-010", 3 * MB)
     outside = piece(tmp_path / "elsewhere", "big", 8 * MB, sealed=False)
     piece(own / DAMAGED, "layer-011", 8 * MB, sealed=False)
@@ -91,8 +91,8 @@ def test_only_the_task_s_own_sealed_pieces_are_counted(study, check, tmp_path):
     (own / "layer-016" / "part").symlink_to(outside)
     for name in ("layer-014", "layer-015", "layer-016"):
         (own / SEALS / f"{name}.json").write_text("{}")
-    piece(run.folder / "checkpoints" / ("0" * 20), "layer-001", 8 * MB)  # not a task left
-    piece(run.folder / "checkpoints" / "notes", "layer-001", 8 * MB)
+    piece(run.folder.path / "checkpoints" / ("0" * 20), "layer-001", 8 * MB)  # not a task left
+    piece(run.folder.path / "checkpoints" / "notes", "layer-001", 8 * MB)
     assert check(run, need.disk - 3 * MB).kept == 3 * MB
     with pytest.raises(StudyError):
         check(run, need.disk - 3 * MB - 1)

@@ -89,7 +89,7 @@ class Search:
         )
         if self.reference == objective.strategy:
             self.reference = None
-        self.result = SearchResult(self.name, objective, space, folder=base.folder)
+        self.result = SearchResult(self.name, objective, space, folder=base.folder.path)
         self._tasks: dict[str, list] = {}
         self.result.reference_name = self.reference
 
@@ -165,9 +165,9 @@ class Search:
         given = {**self.base.given, "study": self.batch_study(trials, reference)}
         conf = checked_config(given)
         plan = planned(conf.study)
-        report = StudyReport(study=conf.study.name, study_dir=self.base.folder)
+        report = StudyReport(study=conf.study.name, study_dir=self.base.folder.path)
         report.planned = plan.n_tasks
-        run = StudyRun(given, conf, plan, self.held, report, lambda _line: None)
+        run = StudyRun(given, conf, plan, self.held, self.base.folder, report, lambda _line: None)
         run_tasks(run)
         self.result.computed += report.computed
         return report
@@ -176,7 +176,9 @@ class Search:
 
     def run(self) -> SearchResult:
         study = self.optuna_study()
-        self.values = TaskValues(self.base.results, self.base.plan.family, self.objective.column)
+        self.values = TaskValues(
+            self.base.folder.results, self.base.plan.family, self.objective.column
+        )
         with self.base.backend.open() as executor:
             self.held = HeldBackend(self.base.backend, executor)
             try:
@@ -308,7 +310,7 @@ class Search:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         from optuna.storages.journal import JournalFileBackend, JournalStorage
 
-        folder = ensure_dir(self.base.folder / "search", below=self.base.folder)
+        folder = ensure_dir(self.base.folder.path / "search", below=self.base.folder.path)
         storage = JournalStorage(JournalFileBackend(str(folder / f"{self.name}.journal")))
         study = optuna.create_study(
             study_name=self.name,
@@ -343,8 +345,8 @@ class Search:
         told = len(told_trials(study))
         return (
             f"stopped search {self.name} after {told} trial(s) told of {self.settings.n_trials}"
-            f" (journal {self.base.folder / 'search' / self.name}.journal, the tasks solved "
-            f"so far stored in {self.base.results}); run the same command again to go on"
+            f" (journal {self.base.folder.path / 'search' / self.name}.journal, the tasks solved "
+            f"so far stored in {self.base.folder.results}); run the same command again to go on"
         )
 
 
