@@ -16,9 +16,9 @@ run's plan, takes out what the store holds by then (the tasks that run stored ar
 its), and counts the tasks both would compute; so a claim costs nothing while a run is alone
 (no list of millions of ids is written), and the ids are hashed only when another run is
 computing.  Claims are made and read under the study lock
-(:func:`pipeline.locking.study_lock`), and a run holds an ``flock`` on its claim while it
-computes: the kernel releases it when the process dies, so a claim nobody holds is a killed
-run's (or one whose code ended its process), and is removed, in one line.
+(:meth:`pipeline.study_folder.StudyFolder.locked`), and a run holds an ``flock`` on its
+claim while it computes: the kernel releases it when the process dies, so a claim nobody
+holds is a killed run's (or one whose code ended its process), and is removed, in one line.
 
 A claim is read as evidence, not trusted:
 
@@ -59,7 +59,7 @@ from pipeline.ids import ID_LENGTH, IdSet
 from pipeline.locking import OWNER_ONLY, command_line, holders_text, not_ours, owner_only, visible
 from pipeline.multirun_jobs import user_command
 from pipeline.safe_paths import ensure_dir, open_regular, regular_files
-from pipeline.study import Plan, named_tasks, planned
+from pipeline.study import StudyPlan, named_tasks, planned
 from solvers.kit.words import counted
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ class Claim:
             self.path = None
 
 
-def claim(run, left: Plan, stored: StoredIds) -> Claim:
+def claim(run, left: StudyPlan, stored: StoredIds) -> Claim:
     """Claim the tasks ``left`` of ``run`` (the store holding ``stored``); StudyError (one
     line naming the other run) if a live run computes one of them.  A claim not believed or
     unreadable is removed, said in one line to ``run.log``.  Call under the study lock."""
@@ -115,7 +115,7 @@ def claim(run, left: Plan, stored: StoredIds) -> Claim:
     return _written(run)
 
 
-def _ids(left: Plan) -> np.ndarray:
+def _ids(left: StudyPlan) -> np.ndarray:
     chunks = list(left.id_chunks())
     return np.concatenate(chunks) if chunks else np.zeros(0, f"S{ID_LENGTH}")
 

@@ -50,7 +50,7 @@ from solvers.kit.words import counted
 if TYPE_CHECKING:
     from pipeline.backends.executor import Executor
     from pipeline.config import RunConfig
-    from pipeline.study import Plan
+    from pipeline.study import StudyPlan
 # ``run`` is always the run's pipeline.run.StudyRun, not imported here, not even for a type
 # checker: pipeline.run imports this module, and imports point one way (no cycle)
 
@@ -78,7 +78,9 @@ class BatchCutter:
     mean.
     """
 
-    def __init__(self, tasks: Plan, n_workers: int, run_cfg: RunConfig, at_once: int | None = None):
+    def __init__(
+        self, tasks: StudyPlan, n_workers: int, run_cfg: RunConfig, at_once: int | None = None
+    ):
         self.plan = tasks
         self.left = len(tasks)
         n_grids = len(tasks.grids)
@@ -229,7 +231,7 @@ def lost_line(batch: TaskSlice, exc: BaseException) -> str:
     )
 
 
-def compute(run, left: Plan, setup: LongTaskSetup) -> None:
+def compute(run, left: StudyPlan, setup: LongTaskSetup) -> None:
     """The tasks ``left`` to run, in batches on the backend's executor; each finished
     batch's files stored as it comes back."""
     settings = run.conf.run
@@ -257,7 +259,7 @@ def compute(run, left: Plan, setup: LongTaskSetup) -> None:
                 bar.update(done.n_tasks)
 
 
-def seconds_per_task(tasks: Plan) -> float | None:
+def seconds_per_task(tasks: StudyPlan) -> float | None:
     """The family's estimate of a task's solver seconds, on average over ``tasks`` (None:
     the family gives none)."""
     estimate = tasks.estimated_seconds() if len(tasks) else None

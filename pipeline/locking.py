@@ -1,7 +1,7 @@
 """The lock files that let several jobs (a parallel Hydra multirun) share one study folder.
 
 :meth:`~pipeline.study_folder.StudyFolder.locked` serialises the store's upkeep (compaction,
-quarantine) and the summary, so the last job to summarise sees every job's rows.
+quarantine) and the summary, so the last job to summarize sees every job's rows.
 :meth:`~pipeline.study_folder.StudyFolder.running` is held (shared) by every job while it
 computes; a job that gets it exclusively knows no other job is writing, so the
 temporary files it finds were left by a killed run and may be deleted.  Jobs may compute

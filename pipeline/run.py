@@ -12,7 +12,7 @@
    tidied (:mod:`pipeline.store`), the tasks left to run found and claimed (refused if another
    live run computes one: :mod:`pipeline.claims`); the backend opened, the tasks cut into
    batches on its executor, each batch's files stored as it comes (:mod:`pipeline.driver`).
-4. ``stage=summary`` (:func:`summarise`): the store compacted, ``summary.md`` written with the
+4. ``stage=summary`` (:func:`summarize`): the store compacted, ``summary.md`` written with the
    report and the index (:mod:`pipeline.summary`); its first table ends the run's lines
    (:mod:`pipeline.headline`; not with ``run.quiet``).
 
@@ -39,7 +39,7 @@ from pipeline.long_task_setup import LongTaskSetup, tidy_checkpoints
 from pipeline.needs import Needed, budgeted, check_needs, shared_keys
 from pipeline.progress import shown
 from pipeline.store_layout import written_by_others
-from pipeline.study import Plan, planned
+from pipeline.study import StudyPlan, planned
 from pipeline.study_folder import StudyFolder
 from solvers.kit.words import counted
 from solvers.registry import get_family
@@ -78,7 +78,7 @@ def _run_stages(run: StudyRun) -> None:
     if stage in ("all", "run"):
         run_tasks(run)
     if stage in ("all", "summary"):
-        summarise(run)
+        summarize(run)
 
 
 # --------------------------------------------------------------------------- the run, prepared once
@@ -116,7 +116,7 @@ class StudyRun:
 
     given: dict[str, Any]  # the config as given, plain: the run's record, every file's metadata
     conf: Config  # the same, checked and typed
-    plan: Plan  # every task of the study (the store not read)
+    plan: StudyPlan  # every task of the study (the store not read)
     backend: Backend | ClientBackend  # the cluster backend, checked
     folder: StudyFolder  # the study's folder: its layout, checks, locks and store
     report: StudyReport  # what the run has done so far
@@ -245,7 +245,7 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
         run.log(run.report.line())
 
 
-def summarise(run: StudyRun) -> None:
+def summarize(run: StudyRun) -> None:
     """``stage=summary``: the store compacted if a task is in two files, then the summary."""
     run.report.stage = "summary"  # from here on the store is whole, whatever stops the command
     from pipeline.summary import write_summary

@@ -236,7 +236,7 @@ class StudyFolder:
             held = ", ".join(names[:10]) + more if names else "none"
             raise StudyError(
                 f"study.name={self.name!r}: no results are stored in {self.path}, so stage=summary "
-                f"has nothing to summarise and wrote nothing; studies with results in "
+                f"has nothing to summarize and wrote nothing; studies with results in "
                 f"{self.outputs_key}: {held}"
             )
         self.check_own_files(stored)
@@ -303,7 +303,7 @@ class StudyFolder:
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the study's exclusive lock (blocks until no other job holds it): the store's
-        upkeep and the summary run under it, so the last job to summarise sees every row."""
+        upkeep and the summary run under it, so the last job to summarize sees every row."""
         self.path.mkdir(parents=True, exist_ok=True)
         lock = self.path / ".lock"
         with locking.open_lock(lock) as fh:

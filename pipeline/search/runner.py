@@ -195,10 +195,10 @@ class Search:
 
         self.result.page = write_search(self.result)
         if self.base.conf.stage == "all":  # the study's summary, the search's best at its top
-            from pipeline.run import summarise
+            from pipeline.run import summarize
 
             self.base.log = self.log
-            summarise(self.base)
+            summarize(self.base)
         return self.result
 
     def told(self, study: Any) -> list[TrialResult]:
