@@ -30,7 +30,7 @@ import pipeline.worker
 from pipeline.backends.executor import CallLost
 from pipeline.errors import StoreError, UnsafePath
 from pipeline.failed_tasks import SHOWN
-from pipeline.long_task_setup import LongTaskSetup, clear_checkpoints
+from pipeline.long_task_setup import LongTaskSetup
 from pipeline.progress import ProgressBars, tasks_bar
 from pipeline.provenance import run_metadata, save_run_config
 from pipeline.safe_paths import ensure_dir
@@ -276,7 +276,7 @@ def stored(run, done: DoneBatch, say: Callable[[str], None]) -> None:
         if done.no_room is None:
             raise StoreError(write_failed(run, exc)) from exc
         raise StoreError(checkpoints_refused(run, done.no_room)) from exc  # what came first
-    clear_checkpoints(run.folder.path, done.checkpointed, say)  # their rows are stored
+    run.folder.checkpoints.clear(done.checkpointed, say)  # their rows are stored
     report.rows_written += done.n_rows
     report.computed += done.n_tasks
     report.errors += done.n_errors

@@ -35,7 +35,7 @@ from pipeline.backends.base import Workers, quiet_dask_logs
 from pipeline.config import Config, checked_config, plain
 from pipeline.ctrl_c import RunStopped, is_stop
 from pipeline.errors import StudyError
-from pipeline.long_task_setup import LongTaskSetup, tidy_checkpoints
+from pipeline.long_task_setup import LongTaskSetup
 from pipeline.needs import Needed, budgeted, check_needs, shared_keys
 from pipeline.progress import shown
 from pipeline.store_layout import written_by_others
@@ -170,7 +170,7 @@ def _tasks_left(run: StudyRun, recompute: bool = False, refuse: bool = True):
     left = run.plan.left_to_run(run.folder.stored_ids(), recompute=recompute)
     if get_family(run.plan.family).needs is None:
         return left, Needed()
-    return left, check_needs(left, run.workers, run.folder.path, refuse)
+    return left, check_needs(left, run.workers, run.folder, refuse)
 
 
 def long_task_setup(run: StudyRun) -> LongTaskSetup:
@@ -238,7 +238,7 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
                 return
             driver.compute(run, left, setup)
             after = run.plan.left_to_run(folder.stored_ids())  # shared pieces needed
-            tidy_checkpoints(folder.path, setup.shared, shared_keys(after), run.log)
+            folder.checkpoints.tidy(setup.shared, shared_keys(after), run.log)
         with folder.locked():  # a rerun task's rows supersede its stored ones
             if left.supersedes or written_by_others(folder.results, before, run.report.files):
                 folder.compact()

@@ -31,6 +31,7 @@ from pipeline.config import short_repr
 from pipeline.errors import StudyError, UnsafePath
 from pipeline.own_files import INDEX_TITLE, REPORT_NAME, SUMMARY_NAME, not_ours
 from pipeline.safe_paths import INDEX_NAME, is_real_dir, kind, path_length_problem, real_subdirs
+from pipeline.study_checkpoints import StudyCheckpoints
 
 if TYPE_CHECKING:
     from pipeline.store_newest import StoredIds
@@ -42,7 +43,6 @@ CLAIMS = ".claims"  # <study>/.claims/: the claims of the runs computing in the 
 STUDY_FOLDERS = ("results", "quarantine", "summary", "runs", "checkpoints", CLAIMS)
 SCANNED = ("summary", "runs")
 STUDY_FILES = (".lock", ".running")  # opened by name: the study's locks
-SHARED = "shared"  # checkpoints/shared/<key>/: pieces a run's tasks share
 
 
 @dataclass(frozen=True)
@@ -103,14 +103,10 @@ class StudyFolder:
         return self.path / "runs"
 
     @property
-    def checkpoints(self) -> Path:
-        """The checkpoint folders, one per task (``checkpoints/<task id>/``)."""
-        return self.path / "checkpoints"
-
-    @property
-    def shared_checkpoints(self) -> Path:
-        """The checkpoint folders of pieces a run's tasks share (``checkpoints/shared/<key>/``)."""
-        return self.checkpoints / SHARED
+    def checkpoints(self) -> StudyCheckpoints:
+        """The tasks' checkpoint folders (``checkpoints/<task id>/``, and
+        ``checkpoints/shared/<key>/`` for the pieces a run's tasks share)."""
+        return StudyCheckpoints(self.path)
 
     @property
     def claims(self) -> Path:
@@ -138,7 +134,7 @@ class StudyFolder:
     def checkpoint_folders(self) -> tuple[Path, Path]:
         """The folders whose every entry is a checkpoint folder: of a task, or of pieces a
         run's tasks share."""
-        return self.checkpoints, self.shared_checkpoints
+        return self.checkpoints.root, self.checkpoints.shared_root
 
     # ------------------------------------------------------------------ the file-system rule
 
@@ -169,7 +165,7 @@ class StudyFolder:
                     if entry.name.startswith("family=") and entry.is_symlink():
                         found.append((Path(entry.path), kind(Path(entry.path)) or "gone"))
         for folder in self.checkpoint_folders():  # the first real: lstat follows a link above
-            if is_real_dir(self.checkpoints) and is_real_dir(folder):
+            if is_real_dir(self.checkpoints.root) and is_real_dir(folder):
                 with os.scandir(folder) as entries:
                     for entry in entries:
                         if not entry.is_dir(follow_symlinks=False):

@@ -40,7 +40,7 @@ def piece(folder: Path, name: str, size: int, sealed: bool = True) -> Path:
 def study(tmp_path):
     """The one-task study prepared in this process, its task id and its need."""
     run = prepared(compose_config(*STUDY, f"paths.outputs={tmp_path / 'out'}"))
-    (row,) = needs.check_needs(run.plan, run.workers, run.folder.path).rows
+    (row,) = needs.check_needs(run.plan, run.workers, run.folder).rows
     return run, row.tid, row.need
 
 
@@ -50,7 +50,7 @@ def check(monkeypatch):
 
     def checked(run, free: int) -> needs.Needed:
         monkeypatch.setattr(needs, "free_disk", lambda path: free)
-        return needs.check_needs(run.plan, run.workers, run.folder.path)
+        return needs.check_needs(run.plan, run.workers, run.folder)
 
     return checked
 

@@ -124,11 +124,11 @@ def test_the_disk_check_counts_the_shared_pieces_once(tmp_path, monkeypatch):
     free = 3 * (plan.disk - shared) + shared  # exactly enough with the last layer once
     assert free < 3 * plan.disk - plan.disk // 3
     monkeypatch.setattr(needs, "free_disk", lambda path: free)
-    needed = needs.check_needs(study.plan, study.workers, study.folder.path)
+    needed = needs.check_needs(study.plan, study.workers, study.folder)
     assert needed.with_disk == 3 and needed.shared == ("uniform-6x4",)
     assert needed.at_once is None
     monkeypatch.setattr(needs, "free_disk", lambda path: free - 1)
-    assert needs.check_needs(study.plan, study.workers, study.folder.path).at_once == 2
+    assert needs.check_needs(study.plan, study.workers, study.folder).at_once == 2
 
 
 @pytest.mark.parametrize("policies", [2, 3])
