@@ -53,8 +53,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pipeline.config import checked_study, short_repr
-from pipeline.errors import StudyError
+from pipeline.config import checked_study
+from pipeline.errors import StudyError, short_repr
 from pipeline.ids import ID_LENGTH, IdSet
 from pipeline.locking import OWNER_ONLY, command_line, holders_text, not_ours, owner_only, visible
 from pipeline.multirun_jobs import user_command

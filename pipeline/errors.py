@@ -4,12 +4,14 @@
 any work, exit status 2); :class:`UnsafePath` a path the store would have to follow out of
 its study folder or open although it is not a regular file; :class:`StoreError` a results
 file the store cannot write; :class:`BadInput` and :class:`Unreadable` a stored study that
-``describe``, ``reproduce`` or ``index`` cannot read as given.
+``describe``, ``reproduce`` or ``index`` cannot read as given.  A value or a path an error
+line quotes is shortened by :func:`short_repr` and :func:`short_path`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 
 class StudyError(ValueError):
@@ -36,3 +38,21 @@ class BadInput(ValueError):
 
 class Unreadable(ValueError):
     """An entry of the study folder that is not read, and why (one line)."""
+
+
+def short_path(path: Any, longest: int = 400) -> str:
+    """A path as an error line shows it: whole, unquoted, up to ``longest`` characters (the
+    rule of :func:`pipeline.exit_lines.abbreviated`), else :func:`short_repr`'s cut with its
+    length (a name too long for any file system)."""
+    text = str(path)
+    return text if len(text) <= longest else short_repr(text)
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, shortened in the middle past ``limit`` characters, with the length
+    of the value (a text's characters, not those of its quoted form)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = len(value) if isinstance(value, str) else len(text)
+    return f"{text[: limit // 2]}...{text[-limit // 4 :]} ({size:,} characters)"

@@ -379,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     problem = _folder_problem(outputs)
     if problem is not None:
-        from pipeline.config import short_path
+        from pipeline.errors import short_path
 
         said = f"{short_path(outputs)}: {problem}"
         print(f"error: {said} (give the outputs folder of the studies)", file=sys.stderr)

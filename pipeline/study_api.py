@@ -26,8 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.config import short_repr
-from pipeline.errors import StudyError
+from pipeline.errors import StudyError, short_repr
 from pipeline.progress import in_a_notebook
 
 

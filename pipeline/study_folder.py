@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline import locking, store_layout
-from pipeline.config import short_repr
-from pipeline.errors import StudyError, UnsafePath
+from pipeline.errors import StudyError, UnsafePath, short_repr
 from pipeline.own_files import INDEX_TITLE, REPORT_NAME, SUMMARY_NAME, not_ours
 from pipeline.safe_paths import INDEX_NAME, is_real_dir, kind, path_length_problem, real_subdirs
 from pipeline.study_checkpoints import StudyCheckpoints

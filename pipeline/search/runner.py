@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from pipeline.config import checked_config, short_repr
+from pipeline.config import checked_config
 from pipeline.ctrl_c import SearchStopped, is_stop
-from pipeline.errors import StudyError
+from pipeline.errors import StudyError, short_repr
 from pipeline.run import StudyReport, StudyRun, prepared, run_tasks
 from pipeline.safe_paths import ensure_dir
 from pipeline.search.objective import Objective, checked_objective, strategy_axes
