@@ -83,7 +83,9 @@ def describe_folder(arg: str) -> str:
     lines = [f"study folder {path_text(folder)}"]
     lines += families_part(found)
     lines += runs_part(found)
-    lines += kept_part(found.folder.checkpoints, "checkpoints (one folder per long task)", found)
+    lines += kept_part(
+        found.folder.checkpoints.root, "checkpoints (one folder per long task)", found
+    )
     lines += kept_part(found.folder.quarantine, "quarantine (entries moved out of results/)", found)
     lines += searches_part(folder, found)
     used, n = disk_used(folder)
