@@ -2,7 +2,7 @@
 docstrings as Markdown, and an attribute's comments as its docstring.
 
 The docstrings write a reference to code as reStructuredText does, ``:func:`solvers.solve``` or
-``:class:`~pipeline.config.StudyError```, and literals in double backquotes; Markdown has
+``:class:`~pipeline.errors.StudyError```, and literals in double backquotes; Markdown has
 no roles and would show ``:func:`` as text.  :class:`SphinxRoles` rewrites each role to the
 code span of its target (``~`` keeps the last name only, as Sphinx shows it), so the pages
 read as the docstrings mean.  A span, not a link: most targets are not on the reference

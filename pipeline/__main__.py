@@ -32,14 +32,13 @@ from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline import exit_lines
-from pipeline.config import StudyError
 from pipeline.ctrl_c import exit_status, stop_on_first_ctrl_c, stopped_by
+from pipeline.errors import StoreError, StudyError
 from pipeline.heap import frozen_for_exit
 from pipeline.multirun_jobs import JobFailed, remember_command
 from pipeline.preflight import check_command_line
 from pipeline.run import run_study
 from pipeline.run_dir import RunDirRefused, make_wanted
-from pipeline.store_layout import StoreError
 from pipeline.sweep_check import SweepRefused
 
 

@@ -300,7 +300,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _refused(option: str, value: object, problem: str) -> int:
-    from pipeline.config import short_repr
+    from pipeline.errors import short_repr
 
     print(f"error: {option}={short_repr(value)}: {problem}", file=sys.stderr)
     return 2
@@ -340,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # not a folder, not writable, a full disk, a name too long
-        from pipeline.config import short_path
+        from pipeline.errors import short_path
 
         print(f"error: {short_path(exc.filename or args.folder)}: {exc.strerror or exc}",
               file=sys.stderr)  # fmt: skip

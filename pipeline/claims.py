@@ -16,9 +16,9 @@ run's plan, takes out what the store holds by then (the tasks that run stored ar
 its), and counts the tasks both would compute; so a claim costs nothing while a run is alone
 (no list of millions of ids is written), and the ids are hashed only when another run is
 computing.  Claims are made and read under the study lock
-(:func:`pipeline.locking.study_lock`), and a run holds an ``flock`` on its claim while it
-computes: the kernel releases it when the process dies, so a claim nobody holds is a killed
-run's (or one whose code ended its process), and is removed, in one line.
+(:meth:`pipeline.study_folder.StudyFolder.locked`), and a run holds an ``flock`` on its
+claim while it computes: the kernel releases it when the process dies, so a claim nobody
+holds is a killed run's (or one whose code ended its process), and is removed, in one line.
 
 A claim is read as evidence, not trusted:
 
@@ -53,12 +53,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pipeline.config import StudyError, checked_study, short_repr
+from pipeline.config import checked_study
+from pipeline.errors import StudyError, short_repr
 from pipeline.ids import ID_LENGTH, IdSet
 from pipeline.locking import OWNER_ONLY, command_line, holders_text, not_ours, owner_only, visible
 from pipeline.multirun_jobs import user_command
 from pipeline.safe_paths import ensure_dir, open_regular, regular_files
-from pipeline.study import Plan, named_tasks, planned
+from pipeline.study import StudyPlan, named_tasks, planned
 from solvers.kit.words import counted
 
 if TYPE_CHECKING:
@@ -66,7 +67,6 @@ if TYPE_CHECKING:
 # ``run`` is always the run's pipeline.run.StudyRun, not imported here, not even for a type
 # checker: pipeline.run imports this module, and imports point one way (no cycle)
 
-CLAIMS = ".claims"  # <study>/.claims/: the claims of the runs computing in the study folder
 _COUNTER = itertools.count()  # several claims of one process (multirun jobs in threads)
 CLAIM_BYTES = 1 << 20  # the most a claim's file holds; a larger study config is not listed
 LISTED = 100_000  # a claim's tasks are listed up to this many (or as many as this run's own)
@@ -98,13 +98,13 @@ class Claim:
             self.path = None
 
 
-def claim(run, left: Plan, stored: StoredIds) -> Claim:
+def claim(run, left: StudyPlan, stored: StoredIds) -> Claim:
     """Claim the tasks ``left`` of ``run`` (the store holding ``stored``); StudyError (one
     line naming the other run) if a live run computes one of them.  A claim not believed or
     unreadable is removed, said in one line to ``run.log``.  Call under the study lock."""
     if not len(left):
         return Claim()
-    live = _live_claims(run.folder / CLAIMS, run.log)
+    live = _live_claims(run.folder.claims, run.log)
     if live:
         ours = IdSet(_ids(left))
         most = max(LISTED, run.plan.n_tasks)
@@ -115,7 +115,7 @@ def claim(run, left: Plan, stored: StoredIds) -> Claim:
     return _written(run)
 
 
-def _ids(left: Plan) -> np.ndarray:
+def _ids(left: StudyPlan) -> np.ndarray:
     chunks = list(left.id_chunks())
     return np.concatenate(chunks) if chunks else np.zeros(0, f"S{ID_LENGTH}")
 
@@ -149,7 +149,7 @@ def _refusal(run, who: dict, shared: int, ours: int, why: str) -> str:
         f"{visible(who['command'])}{why}"
     )
     return (
-        f"paths.outputs={short_repr(run.outputs)}: another run is computing {shared} of the "
+        f"paths.outputs={short_repr(run.folder.outputs)}: another run is computing {shared} of the "
         f"{counted(ours, 'task')} this run would compute in the study folder {run.folder} "
         f"({other}); "
         "nothing was run: wait for that run to end (or stop it), then run the same command "
@@ -285,10 +285,10 @@ def _zombie(pid: int) -> bool:
 def _written(run) -> Claim:
     """This run's claim, locked before anything is written in it (a run killed while
     writing leaves a claim nobody holds, removed as stale)."""
-    folder = run.folder / CLAIMS
+    folder = run.folder.claims
     path = folder / f"{socket.gethostname()}-{os.getpid()}-{next(_COUNTER)}.json"
     for attempt in range(5):
-        ensure_dir(folder, run.folder)
+        ensure_dir(folder, run.folder.path)
         try:  # a run ending may remove the folder, empty, between the two calls
             fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_ONLY)
             break

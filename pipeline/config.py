@@ -35,14 +35,8 @@ from pydantic import (
     WrapValidator,
 )
 
+from pipeline.errors import StudyError, short_repr
 from pipeline.safe_paths import study_name_problem
-
-
-class StudyError(ValueError):
-    """A study cannot run as configured: a config value (the study's, the run's, the
-    cluster's) is invalid, and the message names the config key and the value.  Raised before
-    any work; exit status 2.  The one exception of every bad config value."""
-
 
 MAX_TIMEOUT_S = 30 * 24 * 3600.0  # a task time limit longer than 30 days is a typo
 
@@ -524,21 +518,3 @@ def _section(annotation: Any) -> Any:
         if (found := _section(arg)) is not None:
             return found
     return None
-
-
-def short_path(path: Any, longest: int = 400) -> str:
-    """A path as an error line shows it: whole, unquoted, up to ``longest`` characters (the
-    rule of :func:`pipeline.exit_lines.abbreviated`), else :func:`short_repr`'s cut with its
-    length (a name too long for any file system)."""
-    text = str(path)
-    return text if len(text) <= longest else short_repr(text)
-
-
-def short_repr(value: Any, limit: int = 80) -> str:
-    """``repr(value)``, shortened in the middle past ``limit`` characters, with the length
-    of the value (a text's characters, not those of its quoted form)."""
-    text = repr(value)
-    if len(text) <= limit:
-        return text
-    size = len(value) if isinstance(value, str) else len(text)
-    return f"{text[: limit // 2]}...{text[-limit // 4 :]} ({size:,} characters)"

@@ -20,7 +20,7 @@ import yaml
 from hydra.core.config_search_path import SearchPathQuery
 from hydra.core.object_type import ObjectType
 
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 
 # Hydra's search path costs the checks 3-7 ms more than a copy of it did (median of 15
 # calls choosing a shipped two-grid study: 59 ms against 52, load average 12 on 2 cores),

@@ -83,9 +83,9 @@ def listing() -> str:
 
 
 def _shown(value: str) -> str:
-    """``value`` quoted for an error line, shortened (:func:`pipeline.config.short_repr`,
+    """``value`` quoted for an error line, shortened (:func:`pipeline.errors.short_repr`,
     imported only for an error: describing a family needs none of the config's models)."""
-    from pipeline.config import short_repr
+    from pipeline.errors import short_repr
 
     return short_repr(value)
 

@@ -26,11 +26,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.errors import Unreadable
 from pipeline.locking import visible
 from pipeline.store_layout import METADATA_KEY
 from pipeline.stored_study import (
     FILE,
-    Unreadable,
     entries,
     newest_rows,
     not_followed,
@@ -38,6 +38,7 @@ from pipeline.stored_study import (
     opened,
     path_text,
 )
+from pipeline.study_folder import StudyFolder
 from solvers.kit.safe_folders import kind
 from solvers.kit.words import counted, format_bytes
 
@@ -67,7 +68,7 @@ class ResultsFile:
 class Folder:
     """What describing a folder found: the results files read, the entries not read."""
 
-    folder: Path
+    folder: StudyFolder
     files: list[ResultsFile] = field(default_factory=list)
     skipped: list[tuple[Path, str]] = field(default_factory=list)
 
@@ -77,13 +78,15 @@ def describe_folder(arg: str) -> str:
     folder = Path(arg).expanduser()
     if folder.name == "results" and kind(folder / "results") is None:
         folder = folder.parent
-    found = Folder(folder)
+    found = Folder(StudyFolder(folder))
     read_files(found)
     lines = [f"study folder {path_text(folder)}"]
     lines += families_part(found)
     lines += runs_part(found)
-    lines += kept_part(folder, "checkpoints", "checkpoints (one folder per long task)", found)
-    lines += kept_part(folder, "quarantine", "quarantine (entries moved out of results/)", found)
+    lines += kept_part(
+        found.folder.checkpoints.root, "checkpoints (one folder per long task)", found
+    )
+    lines += kept_part(found.folder.quarantine, "quarantine (entries moved out of results/)", found)
     lines += searches_part(folder, found)
     used, n = disk_used(folder)
     lines += ["", f"disk used: {format_bytes(used)} in {counted(n, 'file')} (links not followed)"]
@@ -98,7 +101,7 @@ def describe_folder(arg: str) -> str:
 
 def read_files(found: Folder) -> None:
     """Each ``results/family=*/part-*.parquet`` regular file's footer and READ columns."""
-    results = found.folder / "results"
+    results = found.folder.results
     what = kind(results)
     if what not in (None, "folder"):
         found.skipped.append((results, not_followed(what, "the study's results folder")))
@@ -247,7 +250,7 @@ def own_text(name: str, at: set[int], files: list[ResultsFile]) -> str:
 def runs_part(found: Folder) -> list[str]:
     """Each run record, with the results files whose metadata names it; then the files that
     name no record (written before files named their run)."""
-    runs = found.folder / "runs"
+    runs = found.folder.runs
     what = kind(runs)
     records: list[Path] = []
     if what not in (None, "folder"):
@@ -305,9 +308,10 @@ def written_text(files: list[ResultsFile]) -> str:
 # ----------------------------------------------------------------- what is kept besides
 
 
-def kept_part(folder: Path, name: str, title: str, found: Folder) -> list[str]:
-    """What the folder ``name`` keeps: its entries (first level), files and bytes."""
-    where = folder / name
+def kept_part(where: Path, title: str, found: Folder) -> list[str]:
+    """What the folder ``where`` of the study keeps: its entries (first level), files and
+    bytes."""
+    name = where.name
     what = kind(where)
     if what is None:
         return []

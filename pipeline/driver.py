@@ -11,7 +11,7 @@ each finished batch's files stored as it comes back.
 - :func:`write_encoded` stores a finished batch's files (encoded where it ran:
   :func:`pipeline.worker.encode_rows`), one per family, each written atomically under a
   hidden temporary name renamed into place, so a reader or a killed run never sees half a
-  file; a write that fails raises :class:`~pipeline.store_layout.StoreError`.
+  file; a write that fails raises :class:`~pipeline.errors.StoreError`.
 """
 
 from __future__ import annotations
@@ -28,12 +28,13 @@ import numpy as np
 
 import pipeline.worker
 from pipeline.backends.executor import CallLost
+from pipeline.errors import StoreError, UnsafePath
 from pipeline.failed_tasks import SHOWN
-from pipeline.long_task_setup import LongTaskSetup, clear_checkpoints
+from pipeline.long_task_setup import LongTaskSetup
 from pipeline.progress import ProgressBars, tasks_bar
 from pipeline.provenance import run_metadata, save_run_config
-from pipeline.safe_paths import UnsafePath, ensure_dir
-from pipeline.store_layout import StoreError, family_dir
+from pipeline.safe_paths import ensure_dir
+from pipeline.store_layout import family_dir
 from pipeline.worker import (
     DISK_FULL,
     DoneBatch,
@@ -49,7 +50,7 @@ from solvers.kit.words import counted
 if TYPE_CHECKING:
     from pipeline.backends.executor import Executor
     from pipeline.config import RunConfig
-    from pipeline.study import Plan
+    from pipeline.study import StudyPlan
 # ``run`` is always the run's pipeline.run.StudyRun, not imported here, not even for a type
 # checker: pipeline.run imports this module, and imports point one way (no cycle)
 
@@ -77,7 +78,9 @@ class BatchCutter:
     mean.
     """
 
-    def __init__(self, tasks: Plan, n_workers: int, run_cfg: RunConfig, at_once: int | None = None):
+    def __init__(
+        self, tasks: StudyPlan, n_workers: int, run_cfg: RunConfig, at_once: int | None = None
+    ):
         self.plan = tasks
         self.left = len(tasks)
         n_grids = len(tasks.grids)
@@ -228,13 +231,13 @@ def lost_line(batch: TaskSlice, exc: BaseException) -> str:
     )
 
 
-def compute(run, left: Plan, setup: LongTaskSetup) -> None:
+def compute(run, left: StudyPlan, setup: LongTaskSetup) -> None:
     """The tasks ``left`` to run, in batches on the backend's executor; each finished
     batch's files stored as it comes back."""
     settings = run.conf.run
     with run.backend.open() as executor:
         executor.expect(seconds_per_task(left), len(left))  # it may start its workers now
-        run.report.run_record = save_run_config(run.given, run.folder)  # the cluster answered
+        run.report.run_record = save_run_config(run.given, run.folder.path)  # the cluster answered
         executor.log_file = run.report.run_record.with_suffix(".log")  # detail spared the terminal
         work = BatchWork(  # every file names the run record (its rows' run)
             run.report.study,
@@ -256,7 +259,7 @@ def compute(run, left: Plan, setup: LongTaskSetup) -> None:
                 bar.update(done.n_tasks)
 
 
-def seconds_per_task(tasks: Plan) -> float | None:
+def seconds_per_task(tasks: StudyPlan) -> float | None:
     """The family's estimate of a task's solver seconds, on average over ``tasks`` (None:
     the family gives none)."""
     estimate = tasks.estimated_seconds() if len(tasks) else None
@@ -268,12 +271,12 @@ def stored(run, done: DoneBatch, say: Callable[[str], None]) -> None:
     was set aside in them kept, a line to ``say`` each)."""
     report = run.report
     try:
-        report.files += write_encoded(run.results, done.files)
+        report.files += write_encoded(run.folder.results, done.files)
     except StoreError as exc:
         if done.no_room is None:
             raise StoreError(write_failed(run, exc)) from exc
         raise StoreError(checkpoints_refused(run, done.no_room)) from exc  # what came first
-    clear_checkpoints(run.folder, done.checkpointed, say)  # their rows are stored
+    run.folder.checkpoints.clear(done.checkpointed, say)  # their rows are stored
     report.rows_written += done.n_rows
     report.computed += done.n_tasks
     report.errors += done.n_errors
@@ -288,7 +291,7 @@ def checkpoints_refused(run, refused: tuple[str, int]) -> str:
     where, code = refused
     report = run.report
     return (
-        f"paths.outputs={run.outputs!r}: cannot write a task's checkpoints to {where} "
+        f"{run.folder.outputs_key}: cannot write a task's checkpoints to {where} "
         f"({os.strerror(code)}); the stored results are intact ("
         f"{counted(report.computed, 'task')} of this run stored, {report.skipped:,} stored "
         "before) and the checkpoints written are kept: free some space, then run the same "
@@ -305,7 +308,7 @@ def write_failed(run, exc: StoreError) -> str:
     free = "free some space, then " if code in DISK_FULL else ""
     report = run.report
     return (
-        f"paths.outputs={run.outputs!r}: cannot write results to {exc.folder or run.results} "
+        f"{run.folder.outputs_key}: cannot write results to {exc.folder or run.folder.results} "
         f"({why}); the stored results are intact (no partial file is left; "
         f"{counted(report.computed, 'task')} of this run stored, {report.skipped:,} stored "
         f"before): {free}run the same command again to resume (stored tasks are skipped)"

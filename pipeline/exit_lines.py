@@ -20,11 +20,11 @@ from typing import Any
 
 from pipeline.config_files import job_files
 from pipeline.ctrl_c import RunStopped, SearchStopped, nothing_written, stop_name
+from pipeline.errors import StoreError
 from pipeline.failed_tasks import failed_lines
-from pipeline.long_task_setup import CHECKPOINTS
 from pipeline.preflight import is_multirun
-from pipeline.store_layout import StoreError
 from pipeline.store_newest import stored_ids
+from pipeline.study_checkpoints import StudyCheckpoints
 from pipeline.sweep_check import sweep_stopped_message
 from solvers.kit.words import counted
 
@@ -203,12 +203,8 @@ def stopped_message(report: Any, signum: int | None, rerun: str = "") -> str:
 def kept_checkpoints(study_dir: Path) -> str:
     """What the unfinished tasks' checkpoints keep, for the one line on a stop ("" if none):
     the next run of the same command resumes each task from its own."""
-    folder = study_dir / CHECKPOINTS
-    try:
-        with os.scandir(folder) as entries:
-            tasks = [e for e in entries if e.name != "shared" and e.is_dir(follow_symlinks=False)]
-    except OSError:
-        return ""
+    checkpoints = StudyCheckpoints(study_dir)
+    folder, tasks = checkpoints.root, checkpoints.task_folders()
     if not tasks:
         return ""
     return (

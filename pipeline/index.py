@@ -33,19 +33,11 @@ from pipeline.report import (
     stored_at,
     write_atomic,
 )
-from pipeline.safe_paths import INDEX_NAME, is_real_dir, real_subdirs
+from pipeline.safe_paths import INDEX_NAME
 from pipeline.store import family_rows, file_metadata
-from pipeline.store_layout import result_files
 from pipeline.store_overview import StoreCounts, store_counts
+from pipeline.study_folder import StudyFolder
 from solvers.registry import get_family
-
-
-def study_dirs(outputs: Path) -> list[Path]:
-    """Every study folder under ``outputs`` (one holding a results/ folder), by name: real
-    folders only (a link to another folder is not a study of these outputs, and is never
-    followed; see pipeline.safe_paths)."""
-    return sorted(p for p in real_subdirs(Path(outputs).resolve()) if is_real_dir(p / "results"))
-
 
 # A study's family with more ok rows than this is left out of the comparison view (its rows
 # would be read into memory and embedded in index.html); the page names what was left out.
@@ -66,7 +58,7 @@ def write_index(
     """
     outputs = Path(outputs)
     statuses, counts_by_study = [], {}
-    for folder in study_dirs(outputs):
+    for folder in StudyFolder.all_in(outputs):
         counts, status = read_study(folder, given=(known or {}).get(folder.name))
         counts_by_study[folder.name] = counts
         statuses.append(status)
@@ -95,7 +87,7 @@ def write_index(
 
 
 def read_study(
-    folder: Path, tries: int = 3, given: StoreCounts | None = None
+    folder: StudyFolder, tries: int = 3, given: StoreCounts | None = None
 ) -> tuple[StoreCounts, dict[str, Any]]:
     """(a study's counts, its status line); another study's run may replace a file while it
     is read (compaction, atomically), so a vanished file is read again, and a store that
@@ -106,7 +98,7 @@ def read_study(
     error: Exception | None = None
     for _ in range(tries):
         try:
-            counts = given if given is not None else store_counts(folder / "results")
+            counts = given if given is not None else folder.counts()
             return counts, study_status(folder, counts)
         except (OSError, ValueError, duckdb.Error) as exc:
             error = exc
@@ -118,17 +110,17 @@ def read_study(
         **dict.fromkeys(["tasks", "ok", "failed"], 0),
         "last_run": "",
         "code_version": "",
-        "report": (folder / "report.html").exists(),
-        "summary": (folder / "summary.md").exists(),
+        "report": folder.report.exists(),
+        "summary": folder.summary.exists(),
     }
-    return store_counts(folder / "no results"), status
+    return store_counts(folder.path / "no results"), status
 
 
-def study_status(folder: Path, counts: StoreCounts) -> dict[str, Any]:
+def study_status(folder: StudyFolder, counts: StoreCounts) -> dict[str, Any]:
     """One study's line: families, planned and stored tasks, ok, failed, last run, links."""
     # from the files' names and the newest footers: reading every footer (the report's
     # batch table) took 1.6 s for each study of 5,790 files at every summary stage
-    files = result_files(folder / "results")
+    files = folder.result_files()
     newest = newest_metadata(lambda i: file_metadata(files[i]), len(files))
     study = (newest.get("config") or {}).get("study") or {}
     failed = counts.tasks_with("error")
@@ -142,8 +134,8 @@ def study_status(folder: Path, counts: StoreCounts) -> dict[str, Any]:
         "failed": failed,
         "last_run": max(map(stored_at, files), default=""),
         "code_version": newest.get("code_version", ""),
-        "report": (folder / "report.html").exists(),
-        "summary": (folder / "summary.md").exists(),
+        "report": folder.report.exists(),
+        "summary": folder.summary.exists(),
     }
 
 
@@ -190,7 +182,7 @@ def left_out_html(left_out: list[tuple[str, str, int]], compare_rows: int) -> st
 
 def planned_tasks(study: Mapping[str, Any]) -> int | None:
     """How many tasks the study's grid (as last run) plans, or None if it cannot be planned."""
-    from pipeline.config import StudyError
+    from pipeline.errors import StudyError
     from pipeline.study import planned
 
     if not study:
@@ -387,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     problem = _folder_problem(outputs)
     if problem is not None:
-        from pipeline.config import short_path
+        from pipeline.errors import short_path
 
         said = f"{short_path(outputs)}: {problem}"
         print(f"error: {said} (give the outputs folder of the studies)", file=sys.stderr)

@@ -1,8 +1,9 @@
-"""File locks that let several jobs (a parallel Hydra multirun) share one study folder.
+"""The lock files that let several jobs (a parallel Hydra multirun) share one study folder.
 
-``study_lock`` serialises the store's upkeep (compaction, quarantine) and the summary, so
-the last job to summarise sees every job's rows.  ``running`` is held (shared) by every job
-while it computes; a job that gets it exclusively knows no other job is writing, so the
+:meth:`~pipeline.study_folder.StudyFolder.locked` serialises the store's upkeep (compaction,
+quarantine) and the summary, so the last job to summarize sees every job's rows.
+:meth:`~pipeline.study_folder.StudyFolder.running` is held (shared) by every job while it
+computes; a job that gets it exclusively knows no other job is writing, so the
 temporary files it finds were left by a killed run and may be deleted.  Jobs may compute
 at once only when their tasks differ: :mod:`pipeline.claims` refuses a job whose tasks
 another live job is computing (their checkpoint folders would be shared).
@@ -23,11 +24,9 @@ import contextlib
 import fcntl
 import os
 import stat
-import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from pipeline.safe_paths import open_regular
 from solvers.kit.lock_holders import (  # noqa: F401 (pipeline.claims imports them from here)
     command_line,
@@ -36,47 +35,13 @@ from solvers.kit.lock_holders import (  # noqa: F401 (pipeline.claims imports th
     visible,
 )
 
-
-@contextlib.contextmanager
-def study_lock(study_dir: Path) -> Iterator[None]:
-    """Hold the study folder's exclusive lock (blocks until no other job holds it)."""
-    study_dir.mkdir(parents=True, exist_ok=True)
-    with _open_lock(study_dir / ".lock") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(waiting_message(study_dir / ".lock"), file=sys.stderr, flush=True)
-            fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-@contextlib.contextmanager
-def running(study_dir: Path, when_alone: Callable[[], object]) -> Iterator[None]:
-    """Mark this job as computing in the study; call ``when_alone()`` first if no other is."""
-    study_dir.mkdir(parents=True, exist_ok=True)
-    with _open_lock(study_dir / ".running") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            when_alone()
-        except BlockingIOError:
-            pass  # another job is computing: its temporary files are not stale
-        fcntl.flock(fh, fcntl.LOCK_SH)  # shared from here on (waits out a brief clean-up)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 LOCK_FILES = (".lock", ".running")
 
 
-def _open_lock(path: Path):
+def open_lock(path: Path):
     """A lock file opened for appending, created if missing, readable and writable by its
     owner only (:func:`owner_only`); never through a link, never a FIFO or another special
-    file (pipeline.safe_paths.UnsafePath).  StudyError (one line) when this account may not
+    file (pipeline.errors.UnsafePath).  StudyError (one line) when this account may not
     open it (another account's)."""
     try:
         fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, OWNER_ONLY)
@@ -142,7 +107,7 @@ def remove_if_untouched(root: Path) -> None:
 def _unlink_if_free(path: Path) -> None:
     """Delete an empty lock file unless another job holds (or waits on) it."""
     try:
-        with _open_lock(path) as fh:
+        with open_lock(path) as fh:
             if path.stat().st_size:
                 return
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -8,8 +8,9 @@ and warnings go: to the handlers of :func:`events_in_this_process` when the task
 driver's process, else, on a Dask worker, out as worker events on :data:`TOPIC` and
 :data:`WARNINGS` (the executor subscribes the driver's handlers to them:
 :mod:`pipeline.backends.dask_executor`).  The driver clears a task's folder once its ok row is
-stored (:func:`clear_checkpoints`); what was set aside in it (its ``damaged/`` folder) is kept,
-in ``<study folder>/quarantine/checkpoints/<task id>/``.
+stored (:meth:`~pipeline.study_checkpoints.StudyCheckpoints.clear`); what was set aside in
+it (its ``damaged/`` folder) is kept, in ``<study folder>/quarantine/checkpoints/<task
+id>/``.
 
 Nothing here imports Dask's ``distributed`` at module level (``cluster=sync`` must not).
 """
@@ -25,19 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.safe_paths import ensure_dir
+from pipeline.study_checkpoints import StudyCheckpoints
 from solvers.kit.budget import Budget, available_memory
-from solvers.kit.checkpoints import DAMAGED, SHARED, Checkpoints
-from solvers.kit.safe_folders import kind
 from solvers.kit.task_context import TaskContext
 from solvers.kit.task_progress import Progress
 from solvers.kit.words import format_bytes
 
 TOPIC = "guesslab-progress"  # the Dask worker-event topic of progress reports
 WARNINGS = "guesslab-warnings"  # the topic of the tasks' warnings (a line each)
-CHECKPOINTS = "checkpoints"  # <study folder>/checkpoints/<task id>/
-# <study folder>/quarantine/checkpoints/<task id>/: a cleared task's damaged/, kept
-QUARANTINE = "quarantine"
 
 
 @dataclass(frozen=True)
@@ -92,9 +88,7 @@ class LongTaskSetup:
         """The context of task ``tid`` in this process (see :func:`finish`)."""
         budget = self.budget or _own_budget()
         checkpoints = (
-            None
-            if self.study_dir is None
-            else Checkpoints(self.study_dir / CHECKPOINTS / tid, root=self.study_dir)
+            None if self.study_dir is None else StudyCheckpoints(self.study_dir).of_task(tid)
         )
         worker = self._on_worker()
         here = _HERE.get()
@@ -189,76 +183,3 @@ class _WorkerClient:
 
             rejoin()
             self.seceded = False
-
-
-def clear_checkpoints(study_dir: Path, task_ids: list[str], log: Callable[[str], None]) -> None:
-    """Remove the checkpoint folders of tasks whose ok rows are stored (links not followed),
-    keeping what was set aside in them (:func:`keep_set_aside`)."""
-    for tid in task_ids:
-        cleared(Checkpoints(study_dir / CHECKPOINTS / tid, root=study_dir), study_dir, log)
-
-
-def tidy_checkpoints(
-    study_dir: Path, keys: tuple[str, ...], still_needed: set[str], log: Callable[[str], None]
-) -> None:
-    """At the end of a run: remove the shared checkpoint folders of ``keys`` that no task left
-    to run needs (``<study>/checkpoints/shared/<key>/``, keeping what was set aside in them),
-    then ``shared`` and ``<study>/checkpoints`` if they are left empty (links not followed)."""
-    root = study_dir / CHECKPOINTS / SHARED
-    for key in sorted(set(keys) - still_needed):
-        cleared(Checkpoints(root / key, root=study_dir), study_dir, log)
-    for folder in (root, root.parent):
-        if not folder.is_symlink():
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-
-
-def cleared(checkpoints: Checkpoints, study_dir: Path, log: Callable[[str], None]) -> None:
-    """Remove a checkpoint folder no task needs any more, once what was set aside in it is
-    kept (:func:`keep_set_aside`); a folder whose ``damaged/`` cannot be kept is left as it
-    is, and one line says so."""
-    try:
-        keep_set_aside(checkpoints, study_dir, log)
-    except OSError as exc:
-        log(
-            f"warning: what was set aside in {checkpoints.folder / DAMAGED} could not be "
-            f"moved to {study_dir / QUARANTINE / CHECKPOINTS} ({exc.strerror or exc}); the "
-            "checkpoint folder is left as it is"
-        )
-        return
-    checkpoints.clear()
-
-
-def keep_set_aside(checkpoints: Checkpoints, study_dir: Path, log: Callable[[str], None]) -> None:
-    """Move the ``damaged/`` folder of ``checkpoints`` (what failed its check or was not what
-    it must be, set aside while the task ran) to ``<study>/quarantine/checkpoints/<folder
-    name>`` (``.1``, ``.2``... if taken), where guesslab never removes it, with one line
-    saying where and how much; nothing when there is none."""
-    damaged = checkpoints.damaged()
-    if damaged is None:
-        return
-    place = ensure_dir(study_dir / QUARANTINE / CHECKPOINTS, below=study_dir)
-    is_shared = checkpoints.folder.parent.name == SHARED
-    name = checkpoints.folder.name
-    if is_shared:  # beside the tasks' (hex ids)
-        name = f"{SHARED}-{name}"
-    target, n = place / name, 0
-    while kind(target) is not None:
-        n += 1
-        target = place / f"{name}.{n}"
-    os.rename(damaged, target)
-    entries, size = len(os.listdir(target)), 0
-    for folder, dirs, files in os.walk(target, followlinks=False):
-        for entry in (*dirs, *files):
-            with contextlib.suppress(OSError):
-                size += os.lstat(Path(folder, entry)).st_size
-    what = (
-        f"the shared checkpoints {checkpoints.folder.name} are removed"
-        if is_shared
-        else f"task {checkpoints.folder.name} is stored and its checkpoints removed"
-    )
-    log(
-        f"warning: {what}, but for what was set aside from them ({entries} entries, "
-        f"{format_bytes(size)}), kept as evidence in {target} until you delete it (guesslab "
-        "never does)"
-    )

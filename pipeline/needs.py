@@ -8,23 +8,19 @@
   over the budget, or a disk need over the free disk of the study folder, stops the study
   with one line (a StudyError: exit status 2).  When the free disk holds the checkpoints of
   only a few tasks at once, :attr:`Needed.at_once` says how many (:func:`fitting`).
-- **What the checkpoints keep** (:func:`kept_checkpoints`): a task resumed after a stop
-  reuses the pieces it committed, which are part of its need; so each task's need is
-  checked against the free disk plus what its own checkpoint folder (and the shared folder
-  of its key) already holds.  Counted: the committed pieces with a seal, as regular files
-  found without following links, on the study folder's file system, whose every hard link
-  is in those folders; not counted: pieces set aside (``damaged/``), half-written ones
-  (``.partial``), pieces without a seal, links, other file systems.
+- **What the checkpoints keep** (:meth:`~pipeline.study_checkpoints.StudyCheckpoints.kept`):
+  a task resumed after a stop reuses the pieces it committed, which are part of its need; so
+  each task's need is checked against the free disk plus what its own checkpoint folder (and
+  the shared folder of its key) already holds.  Counted: the committed pieces with a seal,
+  as regular files found without following links, on the study folder's file system, whose
+  every hard link is in those folders; not counted: pieces set aside (``damaged/``),
+  half-written ones (``.partial``), pieces without a seal, links, other file systems.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import os
-import re
 import shutil
-import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,12 +29,14 @@ from typing import Any
 import numpy as np
 
 from pipeline.backends.base import Workers
-from pipeline.config import StudyError, size_bytes
+from pipeline.config import size_bytes
+from pipeline.errors import StudyError
 from pipeline.ids import IdSet, id_array
+from pipeline.study_checkpoints import Kept
+from pipeline.study_folder import StudyFolder
 from solvers.axes_read import call_per_class
 from solvers.grid import Grid
 from solvers.kit.budget import Budget, Need
-from solvers.kit.checkpoints import DAMAGED, SEALS, SHARED
 from solvers.kit.words import format_bytes, format_duration
 from solvers.registry import Task, get_family
 from solvers.task_ids import identity_params
@@ -69,96 +67,6 @@ def free_disk(path: Path) -> int:
     while not here.exists() and here != here.parent:
         here = here.parent
     return shutil.disk_usage(here).free
-
-
-CHECKPOINTS = "checkpoints"  # <study>/checkpoints/<task id>/ (pipeline.long_task_setup)
-_TASK_ID = re.compile(r"[0-9a-f]{20}")
-_PIECE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,199}")  # solvers.kit.checkpoints' names
-
-
-@dataclass(frozen=True)
-class Kept:
-    """Bytes the checkpoint folders of a study already hold (:func:`kept_checkpoints`): per
-    task id (``own``) and per shared key (``shared``)."""
-
-    own: dict[str, int] = dataclasses.field(default_factory=dict)
-    shared: dict[str, int] = dataclasses.field(default_factory=dict)
-
-
-def kept_checkpoints(study_dir: Path) -> Kept:
-    """What the committed, sealed pieces under ``<study>/checkpoints/`` hold, per task folder
-    and per shared folder (see the module's notes for what is counted).  A file is counted
-    once: for the shared folder when one of its links is there (a task adopts the shared
-    pieces by hard links), else for the first task folder holding it."""
-    root = study_dir / CHECKPOINTS
-    try:
-        top = os.stat(root, follow_symlinks=False)
-    except OSError:
-        return Kept()
-    if not stat.S_ISDIR(top.st_mode):
-        return Kept()
-    files: dict[tuple[int, int], list] = {}  # (device, inode) -> [bytes, links, seen, owner]
-    for entry in _real_dirs(root):
-        if entry.name == SHARED:
-            folders = [(("shared", e.name), e) for e in _real_dirs(Path(entry.path))]
-        elif _TASK_ID.fullmatch(entry.name):
-            folders = [(("own", entry.name), entry)]
-        else:
-            continue
-        for owner, folder in folders:
-            for st in _piece_files(Path(folder.path)):
-                if st.st_dev != top.st_dev:
-                    continue
-                size = min(st.st_size, st.st_blocks * 512)
-                found = files.setdefault((st.st_dev, st.st_ino), [size, st.st_nlink, 0, owner])
-                found[2] += 1
-                if owner[0] == "shared":
-                    found[3] = owner
-    kept = Kept()
-    for size, links, seen, (kind_, name) in files.values():
-        if seen == links and size:
-            into = kept.shared if kind_ == "shared" else kept.own
-            into[name] = into.get(name, 0) + size
-    return kept
-
-
-def _real_dirs(folder: Path) -> list[os.DirEntry]:
-    try:
-        with os.scandir(folder) as entries:
-            return sorted((e for e in entries if e.is_dir(follow_symlinks=False)), key=_name)
-    except OSError:
-        return []
-
-
-def _name(entry: os.DirEntry) -> str:
-    return entry.name
-
-
-def _piece_files(folder: Path) -> Iterator[os.stat_result]:
-    """The ``lstat`` of each regular file of the committed pieces in ``folder`` with a seal
-    (a piece that is a folder: its files, links not followed)."""
-    try:
-        with os.scandir(folder) as entries:
-            pieces = [e for e in entries if _PIECE.fullmatch(e.name) and e.name != DAMAGED]
-    except OSError:
-        return
-    for piece in sorted(pieces, key=_name):
-        try:
-            seal = os.stat(folder / SEALS / f"{piece.name}.json", follow_symlinks=False)
-            st = piece.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if not stat.S_ISREG(seal.st_mode):
-            continue
-        if stat.S_ISREG(st.st_mode):
-            yield st
-        elif stat.S_ISDIR(st.st_mode):
-            for here, _, names in os.walk(piece.path, followlinks=False):
-                for name in sorted(names):
-                    with contextlib.suppress(OSError):
-                        inner = os.stat(os.path.join(here, name), follow_symlinks=False)
-                        if stat.S_ISREG(inner.st_mode):
-                            yield inner
 
 
 @dataclass(frozen=True)
@@ -293,15 +201,17 @@ class NeedRow:
     brief: str = ""  # the same without the need's note (below the plan's table)
 
 
-def check_needs(plan: Any, where: Workers, study_dir: Path, refuse: bool = True) -> Needed:
+def check_needs(plan: Any, where: Workers, folder: StudyFolder, refuse: bool = True) -> Needed:
     """Ask ``Scheduling.needs`` of every class of tasks left to run.  A need over the budget or
     over the free disk of the study folder (plus what the task's own checkpoints already
-    hold: :func:`kept_checkpoints`) raises StudyError (one line: the task, its need, the
-    budget and where it came from); with ``refuse`` False it is kept in the result's rows and
-    :attr:`Needed.shortage` instead (``stage=plan`` prints the whole table first)."""
+    hold: :meth:`~pipeline.study_checkpoints.StudyCheckpoints.kept`) raises StudyError (one
+    line: the task, its need, the budget and where it came from); with ``refuse`` False it
+    is kept in the result's rows and :attr:`Needed.shortage` instead (``stage=plan`` prints
+    the whole table first)."""
     fam = get_family(plan.family)
     if fam.scheduling.needs is None:
         return Needed()
+    study_dir = folder.path
     top_disk = None
     free: int | None = None
     kept = Kept()
@@ -318,7 +228,7 @@ def check_needs(plan: Any, where: Workers, study_dir: Path, refuse: bool = True)
                 continue
             if need.disk and free is None:
                 free = free_disk(study_dir)
-                kept = kept_checkpoints(study_dir)
+                kept = folder.checkpoints.kept()
             if need.disk and held is None:
                 held = _held_by_class(grid, plan.keep[g], axes, kept.own)
                 kept_own += sum(map(sum, held.values()))

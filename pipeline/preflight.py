@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.config import StudyError, short_repr
 from pipeline.config_files import (
     MAX_DIGITS,
     ConfigFiles,
@@ -26,6 +25,7 @@ from pipeline.config_files import (
     command_line_files,
     defaults,
 )
+from pipeline.errors import StudyError, short_repr
 
 CHOICE_GROUPS = ("study", "cluster", "paths")
 CONFIG_DIR = ("--config-dir", "-cd")  # Hydra's options, long and short

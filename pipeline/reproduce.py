@@ -46,19 +46,13 @@ import yaml
 
 from pipeline import store_layout
 from pipeline.compare_rows import differences, tolerances
-from pipeline.config import StudyError, cluster_config, conf_dir
+from pipeline.config import cluster_config, conf_dir
+from pipeline.errors import BadInput, StudyError
 from pipeline.ids import IdSet, id_array
 from pipeline.locking import visible
 from pipeline.needs import free_disk
 from pipeline.reproduce_outcome import EXIT_BAD, EXIT_STOPPED, Outcome, table_text
-from pipeline.stored_study import (
-    FILE,
-    BadInput,
-    StoredStudy,
-    path_text,
-    planned_too_many,
-    stored_study,
-)
+from pipeline.stored_study import FILE, StoredStudy, path_text, planned_too_many, stored_study
 from pipeline.study import TARGET
 from solvers.kit.words import counted, format_bytes
 from solvers.registry import TaskError, get_family
@@ -168,7 +162,7 @@ def recompute(
             f"into {run.folder}"
         )
         run_tasks(run)
-        stores.append(run.results)
+        stores.append(run.folder.results)
     why = "no stored config plans this task"
     if problems:
         why += f" here ({'; '.join(dict.fromkeys(problems))})"
@@ -251,7 +245,7 @@ def needs_beyond(run: Any, tasks: dict[str, dict[str, Any]]) -> dict[str, str]:
     if needs is None:
         return {}
     workers = run.workers
-    free = free_disk(run.folder)
+    free = free_disk(run.folder.path)
     out = {}
     for tid, task in tasks.items():
         need = needs(task, workers.count)
@@ -319,7 +313,7 @@ def reproduce(
     StudyError (one line) for what cannot be checked, before any work."""
     cluster = checked_cluster(cluster or {"kind": "sync"})
     study = stored_study(folder)
-    with fresh_folder(into, study.folder) as where:
+    with fresh_folder(into, study.folder.path) as where:
         set_aside_unusable(study, where, cluster)
         chosen = chosen_tasks(study, sample, seed)
         outcome = Outcome(study, chosen=len(chosen), into=into)

@@ -12,7 +12,7 @@
    tidied (:mod:`pipeline.store`), the tasks left to run found and claimed (refused if another
    live run computes one: :mod:`pipeline.claims`); the backend opened, the tasks cut into
    batches on its executor, each batch's files stored as it comes (:mod:`pipeline.driver`).
-4. ``stage=summary`` (:func:`summarise`): the store compacted, ``summary.md`` written with the
+4. ``stage=summary`` (:func:`summarize`): the store compacted, ``summary.md`` written with the
    report and the index (:mod:`pipeline.summary`); its first table ends the run's lines
    (:mod:`pipeline.headline`; not with ``run.quiet``).
 
@@ -29,26 +29,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline import claims, driver, locking, store_newest, store_upkeep
+from pipeline import claims, driver, locking
 from pipeline.backends import Backend, backend_of
 from pipeline.backends.base import Workers, quiet_dask_logs
-from pipeline.config import Config, StudyError, checked_config, plain
+from pipeline.config import Config, checked_config, plain
 from pipeline.ctrl_c import RunStopped, is_stop
-from pipeline.long_task_setup import LongTaskSetup, tidy_checkpoints
+from pipeline.errors import StudyError
+from pipeline.long_task_setup import LongTaskSetup
 from pipeline.needs import Needed, budgeted, check_needs, shared_keys
 from pipeline.progress import shown
-from pipeline.staging import remove_stale
-from pipeline.store_layout import result_files, written_by_others
-from pipeline.store_newest import StoredIds, stored_ids
-from pipeline.store_overview import store_counts
-from pipeline.study import Plan, planned
-from pipeline.study_folder import (
-    check_path,
-    check_results_target,
-    check_safe,
-    check_summary_target,
-    study_dir,
-)
+from pipeline.store_layout import written_by_others
+from pipeline.study import StudyPlan, planned
+from pipeline.study_folder import StudyFolder
 from solvers.kit.words import counted
 from solvers.registry import get_family
 
@@ -72,9 +64,9 @@ def run_study(cfg: Mapping[str, Any], *, log=print, client: Any = None) -> Study
 
 def _run_stages(run: StudyRun) -> None:
     stage = run.conf.stage
-    check_safe(run.outputs, run.folder)  # no link out of the study folder, no FIFO in it
+    run.folder.check_safe()  # no link out of the study folder, no FIFO in it
     if stage in ("all", "summary"):
-        check_summary_target(run.outputs, run.folder, stored_only=stage == "summary")
+        run.folder.check_summary_target(stored_only=stage == "summary")
     if stage == "plan":
         run.log(plan_text(run))
         return
@@ -83,7 +75,7 @@ def _run_stages(run: StudyRun) -> None:
     if stage in ("all", "run"):
         run_tasks(run)
     if stage in ("all", "summary"):
-        summarise(run)
+        summarize(run)
 
 
 # --------------------------------------------------------------------------- the run, prepared once
@@ -121,25 +113,12 @@ class StudyRun:
 
     given: dict[str, Any]  # the config as given, plain: the run's record, every file's metadata
     conf: Config  # the same, checked and typed
-    plan: Plan  # every task of the study (the store not read)
+    plan: StudyPlan  # every task of the study (the store not read)
     backend: Backend  # where the tasks execute (the cluster's, or the caller's client's), checked
-    report: StudyReport  # what the run has done so far; study_dir is the study folder
+    folder: StudyFolder  # the study's folder: its layout, checks, locks and store
+    report: StudyReport  # what the run has done so far
     log: Callable[[str], None] = print
     search: dict[str, Any] | None = None  # a search's batch: its name and the tasks' trials
-
-    @property
-    def folder(self) -> Path:
-        return self.report.study_dir
-
-    @property
-    def results(self) -> Path:
-        """The study's store."""
-        return self.folder / "results"
-
-    @property
-    def outputs(self) -> Any:
-        """``paths.outputs`` as given (messages quote it so)."""
-        return self.given["paths"]["outputs"]
 
     @functools.cached_property
     def workers(self) -> Workers:
@@ -156,14 +135,14 @@ def prepared(
     section unused (:class:`~pipeline.backends.given_client.ClientBackend`)."""
     given = plain(cfg)
     conf = checked_config(given)
-    folder = study_dir(given)
-    check_path(given["paths"]["outputs"], folder)
+    folder = StudyFolder.of(given)
+    folder.check_path()
     quiet_dask_logs()
     plan = planned(conf.study)
     backend = backend_of(conf.cluster, client)
     backend.check()
-    report = StudyReport(study=conf.study.name, study_dir=folder, planned=plan.n_tasks)
-    return StudyRun(given, conf, plan, backend, report, log)
+    report = StudyReport(study=conf.study.name, study_dir=folder.path, planned=plan.n_tasks)
+    return StudyRun(given, conf, plan, backend, folder, report, log)
 
 
 # --------------------------------------------------------------------------------------- its stages
@@ -186,7 +165,7 @@ def _tasks_left(run: StudyRun, recompute: bool = False, refuse: bool = True):
     """The tasks left to run against the store (read only) and the family's needs of them
     against the budget and the free disk: StudyError for one over either, or (``refuse``
     False) kept in the needs' rows; a family without needs is asked nothing."""
-    left = run.plan.left_to_run(stored_ids(run.results), recompute=recompute)
+    left = run.plan.left_to_run(run.folder.stored_ids(), recompute=recompute)
     if get_family(run.plan.family).scheduling.needs is None:
         return left, Needed()
     return left, check_needs(left, run.workers, run.folder, refuse)
@@ -212,7 +191,7 @@ def long_task_setup(run: StudyRun) -> LongTaskSetup:
         run.log(line.strip())
     progress = shown(run.conf.run.progress)
     return LongTaskSetup(
-        workers.budget, workers.count, run.folder, progress, needed.at_once, needed.shared
+        workers.budget, workers.count, run.folder.path, progress, needed.at_once, needed.shared
     )
 
 
@@ -221,7 +200,7 @@ def run_tasks(run: StudyRun) -> None:
     before it stored anything leaves nothing behind (no run record, no folder it made)."""
     run.report.stage = "run"
     setup = long_task_setup(run)  # refuses a need over the budget
-    new_root = locking.first_missing(run.folder)
+    new_root = locking.first_missing(run.folder.path)
     try:
         _run_in_store(run, setup)
     except BaseException:
@@ -237,13 +216,14 @@ def run_tasks(run: StudyRun) -> None:
 
 
 def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
-    check_results_target(run.outputs, run.folder)
+    folder = run.folder
+    folder.check_results_target()
     # parallel multirun jobs may share the store: see pipeline.locking and pipeline.claims
-    with locking.running(run.folder, lambda: store_upkeep.remove_temporaries(run.results)):
-        with locking.study_lock(run.folder):
+    with folder.running(folder.remove_temporaries):
+        with folder.locked():
             # listed before compacting: compact reads each of these files (and maybe more)
-            before = set(result_files(run.results))
-            stored = _tidy_store(run)
+            before = set(folder.result_files())
+            stored = folder.tidied(run.log)  # foreign files quarantined, the store compacted
             left = run.plan.left_to_run(stored, recompute=run.conf.store.recompute)
             claim = claims.claim(run, left, stored)  # refused: another live run computes one
         with claim:
@@ -255,39 +235,29 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
             if not len(left):
                 return
             driver.compute(run, left, setup)
-            after = run.plan.left_to_run(
-                store_newest.stored_ids(run.results)
-            )  # shared pieces needed
-            tidy_checkpoints(run.folder, setup.shared, shared_keys(after), run.log)
-        with locking.study_lock(run.folder):  # a rerun task's rows supersede its stored ones
-            if left.supersedes or written_by_others(run.results, before, run.report.files):
-                store_upkeep.compact(run.results)
+            after = run.plan.left_to_run(folder.stored_ids())  # shared pieces needed
+            folder.checkpoints.tidy(setup.shared, shared_keys(after), run.log)
+        with folder.locked():  # a rerun task's rows supersede its stored ones
+            if left.supersedes or written_by_others(folder.results, before, run.report.files):
+                folder.compact()
         run.log(run.report.line())
 
 
-def _tidy_store(run: StudyRun) -> StoredIds:
-    """Foreign files quarantined, the store compacted, stale staging removed; the ids stored."""
-    remove_stale(run.folder)
-    for path, reason in store_upkeep.quarantine_bad_files(run.results, run.folder / "quarantine"):
-        run.log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
-    return store_upkeep.compact(run.results)
-
-
-def summarise(run: StudyRun) -> None:
+def summarize(run: StudyRun) -> None:
     """``stage=summary``: the store compacted if a task is in two files, then the summary."""
     run.report.stage = "summary"  # from here on the store is whole, whatever stops the command
     from pipeline.summary import write_summary
 
-    with locking.study_lock(run.folder):  # parallel jobs: the last sees all rows
-        counts = store_counts(run.results)
+    with run.folder.locked():  # parallel jobs: the last sees all rows
+        counts = run.folder.counts()
         if counts.superseded:  # a run killed between storing a rerun task and compacting
-            store_upkeep.compact(run.results)  # replaces files whole
+            run.folder.compact()  # replaces files whole
             run.log(
                 f"store: {counted(counts.superseded, 'superseded row')} dropped (tasks stored "
                 "again later)"
             )
-            counts = store_counts(run.results)
-        run.report.summary = write_summary(run.folder, run.conf.study.plain(), counts=counts)
+            counts = run.folder.counts()
+        run.report.summary = write_summary(run.folder.path, run.conf.study.plain(), counts=counts)
     run.log(f"summary: {run.report.summary}")
     if not run.conf.run.quiet:  # the answer: the summary's first table, as it wrote it
         from pipeline.headline import headline_lines

@@ -30,7 +30,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, open_dict, read_write
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline.config import short_repr
+from pipeline.errors import short_repr
 from pipeline.safe_paths import NAME_MAX, PATH_MAX
 
 KEY = "hydra.run.dir"

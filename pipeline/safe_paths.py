@@ -5,15 +5,16 @@ The study folder is ``<paths.outputs>/<study.name>`` (``paths.outputs`` with its
 resolved: pointing it at another disk is the user's choice).  Below it no symbolic link is
 ever followed:
 
-- :func:`check_study_folder` (called by every run, before any work) refuses a study folder
-  in which a folder the pipeline uses (the study folder itself, ``results``,
-  ``results/family=*``, ``quarantine``, ``summary``, ``runs``, ``checkpoints``, ``.claims``
-  and what is below ``summary`` and ``runs``) or a file it opens by name (``.lock``,
-  ``.running``) is a link or a special file: the run exits 2 naming the path, and touches
-  nothing.  So does an entry of ``checkpoints`` or ``checkpoints/shared`` that is not a real
-  folder (each is the checkpoint folder of a task or of a shared key).  Below those,
-  :class:`solvers.kit.checkpoints.Checkpoints` follows no link either: it sets aside, with one
-  line, an entry of its own (``.seals``, ``damaged``...) that is not what it must be.
+- :meth:`~pipeline.study_folder.StudyFolder.check_safe` (called by every run, before any
+  work) refuses a study folder in which a folder the pipeline uses (the study folder
+  itself, ``results``, ``results/family=*``, ``quarantine``, ``summary``, ``runs``,
+  ``checkpoints``, ``.claims`` and what is below ``summary`` and ``runs``) or a file it
+  opens by name (``.lock``, ``.running``) is a link or a special file: the run exits 2
+  naming the path, and touches nothing.  So does an entry of ``checkpoints`` or
+  ``checkpoints/shared`` that is not a real folder (each is the checkpoint folder of a task
+  or of a shared key).  Below those, :class:`solvers.kit.checkpoints.Checkpoints` follows no
+  link either: it sets aside, with one line, an entry of its own (``.seals``,
+  ``damaged``...) that is not what it must be.
 - The readers (:func:`regular_files`, :func:`real_subdirs`) list entries with ``lstat``
   semantics: a link, a FIFO, a socket, a device or a folder named like a results file is
   never listed, so it is never opened (a FIFO cannot hang a reader, a link cannot bring in
@@ -36,14 +37,10 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from pipeline.errors import UnsafePath
 from solvers.kit.atomic_files import replace_file
 from solvers.kit.safe_folders import ensure_folder, kind
 
-# Folders below the study folder that the pipeline reads or writes; below SCANNED every
-# entry must be a real folder or a regular file (plots and run configs are written there).
-STUDY_FOLDERS = ("results", "quarantine", "summary", "runs", "checkpoints", ".claims")
-SCANNED = ("summary", "runs")
-STUDY_FILES = (".lock", ".running")  # opened by name (pipeline.locking)
 # What the pipeline writes in paths.outputs itself, beside the study folders: the index of
 # the studies (pipeline.index; its temporary has a hidden name, as every temporary)
 INDEX_NAME = "index.html"
@@ -51,11 +48,6 @@ OUTPUTS_FILES = (INDEX_NAME,)
 NAME_MAX = 255  # bytes in one file or folder name (Linux, macOS and their file systems)
 PATH_MAX = 4096  # bytes in a path Linux accepts
 BELOW_STUDY = 512  # bytes kept for the store's own paths below a study folder
-
-
-class UnsafePath(OSError):
-    """A path the store would have to follow out of its study folder, or open although it
-    is not a regular file; nothing was read, moved or deleted through it."""
 
 
 def study_name_problem(name: str) -> str | None:
@@ -105,76 +97,6 @@ def path_length_problem(folder: Path) -> str | None:
 def is_real_dir(path: Path) -> bool:
     """Whether ``path`` is a folder (not a link to one)."""
     return kind(path) == "folder"
-
-
-def unsafe_entries(study_dir: Path) -> list[tuple[Path, str]]:
-    """Each path of ``study_dir`` the store could only use by following a link out of the
-    study folder or by opening a special file, with what it is (empty: the folder is fine).
-
-    See the module docstring for what is checked; ``lstat`` only, nothing is opened."""
-    found = []
-
-    def expect(path: Path, wanted: str) -> bool:
-        what = kind(path)
-        if what is not None and what != wanted:
-            found.append((path, what))
-        return what == wanted
-
-    if not expect(study_dir, "folder"):
-        return found
-    for name in STUDY_FOLDERS:
-        expect(study_dir / name, "folder")
-    for name in STUDY_FILES:
-        expect(study_dir / name, "file")
-    results = study_dir / "results"
-    if is_real_dir(results):
-        with os.scandir(results) as entries:
-            for entry in entries:
-                if entry.name.startswith("family=") and entry.is_symlink():
-                    found.append((Path(entry.path), kind(Path(entry.path)) or "gone"))
-    checkpoints = study_dir / "checkpoints"
-    for folder in checkpoint_folders(study_dir):  # the first real: lstat follows a link above
-        if is_real_dir(checkpoints) and is_real_dir(folder):
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    if not entry.is_dir(follow_symlinks=False):
-                        found.append((Path(entry.path), kind(Path(entry.path)) or "gone"))
-    for name in SCANNED:
-        top = study_dir / name
-        if not is_real_dir(top):
-            continue
-        for folder, dirs, files in os.walk(top, followlinks=False):
-            for entry in (*dirs, *files):
-                path = Path(folder, entry)
-                what = kind(path)
-                if what not in (None, "file", "folder"):
-                    found.append((path, what))
-    return sorted(found)
-
-
-def checkpoint_folders(study_dir: Path) -> tuple[Path, Path]:
-    """The folders whose every entry is a checkpoint folder: of a task (``checkpoints``) or
-    of pieces a run's tasks share (``checkpoints/shared``)."""
-    return study_dir / "checkpoints", study_dir / "checkpoints" / "shared"
-
-
-def check_study_folder(study_dir: Path) -> None:
-    """Raise UnsafePath naming the first path :func:`unsafe_entries` finds."""
-    found = unsafe_entries(study_dir)
-    if found:
-        path, what = found[0]
-        more = f" (and {len(found) - 1} more such entries)" if len(found) > 1 else ""
-        wanted = "a file" if path.name in STUDY_FILES else "a real folder or a regular file"
-        if path == study_dir or (path.parent == study_dir and path.name in STUDY_FOLDERS):
-            wanted = "a real folder"
-        if path.parent.name == "results" and path.name.startswith("family="):
-            wanted = "a real folder"
-        if path.parent in checkpoint_folders(study_dir):
-            wanted = "a real folder (a checkpoint folder)"
-        raise UnsafePath(
-            f"{path} is {_article(what)}, where the study needs {wanted}{more}; guesslab never "
-            "follows a link out of its study folder nor opens a special file: move it away"
-        )
 
 
 def _article(what: str) -> str:

@@ -25,8 +25,8 @@ Every read, move and delete goes through :mod:`pipeline.safe_paths`: only regula
 real folders are listed, no link is followed, and an entry that is not a regular file is
 moved to quarantine as the entry itself, never opened.
 
-This module says where the files are and what they hold, and the :class:`StoreError` of a
-write that failed; beside it a batch's new files are encoded where it ran
+This module says where the files are and what they hold (a write that failed raises
+:class:`~pipeline.errors.StoreError`); beside it a batch's new files are encoded where it ran
 (:func:`pipeline.worker.encode_rows`) and written by the driver
 (:func:`pipeline.driver.write_encoded`); ``store_upkeep`` (quarantine, compaction,
 leftovers), ``store_newest`` (which rows count), ``store`` (reading rows and metadata) and
@@ -54,13 +54,6 @@ METADATA_KEY = b"guesslab"
 
 
 PARTITION = "family"  # the hive partition column: in the path, not in the files
-
-
-class StoreError(OSError):
-    """The store cannot be written (disk full, permissions); nothing partial was left.
-    Raised from the OSError of the write, with the ``folder`` it was for."""
-
-    folder: Path | None = None
 
 
 def family_schema(family: str) -> pa.Schema:

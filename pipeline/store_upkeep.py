@@ -74,7 +74,7 @@ def quarantine_bad_files(results: Path, quarantine: Path) -> list[tuple[Path, st
     link, a FIFO, a socket, a device, a folder named like a results file): it is renamed as
     it is, never opened or followed, so a link's target is never read, moved or deleted.
     ``results`` and the family folders must be real folders (see
-    :func:`pipeline.safe_paths.check_study_folder`); a link there is left alone.
+    :meth:`pipeline.study_folder.StudyFolder.check_safe`); a link there is left alone.
     """
     if not is_real_dir(results):
         return []

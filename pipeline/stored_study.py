@@ -25,11 +25,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.config import StudyError
 from pipeline.config_files import yaml_content
+from pipeline.errors import BadInput, StudyError, Unreadable, UnsafePath
 from pipeline.locking import visible
-from pipeline.safe_paths import UnsafePath, open_regular
+from pipeline.safe_paths import open_regular
 from pipeline.store_layout import METADATA_KEY
+from pipeline.study_folder import StudyFolder
 from solvers.kit.safe_folders import article, kind
 from solvers.kit.words import counted, format_bytes
 
@@ -44,21 +45,13 @@ MAX_RECORD_BYTES = 1_000_000
 MOST_PLANNED = 1_000_000
 
 
-class BadInput(ValueError):
-    """The command cannot check what it was given (one line saying what and why)."""
-
-
-class Unreadable(ValueError):
-    """An entry of the study folder that is not read, and why (one line)."""
-
-
 @dataclass
 class StoredStudy:
     """What a study folder holds, read once: its results files (oldest first), each one's
     metadata, each family's newest rows (with their file), the configs to recompute from,
     and the entries not read with why."""
 
-    folder: Path
+    folder: StudyFolder
     files: list[Path]
     metadata: list[dict[str, Any]]
     rows: dict[str, pa.Table]  # family -> its newest rows, column FILE: their file
@@ -101,9 +94,9 @@ def stored_study(folder: Path) -> StoredStudy:
     for family in sorted({p.parent.name.partition("=")[2] for p in files}):
         rows[family], held = newest_rows(files, tables, family)
         columns.update(held)
-    study = StoredStudy(folder, files, metadata, rows, columns, [], "", skipped)
+    study = StoredStudy(StudyFolder(folder), files, metadata, rows, columns, [], "", skipped)
     study.configs, study.sources, study.configs_from, not_records = stored_configs(
-        folder, metadata, study.stored_tasks
+        study.folder, metadata, study.stored_tasks
     )
     study.skipped = sorted(skipped + not_records)
     return study
@@ -252,14 +245,14 @@ def newest_rows(
 
 
 def stored_configs(
-    folder: Path, metadata: list[dict[str, Any]], stored: int
+    folder: StudyFolder, metadata: list[dict[str, Any]], stored: int
 ) -> tuple[list[dict], list[Path | None], str, list[tuple[Path, str]]]:
     """(the configs to recompute from, the run record of each (None: from the metadata),
     where they were read, the run records not read or not used with why): the run records
     under ``runs/`` (one naming too many tasks for the ``stored`` ones left out:
     :func:`planned_too_many`), then each distinct config of the files' metadata that no
     record holds (for the tasks of a record not read, or a folder without ``runs/``)."""
-    found, skipped = run_records(folder / "runs", stored)
+    found, skipped = run_records(folder.runs, stored)
     records = [config for _, config in found]
     sources: list[Path | None] = [path for path, _ in found]
     studies = {json.dumps(c["study"], sort_keys=True, default=str) for c in records}
@@ -274,7 +267,7 @@ def stored_configs(
     from_metadata = f"the metadata of the results files ({counted(len(more), 'distinct config')})"
     if not records:
         return more, [None] * len(more), from_metadata, skipped
-    where = f"{counted(len(records), 'run record')} under {path_text(folder / 'runs')}"
+    where = f"{counted(len(records), 'run record')} under {path_text(folder.runs)}"
     if more:
         where += f", then {from_metadata}"
     return records + more, sources + [None] * len(more), where, skipped

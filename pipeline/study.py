@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from pipeline.config import GridPart, StudyConfig, StudyError, checked_study
+from pipeline.config import GridPart, StudyConfig, checked_study
+from pipeline.errors import StudyError
 from pipeline.heap import no_cyclic_gc
 from pipeline.ids import IdSet, id_array
 from solvers import family_import_errors
@@ -54,7 +55,7 @@ class PlannedTask(NamedTuple):
     task: Task
 
 
-class Plan:
+class StudyPlan:
     """A study's tasks, checked and counted but never listed: one :class:`~solvers.grid.Grid`
     per strategy of each grid part, in study order, and which of their positions run.
 
@@ -119,9 +120,9 @@ class Plan:
             for lo, hi, ids in _id_chunks(grid):
                 yield ids if keep is None else ids[keep[lo:hi]]
 
-    def left_to_run(self, stored: StoredIds, *, recompute: bool = False) -> Plan:
+    def left_to_run(self, stored: StoredIds, *, recompute: bool = False) -> StudyPlan:
         """This plan without the tasks the store holds ok (none with ``recompute``), as a new
-        Plan (this one is left as it is): its :attr:`stored` counts the tasks left out, and
+        StudyPlan (this one is left as it is): its :attr:`stored` counts the tasks left out, and
         its :attr:`supersedes` says whether a task left to run has rows in the store
         (``stored.every``), which its new rows will supersede.
 
@@ -149,9 +150,9 @@ class Plan:
                     left.supersedes = bool(stored.every.contains(ids[running]).any())
         return left
 
-    def only(self, wanted: IdSet) -> Plan:
+    def only(self, wanted: IdSet) -> StudyPlan:
         """This plan with only the tasks whose ids are in ``wanted`` (and left to run here),
-        as a new Plan of those tasks alone (this one is left as it is; the others count as
+        as a new StudyPlan of those tasks alone (this one is left as it is; the others count as
         :attr:`outside`): what :mod:`pipeline.reproduce` recomputes of a stored study.
         Hashes every task once, CHUNK at a time."""
         left = copy.copy(self)
@@ -263,8 +264,8 @@ def plan(study: Mapping[str, Any]) -> list[PlannedTask]:
     return list(planned(study))
 
 
-def planned(study: Mapping[str, Any] | StudyConfig) -> Plan:
-    """The study's :class:`Plan`: every task validated (as validate would, by class), none
+def planned(study: Mapping[str, Any] | StudyConfig) -> StudyPlan:
+    """The study's :class:`StudyPlan`: every task validated (as validate would, by class), none
     listed.  Raises StudyError naming the offending config key and value before anything
     runs: a study given as a mapping is first checked by
     :class:`pipeline.config.StudyConfig` (known keys only, typed)."""
@@ -293,7 +294,7 @@ def planned(study: Mapping[str, Any] | StudyConfig) -> Plan:
         ]
     with no_cyclic_gc():  # no collector passes over the objects planning makes (pipeline.heap)
         grids = _grids(family.name, shared, parts_found)
-        return Plan(name, family.name, grids, parts=len(parts_found))
+        return StudyPlan(name, family.name, grids, parts=len(parts_found))
 
 
 def named_tasks(study: StudyConfig) -> int:

@@ -8,7 +8,7 @@
 
 The config is the command's: the same defaults and study files (``config_dir`` adds a folder
 of one's own, as ``--config-dir`` does), the same overrides and checks, and a config that
-cannot run raises :class:`~pipeline.config.StudyError` with the command's one line, never
+cannot run raises :class:`~pipeline.errors.StudyError` with the command's one line, never
 ``SystemExit``.  ``client=`` runs the tasks on an existing ``distributed.Client`` (its workers
 must run this guesslab: :mod:`pipeline.backends.given_client`); guesslab neither starts nor
 closes its cluster.  Interrupting the run (Ctrl-C, a notebook's interrupt) stops it as it
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.config import StudyError, short_repr
+from pipeline.errors import StudyError, short_repr
 from pipeline.progress import in_a_notebook
 
 

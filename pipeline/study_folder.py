@@ -1,133 +1,373 @@
-"""The study folder, ``<paths.outputs>/<study.name>``, checked before a run writes in it.
+"""The study's folder on disk, ``<paths.outputs>/<study.name>``: one :class:`StudyFolder`.
 
-Each check raises StudyError naming ``paths.outputs`` (given as ``outputs``, the value as
-the user wrote it) or ``study.name``, and the path; none makes or writes anything but a
-probe file it removes.  The file-system rule inside the folder (no link followed, no
-special file opened) is :mod:`pipeline.safe_paths`.
+It owns the folder's layout (``results/``, ``runs/``, ``checkpoints/``, ``quarantine/``,
+``summary/``, the lock files and ``.claims/``), the checks a run makes before it writes there,
+the study's locks, and the store's upkeep under them.  The run, the driver, reproduce and
+the index hold one of these rather than paths.
+
+Each check raises StudyError naming ``paths.outputs`` (as the user wrote it) or
+``study.name``, and the path; none makes or writes anything but a probe file it removes.
+The file-system rule inside the folder (no link followed, no special file opened) is
+:mod:`pipeline.safe_paths`; :meth:`StudyFolder.unsafe_entries` holds the folder to it.
+
+Why fcntl and not the filelock package for the locks: ``running`` needs a shared lock
+(every computing job holds it at once) that one job can try to take exclusively; filelock
+offers only exclusive locks (see :mod:`pipeline.locking`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pipeline import store_layout
-from pipeline.config import StudyError, short_repr
+from pipeline import locking, store_layout
+from pipeline.errors import StudyError, UnsafePath, short_repr
 from pipeline.own_files import INDEX_TITLE, REPORT_NAME, SUMMARY_NAME, not_ours
-from pipeline.safe_paths import (
-    INDEX_NAME,
-    UnsafePath,
-    check_study_folder,
-    kind,
-    path_length_problem,
-)
+from pipeline.safe_paths import INDEX_NAME, is_real_dir, kind, path_length_problem, real_subdirs
+from pipeline.study_checkpoints import StudyCheckpoints
+
+if TYPE_CHECKING:
+    from pipeline.store_newest import StoredIds
+    from pipeline.store_overview import StoreCounts
+
+# Folders below the study folder that the pipeline reads or writes; below SCANNED every
+# entry must be a real folder or a regular file (plots and run configs are written there).
+CLAIMS = ".claims"  # <study>/.claims/: the claims of the runs computing in the study folder
+STUDY_FOLDERS = ("results", "quarantine", "summary", "runs", "checkpoints", CLAIMS)
+SCANNED = ("summary", "runs")
+STUDY_FILES = (".lock", ".running")  # opened by name: the study's locks
 
 
-def study_dir(cfg: Mapping[str, Any]) -> Path:
-    """The folder of the configured study: <paths.outputs>/<study.name>."""
-    return Path(str(cfg["paths"]["outputs"])).expanduser().resolve() / str(cfg["study"]["name"])
+@dataclass(frozen=True)
+class StudyFolder:
+    """The folder of one study: its layout, its checks, its locks and its store's upkeep.
 
+    ``outputs`` is ``paths.outputs`` as the user wrote it, quoted by the messages (None: the
+    folder above, as a path)."""
 
-def check_path(outputs: Any, folder: Path) -> None:
-    """Refuse a study folder whose path the file system cannot hold."""
-    problem = path_length_problem(folder)
-    if problem is not None:
-        raise StudyError(f"paths.outputs={short_repr(outputs)}: {problem}")
+    path: Path
+    outputs: Any = None
 
+    @classmethod
+    def of(cls, cfg: Mapping[str, Any]) -> StudyFolder:
+        """The folder of the configured study: <paths.outputs>/<study.name>."""
+        outputs = cfg["paths"]["outputs"]
+        path = Path(str(outputs)).expanduser().resolve() / str(cfg["study"]["name"])
+        return cls(path, outputs)
 
-def check_safe(outputs: Any, folder: Path) -> None:
-    """Refuse a link out of the study folder, or a FIFO that would hang a reader."""
-    try:
-        check_study_folder(folder)
-    except UnsafePath as exc:
-        raise StudyError(f"paths.outputs={outputs!r}: {exc}") from None
+    @classmethod
+    def all_in(cls, outputs: Path | str) -> list[StudyFolder]:
+        """Every study folder in ``outputs`` (one holding a results/ folder), by name: real
+        folders only (a link to another folder is not a study of these outputs, and is never
+        followed; see :mod:`pipeline.safe_paths`)."""
+        found = real_subdirs(Path(outputs).resolve())
+        return [cls(p) for p in sorted(found) if is_real_dir(p / "results")]
 
+    def __post_init__(self) -> None:
+        if self.outputs is None:
+            object.__setattr__(self, "outputs", str(self.path.parent))
 
-def check_summary_target(outputs: Any, folder: Path, stored_only: bool) -> None:
-    """Refuse, before any work, a summary that could not be written: ``<paths.outputs>/
-    index.html`` a folder (the index goes there); with ``stored_only`` (``stage=summary``)
-    also a study with no stored results (a misspelled name would get an empty summary) and a
-    study folder or paths.outputs that cannot be written.  At both stages, a summary.md,
-    report.html or index.html that guesslab did not write (:func:`check_own_files`).
-    Nothing is made or written."""
-    index = folder.parent / INDEX_NAME
-    if kind(index) == "folder":
-        raise StudyError(
-            f"paths.outputs={outputs!r}: {index} is a folder, where every summary writes the "
-            "index of the studies in paths.outputs; move it away (a study's folder: rename it)"
+    def __str__(self) -> str:
+        return str(self.path)
+
+    @property
+    def outputs_key(self) -> str:
+        """``paths.outputs=<as given>``: how the messages name the setting."""
+        return f"paths.outputs={self.outputs!r}"
+
+    # ------------------------------------------------------------------------------ layout
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def results(self) -> Path:
+        """The store: ``results/family=<name>/part-*.parquet``."""
+        return self.path / "results"
+
+    @property
+    def quarantine(self) -> Path:
+        return self.path / "quarantine"
+
+    @property
+    def runs(self) -> Path:
+        """The configs of the runs, one ``<time>.yaml`` each."""
+        return self.path / "runs"
+
+    @property
+    def checkpoints(self) -> StudyCheckpoints:
+        """The tasks' checkpoint folders (``checkpoints/<task id>/``, and
+        ``checkpoints/shared/<key>/`` for the pieces a run's tasks share)."""
+        return StudyCheckpoints(self.path)
+
+    @property
+    def claims(self) -> Path:
+        """The claims of the runs computing here (:mod:`pipeline.claims`)."""
+        return self.path / CLAIMS
+
+    @property
+    def summary(self) -> Path:
+        """``summary.md``; its tables and figures are in ``summary/``."""
+        return self.path / SUMMARY_NAME
+
+    @property
+    def report(self) -> Path:
+        return self.path / REPORT_NAME
+
+    @property
+    def index(self) -> Path:
+        """The index of the studies in paths.outputs, beside this folder."""
+        return self.path.parent / INDEX_NAME
+
+    def family_dir(self, family: str) -> Path:
+        """Where the store keeps ``family``'s files."""
+        return store_layout.family_dir(self.results, family)
+
+    def checkpoint_folders(self) -> tuple[Path, Path]:
+        """The folders whose every entry is a checkpoint folder: of a task, or of pieces a
+        run's tasks share."""
+        return self.checkpoints.root, self.checkpoints.shared_root
+
+    # ------------------------------------------------------------------ the file-system rule
+
+    def unsafe_entries(self) -> list[tuple[Path, str]]:
+        """Each path of the folder the store could only use by following a link out of it or
+        by opening a special file, with what it is (empty: the folder is fine).
+
+        Checked: the folder, each of STUDY_FOLDERS and STUDY_FILES, ``results/family=*``, the
+        entries of the checkpoint folders (each a real folder), and everything below SCANNED.
+        ``lstat`` only, nothing is opened."""
+        found = []
+
+        def expect(path: Path, wanted: str) -> bool:
+            what = kind(path)
+            if what is not None and what != wanted:
+                found.append((path, what))
+            return what == wanted
+
+        if not expect(self.path, "folder"):
+            return found
+        for name in STUDY_FOLDERS:
+            expect(self.path / name, "folder")
+        for name in STUDY_FILES:
+            expect(self.path / name, "file")
+        if is_real_dir(self.results):
+            with os.scandir(self.results) as entries:
+                for entry in entries:
+                    if entry.name.startswith("family=") and entry.is_symlink():
+                        found.append((Path(entry.path), kind(Path(entry.path)) or "gone"))
+        for folder in self.checkpoint_folders():  # the first real: lstat follows a link above
+            if is_real_dir(self.checkpoints.root) and is_real_dir(folder):
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        if not entry.is_dir(follow_symlinks=False):
+                            found.append((Path(entry.path), kind(Path(entry.path)) or "gone"))
+        for name in SCANNED:
+            top = self.path / name
+            if not is_real_dir(top):
+                continue
+            for folder, dirs, files in os.walk(top, followlinks=False):
+                for entry in (*dirs, *files):
+                    path = Path(folder, entry)
+                    what = kind(path)
+                    if what not in (None, "file", "folder"):
+                        found.append((path, what))
+        return sorted(found)
+
+    def check_safe(self) -> None:
+        """Refuse a link out of the study folder, or a FIFO that would hang a reader: a
+        StudyError naming the first path :meth:`unsafe_entries` finds."""
+        found = self.unsafe_entries()
+        if not found:
+            return
+        path, what = found[0]
+        more = f" (and {len(found) - 1} more such entries)" if len(found) > 1 else ""
+        wanted = "a file" if path.name in STUDY_FILES else "a real folder or a regular file"
+        if path == self.path or (path.parent == self.path and path.name in STUDY_FOLDERS):
+            wanted = "a real folder"
+        if path.parent.name == "results" and path.name.startswith("family="):
+            wanted = "a real folder"
+        if path.parent in self.checkpoint_folders():
+            wanted = "a real folder (a checkpoint folder)"
+        what = {"file": "a file", "folder": "a folder"}.get(what, what)
+        problem = UnsafePath(
+            f"{path} is {what}, where the study needs {wanted}{more}; guesslab never "
+            "follows a link out of its study folder nor opens a special file: move it away"
         )
-    stored = bool(store_layout.result_files(folder / "results"))
-    if stored_only and not stored:
-        from pipeline.index import study_dirs
+        raise StudyError(f"{self.outputs_key}: {problem}")
 
-        names = [p.name for p in study_dirs(folder.parent)]
-        more = f" and {len(names) - 10} more" if len(names) > 10 else ""
-        held = ", ".join(names[:10]) + more if names else "none"
-        raise StudyError(
-            f"study.name={folder.name!r}: no results are stored in {folder}, so stage=summary "
-            f"has nothing to summarise and wrote nothing; studies with results in "
-            f"paths.outputs={outputs!r}: {held}"
-        )
-    check_own_files(outputs, folder, stored)
-    if stored_only:
-        check_writable(outputs, folder, "the summary")
-        check_writable(outputs, folder.parent, "the index of its studies")
+    # ------------------------------------------------------------------ checks before a run
 
-
-def check_own_files(outputs: Any, folder: Path, stored: bool) -> None:
-    """Refuse the summary of a study whose ``summary.md`` or ``report.html``, or an
-    ``index.html`` in paths.outputs, is not a file guesslab wrote (a folder of the user's
-    given as the study's folder, the user's own index.html): the summary would replace it.
-    An unmarked summary.md is guesslab's only where results are stored (``stored``)."""
-    name = folder.name
-    old_summary = None
-    if stored:  # the summary's own module (matplotlib): only where a summary is made
-        from solvers.kit.summary_parts import markdown_code
-
-        old_summary = f"# Study {markdown_code(name)}"
-    summary, report = folder / SUMMARY_NAME, folder / REPORT_NAME
-    for path, problem in [
-        (summary, not_ours(summary, "", old_summary=old_summary)),
-        (report, not_ours(report, f"Study {name}")),
-    ]:
+    def check_path(self) -> None:
+        """Refuse a study folder whose path the file system cannot hold."""
+        problem = path_length_problem(self.path)
         if problem is not None:
+            raise StudyError(f"paths.outputs={short_repr(self.outputs)}: {problem}")
+
+    def check_summary_target(self, stored_only: bool) -> None:
+        """Refuse, before any work, a summary that could not be written: ``<paths.outputs>/
+        index.html`` a folder (the index goes there); with ``stored_only`` (``stage=summary``)
+        also a study with no stored results (a misspelled name would get an empty summary) and a
+        study folder or paths.outputs that cannot be written.  At both stages, a summary.md,
+        report.html or index.html that guesslab did not write (:meth:`check_own_files`).
+        Nothing is made or written."""
+        index = self.index
+        if kind(index) == "folder":
             raise StudyError(
-                f"study.name={short_repr(name)}: {path} is {problem}, and every summary of "
-                "this study replaces it; move it away, or choose another study.name or "
+                f"{self.outputs_key}: {index} is a folder, where every summary writes the "
+                "index of the studies in paths.outputs; move it away (a study's folder: rename it)"
+            )
+        stored = bool(self.result_files())
+        if stored_only and not stored:
+            names = [s.name for s in StudyFolder.all_in(self.path.parent)]
+            more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+            held = ", ".join(names[:10]) + more if names else "none"
+            raise StudyError(
+                f"study.name={self.name!r}: no results are stored in {self.path}, so stage=summary "
+                f"has nothing to summarize and wrote nothing; studies with results in "
+                f"{self.outputs_key}: {held}"
+            )
+        self.check_own_files(stored)
+        if stored_only:
+            self.check_writable(self.path, "the summary")
+            self.check_writable(self.path.parent, "the index of its studies")
+
+    def check_own_files(self, stored: bool) -> None:
+        """Refuse the summary of a study whose ``summary.md`` or ``report.html``, or an
+        ``index.html`` in paths.outputs, is not a file guesslab wrote (a folder of the user's
+        given as the study's folder, the user's own index.html): the summary would replace it.
+        An unmarked summary.md is guesslab's only where results are stored (``stored``)."""
+        name = self.name
+        old_summary = None
+        if stored:  # the summary's own module (matplotlib): only where a summary is made
+            from solvers.kit.summary_parts import markdown_code
+
+            old_summary = f"# Study {markdown_code(name)}"
+        summary, report = self.summary, self.report
+        for path, problem in [
+            (summary, not_ours(summary, "", old_summary=old_summary)),
+            (report, not_ours(report, f"Study {name}")),
+        ]:
+            if problem is not None:
+                raise StudyError(
+                    f"study.name={short_repr(name)}: {path} is {problem}, and every summary of "
+                    "this study replaces it; move it away, or choose another study.name or "
+                    "paths.outputs (nothing was run or written)"
+                )
+        index = self.index
+        if (problem := not_ours(index, INDEX_TITLE)) is not None:
+            raise StudyError(
+                f"{self.outputs_key}: {index} is {problem}, and every summary replaces it "
+                "with the index of the studies in paths.outputs; move it away, or choose another "
                 "paths.outputs (nothing was run or written)"
             )
-    index = folder.parent / INDEX_NAME
-    if (problem := not_ours(index, INDEX_TITLE)) is not None:
-        raise StudyError(
-            f"paths.outputs={outputs!r}: {index} is {problem}, and every summary replaces it "
-            "with the index of the studies in paths.outputs; move it away, or choose another "
-            "paths.outputs (nothing was run or written)"
-        )
 
+    def check_results_target(self) -> None:
+        """Refuse, before any work, a study folder where results cannot be stored: one that
+        cannot be written, or whose ``results`` is a file."""
+        self.check_writable(self.path)
+        results = self.results
+        if results.exists() and not results.is_dir():
+            raise StudyError(
+                f"{self.outputs_key}: {results} is a file, not the results "
+                "folder; move it away (or choose another paths.outputs)"
+            )
 
-def check_results_target(outputs: Any, folder: Path) -> None:
-    """Refuse, before any work, a study folder where results cannot be stored: one that
-    cannot be written, or whose ``results`` is a file."""
-    check_writable(outputs, folder)
-    results = folder / "results"
-    if results.exists() and not results.is_dir():
-        raise StudyError(
-            f"paths.outputs={outputs!r}: {results} is a file, not the results "
-            "folder; move it away (or choose another paths.outputs)"
-        )
+    def check_writable(self, where: Path, what: str = "results") -> None:
+        """Refuse, before any work, an output folder that cannot be written."""
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+            probe = where / f".write-probe-{os.getpid()}"
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+            os.close(os.open(probe, flags, 0o600))
+            probe.unlink()
+        except OSError as exc:
+            raise StudyError(
+                f"{self.outputs_key}: cannot write {what} under {where} ({exc.strerror or exc})"
+            ) from None
 
+    # ------------------------------------------------------------------------------- locks
 
-def check_writable(outputs: Any, where: Path, what: str = "results") -> None:
-    """Refuse, before any work, an output folder that cannot be written."""
-    try:
-        where.mkdir(parents=True, exist_ok=True)
-        probe = where / f".write-probe-{os.getpid()}"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-        os.close(os.open(probe, flags, 0o600))
-        probe.unlink()
-    except OSError as exc:
-        raise StudyError(
-            f"paths.outputs={outputs!r}: cannot write {what} under {where} ({exc.strerror or exc})"
-        ) from None
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the study's exclusive lock (blocks until no other job holds it): the store's
+        upkeep and the summary run under it, so the last job to summarize sees every row."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        lock = self.path / ".lock"
+        with locking.open_lock(lock) as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                print(locking.waiting_message(lock), file=sys.stderr, flush=True)
+                fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def running(self, when_alone: Callable[[], object]) -> Iterator[None]:
+        """Mark this job as computing in the study (a shared lock every computing job holds);
+        call ``when_alone()`` first if no other job is: the temporaries it finds are then a
+        killed run's."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        with locking.open_lock(self.path / ".running") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                when_alone()
+            except BlockingIOError:
+                pass  # another job is computing: its temporary files are not stale
+            fcntl.flock(fh, fcntl.LOCK_SH)  # shared from here on (waits out a brief clean-up)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    # ------------------------------------------------------------------------- the store
+
+    def result_files(self) -> list[Path]:
+        """The results files of the store (regular files only)."""
+        return store_layout.result_files(self.results)
+
+    def stored_ids(self) -> StoredIds:
+        """The ids of the tasks stored (read only)."""
+        from pipeline.store_newest import stored_ids
+
+        return stored_ids(self.results)
+
+    def counts(self) -> StoreCounts:
+        """What the store holds, counted."""
+        from pipeline.store_overview import store_counts
+
+        return store_counts(self.results)
+
+    def compact(self) -> StoredIds:
+        """Drop the rows a newer file supersedes; the ids that remain (under :meth:`locked`)."""
+        from pipeline.store_upkeep import compact
+
+        return compact(self.results)
+
+    def remove_temporaries(self) -> int:
+        """Delete the temporary files a killed run left in the store; how many."""
+        from pipeline.store_upkeep import remove_temporaries
+
+        return remove_temporaries(self.results)
+
+    def tidied(self, log: Callable[[str], object]) -> StoredIds:
+        """Under :meth:`locked`: stale staging folders removed, the entries of the store that
+        are not results files moved to ``quarantine/`` (one line each), the store compacted;
+        the ids stored."""
+        from pipeline.staging import remove_stale
+        from pipeline.store_upkeep import quarantine_bad_files
+
+        remove_stale(self.path)
+        for path, reason in quarantine_bad_files(self.results, self.quarantine):
+            log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
+        return self.compact()

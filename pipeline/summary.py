@@ -119,7 +119,7 @@ def current_codes(study: Mapping[str, Any]) -> dict[str, tuple[str, str | None]]
 
 def current_code_rows(codes: Mapping[str, tuple[str, str | None]], family: str) -> str:
     """SQL: the rows of the study's own strategies computed by the code they name now (the
-    rows of other versions of that code are kept in the store, not summarised), and every
+    rows of other versions of that code are kept in the store, not summarized), and every
     other row; empty where the family has no such strategies."""
     if "strategy_code" not in get_family(family).rules.param_names:
         return ""

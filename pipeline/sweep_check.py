@@ -31,7 +31,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from solvers.kit.words import counted
 
 JOB_DIR_RESOLVER = "guesslab_job_dir"
@@ -161,12 +161,14 @@ def sweep_stopped_message(how: str = "Ctrl-C") -> str | None:
     if _sweep is None:
         return None
     from pipeline import store_layout, store_newest
-    from pipeline.study_folder import study_dir
+    from pipeline.study_folder import StudyFolder
 
     started, config, loader = _sweep.started, _sweep.config, _sweep.loader
     try:
         jobs = job_overrides(config, loader)
-        folders = list(dict.fromkeys(study_dir(job_config(config, o, loader)) for o in jobs))
+        folders = list(
+            dict.fromkeys(StudyFolder.of(job_config(config, o, loader)).path for o in jobs)
+        )
     except Exception:  # noqa: BLE001 - the message falls back to the job's own line
         return None
     said = []

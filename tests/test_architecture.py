@@ -467,11 +467,15 @@ def test_no_module_imports_another_s_private_names():
                 assert not private, (path, node.module, private)
 
 
-def test_study_error_is_imported_from_where_it_is_defined():
+ERRORS = {"StudyError", "UnsafePath", "StoreError", "BadInput", "Unreadable"}
+
+
+def test_the_errors_are_imported_from_where_they_are_defined():
+    """StudyError and its kin are defined in pipeline/errors.py and imported from there."""
     for path in [p for pkg in (*PACKAGES, "tests") for p in (ROOT / pkg).rglob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and "StudyError" in {a.name for a in node.names}:
-                assert node.module == "pipeline.config", path
+            if isinstance(node, ast.ImportFrom) and ERRORS & {a.name for a in node.names}:
+                assert node.module == "pipeline.errors", path
 
 
 # ------------------------------------------------------------------ the size of functions

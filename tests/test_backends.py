@@ -11,7 +11,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from pipeline import store
-from pipeline.config import StudyError, cluster_config
+from pipeline.config import cluster_config
+from pipeline.errors import StudyError
 from pipeline.run import run_study
 from tests.helpers.commands import cli, cli_run_in_process, python_output
 from tests.helpers.dask_cluster import free_port

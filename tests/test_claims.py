@@ -22,9 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import claims, locking, store_newest
-from pipeline.config import StudyError
+from pipeline import claims, locking
+from pipeline.errors import StudyError
 from pipeline.run import prepared
+from pipeline.study_folder import CLAIMS, StudyFolder
 from tests.helpers.nap_driver import nap_overrides, register_nap
 from tests.helpers.runs import compose_config, run
 
@@ -34,7 +35,7 @@ def naps(outputs: Path, n: int = 2) -> list[str]:
 
 
 def claims_folder(outputs: Path) -> Path:
-    folder = outputs / "naps" / claims.CLAIMS
+    folder = outputs / "naps" / CLAIMS
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -205,13 +206,13 @@ def open_umask():
 def test_claim_and_lock_files_are_owner_only_whatever_the_umask(tmp_path, open_umask):
     register_nap()
     other = prepared(compose_config(*naps(tmp_path)), log=lambda *_: None)
-    stored = store_newest.stored_ids(other.results)
+    stored = other.folder.stored_ids()
     with claims.claim(other, other.plan.left_to_run(stored), stored) as mine:
         assert stat.S_IMODE(mine.path.stat().st_mode) == 0o600
     folder = tmp_path / "study"
     folder.mkdir()
     (folder / ".lock").touch(mode=0o666)  # left by an older guesslab
-    with locking.study_lock(folder), locking.running(folder, lambda: None):
+    with StudyFolder(folder).locked(), StudyFolder(folder).running(lambda: None):
         for name in (".lock", ".running"):
             assert stat.S_IMODE((folder / name).stat().st_mode) == 0o600
 
@@ -232,11 +233,11 @@ def test_another_account_cannot_open_or_lock_a_claim_or_the_study_lock():
         top.chmod(0o755)
         register_nap()
         other = prepared(compose_config(*naps(top)), log=lambda *_: None)
-        stored = store_newest.stored_ids(other.results)
+        stored = other.folder.stored_ids()
         with claims.claim(other, other.plan.left_to_run(stored), stored) as mine:
-            with locking.study_lock(other.folder), locking.running(other.folder, lambda: None):
+            with other.folder.locked(), other.folder.running(lambda: None):
                 pass
-            for path in (mine.path, other.folder / ".lock", other.folder / ".running"):
+            for path in (mine.path, other.folder.path / ".lock", other.folder.path / ".running"):
                 tried = subprocess.run(
                     ["flock", "-n", "-x", str(path), "true"],
                     user="nobody", capture_output=True, text=True,
@@ -251,7 +252,7 @@ def test_a_lock_file_this_account_may_not_open_is_one_line_naming_it(tmp_path, m
         raise PermissionError(13, "Permission denied", str(path))
 
     monkeypatch.setattr(locking, "open_regular", refused)
-    with pytest.raises(StudyError) as stopped, locking.study_lock(tmp_path):
+    with pytest.raises(StudyError) as stopped, StudyFolder(tmp_path).locked():
         pass
     (line,) = str(stopped.value).splitlines()
     assert line.startswith(f"{tmp_path / '.lock'}: this account cannot open it (Permission denied)")

@@ -10,8 +10,9 @@ import pipeline.worker
 from pipeline import store
 from pipeline.backends.given_client import guesslab_identity, open_executor_on, worker_mismatch
 from pipeline.backends.sync import SyncExecutor
-from pipeline.config import StudyError, checked_config, plain
+from pipeline.config import checked_config, plain
 from pipeline.driver import BatchCutter, BatchWork, finished_batches
+from pipeline.errors import StudyError
 from pipeline.long_task_setup import LongTaskSetup
 from pipeline.run import run_study
 from pipeline.study import planned

@@ -1,4 +1,4 @@
-"""Streaming planning (solvers/grid.py, pipeline/study.py Plan, pipeline/ids.py): grids are
+"""Streaming planning (solvers/grid.py, pipeline/study.py StudyPlan, pipeline/ids.py): grids are
 checked up front and generated lazily, exactly as validating every combination would."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from pipeline.ids import IdSet, id_array, id_keys
 from pipeline.store_newest import StoredIds
 from pipeline.study import plan, planned
@@ -256,7 +256,7 @@ def test_stage_plan_counts_tasks_and_stored_ones_and_writes_nothing(tmp_path, mo
 
 
 def test_the_solver_time_estimate_is_the_family_s_model_summed_over_the_tasks_to_run():
-    """Plan.estimated_seconds: with every task sampled, the sum of the family's estimate
+    """StudyPlan.estimated_seconds: with every task sampled, the sum of the family's estimate
     over the tasks left to run; None where the family (or a task) has no model."""
     from solvers.card_guessing.scheduling import estimated_seconds
 

@@ -66,7 +66,7 @@ def test_a_memory_budget_over_what_a_process_has_is_refused_in_plain_sizes(value
     a StudyError naming the key, the given value and the most a process has, as a size a
     person writes (no long run of digits); a size in the units the plan says sizes in (EB,
     ZB, YB, past Dask's PB) is read as one."""
-    from pipeline.config import StudyError
+    from pipeline.errors import StudyError
     from pipeline.exit_lines import abbreviated
 
     conf = conf_of(f"cluster={cluster}", f"run.memory_budget={value}")
@@ -151,7 +151,7 @@ def test_the_budget_of_slurm_jobs_is_their_memory():
 
 @pytest.mark.parametrize("value", ["lots", "-1GB", "0", True, 1.5, "xEB", "-1EB", "1e400EB"])
 def test_a_bad_memory_budget_is_refused_naming_the_key(value):
-    from pipeline.config import StudyError
+    from pipeline.errors import StudyError
 
     with pytest.raises(StudyError, match="run.memory_budget") as info:
         conf_of("cluster=sync", f"run.memory_budget={str(value).lower()}")

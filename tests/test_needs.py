@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import needs
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from pipeline.run import prepared
 from solvers.kit.checkpoints import DAMAGED, SEALS, SHARED
 from tests.helpers.runs import compose_config
@@ -61,9 +61,9 @@ def test_a_task_s_kept_checkpoints_count_toward_its_disk_need(study, check):
     line saying what its checkpoints hold."""
     run, tid, need = study
     assert need.disk > 4 * MB and need.shared
-    own = run.folder / "checkpoints" / tid
+    own = run.folder.path / "checkpoints" / tid
     piece(own, "layer-010", 3 * MB)
-    piece(run.folder / "checkpoints" / SHARED / need.shared, "last-t", 1 * MB)
+    piece(run.folder.path / "checkpoints" / SHARED / need.shared, "last-t", 1 * MB)
     needed = check(run, need.disk - 4 * MB)
     assert needed.shortage is None and needed.kept == 4 * MB
     assert "4.0 MB in the checkpoints the tasks left keep" in needed.lines()[0]
@@ -79,7 +79,7 @@ def test_only_the_task_s_own_sealed_pieces_are_counted(study, check, tmp_path):
     piece holding a link, another task's folder and a folder not named like a task: none
     counts."""
     run, tid, need = study
-    own = run.folder / "checkpoints" / tid
+    own = run.folder.path / "checkpoints" / tid
     piece(own, "layer-010", 3 * MB)
     outside = piece(tmp_path / "elsewhere", "big", 8 * MB, sealed=False)
     piece(own / DAMAGED, "layer-011", 8 * MB, sealed=False)
@@ -91,8 +91,8 @@ def test_only_the_task_s_own_sealed_pieces_are_counted(study, check, tmp_path):
     (own / "layer-016" / "part").symlink_to(outside)
     for name in ("layer-014", "layer-015", "layer-016"):
         (own / SEALS / f"{name}.json").write_text("{}")
-    piece(run.folder / "checkpoints" / ("0" * 20), "layer-001", 8 * MB)  # not a task left
-    piece(run.folder / "checkpoints" / "notes", "layer-001", 8 * MB)
+    piece(run.folder.path / "checkpoints" / ("0" * 20), "layer-001", 8 * MB)  # not a task left
+    piece(run.folder.path / "checkpoints" / "notes", "layer-001", 8 * MB)
     assert check(run, need.disk - 3 * MB).kept == 3 * MB
     with pytest.raises(StudyError):
         check(run, need.disk - 3 * MB - 1)

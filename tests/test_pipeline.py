@@ -9,7 +9,7 @@ import re
 import pytest
 
 from pipeline import driver, store, store_layout, store_upkeep, worker
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from pipeline.run import run_study
 from pipeline.study import plan
 from solvers import Family, Param, Rules, Solver, register, solve

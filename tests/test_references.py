@@ -467,7 +467,7 @@ PLANTED = [
     ),
     ("docs/usage.md", "``run.batch_seconds``", "``run.batch_second``"),
     ("docs/usage.md", "``cluster.n_workers``", "``cluster.workers``"),
-    ("docs/usage.md", "``Plan.left_to_run``", "``Plan.left``"),
+    ("docs/usage.md", "``StudyPlan.left_to_run``", "``StudyPlan.left``"),
     ("docs/usage.md", "`np.memmap`", "`np.mmap`"),
     ("solvers/card_guessing/__init__.py", "tasks/yes_no_tasks.py", "tasks/yes_no.py"),
     (

@@ -121,7 +121,8 @@ def test_each_family_report_has_tables_and_figures_whose_hover_is_exact(family):
 
 
 def test_the_index_lists_every_study_and_the_rows_two_studies_share(outputs):
-    from pipeline.index import comparison_data, study_dirs
+    from pipeline.index import comparison_data
+    from pipeline.study_folder import StudyFolder
 
     run(outputs, "cluster=sync", "study=paper")
     run(
@@ -134,7 +135,7 @@ def test_the_index_lists_every_study_and_the_rows_two_studies_share(outputs):
     index = outputs / "index.html"
     text = index.read_text()
     assert external_references(text) == [] and "plotly-gz" not in text  # no Plotly needed
-    assert [p.name for p in study_dirs(outputs)] == ["paper", "paper_two"]
+    assert [p.name for p in StudyFolder.all_in(outputs)] == ["paper", "paper_two"]
     assert text.count("class='report-link'") == 2
     assert re.search(
         r"data-study='paper_two'><td[^>]*>paper_two</td><td>card_guessing</td>"
@@ -143,7 +144,7 @@ def test_the_index_lists_every_study_and_the_rows_two_studies_share(outputs):
     )
     from pipeline.store import load_results
 
-    data = comparison_data({p.name: load_results(p) for p in study_dirs(outputs)})
+    data = comparison_data({p.name: load_results(p.path) for p in StudyFolder.all_in(outputs)})
     (family,) = data
     assert family["family"] == "card_guessing" and family["studies"] == ["paper", "paper_two"]
     assert len(family["data"]["paper"]) == 2 and len(family["data"]["paper_two"]) == 2

@@ -193,7 +193,7 @@ def test_a_file_written_before_a_column_was_added_is_compared_on_its_own_columns
 
 
 def test_a_plan_kept_to_some_task_ids_holds_those_alone():
-    """Plan.only: the tasks asked for (in study order), counted as the plan's tasks."""
+    """StudyPlan.only: the tasks asked for (in study order), counted as the plan's tasks."""
     from pipeline.ids import IdSet, id_array
     from pipeline.study import planned
 

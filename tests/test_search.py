@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.config import StudyError
 from pipeline.ctrl_c import SearchStopped
+from pipeline.errors import StudyError
 from pipeline.search.result import SearchResult
 from pipeline.search.runner import SearchSettings, run_search
 from pipeline.search.space import split_sweeps

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline import store, store_layout, store_upkeep
+from pipeline.errors import StoreError
 from solvers.registry import get_family
 from tests.helpers.folders import copy_outputs
 from tests.helpers.runs import run
@@ -105,7 +106,7 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "fsync", full_disk)
     rows = [{"family": "card_guessing", "task_id": "a", "study": "s", "status": "ok"}]
-    with pytest.raises(store_layout.StoreError, match="No space left"):
+    with pytest.raises(StoreError, match="No space left"):
         write_rows(tmp_path / "results", rows, {})
     assert not [p for p in (tmp_path / "results").rglob("*") if p.is_file()]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from pipeline.study import plan, planned
 from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config

@@ -11,7 +11,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from pipeline import Study
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config
 

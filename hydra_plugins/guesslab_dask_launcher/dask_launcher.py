@@ -92,7 +92,7 @@ class DaskLauncher(Launcher):
 
     def _run_all(self, cluster: dict, jobs: list[tuple[int, list[str]]]) -> list[JobReturn]:
         from pipeline.backends import open_executor
-        from pipeline.config import StudyError
+        from pipeline.errors import StudyError
         from pipeline.multirun_jobs import COMMAND_ENV
 
         args = (

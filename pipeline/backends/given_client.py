@@ -20,7 +20,7 @@ from typing import Any
 from pipeline.backends.backend import Backend
 from pipeline.backends.base import Workers, borrowed_client, worker_budget
 from pipeline.backends.dask_executor import DaskExecutor
-from pipeline.config import StudyError, short_repr
+from pipeline.errors import StudyError, short_repr
 from solvers.kit.words import counted
 
 CODE = ("solvers", "pipeline")  # the packages whose code a worker runs for a run

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from pipeline.backends.worker_deaths import WorkerDeaths
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from solvers.kit.words import counted
 
 

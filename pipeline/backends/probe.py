@@ -19,7 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.config import StudyError, seconds
+from pipeline.config import seconds
+from pipeline.errors import StudyError
 from pipeline.exception_chain import raised_from
 from solvers.kit.words import format_duration
 

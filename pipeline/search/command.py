@@ -15,7 +15,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from pipeline.config import StudyError, short_repr
+from pipeline.errors import StudyError, short_repr
 from pipeline.search.result import SearchResult, best_text
 from pipeline.search.runner import SearchSettings, run_search
 from pipeline.search.space import split_sweeps

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from pipeline.config import ObjectiveConfig, StudyConfig, StudyError, short_repr
+from pipeline.config import ObjectiveConfig, StudyConfig
+from pipeline.errors import StudyError, short_repr
 from solvers.registry import get_family
 
 NUMERIC = ("float64", "float32", "int64", "int32")

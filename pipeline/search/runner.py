@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from pipeline.config import StudyError, checked_config, short_repr
+from pipeline.config import checked_config
 from pipeline.ctrl_c import SearchStopped, is_stop
+from pipeline.errors import StudyError, short_repr
 from pipeline.run import StudyReport, StudyRun, prepared, run_tasks
 from pipeline.search.journal import SearchJournal
 from pipeline.search.objective import Objective, checked_objective, strategy_axes
@@ -88,7 +89,7 @@ class Search:
         )
         if self.reference == objective.strategy:
             self.reference = None
-        self.result = SearchResult(self.name, objective, space, folder=base.folder)
+        self.result = SearchResult(self.name, objective, space, folder=base.folder.path)
         self._tasks: dict[str, list] = {}
         self.result.reference_name = self.reference
 
@@ -167,10 +168,13 @@ class Search:
         given = {**self.base.given, "study": self.batch_study(trials, reference)}
         conf = checked_config(given)
         plan = planned(conf.study)
-        report = StudyReport(study=conf.study.name, study_dir=self.base.folder)
+        report = StudyReport(study=conf.study.name, study_dir=self.base.folder.path)
         report.planned = plan.n_tasks
         search = {"name": self.name, "trials": asked or {}}  # in its files' metadata
-        run = StudyRun(given, conf, plan, self.held, report, _warnings_of(self.log), search=search)
+        run = StudyRun(
+            given, conf, plan, self.held, self.base.folder, report, _warnings_of(self.log),
+            search=search,
+        )  # fmt: skip
         run_tasks(run)
         self.result.computed += report.computed
         return report
@@ -180,7 +184,7 @@ class Search:
     def run(self) -> SearchResult:
         study = self.optuna_study()
         self.values = TaskValues(
-            self.base.results, self.base.plan.family, self.objective.column, self.log
+            self.base.folder.results, self.base.plan.family, self.objective.column, self.log
         )
         with self.base.backend.open() as executor:
             self.held = HeldBackend(self.base.backend, executor)
@@ -199,10 +203,10 @@ class Search:
 
         self.result.page = write_search(self.result)
         if self.base.conf.stage == "all":  # the study's summary, the search's best at its top
-            from pipeline.run import summarise
+            from pipeline.run import summarize
 
             self.base.log = self.log
-            summarise(self.base)
+            summarize(self.base)
         return self.result
 
     def restore(self, study: Any) -> None:
@@ -341,7 +345,7 @@ class Search:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         from optuna.storages.journal import JournalFileBackend, JournalStorage
 
-        self.journal = SearchJournal(self.base.folder, self.name, self.log)
+        self.journal = SearchJournal(self.base.folder.path, self.name, self.log)
         folder = self.journal.path.parent
         study = self.journal.open(  # checked before it is trusted: pipeline/search/journal.py
             lambda: optuna.create_study(
@@ -378,8 +382,8 @@ class Search:
         told = len(told_trials(study))
         return (
             f"stopped search {self.name} after {told} trial(s) told of {self.settings.n_trials}"
-            f" (journal {self.base.folder / 'search' / self.name}.journal, the tasks solved "
-            f"so far stored in {self.base.results}); run the same command again to go on"
+            f" (journal {self.base.folder.path / 'search' / self.name}.journal, the tasks solved "
+            f"so far stored in {self.base.folder.results}); run the same command again to go on"
         )
 
 

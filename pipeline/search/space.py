@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pipeline.config import StudyError, short_repr
+from pipeline.errors import StudyError, short_repr
 
 PREFIX = "study.strategies."
 

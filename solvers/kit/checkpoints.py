@@ -17,6 +17,7 @@ import logging
 import os
 import re
 import shutil
+import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -519,3 +520,32 @@ def _remove(path: Path) -> None:
     else:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+
+
+def committed_files(folder: Path) -> Iterator[os.stat_result]:
+    """The ``lstat`` of each regular file of the committed pieces in the checkpoint folder
+    ``folder`` with a seal (a piece that is a folder: its files, links not followed); read
+    without a :class:`Checkpoints` and without checking a seal (what a task may reuse, for
+    the plan's disk need)."""
+    try:
+        with os.scandir(folder) as entries:
+            pieces = [e for e in entries if _NAME.fullmatch(e.name) and e.name != DAMAGED]
+    except OSError:
+        return
+    for piece in sorted(pieces, key=lambda e: e.name):
+        try:
+            seal = os.stat(folder / SEALS / f"{piece.name}.json", follow_symlinks=False)
+            st = piece.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(seal.st_mode):
+            continue
+        if stat.S_ISREG(st.st_mode):
+            yield st
+        elif stat.S_ISDIR(st.st_mode):
+            for here, _, names in os.walk(piece.path, followlinks=False):
+                for name in sorted(names):
+                    with contextlib.suppress(OSError):
+                        inner = os.stat(os.path.join(here, name), follow_symlinks=False)
+                        if stat.S_ISREG(inner.st_mode):
+                            yield inner

@@ -666,14 +666,14 @@ def test_a_damaged_piece_is_named_under_sync_and_kept_in_quarantine_once_stored(
 
 
 def test_what_is_kept_from_a_task_twice_never_overwrites_the_first(tmp_path):
-    from pipeline.long_task_setup import clear_checkpoints
+    from pipeline.study_checkpoints import StudyCheckpoints
 
     said: list[str] = []
     for text in ("first", "second"):
         cp = committed(tmp_path / "study", "0123456789abcdef0123", under="checkpoints")
         overwrite(cp.folder / "a", 0, text.encode())
         assert not cp.trusted("a", said.append)
-        clear_checkpoints(tmp_path / "study", [cp.folder.name], said.append)
+        StudyCheckpoints(tmp_path / "study").clear([cp.folder.name], said.append)
         assert not cp.folder.exists()
     kept = tmp_path / "study" / "quarantine" / "checkpoints"
     assert sorted(p.name for p in kept.iterdir()) == [cp.folder.name, f"{cp.folder.name}.1"]

@@ -14,7 +14,7 @@ from pipeline import store
 from pipeline.backends.executor import CallLost
 from pipeline.backends.last_worker import LastWorkerWatch, NoWorkerLeft
 from pipeline.backends.worker_deaths import WorkerDeaths
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from pipeline.run import run_study
 from solvers import Family, Param, Rules, Solver, register
 from solvers.params import as_float

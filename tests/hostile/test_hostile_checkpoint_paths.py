@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.config import StudyError
-from pipeline.safe_paths import unsafe_entries
+from pipeline.errors import StudyError
+from pipeline.study_folder import StudyFolder
 from solvers.card_guessing.uniform_deck import out_of_core
 from solvers.kit.budget import Budget
 from solvers.kit.checkpoints import DAMAGED, SEALS, Checkpoints
@@ -323,7 +323,7 @@ def test_an_entry_of_checkpoints_that_is_not_a_folder_is_refused(
     replaced(entry, by, outside)
     what = kind(entry)
     before = snapshot(outside)
-    assert unsafe_entries(study) == [(entry, what)]
+    assert StudyFolder(study).unsafe_entries() == [(entry, what)]
     with pytest.raises(StudyError) as refused:
         run(outputs, "cluster=sync", "store.recompute=true")
     message = str(refused.value)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.backends.local import max_workers
-from pipeline.config import StudyError
+from pipeline.errors import StudyError
 from pipeline.run import run_study
 from tests.helpers.commands import cli_in_process
 from tests.helpers.repository import ROOT

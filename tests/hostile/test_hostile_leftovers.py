@@ -13,10 +13,11 @@ import time
 
 import pytest
 
-from pipeline import locking, store_layout
-from pipeline.config import StudyError
+from pipeline import store_layout
+from pipeline.errors import StudyError
 from pipeline.exit_lines import abbreviated
 from pipeline.study import plan
+from pipeline.study_folder import StudyFolder
 from tests.helpers.commands import cli_in_process
 from tests.helpers.folders import copy_outputs
 from tests.helpers.repository import ROOT
@@ -73,7 +74,7 @@ def test_a_run_waiting_for_the_study_lock_says_who_holds_it(tmp_path, capsys):
         assert holder.stdout.readline().strip() == "held"
 
         def take() -> None:
-            with locking.study_lock(tmp_path):
+            with StudyFolder(tmp_path).locked():
                 got.set()
 
         taker = threading.Thread(target=take, daemon=True)

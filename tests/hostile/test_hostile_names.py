@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from pipeline import store
-from pipeline.config import StudyError, checked_study
+from pipeline.config import checked_study
+from pipeline.errors import StudyError
 from tests.helpers.commands import cli_in_process
 from tests.helpers.folders import copy_outputs
 
@@ -40,7 +41,7 @@ def one_line(monkeypatch, capsys, *args: str) -> str:
 
 @pytest.fixture
 def outputs(paper_outputs: Path, tmp_path: Path) -> Path:
-    """A copy of the default study's outputs (run and summarised) this test may change."""
+    """A copy of the default study's outputs (run and summarized) this test may change."""
     return copy_outputs(paper_outputs, tmp_path / "outputs")
 
 
@@ -191,7 +192,7 @@ def test_a_summary_of_a_study_with_no_stored_results_writes_nothing(outputs, mon
     )
     assert line == (
         f"error: study.name='papr': no results are stored in {outputs / 'papr'}, so "
-        "stage=summary has nothing to summarise and wrote nothing; studies with results in "
+        "stage=summary has nothing to summarize and wrote nothing; studies with results in "
         f"paths.outputs='{outputs}': paper (from the command line override study.name=papr)"
     )
     assert snapshot(outputs) == before

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from pipeline import store, store_layout, store_newest
-from pipeline.config import StudyError
-from pipeline.index import study_dirs
+from pipeline.errors import StudyError, UnsafePath
 from pipeline.run import run_study
-from pipeline.safe_paths import UnsafePath, ensure_dir, open_regular, unsafe_entries
+from pipeline.safe_paths import ensure_dir, open_regular
+from pipeline.study_folder import StudyFolder
 from tests.helpers.folders import copy_outputs, snapshot
 from tests.helpers.runs import compose_config, run
 
@@ -172,7 +172,7 @@ def test_a_linked_study_folder_is_refused_and_not_listed(tmp_path, elsewhere):
     (outputs / "paper").symlink_to(elsewhere.parents[1], target_is_directory=True)
     with pytest.raises(StudyError, match=r"paper is a symbolic link"):
         run(outputs, "cluster=sync")
-    assert study_dirs(outputs) == []
+    assert StudyFolder.all_in(outputs) == []
 
 
 def test_quarantine_never_overwrites_an_entry_already_there(outputs):
@@ -196,7 +196,7 @@ def test_the_safe_path_primitives(tmp_path):
     os.mkfifo(root / ".lock")
     with pytest.raises(UnsafePath, match="is a FIFO"):
         open_regular(root / ".lock", os.O_WRONLY | os.O_APPEND)
-    assert [p.name for p, _ in unsafe_entries(root)] == [".lock", "results"]
+    assert [p.name for p, _ in StudyFolder(root).unsafe_entries()] == [".lock", "results"]
 
 
 def test_a_corrupt_results_file_holds_no_ids_before_the_upkeep_moves_it(outputs):

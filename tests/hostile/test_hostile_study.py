@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.config import StudyError, checked_config, checked_study, plain
+from pipeline.config import checked_config, checked_study, plain
+from pipeline.errors import StudyError
 from pipeline.study import plan
 from tests.helpers.commands import cli, cli_in_process, cli_run_in_process
 from tests.helpers.repository import ROOT

@@ -24,6 +24,7 @@ from pipeline.config import plain
 from pipeline.index import read_study
 from pipeline.provenance import run_metadata
 from pipeline.run import run_study
+from pipeline.study_folder import StudyFolder
 from pipeline.summary import write_summary
 from tests.helpers.nap_driver import nap_overrides, register_nap
 from tests.helpers.repository import ROOT
@@ -167,7 +168,7 @@ def test_every_reader_keeps_the_newest_rows_of_a_task_stored_twice(outputs):
     write_summary(study, {"name": "naps"})
     assert "6 tasks, 6 result rows: 5 ok, 1 failed" in (study / "summary.md").read_text()
     assert "6 tasks, 6 result rows: 5 ok, 1 failed" in (study / "report.html").read_text()
-    status = read_study(study)[1]  # the index's line of the study
+    status = read_study(StudyFolder(study))[1]  # the index's line of the study
     assert (status["tasks"], status["ok"], status["failed"]) == (6, 5, 1)
     assert raw_rows(results) == 9  # the summary above read the store; it changed nothing
 

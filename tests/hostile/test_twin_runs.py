@@ -16,9 +16,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline import claims, store_newest
-from pipeline.config import StudyError
+from pipeline import claims
+from pipeline.errors import StudyError
 from pipeline.run import prepared
+from pipeline.study_folder import CLAIMS
 from solvers.high_low.float_layers import solver
 from solvers.kit.budget import Budget
 from solvers.kit.task_context import TaskContext
@@ -124,7 +125,7 @@ def test_a_second_run_of_the_same_long_task_is_refused_and_the_first_finishes(tm
                                TaskContext(Budget(10**12, "a test's budget")))  # fmt: skip
     assert rows["p_perfect"].iloc[0] == pytest.approx(plain.p, rel=1e-12, abs=0)
     assert len(list((study / "runs").glob("*.yaml"))) == 1  # the first run's record only
-    assert not (study / "checkpoints").exists() and not (study / claims.CLAIMS).exists()
+    assert not (study / "checkpoints").exists() and not (study / CLAIMS).exists()
 
 
 # ---------------------------------------------------------------- claims, in this process
@@ -143,7 +144,7 @@ def claimed_by_another_run(outputs: Path, n: int, seconds: float) -> claims.Clai
     would)."""
     register_nap()
     other = prepared(compose_config(*naps(outputs, n, seconds)), log=lambda *_: None)
-    stored = store_newest.stored_ids(other.results)
+    stored = other.folder.stored_ids()
     return claims.claim(other, other.plan.left_to_run(stored), stored)
 
 
@@ -160,7 +161,7 @@ def test_a_run_is_refused_when_a_live_run_claims_one_of_its_tasks(tmp_path, n_cl
         assert not (tmp_path / "naps" / "runs").exists()
     report = run(tmp_path, *naps(tmp_path, n_ours, 0))  # the claim released: it runs
     assert report.computed == n_ours
-    assert not (tmp_path / "naps" / claims.CLAIMS).exists()
+    assert not (tmp_path / "naps" / CLAIMS).exists()
 
 
 def test_runs_of_different_tasks_of_one_study_folder_compute_at_once(tmp_path):
@@ -168,17 +169,17 @@ def test_runs_of_different_tasks_of_one_study_folder_compute_at_once(tmp_path):
     with claimed_by_another_run(tmp_path, 4, 0.001):
         report = run(tmp_path, *naps(tmp_path, 4, 0))
         assert report.computed == 4
-        assert len(list((tmp_path / "naps" / claims.CLAIMS).glob("*.json"))) == 1  # theirs
+        assert len(list((tmp_path / "naps" / CLAIMS).glob("*.json"))) == 1  # theirs
 
 
 def test_a_killed_run_s_claim_is_removed_and_stops_nobody(tmp_path):
     dead = claimed_by_another_run(tmp_path, 4, 0)
     os.close(dead.fd)  # what the kernel does when the run's process dies: its file stays
     dead.fd = None
-    assert len(list((tmp_path / "naps" / claims.CLAIMS).iterdir())) == 1
+    assert len(list((tmp_path / "naps" / CLAIMS).iterdir())) == 1
     report = run(tmp_path, *naps(tmp_path, 4, 0))
     assert report.computed == 4
-    assert not (tmp_path / "naps" / claims.CLAIMS).exists()
+    assert not (tmp_path / "naps" / CLAIMS).exists()
 
 
 def test_a_run_with_nothing_left_to_compute_claims_nothing(tmp_path):

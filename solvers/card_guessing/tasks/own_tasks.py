@@ -25,7 +25,6 @@ plays ``n_games`` shuffled decks seeded from the task id (yes/no and complete fe
 
 from __future__ import annotations
 
-import json
 import operator
 from collections.abc import Sequence
 from fractions import Fraction
@@ -355,8 +354,3 @@ def blind_sequence(deck: Sequence[int], moves: Moves) -> list[int]:
         out.append(g)
         belief = moves.update(belief, g, None, position)
     return out
-
-
-def parameters(task: Task) -> dict[str, Any]:
-    """The own strategy's constructor arguments of a task (its ``strategy_params``)."""
-    return json.loads(task["strategy_params"] or "{}")
