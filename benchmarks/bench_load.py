@@ -74,7 +74,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.heap import frozen_for_exit  # noqa: E402
 from pipeline.run import run_study  # noqa: E402
-from pipeline.study import plan  # noqa: E402
+from pipeline.running.plan import plan  # noqa: E402
 from solvers import solve  # noqa: E402
 
 DECKS = [[2, 1], [1, 1, 1]]
@@ -221,8 +221,8 @@ def counted_stage(stage: str, study: dict) -> None:
     """What one process counted by --callgrind does (see :func:`callgrind_counts`)."""
     import numpy as np
 
-    from pipeline.study import planned
-    from pipeline.worker import TaskSlice, run_batch
+    from pipeline.running.plan import planned
+    from pipeline.running.worker import TaskSlice, run_batch
 
     grid = planned(study).grids[0]
     if stage == "cg-start":  # imports, config and planning: what every stage below does first
@@ -288,7 +288,7 @@ def callgrind_counts(args: argparse.Namespace) -> None:
     cluster's timers per second; then what they come to on a run of ``args.at_tasks`` tasks
     over ``args.at_seconds`` seconds (the load benchmark's, as ``--pairs`` measures it)."""
     n_tasks = args.tasks
-    from pipeline.study import planned
+    from pipeline.running.plan import planned
 
     n = len(planned(load_study(n_tasks)).grids[0])
     counts = {stage: callgrind_count(stage, n_tasks) for stage in COUNTED}
@@ -455,8 +455,8 @@ def _timed_solve(fn, solve_cpu: list[float]):
 
 def breakdown(n_tasks: int, overrides: list[str]) -> None:
     """Print where one pipeline run's CPU time goes, as shares of the solver's work."""
-    import pipeline.worker
-    from pipeline.study import planned
+    import pipeline.running.worker
+    from pipeline.running.plan import planned
 
     study = load_study(n_tasks)
     cpu = time.process_time()
@@ -469,8 +469,10 @@ def breakdown(n_tasks: int, overrides: list[str]) -> None:
     import_cpu = time.process_time() - cpu
     solve_cpu = [0.0]
     with tempfile.TemporaryDirectory() as counts, tempfile.TemporaryDirectory() as tmp:
-        pipeline.worker.solve = _timed_solve(pipeline.worker.solve, solve_cpu)
-        pipeline.worker.run_batch = _counted(counts, pipeline.worker.run_batch, solve_cpu)
+        pipeline.running.worker.solve = _timed_solve(pipeline.running.worker.solve, solve_cpu)
+        pipeline.running.worker.run_batch = _counted(
+            counts, pipeline.running.worker.run_batch, solve_cpu
+        )
         cfg = pipeline_config(study, Path(tmp), "run", *overrides)
         (driver0, workers0), start = cpu_seconds(), time.perf_counter()
         report = run_study(cfg, log=lambda *_: None)

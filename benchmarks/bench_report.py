@@ -37,9 +37,9 @@ def since(start):
 study_dir = Path(sys.argv[1])
 start = clock()
 import yaml
-from pipeline.report import write_report
-from pipeline.index import write_index
-from pipeline.store import load_results
+from pipeline.outputs.report import write_report
+from pipeline.outputs.index import write_index
+from pipeline.storage.store import load_results
 out["import"] = since(start)
 study = yaml.safe_load(open(sys.argv[2]))
 step = clock()

@@ -51,7 +51,7 @@ PLAN = """
 import sys
 sys.path.insert(0, {bench!r})
 from bench_load import load_study
-from pipeline.study import plan
+from pipeline.running.plan import plan
 from solvers import solve
 tasks = [t.task for t in plan(load_study({n}))]
 """
@@ -108,7 +108,7 @@ PIECES = {
 REPORT = "print(time.perf_counter() - t, time.process_time() - c)\n"
 # the loop's own work: its tasks solved, timed inside the process after planning
 WORK = (
-    "from pipeline.study import plan\n"
+    "from pipeline.running.plan import plan\n"
     "from solvers import solve\n"
     "tasks = [t.task for t in plan(bench_load.load_study({n}))]\n"
     "t, c = time.perf_counter(), time.process_time()\n"
@@ -119,7 +119,7 @@ WORK = (
 # to the last one's end (CPU: both children's)
 WORK_TWO = (
     "import multiprocessing, resource\n"
-    "from pipeline.study import plan\n"
+    "from pipeline.running.plan import plan\n"
     "from solvers import solve\n"
     "tasks = [t.task for t in plan(bench_load.load_study({n}))]\n"
     "def half(k):\n"

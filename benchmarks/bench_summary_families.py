@@ -47,7 +47,7 @@ ROUND = r"""
 import json, sys, time
 from pathlib import Path
 start = time.perf_counter(), time.process_time()
-from pipeline.summary import write_summary
+from pipeline.outputs.summary import write_summary
 write_summary(Path(sys.argv[1]), {"name": sys.argv[2]})
 print(json.dumps({"wall": time.perf_counter() - start[0], "cpu": time.process_time() - start[1]}))
 """
@@ -106,8 +106,8 @@ FAMILIES = ("no_repeat", "triples", "hand_guessing", "high_low", "mastermind")
 def build_store(study_dir: Path, family: str, n_rows: int) -> int:
     """Write the family's swept rows, BATCH per file, as study ``study_dir.name``; return
     how many rows."""
-    from pipeline.driver import write_encoded
-    from pipeline.worker import encode_rows, metadata_bytes
+    from pipeline.running.driver import write_encoded
+    from pipeline.running.worker import encode_rows, metadata_bytes
 
     if study_dir.exists():
         shutil.rmtree(study_dir)

@@ -1,6 +1,8 @@
 """guesslab pipeline: grid expansion, Dask execution, the Parquet store, summaries, plots.
 
-``from pipeline import Study`` runs a study from Python (:mod:`pipeline.study_api`).
+``from pipeline import Study`` runs a study from Python (:mod:`pipeline.study`), and
+``from pipeline import load_results`` reads its stored rows
+(:func:`pipeline.storage.store.load_results`).
 """
 
 import sys
@@ -28,9 +30,14 @@ if sys.argv[:1] == ["-m"]:  # Python locates a module to run: Ctrl-C is one line
 
 
 def __getattr__(name: str):
-    """``pipeline.Study``, imported when first asked for (the command does not load it)."""
+    """``pipeline.Study`` and ``pipeline.load_results``, imported when first asked for
+    (the command does not load them)."""
     if name == "Study":
-        from pipeline.study_api import Study
+        from pipeline.study import Study
 
         return Study
+    if name == "load_results":
+        from pipeline.storage.store import load_results
+
+        return load_results
     raise AttributeError(f"module 'pipeline' has no attribute {name!r}")

@@ -1,10 +1,10 @@
 """``python -m pipeline [study=NAME] [cluster=local|sync|address] [key=value ...]``.
 
-The command: the command line checked (:mod:`pipeline.preflight`), then ``@hydra.main`` over
+The command: the command line checked (:mod:`pipeline.cli.preflight`), then ``@hydra.main`` over
 :func:`pipeline.run.run_study`.  Exit status: 0 when every task succeeded, 1 when some task
 failed (their rows say why), 2 for a bad config (nothing is written) or a store that cannot
 be written (finished files stay complete), 130 when stopped by Ctrl-C and 143 by SIGTERM
-(one line says what is stored: :mod:`pipeline.exit_lines`).
+(one line says what is stored: :mod:`pipeline.cli.exit_lines`).
 
 In a multirun (``-m``) a job that fails raises :class:`pipeline.multirun_jobs.JobFailed`
 instead of exiting, because a job may run in another process (joblib), on a Dask worker or
@@ -31,15 +31,15 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline import exit_lines
+from pipeline.cli import exit_lines
+from pipeline.cli.preflight import check_command_line
+from pipeline.cli.run_dir import RunDirRefused, make_wanted
+from pipeline.cli.sweep_check import SweepRefused
 from pipeline.ctrl_c import exit_status, stop_on_first_ctrl_c, stopped_by
 from pipeline.errors import StoreError, StudyError
 from pipeline.heap import frozen_for_exit
 from pipeline.multirun_jobs import JobFailed, remember_command
-from pipeline.preflight import check_command_line
 from pipeline.run import run_study
-from pipeline.run_dir import RunDirRefused, make_wanted
-from pipeline.sweep_check import SweepRefused
 
 
 @hydra.main(config_path="pkg://pipeline.conf", config_name="config", version_base="1.3")

@@ -7,7 +7,7 @@ model per cluster kind (chosen by ``cluster.kind``; each is declared beside its 
 ``pipeline/backends/``, :class:`ClusterSettings`), and no unknown keys (``+run.foo=1`` is
 an error, not silently ignored), in the study section too (:class:`StudyConfig`: a misspelled
 ``stratagies:`` is refused, not ignored).  A bad value raises :class:`StudyError` naming the
-key and the value; the study grid's values are checked by :func:`pipeline.study.planned`.
+key and the value; the study grid's values are checked by :func:`pipeline.running.plan.planned`.
 
 Why pydantic rather than Hydra structured configs: OmegaConf converts ``"no"``/``"off"`` to
 booleans, has no ranges or per-kind unions, and reports errors as Hydra tracebacks (exit 1);
@@ -36,7 +36,7 @@ from pydantic import (
 )
 
 from pipeline.errors import StudyError, short_repr
-from pipeline.safe_paths import study_name_problem
+from pipeline.storage.safe_paths import study_name_problem
 
 MAX_TIMEOUT_S = 30 * 24 * 3600.0  # a task time limit longer than 30 days is a typo
 
@@ -295,7 +295,7 @@ STAGES = ("all", "plan", "run", "summary")
 
 
 def _study_name(value: Any) -> str:
-    """A study's name: its folder's name in paths.outputs (pipeline.safe_paths), of
+    """A study's name: its folder's name in paths.outputs (pipeline.storage.safe_paths), of
     printable characters (:func:`unprintable_problem`)."""
     if not isinstance(value, str):
         raise ValueError("must be a plain, non-empty name")
@@ -351,7 +351,7 @@ class StudyConfig(Strict):
 
     Its keys are optional (a study gives ``grid`` and ``strategies``, or ``grids``), so
     these models, unlike the run config's, have defaults: absent means not given.  The grid's
-    values are checked by :func:`pipeline.study.planned` against the family's parameters.
+    values are checked by :func:`pipeline.running.plan.planned` against the family's parameters.
     """
 
     name: Annotated[Any, AfterValidator(_study_name)]
@@ -372,7 +372,7 @@ STUDY_MODELS = (StudyConfig, GridPart, ObjectiveConfig)
 
 
 class Config(Strict):
-    """The whole run configuration (the study grid is checked by pipeline.study.planned)."""
+    """The whole run configuration (the study grid is checked by pipeline.running.plan.planned)."""
 
     stage: Annotated[Any, AfterValidator(choice(*STAGES))]
     store: StoreConfig

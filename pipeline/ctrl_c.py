@@ -16,7 +16,7 @@ ends the command as soon as :func:`starting` is set.
 **While it runs.** :func:`stop_on_first_ctrl_c`: the first Ctrl-C or SIGTERM raises
 KeyboardInterrupt and is remembered (:func:`stopped_by`); every later one is ignored.  A stop
 leaves :func:`pipeline.run.run_study` as one :class:`RunStopped` carrying the run's report,
-from which the command's one line says what is stored (:mod:`pipeline.exit_lines`).
+from which the command's one line says what is stored (:mod:`pipeline.cli.exit_lines`).
 
 This module imports nothing but the standard library's ``os``, ``signal``, ``sys``,
 ``threading``, ``typing`` and ``collections.abc``.

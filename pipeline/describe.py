@@ -2,7 +2,7 @@
 parameters, strategies and result columns, in the words of the manual's parameter tables
 (:mod:`solvers.kit.family_words`), without building the manual; without a family, the
 families registered here; given a study folder, what it stores
-(:mod:`pipeline.describe_folder`).
+(:mod:`pipeline.readback.describe_folder`).
 
 Exit status: 0, or 2 for a family not registered here or a folder that is no study (one
 line naming it and the known families).
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     """The command; its exit status."""
     argv = sys.argv[1:] if argv is None else argv
     if errors := family_import_errors():
-        from pipeline.exit_lines import abbreviated  # only here: it imports much
+        from pipeline.cli.exit_lines import abbreviated  # only here: it imports much
 
         for where, why in errors.items():
             print(f"warning: {abbreviated(f'{where}: {why}')}", file=sys.stderr)
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     if argv[0] not in families() and is_study_folder(argv[0]):  # a family's name: the family
-        from pipeline.describe_folder import describe_folder  # only here: it reads Parquet
+        from pipeline.readback.describe_folder import describe_folder  # only here: it reads Parquet
 
         print(describe_folder(argv[0]))
         return 0

@@ -42,7 +42,7 @@ class Unreadable(ValueError):
 
 def short_path(path: Any, longest: int = 400) -> str:
     """A path as an error line shows it: whole, unquoted, up to ``longest`` characters (the
-    rule of :func:`pipeline.exit_lines.abbreviated`), else :func:`short_repr`'s cut with its
+    rule of :func:`pipeline.cli.exit_lines.abbreviated`), else :func:`short_repr`'s cut with its
     length (a name too long for any file system)."""
     text = str(path)
     return text if len(text) <= longest else short_repr(text)

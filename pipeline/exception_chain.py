@@ -1,6 +1,6 @@
 """The exception an error stands for: the first of its chain (``__cause__``, else
 ``__context__``) of a given kind.  A KeyboardInterrupt inside a Numba kernel's call comes back
-as a SystemError caused by it (:mod:`pipeline.worker`); a refused connection comes back
+as a SystemError caused by it (:mod:`pipeline.running.worker`); a refused connection comes back
 wrapped in Dask's and asyncio's errors (:mod:`pipeline.backends.probe`)."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ and warnings go: to the handlers of :func:`events_in_this_process` when the task
 driver's process, else, on a Dask worker, out as worker events on :data:`TOPIC` and
 :data:`WARNINGS` (the executor subscribes the driver's handlers to them:
 :mod:`pipeline.backends.dask_executor`).  The driver clears a task's folder once its ok row is
-stored (:meth:`~pipeline.study_checkpoints.StudyCheckpoints.clear`); what was set aside in
+stored (:meth:`~pipeline.storage.checkpoints.StudyCheckpoints.clear`); what was set aside in
 it (its ``damaged/`` folder) is kept, in ``<study folder>/quarantine/checkpoints/<task
 id>/``.
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.study_checkpoints import StudyCheckpoints
+from pipeline.storage.checkpoints import StudyCheckpoints
 from solvers.kit.budget import Budget, available_memory
 from solvers.kit.task_context import TaskContext
 from solvers.kit.task_progress import Progress

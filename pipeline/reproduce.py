@@ -2,14 +2,14 @@
 stored study's tasks and compare every result column with what is stored.
 
 What is recomputed comes from what is stored, read from the folder alone
-(:mod:`pipeline.stored_study`: no link followed, nothing but a regular file opened): the run
-configs under ``<study>/runs/``, then, for the tasks they do not plan (or a folder that holds
+(:mod:`pipeline.readback.stored_study`: no link followed, nothing but a regular file opened): the
+run configs under ``<study>/runs/``, then, for the tasks they do not plan (or a folder that holds
 only its results, a study someone published), the config in each results file's metadata
-(:mod:`pipeline.provenance`).  Each config is planned as a run plans it, the plan kept to the
-stored tasks chosen (all, or ``--sample N`` of them, seeded), and run through the pipeline's
+(:mod:`pipeline.running.provenance`).  Each config is planned as a run plans it, the plan kept to
+the stored tasks chosen (all, or ``--sample N`` of them, seeded), and run through the pipeline's
 own run path (:func:`pipeline.run.run_tasks`) into a fresh folder on the backend chosen
 (``--cluster``); the new rows are then compared with the stored ones
-(:mod:`pipeline.compare_rows`).  The folder checked is only read, never written, and no
+(:mod:`pipeline.readback.compare_rows`).  The folder checked is only read, never written, and no
 temporary file goes inside it.
 
 A stored task is *not reproducible here* when its family is not registered here, when the
@@ -44,16 +44,22 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
-from pipeline import store_layout
-from pipeline.compare_rows import differences, tolerances
 from pipeline.config import cluster_config, conf_dir
 from pipeline.errors import BadInput, StudyError
-from pipeline.ids import IdSet, id_array
-from pipeline.locking import visible
-from pipeline.needs import free_disk
-from pipeline.reproduce_outcome import EXIT_BAD, EXIT_STOPPED, Outcome, table_text
-from pipeline.stored_study import FILE, StoredStudy, path_text, planned_too_many, stored_study
-from pipeline.study import TARGET
+from pipeline.readback.compare_rows import differences, tolerances
+from pipeline.readback.reproduce_outcome import EXIT_BAD, EXIT_STOPPED, Outcome, table_text
+from pipeline.readback.stored_study import (
+    FILE,
+    StoredStudy,
+    path_text,
+    planned_too_many,
+    stored_study,
+)
+from pipeline.running.needs import free_disk
+from pipeline.running.plan import TARGET
+from pipeline.storage import store_layout
+from pipeline.storage.ids import IdSet, id_array
+from pipeline.storage.locking import visible
 from solvers.kit.words import counted, format_bytes
 from solvers.registry import TaskError, get_family
 

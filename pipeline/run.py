@@ -1,20 +1,21 @@
 """A run of a study: prepared once, then its stages, each handed the one run.
 
 1. :func:`prepared` makes the :class:`StudyRun`: the config as given (plain) and checked
-   (typed, :mod:`pipeline.config`), the study's plan (:mod:`pipeline.study`), the cluster
+   (typed, :mod:`pipeline.config`), the study's plan (:mod:`pipeline.running.plan`), the cluster
    backend, chosen and checked (:mod:`pipeline.backends`), the study folder's path
-   (:mod:`pipeline.study_folder`) and the :class:`StudyReport` the stages fill in.  A config
+   (:mod:`pipeline.storage.study_folder`) and the :class:`StudyReport` the stages fill in.  A config
    that cannot run is refused here, before anything is written; a multirun checks every job
-   with it (:mod:`pipeline.sweep_check`).
+   with it (:mod:`pipeline.cli.sweep_check`).
 2. ``stage=plan`` (:func:`plan_text`): the tasks left against the store, their needs against
-   the budget (:mod:`pipeline.needs`); nothing written.
+   the budget (:mod:`pipeline.running.needs`); nothing written.
 3. ``stage=run`` (:func:`run_tasks`): the needs checked; under the study's lock the store
-   tidied (:mod:`pipeline.store`), the tasks left to run found and claimed (refused if another
-   live run computes one: :mod:`pipeline.claims`); the backend opened, the tasks cut into
-   batches on its executor, each batch's files stored as it comes (:mod:`pipeline.driver`).
+   tidied (:mod:`pipeline.storage.store`), the tasks left to run found and claimed (refused if
+   another live run computes one: :mod:`pipeline.running.claims`); the backend opened, the tasks cut
+   into batches on its executor, each batch's files stored as it comes
+   (:mod:`pipeline.running.driver`).
 4. ``stage=summary`` (:func:`summarize`): the store compacted, ``summary.md`` written with the
-   report and the index (:mod:`pipeline.summary`); its first table ends the run's lines
-   (:mod:`pipeline.headline`; not with ``run.quiet``).
+   report and the index (:mod:`pipeline.outputs.summary`); its first table ends the run's lines
+   (:mod:`pipeline.outputs.headline`; not with ``run.quiet``).
 
 :func:`run_study` is a plain function of the config Hydra composed; notebooks call it too.
 """
@@ -29,18 +30,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline import claims, driver, locking
 from pipeline.backends import Backend, backend_of
 from pipeline.backends.base import Workers, quiet_dask_logs
 from pipeline.config import Config, checked_config, plain
 from pipeline.ctrl_c import RunStopped, is_stop
 from pipeline.errors import StudyError
 from pipeline.long_task_setup import LongTaskSetup
-from pipeline.needs import Needed, budgeted, check_needs, shared_keys
-from pipeline.progress import shown
-from pipeline.store_layout import written_by_others
-from pipeline.study import StudyPlan, planned
-from pipeline.study_folder import StudyFolder
+from pipeline.running import claims, driver
+from pipeline.running.needs import Needed, budgeted, check_needs, shared_keys
+from pipeline.running.plan import StudyPlan, planned
+from pipeline.running.progress import shown
+from pipeline.storage import locking
+from pipeline.storage.store_layout import written_by_others
+from pipeline.storage.study_folder import StudyFolder
 from solvers.kit.words import counted
 from solvers.registry import get_family
 
@@ -218,7 +220,8 @@ def run_tasks(run: StudyRun) -> None:
 def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
     folder = run.folder
     folder.check_results_target()
-    # parallel multirun jobs may share the store: see pipeline.locking and pipeline.claims
+    # parallel multirun jobs may share the store: see pipeline.storage.locking and
+    # pipeline.running.claims
     with folder.running(folder.remove_temporaries):
         with folder.locked():
             # listed before compacting: compact reads each of these files (and maybe more)
@@ -246,7 +249,7 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
 def summarize(run: StudyRun) -> None:
     """``stage=summary``: the store compacted if a task is in two files, then the summary."""
     run.report.stage = "summary"  # from here on the store is whole, whatever stops the command
-    from pipeline.summary import write_summary
+    from pipeline.outputs.summary import write_summary
 
     with run.folder.locked():  # parallel jobs: the last sees all rows
         counts = run.folder.counts()
@@ -260,7 +263,7 @@ def summarize(run: StudyRun) -> None:
         run.report.summary = write_summary(run.folder.path, run.conf.study.plain(), counts=counts)
     run.log(f"summary: {run.report.summary}")
     if not run.conf.run.quiet:  # the answer: the summary's first table, as it wrote it
-        from pipeline.headline import headline_lines
+        from pipeline.outputs.headline import headline_lines
 
         if lines := headline_lines(run.report.summary.read_text(encoding="utf-8")):
             run.log("\n".join(["", *lines]))

@@ -167,7 +167,7 @@ def stored_rows(fig: Figure, outputs: Path):
     and the stored studies that held none."""
     import pandas as pd
 
-    from pipeline.store import load_results
+    from pipeline import load_results
 
     frames, absent = [], []
     for study in (fig.study, *fig.stored):

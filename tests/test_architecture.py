@@ -353,12 +353,14 @@ def defined_classes(path) -> set[str]:
 def test_run_py_is_the_story_of_a_run():
     """run.py holds a run of a study (the StudyRun and its StudyReport, prepared once) and
     the stages it is handed to, and stays short; the batches are cut and stored in
-    pipeline/driver.py, run in pipeline/worker.py."""
+    pipeline/running/driver.py, run in pipeline/running/worker.py."""
     run = ROOT / "pipeline" / "run.py"
     assert len(run.read_text().splitlines()) < 320
     assert defined_classes(run) == {"StudyRun", "StudyReport"}
-    assert {"BatchCutter"} <= defined_classes(ROOT / "pipeline" / "driver.py")
-    assert {"TaskSlice", "DoneBatch"} <= defined_classes(ROOT / "pipeline" / "worker.py")
+    assert {"BatchCutter"} <= defined_classes(ROOT / "pipeline" / "running" / "driver.py")
+    assert {"TaskSlice", "DoneBatch"} <= defined_classes(
+        ROOT / "pipeline" / "running" / "worker.py"
+    )
 
 
 def test_only_the_backends_know_the_cluster_kinds():

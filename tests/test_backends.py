@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from pipeline import store
 from pipeline.config import cluster_config
 from pipeline.errors import StudyError
 from pipeline.run import run_study
+from pipeline.storage import store
 from tests.helpers.commands import cli, cli_run_in_process, python_output
 from tests.helpers.dask_cluster import free_port
 from tests.helpers.runs import compose_config, run

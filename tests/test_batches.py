@@ -1,6 +1,6 @@
 """Batches: how the driver cuts the tasks to run into batches sized by their solver time
-(pipeline/driver.py), and how a worker encodes and counts a finished batch's rows
-(pipeline/worker.py)."""
+(pipeline/running/driver.py), and how a worker encodes and counts a finished batch's rows
+(pipeline/running/worker.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import io
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import store_layout
-from pipeline.ids import IdSet, id_array
-from pipeline.store_newest import StoredIds
-from pipeline.study import plan, planned
-from pipeline.worker import ENCODE_CHUNK, done_batch, metadata_bytes
+from pipeline.running.plan import plan, planned
+from pipeline.running.worker import ENCODE_CHUNK, done_batch, metadata_bytes
+from pipeline.storage import store_layout
+from pipeline.storage.ids import IdSet, id_array
+from pipeline.storage.store_newest import StoredIds
 from solvers import solve
 
 
@@ -21,7 +21,7 @@ def test_a_batch_s_rows_are_encoded_chunk_by_chunk_as_they_arrive():
     """Rows of two families, interleaved and many chunks long, come out as one file per
     family (in the order they first appear) holding every row in order; the counts a batch
     reports are read on the way; the rows are read from an iterator once."""
-    from pipeline.worker import done_batch
+    from pipeline.running.worker import done_batch
 
     n = 3 * ENCODE_CHUNK + 7
 
@@ -68,7 +68,7 @@ def test_batches_cover_every_task_to_run_once_in_order_and_follow_the_solver_tim
     """BatchCutter: single tasks until a time is known, then ~batch_seconds of solver time,
     shrinking at the end but not below a tenth of that; never across two grids; a task the
     store holds is never in a batch; the first task of each grid, then the study's order."""
-    from pipeline.driver import BatchCutter
+    from pipeline.running.driver import BatchCutter
 
     study = {
         "name": "cut",
@@ -104,7 +104,7 @@ def test_the_first_task_of_each_grid_goes_out_first_then_the_study_order():
     are of different kinds, and on a new machine compile different kernels at once), even
     once a time per task is known; then the study's order; every task in exactly one batch;
     one batch out per worker until a batch has finished."""
-    from pipeline.driver import BatchCutter
+    from pipeline.running.driver import BatchCutter
 
     study = {
         "name": "turns",
@@ -136,7 +136,7 @@ def test_batches_grow_to_their_target_soon_after_a_cold_start():
     """A worker's first tasks run with cold caches: here the first two batches take 100 ms a
     task, the rest 10 ms (a target of 100 tasks a batch).  The size is at 90% of the target
     by the tenth batch (the mean of every task seen would take eighteen)."""
-    from pipeline.driver import BatchCutter
+    from pipeline.running.driver import BatchCutter
 
     study = {
         "name": "cold",

@@ -9,7 +9,7 @@ import math
 import pandas as pd
 from omegaconf import OmegaConf
 
-from pipeline.study import plan
+from pipeline.running.plan import plan
 from solvers import solve
 from solvers.card_guessing.summary import info as info_summary
 from solvers.kit.summary_parts import saved_check

@@ -1,5 +1,5 @@
-"""What a run believes of the claims in its study folder (pipeline/claims.py) and who may
-open the study's lock and claim files (pipeline/locking.py): a held claim that is
+"""What a run believes of the claims in its study folder (pipeline/running/claims.py) and who may
+open the study's lock and claim files (pipeline/storage/locking.py): a held claim that is
 unreadable, or names a process of this host that is gone, is removed in one line and the
 run goes on; what a believed claim says reaches the refusal made visible; a claim naming
 more tasks than a run lists is not listed; claim and lock files are mode 0600."""
@@ -22,10 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import claims, locking
 from pipeline.errors import StudyError
 from pipeline.run import prepared
-from pipeline.study_folder import CLAIMS, StudyFolder
+from pipeline.running import claims
+from pipeline.storage import locking
+from pipeline.storage.study_folder import CLAIMS, StudyFolder
 from tests.helpers.nap_driver import nap_overrides, register_nap
 from tests.helpers.runs import compose_config, run
 

@@ -1,7 +1,7 @@
 """``python -m pipeline.describe FAMILY`` (pipeline/describe.py): a family's parameters and
 strategies in the words of the manual's parameter tables (solvers/kit/family_words.py, which
 docs/hooks.py builds them from), without building the manual; ``describe FOLDER``: what a
-study folder stores (pipeline/describe_folder.py)."""
+study folder stores (pipeline/readback/describe_folder.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import sys
 import pytest
 
 from pipeline.describe import main
-from pipeline.store import file_metadata, load_results
-from pipeline.store_layout import result_files
-from pipeline.store_overview import store_counts
+from pipeline.storage.store import file_metadata, load_results
+from pipeline.storage.store_layout import result_files
+from pipeline.storage.store_overview import store_counts
 from solvers import families, get_family
 from solvers.kit.family_words import param_words
 from solvers.params import plain_words

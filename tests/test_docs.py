@@ -330,7 +330,7 @@ def test_every_task_count_the_manual_quotes_is_the_study_s_plan():
     """A study's number of tasks quoted on any page is what ``stage=plan`` counts for it."""
     from omegaconf import OmegaConf
 
-    from pipeline.study import planned
+    from pipeline.running.plan import planned
     from tests.helpers.runs import compose_config
 
     quotes = quoted_task_counts()

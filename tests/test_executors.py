@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-import pipeline.worker
-from pipeline import store
+import pipeline.running.worker
 from pipeline.backends.given_client import guesslab_identity, open_executor_on, worker_mismatch
 from pipeline.backends.sync import SyncExecutor
 from pipeline.config import checked_config, plain
-from pipeline.driver import BatchCutter, BatchWork, finished_batches
 from pipeline.errors import StudyError
 from pipeline.long_task_setup import LongTaskSetup
 from pipeline.run import run_study
-from pipeline.study import planned
+from pipeline.running.driver import BatchCutter, BatchWork, finished_batches
+from pipeline.running.plan import planned
+from pipeline.storage import store
 from tests.helpers.runs import compose_config
 
 
@@ -118,9 +118,9 @@ def test_a_batch_its_worker_never_returned_becomes_error_rows(client, tmp_path, 
     def worker_gone(*args):
         raise OSError("the worker's process ended")
 
-    monkeypatch.setattr(pipeline.worker, "run_batch", worker_gone)
+    monkeypatch.setattr(pipeline.running.worker, "run_batch", worker_gone)
     _, conf = paper(tmp_path)
-    work = BatchWork("paper", None, pipeline.worker.metadata_bytes({}))
+    work = BatchWork("paper", None, pipeline.running.worker.metadata_bytes({}))
     plan = planned(conf.study)
     with open_executor_on(client) as executor:
         done = list(finished_batches(executor, BatchCutter(plan, 1, conf.run), work))

@@ -1,5 +1,6 @@
-"""Streaming planning (solvers/grid.py, pipeline/study.py StudyPlan, pipeline/ids.py): grids are
-checked up front and generated lazily, exactly as validating every combination would."""
+"""Streaming planning (solvers/grid.py, pipeline/running/plan.py StudyPlan,
+pipeline/storage/ids.py): grids are checked up front and generated lazily, exactly as validating
+every combination would."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.errors import StudyError
-from pipeline.ids import IdSet, id_array, id_keys
-from pipeline.store_newest import StoredIds
-from pipeline.study import plan, planned
+from pipeline.running.plan import plan, planned
+from pipeline.storage.ids import IdSet, id_array, id_keys
+from pipeline.storage.store_newest import StoredIds
 from solvers import registry
 from solvers.grid import Grid, _product_from, runs
 from solvers.params import Param, as_int

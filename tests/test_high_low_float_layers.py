@@ -300,7 +300,7 @@ def test_full_deck_study_keeps_its_monte_carlo_seeds():
 
     import yaml
 
-    from pipeline.study import plan
+    from pipeline.running.plan import plan
     from solvers.task_ids import seed_id
 
     path = Path(__file__).resolve().parent.parent / "conf/study/high_low_full_deck.yaml"

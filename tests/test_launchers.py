@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import store
+from pipeline.storage import store
 from tests.helpers import commands
 
 # these runs start clusters and Slurm jobs: a longer limit than commands.cli's
@@ -108,7 +108,7 @@ def test_an_unknown_launcher_exits_2_listing_the_known_ones(monkeypatch, capsys,
 def test_the_slurm_launcher_without_slurm_exits_2_saying_what_to_start(
     monkeypatch, capsys, tmp_path
 ):
-    monkeypatch.setattr("pipeline.preflight.shutil.which", lambda name: None)
+    monkeypatch.setattr("pipeline.cli.preflight.shutil.which", lambda name: None)
     args = ("-m", "cluster=sync", f"paths.outputs={tmp_path}", "hydra/launcher=submitit_slurm")
     code, err = run_main(monkeypatch, capsys, *args)
     assert code == 2

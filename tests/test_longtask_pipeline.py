@@ -23,8 +23,8 @@ import pytest
 from pipeline.backends import backend_of
 from pipeline.backends.dask_executor import progress_of
 from pipeline.config import checked_config, plain
-from pipeline.needs import budgeted
-from pipeline.progress import ProgressBars, postfix, tasks_bar
+from pipeline.running.needs import budgeted
+from pipeline.running.progress import ProgressBars, postfix, tasks_bar
 from solvers.kit.task_progress import Progress
 from tests.helpers.commands import cli_run_in_process
 from tests.helpers.runs import compose_config
@@ -66,8 +66,8 @@ def test_a_memory_budget_over_what_a_process_has_is_refused_in_plain_sizes(value
     a StudyError naming the key, the given value and the most a process has, as a size a
     person writes (no long run of digits); a size in the units the plan says sizes in (EB,
     ZB, YB, past Dask's PB) is read as one."""
+    from pipeline.cli.exit_lines import abbreviated
     from pipeline.errors import StudyError
-    from pipeline.exit_lines import abbreviated
 
     conf = conf_of(f"cluster={cluster}", f"run.memory_budget={value}")
     with pytest.raises(StudyError) as info:
@@ -89,7 +89,7 @@ def test_a_memory_budget_over_what_a_process_has_is_refused_in_plain_sizes(value
 )  # fmt: skip
 def test_the_plan_s_cpu_time_is_said_in_a_unit_a_person_writes(seconds, tasks, said):
     """From a year on, CPU time is counted in years, not in billions of hours."""
-    from pipeline.needs import _hours
+    from pipeline.running.needs import _hours
 
     assert _hours(seconds, tasks) == said
 

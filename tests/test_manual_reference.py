@@ -148,7 +148,7 @@ def api_objects():
     """The objects the API reference documents, as a user imports them."""
     import solvers
     from pipeline import Study
-    from pipeline.store import load_results
+    from pipeline.storage.store import load_results
 
     return {
         "Study": Study,

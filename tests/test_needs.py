@@ -1,4 +1,4 @@
-"""What the tasks left to run need (pipeline/needs.py): asked once per class of tasks, how
+"""What the tasks left to run need (pipeline/running/needs.py): asked once per class of tasks, how
 many tasks' checkpoints fit on the disk at once, and the disk check in a study folder that holds
 checkpoints: a task's need is met by the free disk plus what its own checkpoint folder (and
 the shared folder of its key) already holds, since a resumed task keeps those pieces.
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import needs
 from pipeline.errors import StudyError
 from pipeline.run import prepared
+from pipeline.running import needs
 from solvers.kit.checkpoints import DAMAGED, SEALS, SHARED
 from tests.helpers.runs import compose_config
 
@@ -103,7 +103,7 @@ def test_needs_is_asked_once_per_class_of_the_tasks_left_to_run():
     on the first task of its class left to run (one more ask learns what it reads)."""
     import numpy as np
 
-    from pipeline.needs import grid_needs
+    from pipeline.running.needs import grid_needs
     from solvers.grid import Grid
     from solvers.kit.budget import Need
     from solvers.params import Param, as_int
@@ -153,6 +153,6 @@ def test_needs_is_asked_once_per_class_of_the_tasks_left_to_run():
     ],
 )
 def test_how_many_tasks_checkpoints_fit_at_once(disks, free, fit):
-    from pipeline.needs import fitting
+    from pipeline.running.needs import fitting
 
     assert fitting(disks, free) == fit

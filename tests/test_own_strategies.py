@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipeline.store import load_results
+from pipeline.storage.store import load_results
 from solvers import TaskError, solve, validate
 from solvers.own_strategy import StrategyError, build
 from tests.helpers.commands import cli_run_in_process, pipeline_command

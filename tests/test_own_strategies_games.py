@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import pytest
 
-from pipeline.store import load_results
+from pipeline.storage.store import load_results
 from solvers import solve
 from solvers.own_strategy import StrategyError
 from tests.helpers.commands import cli_run_in_process

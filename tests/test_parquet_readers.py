@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import store, store_layout
+from pipeline.storage import store, store_layout
 from solvers import solve
 from tests.helpers.folders import copy_outputs
 from tests.helpers.repository import ROOT

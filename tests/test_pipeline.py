@@ -8,10 +8,11 @@ import re
 
 import pytest
 
-from pipeline import driver, store, store_layout, store_upkeep, worker
 from pipeline.errors import StudyError
 from pipeline.run import run_study
-from pipeline.study import plan
+from pipeline.running import driver, worker
+from pipeline.running.plan import plan
+from pipeline.storage import store, store_layout, store_upkeep
 from solvers import Family, Param, Rules, Solver, register, solve
 from solvers.kit.words import counted
 from solvers.params import as_int
@@ -241,9 +242,9 @@ def test_every_count_of_a_run_s_lines_marks_its_thousands(monkeypatch):
 
     import pandas as pd
 
-    from pipeline import exit_lines
+    from pipeline.cli import exit_lines
     from pipeline.run import StudyReport
-    from pipeline.store_overview import StoreCounts, status_line
+    from pipeline.storage.store_overview import StoreCounts, status_line
 
     report = StudyReport("grid", Path("/studies/grid"), 3606, 1200, 2406, 1001, stage="run")
     monkeypatch.setattr(exit_lines, "_stored_counts", lambda results: (3606, 2605))

@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
+from pipeline.cli.preflight import check_command_line, flag_values
 from pipeline.config import conf_dir
 from pipeline.config_files import command_line_files, job_files
 from pipeline.ctrl_c import RunStopped, is_stop, stop_on_first_ctrl_c
 from pipeline.errors import StudyError
-from pipeline.preflight import check_command_line, flag_values
 from tests.helpers.commands import cli_run_in_process
 
 BAD = "name: bad\nfamily: card_guessing\na: &a [*a]\n"  # an alias inside itself

@@ -79,7 +79,7 @@ def test_the_monte_carlo_rows_of_the_ranks_page_are_the_ranks52_study_s_tasks():
     ``ranks52`` (its task ids, games and tie rules), each with its standard error."""
     from omegaconf import OmegaConf
 
-    from pipeline.study import planned
+    from pipeline.running.plan import planned
     from tests.helpers.runs import compose_config
 
     study = OmegaConf.to_container(compose_config("study=ranks52").study, resolve=True)

@@ -111,7 +111,7 @@ def planned_tasks(command: str) -> list[dict[str, Any]]:
     process as ``stage=plan`` plans them."""
     from omegaconf import OmegaConf
 
-    from pipeline.study import planned
+    from pipeline.running.plan import planned
     from tests.helpers.runs import compose_config
 
     words = shlex.split(command)

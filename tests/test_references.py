@@ -3,7 +3,7 @@
 Scanned: the docstrings and comments of every Python file (the packages, scripts/,
 benchmarks/, tests/, conf/, docs/hooks.py) and the manual (docs/*.md, README.md).  Checked:
 
-- a name of the packages (``pipeline.store.load_results``,
+- a name of the packages (``pipeline.storage.store.load_results``,
   ``solvers.card_guessing.tasks:split_rows``, ``from solvers.kit import task_context``): the
   module imports, the attribute is there;
 - a cross-reference (:func:`task_context.current`; in a package also relative, ``.cards``) and
@@ -87,7 +87,7 @@ SUFFIXES = "(?:" + "|".join(NAMED_FILES) + ")"
 ROLE = re.compile(r":(?:func|class|mod|meth|attr|data|exc|obj):`~?(\.?[A-Za-z_][\w.]*)`")
 # a dotted name in backticks: ``yes_no.Evaluation``, `run.batch_seconds`, ``Checkpoints.path(n)``
 TICKED = re.compile(r"(?<![\w`])`{1,2}([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\([^`]*\))?`{1,2}")
-# a name of the packages anywhere: pipeline.store, solvers.card_guessing.tasks:split_rows
+# a name of the packages anywhere: pipeline.storage.store, solvers.card_guessing.tasks:split_rows
 ROOTED = re.compile(
     r"(?<![\w./-])(" + PACKAGE + r"(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?)(?![\w/-]|\.\w)"
 )
@@ -114,7 +114,8 @@ class Text:
 
 
 def module_of(path: Path) -> str | None:
-    """The importable module at ``path`` (``pipeline.store``), or None outside the packages."""
+    """The importable module at ``path`` (``pipeline.storage.store``), or None outside the
+    packages."""
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     if parts[0] not in PACKAGES:
         return None
@@ -215,7 +216,7 @@ def walk(obj: object, attrs: list[str]) -> bool:
 
 
 def resolves_rooted(name: str) -> bool:
-    """``pipeline.store.load_results`` or ``module:function``: the longest prefix that is a
+    """``pipeline.storage.store.load_results`` or ``module:function``: the longest prefix that is a
     module imports, the rest are its attributes."""
     module, _, function = name.partition(":")
     parts = module.split(".")
@@ -454,7 +455,11 @@ PLANTED = [
     ("solvers/card_guessing/summary/rows.py", "``info.compact``", "``summary_info.compact``"),
     ("solvers/hand_guessing/__init__.py", ":mod:`.strategies`", ":mod:`.play`"),
     ("solvers/kit/task_context.py", ":func:`current`", ":func:`currently`"),
-    ("pipeline/run.py", "``pipeline.store.load_results``", "``pipeline.store.load_result``"),
+    (
+        "pipeline/run.py",
+        "``pipeline.storage.store.load_results``",
+        "``pipeline.storage.store.load_result``",
+    ),
     (
         "pipeline/run.py",
         "solvers.card_guessing.tasks:split_rows",

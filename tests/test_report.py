@@ -1,4 +1,4 @@
-"""The HTML report (pipeline/report.py): self-contained, every row, failures, provenance.
+"""The HTML report (pipeline/outputs/report.py): self-contained, every row, failures, provenance.
 
 The browser tests (tests/test_report_browser.py) open these files in headless Chromium;
 these check what the files hold without a browser.
@@ -12,8 +12,8 @@ import re
 import pandas as pd
 import pytest
 
-from pipeline import store, store_layout
-from pipeline.report import json_value, table_spec, write_report
+from pipeline.outputs.report import json_value, table_spec, write_report
+from pipeline.storage import store, store_layout
 from solvers.registry import solve
 from tests.helpers.pages import page_data
 from tests.helpers.runs import run
@@ -78,7 +78,7 @@ def test_table_cells_keep_exact_values_and_mark_infinities():
 
 @pytest.mark.parametrize("name", ["table.js", "report.js", "report.css"])
 def test_the_assets_ship_with_the_package(name):
-    from pipeline.report import ASSETS
+    from pipeline.outputs.report import ASSETS
 
     assert (ASSETS / name).read_text().strip()
 
@@ -106,7 +106,7 @@ FAMILY_CASES = {
 
 @pytest.mark.parametrize("family", sorted(FAMILY_CASES))
 def test_each_family_report_has_tables_and_figures_whose_hover_is_exact(family):
-    from pipeline.report import figure_spec
+    from pipeline.outputs.report import figure_spec
     from solvers.kit.report_sections import Figure, Table
     from solvers.registry import family_report
 
@@ -121,8 +121,8 @@ def test_each_family_report_has_tables_and_figures_whose_hover_is_exact(family):
 
 
 def test_the_index_lists_every_study_and_the_rows_two_studies_share(outputs):
-    from pipeline.index import comparison_data
-    from pipeline.study_folder import StudyFolder
+    from pipeline.outputs.index import comparison_data
+    from pipeline.storage.study_folder import StudyFolder
 
     run(outputs, "cluster=sync", "study=paper")
     run(
@@ -142,7 +142,7 @@ def test_the_index_lists_every_study_and_the_rows_two_studies_share(outputs):
         r"<td>4</td><td>4</td><td>4</td><td>0</td>",
         text,
     )
-    from pipeline.store import load_results
+    from pipeline.storage.store import load_results
 
     data = comparison_data({p.name: load_results(p.path) for p in StudyFolder.all_in(outputs)})
     (family,) = data
@@ -154,7 +154,7 @@ def test_the_index_lists_every_study_and_the_rows_two_studies_share(outputs):
 def test_list_results_are_shown_short_and_long_lists_by_their_ends():
     import numpy as np
 
-    from pipeline.report import list_text
+    from pipeline.outputs.report import list_text
 
     assert list_text(np.array([1, 2, 3])) == "1,2,3"
     assert list_text([0.1234567891, 0.5]) == "0.123457,0.5"
@@ -172,7 +172,7 @@ def test_every_registered_report_function_imports():
 
 
 def test_an_unreadable_store_is_listed_in_the_index_not_fatal(outputs):
-    from pipeline.index import write_index
+    from pipeline.outputs.index import write_index
 
     run(outputs, "cluster=sync", "study=paper")
     broken = outputs / "broken" / "results" / "family=card_guessing"
@@ -200,7 +200,7 @@ def test_a_family_without_a_report_function_gets_the_generic_part(tmp_path):
 
 
 def test_provenance_reads_each_file_once_and_keeps_every_run_apart(tmp_path):
-    from pipeline.report import provenance
+    from pipeline.outputs.report import provenance
 
     results = tmp_path / "results"
     row = {"family": "card_guessing", "study": "s", "status": "ok"}
@@ -225,7 +225,7 @@ def test_provenance_reads_each_file_once_and_keeps_every_run_apart(tmp_path):
 
 
 def test_the_newest_metadata_is_read_from_the_newest_file_back():
-    from pipeline.report import newest_metadata
+    from pipeline.outputs.report import newest_metadata
 
     metas = [{"n": 0}, {"n": 1, "config": {"a": 1}}, {"n": 2}, {"n": 3}]
     read = []
@@ -244,7 +244,7 @@ def test_a_figure_s_title_is_page_text_above_it_never_drawn_under_its_toolbar():
     width; the page shows it as text (which wraps) and the drawing has none."""
     import plotly.graph_objects as go
 
-    from pipeline.report import Page
+    from pipeline.outputs.report import Page
 
     page = Page("t")
     fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
@@ -324,7 +324,7 @@ def test_a_dot_s_label_gives_its_gap_to_the_exact_optimum():
 def test_every_column_gets_words_and_the_table_spec_carries_them():
     """Parameters take the registry's docs, common columns the common words, a table's own
     words win, and a column nobody defines is named by its form or its dtype."""
-    from pipeline.column_words import column_words
+    from pipeline.outputs.column_words import column_words
 
     words = column_words(
         ["deck", "expected_score", "score_variance_exact", "label", "n_states", "zz"],
@@ -349,7 +349,7 @@ def test_the_citation_falls_back_to_the_installed_version_without_citation_cff(
 
     import yaml
 
-    from pipeline import report_about
+    from pipeline.outputs import report_about
 
     cff = yaml.safe_load((report_about.ROOT / "CITATION.cff").read_text())
     report_about.citation.cache_clear()

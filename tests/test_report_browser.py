@@ -25,10 +25,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import store, store_layout
-from pipeline.index import write_index
+from pipeline.outputs.index import write_index
+from pipeline.outputs.summary import write_summary
 from pipeline.run import run_study
-from pipeline.summary import write_summary
+from pipeline.storage import store, store_layout
 from solvers.registry import solve
 from tests.helpers.runs import compose_config
 from tests.helpers.store_rows import write_rows

@@ -1,5 +1,6 @@
-"""``python -m pipeline.reproduce STUDY_FOLDER`` (pipeline/reproduce.py, pipeline/compare_rows.py)
-and what every results file records for it (pipeline/provenance.py).
+"""``python -m pipeline.reproduce STUDY_FOLDER`` (pipeline/reproduce.py,
+pipeline/readback/compare_rows.py) and what every results file records for it
+(pipeline/running/provenance.py).
 
 A stored study is recomputed from its run records, or from its files' metadata alone, into a
 fresh folder and compared column by column, bit for bit: a value changed by hand is named
@@ -22,9 +23,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import store, store_layout
-from pipeline.compare_rows import differences
+from pipeline.readback.compare_rows import differences
 from pipeline.reproduce import main, reproduce
+from pipeline.storage import store, store_layout
 from solvers import registry
 from solvers.kit.budget import Need
 from solvers.kit.words import counted
@@ -194,8 +195,8 @@ def test_a_file_written_before_a_column_was_added_is_compared_on_its_own_columns
 
 def test_a_plan_kept_to_some_task_ids_holds_those_alone():
     """StudyPlan.only: the tasks asked for (in study order), counted as the plan's tasks."""
-    from pipeline.ids import IdSet, id_array
-    from pipeline.study import planned
+    from pipeline.running.plan import planned
+    from pipeline.storage.ids import IdSet, id_array
 
     plan = planned({"name": "p", "family": "card_guessing", "grid": {"deck": [[2, 2], [3, 3]]},
                     "strategies": {"optimal": {}, "greedy": {}}})  # fmt: skip

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import pipeline.driver
-import pipeline.study
-import pipeline.worker
+import pipeline.running.driver
+import pipeline.running.plan
+import pipeline.running.worker
 import solvers.grid
 from solvers.registry import get_family
 from tests.helpers.repository import ROOT
@@ -48,11 +48,11 @@ def task_path() -> Iterator[dict]:
     every executor a call is handed through), and the function the executor was given to
     run; in every thread of this process."""
     events = {
-        pipeline.study.planned.__code__: "planned",
+        pipeline.running.plan.planned.__code__: "planned",
         solvers.grid.Grid.tasks.__code__: "built",
         get_family("card_guessing").solver.run.__code__: "solved",
-        pipeline.worker.encode_rows.__code__: "encoded",
-        pipeline.driver._atomic_write.__code__: "written",
+        pipeline.running.worker.encode_rows.__code__: "encoded",
+        pipeline.running.driver._atomic_write.__code__: "written",
     }
     seen: dict = {}
 
@@ -71,7 +71,7 @@ def task_path() -> Iterator[dict]:
         if name is None or name in seen:
             return
         files = repository_files(frame)
-        if name != "built" or "pipeline/worker.py" in files:
+        if name != "built" or "pipeline/running/worker.py" in files:
             seen[name] = files
 
     sys.setprofile(profile)
@@ -153,9 +153,9 @@ def test_a_task_run_in_the_driver_crosses_the_files_the_architecture_page_lists(
 def test_a_task_run_on_a_dask_worker_crosses_the_same_files_with_the_dask_executor(traces):
     """On a started LocalCluster the driver's side (planned, submitted, written) crosses the
     page's files with the call handed on to the Dask executor, and the worker is given the
-    function the in-driver runs traced through (``pipeline.worker.run_batch``)."""
+    function the in-driver runs traced through (``pipeline.running.worker.run_batch``)."""
     seen, sync = traces["cluster"], traces["sync"]
-    assert seen["submitted_fn"] is pipeline.worker.run_batch is sync["submitted_fn"]
+    assert seen["submitted_fn"] is pipeline.running.worker.run_batch is sync["submitted_fn"]
     assert "built" not in seen and "solved" not in seen  # not in this process
     driver_side = {f for event in ("planned", "submitted", "written") for f in seen[event]}
     worker_side = {f for event in ("built", "solved", "encoded") for f in sync[event]}

@@ -24,7 +24,7 @@ from pipeline.errors import StudyError
 from pipeline.search.result import SearchResult
 from pipeline.search.runner import SearchSettings, run_search
 from pipeline.search.space import split_sweeps
-from pipeline.store import load_results
+from pipeline.storage.store import load_results
 from solvers import solve
 from tests.helpers.commands import cli, cli_run_in_process
 from tests.helpers.own_strategy_source import SWITCH_AFTER_NO
@@ -155,7 +155,7 @@ def test_a_search_headline_that_is_no_search_s_is_left_out_and_named(tmp_path):
     """A file in search/ that is not what a search writes (a link to /dev/zero, text that is
     not JSON, JSON of another shape) is named and left out of the summary, never read
     through or trusted."""
-    from pipeline.search.outputs import searches_section
+    from pipeline.outputs.searches import searches_section
 
     folder = tmp_path / "search"
     folder.mkdir()

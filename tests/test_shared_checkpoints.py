@@ -114,8 +114,8 @@ def test_a_damaged_shared_piece_is_set_aside_and_computed_again(tmp_path, monkey
 def test_the_disk_check_counts_the_shared_pieces_once(tmp_path, monkeypatch):
     """Three policies of one deck, and a free disk that holds their files with the last
     layer once but not three times: all three run at once."""
-    from pipeline import needs
     from pipeline.run import prepared
+    from pipeline.running import needs
 
     overrides = [*STUDY[:3], "cluster=sync", f"paths.outputs={tmp_path}"]
     study = prepared(compose_config(*overrides))

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import store
 from pipeline.config import cluster_config
 from pipeline.run import run_study
+from pipeline.storage import store
 from tests.helpers import commands
 from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config

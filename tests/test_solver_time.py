@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import store, store_overview
+from pipeline.storage import store, store_overview
 from tests.helpers.runs import run
 
 

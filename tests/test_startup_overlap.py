@@ -14,9 +14,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import store_layout
 from pipeline.backends import open_executor
-from pipeline.store import load_results
+from pipeline.storage import store_layout
+from pipeline.storage.store import load_results
 from tests.helpers.commands import cli_run_in_process
 from tests.helpers.nap_driver import nap_overrides, register_nap
 from tests.helpers.repository import ROOT

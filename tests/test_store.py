@@ -1,4 +1,4 @@
-"""The store (pipeline/store.py): result files written whole or not at all, compaction that
+"""The store (pipeline/storage/store.py): result files written whole or not at all, compaction that
 keeps each task's newest rows, and readers that agree with a plain reading of the files."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import store, store_layout, store_upkeep
 from pipeline.errors import StoreError
+from pipeline.storage import store, store_layout, store_upkeep
 from solvers.registry import get_family
 from tests.helpers.folders import copy_outputs
 from tests.helpers.runs import run
@@ -61,7 +61,7 @@ def test_the_store_s_newest_rows_and_ids_match_a_plain_python_reading(tmp_path_f
     """store_upkeep.compact's arrays against dicts: each task keeps the rows of the newest file
     holding it; a task is ok when its newest file has an ok row (files of (task, ok) rows,
     20-digit hex ids, some sharing their first 16 digits)."""
-    from pipeline import store, store_layout, store_upkeep
+    from pipeline.storage import store, store_layout, store_upkeep
 
     results = tmp_path_factory.mktemp("store") / "results"
 
@@ -128,7 +128,7 @@ def test_files_stored_before_columns_were_added_are_kept_read_and_resumed(paper_
     every column (missing in the old rows)."""
     import duckdb
 
-    from pipeline import store_overview
+    from pipeline.storage import store_overview
     from tests.helpers.folders import copy_outputs
 
     out = copy_outputs(paper_outputs, tmp_path / "out")
@@ -192,7 +192,7 @@ def test_a_results_file_is_read_again_once_it_is_another_file(tmp_path):
     """A small results file's ids are kept between reads of the store while it stays the
     same file; a file renamed over it (as compaction and every write do) is read anew, and
     a good file replaced by a foreign one is found bad."""
-    from pipeline.store_newest import ids_and_ok
+    from pipeline.storage.store_newest import ids_and_ok
 
     results = tmp_path / "results"
 

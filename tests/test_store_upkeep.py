@@ -1,5 +1,5 @@
-"""The store's upkeep (pipeline/store_upkeep.py): compaction replaces a file whole and durably,
-and the quarantine moves only what is not a results file."""
+"""The store's upkeep (pipeline/storage/store_upkeep.py): compaction replaces a file whole and
+durably, and the quarantine moves only what is not a results file."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from pipeline import store, store_layout, store_upkeep
+from pipeline.storage import store, store_layout, store_upkeep
 from solvers import Family, Rules, Solver, register
 from solvers.registry import families
 from tests.helpers.store_rows import write_rows

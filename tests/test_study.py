@@ -1,4 +1,4 @@
-"""Planning a study (pipeline/study.py): every shipped study composes and plans, grids and
+"""Planning a study (pipeline/running/plan.py): every shipped study composes and plans, grids and
 strategy axes expand as written, and a bad value is named by its config key."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from pipeline.errors import StudyError
-from pipeline.study import plan, planned
+from pipeline.running.plan import plan, planned
 from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config
 from tests.helpers.task_ids import reference_task_id

@@ -1,4 +1,4 @@
-"""A study from Python (pipeline.study_api.Study): the command's config, checks and stages,
+"""A study from Python (pipeline.study.Study): the command's config, checks and stages,
 as a DataFrame of rows; in a real Jupyter kernel on the notebook's own Dask client."""
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ def test_a_run_in_a_notebook_shows_its_bar_in_one_output_updated_in_place(monkey
     redraw (not one output per redraw), ending on the bar's last state."""
     import IPython.display
 
-    from pipeline import progress
+    from pipeline.running import progress
 
     shown: list[list[str]] = []  # each display made: the texts it showed, in order
 
@@ -310,7 +310,7 @@ before, backend = dict(matplotlib.rcParams), matplotlib.get_backend()
 from pipeline import Study
 study = Study("paper", ["study.grid.deck=[[3,3,3]]", "cluster=sync"], outputs=sys.argv[1])
 study.run(progress=False)
-from pipeline.summary import write_summary
+from pipeline.outputs.summary import write_summary
 write_summary(study.folder, study.config.study)  # the summary and the report once more
 after = dict(matplotlib.rcParams)
 changed = sorted(k for k in before if before[k] != after[k])
@@ -342,7 +342,7 @@ def test_a_run_leaves_the_callers_matplotlib_as_it_found_it(tmp_path):
 def test_a_run_with_failed_tasks_warns_naming_each_and_returns_the_rows(tmp_path):
     """Study.run of tasks that fail returns their rows and warns (TasksFailed) with each
     failed task's strategy, parameters and first error line."""
-    from pipeline.study_api import TasksFailed
+    from pipeline.study import TasksFailed
 
     limit = "run.task_timeout_s=0.000001"  # every task runs past its time limit
     study = Study("paper", ["study.grid.deck=[[3,3,3]]", "cluster=sync", limit], tmp_path)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline.summary import write_summary
+from pipeline.outputs.summary import write_summary
 from solvers import solve
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows
 from solvers.registry import families, family_report, family_summary, get_family
@@ -143,7 +143,7 @@ def test_the_large_store_path_writes_what_the_pandas_path_writes(family, tmp_pat
 
 
 def test_a_family_section_s_tables_keep_report_rows_and_say_how_many_exist():
-    from pipeline.report import Page, add_section
+    from pipeline.outputs.report import Page, add_section
     from solvers.kit.report_sections import Section, Table
 
     frame = pd.DataFrame({"r": range(30), "value": [x / 7 for x in range(30)]})

@@ -14,9 +14,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline import store, store_layout, store_overview
-from pipeline.report import write_report
-from pipeline.summary import generic_summary, write_summary
+from pipeline.outputs.report import write_report
+from pipeline.outputs.summary import generic_summary, write_summary
+from pipeline.storage import store, store_layout, store_overview
 from solvers import solve
 from solvers.card_guessing.summary.rows import summary_rows
 from solvers.kit.stored_rows import StoredRows
@@ -137,7 +137,7 @@ def test_the_report_caps_its_rows_and_says_how_to_read_them_all(study_dir):
 
 
 def test_the_index_counts_without_rows_and_leaves_big_families_out_of_comparisons(study_dir):
-    from pipeline.index import write_index
+    from pipeline.outputs.index import write_index
 
     outputs = study_dir.parent
     copy_study(study_dir, outputs, "twin")

@@ -13,7 +13,7 @@ import textwrap
 
 import pandas as pd
 
-from pipeline.summary import write_summary
+from pipeline.outputs.summary import write_summary
 from solvers import solve
 from solvers.registry import family_summary
 from tests.helpers.commands import cli_run_in_process
@@ -126,9 +126,9 @@ def test_triples_distribution_says_which_rounds_it_shows_and_where_all_are(tmp_p
 
 
 def test_the_failed_tasks_table_says_how_many_it_leaves_out(tmp_path, monkeypatch):
-    import pipeline.summary
+    import pipeline.outputs.summary
 
-    monkeypatch.setattr(pipeline.summary, "GENERIC_ROWS", 2)
+    monkeypatch.setattr(pipeline.outputs.summary, "GENERIC_ROWS", 2)
     (ok,) = solve({"family": "card_guessing", "deck": [2, 1], "strategy": "greedy"})
     bad = []
     for i, deck in zip(range(3), itertools.count(3), strict=False):
@@ -145,7 +145,7 @@ def test_the_failed_tasks_table_says_how_many_it_leaves_out(tmp_path, monkeypatc
 
 
 def headline_of(frame: pd.DataFrame, width: int, title: str = "Deck (3,3,3)") -> list[str]:
-    from pipeline.headline import headline_lines
+    from pipeline.outputs.headline import headline_lines
     from solvers.kit.summary_parts import markdown_table
 
     return headline_lines(
@@ -180,7 +180,7 @@ def test_the_headline_table_shows_each_cell_as_the_text_it_holds():
     """Markdown's escapes are undone (``a|b [x] <b>`` as typed) and a character a terminal
     would act on is shown as its escape; a table of failed tasks is no headline (the next
     table is), nor is a summary without a table."""
-    from pipeline.headline import headline_lines
+    from pipeline.outputs.headline import headline_lines
     from solvers.kit.summary_parts import markdown_table
 
     frame = pd.DataFrame({"strategy": ["a|b [x] <b> \\_", "\x1b[31mred"], "score": [1, 2]})

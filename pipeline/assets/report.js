@@ -24,7 +24,7 @@
 
   // A figure narrower than this (px: a phone, a narrow window) gets its legend and colour
   // bar below the plot, in rows, so that the plot keeps the width; a wider one keeps them
-  // beside it.  Titles are the page's text above each figure (pipeline/report.py), never
+  // beside it.  Titles are the page's text above each figure (pipeline/outputs/report.py), never
   // inside the drawing, so the toolbar (modebar) at its top right covers none.
   const NARROW = 640;
   const CONFIG = {

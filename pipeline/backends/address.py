@@ -28,7 +28,8 @@ from pipeline.backends.probe import (
     connection_error,
     workers_present,
 )
-from pipeline.config import MAX_TIMEOUT_S, ClusterSettings, StudyError, duration, seconds
+from pipeline.config import MAX_TIMEOUT_S, ClusterSettings, duration, seconds
+from pipeline.errors import StudyError
 from solvers.kit.words import counted
 
 

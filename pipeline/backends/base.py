@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pipeline.config import FilePath, Strict, StudyError
+from pipeline.config import FilePath, Strict
+from pipeline.errors import StudyError
 from solvers.kit.budget import Budget
 from solvers.kit.words import format_bytes
 

@@ -1,6 +1,6 @@
 """What every backend opens: an :class:`Executor`, where a run's batches execute.
 
-The driver (:mod:`pipeline.driver`) and the ``dask`` Hydra launcher use an executor only
+The driver (:mod:`pipeline.running.driver`) and the ``dask`` Hydra launcher use an executor only
 through this class: submit a call, take the calls as they complete, follow the workers'
 events, cancel what is left.  One class per way of running:
 

@@ -22,7 +22,8 @@ from pipeline.backends.base import Workers, quiet_dask_logs, worker_budget
 from pipeline.backends.dask_executor import DaskExecutor
 from pipeline.backends.last_worker import LastWorkerWatch
 from pipeline.backends.starting import StartingExecutor, cluster_here, starting
-from pipeline.config import Bool, ClusterSettings, Memory, PositiveInt, StudyError, choice
+from pipeline.config import Bool, ClusterSettings, Memory, PositiveInt, choice
+from pipeline.errors import StudyError
 from pipeline.heap import no_cyclic_gc
 from solvers.kit.budget import Budget
 from solvers.kit.words import counted, format_bytes

@@ -193,7 +193,7 @@ def report(refusals: Refusals, log_file: Path | None) -> str | None:
     if seen["dropped"]:
         lines = [*lines, f"... and {seen['dropped']} more lines, not kept"]
     try:
-        from pipeline.safe_paths import open_regular
+        from pipeline.storage.safe_paths import open_regular
 
         fd = open_regular(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         with open(fd, "a") as fh:

@@ -28,15 +28,8 @@ from pipeline.backends.base import (
     worker_budget,
 )
 from pipeline.backends.dask_executor import DaskExecutor
-from pipeline.config import (
-    ClusterSettings,
-    Duration,
-    Memory,
-    PositiveInt,
-    StudyError,
-    folder_path,
-    seconds,
-)
+from pipeline.config import ClusterSettings, Duration, Memory, PositiveInt, folder_path, seconds
+from pipeline.errors import StudyError
 
 SETUP_HINT = "scripts/slurm_setup.sh sets up a single-node Slurm on this machine"
 

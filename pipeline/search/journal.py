@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipeline.safe_paths import ensure_dir, open_regular
+from pipeline.storage.safe_paths import ensure_dir, open_regular
 from solvers.kit.safe_folders import article, kind
 
 ALGORITHM = "xxh3_128"
@@ -169,7 +169,7 @@ def _digest(path: Path, size: int | None) -> tuple[int, str]:
 def _quarantine(path: Path, study_dir: Path) -> Path:
     """Move the entry ``path`` itself (a link is not followed) to
     ``<study>/quarantine/search/``, under a name no entry there has; where it went.  (The
-    store's own quarantine, :mod:`pipeline.store_upkeep`, files entries by family.)"""
+    store's own quarantine, :mod:`pipeline.storage.store_upkeep`, files entries by family.)"""
     folder = ensure_dir(study_dir / "quarantine" / "search", below=study_dir)
     target, n = folder / path.name, 1
     while kind(target) is not None:

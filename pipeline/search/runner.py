@@ -24,12 +24,12 @@ from pipeline.config import checked_config
 from pipeline.ctrl_c import SearchStopped, is_stop
 from pipeline.errors import StudyError, short_repr
 from pipeline.run import StudyReport, StudyRun, prepared, run_tasks
+from pipeline.running.plan import planned
 from pipeline.search.journal import SearchJournal
 from pipeline.search.objective import Objective, checked_objective, strategy_axes
 from pipeline.search.result import SearchResult, TrialResult, best_text, params_text
 from pipeline.search.space import search_space, trial_axes
 from pipeline.search.values import TaskValues
-from pipeline.study import planned
 
 SAMPLERS = ("tpe", "random", "cmaes", "qmc", "gp")
 

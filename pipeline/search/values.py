@@ -2,7 +2,7 @@
 from the results files once and then from each batch's new files (a later file's rows of a
 task supersede an earlier one's, as in the store).
 
-A file is read only once the store's check passes (:func:`pipeline.store_upkeep.
+A file is read only once the store's check passes (:func:`pipeline.storage.store_upkeep.
 bad_file_reason`: a Parquet file of the family's schema with guesslab's metadata); a file
 that fails it, or whose rows cannot be read, is named and its rows are not used: its tasks
 count as not stored, and the next batch's run moves it to ``quarantine/`` and solves them
@@ -17,8 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.store_layout import family_dir, part_files
-from pipeline.store_upkeep import bad_file_reason
+from pipeline.storage.store_layout import family_dir, part_files
+from pipeline.storage.store_upkeep import bad_file_reason
 
 
 @dataclass(frozen=True)

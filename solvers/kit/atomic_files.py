@@ -5,7 +5,7 @@ into a new temporary file beside it (never through a link: ``O_EXCL | O_NOFOLLOW
 synced to disk, and the temporary is renamed over the path, then the folder is synced, so a
 reader or a crash sees the old file or the new one, whole, and never a file whose rename
 survived without its bytes.  The pipeline's store (its new files and its compaction), its
-summary and report (:func:`pipeline.safe_paths.write_replacing`) and the seals of checkpoint
+summary and report (:func:`pipeline.storage.safe_paths.write_replacing`) and the seals of checkpoint
 pieces all write so.  Nothing of a game or a solver: the pipeline and the solvers' kit both
 import it.
 """

@@ -2,7 +2,7 @@
 
 A family states what one task needs at its peak (:class:`Need`, through ``Scheduling.needs``);
 the pipeline's backends say how much memory one process may hold where the run executes
-(:class:`Budget`), the plan (``pipeline/needs.py``) refuses a task whose need exceeds it
+(:class:`Budget`), the plan (``pipeline/running/needs.py``) refuses a task whose need exceeds it
 before any work starts, and a solver reads the budget of the task it solves from its
 :class:`~solvers.kit.task_context.TaskContext`.  Plain figures, nothing of a game, a
 solver or the pipeline: both sides import this module.

@@ -1,6 +1,6 @@
 """Folders and entries seen without following a link: what an entry is, and a folder made
 one level at a time below a root, each level checked to be a real folder.  The store
-(pipeline.safe_paths) and the checkpoints of long tasks (solvers.kit.checkpoints) both stand
+(pipeline.storage.safe_paths) and the checkpoints of long tasks (solvers.kit.checkpoints) both stand
 on these, each naming its own exception and message."""
 
 from __future__ import annotations

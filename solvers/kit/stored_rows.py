@@ -9,7 +9,7 @@ study's frame and on a large store's files.
 
 In SQL the rows are the view ``rows`` (the family's columns and ``family``), in store order
 (files oldest first, then their rows: DuckDB keeps the insertion order of a scan), the
-order of :func:`pipeline.store.load_results`' frame; ``ordered_rows`` adds ``_row``, the
+order of :func:`pipeline.storage.store.load_results`' frame; ``ordered_rows`` adds ``_row``, the
 row's place in that order, for queries that pick "the first row" of a group.
 """
 
@@ -52,7 +52,8 @@ class StoredRows:
         """``files`` (oldest first) with the family's ``columns``, or ``frame``; ``where``
         (SQL) selects the rows this object stands for, e.g. ``status = 'ok'``;
         ``superseded``: an Arrow table of (filename, task_id) pairs whose rows are left out
-        (the older rows of a task a newer file holds too: pipeline.store_newest.superseded_rows)."""
+        (the older rows of a task a newer file holds too:
+        pipeline.storage.store_newest.superseded_rows)."""
         self.family = family
         self.files = [Path(f) for f in files]
         self._con = connect()

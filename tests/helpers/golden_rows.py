@@ -65,7 +65,7 @@ def golden_path(family: str, version: str | None = None) -> Path:
 
 def schema(family: str) -> dict[str, str]:
     """Every column of the family's results files, in order, with its Arrow type."""
-    from pipeline.store_layout import family_schema
+    from pipeline.storage.store_layout import family_schema
 
     return {f.name: str(f.type) for f in family_schema(family)}
 

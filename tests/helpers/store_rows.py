@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline.driver import write_encoded
-from pipeline.worker import encode_rows, metadata_bytes
+from pipeline.running.driver import write_encoded
+from pipeline.running.worker import encode_rows, metadata_bytes
 from solvers.registry import Row, families, get_family
 
 

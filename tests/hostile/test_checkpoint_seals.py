@@ -582,8 +582,8 @@ def test_a_full_disk_at_the_first_checkpoint_names_the_checkpoints_and_the_run_r
     (not the results), exit 2, the run stopped; the same command then stores the task."""
     import errno
 
-    from pipeline import driver
-    from pipeline.store import load_results
+    from pipeline.running import driver
+    from pipeline.storage.store import load_results
     from tests.helpers.commands import cli_in_process
 
     calls = []
@@ -666,7 +666,7 @@ def test_a_damaged_piece_is_named_under_sync_and_kept_in_quarantine_once_stored(
 
 
 def test_what_is_kept_from_a_task_twice_never_overwrites_the_first(tmp_path):
-    from pipeline.study_checkpoints import StudyCheckpoints
+    from pipeline.storage.checkpoints import StudyCheckpoints
 
     said: list[str] = []
     for text in ("first", "second"):

@@ -25,11 +25,11 @@ import numba.core.event as ev
 import pytest
 
 import pipeline.__main__ as command
+import pipeline.outputs.summary
 import pipeline.run
-import pipeline.summary
-import pipeline.worker
-from pipeline import store, store_layout
+import pipeline.running.worker
 from pipeline.ctrl_c import NOTHING_WRITTEN, nothing_written
+from pipeline.storage import store, store_layout
 from solvers.kit import compile_lock, compile_once
 from solvers.kit.compiled import ctrl_c_held
 from tests.helpers import lock_holder
@@ -255,7 +255,7 @@ def test_ctrl_c_while_the_summary_is_written_says_what_is_stored(outputs, monkey
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patched:
-        patched.setattr(pipeline.summary, "write_summary", interrupted)
+        patched.setattr(pipeline.outputs.summary, "write_summary", interrupted)
         status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs))
         assert status == 130
         (line,) = err.strip().splitlines()
@@ -327,7 +327,7 @@ def test_ctrl_c_that_a_library_turns_into_its_own_error_is_still_the_one_line(
     hook = sys.unraisablehook
     try:
         _commands_ctrl_c(monkeypatch)
-        monkeypatch.setattr(pipeline.summary, "write_summary", counted_by_duckdb)
+        monkeypatch.setattr(pipeline.outputs.summary, "write_summary", counted_by_duckdb)
         status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs))
     finally:
         _pythons_ctrl_c(hook)
@@ -344,7 +344,7 @@ def test_ctrl_c_inside_a_compiled_kernel_stops_the_run_and_stores_no_failure(
     cause: the run stops with the one line, exit 130, the tasks before it stored and no row
     of the interrupted task."""
     register_nap()
-    solved = pipeline.worker.solve
+    solved = pipeline.running.worker.solve
     calls: list[dict] = []
 
     def kernel_interrupted(task, **kwargs):
@@ -361,7 +361,7 @@ def test_ctrl_c_inside_a_compiled_kernel_stops_the_run_and_stores_no_failure(
     hook = sys.unraisablehook
     try:
         _commands_ctrl_c(monkeypatch)
-        monkeypatch.setattr(pipeline.worker, "solve", kernel_interrupted)
+        monkeypatch.setattr(pipeline.running.worker, "solve", kernel_interrupted)
         one_a_batch = "run.batch_size=1"
         status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs), one_a_batch)
     finally:

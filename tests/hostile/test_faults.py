@@ -10,12 +10,12 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from pipeline import store
 from pipeline.backends.executor import CallLost
 from pipeline.backends.last_worker import LastWorkerWatch, NoWorkerLeft
 from pipeline.backends.worker_deaths import WorkerDeaths
 from pipeline.errors import StudyError
 from pipeline.run import run_study
+from pipeline.storage import store
 from solvers import Family, Param, Rules, Solver, register
 from solvers.params import as_float
 from solvers.registry import families

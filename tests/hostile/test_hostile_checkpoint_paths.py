@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from pipeline.errors import StudyError
-from pipeline.study_folder import StudyFolder
+from pipeline.storage.study_folder import StudyFolder
 from solvers.card_guessing.uniform_deck import out_of_core
 from solvers.kit.budget import Budget
 from solvers.kit.checkpoints import DAMAGED, SEALS, Checkpoints

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from pipeline import store, store_layout
 from pipeline.errors import StudyError
+from pipeline.storage import store, store_layout
 from tests.helpers.commands import cli
 from tests.helpers.dask_cluster import free_port
 from tests.helpers.nap_driver import nap_overrides, register_nap

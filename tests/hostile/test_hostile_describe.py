@@ -1,6 +1,6 @@
 """``python -m pipeline.describe FOLDER`` reads a hostile study folder alone, in bounded time
-and memory (pipeline/describe_folder.py): no link is followed, nothing but a regular file is
-opened, and each entry not read is named with why while the rest is described."""
+and memory (pipeline/readback/describe_folder.py): no link is followed, nothing but a regular file
+is opened, and each entry not read is named with why while the rest is described."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_stored_names_with_control_characters_are_shown_escaped(paper_outputs, t
     import pyarrow.parquet as pq
 
     from pipeline.describe import main
-    from pipeline.store_layout import METADATA_KEY, result_files
+    from pipeline.storage.store_layout import METADATA_KEY, result_files
 
     study = copy_outputs(paper_outputs, tmp_path / "outputs") / "paper"
     first = result_files(study / "results")[0]

@@ -13,11 +13,11 @@ import time
 
 import pytest
 
-from pipeline import store_layout
+from pipeline.cli.exit_lines import abbreviated
 from pipeline.errors import StudyError
-from pipeline.exit_lines import abbreviated
-from pipeline.study import plan
-from pipeline.study_folder import StudyFolder
+from pipeline.running.plan import plan
+from pipeline.storage import store_layout
+from pipeline.storage.study_folder import StudyFolder
 from tests.helpers.commands import cli_in_process
 from tests.helpers.folders import copy_outputs
 from tests.helpers.repository import ROOT
@@ -149,7 +149,7 @@ def test_a_list_of_5000_values_on_the_command_line_is_refused_before_hydra_parse
         "more than Hydra reads in reasonable time; give it in a study file of your own "
         "(--config-dir)\n"
     )
-    from pipeline.preflight import check_override_lists
+    from pipeline.cli.preflight import check_override_lists
 
     check_override_lists(["study.grid.deck=[[" + ",".join(["3"] * 2000) + "]]", "x='[a,,,]'"])
 

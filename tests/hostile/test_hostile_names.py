@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import store
 from pipeline.config import checked_study
 from pipeline.errors import StudyError
+from pipeline.storage import store
 from tests.helpers.commands import cli_in_process
 from tests.helpers.folders import copy_outputs
 
@@ -261,7 +261,7 @@ def test_a_run_never_overwrites_an_index_html_of_the_user_s(outputs, monkeypatch
 
 def _unmarked(outputs: Path) -> None:
     """The study's summary, report and the index as a guesslab without the mark wrote them."""
-    from pipeline.own_files import GENERATOR, SUMMARY_MARK
+    from pipeline.storage.own_files import GENERATOR, SUMMARY_MARK
 
     summary = outputs / "paper" / "summary.md"
     summary.write_text(summary.read_text().replace(SUMMARY_MARK + "\n", "", 1))
@@ -272,7 +272,7 @@ def _unmarked(outputs: Path) -> None:
 def test_a_run_replaces_the_summary_report_and_index_guesslab_wrote(outputs, monkeypatch, capsys):
     """Unmarked files of an older guesslab (recognised by their first line or the head of the
     page) are replaced by ``stage=summary``, marked; marked ones by a full run."""
-    from pipeline.own_files import GENERATOR, SUMMARY_MARK
+    from pipeline.storage.own_files import GENERATOR, SUMMARY_MARK
 
     _unmarked(outputs)
     assert not (outputs / "paper" / "summary.md").read_text().startswith(SUMMARY_MARK)
@@ -614,7 +614,7 @@ def test_the_index_tool_never_replaces_an_index_html_it_did_not_write(tmp_path, 
 
 
 def test_the_index_tool_replaces_the_index_it_wrote_marked_or_older(outputs, capsys):
-    from pipeline.own_files import GENERATOR
+    from pipeline.storage.own_files import GENERATOR
 
     _unmarked(outputs)
     for _ in range(2):  # unmarked (an older guesslab's), then marked

@@ -1,5 +1,5 @@
 """``python -m pipeline.reproduce`` reads a hostile study folder alone and in bounded time
-and memory (pipeline/stored_study.py): no link is followed, nothing but a regular file is
+and memory (pipeline/readback/stored_study.py): no link is followed, nothing but a regular file is
 opened, a run record larger than a config is not read, and each entry not read is named in
 one line of the table and turns the exit status to 4 while the rest is checked; a temporary
 folder inside the folder checked is refused before any work."""
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.readback.reproduce_outcome import EXIT_BAD, EXIT_PARTLY
 from pipeline.reproduce import main
-from pipeline.reproduce_outcome import EXIT_BAD, EXIT_PARTLY
-from pipeline.store_layout import result_files
+from pipeline.storage.store_layout import result_files
 from tests.helpers.commands import module_command
 from tests.helpers.folders import copy_outputs, snapshot
 

@@ -2,7 +2,7 @@
 with one in a folder the store uses exits 2 naming it, touching nothing), and an entry that
 is not a regular file (a link, a FIFO, a folder named like a results file) is never opened:
 the run's upkeep moves the entry itself to quarantine/, and readers skip it
-(pipeline/safe_paths.py)."""
+(pipeline/storage/safe_paths.py)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import store, store_layout, store_newest
 from pipeline.errors import StudyError, UnsafePath
 from pipeline.run import run_study
-from pipeline.safe_paths import ensure_dir, open_regular
-from pipeline.study_folder import StudyFolder
+from pipeline.storage import store, store_layout, store_newest
+from pipeline.storage.safe_paths import ensure_dir, open_regular
+from pipeline.storage.study_folder import StudyFolder
 from tests.helpers.folders import copy_outputs, snapshot
 from tests.helpers.runs import compose_config, run
 

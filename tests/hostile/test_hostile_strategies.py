@@ -1,5 +1,5 @@
-"""A strategy of one's own is a guest (solvers/own_strategy.py, pipeline/worker.py): whatever
-its code raises, ``SystemExit`` and a ``KeyboardInterrupt`` it raises itself included, is
+"""A strategy of one's own is a guest (solvers/own_strategy.py, pipeline/running/worker.py):
+whatever its code raises, ``SystemExit`` and a ``KeyboardInterrupt`` it raises itself included, is
 that task's error row naming the strategy and the move, and the run goes on to its summary
 (exit 1); a strategy whose answers are not a function of its belief, or whose belief's own
 methods fail or change under the solver, is named so; the user's Ctrl-C still stops the
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import ctrl_c
-from pipeline.store import load_results
+from pipeline.storage.store import load_results
 from tests.helpers.commands import cli_run_in_process, own_study_command
 from tests.helpers.own_strategy_source import SWITCH_AFTER_NO
 

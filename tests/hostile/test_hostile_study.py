@@ -10,7 +10,7 @@ import yaml
 
 from pipeline.config import checked_config, checked_study, plain
 from pipeline.errors import StudyError
-from pipeline.study import plan
+from pipeline.running.plan import plan
 from tests.helpers.commands import cli, cli_in_process, cli_run_in_process
 from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config

@@ -18,14 +18,14 @@ import pyarrow.parquet as pq
 import pytest
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from pipeline import store, store_layout, store_overview, store_upkeep
 from pipeline.backends import Backend
 from pipeline.config import plain
-from pipeline.index import read_study
-from pipeline.provenance import run_metadata
+from pipeline.outputs.index import read_study
+from pipeline.outputs.summary import write_summary
 from pipeline.run import run_study
-from pipeline.study_folder import StudyFolder
-from pipeline.summary import write_summary
+from pipeline.running.provenance import run_metadata
+from pipeline.storage import store, store_layout, store_overview, store_upkeep
+from pipeline.storage.study_folder import StudyFolder
 from tests.helpers.nap_driver import nap_overrides, register_nap
 from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config, run

@@ -17,9 +17,9 @@ import markdown
 import pandas as pd
 import pytest
 
-from pipeline import store, store_layout
-from pipeline.index import write_index
-from pipeline.summary import write_summary
+from pipeline.outputs.index import write_index
+from pipeline.outputs.summary import write_summary
+from pipeline.storage import store, store_layout
 from solvers.kit.summary_parts import markdown_code, markdown_table, markdown_text
 from solvers.registry import solve
 from tests.helpers.folders import copy_outputs

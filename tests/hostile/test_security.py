@@ -13,12 +13,12 @@ import psutil
 import pytest
 from omegaconf import OmegaConf
 
-from pipeline import store
 from pipeline.backends import backend_of, open_executor
 from pipeline.certs import write_cluster_certs
 from pipeline.config import cluster_config
 from pipeline.errors import StudyError
 from pipeline.run import run_study
+from pipeline.storage import store
 from tests.helpers.dask_cluster import free_port, stop
 from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config

@@ -1,4 +1,4 @@
-"""Two runs of one study folder computing the same tasks (pipeline/claims.py): the second is
+"""Two runs of one study folder computing the same tasks (pipeline/running/claims.py): the second is
 refused before it computes anything (exit 2, one line naming the study folder and the other
 run), and the first finishes with its checkpoints untouched; runs of different tasks still
 compute at once, and a killed run's claim stops nobody."""
@@ -16,10 +16,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline import claims
 from pipeline.errors import StudyError
 from pipeline.run import prepared
-from pipeline.study_folder import CLAIMS
+from pipeline.running import claims
+from pipeline.storage.study_folder import CLAIMS
 from solvers.high_low.float_layers import solver
 from solvers.kit.budget import Budget
 from solvers.kit.task_context import TaskContext

@@ -31,18 +31,18 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from pipeline.column_words import column_words
-from pipeline.own_files import REPORT_NAME, html_head
-from pipeline.report_about import about_html
-from pipeline.safe_paths import write_replacing
-from pipeline.store import LARGE_ROWS, family_rows, files_metadata, ok_rows
-from pipeline.store_layout import family_dir, result_files
-from pipeline.store_overview import StoreCounts, frame_counts, status_line, store_counts
+from pipeline.outputs.column_words import column_words
+from pipeline.outputs.report_about import about_html
+from pipeline.storage.own_files import REPORT_NAME, html_head
+from pipeline.storage.safe_paths import write_replacing
+from pipeline.storage.store import LARGE_ROWS, family_rows, files_metadata, ok_rows
+from pipeline.storage.store_layout import family_dir, result_files
+from pipeline.storage.store_overview import StoreCounts, frame_counts, status_line, store_counts
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows
 from solvers.kit.words import counted
 from solvers.registry import family_report, get_family
 
-ASSETS = Path(__file__).resolve().parent / "assets"
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 
 # The most rows of a family the page embeds (its "All results" and "Failed tasks" tables).
@@ -110,7 +110,7 @@ def write_report(
 def add_searches(page: Page, study_dir: Path) -> None:
     """Each search stored in the study folder: its best beside the reference and the gap,
     and the objective against each searched parameter (pipeline.search.outputs)."""
-    from pipeline.search.outputs import search_figures, search_headlines
+    from pipeline.outputs.searches import search_figures, search_headlines
 
     found = search_headlines(study_dir)
     if not found:
@@ -287,7 +287,7 @@ def add_section(
     page: Page, section: Any, report_rows: int = REPORT_ROWS, family: str | None = None
 ) -> None:
     """One family section: its title, then its tables (the first ``report_rows`` rows of
-    each; each column in words, :mod:`pipeline.column_words`), figures and paragraphs in
+    each; each column in words, :mod:`pipeline.outputs.column_words`), figures and paragraphs in
     order."""
     page.add_html(f"<h3>{esc(section.title)}</h3>")
     for item in section.items:
@@ -413,7 +413,7 @@ class Page:
             else ""
         )
         return (
-            html_head(self.title)  # marked as guesslab's (pipeline.own_files)
+            html_head(self.title)  # marked as guesslab's (pipeline.storage.own_files)
             + f"<style>{asset('report.css')}</style></head><body>\n"
             + "\n".join(self.body)
             + f"\n<script type='application/json' id='gl-data'>{data}</script>\n{plotly}\n"
@@ -519,5 +519,5 @@ def esc(value: Any) -> str:
 
 def write_atomic(path: Path, text: str) -> Path:
     """Write ``text`` to ``path`` through a new temporary file renamed into place (never
-    written through a link: pipeline.safe_paths)."""
+    written through a link: pipeline.storage.safe_paths)."""
     return write_replacing(path, text.encode("utf-8"))

@@ -1,11 +1,11 @@
 """The lock files that let several jobs (a parallel Hydra multirun) share one study folder.
 
-:meth:`~pipeline.study_folder.StudyFolder.locked` serialises the store's upkeep (compaction,
+:meth:`~pipeline.storage.study_folder.StudyFolder.locked` serialises the store's upkeep (compaction,
 quarantine) and the summary, so the last job to summarize sees every job's rows.
-:meth:`~pipeline.study_folder.StudyFolder.running` is held (shared) by every job while it
+:meth:`~pipeline.storage.study_folder.StudyFolder.running` is held (shared) by every job while it
 computes; a job that gets it exclusively knows no other job is writing, so the
 temporary files it finds were left by a killed run and may be deleted.  Jobs may compute
-at once only when their tasks differ: :mod:`pipeline.claims` refuses a job whose tasks
+at once only when their tasks differ: :mod:`pipeline.running.claims` refuses a job whose tasks
 another live job is computing (their checkpoint folders would be shared).
 
 Why fcntl and not the filelock package: ``running`` needs a shared lock (every computing
@@ -13,7 +13,7 @@ job holds it at once) that one job can try to take exclusively; filelock offers 
 exclusive locks.  flock is also released by the kernel when a killed job's process dies,
 which is what lets the next run tell stale temporaries from a live job's.
 
-The lock files (and the claims of :mod:`pipeline.claims`) are mode 0600 whatever the umask:
+The lock files (and the claims of :mod:`pipeline.running.claims`) are mode 0600 whatever the umask:
 an flock needs an open file, so another account that cannot open them cannot hold them and
 stall the study's runs.
 """
@@ -27,8 +27,8 @@ import stat
 from pathlib import Path
 
 from pipeline.errors import StudyError
-from pipeline.safe_paths import open_regular
-from solvers.kit.lock_holders import (  # noqa: F401 (pipeline.claims imports them from here)
+from pipeline.storage.safe_paths import open_regular
+from solvers.kit.lock_holders import (  # noqa: F401 (pipeline.running.claims imports them from here)
     command_line,
     holders_text,
     lock_holders,

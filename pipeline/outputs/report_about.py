@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent  # the repository, for an install from it
+ROOT = Path(__file__).resolve().parents[2]  # the repository, for an install from it
 DOCS = ROOT / "docs"
 
 

@@ -5,7 +5,7 @@ The study folder is ``<paths.outputs>/<study.name>`` (``paths.outputs`` with its
 resolved: pointing it at another disk is the user's choice).  Below it no symbolic link is
 ever followed:
 
-- :meth:`~pipeline.study_folder.StudyFolder.check_safe` (called by every run, before any
+- :meth:`~pipeline.storage.study_folder.StudyFolder.check_safe` (called by every run, before any
   work) refuses a study folder in which a folder the pipeline uses (the study folder
   itself, ``results``, ``results/family=*``, ``quarantine``, ``summary``, ``runs``,
   ``checkpoints``, ``.claims`` and what is below ``summary`` and ``runs``) or a file it
@@ -42,7 +42,7 @@ from solvers.kit.atomic_files import replace_file
 from solvers.kit.safe_folders import ensure_folder, kind
 
 # What the pipeline writes in paths.outputs itself, beside the study folders: the index of
-# the studies (pipeline.index; its temporary has a hidden name, as every temporary)
+# the studies (pipeline.outputs.index; its temporary has a hidden name, as every temporary)
 INDEX_NAME = "index.html"
 OUTPUTS_FILES = (INDEX_NAME,)
 NAME_MAX = 255  # bytes in one file or folder name (Linux, macOS and their file systems)

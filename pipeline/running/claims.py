@@ -2,8 +2,8 @@
 compute, and a run whose tasks overlap a live claim is refused before it computes any.
 
 Several runs may compute in one study folder at once when their tasks differ (the jobs of a
-parallel multirun, one deck each: :mod:`pipeline.locking`).  Two runs computing the same task
-would share its checkpoint folder (``<study>/checkpoints/<task id>/``): one clears it once
+parallel multirun, one deck each: :mod:`pipeline.storage.locking`).  Two runs computing the same
+task would share its checkpoint folder (``<study>/checkpoints/<task id>/``): one clears it once
 its row is stored while the other writes layers in it, and each replaces the pieces the
 other commits.  So the second run of the same tasks (the same command started twice, or
 two multirun jobs that share tasks) is refused with one line naming the other run (its
@@ -16,13 +16,13 @@ run's plan, takes out what the store holds by then (the tasks that run stored ar
 its), and counts the tasks both would compute; so a claim costs nothing while a run is alone
 (no list of millions of ids is written), and the ids are hashed only when another run is
 computing.  Claims are made and read under the study lock
-(:meth:`pipeline.study_folder.StudyFolder.locked`), and a run holds an ``flock`` on its
+(:meth:`pipeline.storage.study_folder.StudyFolder.locked`), and a run holds an ``flock`` on its
 claim while it computes: the kernel releases it when the process dies, so a claim nobody
 holds is a killed run's (or one whose code ended its process), and is removed, in one line.
 
 A claim is read as evidence, not trusted:
 
-- Its file is mode 0600 (:data:`pipeline.locking.OWNER_ONLY`, whatever the umask): another
+- Its file is mode 0600 (:data:`pipeline.storage.locking.OWNER_ONLY`, whatever the umask): another
   account cannot open it, so cannot hold its lock.
 - A held claim naming a process of this host that is gone (no such process, or a zombie)
   is not believed, whoever holds its lock: it is removed, one line says so (naming the
@@ -34,7 +34,7 @@ A claim is read as evidence, not trusted:
   names more tasks than :data:`LISTED` or this run's own study (counted from its axes, before
   anything is planned) is not listed: all of this run's tasks count as its.
 - What a claim says (host, process id, command line) reaches a message made visible
-  (:func:`pipeline.locking.visible`: control characters as escapes) and cut.
+  (:func:`pipeline.storage.locking.visible`: control characters as escapes) and cut.
 """
 
 from __future__ import annotations
@@ -55,15 +55,22 @@ import numpy as np
 
 from pipeline.config import checked_study
 from pipeline.errors import StudyError, short_repr
-from pipeline.ids import ID_LENGTH, IdSet
-from pipeline.locking import OWNER_ONLY, command_line, holders_text, not_ours, owner_only, visible
 from pipeline.multirun_jobs import user_command
-from pipeline.safe_paths import ensure_dir, open_regular, regular_files
-from pipeline.study import StudyPlan, named_tasks, planned
+from pipeline.running.plan import StudyPlan, named_tasks, planned
+from pipeline.storage.ids import ID_LENGTH, IdSet
+from pipeline.storage.locking import (
+    OWNER_ONLY,
+    command_line,
+    holders_text,
+    not_ours,
+    owner_only,
+    visible,
+)
+from pipeline.storage.safe_paths import ensure_dir, open_regular, regular_files
 from solvers.kit.words import counted
 
 if TYPE_CHECKING:
-    from pipeline.store_newest import StoredIds
+    from pipeline.storage.store_newest import StoredIds
 # ``run`` is always the run's pipeline.run.StudyRun, not imported here, not even for a type
 # checker: pipeline.run imports this module, and imports point one way (no cycle)
 

@@ -5,7 +5,7 @@ partitioning as pyarrow's ``write_dataset`` and Spark write it: the partition co
 ``family`` lives in the path only, never in the files.  Every file a run writes has the
 family's schema (:func:`family_schema`), so ``pandas.read_parquet(results)``, pyarrow
 datasets, DuckDB and Polars read a store the standard way;
-:func:`~pipeline.store.load_results` reads a study whose families differ in columns.  A file
+:func:`~pipeline.storage.store.load_results` reads a study whose families differ in columns.  A file
 written before the family gained a column (``score_std``, ``deck_counts``) holds the rest of
 the schema (:func:`fits_family_schema`): it is kept and read, its rows missing (null) in the
 columns it lacks.
@@ -13,22 +13,22 @@ columns it lacks.
 Files are written under a hidden temporary name and renamed into place, so a reader or a
 killed run never sees half a file.  A task that is run again (an error retried, or
 ``store.recompute=true``) gets its new row in a new file;
-:func:`~pipeline.store_upkeep.compact` then drops the older rows of the same task ids, file
+:func:`~pipeline.storage.store_upkeep.compact` then drops the older rows of the same task ids, file
 by file and atomically, so one row per task remains.  A run killed between the two leaves a
 task's rows in two files until the next compaction (the next run, or ``stage=summary``);
-every reader (:func:`~pipeline.store.load_results`,
-:func:`~pipeline.store_overview.store_counts`, :func:`~pipeline.store.family_rows`, hence
-the summary, the report and the index) keeps only the rows of the newest file holding a
-task, as :func:`~pipeline.store_upkeep.compact` does.
+every reader (:func:`~pipeline.storage.store.load_results`,
+:func:`~pipeline.storage.store_overview.store_counts`, :func:`~pipeline.storage.store.family_rows`,
+hence the summary, the report and the index) keeps only the rows of the newest file holding a
+task, as :func:`~pipeline.storage.store_upkeep.compact` does.
 
-Every read, move and delete goes through :mod:`pipeline.safe_paths`: only regular files in
+Every read, move and delete goes through :mod:`pipeline.storage.safe_paths`: only regular files in
 real folders are listed, no link is followed, and an entry that is not a regular file is
 moved to quarantine as the entry itself, never opened.
 
 This module says where the files are and what they hold (a write that failed raises
 :class:`~pipeline.errors.StoreError`); beside it a batch's new files are encoded where it ran
-(:func:`pipeline.worker.encode_rows`) and written by the driver
-(:func:`pipeline.driver.write_encoded`); ``store_upkeep`` (quarantine, compaction,
+(:func:`pipeline.running.worker.encode_rows`) and written by the driver
+(:func:`pipeline.running.driver.write_encoded`); ``store_upkeep`` (quarantine, compaction,
 leftovers), ``store_newest`` (which rows count), ``store`` (reading rows and metadata) and
 ``store_overview`` (counts).
 """
@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline.safe_paths import is_real_dir, real_subdirs, regular_files
+from pipeline.storage.safe_paths import is_real_dir, real_subdirs, regular_files
 from solvers.registry import COMMON_COLUMNS, get_family, row_columns
 
 ARROW_TYPES: dict[str, pa.DataType] = {

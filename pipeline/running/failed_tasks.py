@@ -1,10 +1,10 @@
 """What a run says of its failed tasks: each one's strategy, parameters and first error line
 (the first :data:`SHOWN` of them, then how many more), on the terminal, in ``Study.run``'s
-warning and in a multirun job's failure (each line :func:`pipeline.exit_lines.abbreviated`:
-:func:`pipeline.exit_lines.failed_tasks_lines`).
+warning and in a multirun job's failure (each line :func:`pipeline.cli.exit_lines.abbreviated`:
+:func:`pipeline.cli.exit_lines.failed_tasks_lines`).
 
 A worker keeps the first few error rows of each batch (:func:`kept`, in
-:class:`pipeline.worker.DoneBatch`), so the driver has them without reading the store back;
+:class:`pipeline.running.worker.DoneBatch`), so the driver has them without reading the store back;
 every failed row stays in the store (status ``'error'``), the summary and the report.
 """
 

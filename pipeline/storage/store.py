@@ -1,11 +1,11 @@
 """Reading a study's store: its rows (a DataFrame, or one family's rows read lazily through
 DuckDB) and each file's metadata.
 
-Only the rows of the newest file holding a task are read (:mod:`pipeline.store_newest`).
-Where the files are and what they hold: :mod:`pipeline.store_layout`; how they are written:
-encoded where a batch ran (:func:`pipeline.worker.encode_rows`), written by the driver
-(:func:`pipeline.driver.write_encoded`); their upkeep: :mod:`pipeline.store_upkeep`; what the
-store holds, counted: :mod:`pipeline.store_overview`.
+Only the rows of the newest file holding a task are read (:mod:`pipeline.storage.store_newest`).
+Where the files are and what they hold: :mod:`pipeline.storage.store_layout`; how they are written:
+encoded where a batch ran (:func:`pipeline.running.worker.encode_rows`), written by the driver
+(:func:`pipeline.running.driver.write_encoded`); their upkeep: :mod:`pipeline.storage.store_upkeep`;
+what the store holds, counted: :mod:`pipeline.storage.store_overview`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.safe_paths import is_real_dir, real_subdirs
-from pipeline.store_layout import (
+from pipeline.storage.safe_paths import is_real_dir, real_subdirs
+from pipeline.storage.store_layout import (
     METADATA_KEY,
     PARTITION,
     family_files,
@@ -29,7 +29,7 @@ from pipeline.store_layout import (
     part_files,
     with_family_columns,
 )
-from pipeline.store_newest import superseded_rows
+from pipeline.storage.store_newest import superseded_rows
 from solvers.registry import COMMON_COLUMNS, families, get_family, row_columns
 
 if TYPE_CHECKING:  # pandas only where results are read: workers that write them skip its import
@@ -149,7 +149,8 @@ def _whole(value: Any) -> bool:
 
 def _newest_only(frame: pd.DataFrame, file_rows: list[int]) -> pd.DataFrame:
     """``frame`` (the rows of files holding ``file_rows`` rows each, oldest first) without
-    the rows of a task that a newer file holds too (see :func:`~pipeline.store_upkeep.compact`)."""
+    the rows of a task that a newer file holds too (see
+    :func:`~pipeline.storage.store_upkeep.compact`)."""
     import pandas as pd
 
     if frame["task_id"].is_unique:

@@ -2,7 +2,7 @@
 results file's metadata the config, the versions of the packages that decide the results,
 the code's commit, the family's solver version, the user's own code (its fingerprint), the
 config folders Hydra searched (``--config-dir``), the time, the run record's name and the
-Hydra job of a multirun (which :func:`pipeline.store.load_results` gives each row).
+Hydra job of a multirun (which :func:`pipeline.storage.store.load_results` gives each row).
 
 :mod:`pipeline.reproduce` reads it back to recompute a stored study and says what changed.
 """
@@ -18,8 +18,8 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
-from pipeline.safe_paths import ensure_dir, open_regular
-from pipeline.study import own_strategies
+from pipeline.running.plan import own_strategies
+from pipeline.storage.safe_paths import ensure_dir, open_regular
 from solvers.own_strategy import files_fingerprint, source_files
 from solvers.registry import get_family
 
@@ -114,7 +114,7 @@ def code_version() -> str:
     """The git commit of the code (with +dirty for local changes), or the package version:
     asked once a process (a ``git describe`` costs ~40 ms, and a search's many small runs
     would pay it each batch)."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     try:
         rev = subprocess.run(
             ["git", "-C", str(root), "describe", "--always", "--dirty=+dirty", "--abbrev=12"],

@@ -14,16 +14,16 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline import store, store_layout
-from pipeline.headline import FAILED_TASKS
-from pipeline.index import write_index
-from pipeline.own_files import SUMMARY_MARK
-from pipeline.report import REPORT_ROWS, html_code, write_report
-from pipeline.safe_paths import ensure_dir, write_replacing
-from pipeline.search.outputs import searches_section
-from pipeline.staging import remove_stale, staged
-from pipeline.store import family_rows
-from pipeline.store_overview import StoreCounts, status_line, store_counts
+from pipeline.outputs.headline import FAILED_TASKS
+from pipeline.outputs.index import write_index
+from pipeline.outputs.report import REPORT_ROWS, html_code, write_report
+from pipeline.outputs.searches import searches_section
+from pipeline.storage import store, store_layout
+from pipeline.storage.own_files import SUMMARY_MARK
+from pipeline.storage.safe_paths import ensure_dir, write_replacing
+from pipeline.storage.staging import remove_stale, staged
+from pipeline.storage.store import family_rows
+from pipeline.storage.store_overview import StoreCounts, status_line, store_counts
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows, takes_stored_rows
 from solvers.kit.summary_parts import left_out, markdown_code, markdown_table, markdown_text
 from solvers.kit.words import counted
@@ -53,7 +53,11 @@ def write_summary(
     out_dir = ensure_dir(study_dir / "summary", below=study_dir)  # a real folder, not a link
     counts = counts if counts is not None else store_counts(results)
     # the study's name and description are shown as typed (no Markdown or HTML of theirs)
-    parts = [SUMMARY_MARK, f"# Study {markdown_code(study['name'])}", ""]  # pipeline.own_files
+    parts = [
+        SUMMARY_MARK,
+        f"# Study {markdown_code(study['name'])}",
+        "",
+    ]  # pipeline.storage.own_files
     if study.get("description"):
         parts += [markdown_text(" ".join(str(study["description"]).split())), ""]
     codes = current_codes(study)
@@ -87,7 +91,8 @@ def write_summary(
             if note := left_out(len(errors), n_errors, "failed rows", every):
                 parts += [note, ""]
     path = write_replacing(study_dir / "summary.md", "\n".join(parts).encode())
-    # report.html beside it (pipeline/report.py), and <outputs>/index.html (pipeline/index.py)
+    # report.html beside it (pipeline/outputs/report.py), and <outputs>/index.html
+    # (pipeline/outputs/index.py)
     write_report(
         study_dir,
         study,
@@ -105,7 +110,7 @@ def write_summary(
 def current_codes(study: Mapping[str, Any]) -> dict[str, tuple[str, str | None]]:
     """The study's strategies of one's own: name -> (``_target_``, the fingerprint of the
     code it names now, or None where it cannot be imported here)."""
-    from pipeline.study import own_strategies
+    from pipeline.running.plan import own_strategies
     from solvers.own_strategy import code_fingerprint, target_class
 
     out: dict[str, tuple[str, str | None]] = {}

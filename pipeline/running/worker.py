@@ -5,7 +5,7 @@
 - :func:`run_batch` is what the executor runs: the batch's tasks built, solved and encoded
   one after another (:func:`batch_rows`: an error row for a task that fails, a time limit
   per task with ``run.task_timeout_s``, each long task in its context), a :class:`DoneBatch`
-  back for the driver to store (:mod:`pipeline.driver`).
+  back for the driver to store (:mod:`pipeline.running.driver`).
 - :func:`encode_rows` encodes a batch's rows: Parquet files in memory, one per family,
   the run's metadata in each (:func:`metadata_bytes`), the rows turned into Arrow columns
   ``ENCODE_CHUNK`` at a time as they come, so the driver only writes finished bytes.
@@ -38,12 +38,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline import failed_tasks
 from pipeline.backends.executor import CallLost
 from pipeline.ctrl_c import stopping
 from pipeline.exception_chain import raised_from
 from pipeline.long_task_setup import LongTaskSetup, finish
-from pipeline.store_layout import METADATA_KEY, family_schema
+from pipeline.running import failed_tasks
+from pipeline.storage.store_layout import METADATA_KEY, family_schema
 from solvers.grid import Grid, runs
 from solvers.kit.current_task import Deferred, reset_current, set_current, using
 from solvers.kit.interrupts import raised_by_code
@@ -98,7 +98,7 @@ class DoneBatch:
     n_rows: int
     n_errors: int
     seconds: float  # solver time of its tasks (batch sizing learns from it)
-    # the first few error rows, as a message shows them (pipeline.failed_tasks.kept)
+    # the first few error rows, as a message shows them (pipeline.running.failed_tasks.kept)
     failures: list[dict] = field(default_factory=list)
     # ok tasks that left a checkpoint folder: cleared once these rows are stored
     checkpointed: list[str] = field(default_factory=list)

@@ -160,8 +160,8 @@ def sweep_stopped_message(how: str = "Ctrl-C") -> str | None:
     """
     if _sweep is None:
         return None
-    from pipeline import store_layout, store_newest
-    from pipeline.study_folder import StudyFolder
+    from pipeline.storage import store_layout, store_newest
+    from pipeline.storage.study_folder import StudyFolder
 
     started, config, loader = _sweep.started, _sweep.config, _sweep.loader
     try:

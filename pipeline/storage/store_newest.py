@@ -1,6 +1,6 @@
 """Which stored rows count: a task's rows in the newest file holding it.
 
-A task run again gets its new row in a new file; until :func:`pipeline.store_upkeep.compact`
+A task run again gets its new row in a new file; until :func:`pipeline.storage.store_upkeep.compact`
 drops the older rows, every reader keeps only the rows of the newest file holding a task.
 The ids are read as arrays (no Python object per row).
 """
@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.ids import EMPTY, IdSet, first_of_each, id_array, id_order
-from pipeline.store_layout import result_files
+from pipeline.storage.ids import EMPTY, IdSet, first_of_each, id_array, id_order
+from pipeline.storage.store_layout import result_files
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class StoredIds:
 
 def stored_ids(results: Path) -> StoredIds:
     """The ids the store holds (read-only: what ``stage=plan`` counts; rows of a task in
-    several files, before :func:`~pipeline.store_upkeep.compact`, count by the newest file's
+    several files, before :func:`~pipeline.storage.store_upkeep.compact`, count by the newest file's
     status).  A file that cannot be read as a results file (foreign or corrupt: a run's
     upkeep quarantines it) holds no ids."""
     return newest_rows(result_files(results), skip_unreadable=True)[0]
@@ -94,7 +94,7 @@ def superseded_rows(files: list[Path]) -> pa.Table | None:
     in two files, which a run killed between storing a rerun task and compacting leaves;
     None when no task is in two files.
 
-    The same verdict as :func:`~pipeline.store_upkeep.compact` (the ids read as arrays, ~1 s
+    The same verdict as :func:`~pipeline.storage.store_upkeep.compact` (the ids read as arrays, ~1 s
     at 10^6 rows), remembered per set of files: a file is never changed in place (compaction
     writes a new one over it), so its path, inode, size and time name its content.  A file
     that cannot be read holds no rows here, as for :func:`stored_ids`.

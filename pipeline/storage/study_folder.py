@@ -8,11 +8,11 @@ the index hold one of these rather than paths.
 Each check raises StudyError naming ``paths.outputs`` (as the user wrote it) or
 ``study.name``, and the path; none makes or writes anything but a probe file it removes.
 The file-system rule inside the folder (no link followed, no special file opened) is
-:mod:`pipeline.safe_paths`; :meth:`StudyFolder.unsafe_entries` holds the folder to it.
+:mod:`pipeline.storage.safe_paths`; :meth:`StudyFolder.unsafe_entries` holds the folder to it.
 
 Why fcntl and not the filelock package for the locks: ``running`` needs a shared lock
 (every computing job holds it at once) that one job can try to take exclusively; filelock
-offers only exclusive locks (see :mod:`pipeline.locking`).
+offers only exclusive locks (see :mod:`pipeline.storage.locking`).
 """
 
 from __future__ import annotations
@@ -26,15 +26,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline import locking, store_layout
 from pipeline.errors import StudyError, UnsafePath, short_repr
-from pipeline.own_files import INDEX_TITLE, REPORT_NAME, SUMMARY_NAME, not_ours
-from pipeline.safe_paths import INDEX_NAME, is_real_dir, kind, path_length_problem, real_subdirs
-from pipeline.study_checkpoints import StudyCheckpoints
+from pipeline.storage import locking, store_layout
+from pipeline.storage.checkpoints import StudyCheckpoints
+from pipeline.storage.own_files import INDEX_TITLE, REPORT_NAME, SUMMARY_NAME, not_ours
+from pipeline.storage.safe_paths import (
+    INDEX_NAME,
+    is_real_dir,
+    kind,
+    path_length_problem,
+    real_subdirs,
+)
 
 if TYPE_CHECKING:
-    from pipeline.store_newest import StoredIds
-    from pipeline.store_overview import StoreCounts
+    from pipeline.storage.store_newest import StoredIds
+    from pipeline.storage.store_overview import StoreCounts
 
 # Folders below the study folder that the pipeline reads or writes; below SCANNED every
 # entry must be a real folder or a regular file (plots and run configs are written there).
@@ -65,7 +71,7 @@ class StudyFolder:
     def all_in(cls, outputs: Path | str) -> list[StudyFolder]:
         """Every study folder in ``outputs`` (one holding a results/ folder), by name: real
         folders only (a link to another folder is not a study of these outputs, and is never
-        followed; see :mod:`pipeline.safe_paths`)."""
+        followed; see :mod:`pipeline.storage.safe_paths`)."""
         found = real_subdirs(Path(outputs).resolve())
         return [cls(p) for p in sorted(found) if is_real_dir(p / "results")]
 
@@ -109,7 +115,7 @@ class StudyFolder:
 
     @property
     def claims(self) -> Path:
-        """The claims of the runs computing here (:mod:`pipeline.claims`)."""
+        """The claims of the runs computing here (:mod:`pipeline.running.claims`)."""
         return self.path / CLAIMS
 
     @property
@@ -338,25 +344,25 @@ class StudyFolder:
 
     def stored_ids(self) -> StoredIds:
         """The ids of the tasks stored (read only)."""
-        from pipeline.store_newest import stored_ids
+        from pipeline.storage.store_newest import stored_ids
 
         return stored_ids(self.results)
 
     def counts(self) -> StoreCounts:
         """What the store holds, counted."""
-        from pipeline.store_overview import store_counts
+        from pipeline.storage.store_overview import store_counts
 
         return store_counts(self.results)
 
     def compact(self) -> StoredIds:
         """Drop the rows a newer file supersedes; the ids that remain (under :meth:`locked`)."""
-        from pipeline.store_upkeep import compact
+        from pipeline.storage.store_upkeep import compact
 
         return compact(self.results)
 
     def remove_temporaries(self) -> int:
         """Delete the temporary files a killed run left in the store; how many."""
-        from pipeline.store_upkeep import remove_temporaries
+        from pipeline.storage.store_upkeep import remove_temporaries
 
         return remove_temporaries(self.results)
 
@@ -364,8 +370,8 @@ class StudyFolder:
         """Under :meth:`locked`: stale staging folders removed, the entries of the store that
         are not results files moved to ``quarantine/`` (one line each), the store compacted;
         the ids stored."""
-        from pipeline.staging import remove_stale
-        from pipeline.store_upkeep import quarantine_bad_files
+        from pipeline.storage.staging import remove_stale
+        from pipeline.storage.store_upkeep import quarantine_bad_files
 
         remove_stale(self.path)
         for path, reason in quarantine_bad_files(self.results, self.quarantine):

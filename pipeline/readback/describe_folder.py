@@ -8,7 +8,7 @@ strategy of one's own: its class and the fingerprint of its files, the rows'
 whose metadata names it, when they were written, by which commit, in which Hydra job), what
 ``checkpoints/`` and ``quarantine/`` keep, the searches of ``search/``, and the disk used.
 
-It reads the folder as :mod:`pipeline.stored_study` does: no link is followed and nothing
+It reads the folder as :mod:`pipeline.readback.stored_study` does: no link is followed and nothing
 but a regular file is opened (a FIFO or a device is never waited on or read); of a results
 file only its footer and four columns are read.  Each entry not read is named with why.
 """
@@ -27,9 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.errors import Unreadable
-from pipeline.locking import visible
-from pipeline.store_layout import METADATA_KEY
-from pipeline.stored_study import (
+from pipeline.readback.stored_study import (
     FILE,
     entries,
     newest_rows,
@@ -38,7 +36,9 @@ from pipeline.stored_study import (
     opened,
     path_text,
 )
-from pipeline.study_folder import StudyFolder
+from pipeline.storage.locking import visible
+from pipeline.storage.store_layout import METADATA_KEY
+from pipeline.storage.study_folder import StudyFolder
 from solvers.kit.safe_folders import kind
 from solvers.kit.words import counted, format_bytes
 
@@ -330,7 +330,7 @@ def searches_part(folder: Path, found: Folder) -> list[str]:
     """The searches stored in ``search/``: each one's name, trials and best."""
     if kind(folder / "search") != "folder":
         return []
-    from pipeline.search.outputs import search_headlines
+    from pipeline.outputs.searches import search_headlines
 
     lines = []
     for path, headline in search_headlines(folder):

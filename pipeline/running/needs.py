@@ -8,7 +8,7 @@
   over the budget, or a disk need over the free disk of the study folder, stops the study
   with one line (a StudyError: exit status 2).  When the free disk holds the checkpoints of
   only a few tasks at once, :attr:`Needed.at_once` says how many (:func:`fitting`).
-- **What the checkpoints keep** (:meth:`~pipeline.study_checkpoints.StudyCheckpoints.kept`):
+- **What the checkpoints keep** (:meth:`~pipeline.storage.checkpoints.StudyCheckpoints.kept`):
   a task resumed after a stop reuses the pieces it committed, which are part of its need; so
   each task's need is checked against the free disk plus what its own checkpoint folder (and
   the shared folder of its key) already holds.  Counted: the committed pieces with a seal,
@@ -31,9 +31,9 @@ import numpy as np
 from pipeline.backends.base import Workers
 from pipeline.config import size_bytes
 from pipeline.errors import StudyError
-from pipeline.ids import IdSet, id_array
-from pipeline.study_checkpoints import Kept
-from pipeline.study_folder import StudyFolder
+from pipeline.storage.checkpoints import Kept
+from pipeline.storage.ids import IdSet, id_array
+from pipeline.storage.study_folder import StudyFolder
 from solvers.axes_read import call_per_class
 from solvers.grid import Grid
 from solvers.kit.budget import Budget, Need
@@ -204,7 +204,7 @@ class NeedRow:
 def check_needs(plan: Any, where: Workers, folder: StudyFolder, refuse: bool = True) -> Needed:
     """Ask ``Scheduling.needs`` of every class of tasks left to run.  A need over the budget or
     over the free disk of the study folder (plus what the task's own checkpoints already
-    hold: :meth:`~pipeline.study_checkpoints.StudyCheckpoints.kept`) raises StudyError (one
+    hold: :meth:`~pipeline.storage.checkpoints.StudyCheckpoints.kept`) raises StudyError (one
     line: the task, its need, the budget and where it came from); with ``refuse`` False it
     is kept in the result's rows and :attr:`Needed.shortage` instead (``stage=plan`` prints
     the whole table first)."""
@@ -268,7 +268,7 @@ def _held_by_class(
     """The bytes each kept task folder holds (``own``: task id -> bytes), for the tasks of
     ``grid`` left to run, by class (the values of ``axes``).  Hashes the grid's ids only
     when a task folder holds something."""
-    from pipeline.study import CHUNK
+    from pipeline.running.plan import CHUNK
 
     out: dict[tuple[int, ...], list[int]] = {}
     if not own:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.safe_paths import (
+from pipeline.storage.safe_paths import (
     ensure_dir,
     is_real_dir,
     kind,
@@ -20,8 +20,8 @@ from pipeline.safe_paths import (
     real_subdirs,
     regular_files,
 )
-from pipeline.store_layout import METADATA_KEY, fits_family_schema, result_files
-from pipeline.store_newest import SEEN_MAX, StoredIds, file_identity, newest_rows
+from pipeline.storage.store_layout import METADATA_KEY, fits_family_schema, result_files
+from pipeline.storage.store_newest import SEEN_MAX, StoredIds, file_identity, newest_rows
 from solvers.kit.atomic_files import replace_file
 from solvers.registry import families
 
@@ -74,7 +74,7 @@ def quarantine_bad_files(results: Path, quarantine: Path) -> list[tuple[Path, st
     link, a FIFO, a socket, a device, a folder named like a results file): it is renamed as
     it is, never opened or followed, so a link's target is never read, moved or deleted.
     ``results`` and the family folders must be real folders (see
-    :meth:`pipeline.study_folder.StudyFolder.check_safe`); a link there is left alone.
+    :meth:`pipeline.storage.study_folder.StudyFolder.check_safe`); a link there is left alone.
     """
     if not is_real_dir(results):
         return []

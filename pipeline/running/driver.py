@@ -2,14 +2,14 @@
 each finished batch's files stored as it comes back.
 
 - :class:`BatchCutter` cuts the tasks left to run into batches of ~``run.batch_seconds`` of
-  solver time, each a :class:`~pipeline.worker.TaskSlice` (a grid and positions in it).
+  solver time, each a :class:`~pipeline.running.worker.TaskSlice` (a grid and positions in it).
 - :func:`finished_batches` keeps up to ``BatchCutter.in_flight`` batches out on the executor
-  (:mod:`pipeline.backends`) and yields each as it finishes (:mod:`pipeline.worker` is what
+  (:mod:`pipeline.backends`) and yields each as it finishes (:mod:`pipeline.running.worker` is what
   runs them).
 - :func:`compute` is ``stage=run``'s work once the tasks are claimed: the executor opened,
   the batches' files written to the store and their tasks' checkpoints cleared as they come.
 - :func:`write_encoded` stores a finished batch's files (encoded where it ran:
-  :func:`pipeline.worker.encode_rows`), one per family, each written atomically under a
+  :func:`pipeline.running.worker.encode_rows`), one per family, each written atomically under a
   hidden temporary name renamed into place, so a reader or a killed run never sees half a
   file; a write that fails raises :class:`~pipeline.errors.StoreError`.
 """
@@ -26,16 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-import pipeline.worker
+import pipeline.running.worker
 from pipeline.backends.executor import CallLost
 from pipeline.errors import StoreError, UnsafePath
-from pipeline.failed_tasks import SHOWN
 from pipeline.long_task_setup import LongTaskSetup
-from pipeline.progress import ProgressBars, tasks_bar
-from pipeline.provenance import run_metadata, save_run_config
-from pipeline.safe_paths import ensure_dir
-from pipeline.store_layout import family_dir
-from pipeline.worker import (
+from pipeline.running.failed_tasks import SHOWN
+from pipeline.running.progress import ProgressBars, tasks_bar
+from pipeline.running.provenance import run_metadata, save_run_config
+from pipeline.running.worker import (
     DISK_FULL,
     DoneBatch,
     EncodedFile,
@@ -44,13 +42,15 @@ from pipeline.worker import (
     metadata_bytes,
     task_words,
 )
+from pipeline.storage.safe_paths import ensure_dir
+from pipeline.storage.store_layout import family_dir
 from solvers.kit.atomic_files import replace_file
 from solvers.kit.words import counted
 
 if TYPE_CHECKING:
     from pipeline.backends.executor import Executor
     from pipeline.config import RunConfig
-    from pipeline.study import StudyPlan
+    from pipeline.running.plan import StudyPlan
 # ``run`` is always the run's pipeline.run.StudyRun, not imported here, not even for a type
 # checker: pipeline.run imports this module, and imports point one way (no cycle)
 
@@ -186,7 +186,7 @@ def finished_batches(
 
     def submit(batch: TaskSlice) -> None:
         handle = executor.submit(
-            pipeline.worker.run_batch,  # looked up now: a benchmark may wrap it
+            pipeline.running.worker.run_batch,  # looked up now: a benchmark may wrap it
             batch,
             work.study,
             work.timeout,
@@ -316,8 +316,8 @@ def write_failed(run, exc: StoreError) -> str:
 
 
 def write_encoded(results: Path, files: Iterable[EncodedFile]) -> list[Path]:
-    """Store encoded files (see :func:`pipeline.worker.encode_rows`) atomically; return their
-    paths."""
+    """Store encoded files (see :func:`pipeline.running.worker.encode_rows`) atomically; return
+    their paths."""
     return [_atomic_write(data, family_dir(results, family)) for family, data in files]
 
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.compare_rows import Difference, shown
-from pipeline.locking import visible
-from pipeline.provenance import code_version, package_versions
-from pipeline.stored_study import StoredStudy, path_text, row_names
+from pipeline.readback.compare_rows import Difference, shown
+from pipeline.readback.stored_study import StoredStudy, path_text, row_names
+from pipeline.running.provenance import code_version, package_versions
+from pipeline.storage.locking import visible
 from solvers.kit.words import counted
 
 EXIT_REPRODUCED, EXIT_DIFFERS, EXIT_BAD, EXIT_STOPPED = 0, 1, 2, 130
@@ -108,7 +108,7 @@ def table_text(outcome: Outcome) -> str:
 
 
 def cell(value: Any, other: Any) -> str:
-    """A value that differs, for the table (:func:`~pipeline.compare_rows.shown`), text
+    """A value that differs, for the table (:func:`~pipeline.readback.compare_rows.shown`), text
     quoted where the other value is not text (``'342'`` against ``342``), unprintable
     characters as escapes."""
     if isinstance(value, str) and other is not None and not isinstance(other, str):

@@ -18,14 +18,14 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from pipeline.cli.preflight import is_multirun
+from pipeline.cli.sweep_check import sweep_stopped_message
 from pipeline.config_files import job_files
 from pipeline.ctrl_c import RunStopped, SearchStopped, nothing_written, stop_name
 from pipeline.errors import StoreError
-from pipeline.failed_tasks import failed_lines
-from pipeline.preflight import is_multirun
-from pipeline.store_newest import stored_ids
-from pipeline.study_checkpoints import StudyCheckpoints
-from pipeline.sweep_check import sweep_stopped_message
+from pipeline.running.failed_tasks import failed_lines
+from pipeline.storage.checkpoints import StudyCheckpoints
+from pipeline.storage.store_newest import stored_ids
 from solvers.kit.words import counted
 
 LONG_RUN = 400  # characters without a space an error line shows whole (a long path too)

@@ -7,7 +7,7 @@ task's ok row is stored its folder goes (:meth:`StudyCheckpoints.clear`), and at
 a run the shared folders no task left needs (:meth:`StudyCheckpoints.tidy`); what was set
 aside in either is kept, in ``<study>/quarantine/checkpoints/``, where guesslab never
 removes it.  :meth:`StudyCheckpoints.kept` counts what the folders already hold, for the
-plan's disk need (:mod:`pipeline.needs`): the committed pieces with a seal, as regular files
+plan's disk need (:mod:`pipeline.running.needs`): the committed pieces with a seal, as regular files
 found without following links, on the study folder's file system, whose every hard link is
 in those folders.
 """
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.safe_paths import ensure_dir
+from pipeline.storage.safe_paths import ensure_dir
 from solvers.kit.checkpoints import DAMAGED, SHARED, Checkpoints, committed_files
 from solvers.kit.safe_folders import kind
 from solvers.kit.words import format_bytes

@@ -3,7 +3,7 @@ family's newest rows with the columns their files hold, and the run configs to r
 them from (the run records under ``runs/``, then the configs in the files' metadata):
 what :mod:`pipeline.reproduce` recomputes and compares.
 
-It reads the folder alone, as :mod:`pipeline.safe_paths` reads a study: no symbolic link is
+It reads the folder alone, as :mod:`pipeline.storage.safe_paths` reads a study: no symbolic link is
 followed and nothing but a regular file is opened (``O_NOFOLLOW | O_NONBLOCK``, then
 ``fstat``), so a link out of the folder brings nothing in and a FIFO or a device cannot hang
 or flood the reader; a run record over :data:`MAX_RECORD_BYTES` is not read.  Each entry
@@ -27,10 +27,10 @@ import pyarrow.parquet as pq
 
 from pipeline.config_files import yaml_content
 from pipeline.errors import BadInput, StudyError, Unreadable, UnsafePath
-from pipeline.locking import visible
-from pipeline.safe_paths import open_regular
-from pipeline.store_layout import METADATA_KEY
-from pipeline.study_folder import StudyFolder
+from pipeline.storage.locking import visible
+from pipeline.storage.safe_paths import open_regular
+from pipeline.storage.store_layout import METADATA_KEY
+from pipeline.storage.study_folder import StudyFolder
 from solvers.kit.safe_folders import article, kind
 from solvers.kit.words import counted, format_bytes
 
@@ -302,7 +302,7 @@ def planned_too_many(study: dict[str, Any], stored: int) -> str | None:
     and more than 10 times ``stored``.  A config that cannot be checked is left to the
     planning, which says why."""
     from pipeline.config import checked_study
-    from pipeline.study import named_tasks
+    from pipeline.running.plan import named_tasks
 
     try:
         named = named_tasks(checked_study(study))

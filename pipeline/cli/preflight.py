@@ -38,7 +38,7 @@ MAX_LIST_ITEMS = 2000
 
 def check_command_line(argv: list[str]) -> None:
     """StudyError, naming the argument, for the first of ``argv`` (the command's arguments)
-    that :mod:`pipeline.preflight` refuses."""
+    that :mod:`pipeline.cli.preflight` refuses."""
     check_config_dirs(argv)
     check_override_numbers(argv)
     check_override_keys(argv)

@@ -17,7 +17,7 @@ there itself (its files go to ``paths.outputs``; ``hydra.output_subdir`` is null
 
 With ``hydra.job.chdir=true`` the folder is the run's working folder: Hydra makes it (once
 checked) and changes into it before the run starts, as it documents.
-A multirun does not use ``hydra.run.dir`` (its folders are :mod:`pipeline.sweep_check`'s).
+A multirun does not use ``hydra.run.dir`` (its folders are :mod:`pipeline.cli.sweep_check`'s).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from omegaconf import DictConfig, open_dict, read_write
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.errors import short_repr
-from pipeline.safe_paths import NAME_MAX, PATH_MAX
+from pipeline.storage.safe_paths import NAME_MAX, PATH_MAX
 
 KEY = "hydra.run.dir"
 _wanted: Path | None = None  # the run folder this process's run makes once it has written

@@ -10,8 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.store_layout import family_files, stored_families
-from pipeline.store_newest import files_key, newest_source, remember_superseded, superseded_rows
+from pipeline.storage.store_layout import family_files, stored_families
+from pipeline.storage.store_newest import (
+    files_key,
+    newest_source,
+    remember_superseded,
+    superseded_rows,
+)
 from solvers.kit.words import counted
 
 if TYPE_CHECKING:  # pandas only where results are read: workers that write them skip its import
