@@ -89,6 +89,54 @@ def test_no_import_cycle_in_the_package():
     assert find_cycle(graph) is None
 
 
+# the rooms of pipeline/ (docs/architecture.md): a package, or a module directly in it
+MOST_ROOMS, MOST_ARROWS = 35, 100
+# each room imports only what stands below it; higher rooms first, a room of one line
+# holding rooms that import none of each other
+ROOM_ORDER = [
+    {"command"},
+    {"__main__", "study", "reproduce", "describe", "index"},
+    {"cli", "search"},
+    {"run"},
+    {"readback"},
+    {"outputs"},
+    {"running"},
+    {"backends"},
+    {"config", "certs", "long_task_setup"},
+    {"config_files", "storage"},
+    {"errors", "ctrl_c", "heap", "exception_chain", "multirun_jobs"},
+]
+
+
+def room_graph() -> dict[str, set[str]]:
+    """pipeline/ drawn as rooms: room -> the rooms it imports (pipeline/__init__.py, which
+    only hands names on, is no room)."""
+    rooms: dict[str, set[str]] = {}
+    for name, deps in import_graph().items():
+        parts = name.split(".")
+        if parts[0] != "pipeline" or len(parts) < 2 or parts[1] == "conf":
+            continue
+        room = rooms.setdefault(parts[1], set())
+        room |= {d.split(".")[1] for d in deps if d.startswith("pipeline.") and d != "pipeline"}
+    return {room: deps - {room} for room, deps in rooms.items()}
+
+
+def test_the_pipeline_is_few_rooms_and_arrows_without_a_circle():
+    rooms = room_graph()
+    arrows = sum(len(deps) for deps in rooms.values())
+    assert len(rooms) <= MOST_ROOMS and arrows <= MOST_ARROWS, (len(rooms), arrows)
+    assert find_cycle(rooms) is None
+
+
+def test_each_room_of_the_pipeline_imports_only_rooms_below_it():
+    """Every room stands on a line of ROOM_ORDER, and imports rooms of lower lines only."""
+    rooms = room_graph()
+    line = {room: n for n, held in enumerate(ROOM_ORDER) for room in held}
+    assert set(rooms) == set(line), set(rooms) ^ set(line)
+    up = sorted((a, b) for a, deps in rooms.items() for b in deps if line[b] <= line[a])
+    assert up == []
+
+
 def test_solvers_never_import_the_pipeline():
     graph = import_graph()
     for name, deps in graph.items():
