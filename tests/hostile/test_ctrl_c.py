@@ -30,6 +30,7 @@ import pipeline.run
 import pipeline.running.worker
 from pipeline.ctrl_c import NOTHING_WRITTEN, nothing_written
 from pipeline.storage import store, store_layout
+from pipeline.storage.study_folder import StudyFolder
 from solvers.kit import compile_lock, compile_once
 from solvers.kit.compiled import ctrl_c_held
 from tests.helpers import lock_holder
@@ -289,7 +290,7 @@ def test_ctrl_c_before_the_summary_stage_begins_says_nothing_was_written(
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patched:
-        patched.setattr(pipeline.run, "check_summary_target", interrupted)
+        patched.setattr(StudyFolder, "check_summary_target", interrupted)
         status, err = cli_in_process(monkeypatch, capsys, *_nap_study(outputs), "stage=summary")
     assert status == 130
     assert err.strip() == NOTHING_WRITTEN == "stopped (Ctrl-C) while starting; nothing was written"
