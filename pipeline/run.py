@@ -128,6 +128,9 @@ class StudyRun:
     backend: Backend | ClientBackend  # the cluster backend, checked
     report: StudyReport  # what the run has done so far; study_dir is the study folder
     log: Callable[[str], None] = print
+    # solver seconds a task, measured by an earlier run of tasks of the same kinds (a
+    # search's batch before) and by this one once it ran: its batches are sized from it
+    per_task: float | None = None
 
     @property
     def folder(self) -> Path:

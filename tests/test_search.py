@@ -131,6 +131,37 @@ def test_a_stopped_search_goes_on_and_solves_no_task_twice(tmp_path):
     assert len(rows) == distinct and rows["task_id"].is_unique
 
 
+def test_a_search_over_two_parameters_solves_each_batch_as_one_results_file(tmp_path):
+    """With two searched parameters (a grid part a trial), the trials asked at once are one
+    batch of tasks: after the first batch (the optimum and info's first task, each alone,
+    to learn the time a task), each batch's run writes one results file; each trial is
+    stored once."""
+    import json
+    from collections import Counter
+
+    import pyarrow.parquet as pq
+
+    from pipeline.store_layout import METADATA_KEY, result_files
+
+    result = run_search(
+        config(tmp_path),
+        settings(GAMMA, "study.strategies.info.entropy_r=interval(0.5,2)", n_trials=12),
+        log=lambda _: None,
+    )
+    folder = tmp_path / "gamma_sweep"
+    runs = Counter(
+        json.loads(pq.read_schema(path).metadata[METADATA_KEY])["run"]
+        for path in result_files(folder / "results")
+    )
+    first, *later = (runs[run.stem] for run in sorted((folder / "runs").glob("*.yaml")))
+    assert len(later) == 2 and later == [1, 1] and first <= 3
+    rows = load_results(folder)
+    info = rows[rows["strategy"] == "info"]
+    trials = {(t.params["gamma"], t.params["entropy_r"]) for t in result.trials}
+    assert len(result.trials) == 12 and info["task_id"].is_unique and len(info) == len(trials)
+    assert result.computed == len(trials) + 1  # and the optimum
+
+
 @pytest.mark.slow
 def test_parallel_trials_on_a_local_cluster_store_each_trial_once(tmp_path):
     result = run_search(

@@ -90,6 +90,7 @@ class Search:
             self.reference = None
         self.result = SearchResult(self.name, objective, space, folder=base.folder)
         self._tasks: dict[str, list] = {}
+        self.per_task: float | None = None  # solver seconds a task, as the batches measured
         self.result.reference_name = self.reference
 
     # ------------------------------------------------------------------ checks before any work
@@ -137,10 +138,11 @@ class Search:
     def batch_study(self, trials: list[Mapping[str, Any]], reference: bool = False) -> dict:
         """The study of one batch: the study's grid, the searched strategy at the trials'
         values, and the reference strategy's part when asked.  With one searched parameter
-        the batch's trials are one part, the parameter's axis holding their values (the
-        same tasks as a part a trial: a batch of the run never spans two parts, so a part a
-        trial would make each trial a batch and a results file of its own); with several,
-        one part a trial (their product would hold tasks no trial asked for)."""
+        the batch's trials are one part, the parameter's axis holding their values; with
+        several, one part a trial (their product would hold tasks no trial asked for), and
+        the run's batches of tasks span those parts (they are of one kind:
+        :class:`pipeline.driver.BatchCutter`), so the trials are still one batch of tasks
+        and one results file a worker."""
         study = self.base.conf.study.plain()
         parts = []
         if reference:
@@ -166,8 +168,9 @@ class Search:
         plan = planned(conf.study)
         report = StudyReport(study=conf.study.name, study_dir=self.base.folder)
         report.planned = plan.n_tasks
-        run = StudyRun(given, conf, plan, self.held, report, lambda _line: None)
+        run = StudyRun(given, conf, plan, self.held, report, lambda _line: None, self.per_task)
         run_tasks(run)
+        self.per_task = run.per_task  # the next batch's tasks are cut from the start by it
         self.result.computed += report.computed
         return report
 
