@@ -177,16 +177,21 @@ class Search:
     # ------------------------------------------------------------------------- the loop
 
     def run(self) -> SearchResult:
-        study = self.optuna_study()
-        self.values = TaskValues(self.base.results, self.base.plan.family, self.objective.column)
-        with self.base.backend.open() as executor:
-            self.held = HeldBackend(self.base.backend, executor)
-            try:
-                self.loop(study)
-            except BaseException as exc:
-                if is_stop(exc):
-                    raise SearchStopped(self.stopped_line(study)) from exc
-                raise
+        with contextlib.ExitStack() as held:
+            study = self.optuna_study(held)
+            self.values = TaskValues(
+                self.base.results, self.base.plan.family, self.objective.column
+            )
+            with self.base.backend.open() as executor:
+                self.held = HeldBackend(self.base.backend, executor)
+                try:
+                    self.loop(study)
+                except BaseException as exc:
+                    if is_stop(exc):
+                        raise SearchStopped(self.stopped_line(study)) from exc
+                    raise
+                finally:
+                    self.writer.flush()  # what was told before a stop or a failure
         self.result.trials = self.told(study)
         for trial in self.result.trials:  # every trial's exact value, for the search's page
             if trial.value is not None:
@@ -230,6 +235,7 @@ class Search:
             batch = waiting[: self.settings.n_jobs]
             while len(batch) < min(self.settings.n_jobs, left):
                 batch.append(study.ask(self.space))
+            self.writer.flush()  # the trials asked, in the journal before their tasks run
             self.tell(study, batch, first)
             first = False
             self.log(self.progress_line(study))
@@ -250,6 +256,7 @@ class Search:
                 self.log(f"  trial {trial.number} ({params_text(p)}) failed: {error}")
             else:
                 study.tell(trial.number, value)
+        self.writer.flush()  # the batch told: one write to the journal
 
     # ------------------------------------------------------------------------- the values
 
@@ -298,9 +305,11 @@ class Search:
 
     # ------------------------------------------------------------------------- Optuna
 
-    def optuna_study(self) -> Any:
+    def optuna_study(self, held: contextlib.ExitStack) -> Any:
         """The search's Optuna study, in the study folder's journal (made, or loaded to go
-        on); StudyError when the journal holds a search of another space or objective."""
+        on), written a batch at a time (:mod:`pipeline.search.batched_journal`) under the
+        search's lock, which ``held`` keeps; StudyError when the journal holds a search of
+        another space or objective, or another search of this name runs."""
         try:
             import optuna
         except ImportError:
@@ -308,10 +317,15 @@ class Search:
                 "hydra/sweeper=guesslab: the search needs Optuna: pip install 'guesslab[search]'"
             ) from None
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        from optuna.storages.journal import JournalFileBackend, JournalStorage
+        from optuna.storages.journal import JournalStorage
+
+        from pipeline.search.batched_journal import BatchedJournal, held_journal
 
         folder = ensure_dir(self.base.folder / "search", below=self.base.folder)
-        storage = JournalStorage(JournalFileBackend(str(folder / f"{self.name}.journal")))
+        journal = folder / f"{self.name}.journal"
+        held.enter_context(held_journal(folder, self.name, journal))
+        self.writer = BatchedJournal(journal)
+        storage = JournalStorage(self.writer)
         study = optuna.create_study(
             study_name=self.name,
             storage=storage,
@@ -323,6 +337,7 @@ class Search:
         found = study.user_attrs.get("search")
         if found is None:
             study.set_user_attr("search", what)
+            self.writer.flush()
         elif found != what:
             raise StudyError(
                 f"hydra.sweeper.name={self.name!r}: {folder / self.name}.journal holds a search "
