@@ -260,10 +260,10 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
             if not len(left):
                 return
             driver.compute(run, left, setup)
-            after = run.plan.left_to_run(
-                store_newest.stored_ids(run.results)
-            )  # shared pieces needed
-            tidy_checkpoints(run.folder, setup.shared, shared_keys(after), run.log)
+            needed: set[str] = set()
+            if setup.shared:  # the shared pieces the tasks still to run need (store read)
+                needed = shared_keys(run.plan.left_to_run(store_newest.stored_ids(run.results)))
+            tidy_checkpoints(run.folder, setup.shared, needed, run.log)
         with locking.study_lock(run.folder):  # a rerun task's rows supersede its stored ones
             if left.supersedes or written_by_others(run.results, before, run.report.files):
                 store_upkeep.compact(run.results)
