@@ -1,12 +1,14 @@
 """A search over a strategy's parameters: Optuna asks, the study's pipeline solves, Optuna is
 told.
 
-Each batch of ``n_jobs`` trials asked at once is one run of the study's tasks (one grid part
-a trial: the trial's parameter values on every deck of the study's grid) on the study's
-cluster, opened once for the whole search; the rows are stored as any run's, so a trial
-whose tasks are stored costs nothing.  The search's state is Optuna's journal in the study
-folder (``search/<name>.journal``): Ctrl-C leaves the trials told so far (and the tasks of
-the batch stored so far), and the same command again goes on with the trials left,
+Each batch of ``n_jobs`` trials asked at once is one run of the study's tasks (a trial: its
+parameter values on every deck of the study's grid) on the study's cluster, opened once for
+the whole search, its tasks cut into batches of tasks from the time a task took in the
+batch before (:class:`pipeline.driver.BatchCutter`); the rows are stored as any run's, so a
+trial whose tasks are stored costs nothing.  The search's state is Optuna's journal in the
+study folder (``search/<name>.journal``, written once a batch is asked and once it is told:
+:mod:`pipeline.search.batched_journal`): Ctrl-C leaves the trials told so far (and the tasks
+of the batch stored so far), and the same command again goes on with the trials left,
 re-running a trial left asked but untold (its stored tasks are not solved again).
 """
 
@@ -168,7 +170,9 @@ class Search:
         plan = planned(conf.study)
         report = StudyReport(study=conf.study.name, study_dir=self.base.folder)
         report.planned = plan.n_tasks
-        run = StudyRun(given, conf, plan, self.held, report, lambda _line: None, self.per_task)
+        run = StudyRun(
+            given, conf, plan, self.held, report, lambda _line: None, per_task=self.per_task
+        )
         run_tasks(run)
         self.per_task = run.per_task  # the next batch's tasks are cut from the start by it
         self.result.computed += report.computed
