@@ -71,16 +71,17 @@ def params_table(fam: Family) -> str:
 
 def columns_table(fam: Family) -> str:
     """A Markdown table of ``fam``'s declared result columns and their dtypes."""
-    rows = [f"| `{name}` | `{dtype}` |" for name, dtype in fam.columns.items()]
+    rows = [f"| `{name}` | `{dtype}` |" for name, dtype in fam.solver.columns.items()]
     return "\n".join(["| result column | dtype |", "|---|---|", *rows]) + "\n"
 
 
 def strategies_text(fam: Family) -> str:
     """The family's doc string and its strategies (the default marked), as Markdown."""
     doc = family_doc(fam)
-    if fam.strategies:
+    if fam.rules.strategies:
         names = ", ".join(
-            f"`{s}`" + (" (default)" if s == fam.default_strategy else "") for s in fam.strategies
+            f"`{s}`" + (" (default)" if s == fam.rules.default_strategy else "")
+            for s in fam.rules.strategies
         )
         listing = f"**Strategies** (`strategy`): {names}."
     else:
@@ -93,7 +94,7 @@ def strategies_text(fam: Family) -> str:
 def strategies_of(p: ParamWords, fam: Family) -> str:
     """Which strategies a parameter applies to, as table text."""
     if p.strategies is None:
-        return "all" if fam.strategies else "-"
+        return "all" if fam.rules.strategies else "-"
     return ", ".join(
         "[your own](../own-strategy.md)" if s == "own" else f"`{s}`" for s in p.strategies
     )

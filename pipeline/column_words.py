@@ -50,7 +50,7 @@ def column_words(
     dtypes: dict[str, str] = {}
     if family is not None:
         fam = get_family(family)
-        params = {p.name: plain_words(p.doc) for p in fam.params if p.doc}
+        params = {p.name: plain_words(p.doc) for p in fam.rules.params if p.doc}
         dtypes = row_columns(fam)
     known = {**COMMON, **params, **(own or {})}
     return {name: known.get(name) or by_form(name, dtypes) for name in columns}

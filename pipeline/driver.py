@@ -286,7 +286,7 @@ def compute(run, left: Plan, setup: LongTaskSetup) -> None:
         work = BatchWork(  # every file names the run record (its rows' run)
             run.report.study,
             settings.task_timeout_s,
-            metadata_bytes(run_metadata(run.given, run.report.run_record.stem)),
+            metadata_bytes(run_metadata(run.given, run.report.run_record.stem, run.search)),
             setup,
         )
         run.log(f"running {counted(len(left), 'task')} on {executor.description}")

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pipeline import claims, driver, locking, store_newest, store_upkeep
 from pipeline.backends import Backend, backend_of
@@ -51,9 +51,6 @@ from pipeline.study_folder import (
 )
 from solvers.kit.words import counted
 from solvers.registry import get_family
-
-if TYPE_CHECKING:
-    from pipeline.backends.given_client import ClientBackend
 
 
 def run_study(cfg: Mapping[str, Any], *, log=print, client: Any = None) -> StudyReport:
@@ -125,9 +122,10 @@ class StudyRun:
     given: dict[str, Any]  # the config as given, plain: the run's record, every file's metadata
     conf: Config  # the same, checked and typed
     plan: Plan  # every task of the study (the store not read)
-    backend: Backend | ClientBackend  # the cluster backend, checked
+    backend: Backend  # where the tasks execute (the cluster's, or the caller's client's), checked
     report: StudyReport  # what the run has done so far; study_dir is the study folder
     log: Callable[[str], None] = print
+    search: dict[str, Any] | None = None  # a search's batch: its name and the tasks' trials
     # solver seconds a task, measured by an earlier run of tasks of the same kinds (a
     # search's batch before) and by this one once it ran: its batches are sized from it
     per_task: float | None = None
@@ -192,7 +190,7 @@ def _tasks_left(run: StudyRun, recompute: bool = False, refuse: bool = True):
     against the budget and the free disk: StudyError for one over either, or (``refuse``
     False) kept in the needs' rows; a family without needs is asked nothing."""
     left = run.plan.left_to_run(stored_ids(run.results), recompute=recompute)
-    if get_family(run.plan.family).needs is None:
+    if get_family(run.plan.family).scheduling.needs is None:
         return left, Needed()
     return left, check_needs(left, run.workers, run.folder, refuse)
 
@@ -203,7 +201,7 @@ def long_task_setup(run: StudyRun) -> LongTaskSetup:
     of them at once, they run that many at a time (one line says so)."""
     workers = run.workers
     needed = Needed()
-    if get_family(run.plan.family).needs is not None:  # the store is read for needs only
+    if get_family(run.plan.family).scheduling.needs is not None:  # the store is read for needs only
         _, needed = _tasks_left(run, recompute=run.conf.store.recompute)
     size = run.conf.run.batch_size
     if needed.at_once is not None and size != "auto" and size > needed.at_once:

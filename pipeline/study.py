@@ -193,7 +193,10 @@ class Plan:
             )
         from solvers.kit.compile_once import compiled_line  # Numba: for stage=plan only
 
-        if len(self) and (kernels := compiled_line(get_family(self.family).run.__module__)):
+        module = get_family(self.family).solver.run.__module__
+        parts = module.split(".")  # a built-in family's kernels: all of solvers.<family>
+        package = ".".join(parts[:2]) if parts[0] == "solvers" else module
+        if len(self) and (kernels := compiled_line(package)):
             lines.append(kernels)
         return lines
 
@@ -205,7 +208,7 @@ class Plan:
         Each grid's estimate is its mean over up to ``sample`` evenly spaced tasks times its
         task count: exact when the estimate depends on the sampled axes only through values
         the sample covers, an extrapolation otherwise."""
-        estimate = get_family(self.family).estimate
+        estimate = get_family(self.family).scheduling.estimate
         if estimate is None:
             return None
         total, sampled = 0.0, 0

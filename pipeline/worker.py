@@ -236,7 +236,7 @@ def batch_rows(
 
     With ``timeout`` (seconds), each task runs in a forked child that is killed when the
     time is up; the task then gets an error row saying so.  ``cluster`` is handed to tasks
-    that split their work over the cluster they run on (``Family.run_over_cluster``).  With
+    that split their work over the cluster they run on (``Scheduling.run_over_cluster``).  With
     ``setup``, each task runs inside its :class:`~solvers.kit.task_context.TaskContext` (budget,
     checkpoints, progress), and the ids of ok tasks that left a checkpoint folder are
     appended to ``checkpointed`` (the driver clears those folders once the rows are stored);
@@ -426,7 +426,7 @@ def error_row(task: dict, exc: BaseException) -> Row:
     where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
     return {
         **param_columns(task),
-        **dict.fromkeys(fam.columns),
+        **dict.fromkeys(fam.solver.columns),
         "status": "error",
         "error": f"{type(exc).__name__}: {exc}{where}",
         "seconds": None,

@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solvers.high_low import deck, estimated_seconds, needs
+from solvers.high_low import deck
 from solvers.high_low.float_layers import counting, layer, sizes, solver
+from solvers.high_low.scheduling import estimated_seconds, needs
 from solvers.kit.budget import Budget
 from solvers.kit.checkpoints import Checkpoints
 from solvers.kit.task_context import TaskContext
@@ -207,7 +208,7 @@ def test_storage_follows_the_budget(monkeypatch):
 
 
 def test_needs_of_the_large_decks():
-    """Family.needs: the out-of-core memory (one layer and a buffer) and two layers of disk,
+    """Scheduling.needs: the out-of-core memory (one layer and a buffer) and two layers of disk,
     from exact counts; 14 x 4 in memory takes 7.0 GB plus the process, 15 x 4 29.2 GB."""
     task = validate({"family": "high_low", "ranks": 14, "suits": 4, "method": "float"})
     need = needs(task, 1)

@@ -165,7 +165,7 @@ def test_list_results_are_shown_short_and_long_lists_by_their_ends():
 def test_every_registered_report_function_imports():
     from solvers.registry import families, family_report, get_family
 
-    named = [f for f in families() if get_family(f).report is not None]
+    named = [f for f in families() if get_family(f).presentation.report is not None]
     assert {"card_guessing", "high_low", "mastermind"} <= set(named)
     assert all(callable(family_report(f)) for f in named)
 
@@ -185,7 +185,7 @@ def test_an_unreadable_store_is_listed_in_the_index_not_fatal(outputs):
 def test_a_family_without_a_report_function_gets_the_generic_part(tmp_path):
     from solvers.registry import families, get_family
 
-    family = next(f for f in families() if get_family(f).report is None)
+    family = next(f for f in families() if get_family(f).presentation.report is None)
     example = dict(get_family(family).examples[0])
     rows = [
         {**row, "task_id": "c" * 20, "study": "plain"}

@@ -49,7 +49,7 @@ class Executor(abc.ABC):
 
     ``n_workers``: the worker processes the calls spread over; ``description``: the words
     for them in the run's line ("running N tasks on ..."); ``task_cluster``: what a task that
-    spreads its work over the cluster it runs on is handed (see ``Family.run_over_cluster``): a
+    spreads its work over the cluster it runs on is handed (see ``Scheduling.run_over_cluster``): a
     zero-argument callable giving a context manager that yields a Dask client, or None where
     calls do not run on Dask workers; ``log_file``: the run's log (``runs/<time>.log``), set
     by the run once its record is written, where a backend keeps detail it spares the

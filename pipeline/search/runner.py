@@ -25,7 +25,7 @@ from typing import Any
 from pipeline.config import StudyError, checked_config, short_repr
 from pipeline.ctrl_c import SearchStopped, is_stop
 from pipeline.run import StudyReport, StudyRun, prepared, run_tasks
-from pipeline.safe_paths import ensure_dir
+from pipeline.search.journal import SearchJournal
 from pipeline.search.objective import Objective, checked_objective, strategy_axes
 from pipeline.search.result import SearchResult, TrialResult, best_text, params_text
 from pipeline.search.space import search_space, trial_axes
@@ -163,15 +163,26 @@ class Search:
         out["grids"] = parts
         return out
 
-    def solve(self, trials: list[Mapping[str, Any]], reference: bool) -> StudyReport:
-        """One batch's tasks solved and stored (those stored already are skipped)."""
+    def solve(
+        self, trials: list[Mapping[str, Any]], reference: bool, asked: dict | None = None
+    ) -> StudyReport:
+        """One batch's tasks solved and stored (those stored already are skipped); their
+        files' metadata names the search and ``asked``, the trial of each task."""
         given = {**self.base.given, "study": self.batch_study(trials, reference)}
         conf = checked_config(given)
         plan = planned(conf.study)
         report = StudyReport(study=conf.study.name, study_dir=self.base.folder)
         report.planned = plan.n_tasks
+        search = {"name": self.name, "trials": asked or {}}  # in its files' metadata
         run = StudyRun(
-            given, conf, plan, self.held, report, lambda _line: None, per_task=self.per_task
+            given,
+            conf,
+            plan,
+            self.held,
+            report,
+            _warnings_of(self.log),
+            search=search,
+            per_task=self.per_task,
         )
         run_tasks(run)
         self.per_task = run.per_task  # the next batch's tasks are cut from the start by it
@@ -184,11 +195,12 @@ class Search:
         with contextlib.ExitStack() as held:
             study = self.optuna_study(held)
             self.values = TaskValues(
-                self.base.results, self.base.plan.family, self.objective.column
+                self.base.results, self.base.plan.family, self.objective.column, self.log
             )
             with self.base.backend.open() as executor:
                 self.held = HeldBackend(self.base.backend, executor)
                 try:
+                    self.restore(study)
                     self.loop(study)
                 except BaseException as exc:
                     if is_stop(exc):
@@ -209,6 +221,23 @@ class Search:
             self.base.log = self.log
             summarise(self.base)
         return self.result
+
+    def restore(self, study: Any) -> None:
+        """Solve again the tasks of the trials told whose rows the store does not hold (a
+        results file found damaged and set aside, or deleted), so that every trial told has
+        its rows and exact value; nothing when all are stored."""
+        import optuna
+
+        complete = optuna.trial.TrialState.COMPLETE
+        lost = [
+            t
+            for t in study.get_trials(deepcopy=False, states=(complete,))
+            if any(self.values.get(tid) is None for tid, _ in self.trial_tasks(dict(t.params)))
+        ]
+        if lost:
+            self.log(f"  {len(lost)} trial(s) told whose rows are not stored: solved again")
+            params = [dict(t.params) for t in lost]
+            self.values.read(self.solve(params, False, self.asked_by(lost, params)).files)
 
     def told(self, study: Any) -> list[TrialResult]:
         """Every trial told, the best's exact value from its tasks' stored rows."""
@@ -249,7 +278,7 @@ class Search:
         import optuna
 
         params = [dict(t.params) for t in batch]
-        report = self.solve(params, reference)
+        report = self.solve(params, reference, self.asked_by(batch, params))
         self.values.read(report.files)
         if reference:
             self.reference_value()
@@ -261,6 +290,16 @@ class Search:
             else:
                 study.tell(trial.number, value)
         self.writer.flush()  # the batch told: one write to the journal
+        self.journal.seal()  # the trials told, vouched for when the journal is read back
+
+    def asked_by(self, batch: list[Any], params: list[Mapping[str, Any]]) -> dict[str, int]:
+        """Task id -> the number of the trial of ``batch`` that asked for it (the first, for
+        a task two trials of the batch share)."""
+        asked: dict[str, int] = {}
+        for trial, p in sorted(zip(batch, params, strict=True), key=lambda tp: tp[0].number):
+            for tid, _key in self.trial_tasks(p):
+                asked.setdefault(tid, trial.number)
+        return asked
 
     # ------------------------------------------------------------------------- the values
 
@@ -325,18 +364,21 @@ class Search:
 
         from pipeline.search.batched_journal import BatchedJournal, held_journal
 
-        folder = ensure_dir(self.base.folder / "search", below=self.base.folder)
-        journal = folder / f"{self.name}.journal"
-        held.enter_context(held_journal(folder, self.name, journal))
-        self.writer = BatchedJournal(journal)
-        storage = JournalStorage(self.writer)
-        study = optuna.create_study(
-            study_name=self.name,
-            storage=storage,
-            sampler=sampler_of(self.settings.sampler, self.settings.seed),
-            direction=self.objective.direction,
-            load_if_exists=True,
-        )
+        self.journal = SearchJournal(self.base.folder, self.name, self.log)
+        folder = self.journal.path.parent
+        held.enter_context(held_journal(folder, self.name, self.journal.path))
+
+        def make() -> Any:
+            self.writer = BatchedJournal(self.journal.path)  # a new one over a new journal
+            return optuna.create_study(
+                study_name=self.name,
+                storage=JournalStorage(self.writer),
+                sampler=sampler_of(self.settings.sampler, self.settings.seed),
+                direction=self.objective.direction,
+                load_if_exists=True,
+            )
+
+        study = self.journal.open(make)  # checked before trusted: pipeline/search/journal.py
         what = {"objective": self.objective.describe(), "space": _space_key(self.space)}
         found = study.user_attrs.get("search")
         if found is None:
@@ -367,6 +409,12 @@ class Search:
             f" (journal {self.base.folder / 'search' / self.name}.journal, the tasks solved "
             f"so far stored in {self.base.results}); run the same command again to go on"
         )
+
+
+def _warnings_of(log: Callable[[str], None]) -> Callable[[str], None]:
+    """A batch run's log: its warnings (a results file moved to quarantine, a lost batch)
+    said, its other lines (the batch's progress) left to the search's own line."""
+    return lambda line: log(line) if line.startswith("warning") else None
 
 
 def told_trials(study: Any) -> list[TrialResult]:
