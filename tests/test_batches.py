@@ -172,6 +172,24 @@ def test_small_grid_parts_of_one_kind_share_batches_split_evenly_among_the_worke
     assert [tid for b in batches for tid, _ in b] == [t.task_id for t in plan(study)]
 
 
+def test_one_worker_s_batches_keep_their_target_size_to_the_end():
+    """With one worker no other is left idle by a long last batch: 250 tasks of 10 ms (a
+    target of 100 a batch) go out as 100, 100 and 50, not in a tail of shrinking batches."""
+    from pipeline.driver import BatchCutter
+
+    study = {
+        "name": "one",
+        "family": "card_guessing",
+        "grid": {"deck": [[2, 1]], "feedback": ["partial"]},
+        "strategies": {"info": {"gamma": [i / 1000 for i in range(1, 251)]}},
+    }
+    cutter = BatchCutter(planned(study), 1, auto_batching(), per_task=0.01)
+    sizes = []
+    while (batch := cutter.next_batch()) is not None:
+        sizes.append(len(batch))
+    assert sizes == [100, 100, 50]
+
+
 def test_without_a_time_per_task_the_first_task_of_each_kind_goes_out_alone():
     """A cold run of small grid parts: the first task of each kind alone (not of each part),
     then, the time known, the other parts' tasks together."""
