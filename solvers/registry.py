@@ -50,6 +50,9 @@ class Family:
     # made in place: planning re-encodes for the task id only the values it sees replaced)
     check_task: Callable[[Task], None] | None = None
     columns: Mapping[str, str] = field(default_factory=dict)  # result column -> dtype
+    # result column -> what it holds, in one line (the report's tooltips and column lists,
+    # pipeline.column_words); every column of ``columns`` has one (tests/test_column_words.py)
+    column_docs: Mapping[str, str] = field(default_factory=dict)
     doc: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
     # "module:function" of the family's summary section, ``(ok_rows, out_dir) -> Markdown``;

@@ -311,6 +311,23 @@ def optimal_params() -> tuple[Param, ...]:
     )
 
 
+# each result column in a line (the report's tooltips and column lists)
+COLUMN_DOCS = {
+    "expected_guesses": "expected number of guesses to find the code under the jar's "
+    "distribution, the last (right) one included",
+    "expected_guesses_exact": "expected_guesses as an exact fraction p/q",
+    "total_guesses": "guesses summed over every code (uniform jar only; else empty)",
+    "max_guesses": "the most guesses any code takes",
+    "histogram": "codes found in 1, 2, 3, ... guesses",
+    "guess_pmf": "probability of finding the code in 1, 2, 3, ... guesses (jar-weighted)",
+    "first_guess": "the first guess of the strategy's decision tree",
+    "n_codes": "codes the decision tree covers (all codes, or those of one subtree)",
+    "tree_nodes": "nodes of the strategy's decision tree",
+    "search_nodes": "optimal: nodes the branch and bound search visited",
+    "subtree_mass_exact": "optimal: the jar probability of the codes the task covers, p/q (1 "
+    "for the whole game)",
+}
+
 FAMILY = register(
     Family(
         name="mastermind",
@@ -363,5 +380,6 @@ FAMILY = register(
             "search_nodes": "int64",
             "subtree_mass_exact": "string",
         },
+        column_docs=COLUMN_DOCS,
     )
 )
