@@ -37,6 +37,7 @@ from pipeline.ctrl_c import RunStopped, is_stop
 from pipeline.long_task_setup import LongTaskSetup, tidy_checkpoints
 from pipeline.needs import Needed, budgeted, check_needs, shared_keys
 from pipeline.progress import shown
+from pipeline.run_estimate import of_plan
 from pipeline.staging import remove_stale
 from pipeline.store_layout import result_files, written_by_others
 from pipeline.store_newest import StoredIds, stored_ids
@@ -176,7 +177,9 @@ def plan_text(run: StudyRun) -> str:
     with ``needs``) a table of the tasks left with their needs against where the run
     executes; StudyError, after the table is logged, when one does not fit here."""
     left, needed = _tasks_left(run, refuse=False)
-    lines = [*left.described(needed.shared_cpu), *needed.table(), *needed.lines()]
+    estimate = of_plan(left, needed.shared_cpu, run.workers, run.conf.cluster)
+    run_line = estimate.line() if estimate is not None and len(left) else None
+    lines = [*left.described(needed.shared_cpu, run_line), *needed.table(), *needed.lines()]
     lines.append("  nothing was run or written (stage=plan)")
     if needed.shortage is not None:
         run.log("\n".join(lines))

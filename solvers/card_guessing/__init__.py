@@ -130,20 +130,46 @@ def check_task(task: Task) -> None:
 
 # solver seconds per estimated state of the exact partial-feedback solver, one core, measured
 # with benchmarks/bench_estimate.py (decks (2,1) to (4,4,4,4), cold and warm caches: optimal
-# 18-48 us, greedy 9-25 us, info 44-170 us), plus a fixed cost per task (the load
-# benchmark's info tasks on 3-card decks: ~0.26 ms); estimates within a factor of ~3
-SECONDS_PER_STATE = {"optimal": 30e-6, "greedy": 15e-6, "info": 80e-6}
+# 18-48 us, greedy 9-25 us), plus a fixed cost per task (the load benchmark's info tasks on
+# 3-card decks: ~0.26 ms); estimates within a factor of ~3.  info: its tasks come by the
+# hundred on a few decks, in a worker whose caches the previous ones filled, and follow one
+# policy's states, fewer than the estimate counts on an uneven deck: 11 us a state over the
+# shipped entropy_grid (36.8 s of CPU), 25 us over gamma_sweep (Shannon entropy, 14.0 s),
+# 44-170 us for one task alone (benchmarks/bench_plan_estimate.py)
+SECONDS_PER_STATE = {"optimal": 30e-6, "greedy": 15e-6, "info": 14e-6}
 SECONDS_PER_TASK = 0.2e-3
+
+
+# complete feedback: seconds per state of its exact solve (feedback_models: 54-65 us for 20
+# to 2,380 states); no feedback: a fixed cost (0.25-0.4 ms, any deck); Monte Carlo: seconds
+# per card played (greedy on 52 cards, 20,000 games: 0.9-1.4 us)
+COMPLETE_OR_NONE = ("complete", "none")
+COMPLETE_SECONDS_PER_STATE = 60e-6
+NONE_SECONDS = 0.4e-3
+MONTE_CARLO_SECONDS_PER_CARD = {"greedy": 1.2e-6}
+
+
+def feedback_seconds(task: Task) -> float:
+    """Roughly the solver seconds of a complete- or no-feedback task on one core."""
+    if task["feedback"] == "none":
+        return NONE_SECONDS
+    states = feedback_tasks.estimated_work(task)
+    return SECONDS_PER_TASK + COMPLETE_SECONDS_PER_STATE * states
 
 
 def estimated_seconds(task: Task) -> float | None:
     """Roughly the solver seconds of a checked task on one core (``stage=plan``), or None
-    where no model was measured (other feedback, methods and strategies)."""
+    where no model was measured (other methods and strategies)."""
     if task["method"] == "ranked":
         return ranked_tasks.estimated_seconds(task)
     if is_own(task):
         states = estimated_states(task["deck"]) if task["feedback"] == "partial" else 0
         return SECONDS_PER_TASK + own_tasks.estimated_seconds(task, states)
+    if task["feedback"] in COMPLETE_OR_NONE:
+        return feedback_seconds(task)
+    if task["method"] == "monte_carlo" and task["strategy"] in MONTE_CARLO_SECONDS_PER_CARD:
+        per_card = MONTE_CARLO_SECONDS_PER_CARD[task["strategy"]]
+        return SECONDS_PER_TASK + per_card * sum(task["deck"]) * task["n_games"]
     per_state = SECONDS_PER_STATE.get(task["strategy"])
     exact = task["method"] == "exact" or task["strategy"] == "optimal"
     if (

@@ -118,10 +118,24 @@ def needs(task: Task, workers: int) -> Need | None:
     )
 
 
+# CPU seconds of an exact task on one core: per task, and per state of a real deck (the
+# fractions of its counts) or of n distinct cards (the high_low study's tasks: 4-9 us a state
+# of a real deck, 0.3 us of n <= 200 distinct cards)
+EXACT_SECONDS_PER_TASK = 5e-5
+EXACT_SECONDS_PER_STATE = 6e-6
+EXACT_SECONDS_PER_DISTINCT_STATE = 3.5e-7
+
+
 def estimated_seconds(task: Task) -> float | None:
-    """Roughly the solver seconds of a checked task on one core (``stage=plan``): the float
-    path on a real deck only, from its states; None for the other methods."""
-    if task["method"] != "float" or task["n"] is not None or is_own(task):
+    """Roughly the solver seconds of a checked task on one core (``stage=plan``): the exact
+    path and the float path on a real deck, from their states; None for the others (Monte
+    Carlo, the float path of distinct cards, a strategy of one's own)."""
+    if is_own(task):
+        return None
+    if task["method"] == "exact":
+        per = EXACT_SECONDS_PER_DISTINCT_STATE if task["n"] is not None else EXACT_SECONDS_PER_STATE
+        return EXACT_SECONDS_PER_TASK + per * deck_states(task)
+    if task["method"] != "float" or task["n"] is not None:
         return None
     return SECONDS_PER_STATE * sizes.size_estimate(task["ranks"], task["suits"]).states
 

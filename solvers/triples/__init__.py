@@ -160,6 +160,21 @@ RUNNERS = {
 }
 
 
+# CPU seconds of a task on one core (stage=plan), measured on the shipped triples studies
+# (benchmarks/bench_plan_estimate.py): the exact analyses take under a millisecond on the
+# standard deck (560 tally states), Monte Carlo about 20 ns a card dealt
+SECONDS_PER_TASK = 1e-3
+SECONDS_PER_CARD_DEALT = 2e-8
+
+
+def estimated_seconds(task: Task) -> float:
+    """Roughly the solver seconds of a checked task on one core (``stage=plan``)."""
+    if task["analysis"] == "monte_carlo":
+        cards = task["ranks"] * task["suits"]
+        return SECONDS_PER_TASK + SECONDS_PER_CARD_DEALT * cards * task["games"]
+    return SECONDS_PER_TASK
+
+
 def run(task: Task) -> list[Row]:
     """The rows of one task, by analysis (see the module docstring)."""
     return RUNNERS[task["analysis"]](task)
@@ -211,6 +226,7 @@ FAMILY = register(
         ),
         run=run,
         check_task=check_task,
+        estimate=estimated_seconds,
         columns={
             "p_win": "float64",
             "p_win_exact": "string",
