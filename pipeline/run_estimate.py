@@ -29,7 +29,7 @@ from typing import Any
 
 from solvers.kit.words import format_duration
 
-FIXED_S = 2.0  # CPU seconds of a run beside its tasks and cluster: start, store, summary, report
+FIXED_S = 2.4  # CPU seconds of a run beside its tasks and cluster: start, store, summary, report
 CLUSTER_S = 0.8  # CPU seconds of starting a LocalCluster of 2 workers (driver and workers)
 CLUSTER_WALL_S = 0.5  # its wall seconds
 # CPU seconds of a task beside its solve: batching, Parquet, progress (bench_load.py: the
@@ -73,11 +73,11 @@ class RunTime:
 
     def line(self) -> str:
         """``stage=plan``'s line on the run's time."""
-        where = f"on {self.workers} workers" if self.cluster else "in this process"
+        where = f"the tasks on {self.workers} workers" if self.cluster else "in this process"
         return (
-            f"  run time: about {format_duration(self.wall_s)} {where} of an idle machine, "
-            f"{format_duration(self.cpu_s)} of CPU ({format_duration(self.fixed_s)} of it to "
-            "start, summarise and report); kernels Numba's cache lacks compile on top"
+            f"  run time: about {format_duration(self.wall_s)} on an idle machine, {where} "
+            f"({format_duration(self.cpu_s)} of CPU, {format_duration(self.fixed_s)} of it to "
+            "start, summarise and report); compiling kernels Numba's cache lacks comes on top"
         )
 
 

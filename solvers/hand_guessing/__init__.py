@@ -120,6 +120,29 @@ def first_guess_index(deck: Deck, cards: int, first: FirstGuess, rule: S.Rule) -
     return hand_index(deck, [deck.parse(name) for name in first])
 
 
+# CPU seconds of a task on one core (stage=plan): a fixed cost, and per answer played a cost
+# that grows with the hands its guesses are scored over (the shipped hand_guessing study:
+# 66 us an answer of 2 cards, 81 us of 3, the first guess searched; four cards: see
+# FOUR_CARD_SECONDS), measured with benchmarks/bench_plan_estimate.py
+SECONDS_PER_TASK = 5e-3
+SECONDS_PER_ANSWER = 50e-6
+SECONDS_PER_ANSWER_PER_HAND = 1.4e-9
+
+
+def estimated_seconds(task: Task) -> float | None:
+    """Roughly the solver seconds of a checked task on one core (``stage=plan``); None for
+    a strategy of one's own."""
+    if is_own(task):
+        return None
+    hands = hand_count(Deck(task["ranks"], task["suits"]), task["cards"])
+    if task["sample"] is not None:
+        answers = task["sample"]
+    else:
+        answers = hands // task["n_chunks"]
+    per_answer = SECONDS_PER_ANSWER + SECONDS_PER_ANSWER_PER_HAND * hands
+    return SECONDS_PER_TASK + answers * per_answer
+
+
 def run(task: Task) -> list[Row]:
     """One row: guesses over every answer, one chunk of them, or a seeded sample."""
     if is_own(task):  # a strategy of one's own (own.py): its decision tree, the same columns
@@ -255,6 +278,7 @@ FAMILY = register(
         own=own.PROTOCOL,
         run=run,
         check_task=check_task,
+        estimate=estimated_seconds,
         columns={
             "average_guesses": "float64",
             "average_guesses_exact": "string",

@@ -261,6 +261,26 @@ def check_task(task: Task) -> None:
         check_optimal(task)
 
 
+# CPU seconds of a task on one core (stage=plan), over its n = colours^pegs codes: a heuristic
+# scores every code as a guess against the feasible ones, ~n^2 feedbacks (4 x 6: 0.05-0.35 s,
+# benchmarks/bench_mastermind.py); the optimum's branch and bound grows faster, ~n^2.5
+# (4 x 6: 12.2 s); fitted to the shipped mastermind study (benchmarks/bench_plan_estimate.py)
+SECONDS_PER_TASK = 5e-3
+HEURISTIC_SECONDS_PER_PAIR = 1.5e-7
+OPTIMAL_SECONDS = 2e-7  # times n^2.5
+
+
+def estimated_seconds(task: Task) -> float | None:
+    """Roughly the solver seconds of a checked task on one core (``stage=plan``); None for
+    a strategy of one's own."""
+    if is_own(task):
+        return None
+    n = task["colours"] ** task["pegs"]
+    if task["strategy"] == "optimal":
+        return SECONDS_PER_TASK + OPTIMAL_SECONDS * n**2.5
+    return SECONDS_PER_TASK + HEURISTIC_SECONDS_PER_PAIR * n * n
+
+
 def run(task: Task) -> list[Row]:
     """One row: the exact evaluation of the strategy over every code."""
     if is_own(task):  # a strategy of one's own (own.py): its decision tree, the same columns
@@ -367,6 +387,7 @@ FAMILY = register(
         own=own.PROTOCOL,
         run=run,
         check_task=check_task,
+        estimate=estimated_seconds,
         columns={
             "expected_guesses": "float64",
             "expected_guesses_exact": "string",

@@ -147,6 +147,17 @@ def figure_curves(N: int, lf: np.ndarray) -> Row:
     }
 
 
+# CPU seconds of a task on one core (stage=plan): the scan of its (n, k, m) tuples, about N^3
+# of them (N = 111 to 300: 9.6-15 ns a tuple), and a fixed cost
+SECONDS_PER_TASK = 1e-3
+SECONDS_PER_TUPLE = 1.1e-8
+
+
+def estimated_seconds(task: Task) -> float:
+    """Roughly the solver seconds of a checked task on one core (``stage=plan``)."""
+    return SECONDS_PER_TASK + SECONDS_PER_TUPLE * task["N"] ** 3
+
+
 def run(task: Task) -> list[Row]:
     """One row: the scan of every valid (n, k, m) for the task's N."""
     return [scan(task["N"])]
@@ -177,6 +188,7 @@ FAMILY = register(
         doc=__doc__,
         params=(Param("N", IntCheck(low=4, high=MAX_N), doc="distinct cards", dtype="int64"),),
         run=run,
+        estimate=estimated_seconds,
         columns={
             "n_tuples": "int64",
             "n_violations": "int64",
