@@ -142,11 +142,14 @@ SECONDS_PER_TASK = 0.2e-3
 
 # complete feedback: seconds per state of its exact solve (feedback_models: 54-65 us for 20
 # to 2,380 states); no feedback: a fixed cost (0.25-0.4 ms, any deck); Monte Carlo: seconds
-# per card played (greedy on 52 cards, 20,000 games: 0.9-1.4 us)
+# per card played (52 cards: greedy 0.9-1.4 us over 20,000 games, persistent 0.74 us)
 COMPLETE_OR_NONE = ("complete", "none")
 COMPLETE_SECONDS_PER_STATE = 60e-6
 NONE_SECONDS = 0.4e-3
-MONTE_CARLO_SECONDS_PER_CARD = {"greedy": 1.2e-6}
+MONTE_CARLO_SECONDS_PER_CARD = {"greedy": 1.2e-6, "persistent": 0.75e-6}
+# method=float (the float engines): seconds per estimated state (greedy on 3 to 6 types of 4:
+# 1.6-5.8 us, growing with the deck)
+FLOAT_SECONDS_PER_STATE = {"greedy": 4.5e-6}
 
 
 def feedback_seconds(task: Task) -> float:
@@ -170,6 +173,9 @@ def estimated_seconds(task: Task) -> float | None:
     if task["method"] == "monte_carlo" and task["strategy"] in MONTE_CARLO_SECONDS_PER_CARD:
         per_card = MONTE_CARLO_SECONDS_PER_CARD[task["strategy"]]
         return SECONDS_PER_TASK + per_card * sum(task["deck"]) * task["n_games"]
+    if task["method"] == "float" and task["strategy"] in FLOAT_SECONDS_PER_STATE:
+        per_state = FLOAT_SECONDS_PER_STATE[task["strategy"]]
+        return SECONDS_PER_TASK + per_state * estimated_states(task["deck"])
     per_state = SECONDS_PER_STATE.get(task["strategy"])
     exact = task["method"] == "exact" or task["strategy"] == "optimal"
     if (
