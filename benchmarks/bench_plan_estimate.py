@@ -125,10 +125,11 @@ def estimates(names: list[str]) -> dict[str, dict[str, float]]:
     return {name: study_estimate(name) for name in names}
 
 
-def write(measured: dict[str, dict[str, Any]]) -> None:
-    """The data file: each measured study's estimate beside its measurement, and the
-    studies not measured."""
-    found = estimates(sorted(measured)) if _has_model() else {}
+def write(measured: dict[str, dict[str, Any]], with_estimates: bool = True) -> None:
+    """The data file: each measured study's estimate beside its measurement (unless not
+    ``with_estimates``: the measurements alone, as the runs go), and the studies not
+    measured."""
+    found = estimates(sorted(measured)) if with_estimates and _has_model() else {}
     studies = {}
     for name in sorted(measured):
         m = measured[name]
@@ -177,7 +178,7 @@ def main() -> None:
         if name in NOT_MEASURED:
             raise SystemExit(f"{name}: listed as not measured ({NOT_MEASURED[name]})")
         measured[name] = measure(name, args.code.resolve(), args.keep, args.once)
-        write(measured)
+        write(measured, with_estimates=False)
     write(measured)
 
 

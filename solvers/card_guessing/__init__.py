@@ -147,9 +147,11 @@ COMPLETE_OR_NONE = ("complete", "none")
 COMPLETE_SECONDS_PER_STATE = 60e-6
 NONE_SECONDS = 0.4e-3
 MONTE_CARLO_SECONDS_PER_CARD = {"greedy": 1.2e-6, "persistent": 0.75e-6}
-# method=float (the float engines): seconds per estimated state (greedy on 3 to 6 types of 4:
-# 1.6-5.8 us, growing with the deck)
-FLOAT_SECONDS_PER_STATE = {"greedy": 4.5e-6}
+# method=float (the float engines): seconds per estimated state (suits52_quick: greedy 1.5 us,
+# info 1.9 us; greedy on 6 types of 4: 5.8 us); optimal play on a uniform deck runs on the
+# ranked states: the ranked model, plus its first moves' tree (0.1-0.65 s a deck in all)
+FLOAT_SECONDS_PER_STATE = {"greedy": 2.5e-6, "info": 2e-6}
+FLOAT_RANKED_SECONDS = 0.15
 
 
 def feedback_seconds(task: Task) -> float:
@@ -173,6 +175,9 @@ def estimated_seconds(task: Task) -> float | None:
     if task["method"] == "monte_carlo" and task["strategy"] in MONTE_CARLO_SECONDS_PER_CARD:
         per_card = MONTE_CARLO_SECONDS_PER_CARD[task["strategy"]]
         return SECONDS_PER_TASK + per_card * sum(task["deck"]) * task["n_games"]
+    if task["method"] == "float" and float_tasks.runs_ranked(task):
+        ranked = {**task, "method": "ranked"}
+        return FLOAT_RANKED_SECONDS + ranked_tasks.estimated_seconds(ranked)
     if task["method"] == "float" and task["strategy"] in FLOAT_SECONDS_PER_STATE:
         per_state = FLOAT_SECONDS_PER_STATE[task["strategy"]]
         return SECONDS_PER_TASK + per_state * estimated_states(task["deck"])

@@ -135,10 +135,7 @@ def estimated_seconds(task: Task) -> float | None:
     if is_own(task):
         return None
     hands = hand_count(Deck(task["ranks"], task["suits"]), task["cards"])
-    if task["sample"] is not None:
-        answers = task["sample"]
-    else:
-        answers = hands // task["n_chunks"]
+    answers = hands // task["n_chunks"] if task["sample"] is None else task["sample"]
     per_answer = SECONDS_PER_ANSWER + SECONDS_PER_ANSWER_PER_HAND * hands
     return SECONDS_PER_TASK + answers * per_answer
 

@@ -233,7 +233,9 @@ def estimated_seconds(task: Task) -> float | None:
     cost model above."""
     if task["method"] != "ranked":
         return None
-    small = in_memory_bytes(task["deck"]) < SMALL_BYTES
+    from solvers.card_guessing.uniform_deck import in_memory
+
+    small = in_memory.estimated_bytes(task["deck"]) < SMALL_BYTES
     return (
         (SECONDS_PER_SMALL_SOLVE if small else SECONDS_PER_SOLVE)
         + POLICY_SECONDS * policy_rank_types(task["deck"])
