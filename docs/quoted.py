@@ -199,7 +199,7 @@ def plan_estimates_table() -> str:
             f"| {s['load'][0]:g}-{s['load'][1]:g} | {first} |"
         )
     others = "; ".join(f"`{name}` ({why})" for name, why in found["not_measured"].items())
-    return "\n".join(rows) + f"\n\nNot measured (longer than ten minutes here): {others}.\n"
+    return "\n".join(rows) + f"\n\nNot measured: {others}.\n"
 
 
 def shown(r: dict[str, Any]) -> str:

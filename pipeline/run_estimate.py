@@ -6,11 +6,12 @@ A run of ``python -m pipeline`` costs, beside the solver time of its tasks (the 
 
 - **start and end** (:data:`FIXED_S`): Python's start, the imports, Hydra, planning, the
   store's reads and writes, the run record, the summary (its figures) and the report;
-- **a cluster** (:data:`CLUSTER_S`, :data:`CLUSTER_WALL_S`): starting a LocalCluster and
-  forking its workers, when the run starts one (:mod:`pipeline.backends.starting`: a
+- **a cluster** (:data:`CLUSTER_S` a worker, :data:`CLUSTER_WALL_S`): starting a
+  LocalCluster, forking its workers and their loading of the family's kernels, when the run
+  starts one (:mod:`pipeline.backends.starting`: a
   LocalCluster starts once the tasks run in the driver took ``cluster.start_after_s`` and
   as much work again is left, or at once when a task is expected to take longer; any other
-  backend's workers are running already and cost the driver :data:`CLUSTER_S` to reach);
+  backend's workers are running already and cost :data:`CLUSTER_S` each to reach and load);
 - **each task** (:data:`PER_TASK_S`): the driver's and the worker's share of it beside its
   solve (batching, the rows encoded as Parquet and written, the progress).
 
@@ -30,7 +31,10 @@ from typing import Any
 from solvers.kit.words import format_duration
 
 FIXED_S = 2.4  # CPU seconds of a run beside its tasks and cluster: start, store, summary, report
-CLUSTER_S = 0.8  # CPU seconds of starting a LocalCluster of 2 workers (driver and workers)
+# CPU seconds a worker of a cluster costs beside its tasks: starting it (the scheduler, the
+# fork), and loading the family's modules and kernels from Numba's cache (2 workers:
+# triples 0.6 s in all; card_guessing's ranked kernels ~2 s a worker)
+CLUSTER_S = 0.75
 CLUSTER_WALL_S = 0.5  # its wall seconds
 # CPU seconds of a task beside its solve: batching, Parquet, progress (bench_load.py: the
 # machinery is ~10% of 0.5 ms tasks)
@@ -56,7 +60,7 @@ class RunTime:
     @property
     def fixed_s(self) -> float:
         """CPU seconds of the run beside its tasks."""
-        return FIXED_S + (CLUSTER_S if self.cluster else 0.0)
+        return FIXED_S + (CLUSTER_S * self.workers if self.cluster else 0.0)
 
     @property
     def cpu_s(self) -> float:
