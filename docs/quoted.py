@@ -183,11 +183,12 @@ PLAN_ESTIMATES = re.compile(r"<!--\s*plan-estimates\s*-->")
 def plan_estimates_table() -> str:
     """The table of docs/data/plan_estimates.yaml: per measured study, ``stage=plan``'s
     estimate (CPU, and wall on an idle machine) beside the run's CPU and wall time, their
-    ratio and the load; then the studies not measured, with why."""
+    ratio and the load, and the warm-up run's wall and CPU time (kernels compiled as needed);
+    then the studies not measured, with why."""
     found = data_file("plan_estimates")
     rows = [
         "| study | tasks | estimate: CPU | measured: CPU | ratio | estimate: wall, idle "
-        "| measured: wall | load | first run: wall, CPU |",
+        "| measured: wall | load before, after | warm-up run: wall, CPU |",
         "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for name, s in found["studies"].items():
@@ -196,7 +197,7 @@ def plan_estimates_table() -> str:
         rows.append(
             f"| `{name}` | {s['tasks']:,} | {s['estimate_cpu_s']:g} s | {s['cpu_s']:g} s "
             f"| {s['ratio']:.2f} | {s['estimate_wall_s']:g} s | {s['wall_s']:g} s "
-            f"| {s['load'][0]:g}-{s['load'][1]:g} | {first} |"
+            f"| {s['load'][0]:.1f}, {s['load'][1]:.1f} | {first} |"
         )
     others = "; ".join(f"`{name}` ({why})" for name, why in found["not_measured"].items())
     return "\n".join(rows) + f"\n\nNot measured: {others}.\n"

@@ -37,7 +37,7 @@ from pipeline.ctrl_c import RunStopped, is_stop
 from pipeline.long_task_setup import LongTaskSetup, tidy_checkpoints
 from pipeline.needs import Needed, budgeted, check_needs, shared_keys
 from pipeline.progress import shown
-from pipeline.run_estimate import of_plan
+from pipeline.run_estimate import RunTime, of_plan
 from pipeline.staging import remove_stale
 from pipeline.store_layout import result_files, written_by_others
 from pipeline.store_newest import StoredIds, stored_ids
@@ -185,6 +185,13 @@ def plan_text(run: StudyRun) -> str:
         run.log("\n".join(lines))
         raise StudyError(needed.shortage)
     return "\n".join(lines)
+
+
+def estimated_run(run: StudyRun) -> tuple[int, RunTime | None]:
+    """(the tasks left to run against the store, :mod:`pipeline.run_estimate`'s estimate of
+    running them: what ``stage=plan`` says; None where the family has no model for them)."""
+    left, needed = _tasks_left(run, refuse=False)
+    return len(left), of_plan(left, needed.shared_cpu, run.workers, run.conf.cluster)
 
 
 def _tasks_left(run: StudyRun, recompute: bool = False, refuse: bool = True):

@@ -32,8 +32,8 @@ from solvers.kit.words import format_duration
 
 FIXED_S = 2.4  # CPU seconds of a run beside its tasks and cluster: start, store, summary, report
 # CPU seconds a worker of a cluster costs beside its tasks: starting it (the scheduler, the
-# fork), and loading the family's modules and kernels from Numba's cache (2 workers:
-# triples 0.6 s in all; card_guessing's ranked kernels ~2 s a worker)
+# fork), and loading the family's modules and kernels from Numba's cache (2 workers: 0.6 s
+# in all for a family of few kernels, ~2 s a worker for one of many)
 CLUSTER_S = 0.75
 CLUSTER_WALL_S = 0.5  # its wall seconds
 # CPU seconds of a task beside its solve: batching, Parquet, progress (bench_load.py: the
@@ -108,27 +108,5 @@ def of_plan(left: Any, shared_s: float, workers: Any, cluster_conf: Any) -> RunT
     found = left.estimated_seconds() if len(left) else (0.0, 0)
     if found is None:
         return None
-    start_after = getattr(cluster_conf, "start_after_s", None)
-    if getattr(cluster_conf, "kind", None) != "local":
-        start_after = None
+    start_after = getattr(cluster_conf, "start_after_s", None)  # a LocalCluster's setting
     return run_time(len(left), found[0] - shared_s, workers.count, workers.serial, start_after)
-
-
-def study_estimate(name: str, *overrides: str) -> dict[str, float]:
-    """The estimate ``stage=plan`` gives of a fresh run of the shipped study ``name`` on the
-    default cluster (an empty store), as numbers: tasks, CPU and wall seconds."""
-    import tempfile
-
-    from pipeline.needs import check_needs
-    from pipeline.run import prepared
-    from pipeline.study_api import composed
-
-    with tempfile.TemporaryDirectory() as tmp:
-        given = [f"study={name}", f"paths.outputs={tmp}/outputs", *overrides]
-        run = prepared(composed(given), log=lambda *_: None)
-        left = run.plan
-        needed = check_needs(left, run.workers, run.folder, refuse=False)
-        found = of_plan(left, needed.shared_cpu, run.workers, run.conf.cluster)
-    if found is None:
-        raise ValueError(f"study {name}: the family has no model for its tasks")
-    return {"tasks": len(left), "cpu_s": found.cpu_s, "wall_s": found.wall_s}

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from pipeline.run_estimate import FIXED_S, PER_TASK_S, run_time, study_estimate
+from benchmarks.bench_plan_estimate import study_estimate
+from pipeline.run_estimate import FIXED_S, PER_TASK_S, run_time
 from tests.helpers.repository import ROOT
 
 DATA = ROOT / "docs" / "data" / "plan_estimates.yaml"

@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from solvers import entropy
 from solvers.card_guessing.tasks import (
+    columns,
     feedback_tasks,
     float_tasks,
     own_tasks,
@@ -219,20 +220,6 @@ def run(task: Task) -> list[Row]:
     return yes_no_tasks.rows(task)
 
 
-# each result column in a line (the report's tooltips and column lists)
-COLUMN_DOCS = {
-    "expected_score": "expected number of correct guesses (float)",
-    "expected_score_exact": "expected_score as an exact fraction p/q (exact solvers only)",
-    "score_variance": "variance of the number of correct guesses",
-    "score_variance_exact": "score_variance as an exact fraction p/q",
-    "score_std": "standard deviation of the number of correct guesses",
-    "score_pmf": "probability of each number of correct guesses, from 0 up",
-    "n_states": "states the solver visited (exact and float methods)",
-    "std_error": "Monte Carlo standard error of expected_score (empty when exact)",
-    "first_moves": "method=float, optimal: the optimal first moves as an indented decision tree",
-    **feedback_tasks.COLUMN_DOCS,
-}
-
 FAMILY = register(
     Family(
         name="card_guessing",
@@ -341,6 +328,6 @@ FAMILY = register(
             "first_moves": "string",  # method=float, optimal: the first moves (first_moves.py)
             **feedback_tasks.COLUMNS,
         },
-        column_docs=COLUMN_DOCS,
+        column_docs=columns.COLUMN_DOCS,
     )
 )

@@ -264,10 +264,11 @@ def check_task(task: Task) -> None:
 # CPU seconds of a task on one core (stage=plan), over its n = colours^pegs codes: a heuristic
 # scores every code as a guess against the feasible ones, ~n^2 feedbacks (4 x 6: 0.05-0.35 s,
 # benchmarks/bench_mastermind.py); the optimum's branch and bound grows faster, ~n^2.5
-# (4 x 6: 12.2 s); fitted to the shipped mastermind study (benchmarks/bench_plan_estimate.py)
+# (4 x 6: 12.2 s alone); fitted to the shipped mastermind study (34 s of CPU, two thirds of
+# it in the 68 heuristics and 2 optima of 4 x 6; benchmarks/bench_plan_estimate.py)
 SECONDS_PER_TASK = 5e-3
-HEURISTIC_SECONDS_PER_PAIR = 1.5e-7
-OPTIMAL_SECONDS = 2e-7  # times n^2.5
+HEURISTIC_SECONDS_PER_PAIR = 1e-7
+OPTIMAL_SECONDS = 1.6e-7  # times n^2.5
 
 
 def estimated_seconds(task: Task) -> float | None:
@@ -336,7 +337,7 @@ COLUMN_DOCS = {
     "expected_guesses": "expected number of guesses to find the code under the jar's "
     "distribution, the last (right) one included",
     "expected_guesses_exact": "expected_guesses as an exact fraction p/q",
-    "total_guesses": "guesses summed over every code (uniform jar only; else empty)",
+    "total_guesses": "guesses summed over every code (a uniform jar; empty for another jar)",
     "max_guesses": "the most guesses any code takes",
     "histogram": "codes found in 1, 2, 3, ... guesses",
     "guess_pmf": "probability of finding the code in 1, 2, 3, ... guesses (jar-weighted)",
