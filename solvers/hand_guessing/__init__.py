@@ -120,13 +120,15 @@ def first_guess_index(deck: Deck, cards: int, first: FirstGuess, rule: S.Rule) -
     return hand_index(deck, [deck.parse(name) for name in first])
 
 
-# CPU seconds of a task on one core (stage=plan): a fixed cost, and per answer played a cost
-# that grows with the hands its guesses are scored over (the shipped hand_guessing study:
-# 66 us an answer of 2 cards, 81 us of 3, the first guess searched; four cards: see
-# FOUR_CARD_SECONDS), measured with benchmarks/bench_plan_estimate.py
+# CPU seconds of a task on one core (stage=plan): the table of every hand's features (30 us a
+# hand: 4 cards, 270,725 hands, ~8 s), and per answer played a cost that grows with the hands
+# its guesses are scored over; fitted to the shipped studies (hand_guessing: 27 tasks of 1 to
+# 3 cards, first guesses searched, 20 s of CPU; hand_guessing_four_sample: 4 samples of 1,000
+# four-card answers, 39 s) with benchmarks/bench_plan_estimate.py
 SECONDS_PER_TASK = 5e-3
-SECONDS_PER_ANSWER = 50e-6
-SECONDS_PER_ANSWER_PER_HAND = 1.4e-9
+SECONDS_PER_HAND = 3e-5
+SECONDS_PER_ANSWER = 40e-6
+SECONDS_PER_ANSWER_PER_HAND = 2e-9
 
 
 def estimated_seconds(task: Task) -> float | None:
@@ -137,7 +139,7 @@ def estimated_seconds(task: Task) -> float | None:
     hands = hand_count(Deck(task["ranks"], task["suits"]), task["cards"])
     answers = hands // task["n_chunks"] if task["sample"] is None else task["sample"]
     per_answer = SECONDS_PER_ANSWER + SECONDS_PER_ANSWER_PER_HAND * hands
-    return SECONDS_PER_TASK + answers * per_answer
+    return SECONDS_PER_TASK + SECONDS_PER_HAND * hands + answers * per_answer
 
 
 def run(task: Task) -> list[Row]:
