@@ -172,7 +172,9 @@ def write(measured: dict[str, dict[str, Any]], with_estimates: bool = True) -> N
         "# average before and after); CPU time on two workers stands for the time of the run on\n"
         "# an idle machine.  ratio: estimate_cpu_s / cpu_s (tests/test_plan_estimate.py holds it\n"
         "# within [0.5, 2]).  first_run: the same study's first run, compiling the kernels the\n"
-        "# cache lacked.\n"
+        "# cache lacked (null: measured alone, --once, the kernels compiled by an earlier run of\n"
+        "# the same code).  A study measured with an earlier estimate of the code differs from\n"
+        "# it only there, which decides when the LocalCluster starts.\n"
     )
     body = {"studies": studies, "not_measured": dict(sorted(NOT_MEASURED.items()))}
     DATA.write_text(head + yaml.safe_dump(body, sort_keys=False, width=100), encoding="utf-8")
