@@ -37,6 +37,7 @@ from pipeline.ctrl_c import RunStopped, is_stop
 from pipeline.long_task_setup import LongTaskSetup, tidy_checkpoints
 from pipeline.needs import Needed, budgeted, check_needs, shared_keys
 from pipeline.progress import shown
+from pipeline.run_estimate import RunTime, of_plan
 from pipeline.staging import remove_stale
 from pipeline.store_layout import result_files, written_by_others
 from pipeline.store_newest import StoredIds, stored_ids
@@ -177,12 +178,32 @@ def plan_text(run: StudyRun) -> str:
     with ``needs``) a table of the tasks left with their needs against where the run
     executes; StudyError, after the table is logged, when one does not fit here."""
     left, needed = _tasks_left(run, refuse=False)
-    lines = [*left.described(needed.shared_cpu), *needed.table(), *needed.lines()]
+    estimate = _estimate(run, left, needed)
+    run_line = estimate.line() if estimate is not None and len(left) else None
+    lines = [*left.described(needed.shared_cpu, run_line), *needed.table(), *needed.lines()]
     lines.append("  nothing was run or written (stage=plan)")
     if needed.shortage is not None:
         run.log("\n".join(lines))
         raise StudyError(needed.shortage)
     return "\n".join(lines)
+
+
+def estimated_run(run: StudyRun) -> tuple[int, RunTime | None]:
+    """(the tasks left to run against the store, :mod:`pipeline.run_estimate`'s estimate of
+    running them: what ``stage=plan`` says; None where the family has no model for them)."""
+    left, needed = _tasks_left(run, refuse=False)
+    return len(left), _estimate(run, left, needed)
+
+
+def _estimate(run: StudyRun, left: Plan, needed: Needed) -> RunTime | None:
+    """The run-time estimate of ``left`` on the workers the needs were checked against, or
+    those the backend answers; None where the family has no model, or the backend cannot
+    say what its workers are (a scheduler that does not answer: the run says so)."""
+    try:
+        workers = needed.where if needed.where is not None else run.workers
+    except StudyError:
+        return None
+    return of_plan(left, needed.shared_cpu, workers, run.conf.cluster)
 
 
 def _tasks_left(run: StudyRun, recompute: bool = False, refuse: bool = True):
