@@ -178,7 +178,7 @@ def plan_text(run: StudyRun) -> str:
     with ``needs``) a table of the tasks left with their needs against where the run
     executes; StudyError, after the table is logged, when one does not fit here."""
     left, needed = _tasks_left(run, refuse=False)
-    estimate = _estimate(run, left, needed)
+    _, estimate = estimated_run(run, left, needed)
     run_line = estimate.line() if estimate is not None and len(left) else None
     lines = [*left.described(needed.shared_cpu, run_line), *needed.table(), *needed.lines()]
     lines.append("  nothing was run or written (stage=plan)")
@@ -188,22 +188,20 @@ def plan_text(run: StudyRun) -> str:
     return "\n".join(lines)
 
 
-def estimated_run(run: StudyRun) -> tuple[int, RunTime | None]:
-    """(the tasks left to run against the store, :mod:`pipeline.run_estimate`'s estimate of
-    running them: what ``stage=plan`` says; None where the family has no model for them)."""
-    left, needed = _tasks_left(run, refuse=False)
-    return len(left), _estimate(run, left, needed)
-
-
-def _estimate(run: StudyRun, left: Plan, needed: Needed) -> RunTime | None:
-    """The run-time estimate of ``left`` on the workers the needs were checked against, or
-    those the backend answers; None where the family has no model, or the backend cannot
-    say what its workers are (a scheduler that does not answer: the run says so)."""
+def estimated_run(
+    run: StudyRun, left: Plan | None = None, needed: Needed | None = None
+) -> tuple[int, RunTime | None]:
+    """(the tasks ``left`` to run (by default, those left against the store), the run-time
+    estimate of running them (:mod:`pipeline.run_estimate`) on the workers the needs were
+    checked against, or those the backend answers: None where the family has no model, or
+    the backend cannot say what its workers are (a scheduler that does not answer))."""
+    if left is None or needed is None:
+        left, needed = _tasks_left(run, refuse=False)
     try:
         workers = needed.where if needed.where is not None else run.workers
     except StudyError:
-        return None
-    return of_plan(left, needed.shared_cpu, workers, run.conf.cluster)
+        return len(left), None
+    return len(left), of_plan(left, needed.shared_cpu, workers, run.conf.cluster)
 
 
 def _tasks_left(run: StudyRun, recompute: bool = False, refuse: bool = True):
