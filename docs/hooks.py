@@ -70,9 +70,13 @@ def params_table(fam: Family) -> str:
 
 
 def columns_table(fam: Family) -> str:
-    """A Markdown table of ``fam``'s declared result columns and their dtypes."""
-    rows = [f"| `{name}` | `{dtype}` |" for name, dtype in fam.solver.columns.items()]
-    return "\n".join(["| result column | dtype |", "|---|---|", *rows]) + "\n"
+    """A Markdown table of ``fam``'s declared result columns, their dtypes and what each
+    holds (:attr:`Solver.column_docs`)."""
+    rows = [
+        f"| `{name}` | `{dtype}` | {fam.solver.column_docs.get(name, '')} |"
+        for name, dtype in fam.solver.columns.items()
+    ]
+    return "\n".join(["| result column | dtype | meaning |", "|---|---|---|", *rows]) + "\n"
 
 
 def strategies_text(fam: Family) -> str:

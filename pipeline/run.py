@@ -43,6 +43,7 @@ from pipeline.running.progress import shown
 from pipeline.storage import locking
 from pipeline.storage.store_layout import written_by_others
 from pipeline.storage.study_folder import StudyFolder
+from pipeline.run_estimate import RunTime, of_plan
 from solvers.kit.words import counted
 from solvers.registry import get_family
 
@@ -121,6 +122,9 @@ class StudyRun:
     report: StudyReport  # what the run has done so far
     log: Callable[[str], None] = print
     search: dict[str, Any] | None = None  # a search's batch: its name and the tasks' trials
+    # solver seconds a task, measured by an earlier run of tasks of the same kinds (a
+    # search's batch before) and by this one once it ran: its batches are sized from it
+    per_task: float | None = None
 
     @functools.cached_property
     def workers(self) -> Workers:
@@ -155,12 +159,30 @@ def plan_text(run: StudyRun) -> str:
     with ``needs``) a table of the tasks left with their needs against where the run
     executes; StudyError, after the table is logged, when one does not fit here."""
     left, needed = _tasks_left(run, refuse=False)
-    lines = [*left.described(needed.shared_cpu), *needed.table(), *needed.lines()]
+    _, estimate = estimated_run(run, left, needed)
+    run_line = estimate.line() if estimate is not None and len(left) else None
+    lines = [*left.described(needed.shared_cpu, run_line), *needed.table(), *needed.lines()]
     lines.append("  nothing was run or written (stage=plan)")
     if needed.shortage is not None:
         run.log("\n".join(lines))
         raise StudyError(needed.shortage)
     return "\n".join(lines)
+
+
+def estimated_run(
+    run: StudyRun, left: Plan | None = None, needed: Needed | None = None
+) -> tuple[int, RunTime | None]:
+    """(the tasks ``left`` to run (by default, those left against the store), the run-time
+    estimate of running them (:mod:`pipeline.run_estimate`) on the workers the needs were
+    checked against, or those the backend answers: None where the family has no model, or
+    the backend cannot say what its workers are (a scheduler that does not answer))."""
+    if left is None or needed is None:
+        left, needed = _tasks_left(run, refuse=False)
+    try:
+        workers = needed.where if needed.where is not None else run.workers
+    except StudyError:
+        return len(left), None
+    return len(left), of_plan(left, needed.shared_cpu, workers, run.conf.cluster)
 
 
 def _tasks_left(run: StudyRun, recompute: bool = False, refuse: bool = True):
@@ -238,8 +260,10 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
             if not len(left):
                 return
             driver.compute(run, left, setup)
-            after = run.plan.left_to_run(folder.stored_ids())  # shared pieces needed
-            folder.checkpoints.tidy(setup.shared, shared_keys(after), run.log)
+            needed: set[str] = set()
+            if setup.shared:  # the shared pieces the tasks still to run need (store read)
+                needed = shared_keys(run.plan.left_to_run(folder.stored_ids()))
+            folder.checkpoints.tidy(setup.shared, needed, run.log)
         with folder.locked():  # a rerun task's rows supersede its stored ones
             if left.supersedes or written_by_others(folder.results, before, run.report.files):
                 folder.compact()

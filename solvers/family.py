@@ -91,6 +91,10 @@ class Solver:
     # parameters, each of a dtype of solvers.registry.DTYPES:
     columns: Mapping[str, str] = field(default_factory=dict)  # result column -> dtype
 
+    # result column -> what it holds, in one line (the report's tooltips and column lists,
+    # the manual's column tables: pipeline.column_words); every column of ``columns`` has one
+    column_docs: Mapping[str, str] = field(default_factory=dict)
+
     # Float column -> the largest absolute difference ``guesslab-reproduce`` accepts between a
     # stored value and the one computed again (the reason belongs in the family's docstring); a
     # column not named here compares bit for bit.

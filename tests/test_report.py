@@ -340,6 +340,25 @@ def test_every_column_gets_words_and_the_table_spec_carries_them():
     assert spec["columns"][0]["about"] == "what" and "about" not in spec["columns"][1]
 
 
+def test_every_column_of_every_familys_rows_is_defined(monkeypatch):
+    """Every column a family's rows carry (common, parameters, their list columns, results)
+    has words from a definition, none from its name's form or dtype alone; and every result
+    column a family declares has its own one-line definition in ``Solver.column_docs``."""
+    import pipeline.column_words as cw
+    from solvers.registry import families, get_family, row_columns
+
+    monkeypatch.setattr(cw, "by_form", lambda name, dtypes: "UNDEFINED")
+    for fam in map(get_family, families()):
+        undefined = [c for c, w in cw.column_words([*row_columns(fam)], fam.name).items()
+                     if w == "UNDEFINED"]  # fmt: skip
+        assert not undefined, f"{fam.name}: columns without words {undefined}"
+        docs = fam.solver.column_docs
+        missing = [c for c in fam.solver.columns if not docs.get(c, "").strip()]
+        assert not missing, f"{fam.name}: result columns without a definition {missing}"
+        assert set(docs) <= set(fam.solver.columns), f"{fam.name}: words for no column"
+        assert all("\n" not in words for words in docs.values())
+
+
 def test_the_citation_falls_back_to_the_installed_version_without_citation_cff(
     monkeypatch, tmp_path
 ):

@@ -168,6 +168,37 @@ def test_a_search_headline_that_is_no_search_s_is_left_out_and_named(tmp_path):
     assert "`search/shape.json`: left out (no name, n_trials, page, plots, params" in lines
 
 
+def test_a_search_over_two_parameters_solves_each_batch_as_one_results_file(tmp_path):
+    """With two searched parameters (a grid part a trial), the trials asked at once are one
+    batch of tasks: after the first batch (the optimum and info's first task, each alone,
+    to learn the time a task), each batch's run writes one results file; each trial is
+    stored once."""
+    import json
+    from collections import Counter
+
+    import pyarrow.parquet as pq
+
+    from pipeline.store_layout import METADATA_KEY, result_files
+
+    result = run_search(
+        config(tmp_path),
+        settings(GAMMA, "study.strategies.info.entropy_r=interval(0.5,2)", n_trials=12),
+        log=lambda _: None,
+    )
+    folder = tmp_path / "gamma_sweep"
+    runs = Counter(
+        json.loads(pq.read_schema(path).metadata[METADATA_KEY])["run"]
+        for path in result_files(folder / "results")
+    )
+    first, *later = (runs[run.stem] for run in sorted((folder / "runs").glob("*.yaml")))
+    assert len(later) == 2 and later == [1, 1] and first <= 3
+    rows = load_results(folder)
+    info = rows[rows["strategy"] == "info"]
+    trials = {(t.params["gamma"], t.params["entropy_r"]) for t in result.trials}
+    assert len(result.trials) == 12 and info["task_id"].is_unique and len(info) == len(trials)
+    assert result.computed == len(trials) + 1  # and the optimum
+
+
 @pytest.mark.slow
 def test_parallel_trials_on_a_local_cluster_store_each_trial_once(tmp_path):
     result = run_search(
@@ -316,3 +347,46 @@ def test_what_each_published_search_found_is_the_solver_s_value(name):
     decks = [found["deck"]] if "deck" in found else ENTROPY_GRID_DECKS
     ratios = [exact_score(d, "info", **params) / exact_score(d) for d in decks]
     assert min(ratios) == Fraction(found["best_ratio"]), ratios
+
+
+def test_the_journal_is_written_a_batch_at_a_time_and_read_back_as_optuna_writes_it(tmp_path):
+    """Optuna's logs are held until the flush (read back from memory meanwhile: the study
+    sees its trials), then written in one append; the file replays, with Optuna's own file
+    backend, to the same trials."""
+    import optuna
+    from optuna.storages.journal import JournalFileBackend, JournalStorage
+
+    from pipeline.search.batched_journal import BatchedJournal
+
+    path = tmp_path / "s.journal"
+    writer = BatchedJournal(path)
+    appends = []
+    append = writer.file.append_logs
+    writer.file.append_logs = lambda logs: (appends.append(len(logs)), append(logs))
+    space = {"gamma": optuna.distributions.FloatDistribution(0.0, 1.0)}
+    study = optuna.create_study(study_name="s", storage=JournalStorage(writer))
+    asked = [study.ask(space) for _ in range(3)]
+    assert len(study.get_trials()) == 3 and path.read_bytes() == b""
+    writer.flush()
+    for trial in asked:
+        study.tell(trial.number, trial.params["gamma"])
+    writer.flush()
+    assert len(appends) == 2 and not writer.pending
+    again = optuna.load_study(study_name="s", storage=JournalStorage(JournalFileBackend(str(path))))
+    assert [(t.params, t.value) for t in again.get_trials()] == [
+        (t.params, t.value) for t in study.get_trials()
+    ]
+    assert BatchedJournal(path).in_file == len(path.read_bytes().splitlines())
+
+
+def test_a_second_search_of_the_same_name_on_the_same_folder_is_refused(tmp_path):
+    """One search writes a journal at a time: another of the same name is refused in one
+    line naming the setting, the first left as it was."""
+    from pipeline.search.batched_journal import held_journal
+
+    journal = tmp_path / "s.journal"
+    first = held_journal(tmp_path, "s", journal)
+    with pytest.raises(StudyError, match=r"hydra.sweeper.name='s': another search of this"):
+        held_journal(tmp_path, "s", journal)
+    first.close()
+    held_journal(tmp_path, "s", journal).close()  # free again once the first has ended

@@ -1,12 +1,14 @@
 """A search over a strategy's parameters: Optuna asks, the study's pipeline solves, Optuna is
 told.
 
-Each batch of ``n_jobs`` trials asked at once is one run of the study's tasks (one grid part
-a trial: the trial's parameter values on every deck of the study's grid) on the study's
-cluster, opened once for the whole search; the rows are stored as any run's, so a trial
-whose tasks are stored costs nothing.  The search's state is Optuna's journal in the study
-folder (``search/<name>.journal``): Ctrl-C leaves the trials told so far (and the tasks of
-the batch stored so far), and the same command again goes on with the trials left,
+Each batch of ``n_jobs`` trials asked at once is one run of the study's tasks (a trial: its
+parameter values on every deck of the study's grid) on the study's cluster, opened once for
+the whole search, its tasks cut into batches of tasks from the time a task took in the
+batch before (:class:`pipeline.driver.BatchCutter`); the rows are stored as any run's, so a
+trial whose tasks are stored costs nothing.  The search's state is Optuna's journal in the
+study folder (``search/<name>.journal``, written once a batch is asked and once it is told:
+:mod:`pipeline.search.batched_journal`): Ctrl-C leaves the trials told so far (and the tasks
+of the batch stored so far), and the same command again goes on with the trials left,
 re-running a trial left asked but untold (its stored tasks are not solved again).
 """
 
@@ -91,6 +93,7 @@ class Search:
             self.reference = None
         self.result = SearchResult(self.name, objective, space, folder=base.folder.path)
         self._tasks: dict[str, list] = {}
+        self.per_task: float | None = None  # solver seconds a task, as the batches measured
         self.result.reference_name = self.reference
 
     # ------------------------------------------------------------------ checks before any work
@@ -138,10 +141,11 @@ class Search:
     def batch_study(self, trials: list[Mapping[str, Any]], reference: bool = False) -> dict:
         """The study of one batch: the study's grid, the searched strategy at the trials'
         values, and the reference strategy's part when asked.  With one searched parameter
-        the batch's trials are one part, the parameter's axis holding their values (the
-        same tasks as a part a trial: a batch of the run never spans two parts, so a part a
-        trial would make each trial a batch and a results file of its own); with several,
-        one part a trial (their product would hold tasks no trial asked for)."""
+        the batch's trials are one part, the parameter's axis holding their values; with
+        several, one part a trial (their product would hold tasks no trial asked for), and
+        the run's batches of tasks span those parts (they are of one kind:
+        :class:`pipeline.driver.BatchCutter`), so the trials are still one batch of tasks
+        and one results file a worker."""
         study = self.base.conf.study.plain()
         parts = []
         if reference:
@@ -172,29 +176,40 @@ class Search:
         report.planned = plan.n_tasks
         search = {"name": self.name, "trials": asked or {}}  # in its files' metadata
         run = StudyRun(
-            given, conf, plan, self.held, self.base.folder, report, _warnings_of(self.log),
+            given,
+            conf,
+            plan,
+            self.held,
+            self.base.folder,
+            report,
+            _warnings_of(self.log),
             search=search,
-        )  # fmt: skip
+            per_task=self.per_task,
+        )
         run_tasks(run)
+        self.per_task = run.per_task  # the next batch's tasks are cut from the start by it
         self.result.computed += report.computed
         return report
 
     # ------------------------------------------------------------------------- the loop
 
     def run(self) -> SearchResult:
-        study = self.optuna_study()
-        self.values = TaskValues(
-            self.base.folder.results, self.base.plan.family, self.objective.column, self.log
-        )
-        with self.base.backend.open() as executor:
-            self.held = HeldBackend(self.base.backend, executor)
-            try:
-                self.restore(study)
-                self.loop(study)
-            except BaseException as exc:
-                if is_stop(exc):
-                    raise SearchStopped(self.stopped_line(study)) from exc
-                raise
+        with contextlib.ExitStack() as held:
+            study = self.optuna_study(held)
+            self.values = TaskValues(
+                self.base.folder.results, self.base.plan.family, self.objective.column, self.log
+            )
+            with self.base.backend.open() as executor:
+                self.held = HeldBackend(self.base.backend, executor)
+                try:
+                    self.restore(study)
+                    self.loop(study)
+                except BaseException as exc:
+                    if is_stop(exc):
+                        raise SearchStopped(self.stopped_line(study)) from exc
+                    raise
+                finally:
+                    self.writer.flush()  # what was told before a stop or a failure
         self.result.trials = self.told(study)
         for trial in self.result.trials:  # every trial's exact value, for the search's page
             if trial.value is not None:
@@ -255,6 +270,7 @@ class Search:
             batch = waiting[: self.settings.n_jobs]
             while len(batch) < min(self.settings.n_jobs, left):
                 batch.append(study.ask(self.space))
+            self.writer.flush()  # the trials asked, in the journal before their tasks run
             self.tell(study, batch, first)
             first = False
             self.log(self.progress_line(study))
@@ -275,6 +291,7 @@ class Search:
                 self.log(f"  trial {trial.number} ({params_text(p)}) failed: {error}")
             else:
                 study.tell(trial.number, value)
+        self.writer.flush()  # the batch told: one write to the journal
         self.journal.seal()  # the trials told, vouched for when the journal is read back
 
     def asked_by(self, batch: list[Any], params: list[Mapping[str, Any]]) -> dict[str, int]:
@@ -333,9 +350,11 @@ class Search:
 
     # ------------------------------------------------------------------------- Optuna
 
-    def optuna_study(self) -> Any:
+    def optuna_study(self, held: contextlib.ExitStack) -> Any:
         """The search's Optuna study, in the study folder's journal (made, or loaded to go
-        on); StudyError when the journal holds a search of another space or objective."""
+        on), written a batch at a time (:mod:`pipeline.search.batched_journal`) under the
+        search's lock, which ``held`` keeps; StudyError when the journal holds a search of
+        another space or objective, or another search of this name runs."""
         try:
             import optuna
         except ImportError:
@@ -343,23 +362,30 @@ class Search:
                 "hydra/sweeper=guesslab: the search needs Optuna: pip install 'guesslab[search]'"
             ) from None
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        from optuna.storages.journal import JournalFileBackend, JournalStorage
+        from optuna.storages.journal import JournalStorage
+
+        from pipeline.search.batched_journal import BatchedJournal, held_journal
 
         self.journal = SearchJournal(self.base.folder.path, self.name, self.log)
         folder = self.journal.path.parent
-        study = self.journal.open(  # checked before it is trusted: pipeline/search/journal.py
-            lambda: optuna.create_study(
+        held.enter_context(held_journal(folder, self.name, self.journal.path))
+
+        def make() -> Any:
+            self.writer = BatchedJournal(self.journal.path)  # a new one over a new journal
+            return optuna.create_study(
                 study_name=self.name,
-                storage=JournalStorage(JournalFileBackend(str(self.journal.path))),
+                storage=JournalStorage(self.writer),
                 sampler=sampler_of(self.settings.sampler, self.settings.seed),
                 direction=self.objective.direction,
                 load_if_exists=True,
             )
-        )
+
+        study = self.journal.open(make)  # checked before trusted: pipeline/search/journal.py
         what = {"objective": self.objective.describe(), "space": _space_key(self.space)}
         found = study.user_attrs.get("search")
         if found is None:
             study.set_user_attr("search", what)
+            self.writer.flush()
         elif found != what:
             raise StudyError(
                 f"hydra.sweeper.name={self.name!r}: {folder / self.name}.journal holds a search "

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from solvers.family import Presentation
 from solvers.hand_guessing.rules import RULES
+from solvers.hand_guessing.scheduling import SCHEDULING
 from solvers.hand_guessing.tasks import SOLVER
 from solvers.registry import Family, register
 
@@ -37,6 +38,7 @@ FAMILY = register(
         doc=__doc__,
         rules=RULES,
         solver=SOLVER,
+        scheduling=SCHEDULING,
         presentation=Presentation(
             summary="solvers.hand_guessing.summary:summarize",
             report="solvers.hand_guessing.report:report",

@@ -70,8 +70,27 @@ def result_row(result: S.Play, deck: Deck, f: T.Features, first: int, *, sampled
     return row
 
 
+# each result column in a line (the report's tooltips and column lists)
+COLUMN_DOCS = {
+    "average_guesses": "mean number of guesses over the answers played, the last (right) one "
+    "included",
+    "average_guesses_exact": "average_guesses as an exact fraction p/q (empty for a sample)",
+    "total_guesses": "guesses summed over the answers played (chunks add up to the whole)",
+    "max_guesses": "the most guesses any answer played took",
+    "histogram": "answers found in 1, 2, 3, ... guesses",
+    "first_guess": "the hand guessed first (card names)",
+    "first_guess_searched": "whether first_guess was searched for (first_guess=search); empty "
+    "for a strategy of one's own",
+    "answers": "answers played: every hand, one chunk of them or the sample",
+    "total_answers": "hands the answer could be (every hand of that size in the deck)",
+    "standard_error": "standard error of average_guesses for a sample (finite-population "
+    "corrected); empty when exact",
+    "tree_nodes": "nodes of the decision tree the play walked",
+}
+
 SOLVER = Solver(
     run=run,
+    column_docs=COLUMN_DOCS,
     columns={
         "average_guesses": "float64",
         "average_guesses_exact": "string",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from solvers.family import Scheduling
 from solvers.high_low.float_layers import sizes
+from solvers.high_low.rules import deck_states
 from solvers.kit.budget import Need
 from solvers.own_strategy import is_own
 from solvers.registry import Task
@@ -34,10 +35,29 @@ def needs(task: Task, workers: int) -> Need | None:
     )
 
 
+# CPU seconds of an exact task on one core: per task, and per state of a real deck (the
+# fractions of its counts) or of n distinct cards (the high_low study's tasks: 4-9 us a state
+# of a real deck, 0.3 us of n <= 200 distinct cards)
+EXACT_SECONDS_PER_TASK = 5e-5
+EXACT_SECONDS_PER_STATE = 6e-6
+EXACT_SECONDS_PER_DISTINCT_STATE = 3.5e-7
+# Monte Carlo (the majority rule): seconds per card dealt (13 x 4, 80,000 games: 0.27 us)
+MONTE_CARLO_SECONDS_PER_CARD = 2.7e-7
+
+
 def estimated_seconds(task: Task) -> float | None:
-    """Roughly the solver seconds of a checked task on one core (``stage=plan``): the float
-    path on a real deck only, from its states; None for the other methods."""
-    if task["method"] != "float" or task["n"] is not None or is_own(task):
+    """Roughly the solver seconds of a checked task on one core (``stage=plan``): the exact
+    path and the float path on a real deck from their states, Monte Carlo from the cards
+    dealt; None for the float path of distinct cards and a strategy of one's own."""
+    if is_own(task):
+        return None
+    if task["method"] == "exact":
+        per = EXACT_SECONDS_PER_DISTINCT_STATE if task["n"] is not None else EXACT_SECONDS_PER_STATE
+        return EXACT_SECONDS_PER_TASK + per * deck_states(task)
+    if task["method"] == "monte_carlo":
+        cards = task["n"] if task["n"] is not None else task["ranks"] * task["suits"]
+        return EXACT_SECONDS_PER_TASK + MONTE_CARLO_SECONDS_PER_CARD * cards * task["n_games"]
+    if task["method"] != "float" or task["n"] is not None:
         return None
     return SECONDS_PER_STATE * sizes.size_estimate(task["ranks"], task["suits"]).states
 

@@ -103,8 +103,31 @@ def log10_fraction(q: Fraction) -> float:
     return math.log10(q.numerator) - math.log10(q.denominator)
 
 
+# each result column in a line (the report's tooltips and column lists)
+COLUMN_DOCS = {
+    "n_cards": "cards in the deck",
+    "p_perfect": "probability that the strategy calls every card right",
+    "p_perfect_exact": "p_perfect as an exact fraction p/q (method=exact)",
+    "p_perfect_se": "Monte Carlo standard error of p_perfect (0 when computed)",
+    "log10_p_perfect": "log10 of p_perfect (readable where p_perfect underflows)",
+    "expected_correct": "expected right calls when play goes on after a miss (the best possible; "
+    "a strategy of one's own: its own)",
+    "expected_correct_exact": "expected_correct as an exact fraction p/q",
+    "expected_correct_se": "Monte Carlo standard error of expected_correct (a strategy of one's "
+    "own, method=monte_carlo)",
+    "n_states": "states the solver visited",
+    "departures": "method=float, optimal: states where the best call differs from the majority "
+    "rule's",
+    "departures_checked": "states examined for a departure",
+    "departures_uneven": "departures where the unseen cards above and below differ in number",
+    "departures_top": "the likeliest departures as JSON records (state, cards left, "
+    "probability of passing through it, relative loss of the majority call, best call)",
+    "departures_top_uneven": "the likeliest uneven departures, as departures_top",
+}
+
 SOLVER = Solver(
     run=run,
+    column_docs=COLUMN_DOCS,
     columns={
         "n_cards": "int64",
         "p_perfect": "float64",

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from solvers.family import Presentation
 from solvers.mastermind.rules import RULES
+from solvers.mastermind.scheduling import SCHEDULING
 from solvers.mastermind.tasks import SOLVER
 from solvers.registry import Family, register
 
@@ -44,6 +45,7 @@ FAMILY = register(
         doc=__doc__,
         rules=RULES,
         solver=SOLVER,
+        scheduling=SCHEDULING,
         presentation=Presentation(
             summary="solvers.mastermind.summary:summarize",
             report="solvers.mastermind.report:report",

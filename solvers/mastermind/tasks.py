@@ -24,8 +24,26 @@ def run(task: Task) -> list[Row]:
     return [evaluate(task["pegs"], task["colours"], task["jar"], task["strategy"], r, t)]
 
 
+# each result column in a line (the report's tooltips and column lists)
+COLUMN_DOCS = {
+    "expected_guesses": "expected number of guesses to find the code under the jar's "
+    "distribution, the last (right) one included",
+    "expected_guesses_exact": "expected_guesses as an exact fraction p/q",
+    "total_guesses": "guesses summed over every code (a uniform jar; empty for another jar)",
+    "max_guesses": "the most guesses any code takes",
+    "histogram": "codes found in 1, 2, 3, ... guesses",
+    "guess_pmf": "probability of finding the code in 1, 2, 3, ... guesses (jar-weighted)",
+    "first_guess": "the first guess of the strategy's decision tree",
+    "n_codes": "codes the decision tree covers (all codes, or those of one subtree)",
+    "tree_nodes": "nodes of the strategy's decision tree",
+    "search_nodes": "optimal: nodes the branch and bound search visited",
+    "subtree_mass_exact": "optimal: the jar probability of the codes the task covers, p/q (1 "
+    "for the whole game)",
+}
+
 SOLVER = Solver(
     run=run,
+    column_docs=COLUMN_DOCS,
     columns={
         "expected_guesses": "float64",
         "expected_guesses_exact": "string",

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from solvers.family import Presentation
 from solvers.no_repeat.rules import RULES
+from solvers.no_repeat.scheduling import SCHEDULING
 from solvers.no_repeat.tasks import SOLVER
 from solvers.registry import Family, register
 
@@ -39,6 +40,7 @@ FAMILY = register(
         doc=__doc__,
         rules=RULES,
         solver=SOLVER,
+        scheduling=SCHEDULING,
         presentation=Presentation(summary="solvers.no_repeat.summary:summarize"),
         examples=({"N": 6},),
     )

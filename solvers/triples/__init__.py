@@ -26,6 +26,7 @@ from __future__ import annotations
 from solvers.family import Presentation
 from solvers.registry import Family, register
 from solvers.triples.rules import RULES
+from solvers.triples.scheduling import SCHEDULING
 from solvers.triples.tasks import SOLVER
 
 VERSION = "1"  # of its rows: what each version changed is in CHANGELOG.md
@@ -37,6 +38,7 @@ FAMILY = register(
         doc=__doc__,
         rules=RULES,
         solver=SOLVER,
+        scheduling=SCHEDULING,
         presentation=Presentation(summary="solvers.triples.summary:summarize"),
         examples=({"ranks": 4, "suits": 4, "k": 2, "n": 2},),
     )

@@ -89,8 +89,35 @@ def run(task: Task) -> list[Row]:
     return RUNNERS[task["analysis"]](task)
 
 
+# each result column in a line (the report's tooltips and column lists)
+COLUMN_DOCS = {
+    "p_win": "A's probability of winning at level n (win_probability, monte_carlo)",
+    "p_win_exact": "p_win as an exact fraction p/q",
+    "n_states": "tally states the exact solver visited",
+    "wins": "monte_carlo: games A won",
+    "p_win_mc": "monte_carlo: A's win rate over the games played",
+    "p_win_se": "monte_carlo: standard error of p_win_mc",
+    "z_score": "monte_carlo: (p_win_mc - p_win) in standard errors of the exact binomial",
+    "target": "hitting_times: the level to reach",
+    "expected_rounds": "hitting_times: expected rounds to first reach target from start",
+    "expected_rounds_exact": "expected_rounds as an exact fraction p/q",
+    "after_rounds": "distribution: rounds played (0 = the start)",
+    "level": "distribution: the level",
+    "prob": "distribution: probability of being at level after after_rounds rounds",
+    "prob_exact": "prob as an exact fraction p/q",
+    "crossing_level": "equilibrium: the highest level where A wins with probability 1/2 or more",
+    "mode_level": "equilibrium: the likeliest level of the stationary law",
+    "mean_level": "equilibrium: the mean level of the stationary law",
+    "mean_level_exact": "mean_level as an exact fraction p/q",
+    "region_mass": "equilibrium: stationary probability of the crossing level and the one above it",
+    "region_mass_exact": "region_mass as an exact fraction p/q",
+    "stationary": "equilibrium: the stationary probability of each level, from 1 up",
+    "p_win_levels": "equilibrium: A's win probability at each level, from 1 up",
+}
+
 SOLVER = Solver(
     run=run,
+    column_docs=COLUMN_DOCS,
     columns={
         "p_win": "float64",
         "p_win_exact": "string",

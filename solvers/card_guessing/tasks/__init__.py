@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from solvers.card_guessing.tasks import (
+    columns,
     feedback_tasks,
     float_tasks,
     own_tasks,
@@ -40,6 +41,7 @@ def split_rows(task: Task, cluster) -> list[Row]:
 
 SOLVER = Solver(
     run=run,
+    column_docs=columns.COLUMN_DOCS,
     columns={
         "expected_score": "float64",
         "expected_score_exact": "string",
