@@ -125,7 +125,7 @@ def study_estimate(name: str) -> dict[str, float]:
     """The estimate ``stage=plan`` gives of a run of the shipped study ``name`` on the
     default cluster on an empty store, as numbers: tasks, CPU and wall seconds."""
     from pipeline.run import estimated_run, prepared
-    from pipeline.study_api import composed
+    from pipeline.study import composed
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = composed([f"study={name}", f"paths.outputs={tmp}/outputs"])

@@ -40,10 +40,10 @@ from pipeline.running import claims, driver
 from pipeline.running.needs import Needed, budgeted, check_needs, shared_keys
 from pipeline.running.plan import StudyPlan, planned
 from pipeline.running.progress import shown
+from pipeline.running.run_estimate import RunTime, of_plan
 from pipeline.storage import locking
 from pipeline.storage.store_layout import written_by_others
 from pipeline.storage.study_folder import StudyFolder
-from pipeline.run_estimate import RunTime, of_plan
 from solvers.kit.words import counted
 from solvers.registry import get_family
 
@@ -170,10 +170,10 @@ def plan_text(run: StudyRun) -> str:
 
 
 def estimated_run(
-    run: StudyRun, left: Plan | None = None, needed: Needed | None = None
+    run: StudyRun, left: StudyPlan | None = None, needed: Needed | None = None
 ) -> tuple[int, RunTime | None]:
     """(the tasks ``left`` to run (by default, those left against the store), the run-time
-    estimate of running them (:mod:`pipeline.run_estimate`) on the workers the needs were
+    estimate of running them (:mod:`pipeline.running.run_estimate`) on the workers the needs were
     checked against, or those the backend answers: None where the family has no model, or
     the backend cannot say what its workers are (a scheduler that does not answer))."""
     if left is None or needed is None:

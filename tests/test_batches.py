@@ -153,7 +153,7 @@ def test_small_grid_parts_of_one_kind_share_batches_split_evenly_among_the_worke
     the time per task known from an earlier run (a search's batch before), the eight info
     tasks are one batch a worker, each task once, in study order; the optimum's task, of
     another kind (other kernels, another file's columns), never shares their batch."""
-    from pipeline.driver import BatchCutter
+    from pipeline.running.driver import BatchCutter
 
     study = one_task_parts(8, optimum=False)
     cutter = BatchCutter(planned(study), workers, auto_batching(), per_task=0.01)
@@ -175,7 +175,7 @@ def test_small_grid_parts_of_one_kind_share_batches_split_evenly_among_the_worke
 def test_one_worker_s_batches_keep_their_target_size_to_the_end():
     """With one worker no other is left idle by a long last batch: 250 tasks of 10 ms (a
     target of 100 a batch) go out as 100, 100 and 50, not in a tail of shrinking batches."""
-    from pipeline.driver import BatchCutter
+    from pipeline.running.driver import BatchCutter
 
     study = {
         "name": "one",
@@ -193,7 +193,7 @@ def test_one_worker_s_batches_keep_their_target_size_to_the_end():
 def test_without_a_time_per_task_the_first_task_of_each_kind_goes_out_alone():
     """A cold run of small grid parts: the first task of each kind alone (not of each part),
     then, the time known, the other parts' tasks together."""
-    from pipeline.driver import BatchCutter
+    from pipeline.running.driver import BatchCutter
 
     cutter = BatchCutter(planned(one_task_parts(5)), 1, auto_batching())
     first = [cutter.next_batch(), cutter.next_batch()]

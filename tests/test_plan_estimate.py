@@ -1,4 +1,4 @@
-"""``stage=plan``'s estimate of a run's time (pipeline/run_estimate.py) against the runs of
+"""``stage=plan``'s estimate of a run's time (pipeline/running/run_estimate.py) against the runs of
 the shipped studies measured in docs/data/plan_estimates.yaml
 (benchmarks/bench_plan_estimate.py writes it)."""
 
@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from benchmarks.bench_plan_estimate import study_estimate
-from pipeline.run_estimate import FIXED_S, PER_TASK_S, run_time
+from pipeline.running.run_estimate import FIXED_S, PER_TASK_S, run_time
 from tests.helpers.repository import ROOT
 
 DATA = ROOT / "docs" / "data" / "plan_estimates.yaml"

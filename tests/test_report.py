@@ -344,7 +344,7 @@ def test_every_column_of_every_familys_rows_is_defined(monkeypatch):
     """Every column a family's rows carry (common, parameters, their list columns, results)
     has words from a definition, none from its name's form or dtype alone; and every result
     column a family declares has its own one-line definition in ``Solver.column_docs``."""
-    import pipeline.column_words as cw
+    import pipeline.outputs.column_words as cw
     from solvers.registry import families, get_family, row_columns
 
     monkeypatch.setattr(cw, "by_form", lambda name, dtypes: "UNDEFINED")

@@ -172,7 +172,7 @@ class StudyPlan:
         """``stage=plan``'s lines on the plan: its tasks, how many the store holds, how many
         are left to run and the solver time to expect for them (less ``shared_seconds``, the
         work of pieces the tasks share that they need not compute again), then ``run_line``
-        (the run's time, :mod:`pipeline.run_estimate`) when given."""
+        (the run's time, :mod:`pipeline.running.run_estimate`) when given."""
         strategies = f", {counted(len(self.strategies), 'strategy')}" if self.strategies else ""
         lines = [
             f"study {self.name}: {counted(self.n_tasks, 'task')} ({counted(self.parts, 'grid')}"

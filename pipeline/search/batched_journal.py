@@ -25,9 +25,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pipeline.config import StudyError
-from pipeline.locking import OWNER_ONLY, not_ours, owner_only
-from pipeline.safe_paths import open_regular
+from pipeline.errors import StudyError
+from pipeline.storage.locking import OWNER_ONLY, not_ours, owner_only
+from pipeline.storage.safe_paths import open_regular
 
 try:  # optional: pipeline.search.runner says how to install Optuna when it is missing
     from optuna.storages.journal import BaseJournalBackend, JournalFileBackend

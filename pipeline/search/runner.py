@@ -4,7 +4,7 @@ told.
 Each batch of ``n_jobs`` trials asked at once is one run of the study's tasks (a trial: its
 parameter values on every deck of the study's grid) on the study's cluster, opened once for
 the whole search, its tasks cut into batches of tasks from the time a task took in the
-batch before (:class:`pipeline.driver.BatchCutter`); the rows are stored as any run's, so a
+batch before (:class:`pipeline.running.driver.BatchCutter`); the rows are stored as any run's, so a
 trial whose tasks are stored costs nothing.  The search's state is Optuna's journal in the
 study folder (``search/<name>.journal``, written once a batch is asked and once it is told:
 :mod:`pipeline.search.batched_journal`): Ctrl-C leaves the trials told so far (and the tasks
@@ -144,7 +144,7 @@ class Search:
         the batch's trials are one part, the parameter's axis holding their values; with
         several, one part a trial (their product would hold tasks no trial asked for), and
         the run's batches of tasks span those parts (they are of one kind:
-        :class:`pipeline.driver.BatchCutter`), so the trials are still one batch of tasks
+        :class:`pipeline.running.driver.BatchCutter`), so the trials are still one batch of tasks
         and one results file a worker."""
         study = self.base.conf.study.plain()
         parts = []

@@ -102,8 +102,8 @@ def run_time(
 
 
 def of_plan(left: Any, shared_s: float, workers: Any, cluster_conf: Any) -> RunTime | None:
-    """The estimate of running the tasks ``left`` (a :class:`~pipeline.study.Plan`) on the
-    backend's ``workers`` (:class:`~pipeline.backends.base.Workers`), less ``shared_s``
+    """The estimate of running the tasks ``left`` (a :class:`~pipeline.running.plan.StudyPlan`) on
+    the backend's ``workers`` (:class:`~pipeline.backends.base.Workers`), less ``shared_s``
     seconds of shared pieces computed once; None where the family has no model for them."""
     found = left.estimated_seconds() if len(left) else (0.0, 0)
     if found is None:
