@@ -21,7 +21,7 @@ def measured() -> dict:
 
 @pytest.fixture(scope="module")
 def estimates(measured) -> dict[str, dict[str, float]]:
-    """The estimate of each measured study by the code as it is now."""
+    """The estimate of each measured study by the code as it stands."""
     return {name: study_estimate(name) for name in measured["studies"]}
 
 
@@ -39,7 +39,7 @@ def test_every_shipped_study_is_measured_or_listed_as_not_measured(measured):
 
 
 def test_the_estimate_is_within_2x_of_each_measured_run(measured, estimates):
-    """For every measured study, the estimate of the code as it is now is within a factor
+    """For every measured study, the estimate of the code as it stands is within a factor
     of 2 of the run's CPU time (what the run takes on an idle machine on two workers, where
     the shared machine's wall time is not a fair measure); the data file's estimate column
     is the code's (the table is not stale)."""

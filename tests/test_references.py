@@ -56,7 +56,7 @@ MADE_FILES |= {"myhands.py"}
 MADE_FILES |= {"studies/study/mine.yaml", "study.ipynb", "bundle.js"}
 MADE_FILES |= {"conf/cluster/KIND.yaml", "cluster/KIND.yaml"}
 MADE_FOLDERS |= {"outputs/paper/"}
-MADE_FOLDERS |= {"studies/study/"}
+MADE_FOLDERS |= {"studies/study/", "quarantine/search/"}
 # outside libraries' classes the code names by their class name alone
 OUTSIDE_CLASSES = {
     "Client": "distributed.Client",
@@ -289,12 +289,15 @@ def config_sections() -> dict[str, object]:
     import dataclasses
 
     from hydra_plugins.guesslab_sweeper.config import GuesslabSweeperConf
-    from pipeline.config import Config
+    from pipeline.config import Config, cluster_models
 
     hydra = yaml.safe_load((ROOT / "conf" / "config.yaml").read_text())["hydra"]
     # hydra/sweeper=guesslab's settings (hydra.sweeper.n_trials ...)
     hydra["sweeper"] = {f.name: None for f in dataclasses.fields(GuesslabSweeperConf)}
-    return {**{k: f.annotation for k, f in Config.model_fields.items()}, "hydra": hydra}
+    sections: dict[str, object] = {k: f.annotation for k, f in Config.model_fields.items()}
+    # cluster.*: a key of any registered backend's settings model
+    sections["cluster"] = typing.Union[tuple(cluster_models().values())]  # noqa: UP007
+    return {**sections, "hydra": hydra}
 
 
 def models_of(annotation: object) -> list[object]:
