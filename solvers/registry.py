@@ -59,11 +59,10 @@ class Family:
     # (see solvers.kit.report_sections); None: the report shows a generic table of the rows
     report: str | None = None
     # a distributed mode: ``spreads_over_cluster(task)`` says whether a checked task spreads
-    # its work over a Dask cluster; then "module:function" ``run_over_cluster`` runs it as
-    # ``(task, cluster) -> rows`` (in place of ``run``), where ``cluster`` is what the caller
-    # hands in (the pipeline: a zero-argument callable giving a context manager that yields a
-    # client of the cluster the task runs on), or None (the family brings up a cluster of its
-    # own)
+    # its work; then "module:function" ``run_over_cluster`` runs it as ``(task) -> rows`` (in
+    # place of ``run``), spreading its pieces through its context
+    # (``solvers.kit.task_context.current().spread(n)``: where the task runs decides where
+    # they go; a family never starts a cluster)
     spreads_over_cluster: Callable[[Task], bool] | None = None
     run_over_cluster: str | None = None
     # the solver seconds a checked task should take on one core (a model of its size, for
@@ -315,18 +314,18 @@ def _column_value(value: Any) -> Any:
     return value
 
 
-def solve(task: Mapping[str, Any], *, canonical: bool = False, cluster: Any = None) -> list[Row]:
+def solve(task: Mapping[str, Any], *, canonical: bool = False) -> list[Row]:
     """Rows of results for one task: every parameter as a column plus the measured values.
 
     ``canonical=True`` skips validation for a task that :func:`validate` already returned
-    (the pipeline validates the whole grid before it submits anything).  ``cluster`` goes
-    to a task that splits its work over a Dask cluster (:attr:`Family.run_over_cluster`).
+    (the pipeline validates the whole grid before it submits anything).  A task that
+    spreads its work runs through :attr:`Family.run_over_cluster`.
     """
     checked = dict(task) if canonical else validate(task)
     fam = get_family(checked["family"])
     start = time.perf_counter()
     if fam.spreads_over_cluster is not None and fam.spreads_over_cluster(checked):
-        rows = named_function(fam.run_over_cluster)(checked, cluster)
+        rows = named_function(fam.run_over_cluster)(checked)
     else:
         rows = fam.run(checked)
     seconds = time.perf_counter() - start

@@ -10,7 +10,6 @@ from typing import Any
 from pipeline.backends.base import (
     CERTS_HINT,
     Workers,
-    borrowed_client,
     is_loopback,
     quiet_dask_logs,
     tls_files,
@@ -112,7 +111,7 @@ def open(cluster: Any, workers: Workers) -> Iterator[DaskExecutor]:  # noqa: A00
             )
         description = f"scheduler {cluster.address}, {counted(n_workers, 'worker')}"
         watch = NoWorkersWatch(client, cluster)
-        yield DaskExecutor(client, n_workers, description, borrowed_client, watch=watch)
+        yield DaskExecutor(client, n_workers, description, watch=watch)
 
 
 def version_differences(client: Any) -> list[str]:

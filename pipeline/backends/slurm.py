@@ -17,7 +17,6 @@ from typing import Any
 
 from pipeline.backends.base import (
     Workers,
-    borrowed_client,
     quiet_dask_logs,
     tls_files,
     tls_security,
@@ -139,4 +138,4 @@ def open(cluster: Any, workers: Workers) -> Iterator[DaskExecutor]:  # noqa: A00
                 f"(cluster.log_directory={cluster.log_directory!r})"
             ) from None
         description = f"Slurm (dask-jobqueue), {cluster.minimum_jobs}-{workers.count} jobs"
-        yield DaskExecutor(client, workers.count, description, borrowed_client)
+        yield DaskExecutor(client, workers.count, description)

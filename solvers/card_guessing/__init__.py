@@ -162,11 +162,12 @@ def splits_over_cluster(task: Task) -> bool:
     return (task["method"] == "float" and (task["workers"] or 1) > 1) or ranked_tasks.splits(task)
 
 
-def split_rows(task: Task, cluster) -> list[Row]:
-    """The rows of a task that :func:`splits_over_cluster`, from its distributed mode."""
+def split_rows(task: Task) -> list[Row]:
+    """The rows of a task that :func:`splits_over_cluster`, from its distributed mode (its
+    pieces spread where the task's context says: solvers/kit/spread.py)."""
     if task["method"] == "ranked":
-        return ranked_tasks.split_rows(task, cluster)
-    return float_tasks.split_rows(task, cluster)
+        return ranked_tasks.split_rows(task)
+    return float_tasks.split_rows(task)
 
 
 def run(task: Task) -> list[Row]:
