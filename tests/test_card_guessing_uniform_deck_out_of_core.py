@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pipeline.backends.spreading import OnDask
 from solvers import TaskError, solve
 from solvers.card_guessing.tasks import ranked_tasks
 from solvers.card_guessing.uniform_deck import chunks, in_memory, last_layer, out_of_core, values
@@ -158,7 +159,7 @@ def test_two_capped_workers_match_one_process(policy, window, tmp_path, two_work
     deck = (4,) * 5
     store = Checkpoints(tmp_path / "ck", root=tmp_path)
     sol = out_of_core.solve(
-        deck, policy, window, client=two_workers, checkpoints=store, chunk=out_of_core.ALIGN
+        deck, policy, window, spread=OnDask(two_workers), checkpoints=store, chunk=out_of_core.ALIGN
     )
     same(sol, in_memory.solve(deck, policy, window=window))
     peaks = two_workers.run(peak_rss)
@@ -192,7 +193,7 @@ def test_eight_types_on_three_capped_workers(tmp_path, monkeypatch):
     try:
         for policy, window in POLICIES:
             said: list[str] = []
-            sol = out_of_core.solve(deck, policy, window, client=client, budget_bytes=cap,
+            sol = out_of_core.solve(deck, policy, window, spread=OnDask(client), budget_bytes=cap,
                                     shared=shared, log=said.append)  # fmt: skip
             alone = in_memory.solve(deck, policy, window=window)
             same(sol, alone)
