@@ -24,7 +24,7 @@ from typing import Any
 
 from solvers.kit.spread import Spreader, in_process
 
-__all__ = ["OnDask", "on_this_worker", "spread_here"]
+__all__ = ["OnDask", "in_dask_worker", "on_this_worker", "spread_here"]
 
 
 class OnDask(Spreader):
