@@ -338,7 +338,7 @@ def cluster_questions(source: str, kinds: tuple[str, ...]) -> list[str]:
     executor's Dask client), or a comparison with a ``.kind`` or a cluster kind's name."""
 
     def names_a_kind(node: ast.expr) -> bool:
-        if isinstance(node, ast.Attribute):  # NumPy's ``x.dtype.kind`` names no cluster
+        if isinstance(node, ast.Attribute):  # a NumPy dtype's kind names no cluster
             numpy = isinstance(node.value, ast.Attribute) and node.value.attr == "dtype"
             return node.attr == "kind" and not numpy
         return isinstance(node, ast.Constant) and node.value in kinds
