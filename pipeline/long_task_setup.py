@@ -22,7 +22,6 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +31,7 @@ from pipeline.safe_paths import ensure_dir
 from solvers.kit.budget import Budget, available_memory
 from solvers.kit.checkpoints import DAMAGED, SHARED, Checkpoints
 from solvers.kit.safe_folders import kind
-from solvers.kit.spread import Spreader
+from solvers.kit.spread import Spreading
 from solvers.kit.task_context import TaskContext
 from solvers.kit.task_progress import Progress
 from solvers.kit.words import format_bytes
@@ -95,7 +94,7 @@ class LongTaskSetup:
     def context(
         self,
         tid: str,
-        spreading: Callable[[int], AbstractContextManager[Spreader]] | None = None,
+        spreading: Spreading | None = None,
     ) -> TaskContext:
         """The context of task ``tid`` in this process (see :func:`finish`); a task that
         spreads its work gets ``spreading`` (the executor's, where the task runs; None:

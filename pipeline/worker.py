@@ -28,7 +28,7 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -47,7 +47,7 @@ from pipeline.store_layout import METADATA_KEY, family_schema
 from solvers.grid import Grid, runs
 from solvers.kit.current_task import Deferred, reset_current, set_current, using
 from solvers.kit.interrupts import raised_by_code
-from solvers.kit.spread import Spreader
+from solvers.kit.spread import Spreading
 from solvers.kit.task_context import current
 from solvers.own_strategy import StrategyError, is_own, strategy_words
 from solvers.registry import Row, get_family, param_columns, solve
@@ -88,8 +88,6 @@ class TaskSlice:
 
 
 EncodedFile = tuple[str, bytes]  # (family, the bytes of one finished Parquet file)
-# what a task that spreads its work is handed where it runs (Executor.spreading)
-Spreading = Callable[[int], contextlib.AbstractContextManager[Spreader]]
 
 
 @dataclass(slots=True)

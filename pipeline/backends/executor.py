@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.backends.spreading import spread_here
-from solvers.kit.spread import Spreader
+from solvers.kit.spread import Spreading
 from solvers.kit.task_progress import Progress
 
 
@@ -59,7 +59,7 @@ class Executor(abc.ABC):
     (:func:`pipeline.backends.spreading.spread_here`).
     """
 
-    spreading: Callable[[int], AbstractContextManager[Spreader]] = staticmethod(spread_here)
+    spreading: Spreading = staticmethod(spread_here)
 
     def __init__(self, n_workers: int, description: str):
         self.n_workers = n_workers

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from typing import Any
 
-__all__ = ["InProcess", "Spreader", "in_process"]
+__all__ = ["InProcess", "Spreader", "Spreading", "in_process"]
 
 
 class Spreader(abc.ABC):
@@ -64,6 +64,11 @@ class Spreader(abc.ABC):
     def description(self) -> str:
         """Words for where the pieces run."""
         return f"{self.places} places of {self.threads} threads"
+
+
+# what the pipeline hands a task's context: ``spreading(at_once)`` gives a context manager
+# yielding the Spreader of a task that asks to run ``at_once`` pieces at the same time
+Spreading = Callable[[int], contextlib.AbstractContextManager[Spreader]]
 
 
 class _Ready:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from solvers.kit.budget import Budget, available_memory
 from solvers.kit.checkpoints import Checkpoints
 from solvers.kit.current_task import CURRENT, Deferred
-from solvers.kit.spread import Spreader, in_process
+from solvers.kit.spread import Spreader, Spreading, in_process
 from solvers.kit.task_progress import ProgressReporter, Sink
 from solvers.kit.words import format_bytes
 
@@ -57,7 +57,7 @@ class TaskContext:
     # a way to spread the task's pieces: ``spreading(n)`` gives a context manager yielding a
     # Spreader for a task that asks to run ``n`` pieces at once (the pipeline's: where the
     # task runs); None: in this process (:func:`~solvers.kit.spread.in_process`)
-    spreading: Callable[[int], AbstractContextManager[Spreader]] | None = None
+    spreading: Spreading | None = None
     # where the task's warnings go (the pipeline: a line on the driver's terminal); None:
     # the ``guesslab`` logger (Python's logging prints warnings to stderr unless configured)
     warnings: Callable[[str], None] | None = None
