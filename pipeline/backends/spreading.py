@@ -33,6 +33,7 @@ class OnDask(Spreader):
 
     def __init__(self, client: Any):
         self._dask = client
+        self._address = client.scheduler.address
         info = client.scheduler_info()["workers"]
         self._hosts = sorted(info)
         self.places = max(1, len(self._hosts))
@@ -42,7 +43,7 @@ class OnDask(Spreader):
 
     @property
     def description(self) -> str:
-        return f"the Dask cluster's {self.places} workers"
+        return f"the {self.places} workers of the Dask scheduler at {self._address}"
 
     def where(self, place: int | None) -> list[str] | None:
         """The worker a piece at ``place`` is asked to run on (None: any, as when no worker
