@@ -293,6 +293,24 @@ def test_ranked_task_goes_out_of_core_when_the_budget_is_short(tmp_path):
     assert reports and reports[-1].done == reports[-1].total and reports[-1].unit == "ranks"
 
 
+def test_a_workers_ranked_task_outside_a_cluster_spreads_its_chunks_in_threads(monkeypatch):
+    """A ranked task with workers=2 and no cluster (outside the pipeline, as under
+    cluster=sync) goes out of core with its chunks in 2 threads of this process sharing the
+    budget, and gives in_memory.py's values."""
+    spreaders = []
+    real = out_of_core.solve
+
+    def spy(*args, **kwargs):
+        spreaders.append((kwargs["spread"].places, kwargs["spread"].threads))
+        return real(*args, **{**kwargs, "chunk": out_of_core.ALIGN})
+
+    monkeypatch.setattr(out_of_core, "solve", spy)
+    (row,) = solve({"family": "card_guessing", "deck": [4] * 5, "method": "ranked", "workers": 2})
+    assert spreaders == [(1, 2)]
+    sol = in_memory.solve([4] * 5)
+    assert row["expected_score"] == sol.expected_score and row["n_states"] == sol.n_states
+
+
 def test_ids_and_refusals_of_ranked_tasks_hold():
     with pytest.raises(TaskError, match="r types of m"):
         validate({"family": "card_guessing", "deck": [4, 3], "method": "ranked"})
