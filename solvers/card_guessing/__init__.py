@@ -264,9 +264,9 @@ FAMILY = register(
                 "workers",
                 IntCheck(low=1),
                 1,
-                "method=float, optimal, or method=ranked: parts of each layer run at once, on "
-                "the run's Dask workers or, under cluster=sync, in threads (1: one after another "
-                "in this process; ranked goes out of core on its own when memory is short)",
+                "method=float, optimal, or method=ranked: Dask workers sharing each layer (under "
+                "cluster=sync, float's parts run in threads, ranked's chunks one after another; "
+                "1: in this process; ranked goes out of core on its own when memory is short)",
                 identity=False,
                 dtype="int64",
             ),

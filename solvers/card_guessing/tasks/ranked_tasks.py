@@ -9,7 +9,7 @@ Where a ranked solve runs is sized by where it runs (solvers/kit/task_context.py
 memory when its arrays (in_memory.estimated_bytes) fit the task's memory budget and the
 knob ``workers`` is 1; otherwise out of core (uniform_deck/out_of_core.py): layers on disk in the
 task's checkpoint folder, each split into chunks spread where the task's context says (the Dask
-workers of the cluster the task runs on, or ``workers`` threads of this process).
+workers of the cluster the task runs on, or one after another in this process).
 :func:`needs` tells the pipeline the least memory per process and the disk that takes, before
 any work.
 """
@@ -131,13 +131,16 @@ def splits(task: Task) -> bool:
 def split_rows(task: Task) -> list[Row]:
     """The row of a ranked task solved out of core (uniform_deck/out_of_core.py), its chunks
     spread where its context says (``TaskContext.spread``: the cluster the task runs on, or
-    ``workers`` threads of this process sharing the budget)."""
+    this process).  A chunk's kernels run on every core of their process already (Numba's
+    ``prange``), so the task asks for one chunk at a time in a process: two threads
+    launching parallel kernels at once would gain little, and Numba's ``workqueue``
+    threading layer (where neither TBB nor OpenMP is found) ends the process when they do."""
     from solvers.card_guessing.tasks.float_tasks import solution_row
     from solvers.card_guessing.uniform_deck import out_of_core
     from solvers.kit.task_context import current
 
     ctx = current()
-    with ctx.spread(task["workers"] or 1) as spread:
+    with ctx.spread(1) as spread:
         # the budget where the task runs (run.memory_budget, the workers' limit), and never
         # past a place's own limit (Dask would end a worker there)
         limits = [ctx.budget.bytes, spread.memory_limit or ctx.budget.bytes]
