@@ -37,7 +37,7 @@ def main() -> None:
     print(f"{'task':55} {'estimate':>10} {'measured':>10} {'ratio':>7}")
     for raw in TASKS:
         task = validate(raw)
-        estimate = get_family(task["family"]).estimate(task)
+        estimate = get_family(task["family"]).scheduling.estimate(task)
         queue = ctx.Queue()
         proc = ctx.Process(target=cold_seconds, args=(task, queue))
         proc.start()

@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solvers import mastermind as M  # noqa: E402
-from solvers.mastermind import rules as R  # noqa: E402
+from solvers.mastermind import codes as R  # noqa: E402
 
 CASES = [
     ("minimax", 1.0, 1.0),

@@ -70,17 +70,22 @@ def params_table(fam: Family) -> str:
 
 
 def columns_table(fam: Family) -> str:
-    """A Markdown table of ``fam``'s declared result columns and their dtypes."""
-    rows = [f"| `{name}` | `{dtype}` |" for name, dtype in fam.columns.items()]
-    return "\n".join(["| result column | dtype |", "|---|---|", *rows]) + "\n"
+    """A Markdown table of ``fam``'s declared result columns, their dtypes and what each
+    holds (:attr:`Solver.column_docs`)."""
+    rows = [
+        f"| `{name}` | `{dtype}` | {fam.solver.column_docs.get(name, '')} |"
+        for name, dtype in fam.solver.columns.items()
+    ]
+    return "\n".join(["| result column | dtype | meaning |", "|---|---|---|", *rows]) + "\n"
 
 
 def strategies_text(fam: Family) -> str:
     """The family's doc string and its strategies (the default marked), as Markdown."""
     doc = family_doc(fam)
-    if fam.strategies:
+    if fam.rules.strategies:
         names = ", ".join(
-            f"`{s}`" + (" (default)" if s == fam.default_strategy else "") for s in fam.strategies
+            f"`{s}`" + (" (default)" if s == fam.rules.default_strategy else "")
+            for s in fam.rules.strategies
         )
         listing = f"**Strategies** (`strategy`): {names}."
     else:
@@ -93,7 +98,7 @@ def strategies_text(fam: Family) -> str:
 def strategies_of(p: ParamWords, fam: Family) -> str:
     """Which strategies a parameter applies to, as table text."""
     if p.strategies is None:
-        return "all" if fam.strategies else "-"
+        return "all" if fam.rules.strategies else "-"
     return ", ".join(
         "[your own](../own-strategy.md)" if s == "own" else f"`{s}`" for s in p.strategies
     )

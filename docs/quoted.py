@@ -11,7 +11,9 @@ written to the data file updates every page that quotes it, and two pages cannot
 same quantity two values.  An unknown file, key or field fails the build, naming the quote
 and the page's text around it.  ``<!-- results -->`` draws the results page from
 ``docs/data/results.yaml`` (the results no source publishes, then those reproduced), and
-``<!-- results-list -->`` the short list of the new ones that the home page shows;
+``<!-- results-list -->`` the short list of the new ones that the home page shows,
+``<!-- plan-estimates -->`` the benchmarks page's table of ``stage=plan``'s estimates against
+measured runs (``docs/data/plan_estimates.yaml``);
 :data:`COMPUTED` names the data the build reads from the code.
 
 tests/test_quoted_values.py holds the rest of the rule: a value quoted through a data file
@@ -169,11 +171,36 @@ def expand_quotes(markdown: str, page: str = "") -> str:
 
     markdown = RESULTS.sub(lambda _: results_section(), markdown)
     markdown = RESULTS_LIST.sub(lambda _: results_list(page), markdown)
+    markdown = PLAN_ESTIMATES.sub(lambda _: plan_estimates_table(), markdown)
     return QUOTE.sub(replace, markdown)
 
 
 RESULTS = re.compile(r"<!--\s*results\s*-->")
 RESULTS_LIST = re.compile(r"<!--\s*results-list\s*-->")
+PLAN_ESTIMATES = re.compile(r"<!--\s*plan-estimates\s*-->")
+
+
+def plan_estimates_table() -> str:
+    """The table of docs/data/plan_estimates.yaml: per measured study, ``stage=plan``'s
+    estimate (CPU, and wall on an idle machine) beside the run's CPU and wall time, their
+    ratio and the load, and the warm-up run's wall and CPU time (kernels compiled as needed);
+    then the studies not measured, with why."""
+    found = data_file("plan_estimates")
+    rows = [
+        "| study | tasks | estimate: CPU | measured: CPU | ratio | estimate: wall, idle "
+        "| measured: wall | load before, after | warm-up run: wall, CPU |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for name, s in found["studies"].items():
+        first = s["first_run"]
+        first = "not run" if first is None else f"{first['wall_s']:g} s, {first['cpu_s']:g} s"
+        rows.append(
+            f"| `{name}` | {s['tasks']:,} | {s['estimate_cpu_s']:g} s | {s['cpu_s']:g} s "
+            f"| {s['ratio']:.2f} | {s['estimate_wall_s']:g} s | {s['wall_s']:g} s "
+            f"| {s['load'][0]:.1f}, {s['load'][1]:.1f} | {first} |"
+        )
+    others = "; ".join(f"`{name}` ({why})" for name, why in found["not_measured"].items())
+    return "\n".join(rows) + f"\n\nNot measured: {others}.\n"
 
 
 def shown(r: dict[str, Any]) -> str:

@@ -14,7 +14,8 @@ replaces it with one table per section (``stage``, ``store.*``, ``run.*``, ``pat
 The keys are those of the models; a model key that conf/ leaves out, a conf/ key the model
 does not know, or a key with no comment fails the build, naming the key, so the manual
 cannot drift from the config.  This module imports :mod:`pipeline.config` only (docs/hooks.py
-keeps to ``solvers``).
+keeps to ``solvers``); the config finds each cluster kind's model among the registered backends
+(:func:`pipeline.config.cluster_models`), so a registered kind has its section.
 """
 
 from __future__ import annotations
@@ -186,7 +187,7 @@ def cluster_sections() -> dict[str, tuple[str, list[Setting]]]:
     """Each cluster kind's settings (conf/cluster/KIND.yaml against its model), with the
     file's opening comment, by kind."""
     out = {}
-    for kind, model in config.CLUSTER_MODELS.items():
+    for kind, model in config.cluster_models().items():
         path = CONF / "cluster" / f"{kind}.yaml"
         header, comments = conf_comments(path)
         if not header:

@@ -2,9 +2,10 @@
 table's list of columns (pipeline/assets/table.js).
 
 A column's words come from, in order: the table's own (:attr:`solvers.kit.report_sections.
-Table.columns`), the family's parameter docs (the registry's, as the manual's parameter
-tables print them), the common words below, and else its name's form (``X_exact``, ``X_std``)
-and its dtype.
+Table.columns`), the family's result columns' (:attr:`solvers.family.Solver.column_docs`),
+its parameter docs (the registry's, as the manual's parameter tables print them; a
+parameter's list column says so), the common words below, and else its name's form
+(``X_exact``, ``X_std``) and its dtype.
 """
 
 from __future__ import annotations
@@ -50,7 +51,15 @@ def column_words(
     dtypes: dict[str, str] = {}
     if family is not None:
         fam = get_family(family)
-        params = {p.name: plain_words(p.doc) for p in fam.params if p.doc}
+        params = {p.name: plain_words(p.doc) for p in fam.rules.params if p.doc}
+        params.update(
+            {
+                p.list_column: f"{p.name} as a list of integers (sorts by value): {params[p.name]}"
+                for p in fam.rules.params
+                if p.list_column and p.name in params
+            }
+        )
+        params.update(fam.solver.column_docs)
         dtypes = row_columns(fam)
     known = {**COMMON, **params, **(own or {})}
     return {name: known.get(name) or by_form(name, dtypes) for name in columns}

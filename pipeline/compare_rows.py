@@ -6,10 +6,10 @@ rows, always in the same order).  Every column but the row's bookkeeping (:data:
 the solver's seconds, the study's name, the run and Hydra job) is compared: text, integers
 and booleans exactly, floats bit for bit (``-0.0`` is not ``0.0``; a NaN equals a NaN of the
 same bits), lists item by item the same way, a missing value only to a missing value.  A
-family may declare
-``extra["tolerances"]``, a mapping of float columns to the largest absolute difference it
-accepts in them (with its reason in the family's docstring).  No built-in family declares
-one: their parallel kernels split the work between threads but add no float across them, and
+family's solver may declare ``tolerances`` (``Solver(tolerances=...)``), a mapping of float
+columns to the largest absolute difference it accepts in them (with its reason in the
+family's docstring).  No built-in family declares one: their parallel kernels split the
+work between threads but add no float across them, and
 Monte Carlo draws are seeded per task, so a value does not depend on the backend or the
 threads (what was measured: docs/usage.md, "Reproduce a stored study").
 """
@@ -25,9 +25,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-# what a row records of its run, not of its task (run and job: the columns load_results adds
-# from a file's metadata, if a frame of it is compared)
-NOT_RESULTS = ("seconds", "study", "run", "job")
+# what a row records of its run, not of its task (run, job, search and trial: the columns
+# load_results adds from a file's metadata, if a frame of it is compared)
+NOT_RESULTS = ("seconds", "study", "run", "job", "search", "trial")
 ROW = "__row"  # a row's place among its task's rows
 
 
@@ -43,8 +43,8 @@ class Difference:
 
 
 def tolerances(family: Any) -> Mapping[str, float]:
-    """The absolute tolerance a family declares per float column (``extra["tolerances"]``)."""
-    return dict(family.extra.get("tolerances", {}))
+    """The absolute tolerance a family declares per float column (``Solver.tolerances``)."""
+    return dict(family.solver.tolerances)
 
 
 def numbered(table: pa.Table) -> pa.Table:

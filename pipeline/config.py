@@ -3,7 +3,8 @@
 Hydra composes the config from ``conf/`` (where every default lives, with its comment);
 :func:`checked_config` then validates the whole of it against the pydantic models below
 before any work: strict types (``no``, ``"false"`` or ``1`` are not booleans), ranges, one
-model per cluster kind (chosen by ``cluster.kind``), and no unknown keys (``+run.foo=1`` is
+model per cluster kind (chosen by ``cluster.kind``; each is declared beside its backend in
+``pipeline/backends/``, :class:`ClusterSettings`), and no unknown keys (``+run.foo=1`` is
 an error, not silently ignored), in the study section too (:class:`StudyConfig`: a misspelled
 ``stratagies:`` is refused, not ignored).  A bad value raises :class:`StudyError` naming the
 key and the value; the study grid's values are checked by :func:`pipeline.study.planned`.
@@ -15,11 +16,12 @@ pydantic's strict mode and discriminated unions express every rule here in one p
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Union, get_args
 
 from pydantic import (
     AfterValidator,
@@ -27,8 +29,10 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SerializeAsAny,
     TypeAdapter,
     ValidationError,
+    WrapValidator,
 )
 
 from pipeline.safe_paths import study_name_problem
@@ -66,15 +70,9 @@ def _positive_seconds(value: Any) -> float:
     return float(value)
 
 
-def _seconds_or_zero(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError("must be a number of seconds (0: start the cluster first)")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError("must be a finite number of seconds, 0 or more")
-    return float(value)
+def choice(*choices: Any):
+    """A check that a setting is one of ``choices`` (an AfterValidator's function)."""
 
-
-def _choice(*choices: Any):
     def check(value: Any) -> Any:
         if isinstance(value, bool) and True not in choices or value not in choices:
             raise ValueError(f"unknown; valid: {', '.join(map(str, choices))}")
@@ -120,7 +118,7 @@ def seconds(value: Any) -> float:
     return float(parse_timedelta(value, default="seconds"))
 
 
-def _duration(value: Any) -> Any:
+def duration(value: Any) -> Any:
     """``value`` if it is a duration (kept as given, so messages quote it as given)."""
     from dask.utils import parse_timedelta
 
@@ -189,7 +187,8 @@ def _optional_file(value: Any) -> str | None:
 
 PositiveInt = Annotated[int, BeforeValidator(_positive_int)]
 Bool = Annotated[bool, BeforeValidator(_bool)]
-Duration = Annotated[Any, AfterValidator(_duration)]
+Duration = Annotated[Any, AfterValidator(duration)]
+Memory = Annotated[Any, AfterValidator(_memory)]
 FilePath = Annotated[Any, AfterValidator(_optional_file)]
 
 
@@ -209,10 +208,11 @@ class RunConfig(Strict):
 
 
 class PathsConfig(Strict):
-    outputs: Annotated[Any, AfterValidator(lambda v: _nonempty(v))]
+    outputs: Annotated[Any, AfterValidator(lambda v: folder_path(v))]
 
 
-def _nonempty(value: Any) -> str:
+def folder_path(value: Any) -> str:
+    """A folder path setting: text or a Path, not empty, of printable characters."""
     if not isinstance(value, str | Path) or not str(value):
         raise ValueError("must be a folder path")
     odd = next((c for c in str(value) if not c.isprintable()), None)
@@ -221,160 +221,82 @@ def _nonempty(value: Any) -> str:
     return str(value)
 
 
-class TLSFiles(Strict):
-    ca_file: FilePath
-    cert: FilePath
-    key: FilePath
+class ClusterSettings(Strict):
+    """The settings of one cluster kind (``cluster.*``): each backend declares its own model,
+    a subclass of this one whose ``kind`` is the Literal of its kind, beside it
+    (``pipeline/backends/<kind>.py``), and the config takes the model of the kind given
+    (:func:`cluster_models`)."""
 
-    def given(self) -> dict[str, str]:
-        """The TLS files that are set, by key."""
-        return {k: v for k, v in self.model_dump().items() if v}
-
-
-class SyncCluster(Strict):
-    kind: Literal["sync"]
+    kind: str
 
 
-START_METHODS = ("auto", "fork", "spawn", "forkserver")
+# The cluster kinds: kind -> its backend class (a pipeline.backends.Backend with a
+# settings_model), in the order registered.  Held here, below the backends, so the config
+# asks for the kinds without importing a backend by name: each registers itself as its class
+# is defined (Backend.__init_subclass__), and the built-in ones are found by importing every
+# module of their package, as Hydra finds its plugins.
+BACKENDS_PACKAGE = "pipeline.backends"
+_BACKENDS: dict[str, Any] = {}
+_FOUND = [False]  # whether the modules of BACKENDS_PACKAGE were imported
 
 
-class LocalCluster(Strict):
-    kind: Literal["local"]
-    n_workers: Annotated[Any, AfterValidator(lambda v: v if v is None else _n_workers(v))]
-    oversubscribe: Bool
-    threads_per_worker: PositiveInt
-    memory_limit: Annotated[Any, AfterValidator(_memory)]
-    dashboard: Bool
-    start_method: Annotated[Any, AfterValidator(_choice(*START_METHODS))]
-    start_after_s: Annotated[Any, AfterValidator(_seconds_or_zero)]
-    tls: Bool
-
-
-def _n_workers(value: Any) -> int:
-    try:
-        return _positive_int(value)
-    except ValueError:
-        raise ValueError("must be a positive integer or null") from None
-
-
-class AddressCluster(Strict):
-    kind: Literal["address"]
-    address: Annotated[Any, AfterValidator(lambda v: _address(v))]
-    timeout: Annotated[Any, AfterValidator(lambda v: _wait(v))]
-    tls: TLSFiles
-
-
-def _address(value: Any) -> str:
-    if not isinstance(value, str) or value.partition("://")[0] not in ("tcp", "tls"):
+def register_backend(backend: Any) -> None:
+    """Hold ``backend`` (a Backend subclass with a ``settings_model``) as the backend of its
+    ``kind``; ValueError for a kind another class holds already."""
+    held = _BACKENDS.get(backend.kind)
+    name = f"{backend.__module__}.{backend.__qualname__}"
+    if held is not None and f"{held.__module__}.{held.__qualname__}" != name:
         raise ValueError(
-            "give the scheduler address, e.g. tls://HOST:8786 (with cluster.tls.*) "
-            "or tcp://127.0.0.1:8786"
+            f"cluster.kind={backend.kind!r}: registered by {held.__module__}.{held.__qualname__} "
+            f"already, so {name} cannot take it"
         )
-    scheme, _, rest = value.partition("://")
-    problem = _host_port_problem(rest)
-    if problem:
-        raise ValueError(
-            f"malformed address: {problem}; give it as {scheme}://HOST:PORT "
-            f"(e.g. {scheme}://127.0.0.1:8786)"
-        )
-    return value
+    _BACKENDS[backend.kind] = backend
 
 
-def _host_port_problem(text: str) -> str | None:
-    """What is wrong with the ``HOST:PORT`` of a scheduler address (None: nothing), as
-    Dask reads it: a host, then a port from 1 to 65535; an IPv6 host in brackets."""
-    if not text:
-        return "no host and port"
-    if "://" in text:
-        return f"a second '://' in {text!r}"
-    if text.startswith("["):  # [IPv6]:PORT
-        host, bracket, tail = text[1:].partition("]")
-        if not bracket or (tail and not tail.startswith(":")):
-            return f"{text!r} is not [IPv6 address]:PORT"
-        sep, port = tail[:1], tail[1:]
-    else:
-        host, sep, port = text.rpartition(":")
-        if ":" in host:
-            return f"{text!r} has more than one colon (an IPv6 host goes in brackets, [::1])"
-    if not sep:
-        return f"no port after {text!r}"
-    if not host:
-        return "no host before the port"
-    if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
-        return f"the port {port!r} is not a number from 1 to 65535"
-    return None
+def unregister_backend(kind: str) -> None:
+    """Drop the backend of ``kind`` (one registered for a while: a test's)."""
+    _BACKENDS.pop(kind, None)
 
 
-MAX_WAIT = "30d"  # the longest cluster.timeout: as long as a task may run (MAX_TIMEOUT_S)
+def cluster_backends() -> dict[str, Any]:
+    """Every registered backend class by kind, in the order they are listed (their
+    ``order``, then as registered); the built-in ones imported the first time."""
+    if not _FOUND[0]:
+        import importlib
+        import pkgutil
+
+        package = importlib.import_module(BACKENDS_PACKAGE)
+        for module in pkgutil.iter_modules(package.__path__, f"{BACKENDS_PACKAGE}."):
+            importlib.import_module(module.name)
+        _FOUND[0] = True
+    ranked = sorted(enumerate(_BACKENDS.items()), key=lambda item: (item[1][1].order, item[0]))
+    return dict(pair for _, pair in ranked)
 
 
-def _wait(value: Any) -> Any:
-    """``cluster.timeout``: a duration above 0 and at most MAX_WAIT (kept as given)."""
-    _duration(value)
-    wait = seconds(value)
-    if wait <= 0:
-        raise ValueError("give a duration above 0 s, such as 30s")
-    if wait > MAX_TIMEOUT_S:
-        raise ValueError(f"must be at most {MAX_WAIT} (30 days)")
-    return value
+def cluster_models() -> dict[str, type[ClusterSettings]]:
+    """The settings model of each cluster kind, by kind, in the order they are listed: those
+    of the registered backends (:func:`cluster_backends`)."""
+    return {kind: backend.settings_model for kind, backend in cluster_backends().items()}
 
 
-class SlurmCluster(Strict):
-    kind: Literal["slurm"]
-    queue: str | None
-    account: str | None
-    cores: PositiveInt
-    memory: Annotated[Any, AfterValidator(_memory)]
-    walltime: Annotated[Any, AfterValidator(lambda v: _walltime(v))]
-    lifetime: Duration
-    lifetime_stagger: Duration
-    minimum_jobs: Annotated[int, BeforeValidator(lambda v: _at_least(v, 0))]
-    maximum_jobs: Annotated[int, BeforeValidator(lambda v: _at_least(v, 1))]
-    scheduler_host: str | None
-    log_directory: Annotated[str | None, AfterValidator(lambda v: v if v is None else _nonempty(v))]
-    job_extra_directives: list[str]
-    worker_timeout: Duration
-    tls: TLSFiles
+@functools.cache
+def _union_of(models: tuple[type[ClusterSettings], ...]) -> TypeAdapter[Any]:
+    return TypeAdapter(Annotated[Union[models], Field(discriminator="kind")])  # noqa: UP007 - a tuple of types
 
 
-def _at_least(value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"must be an integer of at least {low}")
-    return value
+def _cluster_adapter() -> TypeAdapter[Any]:
+    """The cluster section's check: one model per kind, chosen by ``cluster.kind`` (built
+    again when a backend is registered)."""
+    return _union_of(tuple(cluster_models().values()))
 
 
-def walltime_seconds(walltime: Any) -> float:
-    """Seconds in a Slurm walltime "[D-]HH:MM:SS" (or "MM:SS"); raises ValueError."""
-    text = str(walltime)
-    days, _, clock = text.rpartition("-")
-    parts = [int(p) for p in clock.split(":")]
-    if not 1 <= len(parts) <= 3 or any(p < 0 for p in parts):
-        raise ValueError(text)
-    while len(parts) < 3:
-        parts.insert(0, 0)
-    hours, minutes, secs = parts
-    return ((int(days or 0) * 24 + hours) * 60 + minutes) * 60 + secs
+def _of_its_kind(value: Any, handler: Any) -> ClusterSettings:
+    """The cluster section checked by the model of its kind (the registry's, not the base's:
+    ``handler`` is not called)."""
+    return _cluster_adapter().validate_python(value)
 
 
-def _walltime(value: Any) -> str:
-    try:
-        walltime_seconds(value)
-    except ValueError:
-        raise ValueError("give it as HH:MM:SS") from None
-    return str(value)
-
-
-Cluster = Annotated[
-    SyncCluster | LocalCluster | AddressCluster | SlurmCluster, Field(discriminator="kind")
-]
-CLUSTER_MODELS: dict[str, type[Strict]] = {
-    "sync": SyncCluster,
-    "local": LocalCluster,
-    "address": AddressCluster,
-    "slurm": SlurmCluster,
-}
-CLUSTER_KINDS = tuple(CLUSTER_MODELS)
-_CLUSTER_ADAPTER: TypeAdapter[Any] = TypeAdapter(Cluster)
+Cluster = Annotated[SerializeAsAny[ClusterSettings], WrapValidator(_of_its_kind)]
 STAGES = ("all", "plan", "run", "summary")
 
 
@@ -425,8 +347,8 @@ class ObjectiveConfig(Strict):
     strategy: str
     # absent: expected_score, maximize, mean, none (pipeline.search.objective.DEFAULTS)
     column: str | None = None
-    direction: Annotated[Any, AfterValidator(_choice("maximize", "minimize"))] | None = None
-    combine: Annotated[Any, AfterValidator(_choice("mean", "min", "max"))] | None = None
+    direction: Annotated[Any, AfterValidator(choice("maximize", "minimize"))] | None = None
+    combine: Annotated[Any, AfterValidator(choice("mean", "min", "max"))] | None = None
     relative_to: str | None = None
 
 
@@ -458,7 +380,7 @@ STUDY_MODELS = (StudyConfig, GridPart, ObjectiveConfig)
 class Config(Strict):
     """The whole run configuration (the study grid is checked by pipeline.study.planned)."""
 
-    stage: Annotated[Any, AfterValidator(_choice(*STAGES))]
+    stage: Annotated[Any, AfterValidator(choice(*STAGES))]
     store: StoreConfig
     run: RunConfig
     paths: PathsConfig
@@ -466,11 +388,12 @@ class Config(Strict):
     study: StudyConfig
 
 
-def cluster_model(kind: Any) -> type[Strict]:
-    """The config model of ``cluster.kind``; StudyError listing the kinds for another."""
-    if kind not in CLUSTER_MODELS:
-        raise StudyError(f"cluster.kind={kind!r}: unknown; valid: {', '.join(CLUSTER_KINDS)}")
-    return CLUSTER_MODELS[kind]
+def cluster_model(kind: Any) -> type[ClusterSettings]:
+    """The settings model of ``cluster.kind``; StudyError listing the kinds for another."""
+    models = cluster_models()
+    if kind not in models:
+        raise StudyError(f"cluster.kind={kind!r}: unknown; valid: {', '.join(models)}")
+    return models[kind]
 
 
 def conf_dir() -> Path:
@@ -483,7 +406,6 @@ def conf_dir() -> Path:
 def cluster_config(cluster: Mapping[str, Any]) -> Any:
     """A checked cluster config: ``conf/cluster/<kind>.yaml`` with ``cluster``'s values over
     it (for Python callers: ``cluster_config({"kind": "local", "n_workers": 1})``)."""
-    import yaml
     from omegaconf import DictConfig, OmegaConf
 
     if isinstance(cluster, DictConfig):
@@ -491,18 +413,26 @@ def cluster_config(cluster: Mapping[str, Any]) -> Any:
 
     kind = cluster.get("kind")
     cluster_model(kind)
-    defaults = yaml.safe_load((conf_dir() / "cluster" / f"{kind}.yaml").read_text())
-    defaults = {k: v for k, v in defaults.items() if v != REQUIRED}
+    defaults = {k: v for k, v in cluster_defaults(kind).items() if v != REQUIRED}
     merged = {**defaults, **cluster}
     if isinstance(cluster.get("tls"), Mapping):
         merged["tls"] = {**(defaults.get("tls") or {}), **cluster["tls"]}
     try:
-        return _CLUSTER_ADAPTER.validate_python(merged)
+        return _cluster_adapter().validate_python(merged)
     except ValidationError as exc:
         raise StudyError(_message(exc, {"cluster": merged}, prefix="cluster")) from None
 
 
 REQUIRED = "???"  # Hydra's mark of a value the user must give (cluster.address)
+
+
+def cluster_defaults(kind: str) -> dict[str, Any]:
+    """The defaults of a cluster kind: ``conf/cluster/<kind>.yaml`` (none for a kind
+    registered without a file there, whose every key is then given)."""
+    import yaml
+
+    path = conf_dir() / "cluster" / f"{kind}.yaml"
+    return (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
 
 
 def plain(cfg: Any) -> Any:
@@ -544,7 +474,7 @@ def _message(exc: ValidationError, cfg: Mapping[str, Any], prefix: str = "") -> 
     err = exc.errors(include_url=False)[0]
     loc: list[str | int] = [p for p in err["loc"] if p != "[key]"]
     loc = [prefix, *loc] if prefix else loc
-    if len(loc) > 1 and loc[0] == "cluster" and loc[1] in CLUSTER_KINDS:
+    if len(loc) > 1 and loc[0] == "cluster" and loc[1] in cluster_models():
         del loc[1]  # the union's tag (cluster.kind), not a key
     if "[key]" in err["loc"]:  # a mapping's key that is not text (``1:`` in YAML)
         key = ".".join(str(p) for p in loc)
@@ -577,8 +507,10 @@ def _known(loc: list[str | int], cfg: Mapping[str, Any]) -> list[str]:
 
 
 def section_models(annotation: Any) -> list[type[BaseModel]]:
-    """Every model inside an annotation: ``[GridPart]`` of ``list[GridPart] | None``, the
-    four cluster models of the cluster union."""
+    """Every model inside an annotation: ``[GridPart]`` of ``list[GridPart] | None``, every
+    cluster kind's settings model of the cluster section."""
+    if isinstance(annotation, type) and issubclass(annotation, ClusterSettings):
+        return list(cluster_models().values())
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [annotation]
     return [m for arg in get_args(annotation) for m in section_models(arg)]

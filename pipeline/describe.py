@@ -42,12 +42,15 @@ def described(fam: Family) -> str:
     lines = [f"family {fam.name} (version {fam.version})", ""]
     doc = plain_words(family_doc(fam))
     lines += [textwrap.fill(par, WIDTH) for par in doc.split("\n\n") if par.strip()]
-    if fam.strategies:
-        names = [s + (" (default)" if s == fam.default_strategy else "") for s in fam.strategies]
+    if fam.rules.strategies:
+        names = [
+            s + (" (default)" if s == fam.rules.default_strategy else "")
+            for s in fam.rules.strategies
+        ]
         lines += ["", f"strategies (strategy): {', '.join(names)}"]
     else:
         lines += ["", "strategies: none (this family has no strategy parameter)"]
-    if fam.own is not None:
+    if fam.rules.own is not None:
         lines.append("  and strategies of one's own (a class named by _target_ in a study)")
     lines += ["", "parameters:"]
     for w in param_words(fam):
@@ -59,10 +62,10 @@ def described(fam: Family) -> str:
         lines.append(f"  {w.name} ({w.dtype}), default {plain_words(w.default)}")
         for label, text in (("meaning", w.meaning), ("accepts", w.accepts)):
             lines.append(_indented(f"{label}: {plain_words(text)}"))
-        if fam.strategies:
+        if fam.rules.strategies:
             lines.append(_indented(f"strategies: {applies}"))
     lines += ["", "result columns:"]
-    lines += [f"  {name} ({dtype})" for name, dtype in fam.columns.items()]
+    lines += [f"  {name} ({dtype})" for name, dtype in fam.solver.columns.items()]
     return "\n".join(lines)
 
 

@@ -277,7 +277,8 @@ def runs_part(found: Folder) -> list[str]:
 
 
 def written_text(files: list[ResultsFile]) -> str:
-    """What a run wrote: its files and rows, when, by which commit, in which Hydra job."""
+    """What a run wrote: its files and rows, when, by which commit, in which Hydra job, for
+    which search."""
     if not files:
         return "no results files (nothing left to compute, or every file since replaced)"
     times = sorted(str(f.meta.get("written_at")) for f in files if f.meta.get("written_at"))
@@ -291,10 +292,13 @@ def written_text(files: list[ResultsFile]) -> str:
         key=str,
     )
     job = f"; Hydra job {', '.join(said(j) for j in jobs)}" if jobs else ""
+    names = {s.get("name") for f in files if isinstance(s := f.meta.get("search"), dict)}
+    searches = sorted(n for n in names if isinstance(n, str))
+    search = f"; search {', '.join(said(s) for s in searches)}" if searches else ""
     rows = sum(len(f.table) for f in files)
     return (
         f"{counted(len(files), 'results file')} ({counted(rows, 'row')}){when}; "
-        f"commit {', '.join(codes)}{job}"
+        f"commit {', '.join(codes)}{job}{search}"
     )
 
 

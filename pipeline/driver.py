@@ -2,7 +2,8 @@
 each finished batch's files stored as it comes back.
 
 - :class:`BatchCutter` cuts the tasks left to run into batches of ~``run.batch_seconds`` of
-  solver time, each a :class:`~pipeline.worker.TaskSlice` (a grid and positions in it).
+  solver time, each a :class:`~pipeline.worker.TaskSlice` (a grid and positions in it, or
+  positions in several small grids of one kind).
 - :func:`finished_batches` keeps up to ``BatchCutter.in_flight`` batches out on the executor
   (:mod:`pipeline.backends`) and yields each as it finishes (:mod:`pipeline.worker` is what
   runs them).
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from pipeline.backends.executor import Executor
     from pipeline.config import RunConfig
     from pipeline.study import Plan
+    from solvers.grid import Grid
 # ``run`` is always the run's pipeline.run.StudyRun, not imported here, not even for a type
 # checker: pipeline.run imports this module, and imports point one way (no cycle)
 
@@ -57,17 +59,23 @@ if TYPE_CHECKING:
 class BatchCutter:
     """Cuts the plan's tasks into batches as they are needed, sized to take ~batch_seconds.
 
-    A batch is a grid and positions in it (a worker builds the tasks itself).  The first
-    task of each grid goes out first, alone, before any grid's second task, so the first
-    tasks the workers run are of different kinds (a grid's tasks are of one strategy): on a
-    machine where the solvers' kernels are not compiled yet, each worker compiles those of
-    its own kind at the same time, rather than waiting for another to compile the ones they
-    all need.  The first batches (those submitted before any has finished) hold one task
-    each; then the size
+    A batch is a grid and positions in it (a worker builds the tasks itself), or positions
+    in consecutive grids of one kind (one strategy, the same axes: the same kernels and the
+    same columns), so that grid parts of a few tasks each (a search's trials) share a batch
+    and a results file rather than making one each.  The first task of each kind goes out
+    first, alone, before any kind's second task, so the first tasks the workers run are of
+    different kinds (a grid's tasks are of one strategy): on a machine where the solvers'
+    kernels are not compiled yet, each worker compiles those of its own kind at the same
+    time, rather than waiting for another to compile the ones they all need.  The first
+    batches (those submitted before any has finished) hold one task each; then the size
     follows the solver time per task of the batches seen, never more than ``max_batch`` and
     never so large that the last batches leave workers idle.  ``in_flight`` batches are
     out at a time: ``run.max_in_flight`` per worker, or, when the free disk holds the
     checkpoints of only ``at_once`` tasks, as many batches as hold that many tasks.
+
+    ``per_task``, when given, is the solver time per task an earlier run of tasks of the
+    same kinds measured (a search's batch before): batches are sized from it from the first
+    one, and no first task goes out alone (its kernels ran already).
 
     The time per task is a running average that weighs each finished batch half: a worker's
     first tasks run with cold solver caches (on the load benchmark ~1 ms a task, then ~0.3
@@ -77,19 +85,29 @@ class BatchCutter:
     mean.
     """
 
-    def __init__(self, tasks: Plan, n_workers: int, run_cfg: RunConfig, at_once: int | None = None):
+    def __init__(
+        self,
+        tasks: Plan,
+        n_workers: int,
+        run_cfg: RunConfig,
+        at_once: int | None = None,
+        per_task: float | None = None,
+    ):
         self.plan = tasks
-        self.left = len(tasks)
+        self.left = self.total = len(tasks)
         n_grids = len(tasks.grids)
         self._slices = [tasks.slices(grids=[g]) for g in range(n_grids)]
         self._pending: list[np.ndarray] = [np.empty(0, np.int64)] * n_grids
+        self._kinds = [_kind(grid) for grid in tasks.grids]
+        self._started: set[tuple] = set()  # kinds whose first task is out
         self._first = 0  # grids before it have no task left
-        self._turn = 0  # grids before it have had their first task out
+        # grids before it have had their first task out, or are of a kind that had
+        self._turn = 0 if per_task is None else n_grids
         self.n_workers = max(1, n_workers)
         self.fixed = None if run_cfg.batch_size == "auto" else run_cfg.batch_size
         self.max_batch = run_cfg.max_batch
         self.seconds = run_cfg.batch_seconds
-        self.per_task: float | None = None  # solver seconds a task, a running average
+        self.per_task = per_task  # solver seconds a task, a running average
         self.in_flight = run_cfg.max_in_flight * self.n_workers
         if at_once is not None:  # batches of one task, at most at_once of them out
             self.fixed = self.fixed or 1
@@ -109,11 +127,20 @@ class BatchCutter:
             return 1
         per_task = max(self.per_task, 1e-6)
         target = int(self.seconds / per_task)
-        # the last batches shrink so that no worker is left idle long, but not below a tenth
-        # of the target: every batch costs a few ms (a Parquet file, the scheduler), and a
-        # tail halving down to one task would make ~40 of the ~100 batches of the load
-        # benchmark
-        fair = max(target // 10, self.left // (2 * self.n_workers))
+        floor = target // 10
+        if self.n_workers == 1:  # no worker to leave idle: batches of the target to the end
+            fair = self.left
+        elif self.total <= floor * self.n_workers:
+            # a run of fewer tasks than a tenth of the target a worker (a search's batch):
+            # shared evenly among the workers, where the floor below would leave all but one
+            # idle
+            fair = -(-self.total // self.n_workers)
+        else:
+            # the last batches shrink so that no worker is left idle long, but not below a
+            # tenth of the target: every batch costs a few ms (a Parquet file, the
+            # scheduler), and a tail halving down to one task would make ~40 of the ~100
+            # batches of the load benchmark
+            fair = max(floor, self.left // (2 * self.n_workers))
         return max(1, min(self.max_batch, target, fair))
 
     def out_at_once(self) -> int:
@@ -124,26 +151,39 @@ class BatchCutter:
         return self.in_flight if self.per_task is not None else min(self.in_flight, self.n_workers)
 
     def next_batch(self) -> TaskSlice | None:
-        """The next batch (never across two grids), or None when every task is out: the
-        first task of each grid (in the grids' order), then the rest in study order."""
+        """The next batch, or None when every task is out: the first task of each kind of
+        grid (in the grids' order), then the rest in study order, a batch spanning the next
+        grids while they are of the kind of its first."""
         n_grids = len(self._pending)
         while self._first < n_grids and not self._has_tasks(self._first):
             self._first += 1
         if self._first == n_grids:
             return None
-        g = self._first
-        while self._turn < n_grids and not self._has_tasks(self._turn):
+        while self._turn < n_grids and (
+            self._kinds[self._turn] in self._started or not self._has_tasks(self._turn)
+        ):
             self._turn += 1
-        if self._turn < n_grids:  # a grid none of whose tasks is out yet: its first task
+        if self._turn < n_grids:  # a kind none of whose tasks is out yet: its first task
             g, self._turn = self._turn, self._turn + 1
+            self._started.add(self._kinds[g])
             self.left -= 1
             first, self._pending[g] = self._pending[g][:1], self._pending[g][1:]
             return TaskSlice(self.plan.grids[g], first)
         size = self.size()
-        positions = self._pending[g]
-        self._pending[g] = positions[size:]
-        self.left -= min(size, len(positions))
-        return TaskSlice(self.plan.grids[g], positions[:size])
+        g = self._first
+        batch = None
+        while size and g < n_grids and self._kinds[g] == self._kinds[self._first]:
+            if self._has_tasks(g):
+                positions = self._pending[g]
+                taken, self._pending[g] = positions[:size], positions[size:]
+                size -= len(taken)
+                self.left -= len(taken)
+                if batch is None:
+                    batch = TaskSlice(self.plan.grids[g], taken)
+                else:
+                    batch.add(self.plan.grids[g], taken)
+            g += 1
+        return batch
 
     def _has_tasks(self, g: int) -> bool:
         """Whether grid ``g`` has tasks not yet cut into a batch (its next slice read)."""
@@ -153,6 +193,13 @@ class BatchCutter:
                 return False
             self._pending[g] = nxt[1]
         return True
+
+
+def _kind(grid: Grid) -> tuple:
+    """What tasks of one batch share: the strategy (a strategy of one's own: its class) and
+    the axes' names (so the same kernels, and the same columns in the batch's file)."""
+    base = grid.base
+    return (base.get("strategy"), base.get("strategy_target"), grid.names)
 
 
 @dataclass(frozen=True)
@@ -239,11 +286,11 @@ def compute(run, left: Plan, setup: LongTaskSetup) -> None:
         work = BatchWork(  # every file names the run record (its rows' run)
             run.report.study,
             settings.task_timeout_s,
-            metadata_bytes(run_metadata(run.given, run.report.run_record.stem)),
+            metadata_bytes(run_metadata(run.given, run.report.run_record.stem, run.search)),
             setup,
         )
         run.log(f"running {counted(len(left), 'task')} on {executor.description}")
-        cutter = BatchCutter(left, executor.n_workers, settings, setup.at_once)
+        cutter = BatchCutter(left, executor.n_workers, settings, setup.at_once, run.per_task)
         with (
             tasks_bar(len(left), settings.progress) as bar,
             ProgressBars(setup.progress, run.log) as bars,  # running long tasks, below the bar
@@ -254,6 +301,7 @@ def compute(run, left: Plan, setup: LongTaskSetup) -> None:
                 cutter.observe(done.seconds, done.n_tasks)
                 executor.expect(cutter.per_task, cutter.left)
                 bar.update(done.n_tasks)
+        run.per_task = cutter.per_task  # for a next run of tasks of these kinds (a search's)
 
 
 def seconds_per_task(tasks: Plan) -> float | None:

@@ -265,7 +265,7 @@ def family_comparison(family: str, parts: Mapping[str, pd.DataFrame]) -> dict[st
     """The comparison data of one family (see :func:`comparison_data`)."""
     fam = get_family(family)
     keys = ["strategy", *parameter_columns(family), "row"]
-    values = [c for c, t in fam.columns.items() if not t.startswith("list")]
+    values = [c for c, t in fam.solver.columns.items() if not t.startswith("list")]
     keyed = {name: keyed_rows(rows, keys, values) for name, rows in parts.items()}
     counts: dict[str, int] = {}
     for table in keyed.values():
@@ -273,7 +273,7 @@ def family_comparison(family: str, parts: Mapping[str, pd.DataFrame]) -> dict[st
             counts[k] = counts.get(k, 0) + 1
     shared = {k for k, n in counts.items() if n >= 2}
     present = [c for c in values if any(c in rows for rows in parts.values())]
-    kinds = {c: value_kind(c, fam.columns[c]) for c in present}
+    kinds = {c: value_kind(c, fam.solver.columns[c]) for c in present}
     key_values: dict[str, list[Any]] = {}
     data: dict[str, dict[str, list[Any]]] = {}
     for name, table in keyed.items():

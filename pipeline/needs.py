@@ -2,9 +2,9 @@
 
 - **The budget** (:func:`budgeted`): the memory one process of a task may hold:
   ``run.memory_budget`` if set (refused over the most a process has there), else what the
-  backend answers of its workers (``workers(cluster)``, :mod:`pipeline.backends`).
+  backend answers of its workers (``Backend.workers``, :mod:`pipeline.backends`).
 - **The refusal** (:func:`check_needs`): ``stage=plan`` and ``stage=run`` ask each class of
-  tasks left to run its :class:`~solvers.kit.budget.Need` through ``Family.needs``; a need
+  tasks left to run its :class:`~solvers.kit.budget.Need` through ``Scheduling.needs``; a need
   over the budget, or a disk need over the free disk of the study folder, stops the study
   with one line (a StudyError: exit status 2).  When the free disk holds the checkpoints of
   only a few tasks at once, :attr:`Needed.at_once` says how many (:func:`fitting`).
@@ -294,13 +294,13 @@ class NeedRow:
 
 
 def check_needs(plan: Any, where: Workers, study_dir: Path, refuse: bool = True) -> Needed:
-    """Ask ``Family.needs`` of every class of tasks left to run.  A need over the budget or
+    """Ask ``Scheduling.needs`` of every class of tasks left to run.  A need over the budget or
     over the free disk of the study folder (plus what the task's own checkpoints already
     hold: :func:`kept_checkpoints`) raises StudyError (one line: the task, its need, the
     budget and where it came from); with ``refuse`` False it is kept in the result's rows and
     :attr:`Needed.shortage` instead (``stage=plan`` prints the whole table first)."""
     fam = get_family(plan.family)
-    if fam.needs is None:
+    if fam.scheduling.needs is None:
         return Needed()
     top_disk = None
     free: int | None = None
@@ -311,7 +311,7 @@ def check_needs(plan: Any, where: Workers, study_dir: Path, refuse: bool = True)
     rows: list[NeedRow] = []
     kept_own = 0  # bytes the checkpoints of the tasks left hold in their own folders
     for g, grid in enumerate(plan.grids):
-        classes, axes = _need_classes(grid, plan.keep[g], fam.needs, where.count)
+        classes, axes = _need_classes(grid, plan.keep[g], fam.scheduling.needs, where.count)
         held: dict[tuple[int, ...], list[int]] | None = None  # class -> bytes of its kept tasks
         for tid, task, need, n, head in classes:
             if need is None:
@@ -412,12 +412,12 @@ def _checked(tid, task, need, n, budget, free, study_dir, kept: int = 0) -> Need
 def shared_keys(plan: Any) -> set[str]:
     """The keys of the checkpoint pieces the plan's tasks share (``Need.shared``)."""
     fam = get_family(plan.family)
-    if fam.needs is None:
+    if fam.scheduling.needs is None:
         return set()
     return {
         need.shared
         for g, grid in enumerate(plan.grids)
-        for _, _, need, _ in grid_needs(grid, plan.keep[g], fam.needs, 1)
+        for _, _, need, _ in grid_needs(grid, plan.keep[g], fam.scheduling.needs, 1)
         if need is not None and need.shared
     }
 

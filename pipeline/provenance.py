@@ -55,11 +55,16 @@ def save_run_config(given: dict[str, Any], where: Path) -> Path:
     return path
 
 
-def run_metadata(given: dict[str, Any], run: str | None = None) -> dict[str, Any]:
+def run_metadata(
+    given: dict[str, Any], run: str | None = None, search: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """What goes into every results file's metadata: the run's config (plain), versions,
     code, time; the run's record (``run``: the name of its ``runs/<time>.yaml``, without
-    the suffix) and the Hydra job of a multirun that ran it (:func:`hydra_job`)."""
+    the suffix) and the Hydra job of a multirun that ran it (:func:`hydra_job`); for a run
+    of a search's batch, ``search``: the search's name and the trial that asked for each
+    task (``{"name": ..., "trials": {task_id: number}}``, :mod:`pipeline.search.runner`)."""
     fam = get_family(given["study"]["family"])
+    search_part = {} if search is None else {"search": search}
     return {
         "config": given,
         "packages": dict(package_versions()),
@@ -71,6 +76,7 @@ def run_metadata(given: dict[str, Any], run: str | None = None) -> dict[str, Any
         "written_at": dt.datetime.now(dt.UTC).isoformat(),
         "run": run,
         "job": hydra_job(),
+        **search_part,
     }
 
 
@@ -131,7 +137,7 @@ def own_code(study: dict[str, Any]) -> dict[str, Any]:
     fam = get_family(study["family"])
     family = None
     if "+code." in fam.version:
-        module = fam.run.__module__
+        module = fam.solver.run.__module__
         family = {"module": module, "fingerprint": files_fingerprint(source_files(module))}
     strategies = {}
     for name, target in own_strategies(study).items():

@@ -308,20 +308,20 @@ def add_section(
 
 def parameter_columns(family: str) -> list[str]:
     """The family's parameters that identify a result (no execution knobs)."""
-    return [p.name for p in get_family(family).params if p.identity]
+    return [p.name for p in get_family(family).rules.params if p.identity]
 
 
 def result_columns(family: str, rows: pd.DataFrame) -> pd.DataFrame:
     """Every row: strategy, identifying parameters, results (lists as short text), time, id."""
     fam = get_family(family)
     params = [c for c in parameter_columns(family) if c in rows]
-    values = [c for c in fam.columns if c in rows]
+    values = [c for c in fam.solver.columns if c in rows]
     cols = [c for c in ["strategy", *params, *values, "seconds", "task_id"] if c in rows]
     table = rows[list(dict.fromkeys(cols))].copy()
     if "strategy" in table and not table["strategy"].notna().any():
         table = table.drop(columns=["strategy"])
     for col in table.columns:
-        if fam.columns.get(col, "").startswith("list"):
+        if fam.solver.columns.get(col, "").startswith("list"):
             table[col] = [list_text(v) for v in table[col]]
     return table.dropna(axis=1, how="all")
 

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pipeline import claims, driver, locking, store_newest, store_upkeep
 from pipeline.backends import Backend, backend_of
@@ -37,6 +37,7 @@ from pipeline.ctrl_c import RunStopped, is_stop
 from pipeline.long_task_setup import LongTaskSetup, tidy_checkpoints
 from pipeline.needs import Needed, budgeted, check_needs, shared_keys
 from pipeline.progress import shown
+from pipeline.run_estimate import RunTime, of_plan
 from pipeline.staging import remove_stale
 from pipeline.store_layout import result_files, written_by_others
 from pipeline.store_newest import StoredIds, stored_ids
@@ -51,9 +52,6 @@ from pipeline.study_folder import (
 )
 from solvers.kit.words import counted
 from solvers.registry import get_family
-
-if TYPE_CHECKING:
-    from pipeline.backends.given_client import ClientBackend
 
 
 def run_study(cfg: Mapping[str, Any], *, log=print, client: Any = None) -> StudyReport:
@@ -125,9 +123,13 @@ class StudyRun:
     given: dict[str, Any]  # the config as given, plain: the run's record, every file's metadata
     conf: Config  # the same, checked and typed
     plan: Plan  # every task of the study (the store not read)
-    backend: Backend | ClientBackend  # the cluster backend, checked
+    backend: Backend  # where the tasks execute (the cluster's, or the caller's client's), checked
     report: StudyReport  # what the run has done so far; study_dir is the study folder
     log: Callable[[str], None] = print
+    search: dict[str, Any] | None = None  # a search's batch: its name and the tasks' trials
+    # solver seconds a task, measured by an earlier run of tasks of the same kinds (a
+    # search's batch before) and by this one once it ran: its batches are sized from it
+    per_task: float | None = None
 
     @property
     def folder(self) -> Path:
@@ -176,7 +178,9 @@ def plan_text(run: StudyRun) -> str:
     with ``needs``) a table of the tasks left with their needs against where the run
     executes; StudyError, after the table is logged, when one does not fit here."""
     left, needed = _tasks_left(run, refuse=False)
-    lines = [*left.described(needed.shared_cpu), *needed.table(), *needed.lines()]
+    _, estimate = estimated_run(run, left, needed)
+    run_line = estimate.line() if estimate is not None and len(left) else None
+    lines = [*left.described(needed.shared_cpu, run_line), *needed.table(), *needed.lines()]
     lines.append("  nothing was run or written (stage=plan)")
     if needed.shortage is not None:
         run.log("\n".join(lines))
@@ -184,12 +188,28 @@ def plan_text(run: StudyRun) -> str:
     return "\n".join(lines)
 
 
+def estimated_run(
+    run: StudyRun, left: Plan | None = None, needed: Needed | None = None
+) -> tuple[int, RunTime | None]:
+    """(the tasks ``left`` to run (by default, those left against the store), the run-time
+    estimate of running them (:mod:`pipeline.run_estimate`) on the workers the needs were
+    checked against, or those the backend answers: None where the family has no model, or
+    the backend cannot say what its workers are (a scheduler that does not answer))."""
+    if left is None or needed is None:
+        left, needed = _tasks_left(run, refuse=False)
+    try:
+        workers = needed.where if needed.where is not None else run.workers
+    except StudyError:
+        return len(left), None
+    return len(left), of_plan(left, needed.shared_cpu, workers, run.conf.cluster)
+
+
 def _tasks_left(run: StudyRun, recompute: bool = False, refuse: bool = True):
     """The tasks left to run against the store (read only) and the family's needs of them
     against the budget and the free disk: StudyError for one over either, or (``refuse``
     False) kept in the needs' rows; a family without needs is asked nothing."""
     left = run.plan.left_to_run(stored_ids(run.results), recompute=recompute)
-    if get_family(run.plan.family).needs is None:
+    if get_family(run.plan.family).scheduling.needs is None:
         return left, Needed()
     return left, check_needs(left, run.workers, run.folder, refuse)
 
@@ -200,7 +220,7 @@ def long_task_setup(run: StudyRun) -> LongTaskSetup:
     of them at once, they run that many at a time (one line says so)."""
     workers = run.workers
     needed = Needed()
-    if get_family(run.plan.family).needs is not None:  # the store is read for needs only
+    if get_family(run.plan.family).scheduling.needs is not None:  # the store is read for needs only
         _, needed = _tasks_left(run, recompute=run.conf.store.recompute)
     size = run.conf.run.batch_size
     if needed.at_once is not None and size != "auto" and size > needed.at_once:
@@ -257,10 +277,10 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
             if not len(left):
                 return
             driver.compute(run, left, setup)
-            after = run.plan.left_to_run(
-                store_newest.stored_ids(run.results)
-            )  # shared pieces needed
-            tidy_checkpoints(run.folder, setup.shared, shared_keys(after), run.log)
+            needed: set[str] = set()
+            if setup.shared:  # the shared pieces the tasks still to run need (store read)
+                needed = shared_keys(run.plan.left_to_run(store_newest.stored_ids(run.results)))
+            tidy_checkpoints(run.folder, setup.shared, needed, run.log)
         with locking.study_lock(run.folder):  # a rerun task's rows supersede its stored ones
             if left.supersedes or written_by_others(run.results, before, run.report.files):
                 store_upkeep.compact(run.results)

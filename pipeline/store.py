@@ -14,7 +14,7 @@ import functools
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -39,17 +39,19 @@ if TYPE_CHECKING:  # pandas only where results are read: workers that write them
 
 
 # What load_results adds at the end of each row from its file's metadata: the run that
-# computed it (its run record's name, runs/<run>.yaml) and the Hydra job of a multirun
-# (hydra.job.num); missing for files written before the metadata held them.
-RUN_COLUMNS = ("run", "job")
+# computed it (its run record's name, runs/<run>.yaml), the Hydra job of a multirun
+# (hydra.job.num), and for a row a search computed, the search's name and the number of the
+# trial that asked for its task; missing for files whose metadata holds none of them.
+RUN_COLUMNS = ("run", "job", "search", "trial")
 
 
 def load_results(path: str | Path, family: str | None = None) -> pd.DataFrame:
     """All rows of a study's store (a study folder or its results/ folder) as a DataFrame,
     with the ``family`` column taken from the path, and at the end :data:`RUN_COLUMNS`: the
-    run that computed each row (the name of its ``runs/<time>.yaml`` record) and the Hydra
-    job of a multirun (its ``hydra.job.num``; missing for a single run), read from its
-    file's metadata.
+    run that computed each row (the name of its ``runs/<time>.yaml`` record), the Hydra
+    job of a multirun (its ``hydra.job.num``; missing for a single run), and the search
+    and trial that asked for its task (missing for a row no search computed), read from
+    its file's metadata.
 
     Families have different columns; a column a family lacks is missing (NaN) in its rows,
     and so is a column of a registered family that its files lack (written before the family
@@ -85,35 +87,64 @@ def _with_runs(frame: pd.DataFrame, tables: list[pa.Table]) -> pd.DataFrame:
     table's guesslab metadata (each distinct text parsed once: a run's files share it)."""
     import pandas as pd
 
-    parsed: dict[bytes, tuple[str | None, int | None]] = {}
-    runs, jobs = [], []
+    parsed: dict[bytes, FileRun] = {}
+    runs, jobs, searches, trials = [], [], [], []
     for table in tables:
         text = (table.schema.metadata or {}).get(METADATA_KEY, b"{}")
         if text not in parsed:
-            parsed[text] = _run_and_job(text)
-        runs.append(parsed[text][0])
-        jobs.append(parsed[text][1])
+            parsed[text] = _file_run(text)
+        got = parsed[text]
+        runs.append(got.run)
+        jobs.append(got.job)
+        searches.append(got.search)
+        if got.trials:  # the trial of each row's task
+            ids = table.column("task_id").to_pylist()
+            trials.append(np.array([got.trials.get(t) for t in ids], dtype=object))
+        else:
+            trials.append(np.full(len(table), None, dtype=object))
     sizes = [len(t) for t in tables]
     frame["run"] = pd.array(np.repeat(np.array(runs, dtype=object), sizes), dtype="string")
     frame["job"] = pd.array(np.repeat(np.array(jobs, dtype=object), sizes), dtype="Int64")
+    frame["search"] = pd.array(np.repeat(np.array(searches, dtype=object), sizes), dtype="string")
+    frame["trial"] = pd.array(np.concatenate(trials) if trials else [], dtype="Int64")
     return frame
 
 
-def _run_and_job(text: bytes) -> tuple[str | None, int | None]:
-    """(the run record's name, the multirun job's number) a file's metadata text records,
-    each None where it records none (an older file, a single run, metadata not readable)."""
+class FileRun(NamedTuple):
+    """What a file's metadata says of the run that wrote it (each None where it says
+    nothing): the run record's name, the multirun job's number, the search's name, and the
+    trial number of each task a search's trial asked for."""
+
+    run: str | None
+    job: int | None
+    search: str | None
+    trials: dict[str, int]
+
+
+def _file_run(text: bytes) -> FileRun:
+    """What a file's metadata text records of its run (an older file, a single run, a run
+    of no search or metadata not readable: None or empty for what it does not record)."""
     try:
         meta = json.loads(text)
     except ValueError:
-        return None, None
+        meta = None
     if not isinstance(meta, dict):
-        return None, None
-    run, job = meta.get("run"), meta.get("job")
+        return FileRun(None, None, None, {})
+    run, job, search = meta.get("run"), meta.get("job"), meta.get("search")
     num = job.get("num") if isinstance(job, dict) else None
-    return (
+    name = search.get("name") if isinstance(search, dict) else None
+    asked = search.get("trials") if isinstance(search, dict) else None
+    trials = {k: v for k, v in (asked.items() if isinstance(asked, dict) else ()) if _whole(v)}
+    return FileRun(
         run if isinstance(run, str) else None,
-        num if isinstance(num, int) and not isinstance(num, bool) else None,
+        num if _whole(num) else None,
+        name if isinstance(name, str) else None,
+        trials if isinstance(name, str) else {},
     )
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _newest_only(frame: pd.DataFrame, file_rows: list[int]) -> pd.DataFrame:

@@ -167,10 +167,11 @@ class Plan:
         left.stored, left.outside = 0, sum(len(g) for g in self.grids) - self.repeated - kept
         return left
 
-    def described(self, shared_seconds: float = 0.0) -> list[str]:
+    def described(self, shared_seconds: float = 0.0, run_line: str | None = None) -> list[str]:
         """``stage=plan``'s lines on the plan: its tasks, how many the store holds, how many
         are left to run and the solver time to expect for them (less ``shared_seconds``, the
-        work of pieces the tasks share that they need not compute again)."""
+        work of pieces the tasks share that they need not compute again), then ``run_line``
+        (the run's time, :mod:`pipeline.run_estimate`) when given."""
         strategies = f", {counted(len(self.strategies), 'strategy')}" if self.strategies else ""
         lines = [
             f"study {self.name}: {counted(self.n_tasks, 'task')} ({counted(self.parts, 'grid')}"
@@ -191,9 +192,14 @@ class Plan:
                 f"  solver time: about {format_duration(seconds - shared_seconds)} for the tasks "
                 f"to run (the family's estimate, from {counted(sampled, 'sampled task')}{shared})"
             )
+            if run_line:
+                lines.append(run_line)
         from solvers.kit.compile_once import compiled_line  # Numba: for stage=plan only
 
-        if len(self) and (kernels := compiled_line(get_family(self.family).run.__module__)):
+        module = get_family(self.family).solver.run.__module__
+        parts = module.split(".")  # a built-in family's kernels: all of solvers.<family>
+        package = ".".join(parts[:2]) if parts[0] == "solvers" else module
+        if len(self) and (kernels := compiled_line(package)):
             lines.append(kernels)
         return lines
 
@@ -205,7 +211,7 @@ class Plan:
         Each grid's estimate is its mean over up to ``sample`` evenly spaced tasks times its
         task count: exact when the estimate depends on the sampled axes only through values
         the sample covers, an extrapolation otherwise."""
-        estimate = get_family(self.family).estimate
+        estimate = get_family(self.family).scheduling.estimate
         if estimate is None:
             return None
         total, sampled = 0.0, 0

@@ -121,7 +121,7 @@ def current_code_rows(codes: Mapping[str, tuple[str, str | None]], family: str) 
     """SQL: the rows of the study's own strategies computed by the code they name now (the
     rows of other versions of that code are kept in the store, not summarised), and every
     other row; empty where the family has no such strategies."""
-    if "strategy_code" not in get_family(family).param_names:
+    if "strategy_code" not in get_family(family).rules.param_names:
         return ""
     from solvers.kit.stored_rows import sql_text
 
@@ -158,7 +158,7 @@ def other_code_facts(
     _, others = store.current_version_files(store_layout.family_files(results, family), family)
     if others:
         notes.append(other_version_note(family, others))
-    if not codes or "strategy_code" not in get_family(family).param_names:
+    if not codes or "strategy_code" not in get_family(family).rules.param_names:
         return notes  # no strategy of one's own: no rows to count
     from solvers.kit.stored_rows import sql_text
 
@@ -234,7 +234,7 @@ def _error_table(errors: pd.DataFrame) -> pd.DataFrame:
 def parameter_columns(family: str) -> list[str]:
     """The parameter columns of a family that identify a result (no execution knobs)."""
     fam = get_family(family)
-    return [p.name for p in fam.params if p.identity]
+    return [p.name for p in fam.rules.params if p.identity]
 
 
 @takes_stored_rows
@@ -252,7 +252,7 @@ def generic_summary(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
     family = first["family"].iloc[0]
     fam = get_family(family)
     params = [c for c in parameter_columns(family) if c in first]
-    values = [c for c, t in fam.columns.items() if c in first and not t.startswith("list")]
+    values = [c for c, t in fam.solver.columns.items() if c in first and not t.startswith("list")]
     cols = [c for c in ["strategy", *params, *values] if c in first and c not in COMMON_COLUMNS]
     cols = ["strategy", *cols] if "strategy" in first and first["strategy"].notna().any() else cols
     table = first[list(dict.fromkeys(cols))]

@@ -1,7 +1,7 @@
 """The worker's side of a run: a batch of tasks to encoded rows, where the executor runs it.
 
-- :class:`TaskSlice` is a batch as it travels (a grid and positions in it): the worker builds
-  its tasks itself.
+- :class:`TaskSlice` is a batch as it travels (a grid and positions in it, or positions in
+  several small grids of one kind): the worker builds its tasks itself.
 - :func:`run_batch` is what the executor runs: the batch's tasks built, solved and encoded
   one after another (:func:`batch_rows`: an error row for a task that fails, a time limit
   per task with ``run.task_timeout_s``, each long task in its context), a :class:`DoneBatch`
@@ -54,7 +54,8 @@ from solvers.registry import Row, get_family, param_columns, solve
 
 
 class TaskSlice:
-    """A batch as Dask ships it: a grid and positions in it, one opaque object.
+    """A batch as Dask ships it: positions in a grid (or in several grids of one kind, each
+    a grid part of few tasks: a search's trials), one opaque object.
 
     The worker builds the tasks and their ids (:meth:`Grid.tasks_at`), so the driver neither
     builds nor pickles a task, and the scheduler (which unpickles every task spec it is
@@ -62,14 +63,17 @@ class TaskSlice:
     of consecutive numbers (a fresh grid's batch is one run).
     """
 
-    __slots__ = ("grid", "runs")
+    __slots__ = ("pieces",)
 
     def __init__(self, grid: Grid, positions: np.ndarray):
-        self.grid = grid
-        self.runs = runs(positions)
+        self.pieces: list[tuple[Grid, list[tuple[int, int]]]] = [(grid, runs(positions))]
+
+    def add(self, grid: Grid, positions: np.ndarray) -> None:
+        """Positions of another grid, after those the batch holds."""
+        self.pieces.append((grid, runs(positions)))
 
     def __len__(self) -> int:
-        return sum(b - a for a, b in self.runs)
+        return sum(b - a for _, grid_runs in self.pieces for a, b in grid_runs)
 
     def pairs(self) -> list[tuple[str, dict]]:
         """The batch's (task_id, task) pairs, built now."""
@@ -77,14 +81,15 @@ class TaskSlice:
 
     def iter_pairs(self) -> Iterator[tuple[str, dict]]:
         """The batch's (task_id, task) pairs, each built when it is asked for."""
-        for a, b in self.runs:
-            yield from self.grid.tasks(a, b)
+        for grid, grid_runs in self.pieces:
+            for a, b in grid_runs:
+                yield from grid.tasks(a, b)
 
     def __getstate__(self) -> bytes:
-        return pickle.dumps((self.grid, self.runs), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(self.pieces, protocol=pickle.HIGHEST_PROTOCOL)
 
     def __setstate__(self, blob: bytes) -> None:
-        self.grid, self.runs = pickle.loads(blob)
+        self.pieces = pickle.loads(blob)
 
 
 EncodedFile = tuple[str, bytes]  # (family, the bytes of one finished Parquet file)
@@ -421,7 +426,7 @@ def error_row(task: dict, exc: BaseException) -> Row:
     where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
     return {
         **param_columns(task),
-        **dict.fromkeys(fam.columns),
+        **dict.fromkeys(fam.solver.columns),
         "status": "error",
         "error": f"{type(exc).__name__}: {exc}{where}",
         "seconds": None,

@@ -20,11 +20,27 @@ import pkgutil
 from importlib.metadata import entry_points
 
 from solvers.params import Param
-from solvers.registry import Family, TaskError, families, get_family, register, solve, validate
+from solvers.registry import (
+    Family,
+    Presentation,
+    Rules,
+    Scheduling,
+    Solver,
+    TaskError,
+    families,
+    get_family,
+    register,
+    solve,
+    validate,
+)
 
 __all__ = [
     "Family",
     "Param",
+    "Presentation",
+    "Rules",
+    "Scheduling",
+    "Solver",
     "TaskError",
     "families",
     "get_family",
@@ -34,7 +50,7 @@ __all__ = [
 ]
 
 for _mod in pkgutil.iter_modules(__path__):
-    if not _mod.name.startswith("_") and _mod.name != "registry":
+    if not _mod.name.startswith("_") and _mod.name not in ("registry", "family"):
         importlib.import_module(f"{__name__}.{_mod.name}")
 
 _IMPORT_ERRORS: dict[str, str] = {}
@@ -70,7 +86,7 @@ def _version_with_code(names: set[str]) -> None:
 
     for name in names:
         fam = registry._FAMILIES[name]
-        code = files_fingerprint(source_files(fam.run.__module__))
+        code = files_fingerprint(source_files(fam.solver.run.__module__))
         registry._FAMILIES[name] = dataclasses.replace(fam, version=f"{fam.version}+code.{code}")
 
 

@@ -75,7 +75,7 @@ class Grid:
         fam, base = checked_params({**fixed, **{name: values[0] for name, values in axes}})
         canon = _canonical_axes(fam, base, names, [list(values) for _, values in axes])
         grid = cls(fam, base, names, canon)
-        if fam.check_task is not None:
+        if fam.rules.check_task is not None:
             grid.check_axes, grid.filled = _checked_classes(fam, base, names, canon)
         return grid
 
@@ -216,7 +216,7 @@ def _canonical_axes(
     strategy = strategy_kind(base)
     canon: list[list[Any]] = [[base[name]] for name in names]
     for i in reversed(range(len(names))):
-        p = fam.param(names[i])
+        p = fam.rules.param(names[i])
         canon[i] += [param_value(fam, p, strategy, {p.name: v}) for v in raw[i][1:]]
     out = []
     for i, values in enumerate(canon):
@@ -282,7 +282,7 @@ def _checked_classes(
     def check(task: RecordingTask) -> dict[str, Any]:
         """The task's values before the check (what it fills in is what differs after)."""
         before = dict(dict.items(task))
-        fam.check_task(task)
+        fam.rules.check_task(task)
         return before
 
     axis_of = {name: i for i, name in enumerate(names)}

@@ -1,4 +1,5 @@
-"""The family registry: every game registers its parameters, strategies and solver here.
+"""The family registry: every game registers here, by name, its :class:`Family` (its rules,
+solver, scheduling and presentation, declared in :mod:`solvers.family`).
 
 A *task* is a plain dict such as ``{"family": "card_guessing", "deck": [3, 3, 3],
 "strategy": "optimal"}``.  :func:`validate` checks it against the family's declared
@@ -16,14 +17,11 @@ import importlib
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from solvers.family import Family, Presentation, Row, Rules, Scheduling, Solver, Task
 from solvers.params import REQUIRED, Param
-
-Task = dict[str, Any]
-Row = dict[str, Any]
 
 
 class TaskError(ValueError):
@@ -32,63 +30,6 @@ class TaskError(ValueError):
     def __init__(self, key: str, value: Any, reason: str):
         self.key, self.value, self.reason = key, value, reason
         super().__init__(f"{key}={value!r}: {reason}")
-
-
-@dataclass(frozen=True)
-class Family:
-    """A game family: parameters, strategies, and the function that solves a checked task."""
-
-    name: str
-    # bump it whenever the schema or the values of its rows change (tests/golden/ holds them
-    # per version): it is part of every task id, so rows of another version are not served
-    version: str
-    params: tuple[Param, ...]
-    run: Callable[[Task], list[Row]]
-    strategies: tuple[str, ...] = ()
-    default_strategy: str | None = None
-    # whole-task checks (size limits...); may fill in a parameter (a new value, not a change
-    # made in place: planning re-encodes for the task id only the values it sees replaced)
-    check_task: Callable[[Task], None] | None = None
-    columns: Mapping[str, str] = field(default_factory=dict)  # result column -> dtype
-    doc: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    # "module:function" of the family's summary section, ``(ok_rows, out_dir) -> Markdown``;
-    # named, not imported, so that workers never load the plotting libraries it needs
-    summary: str | None = None
-    # "module:function" of the family's HTML report content, ``(ok_rows) -> list[Section]``
-    # (see solvers.kit.report_sections); None: the report shows a generic table of the rows
-    report: str | None = None
-    # a distributed mode: ``spreads_over_cluster(task)`` says whether a checked task spreads
-    # its work; then "module:function" ``run_over_cluster`` runs it as ``(task) -> rows`` (in
-    # place of ``run``), spreading its pieces through its context
-    # (``solvers.kit.task_context.current().spread(n)``: where the task runs decides where
-    # they go; a family never starts a cluster)
-    spreads_over_cluster: Callable[[Task], bool] | None = None
-    run_over_cluster: str | None = None
-    # the solver seconds a checked task should take on one core (a model of its size, for
-    # ``stage=plan``), None for a task it cannot estimate; None: the family gives none
-    estimate: Callable[[Task], float | None] | None = None
-    # what a checked task needs at its peak given ``workers`` processes (a
-    # ``solvers.kit.budget.Need``: memory per process, checkpoint disk), or None for a task too
-    # small to matter; the pipeline compares it with the budget of where the run executes and
-    # refuses the study before any work (stage=plan and run).  It is called once per class of
-    # tasks agreeing on the parameters it reads (as check_task), so read only those it needs.
-    needs: Callable[[Task, int], Any] | None = None
-    # small tasks for the contract tests, each valid and quick (a second or less)
-    examples: tuple[Mapping[str, Any], ...] = ()
-    # strategies of one's own (solvers/own_strategy.py): what their class must offer, or None
-    # for a family that takes none; such a family declares own_strategy.own_params() too
-    own: Any = None
-
-    def param(self, name: str) -> Param:
-        for p in self.params:
-            if p.name == name:
-                return p
-        raise KeyError(name)
-
-    @property
-    def param_names(self) -> tuple[str, ...]:
-        return tuple(p.name for p in self.params)
 
 
 _FAMILIES: dict[str, Family] = {}
@@ -108,10 +49,21 @@ COMMON_COLUMNS: dict[str, str] = {
 }
 
 
+PARTS = {"rules": Rules, "solver": Solver, "scheduling": Scheduling, "presentation": Presentation}
+
+
 def register(family: Family) -> Family:
-    """Add a family to the registry (its name must be new) and return it."""
+    """Add a family to the registry (its name must be new, each part of its declared kind,
+    its column dtypes of :data:`DTYPES`) and return it."""
     if family.name in _FAMILIES:
         raise ValueError(f"family {family.name!r} is registered twice")
+    for attr, kind in PARTS.items():
+        part = getattr(family, attr)
+        if not isinstance(part, kind):
+            raise TypeError(
+                f"family {family.name!r}: {attr}={part!r:.80} is not a {kind.__name__} "
+                f"(solvers.family.{kind.__name__})"
+            )
     bad = {k: v for k, v in row_columns(family).items() if v not in DTYPES}
     if bad:
         raise ValueError(f"family {family.name!r}: unknown column dtypes {bad}; valid: {DTYPES}")
@@ -124,9 +76,9 @@ def row_columns(family: Family | str) -> dict[str, str]:
     column of a parameter that declares one, :attr:`Param.list_column`), results."""
     fam = get_family(family) if isinstance(family, str) else family
     cols = dict(COMMON_COLUMNS)
-    cols.update({p.name: p.dtype for p in fam.params})
-    cols.update({p.list_column: "list<int64>" for p in fam.params if p.list_column})
-    cols.update(fam.columns)
+    cols.update({p.name: p.dtype for p in fam.rules.params})
+    cols.update({p.list_column: "list<int64>" for p in fam.rules.params if p.list_column})
+    cols.update(fam.solver.columns)
     return cols
 
 
@@ -143,7 +95,7 @@ def standard_deviations(fam: Family, row: Row) -> Row:
     square root of each float variance column (an exact variance's root is generally
     irrational, so the std is a float even where the variance is exact)."""
     out = {}
-    for name, std in _variances(tuple(fam.columns)):
+    for name, std in _variances(tuple(fam.solver.columns)):
         variance = row.get(name)
         if variance is not None and row.get(std) is None:
             out[std] = math.sqrt(variance) if variance >= 0 else math.nan
@@ -164,13 +116,13 @@ def _variances(columns: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 
 def family_summary(name: str) -> Callable[..., str] | None:
     """The summary function the family ``name`` names (imported now), or None."""
-    ref = get_family(name).summary
+    ref = get_family(name).presentation.summary
     return None if ref is None else named_function(ref)
 
 
 def family_report(name: str) -> Callable[..., list[Any]] | None:
     """The report function the family ``name`` names (imported now), or None."""
-    ref = get_family(name).report
+    ref = get_family(name).presentation.report
     return None if ref is None else named_function(ref)
 
 
@@ -195,8 +147,8 @@ def get_family(name: Any) -> Family:
 def validate(task: Mapping[str, Any]) -> Task:
     """The canonical form of ``task``: checked values, defaults filled, unused params None."""
     fam, out = checked_params(task)
-    if fam.check_task is not None:
-        fam.check_task(out)
+    if fam.rules.check_task is not None:
+        fam.rules.check_task(out)
     return out
 
 
@@ -209,47 +161,47 @@ def checked_params(task: Mapping[str, Any]) -> tuple[Family, Task]:
     own = task.get("strategy_target") is not None
     if own:
         strategy = own_strategy_name(fam, task)
-    elif fam.strategies:
-        strategy = task.get("strategy", fam.default_strategy)
-        if strategy not in fam.strategies:
+    elif fam.rules.strategies:
+        strategy = task.get("strategy", fam.rules.default_strategy)
+        if strategy not in fam.rules.strategies:
             raise TaskError(
-                "strategy", strategy, f"unknown strategy; valid: {', '.join(fam.strategies)}"
+                "strategy", strategy, f"unknown strategy; valid: {', '.join(fam.rules.strategies)}"
             )
     elif task.get("strategy") is not None:
         raise TaskError("strategy", task["strategy"], f"family {fam.name!r} has no strategies")
-    known = set(fam.param_names) | {"family", "strategy"}
+    known = set(fam.rules.param_names) | {"family", "strategy"}
     unknown = sorted(set(task) - known)
     if unknown:
         raise TaskError(
             unknown[0],
             task[unknown[0]],
-            f"unknown parameter for family {fam.name!r}; valid: {', '.join(fam.param_names)}",
+            f"unknown parameter for family {fam.name!r}; valid: {', '.join(fam.rules.param_names)}",
         )
     out: Task = {"family": fam.name, "strategy": strategy}
     kind = "own" if own else strategy  # the default strategy when the task names none
-    for p in fam.params:
+    for p in fam.rules.params:
         out[p.name] = param_value(fam, p, kind, task)
     if own:  # the class imports, has the protocol's methods, takes the arguments
-        fam.own.check(fam.name, out)
+        fam.rules.own.check(fam.name, out)
     return fam, out
 
 
 def own_strategy_name(fam: Family, task: Mapping[str, Any]) -> str:
     """The name of a task's strategy of one's own (the study's key for it), checked."""
-    if fam.own is None:
+    if fam.rules.own is None:
         raise TaskError(
             "strategy_target",
             task["strategy_target"],
             f"family {fam.name!r} takes no strategies of one's own",
         )
     name = task.get("strategy")
-    if name in fam.strategies:
+    if name in fam.rules.strategies:
         raise TaskError(
             "strategy",
             name,
             "is a built-in strategy's name: a strategy of one's own needs a name of its own",
         )
-    if not fam.own.valid_name(name):
+    if not fam.rules.own.valid_name(name):
         raise TaskError(
             "strategy",
             name,
@@ -301,7 +253,7 @@ def param_columns(task: Task) -> Row:
     """Row columns for a canonical task's parameters (lists become "3,3,3" strings), and the
     list column of each parameter declaring one (:attr:`Param.list_column`)."""
     out = {k: _column_value(v) for k, v in task.items()}
-    for p in get_family(task["family"]).params:
+    for p in get_family(task["family"]).rules.params:
         if p.list_column:
             value = task.get(p.name)
             out[p.list_column] = None if value is None else [int(v) for v in value]
@@ -319,21 +271,22 @@ def solve(task: Mapping[str, Any], *, canonical: bool = False) -> list[Row]:
 
     ``canonical=True`` skips validation for a task that :func:`validate` already returned
     (the pipeline validates the whole grid before it submits anything).  A task that
-    spreads its work runs through :attr:`Family.run_over_cluster`.
+    spreads its work runs through :attr:`Scheduling.run_over_cluster`.
     """
     checked = dict(task) if canonical else validate(task)
     fam = get_family(checked["family"])
     start = time.perf_counter()
-    if fam.spreads_over_cluster is not None and fam.spreads_over_cluster(checked):
-        rows = named_function(fam.run_over_cluster)(checked)
+    spreads = fam.scheduling.spreads_over_cluster
+    if spreads is not None and spreads(checked):
+        rows = named_function(fam.scheduling.run_over_cluster)(checked)
     else:
-        rows = fam.run(checked)
+        rows = fam.solver.run(checked)
     seconds = time.perf_counter() - start
     base = param_columns(checked)
-    blank = dict.fromkeys(fam.columns)
+    blank = dict.fromkeys(fam.solver.columns)
     out = []
     for row in rows:
-        extra = set(row) - set(fam.columns)
+        extra = set(row) - set(fam.solver.columns)
         if extra:
             raise RuntimeError(f"family {fam.name!r} returned undeclared columns {sorted(extra)}")
         row = {**base, **blank, **row, "status": "ok", "error": None, "seconds": seconds}

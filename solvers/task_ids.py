@@ -28,13 +28,13 @@ def identity_params(task: Task) -> Task:
 @functools.cache
 def knob_names(family: str) -> frozenset[str]:
     """The family's execution knobs: parameters left out of task ids."""
-    return frozenset(p.name for p in get_family(family).params if not p.identity)
+    return frozenset(p.name for p in get_family(family).rules.params if not p.identity)
 
 
 @functools.cache
 def omitted_if_none(family: str) -> frozenset[str]:
     """The family's parameters left out of task ids while None (``omit_none_from_id``)."""
-    return frozenset(p.name for p in get_family(family).params if p.omit_none_from_id)
+    return frozenset(p.name for p in get_family(family).rules.params if p.omit_none_from_id)
 
 
 def task_id(task: Task) -> str:

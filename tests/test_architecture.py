@@ -153,6 +153,7 @@ RULES = ("exact", "brute_force")  # the game's rules, its strategies, their exac
 ENGINES = ("any_deck", "uniform_deck", "info_policy")  # the float engines, one per question
 SHARED = ("state_codes", "first_moves")  # what the engines share
 MACHINERY = ("tasks", "summary", "simulation", "report", "play", "play_players", "play_screen")
+DECLARED = ("rules", "scheduling")  # the family's Rules and Scheduling (solvers/family.py)
 ROW_READERS = ("summary", "report")  # read stored rows into tables and figures
 MAX_LINES = 600  # no file of the family longer
 
@@ -184,7 +185,7 @@ def top_imports(path) -> set[str]:
 def test_every_part_of_card_guessing_has_a_role():
     """A new sub-package or module is placed among the roles, so the rules below cover it."""
     found = {role(name) for name in card_guessing_modules()}
-    assert found == {*RULES, *ENGINES, *SHARED, *MACHINERY}
+    assert found == {*RULES, *ENGINES, *SHARED, *MACHINERY, *DECLARED}
 
 
 def test_card_guessing_rules_and_strategies_stay_apart_from_the_machinery():
@@ -253,7 +254,7 @@ def returns_rows(func: ast.FunctionDef) -> bool:
 def result_columns() -> set[str]:
     from solvers import get_family
 
-    columns = set(get_family("card_guessing").columns)
+    columns = set(get_family("card_guessing").solver.columns)
     assert {"expected_score", "score_pmf", "first_moves", "bound_upper"} <= columns
     return columns
 
@@ -271,9 +272,9 @@ def test_only_tasks_turn_a_task_into_a_row():
 
 
 def test_the_family_hands_every_task_to_tasks():
-    """The family module (solvers/card_guessing/__init__.py) fills no result column, and its
-    run and split_rows return what a module of tasks/ returns."""
-    family = ROOT / "solvers" / "card_guessing" / "__init__.py"
+    """The family's solver (solvers/card_guessing/tasks/__init__.py) fills no result column,
+    and its run and split_rows return what a module of tasks/ returns."""
+    family = ROOT / "solvers" / "card_guessing" / "tasks" / "__init__.py"
     assert not [d for d in row_builders(family, "family", result_columns()) if " def " not in d]
     tree = ast.parse(family.read_text())
     tasks = {
@@ -301,6 +302,47 @@ def test_no_file_of_card_guessing_is_over_its_size():
     assert long == {}
 
 
+# ----------------------------------------------------------------- every family, by role
+
+BUILT_IN = ("card_guessing", "hand_guessing", "high_low", "mastermind", "no_repeat", "triples")
+# the module of a family's package that declares each part (solvers/family.py), as
+# (attribute of Family, module, name); the scheduling part only where the family has one
+PARTS = (("rules", "rules", "RULES"), ("solver", "tasks", "SOLVER"))
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_each_family_registers_the_parts_its_modules_declare(name):
+    """A family's rules are its rules.py's RULES, its solver its tasks' SOLVER and its
+    scheduling its scheduling.py's SCHEDULING (or none, where the family has no such module);
+    its presentation names functions of its summary and report modules."""
+    import importlib
+
+    from solvers import get_family
+    from solvers.family import Scheduling
+
+    fam = get_family(name)
+    for attr, module, declared in PARTS:
+        part = getattr(importlib.import_module(f"solvers.{name}.{module}"), declared)
+        assert getattr(fam, attr) is part, (name, attr)
+    if (ROOT / "solvers" / name / "scheduling.py").exists():
+        scheduling = importlib.import_module(f"solvers.{name}.scheduling").SCHEDULING
+        assert fam.scheduling is scheduling
+    else:
+        assert fam.scheduling == Scheduling()
+    for ref in (fam.presentation.summary, fam.presentation.report):
+        assert ref is None or re.fullmatch(rf"solvers\.{name}\.(summary|report):\w+", ref), ref
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_a_family_s_init_only_registers_it(name):
+    """solvers/<family>/__init__.py holds the family's description, its version and its
+    registration: no function or class of its own (those live in the module of their part)."""
+    tree = ast.parse((ROOT / "solvers" / name / "__init__.py").read_text())
+    defined = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
+    assert defined == [], (name, defined)
+    assert ast.get_docstring(tree), name
+
+
 # ----------------------------------------------------------------- the run path
 
 
@@ -325,12 +367,37 @@ def test_only_the_backends_know_the_cluster_kinds():
     for path in [*(ROOT / "pipeline").rglob("*.py"), *(ROOT / "pipeline").rglob("*.js")]:
         if "backends" not in path.relative_to(ROOT / "pipeline").parts:
             assert "kind ==" not in path.read_text(), path
-    from pipeline.config import CLUSTER_KINDS
+    from pipeline.backends import Backend
+    from pipeline.config import cluster_backends as backends
 
-    for kind in CLUSTER_KINDS:
-        tree = ast.parse((ROOT / "pipeline" / "backends" / f"{kind}.py").read_text())
-        defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-        assert {"check", "workers", "open"} <= defined, kind
+    assert list(backends()) == ["sync", "local", "address", "slurm"]
+    for kind, backend in backends().items():
+        assert issubclass(backend, Backend) and backend.kind == kind, kind
+        defined = set(vars(backend))
+        assert {"check", "find_workers", "executor"} <= defined, kind
+
+
+def test_every_backend_is_one_class_over_the_declared_base():
+    """Each cluster kind's backend is a class over :class:`pipeline.backends.Backend` with its
+    settings model beside it, in its own module of pipeline/backends/, and the caller's own
+    client's backend is one more over the same base; a run holds its backend as the base."""
+    import typing
+
+    from pipeline.backends import Backend
+    from pipeline.backends.given_client import ClientBackend
+    from pipeline.config import ClusterSettings
+    from pipeline.config import cluster_backends as backends
+    from pipeline.run import StudyRun
+
+    modules = set()
+    for kind, backend in backends().items():
+        model = backend.settings_model
+        assert issubclass(model, ClusterSettings) and model.__module__ == backend.__module__
+        assert backend.__module__.startswith("pipeline.backends."), kind
+        modules.add(backend.__module__)
+    assert len(modules) == len(backends())
+    assert issubclass(ClientBackend, Backend) and ClientBackend.kind is None
+    assert typing.get_type_hints(StudyRun)["backend"] is Backend
 
 
 def cluster_questions(source: str, kinds: tuple[str, ...]) -> list[str]:
@@ -378,7 +445,7 @@ def test_only_the_backends_ask_which_cluster_runs():
     solvers reads a ``.client`` or compares a cluster kind: the pipeline asks its executor
     (submit, completed, worker_events), a task its context (``TaskContext.spread``), and the
     executor's backend answers."""
-    from pipeline.config import CLUSTER_KINDS
+    from pipeline.config import cluster_models
 
     paths = [
         *(ROOT / "pipeline").rglob("*.py"),
@@ -390,7 +457,7 @@ def test_only_the_backends_ask_which_cluster_runs():
         f"{path.relative_to(ROOT)}:{where}"
         for path in paths
         if not path.is_relative_to(backends)
-        for where in cluster_questions(path.read_text(), tuple(CLUSTER_KINDS))
+        for where in cluster_questions(path.read_text(), tuple(cluster_models()))
     ]
     assert found == []
 

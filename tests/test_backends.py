@@ -153,7 +153,7 @@ def test_slurm_tls_uses_one_certificate_for_every_role(tmp_path, monkeypatch):
     )
     cluster["tls"]["key"] = str(tmp_path / "missing.pem")
     with pytest.raises(StudyError, match="cluster.tls.key=.*missing.pem.*no such file"):
-        pipeline.backends.slurm.check(cluster_config(cluster))
+        pipeline.backends.slurm.SlurmBackend(cluster_config(cluster)).check()
 
 
 def _bookkeeping() -> tuple[bool, str]:
@@ -214,13 +214,13 @@ def test_forked_workers_leave_the_inherited_heap_to_refcounting():
 
 
 def test_auto_start_method_is_fork_on_linux_and_a_bad_one_names_the_key():
-    from pipeline.backends import Backend
+    from pipeline.backends import backend_of
     from pipeline.backends.local import start_method
     from pipeline.config import cluster_config
 
     assert start_method("auto") == ("fork" if sys.platform.startswith("linux") else "spawn")
     with pytest.raises(StudyError, match=r"cluster.start_method='teleport': unknown; valid: auto"):
-        Backend(cluster_config({"kind": "local", "start_method": "teleport"})).check()
+        backend_of(cluster_config({"kind": "local", "start_method": "teleport"})).check()
 
 
 def test_slurm_workers_run_without_the_profiler():
@@ -352,3 +352,96 @@ def test_a_worker_s_memory_limit_is_found_as_dask_finds_it(setting, nthreads):
     quiet.propagate = False
     expected = parse_memory_limit(setting, nthreads, logger=quiet)
     assert worker_memory.memory_limit(setting, nthreads) == expected
+
+
+# ------------------------------------------------------------ a backend of one's own
+
+
+@pytest.fixture
+def toy_backend():
+    """A backend as one module declares it, registered for the test only: a settings model
+    (``cluster.kind=toy`` with one key, ``slots``) and a Backend subclass naming it, whose
+    executor runs each call in this process and counts it."""
+    from typing import Literal
+
+    from pipeline.backends import Backend
+    from pipeline.backends.base import Workers
+    from pipeline.backends.sync import SyncExecutor
+    from pipeline.config import ClusterSettings, PositiveInt, unregister_backend
+
+    class ToySettings(ClusterSettings):
+        kind: Literal["toy"]
+        slots: PositiveInt
+
+    class CountingExecutor(SyncExecutor):
+        def submit(self, fn, /, *args):
+            ToyBackend.submitted += 1
+            return super().submit(fn, *args)
+
+    class ToyBackend(Backend):
+        settings_model = ToySettings
+        submitted = 0
+
+        def check(self) -> None:
+            if self.cluster.slots > 4:
+                raise StudyError(f"cluster.slots={self.cluster.slots}: at most 4 here")
+
+        def find_workers(self) -> Workers:
+            return Workers(self.cluster.slots, None)
+
+        def executor(self, workers: Workers):
+            import contextlib
+
+            return contextlib.nullcontext(CountingExecutor())
+
+    try:
+        yield ToyBackend
+    finally:
+        unregister_backend("toy")
+
+
+def test_a_backend_declared_in_one_module_runs_a_study_and_its_settings_are_checked(
+    toy_backend, outputs
+):
+    """Defining a settings model and a Backend subclass registers the kind: the config takes
+    ``cluster.kind=toy`` with its own keys, checked as every kind's (a bad value or an unknown
+    key named, the kind among the valid ones), its ``check`` refuses before any work, and a
+    study runs on its executor."""
+    from pipeline.backends import backend_of
+
+    report = run(outputs, "cluster=sync", "cluster.kind=toy", "+cluster.slots=2")
+    assert report.computed == report.planned > 0
+    assert toy_backend.submitted > 0
+    assert backend_of(cluster_config({"kind": "toy", "slots": 3})).workers().count == 3
+
+    bad = [
+        (["+cluster.slots=0"], "cluster.slots=0: must be a positive integer"),
+        (
+            ["+cluster.slots=1", "+cluster.slot=2"],
+            "cluster.slot=2: unknown key; valid: kind, slots",
+        ),
+        ([], "cluster.slots: required, and not given"),
+        (["+cluster.slots=5"], "cluster.slots=5: at most 4 here"),
+    ]
+    for overrides, message in bad:
+        with pytest.raises(StudyError, match=f"^{message}"):
+            run(outputs / "bad", "cluster=sync", "cluster.kind=toy", *overrides)
+    assert nothing_written(outputs / "bad")
+    with pytest.raises(StudyError, match="valid: sync, local, address, slurm, toy$"):
+        cluster_config({"kind": "teleport"})
+
+
+def test_a_kind_is_registered_by_one_backend_only():
+    """A second backend declaring a kind another holds is refused, naming both classes."""
+    from typing import Literal
+
+    from pipeline.backends import Backend
+    from pipeline.config import ClusterSettings
+
+    class Local(ClusterSettings):
+        kind: Literal["local"]
+
+    with pytest.raises(ValueError, match=r"cluster.kind='local': registered by .*LocalBackend"):
+
+        class Again(Backend):
+            settings_model = Local

@@ -132,6 +132,77 @@ def test_the_first_task_of_each_grid_goes_out_first_then_the_study_order():
     assert later == [tid for tid in ids if tid not in seen[:3]]  # the study's order
 
 
+def one_task_parts(n: int, optimum: bool = True) -> dict:
+    """A study of ``n`` grid parts of one info task each (a search's trials over two
+    parameters: a part a trial), after a part of the optimum's task when asked."""
+    parts = [{"strategies": {"optimal": {}}}] if optimum else []
+    parts += [
+        {"strategies": {"info": {"gamma": [i / 10], "entropy_r": [1.0 + i / 10]}}} for i in range(n)
+    ]
+    return {
+        "name": "trials",
+        "family": "card_guessing",
+        "grid": {"deck": [[2, 1]], "feedback": ["partial"]},
+        "grids": parts,
+    }
+
+
+@pytest.mark.parametrize(("workers", "sizes"), [(1, [8]), (2, [4, 4]), (3, [3, 3, 2])])
+def test_small_grid_parts_of_one_kind_share_batches_split_evenly_among_the_workers(workers, sizes):
+    """Grid parts of one task each, of one strategy and the same axes, go out together: with
+    the time per task known from an earlier run (a search's batch before), the eight info
+    tasks are one batch a worker, each task once, in study order; the optimum's task, of
+    another kind (other kernels, another file's columns), never shares their batch."""
+    from pipeline.driver import BatchCutter
+
+    study = one_task_parts(8, optimum=False)
+    cutter = BatchCutter(planned(study), workers, auto_batching(), per_task=0.01)
+    batches = []
+    while (batch := cutter.next_batch()) is not None:
+        batches.append(batch.pairs())
+    assert [len(b) for b in batches] == sizes
+    assert [tid for b in batches for tid, _ in b] == [t.task_id for t in plan(study)]
+    study = one_task_parts(8)
+    cutter = BatchCutter(planned(study), workers, auto_batching(), per_task=0.01)
+    batches = []
+    while (batch := cutter.next_batch()) is not None:
+        batches.append(batch.pairs())
+    assert [task["strategy"] for _, task in batches[0]] == ["optimal"]
+    assert [len({task["strategy"] for _, task in b}) for b in batches] == [1] * len(batches)
+    assert [tid for b in batches for tid, _ in b] == [t.task_id for t in plan(study)]
+
+
+def test_one_worker_s_batches_keep_their_target_size_to_the_end():
+    """With one worker no other is left idle by a long last batch: 250 tasks of 10 ms (a
+    target of 100 a batch) go out as 100, 100 and 50, not in a tail of shrinking batches."""
+    from pipeline.driver import BatchCutter
+
+    study = {
+        "name": "one",
+        "family": "card_guessing",
+        "grid": {"deck": [[2, 1]], "feedback": ["partial"]},
+        "strategies": {"info": {"gamma": [i / 1000 for i in range(1, 251)]}},
+    }
+    cutter = BatchCutter(planned(study), 1, auto_batching(), per_task=0.01)
+    sizes = []
+    while (batch := cutter.next_batch()) is not None:
+        sizes.append(len(batch))
+    assert sizes == [100, 100, 50]
+
+
+def test_without_a_time_per_task_the_first_task_of_each_kind_goes_out_alone():
+    """A cold run of small grid parts: the first task of each kind alone (not of each part),
+    then, the time known, the other parts' tasks together."""
+    from pipeline.driver import BatchCutter
+
+    cutter = BatchCutter(planned(one_task_parts(5)), 1, auto_batching())
+    first = [cutter.next_batch(), cutter.next_batch()]
+    assert [b.pairs()[0][1]["strategy"] for b in first] == ["optimal", "info"]
+    assert [len(b) for b in first] == [1, 1]
+    cutter.observe(0.01, 1)
+    assert len(cutter.next_batch()) == 4 and cutter.next_batch() is None
+
+
 def test_batches_grow_to_their_target_soon_after_a_cold_start():
     """A worker's first tasks run with cold caches: here the first two batches take 100 ms a
     task, the rest 10 ms (a target of 100 tasks a batch).  The size is at 90% of the target

@@ -291,7 +291,7 @@ print(task["workers"], "distributed" in sys.modules)
 
 
 def test_a_workers_task_validates_whatever_was_imported():
-    """The distributed mode is the family's (Family.run_over_cluster), not a hook some import
+    """The distributed mode is the family's (Scheduling.run_over_cluster), not a hook some import
     installs: a workers=2 task validates in a fresh interpreter that never loaded Dask."""
     assert commands.python_output(VALIDATE_WORKERS) == "2 False"
 

@@ -12,9 +12,9 @@ from math import factorial
 import pytest
 
 from solvers import TaskError, solve
-from solvers.card_guessing import estimated_states
 from solvers.card_guessing.brute_force import yes_no_orders
 from solvers.card_guessing.exact import yes_no
+from solvers.card_guessing.rules import estimated_states
 from tests.helpers.decks import compositions
 
 

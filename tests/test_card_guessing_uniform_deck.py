@@ -345,7 +345,7 @@ def test_pair_ties_are_accepted_exactly_where_the_parameter_table_says(strategy,
     """``tie_break: pair`` is accepted for the strategies and methods the table's words name
     (made from the same constants), and a refusal names what the task set: the tie rule for
     another strategy, the method for greedy on another method."""
-    from solvers.card_guessing import check_tie_break
+    from solvers.card_guessing.rules import check_tie_break
     from solvers.card_guessing.tasks.ranked_tasks import PAIR_METHODS, PAIR_STRATEGIES
 
     params = {"deck": [4, 4], "strategy": strategy, "tie_break": "pair", "method": method}

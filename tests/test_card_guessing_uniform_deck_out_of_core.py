@@ -259,10 +259,10 @@ def test_a_folder_of_another_solve_is_refused(tmp_path):
 def test_needs_replace_the_fixed_limit():
     fam = get_family("card_guessing")
     small = validate({"family": "card_guessing", "deck": [4] * 4, "method": "ranked"})
-    need = fam.needs(small, 1)
+    need = fam.scheduling.needs(small, 1)
     assert need.disk == 0 and need.memory == ranked_tasks.in_memory_bytes([4] * 4)
     big = validate({"family": "card_guessing", "deck": [4] * 13, "method": "ranked"})
-    need = fam.needs(big, 64)
+    need = fam.scheduling.needs(big, 64)
     plan = out_of_core.plan([4] * 13)
     assert need.memory == plan.memory < 10**9
     # every layer's choices, the last layer's log A and T, two value layers at the peak
@@ -270,7 +270,7 @@ def test_needs_replace_the_fixed_limit():
     pair = max(sizes[i] + sizes[i + 1] for i in range(51))
     assert need.disk == plan.disk >= sum(sizes) + 9 * sizes[52] + 24 * pair
     assert "70,729,002,512 ranked states" in need.note
-    assert fam.needs(validate({"family": "card_guessing", "deck": [4, 4]}), 1) is None
+    assert fam.scheduling.needs(validate({"family": "card_guessing", "deck": [4, 4]}), 1) is None
     assert not hasattr(ranked_tasks, "MAX_BYTES")
 
 
@@ -286,9 +286,11 @@ def test_ranked_task_goes_out_of_core_when_the_budget_is_short(tmp_path):
     short.interval = 0.0
     short.__post_init__()
     with current_task.using(short):
-        assert fam.spreads_over_cluster(task)
+        assert fam.scheduling.spreads_over_cluster(task)
         row = solve(task)[0]
-    assert not fam.spreads_over_cluster(task)  # the default budget (this machine's memory) holds it
+    assert not fam.scheduling.spreads_over_cluster(
+        task
+    )  # the default budget (this machine's memory) holds it
     assert row["expected_score"] == in_memory.solve([4] * 5).expected_score
     assert (tmp_path / "ck" / "layer-000").is_file()  # layers were files: checkpoints
     assert reports and reports[-1].done == reports[-1].total and reports[-1].unit == "ranks"

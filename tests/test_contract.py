@@ -132,7 +132,7 @@ def test_a_std_column_is_named_for_its_variance():
 def test_a_list_parameter_s_list_column_holds_its_integers(family):
     """A parameter declaring ``list_column`` has it as a list<int64> column beside its text
     ("3,3,3"), in the rows solve gives and in the columns an error row gets."""
-    listed = [p for p in get_family(family).params if p.list_column]
+    listed = [p for p in get_family(family).rules.params if p.list_column]
     columns = row_columns(family)
     task = validate({"family": family, **EXAMPLES[family]})
     for row in [*solve(task), param_columns(task)]:
@@ -155,7 +155,7 @@ def test_task_ids_are_deterministic_and_ignore_execution_knobs(family):
     task = validate({"family": family, **EXAMPLES[family]})
     assert task_id(task) == task_id(validate({"family": family, **EXAMPLES[family]}))
     assert validate(task) == task  # canonical tasks are fixed points
-    knobs = [p for p in get_family(family).params if not p.identity]
+    knobs = [p for p in get_family(family).rules.params if not p.identity]
     for p in knobs:
         changed = dict(task)
         if isinstance(task[p.name], int) and not isinstance(task[p.name], bool):
@@ -249,14 +249,14 @@ def test_unknown_parameters_and_strategies_list_the_valid_ones(family):
     with pytest.raises(TaskError) as err:
         solve({"family": family, **EXAMPLES[family], "no_such_parameter": 1})
     assert err.value.key == "no_such_parameter"
-    for p in get_family(family).params:
+    for p in get_family(family).rules.params:
         assert p.name in str(err.value)
     fam = get_family(family)
-    if fam.strategies:
+    if fam.rules.strategies:
         with pytest.raises(TaskError) as err:
             solve({**EXAMPLES[family], "family": family, "strategy": "no_such_strategy"})
         assert err.value.key == "strategy"
-        assert all(s in str(err.value) for s in fam.strategies)
+        assert all(s in str(err.value) for s in fam.rules.strategies)
 
 
 def test_an_unknown_family_lists_the_valid_ones():
@@ -268,7 +268,7 @@ def test_an_unknown_family_lists_the_valid_ones():
 
 @pytest.mark.parametrize("family", REAL)
 def test_every_parameter_is_documented_with_a_known_dtype(family):
-    for p in get_family(family).params:
+    for p in get_family(family).rules.params:
         assert p.doc, f"{family}.{p.name} has no doc"
         assert p.dtype in PY_TYPES
 
@@ -278,7 +278,7 @@ def test_every_parameter_says_in_words_what_it_accepts_and_refuses_in_those_word
     """The words come from the bounds the check enforces: each bound is accepted, the value
     just past it is refused with ``must be <words>``, and the words name the bound."""
     bounded = 0
-    for p in get_family(family).params:
+    for p in get_family(family).rules.params:
         assert check_markdown(p.check), f"{family}.{p.name}: its checker gives no words"
         inner = p.check
         if isinstance(inner, OrAbsent):
@@ -340,7 +340,7 @@ def test_a_canonical_task_solves_the_same_without_validating_again(family):
 
 @pytest.mark.parametrize("family", REAL)
 def test_the_family_s_summary_renders_its_example_rows(family, tmp_path):
-    """Family.summary (imported only when called) turns the family's ok rows into Markdown."""
+    """Presentation.summary (imported only when called) turns the family's ok rows into Markdown."""
     import pandas as pd
 
     from solvers.registry import family_summary
@@ -367,7 +367,7 @@ def strategy_subsets(names: list[str]) -> list[tuple[str, ...]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", [f for f in REAL if get_family(f).strategies])
+@pytest.mark.parametrize("family", [f for f in REAL if get_family(f).rules.strategies])
 def test_the_family_s_summary_renders_any_subset_of_its_strategies(family, tmp_path):
     """Every family's summary is written for rows holding any subset of the strategies it
     accepts on its examples: text, and figures that pass their readability check."""
@@ -378,7 +378,7 @@ def test_the_family_s_summary_renders_any_subset_of_its_strategies(family, tmp_p
 
     rows = []
     for example in get_family(family).examples:
-        for strategy in get_family(family).strategies:
+        for strategy in get_family(family).rules.strategies:
             try:
                 rows += solve({"family": family, **example, "strategy": strategy})
             except TaskError:  # not defined on this example (e.g. another feedback model)

@@ -34,9 +34,9 @@ def test_every_parameter_is_described_in_the_words_of_the_manual_s_table(family,
         assert f"{w.name} ({w.dtype}), default {plain_words(w.default)}" in out
         assert f"meaning: {plain_words(w.meaning)}" in out
         assert f"accepts: {plain_words(w.accepts)}" in out
-    for strategy in fam.strategies:
+    for strategy in fam.rules.strategies:
         assert strategy in out
-    for column, dtype in fam.columns.items():
+    for column, dtype in fam.solver.columns.items():
         assert f"{column} ({dtype})" in out
 
 
@@ -59,7 +59,7 @@ def test_an_unknown_family_is_one_line_naming_it_and_the_known_ones():
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         timeout=120,
     )
-    shipped = [f for f in families() if get_family(f).run.__module__.startswith("solvers.")]
+    shipped = [f for f in families() if get_family(f).solver.run.__module__.startswith("solvers.")]
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         f"error: family 'no_such_game': unknown; known: {', '.join(shipped)}"

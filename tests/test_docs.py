@@ -16,7 +16,7 @@ from types import ModuleType
 import pytest
 
 from solvers import families, get_family
-from solvers.mastermind import HARD_MAX_CODES
+from solvers.mastermind.rules import HARD_MAX_CODES
 from solvers.params import check_markdown
 from tests.helpers.folders import copy_outputs
 from tests.helpers.repository import ROOT
@@ -78,7 +78,7 @@ def test_mkdocs_build_is_strict_and_clean(built_site):
         # a name's break opportunities (<wbr>, docs/page_layout.py) are no characters of it
         html = (site / "games" / f"{name}.html").read_text().replace("<wbr>", "")
         assert "<!-- params:" not in html
-        for p in get_family(name).params:  # the generated table reached the page
+        for p in get_family(name).rules.params:  # the generated table reached the page
             assert f"<td><code>{p.name}</code></td>" in html, (name, p.name)
 
 
@@ -89,8 +89,8 @@ def test_every_family_has_its_generated_parameter_table_in_the_manual(family):
     table = hooks_module().expand_markers(marker)
     fam = get_family(family)
     lines = [line for line in table.splitlines() if line.startswith("|")]
-    assert len(lines) == 2 + len(fam.params)
-    for p, line in zip(fam.params, lines[2:], strict=True):
+    assert len(lines) == 2 + len(fam.rules.params)
+    for p, line in zip(fam.rules.params, lines[2:], strict=True):
         assert line.startswith(f"| `{p.name}` |")
         assert f"`{p.dtype}`" in line
         assert ("execution knob" in line) == (not p.identity)
@@ -134,7 +134,7 @@ LITERAL_SPAN = re.compile(r"[\w.:/<>,\-]+")
 @pytest.mark.parametrize("family", MANUAL_FAMILIES)
 def test_no_generated_table_shows_code(family):
     """The parameter and column tables say in words what each parameter accepts."""
-    for p in get_family(family).params:
+    for p in get_family(family).rules.params:
         assert check_markdown(p.check), f"{family}.{p.name}: its checker gives no words"
     tables = hooks_module().expand_markers(f"<!-- params: {family} -->\n<!-- columns: {family} -->")
     code = [m.group(0) for pat in CODE_IN_TABLES for m in re.finditer(pat, tables)]

@@ -17,7 +17,7 @@ from pipeline.study import plan, planned
 from solvers import registry
 from solvers.grid import Grid, _product_from, runs
 from solvers.params import Param, as_int
-from solvers.registry import Family, TaskError, validate
+from solvers.registry import Family, Rules, Solver, TaskError, validate
 from solvers.task_ids import task_id
 
 
@@ -106,13 +106,15 @@ def _counting_family(name: str, calls: list):
         Family(
             name=name,
             version="1",
-            params=(
-                Param("a", as_int, dtype="int64"),
-                Param("b", as_int, dtype="int64"),
-                Param("c", as_int, dtype="int64"),
+            rules=Rules(
+                params=(
+                    Param("a", as_int, dtype="int64"),
+                    Param("b", as_int, dtype="int64"),
+                    Param("c", as_int, dtype="int64"),
+                ),
+                check_task=check,
             ),
-            run=lambda task: [{}],
-            check_task=check,
+            solver=Solver(run=lambda task: [{}]),
         )
     )
 
@@ -256,7 +258,7 @@ def test_stage_plan_counts_tasks_and_stored_ones_and_writes_nothing(tmp_path, mo
 def test_the_solver_time_estimate_is_the_family_s_model_summed_over_the_tasks_to_run():
     """Plan.estimated_seconds: with every task sampled, the sum of the family's estimate
     over the tasks left to run; None where the family (or a task) has no model."""
-    from solvers.card_guessing import estimated_seconds
+    from solvers.card_guessing.scheduling import estimated_seconds
 
     study = {
         "name": "estimate",
@@ -271,8 +273,5 @@ def test_the_solver_time_estimate_is_the_family_s_model_summed_over_the_tasks_to
     seconds, sampled = tasks.estimated_seconds()
     assert sampled == len(tasks) == len(ids) - 2
     assert seconds == pytest.approx(sum(estimated_seconds(t.task) for t in everything[2:]))
-    study["strategies"] = {"optimal": {}}
-    study["grid"]["feedback"] = ["complete"]  # no model measured for complete feedback
+    study["strategies"] = {"optimal": {}, "count_tracker": {}}  # no model for count_tracker
     assert planned(study).estimated_seconds() is None
-    triples = {"name": "x", "family": "triples", "grid": {"ranks": [4], "suits": [4], "n": [2]}}
-    assert planned(triples).estimated_seconds() is None  # a family without a model

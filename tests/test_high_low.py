@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from solvers import get_family, solve
-from solvers.high_low import deck, distinct, distinct_expected
+from solvers.high_low import deck, distinct
+from solvers.high_low.tasks import distinct_expected
 from solvers.kit.summary_parts import saved_check
 from solvers.registry import TaskError, row_columns
 from tests.helpers.repository import ROOT

@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solvers.high_low import deck, estimated_seconds, needs
+from solvers.high_low import deck
 from solvers.high_low.float_layers import counting, layer, sizes, solver
+from solvers.high_low.scheduling import estimated_seconds, needs
 from solvers.kit.budget import Budget
 from solvers.kit.checkpoints import Checkpoints
 from solvers.kit.task_context import TaskContext
@@ -207,7 +208,7 @@ def test_storage_follows_the_budget(monkeypatch):
 
 
 def test_needs_of_the_large_decks():
-    """Family.needs: the out-of-core memory (one layer and a buffer) and two layers of disk,
+    """Scheduling.needs: the out-of-core memory (one layer and a buffer) and two layers of disk,
     from exact counts; 14 x 4 in memory takes 7.0 GB plus the process, 15 x 4 29.2 GB."""
     task = validate({"family": "high_low", "ranks": 14, "suits": 4, "method": "float"})
     need = needs(task, 1)
@@ -253,8 +254,10 @@ def test_the_pipeline_refuses_a_study_over_its_budget(tmp_path, monkeypatch, cap
 
 def test_plan_estimates_the_float_path_from_its_states():
     """stage=plan's model: 14 x 4 takes about 176 CPU seconds a solve (measured: 702 s for
-    its four solves); the other methods give none."""
+    its four solves); the exact path is estimated from its states; the float path of
+    distinct cards gives none."""
     float_task = validate({"family": "high_low", "ranks": 14, "suits": 4, "method": "float"})
     assert estimated_seconds(float_task) == pytest.approx(176.1, abs=0.1)
-    assert estimated_seconds(validate({"family": "high_low", "ranks": 3, "suits": 2})) is None
+    small, large = ({"family": "high_low", "ranks": r, "suits": 2} for r in (3, 5))
+    assert 0 < estimated_seconds(validate(small)) < estimated_seconds(validate(large)) < 1
     assert estimated_seconds(validate({"family": "high_low", "n": 9, "method": "float"})) is None

@@ -216,7 +216,7 @@ def test_float_keeps_existing_task_ids():
 @pytest.mark.parametrize("ranks, suits", [(13, 4), (14, 4), (15, 4), (13, 5), (27, 2)])
 def test_large_decks_are_accepted_by_the_float_path(ranks, suits):
     """No fixed size limit at validation: a deck's memory is weighed against the budget of
-    where it runs (Family.needs; tests/test_high_low_checkpoints.py)."""
+    where it runs (Scheduling.needs; tests/test_high_low_checkpoints.py)."""
     task = validate({"family": "high_low", "ranks": ranks, "suits": suits, "method": "float"})
     assert task["method"] == "float"
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pipeline.backends import Backend
+from pipeline.backends import backend_of
 from pipeline.backends.dask_executor import progress_of
 from pipeline.config import checked_config, plain
 from pipeline.needs import budgeted
@@ -40,7 +40,7 @@ def conf_of(*overrides: str):
 
 def where_it_runs(conf):
     """The workers of the configured run and one process's budget, as a run takes them."""
-    return budgeted(Backend(conf.cluster).workers(), conf.run.memory_budget)
+    return budgeted(backend_of(conf.cluster).workers(), conf.run.memory_budget)
 
 
 def test_the_budget_under_sync_is_the_available_memory():
@@ -117,7 +117,7 @@ def test_the_budget_of_a_local_cluster_is_its_workers_memory_limit(limit):
     assert where.count == 2
     assert where.budget.source.startswith("the Dask workers' memory_limit (")
     assert f"cluster.memory_limit={limit}" in where.budget.source
-    with Backend(conf.cluster).open() as executor:
+    with backend_of(conf.cluster).open() as executor:
         info = executor.client.scheduler_info(n_workers=-1)["workers"]
         limits = {w["memory_limit"] for w in info.values()}
     assert limits == {where.budget.bytes}

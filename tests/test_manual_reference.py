@@ -92,7 +92,7 @@ def test_the_settings_reference_lists_every_key_of_conf_and_of_the_config_models
     expected |= model_keys(config.PathsConfig, "paths")
     before_clusters = page[: page.index('id="clustersync"')]
     assert listed_keys(before_clusters) == expected
-    for kind, model in config.CLUSTER_MODELS.items():
+    for kind, model in config.cluster_models().items():
         conf = yaml.safe_load((CONF / "cluster" / f"{kind}.yaml").read_text())
         keys = flat_keys(conf, "cluster") | model_keys(model, "cluster")
         assert listed_keys(section_of(page, f"cluster{kind}")) == keys, kind
@@ -157,6 +157,10 @@ def api_objects():
         "get_family": solvers.get_family,
         "register": solvers.register,
         "Family": solvers.Family,
+        "Rules": solvers.Rules,
+        "Solver": solvers.Solver,
+        "Scheduling": solvers.Scheduling,
+        "Presentation": solvers.Presentation,
     }
 
 
@@ -177,8 +181,9 @@ def test_the_api_reference_shows_each_object_s_docstring(built_site, name):
 
 
 def field_comment(name: str) -> str:
-    """The comment lines above the field ``name`` of solvers.registry.Family, or beside it."""
-    lines = (ROOT / "solvers" / "registry.py").read_text(encoding="utf-8").splitlines()
+    """The comment lines above the field ``name`` of a class of solvers/family.py (Family and
+    its parts), or beside it."""
+    lines = (ROOT / "solvers" / "family.py").read_text(encoding="utf-8").splitlines()
     at = next(i for i, line in enumerate(lines) if re.match(rf"    {name}: ", line))
     above = []
     while lines[at - 1].strip().startswith("#"):

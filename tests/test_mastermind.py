@@ -11,8 +11,10 @@ import pytest
 
 from solvers import TaskError, solve, validate
 from solvers import entropy as E
-from solvers import mastermind as M
-from solvers.mastermind import rules as R
+from solvers.mastermind import codes as R
+from solvers.mastermind import rules as MR
+from solvers.mastermind import strategies as M
+from solvers.mastermind import tasks as MT
 
 # ------------------------------------------------------------- brute-force reference player
 
@@ -212,7 +214,7 @@ def test_jar_changes_the_sharma_mittal_strategy() -> None:
 
 def test_rows_have_exactly_the_declared_columns() -> None:
     out = row(pegs=2, colours=2, strategy="most_parts")
-    assert set(out) >= set(M.FAMILY.columns)
+    assert set(out) >= set(MT.SOLVER.columns)
     assert out["entropy_r"] is None and out["strategy"] == "most_parts"
 
 
@@ -260,7 +262,7 @@ def test_canonical_task_fills_colours_and_keeps_infinity() -> None:
     assert task["colours"] == 4 and task["jar"] == [10, 6, 4, 2]
     task = validate({"family": "mastermind", "strategy": "sharma_mittal", "entropy_r": "inf"})
     assert task["entropy_r"] == math.inf and task["colours"] == 6
-    assert M.check_jar(["1/2", 0.25]) == ["1/2", "1/4"]
+    assert MR.check_jar(["1/2", 0.25]) == ["1/2", "1/4"]
 
 
 def test_feedback_table_is_cached_and_read_only() -> None:

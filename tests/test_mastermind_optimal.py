@@ -15,7 +15,7 @@ import pytest
 
 from solvers import TaskError, solve, validate
 from solvers.kit.summary_parts import saved_check
-from solvers.mastermind import rules as R
+from solvers.mastermind import codes as R
 from solvers.mastermind.optimal.bounds import INF
 from solvers.mastermind.optimal.optimum import Searcher, optimum, subtree_optimum
 from solvers.mastermind.optimal.symmetries import Symmetries

@@ -107,18 +107,20 @@ def test_needs_is_asked_once_per_class_of_the_tasks_left_to_run():
     from solvers.grid import Grid
     from solvers.kit.budget import Need
     from solvers.params import Param, as_int
-    from solvers.registry import Family, families, register
+    from solvers.registry import Family, Rules, Solver, families, register
 
     if "test_sized" not in families():
         register(
             Family(
                 name="test_sized",
                 version="1",
-                params=(
-                    Param("size", as_int, 1, "size", dtype="int64"),
-                    Param("seed", as_int, 0, "seed", dtype="int64"),
+                rules=Rules(
+                    params=(
+                        Param("size", as_int, 1, "size", dtype="int64"),
+                        Param("seed", as_int, 0, "seed", dtype="int64"),
+                    )
                 ),
-                run=lambda task: [{}],
+                solver=Solver(run=lambda task: [{}]),
             )
         )
     grid = Grid.checked({"family": "test_sized"}, [("size", [1, 2, 3]), ("seed", range(1000))])

@@ -13,8 +13,9 @@ from collections import Counter
 
 import pytest
 
-from solvers import TaskError, no_repeat, solve
+from solvers import TaskError, solve
 from solvers.card_guessing.exact import entropy_weighted, yes_no
+from solvers.no_repeat import closed_forms, tasks
 
 
 def history_orders(N, n, k, m):
@@ -50,8 +51,8 @@ def brute_entropy(orders, n, guess):
 @pytest.mark.parametrize("N", [4, 5, 6, 7])
 def test_closed_forms_equal_enumeration_of_every_deck(N):
     """Appendix A's quantities, derived afresh, equal brute force over all N! orders."""
-    n, k, m = no_repeat.valid_tuples(N)
-    h_a, h_b = no_repeat.entropies(N, n, k, m)
+    n, k, m = closed_forms.valid_tuples(N)
+    h_a, h_b = closed_forms.entropies(N, n, k, m)
     for i in range(len(n)):
         orders = list(history_orders(N, n[i], k[i], m[i]))
         assert h_a[i] == pytest.approx(brute_entropy(orders, n[i], k[i]), abs=1e-12)
@@ -61,8 +62,8 @@ def test_closed_forms_equal_enumeration_of_every_deck(N):
 @pytest.mark.parametrize("N", [8, 9])
 def test_closed_forms_equal_the_exact_card_guessing_posterior(N):
     """Independent check through the (c, p) statistic of the card_guessing family."""
-    n, k, m = no_repeat.valid_tuples(N)
-    h_a, h_b = no_repeat.entropies(N, n, k, m)
+    n, k, m = closed_forms.valid_tuples(N)
+    h_a, h_b = closed_forms.entropies(N, n, k, m)
     h = entropy_weighted.posterior_entropy(1.0, 1.0, math.e)
     for i in range(len(n)):
         state = yes_no.initial_state((1,) * N)
@@ -79,13 +80,13 @@ def test_closed_forms_equal_the_exact_card_guessing_posterior(N):
 
 def test_compiled_scan_equals_the_vectorised_formulas():
     for N in (6, 20, 45):
-        n, k, m = no_repeat.valid_tuples(N)
-        h_a, h_b = no_repeat.entropies(N, n, k, m)
+        n, k, m = closed_forms.valid_tuples(N)
+        h_a, h_b = closed_forms.entropies(N, n, k, m)
         gap = (h_b - h_a)[m >= 1]
-        row = no_repeat.scan(N)
+        row = tasks.scan(N)
         assert row["n_tuples"] == len(n)
         assert row["min_gap"] == pytest.approx(gap.min(), abs=1e-13)
-        assert row["n_violations"] == int((gap < -no_repeat.TOLERANCE).sum())
+        assert row["n_violations"] == int((gap < -tasks.TOLERANCE).sum())
 
 
 def test_conjecture_holds_and_gap_shrinks_with_n():

@@ -14,7 +14,7 @@ from tests.helpers.commands import own_family_env, own_study_command
 TOY_GAME = '''
 """A toy family: the sum 1 + ... + n, as a game in a dozen lines."""
 from solvers.params import Param, as_int
-from solvers.registry import Family, register
+from solvers.registry import Family, Presentation, Rules, Solver, register
 
 
 def run(task):
@@ -26,9 +26,10 @@ def summarize(rows, out_dir):
 
 
 register(Family(
-    name="toy_sum", version="1", run=run, columns={"total": "int64"},
-    params=(Param("n", lambda v: as_int(v, low=1), 3, "how many numbers", dtype="int64"),),
-    summary="toygame:summarize", examples=({"n": 3},),
+    name="toy_sum", version="1", solver=Solver(run=run, columns={"total": "int64"}),
+    rules=Rules(params=(Param("n", lambda v: as_int(v, low=1), 3, "how many numbers",
+                              dtype="int64"),)),
+    presentation=Presentation(summary="toygame:summarize"), examples=({"n": 3},),
 ))
 '''
 

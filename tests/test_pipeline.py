@@ -12,7 +12,7 @@ from pipeline import driver, store, store_layout, store_upkeep, worker
 from pipeline.config import StudyError
 from pipeline.run import run_study
 from pipeline.study import plan
-from solvers import Family, Param, register, solve
+from solvers import Family, Param, Rules, Solver, register, solve
 from solvers.kit.words import counted
 from solvers.params import as_int
 from solvers.registry import families, get_family
@@ -188,9 +188,8 @@ if "test_flaky" not in families():
         Family(
             name="test_flaky",
             version="1",
-            params=(Param("n", lambda v: as_int(v, low=0), dtype="int64"),),
-            run=_boom,
-            columns={"value": "float64"},
+            rules=Rules(params=(Param("n", lambda v: as_int(v, low=0), dtype="int64"),)),
+            solver=Solver(run=_boom, columns={"value": "float64"}),
         )
     )
 
@@ -292,7 +291,8 @@ def test_cli_runs_the_default_study(tmp_path):
 def test_multirun_jobs_share_one_store_and_summary(tmp_path, monkeypatch, capsys):
     """A multirun of the basic launcher (its jobs run one after another in the command's
     process), run in this process: one store, one summary, and each row names its run (the
-    job's run record) and its Hydra job, which tell the jobs' rows apart."""
+    job's run record) and its Hydra job, which tell the jobs' rows apart (and no search or
+    trial: no search computed them)."""
     res = cli_run_in_process(
         monkeypatch,
         capsys,
@@ -310,6 +310,7 @@ def test_multirun_jobs_share_one_store_and_summary(tmp_path, monkeypatch, capsys
     decks = rows.groupby("job")["deck"].agg(lambda d: sorted(set(d)))
     assert decks.to_dict() == {0: ["3,3,3"], 1: ["2,2,2"]}
     assert rows.groupby("job")["run"].nunique().to_dict() == {0: 1, 1: 1}
+    assert rows["search"].isna().all() and rows["trial"].isna().all()  # no search computed them
     summary = (tmp_path / "paper" / "summary.md").read_text()
     assert "Deck (2,2,2)" in summary and "Deck (3,3,3)" in summary
 

@@ -92,7 +92,7 @@ def test_final_screen_gives_the_exact_expectations():
 def test_every_yes_no_strategy_of_the_family_is_offered():
     """The game offers each strategy the family defines for yes/no feedback; ``sequence``
     (no feedback) is the one left out, and the family itself refuses it with yes/no."""
-    family = list(get_family("card_guessing").strategies)
+    family = list(get_family("card_guessing").rules.strategies)
     assert play.strategy_names() == [s for s in family if s != "sequence"]
     with pytest.raises(TaskError, match="only defined for feedback=none"):
         validate({"family": "card_guessing", "deck": [3, 3, 3], "strategy": "sequence"})

@@ -3,11 +3,12 @@
 Scanned: the docstrings and comments of every Python file (the packages, scripts/,
 benchmarks/, tests/, conf/, docs/hooks.py) and the manual (docs/*.md, README.md).  Checked:
 
-- a name of the packages (``pipeline.store.load_results``, ``solvers.card_guessing:split_rows``,
-  ``from solvers.kit import task_context``): the module imports, the attribute is there;
+- a name of the packages (``pipeline.store.load_results``,
+  ``solvers.card_guessing.tasks:split_rows``, ``from solvers.kit import task_context``): the
+  module imports, the attribute is there;
 - a cross-reference (:func:`task_context.current`; in a package also relative, ``.cards``) and
   a dotted name in backticks
-  (``yes_no.Evaluation``, ``Family.needs``, ``run.batch_seconds``): what it starts with is
+  (``yes_no.Evaluation``, ``Scheduling.needs``, ``run.batch_seconds``): what it starts with is
   the file's own name or import, a module of the project, a class of the project, a config
   section (checked against the config models), a variable of the same file, or a module
   outside (``np.memmap``), and the rest resolves from there;
@@ -86,7 +87,7 @@ SUFFIXES = "(?:" + "|".join(NAMED_FILES) + ")"
 ROLE = re.compile(r":(?:func|class|mod|meth|attr|data|exc|obj):`~?(\.?[A-Za-z_][\w.]*)`")
 # a dotted name in backticks: ``yes_no.Evaluation``, `run.batch_seconds`, ``Checkpoints.path(n)``
 TICKED = re.compile(r"(?<![\w`])`{1,2}([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\([^`]*\))?`{1,2}")
-# a name of the packages anywhere: pipeline.store, solvers.card_guessing:split_rows
+# a name of the packages anywhere: pipeline.store, solvers.card_guessing.tasks:split_rows
 ROOTED = re.compile(
     r"(?<![\w./-])(" + PACKAGE + r"(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?)(?![\w/-]|\.\w)"
 )
@@ -454,7 +455,11 @@ PLANTED = [
     ("solvers/hand_guessing/__init__.py", ":mod:`.strategies`", ":mod:`.play`"),
     ("solvers/kit/task_context.py", ":func:`current`", ":func:`currently`"),
     ("pipeline/run.py", "``pipeline.store.load_results``", "``pipeline.store.load_result``"),
-    ("pipeline/run.py", "solvers.card_guessing:split_rows", "solvers.card_guessing:split_row"),
+    (
+        "pipeline/run.py",
+        "solvers.card_guessing.tasks:split_rows",
+        "solvers.card_guessing.tasks:split_row",
+    ),
     (
         "docs/architecture.md",
         "from solvers.kit import task_context",

@@ -165,7 +165,7 @@ def test_list_results_are_shown_short_and_long_lists_by_their_ends():
 def test_every_registered_report_function_imports():
     from solvers.registry import families, family_report, get_family
 
-    named = [f for f in families() if get_family(f).report is not None]
+    named = [f for f in families() if get_family(f).presentation.report is not None]
     assert {"card_guessing", "high_low", "mastermind"} <= set(named)
     assert all(callable(family_report(f)) for f in named)
 
@@ -185,7 +185,7 @@ def test_an_unreadable_store_is_listed_in_the_index_not_fatal(outputs):
 def test_a_family_without_a_report_function_gets_the_generic_part(tmp_path):
     from solvers.registry import families, get_family
 
-    family = next(f for f in families() if get_family(f).report is None)
+    family = next(f for f in families() if get_family(f).presentation.report is None)
     example = dict(get_family(family).examples[0])
     rows = [
         {**row, "task_id": "c" * 20, "study": "plain"}
@@ -337,6 +337,25 @@ def test_every_column_gets_words_and_the_table_spec_carries_them():
     assert words["zz"] == "column zz"
     spec = table_spec("t", pd.DataFrame({"label": ["a"], "x": [1]}), {}, {"label": "what"})
     assert spec["columns"][0]["about"] == "what" and "about" not in spec["columns"][1]
+
+
+def test_every_column_of_every_familys_rows_is_defined(monkeypatch):
+    """Every column a family's rows carry (common, parameters, their list columns, results)
+    has words from a definition, none from its name's form or dtype alone; and every result
+    column a family declares has its own one-line definition in ``Solver.column_docs``."""
+    import pipeline.column_words as cw
+    from solvers.registry import families, get_family, row_columns
+
+    monkeypatch.setattr(cw, "by_form", lambda name, dtypes: "UNDEFINED")
+    for fam in map(get_family, families()):
+        undefined = [c for c, w in cw.column_words([*row_columns(fam)], fam.name).items()
+                     if w == "UNDEFINED"]  # fmt: skip
+        assert not undefined, f"{fam.name}: columns without words {undefined}"
+        docs = fam.solver.column_docs
+        missing = [c for c in fam.solver.columns if not docs.get(c, "").strip()]
+        assert not missing, f"{fam.name}: result columns without a definition {missing}"
+        assert set(docs) <= set(fam.solver.columns), f"{fam.name}: words for no column"
+        assert all("\n" not in words for words in docs.values())
 
 
 def test_the_citation_falls_back_to_the_installed_version_without_citation_cff(

@@ -243,7 +243,10 @@ def test_a_task_too_large_for_this_machine_is_not_reproducible_here(stored, monk
     need and the budget, not recomputed, not counted as differing; with nothing else chosen,
     nothing was compared: exit 3, said in the table."""
     family = registry.get_family("card_guessing")
-    huge = dataclasses.replace(family, needs=lambda task, workers: Need(memory=10**18))
+    scheduling = dataclasses.replace(
+        family.scheduling, needs=lambda task, workers: Need(memory=10**18)
+    )
+    huge = dataclasses.replace(family, scheduling=scheduling)
     monkeypatch.setitem(registry._FAMILIES, "card_guessing", huge)
     assert main([str(stored), "--sample", "1"]) == 3  # nothing compared
     out = capsys.readouterr().out
@@ -405,12 +408,14 @@ def test_a_config_without_its_strategies_not_importable_keeps_the_rest():
 
 TOY_GAME = """
 from solvers.params import Param, as_int
-from solvers.registry import Family, register
+from solvers.registry import Family, Rules, Solver, register
 
 register(Family(
-    name="toy_sum", version="1", run=lambda task: [{"total": task["n"] * (task["n"] + 1) // 2}],
-    columns={"total": "int64"},
-    params=(Param("n", lambda v: as_int(v, low=1), 3, "how many numbers", dtype="int64"),),
+    name="toy_sum", version="1",
+    solver=Solver(run=lambda task: [{"total": task["n"] * (task["n"] + 1) // 2}],
+                  columns={"total": "int64"}),
+    rules=Rules(params=(Param("n", lambda v: as_int(v, low=1), 3, "how many numbers",
+                              dtype="int64"),)),
 ))
 """
 

@@ -50,7 +50,7 @@ def task_path() -> Iterator[dict]:
     events = {
         pipeline.study.planned.__code__: "planned",
         solvers.grid.Grid.tasks.__code__: "built",
-        get_family("card_guessing").run.__code__: "solved",
+        get_family("card_guessing").solver.run.__code__: "solved",
         pipeline.worker.encode_rows.__code__: "encoded",
         pipeline.driver._atomic_write.__code__: "written",
     }
@@ -169,4 +169,6 @@ def test_the_page_lists_each_file_once_in_the_order_a_task_meets_them():
     the driver writes them)."""
     path = page_path()
     assert len(path) == len(set(path))
-    assert path[0] == "pipeline/__main__.py" and path[-1] == "solvers/card_guessing/__init__.py"
+    assert (
+        path[0] == "pipeline/__main__.py" and path[-1] == "solvers/card_guessing/tasks/__init__.py"
+    )

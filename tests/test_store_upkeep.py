@@ -8,15 +8,21 @@ import os
 import pytest
 
 from pipeline import store, store_layout, store_upkeep
-from solvers import Family, register
+from solvers import Family, Rules, Solver, register
 from solvers.registry import families
 from tests.helpers.store_rows import write_rows
 
 FAMILY = "test_upkeep"
 
 if FAMILY not in families():
-    register(Family(name=FAMILY, version="1", params=(), run=lambda task: [{"kept": 1.0}],
-                    columns={"kept": "float64"}))  # fmt: skip
+    register(
+        Family(
+            name=FAMILY,
+            version="1",
+            rules=Rules(params=()),
+            solver=Solver(run=lambda task: [{"kept": 1.0}], columns={"kept": "float64"}),
+        )
+    )
 
 
 def rows(*task_ids: str) -> list[dict]:

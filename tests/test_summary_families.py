@@ -68,7 +68,7 @@ TASKS = {
 
 def built_in_families() -> list[str]:
     """The families guesslab ships (their solvers under solvers/), not a test's or a user's."""
-    return [f for f in families() if get_family(f).run.__module__.startswith("solvers.")]
+    return [f for f in families() if get_family(f).solver.run.__module__.startswith("solvers.")]
 
 
 def test_every_built_in_family_s_summary_and_report_take_stored_rows():
@@ -84,7 +84,7 @@ def rerun(family: str, row: dict) -> dict:
     """A row of the same task with other numbers (every numeric result moved a little), as
     if the task was run again: which of the two a table keeps shows."""
     out = dict(row)
-    for name, kind in get_family(family).columns.items():
+    for name, kind in get_family(family).solver.columns.items():
         if out.get(name) is not None and kind in ("float64", "int64"):
             out[name] = out[name] * (1 + 1e-6) if kind == "float64" else out[name] + 1
     return out

@@ -5,10 +5,14 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from pydantic import AfterValidator
+
+from pipeline.backends.backend import Backend
 from pipeline.backends.base import (
     CERTS_HINT,
+    TLSFiles,
     Workers,
     is_loopback,
     quiet_dask_logs,
@@ -23,13 +27,108 @@ from pipeline.backends.probe import (
     connection_error,
     workers_present,
 )
-from pipeline.config import StudyError, seconds
+from pipeline.config import MAX_TIMEOUT_S, ClusterSettings, StudyError, duration, seconds
 from solvers.kit.words import counted
 
 
-def check(cluster: Any) -> None:
-    """Refuse TLS settings that do not fit the address, or TLS files that are missing."""
-    security_files(cluster)
+class AddressSettings(ClusterSettings):
+    """``cluster=address``: conf/cluster/address.yaml says what each key does."""
+
+    kind: Literal["address"]
+    address: Annotated[Any, AfterValidator(lambda v: _address(v))]
+    timeout: Annotated[Any, AfterValidator(lambda v: _wait(v))]
+    tls: TLSFiles
+
+
+class AddressBackend(Backend):
+    """An existing Dask scheduler, reached at cluster.address (over TLS with cluster.tls)."""
+
+    settings_model = AddressSettings
+    order = 2
+    cluster: AddressSettings
+
+    def check(self) -> None:
+        """Refuse TLS settings that do not fit the address, or TLS files that are missing."""
+        security_files(self.cluster)
+
+    def exposure_warning(self) -> str | None:
+        """A warning when plain tcp:// goes to a scheduler that is not on this machine."""
+        address = self.cluster.address
+        if not address.startswith("tcp://"):
+            return None
+        host = address[len("tcp://") :].rsplit(":", 1)[0].strip("[]")
+        if host in ("localhost", "") or is_loopback(host):
+            return None
+        return (
+            f"cluster.address={address!r} is plain tcp:// to another machine: anyone who can "
+            "reach that scheduler can run code as you, and results travel unencrypted. Use "
+            "TLS: make certificates with `python -m pipeline.certs DIR`, start the scheduler and "
+            "workers with them, and run with cluster.address=tls://... and cluster.tls.*"
+        )
+
+    def find_workers(self) -> Workers:
+        """The scheduler's workers as it reports them to one ``identity`` request
+        (:func:`scheduler_workers`)."""
+        return scheduler_workers(self.cluster)
+
+    def executor(self, workers: Workers) -> contextlib.AbstractContextManager[DaskExecutor]:
+        """An executor on the scheduler (:func:`opened`)."""
+        return opened(self.cluster, workers)
+
+
+def _address(value: Any) -> str:
+    if not isinstance(value, str) or value.partition("://")[0] not in ("tcp", "tls"):
+        raise ValueError(
+            "give the scheduler address, e.g. tls://HOST:8786 (with cluster.tls.*) "
+            "or tcp://127.0.0.1:8786"
+        )
+    scheme, _, rest = value.partition("://")
+    problem = _host_port_problem(rest)
+    if problem:
+        raise ValueError(
+            f"malformed address: {problem}; give it as {scheme}://HOST:PORT "
+            f"(e.g. {scheme}://127.0.0.1:8786)"
+        )
+    return value
+
+
+def _host_port_problem(text: str) -> str | None:
+    """What is wrong with the ``HOST:PORT`` of a scheduler address (None: nothing), as
+    Dask reads it: a host, then a port from 1 to 65535; an IPv6 host in brackets."""
+    if not text:
+        return "no host and port"
+    if "://" in text:
+        return f"a second '://' in {text!r}"
+    if text.startswith("["):  # [IPv6]:PORT
+        host, bracket, tail = text[1:].partition("]")
+        if not bracket or (tail and not tail.startswith(":")):
+            return f"{text!r} is not [IPv6 address]:PORT"
+        sep, port = tail[:1], tail[1:]
+    else:
+        host, sep, port = text.rpartition(":")
+        if ":" in host:
+            return f"{text!r} has more than one colon (an IPv6 host goes in brackets, [::1])"
+    if not sep:
+        return f"no port after {text!r}"
+    if not host:
+        return "no host before the port"
+    if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
+        return f"the port {port!r} is not a number from 1 to 65535"
+    return None
+
+
+MAX_WAIT = "30d"  # the longest cluster.timeout: as long as a task may run (MAX_TIMEOUT_S)
+
+
+def _wait(value: Any) -> Any:
+    """``cluster.timeout``: a duration above 0 and at most MAX_WAIT (kept as given)."""
+    duration(value)
+    wait = seconds(value)
+    if wait <= 0:
+        raise ValueError("give a duration above 0 s, such as 30s")
+    if wait > MAX_TIMEOUT_S:
+        raise ValueError(f"must be at most {MAX_WAIT} (30 days)")
+    return value
 
 
 def security_files(cluster: Any) -> dict[str, str] | None:
@@ -48,23 +147,7 @@ def security_files(cluster: Any) -> dict[str, str] | None:
     return files
 
 
-def exposure_warning(cluster: Any) -> str | None:
-    """A warning when plain tcp:// goes to a scheduler that is not on this machine."""
-    address = cluster.address
-    if not address.startswith("tcp://"):
-        return None
-    host = address[len("tcp://") :].rsplit(":", 1)[0].strip("[]")
-    if host in ("localhost", "") or is_loopback(host):
-        return None
-    return (
-        f"cluster.address={address!r} is plain tcp:// to another machine: anyone who can "
-        "reach that scheduler can run code as you, and results travel unencrypted. Use "
-        "TLS: make certificates with `python -m pipeline.certs DIR`, start the scheduler and "
-        "workers with them, and run with cluster.address=tls://... and cluster.tls.*"
-    )
-
-
-def workers(cluster: Any) -> Workers:
+def scheduler_workers(cluster: Any) -> Workers:
     """The scheduler's workers as it reports them to one ``identity`` request (no client):
     how many, and the smallest ``memory_limit`` (None when a worker has none: each task
     then takes its own machine's available memory).  A scheduler that does not answer in
@@ -88,7 +171,7 @@ def _security(cluster: Any) -> Any:
 
 
 @contextlib.contextmanager
-def open(cluster: Any, workers: Workers) -> Iterator[DaskExecutor]:  # noqa: A001 - the backend interface's name
+def opened(cluster: Any, workers: Workers) -> Iterator[DaskExecutor]:
     """An executor on the scheduler at cluster.address, which answered as one (``workers``);
     StudyError if it no longer does."""
     from distributed import Client

@@ -1,5 +1,6 @@
-"""What every cluster backend shares: the Workers it answers, TLS, warnings, quiet logs (the
-executor it opens: :mod:`pipeline.backends.executor`).
+"""What every cluster backend shares: the Workers it answers, TLS (the settings of its files and
+their check), warnings, quiet logs (the class each backend is: :mod:`pipeline.backends.backend`;
+the executor it opens: :mod:`pipeline.backends.executor`).
 
 Nothing here imports Dask's ``distributed`` at module level (``cluster=sync`` must not).
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pipeline.config import StudyError
+from pipeline.config import FilePath, Strict, StudyError
 from solvers.kit.budget import Budget
 from solvers.kit.words import format_bytes
 
@@ -25,7 +26,7 @@ CERTS_HINT = "make them with python -m pipeline.certs DIR"
 @dataclass(frozen=True)
 class Workers:
     """What a backend knows of the workers a run's tasks get, before it opens them (its
-    ``workers(cluster)``): how many processes a task may use, the memory one of them may
+    ``find_workers()``): how many processes a task may use, the memory one of them may
     hold and where that figure comes from (None: known only where a task runs, as on a
     worker without a memory limit), and whether the driver runs the tasks itself, one
     after another.  ``memory``: the most one process can hold there, where it is more than
@@ -101,6 +102,19 @@ def quiet_while_stopping(opened: contextlib.AbstractContextManager[Any]) -> Iter
 
 
 SILENT = logging.CRITICAL + 1  # a logger's level that lets no record through
+
+
+class TLSFiles(Strict):
+    """``cluster.tls.*`` of the backends that reach a cluster over TLS (address, slurm): the
+    CA, the certificate and its key, as files."""
+
+    ca_file: FilePath
+    cert: FilePath
+    key: FilePath
+
+    def given(self) -> dict[str, str]:
+        """The TLS files that are set, by key."""
+        return {k: v for k, v in self.model_dump().items() if v}
 
 
 def tls_files(tls: Any, *, key_prefix: str = "cluster.tls") -> dict[str, str] | None:

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
+from pipeline.backends.backend import Backend
 from pipeline.backends.base import Workers, worker_budget
 from pipeline.backends.dask_executor import DaskExecutor
 from pipeline.config import StudyError, short_repr
@@ -130,14 +131,15 @@ def open_executor_on(client: Any) -> Iterator[DaskExecutor]:
         executor.cancel()
 
 
-class ClientBackend:
-    """The backend of a run on ``client`` (``run_study(cfg, client=...)``): answers what
-    :class:`pipeline.backends.Backend` answers of a cluster section."""
+class ClientBackend(Backend):
+    """The backend of a run on ``client`` (``run_study(cfg, client=...)``), the config's
+    cluster section unused: chosen by the caller, not by a kind, so not registered.  The
+    client is checked as the backend is built (:func:`check_client`)."""
 
     def __init__(self, client: Any):
         check_client(client)
+        super().__init__()
         self.client = client
-        self._workers: Workers | None = None
 
     def check(self) -> None:
         """Refuse a client whose workers run another guesslab, or that has none."""
@@ -147,19 +149,16 @@ class ClientBackend:
         """None: who may reach the caller's cluster is the caller's to say."""
         return None
 
-    def workers(self) -> Workers:
-        """The client's workers, asked once: how many, and the smallest ``memory_limit``
-        (None when a worker has none: each task then takes its machine's available
-        memory)."""
-        if self._workers is None:
-            info = self.client.scheduler_info(n_workers=-1).get("workers", {})
-            limits = [w.get("memory_limit") or None for w in info.values()]
-            every = bool(limits) and all(limits)
-            where = f"the given Dask client's scheduler {self.client.scheduler.address}"
-            budget = worker_budget(min(limits), where) if every else None
-            self._workers = Workers(max(1, len(limits)), budget)
-        return self._workers
+    def find_workers(self) -> Workers:
+        """The client's workers: how many, and the smallest ``memory_limit`` (None when a
+        worker has none: each task then takes its machine's available memory)."""
+        info = self.client.scheduler_info(n_workers=-1).get("workers", {})
+        limits = [w.get("memory_limit") or None for w in info.values()]
+        every = bool(limits) and all(limits)
+        where = f"the given Dask client's scheduler {self.client.scheduler.address}"
+        budget = worker_budget(min(limits), where) if every else None
+        return Workers(max(1, len(limits)), budget)
 
-    def open(self) -> AbstractContextManager[DaskExecutor]:
+    def executor(self, workers: Workers) -> AbstractContextManager[DaskExecutor]:
         """An executor on the client's workers (:func:`open_executor_on`)."""
         return open_executor_on(self.client)

@@ -3,52 +3,124 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import logging
+import math
 import os
 import signal
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator
 
 from pipeline.backends import refusals, worker_deaths, worker_memory, worker_setup
 from pipeline.backends.access_log import access_log_dropped
+from pipeline.backends.backend import Backend
 from pipeline.backends.base import Workers, quiet_dask_logs, worker_budget
 from pipeline.backends.dask_executor import DaskExecutor
 from pipeline.backends.last_worker import LastWorkerWatch
 from pipeline.backends.starting import StartingExecutor, starting
-from pipeline.config import StudyError
+from pipeline.config import Bool, ClusterSettings, Memory, PositiveInt, StudyError, choice
 from pipeline.heap import no_cyclic_gc
 from solvers.kit.budget import Budget
 from solvers.kit.words import counted, format_bytes
 
 WORKER_MEMORY = 256 * 2**20  # what one idle worker process needs, give or take (bytes)
 WORKERS_PER_CORE = 4
+START_METHODS = ("auto", "fork", "spawn", "forkserver")
 
 
-def check(cluster: Any) -> None:
-    """Refuse more worker processes than the machine holds, unless cluster.oversubscribe."""
-    if cluster.n_workers is None or cluster.oversubscribe:
-        return
-    cores, memory = os.cpu_count() or 1, machine_memory()
-    limit = max_workers(cores, memory)
-    if cluster.n_workers > limit:
-        raise StudyError(
-            f"cluster.n_workers={cluster.n_workers}: more worker processes than this machine "
-            f"holds ({cores} cores, {memory / 2**30:.0f} GiB: at most {limit}, "
-            f"{WORKERS_PER_CORE} per core and {WORKER_MEMORY // 2**20} MiB each); "
-            "set cluster.oversubscribe=true to start them anyway"
+def _n_workers(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError("must be a positive integer or null")
+    return value
+
+
+def _seconds_or_zero(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be a number of seconds (0: start the cluster first)")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError("must be a finite number of seconds, 0 or more")
+    return float(value)
+
+
+class LocalSettings(ClusterSettings):
+    """``cluster=local``: conf/cluster/local.yaml says what each key does."""
+
+    kind: Literal["local"]
+    n_workers: Annotated[Any, AfterValidator(_n_workers)]
+    oversubscribe: Bool
+    threads_per_worker: PositiveInt
+    memory_limit: Memory
+    dashboard: Bool
+    start_method: Annotated[Any, AfterValidator(choice(*START_METHODS))]
+    start_after_s: Annotated[Any, AfterValidator(_seconds_or_zero)]
+    tls: Bool
+
+
+class LocalBackend(Backend):
+    """An embedded Dask LocalCluster of worker processes on 127.0.0.1, started once the
+    first calls, run in this process, took ``cluster.start_after_s``."""
+
+    settings_model = LocalSettings
+    order = 1
+    cluster: LocalSettings
+
+    def check(self) -> None:
+        """Refuse more worker processes than the machine holds, unless
+        cluster.oversubscribe."""
+        cluster = self.cluster
+        if cluster.n_workers is None or cluster.oversubscribe:
+            return
+        cores, memory = os.cpu_count() or 1, machine_memory()
+        limit = max_workers(cores, memory)
+        if cluster.n_workers > limit:
+            raise StudyError(
+                f"cluster.n_workers={cluster.n_workers}: more worker processes than this "
+                f"machine holds ({cores} cores, {memory / 2**30:.0f} GiB: at most {limit}, "
+                f"{WORKERS_PER_CORE} per core and {WORKER_MEMORY // 2**20} MiB each); "
+                "set cluster.oversubscribe=true to start them anyway"
+            )
+
+    def exposure_warning(self) -> str | None:
+        """A warning when other local users could reach this cluster: no TLS, or a
+        dashboard."""
+        cluster = self.cluster
+        if not cluster.tls:
+            return (
+                "cluster.tls=false: the LocalCluster listens on plain tcp:// on 127.0.0.1, where "
+                "any account on this machine can connect and run code as you; drop the "
+                "override on a shared machine"
+            )
+        if cluster.dashboard:
+            return (
+                "cluster.dashboard=true: the dashboard (plain HTTP on 127.0.0.1, no password) is "
+                "readable by every account on this machine: task names and progress, the "
+                "scheduler's and the workers' logs (anything a task logs), the call stacks of "
+                "running tasks (file paths and source lines), each task's history, and the "
+                "workers' memory and CPU use; drop the override on a shared machine"
+            )
+        return None
+
+    def find_workers(self) -> Workers:
+        """cluster.n_workers processes (null: one a core), each with cluster.memory_limit (a
+        process holds at most this machine's memory, whatever the limit)."""
+        cluster = self.cluster
+        limit = worker_memory.memory_limit(cluster.memory_limit, cluster.threads_per_worker)
+        budget = worker_budget(limit, f"cluster.memory_limit={cluster.memory_limit}")
+        memory = machine_memory()
+        total = (
+            None if budget else Budget(memory, f"this machine's memory ({format_bytes(memory)})")
         )
+        return Workers(cluster.n_workers or os.cpu_count() or 1, budget, memory=total)
 
-
-def workers(cluster: Any) -> Workers:
-    """cluster.n_workers processes (null: one a core), each with cluster.memory_limit (a
-    process holds at most this machine's memory, whatever the limit)."""
-    limit = worker_memory.memory_limit(cluster.memory_limit, cluster.threads_per_worker)
-    budget = worker_budget(limit, f"cluster.memory_limit={cluster.memory_limit}")
-    memory = machine_memory()
-    total = None if budget else Budget(memory, f"this machine's memory ({format_bytes(memory)})")
-    return Workers(cluster.n_workers or os.cpu_count() or 1, budget, memory=total)
+    def executor(self, workers: Workers) -> contextlib.AbstractContextManager[StartingExecutor]:
+        """The first calls in this process, then a LocalCluster's (:func:`opened`)."""
+        return opened(self.cluster, workers)
 
 
 def memory_words(cluster: Any) -> str | None:
@@ -215,11 +287,16 @@ def _worker_ignores_stops() -> None:
             signal.signal(stop, signal.SIG_IGN)
 
 
-os.register_at_fork(after_in_child=_worker_ignores_stops)
+@functools.cache
+def _at_fork() -> None:
+    """:func:`_worker_ignores_stops` in every process forked from now on (once a process:
+    registered when the first LocalCluster opens, not as this module is imported)."""
+    os.register_at_fork(after_in_child=_worker_ignores_stops)
 
 
 @contextlib.contextmanager
 def _workers_ignore_stops() -> Iterator[None]:
+    _at_fork()
     _forking_workers[0] += 1
     try:
         yield
@@ -321,27 +398,8 @@ def throwaway_security() -> Any:
     )
 
 
-def exposure_warning(cluster: Any) -> str | None:
-    """A warning when other local users could reach this cluster: no TLS, or a dashboard."""
-    if not cluster.tls:
-        return (
-            "cluster.tls=false: the LocalCluster listens on plain tcp:// on 127.0.0.1, where "
-            "any account on this machine can connect and run code as you; drop the "
-            "override on a shared machine"
-        )
-    if cluster.dashboard:
-        return (
-            "cluster.dashboard=true: the dashboard (plain HTTP on 127.0.0.1, no password) is "
-            "readable by every account on this machine: task names and progress, the "
-            "scheduler's and the workers' logs (anything a task logs), the call stacks of "
-            "running tasks (file paths and source lines), each task's history, and the "
-            "workers' memory and CPU use; drop the override on a shared machine"
-        )
-    return None
-
-
 @contextlib.contextmanager
-def open(cluster: Any, workers: Workers) -> Iterator[StartingExecutor]:  # noqa: A001 - the backend interface's name
+def opened(cluster: LocalSettings, workers: Workers) -> Iterator[StartingExecutor]:
     """An executor that runs the first calls in this process and starts a LocalCluster bound
     to 127.0.0.1 once they took ``cluster.start_after_s`` seconds (:mod:`.starting`); the
     cluster, if it started, closed on exit.
@@ -403,8 +461,7 @@ def _open(
     stops when no worker is left (:mod:`.last_worker`)."""
     with no_cyclic_gc():  # ~0.1 s of collections while Dask imports (pipeline.heap)
         import dask
-        from distributed import Client
-        from distributed import LocalCluster as DaskLocalCluster
+        from distributed import Client, LocalCluster
 
     quiet_dask_logs()
 
@@ -417,7 +474,7 @@ def _open(
         _workers_ignore_stops(),
         access_log_dropped() if cluster.dashboard else contextlib.nullcontext(),
         dask.config.set(local_cluster_settings(cluster.dashboard, method)),
-        DaskLocalCluster(
+        LocalCluster(
             n_workers=n_workers,
             threads_per_worker=cluster.threads_per_worker,
             processes=True,

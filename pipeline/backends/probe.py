@@ -13,7 +13,6 @@ its timeout, so a port where nothing listens would be reported, after the whole
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import threading
 import time
@@ -38,7 +37,7 @@ def check_scheduler(address: str, timeout: float, security: Any = None) -> dict[
     (:class:`Refused` at once for a refused connection).
 
     Says on stderr, before it connects, "connecting to the scheduler at ADDRESS (waiting
-    up to cluster.timeout=...)": a run asks once (``backends.address.workers``).
+    up to cluster.timeout=...)": a run asks once (``AddressBackend.find_workers``).
     """
     print(
         f"connecting to the scheduler at {address} (waiting up to cluster.timeout, "
@@ -46,6 +45,8 @@ def check_scheduler(address: str, timeout: float, security: Any = None) -> dict[
         file=sys.stderr,
         flush=True,
     )
+    import asyncio  # here, not at import: every backend module is imported to find the kinds
+
     reply = _within(timeout, lambda: asyncio.run(_identity(address, timeout, security)))
     if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
         kind = reply.get("type") if isinstance(reply, dict) else type(reply).__name__
@@ -79,6 +80,8 @@ def _within(timeout: float, call: Callable[[], Any]) -> Any:
 async def _identity(address: str, timeout: float, security: Any) -> Any:
     """The reply to one ``identity`` request (the whole exchange within ``timeout`` s), over
     one connection attempt; :class:`Refused` at once if the connection is refused."""
+    import asyncio
+
     from distributed.comm.addressing import parse_address
     from distributed.comm.registry import get_backend
 

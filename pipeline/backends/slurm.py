@@ -13,9 +13,13 @@ import importlib.util
 import shutil
 import signal
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from pydantic import AfterValidator, BeforeValidator
+
+from pipeline.backends.backend import Backend
 from pipeline.backends.base import (
+    TLSFiles,
     Workers,
     quiet_dask_logs,
     tls_files,
@@ -23,45 +27,117 @@ from pipeline.backends.base import (
     worker_budget,
 )
 from pipeline.backends.dask_executor import DaskExecutor
-from pipeline.config import StudyError, seconds, walltime_seconds
+from pipeline.config import (
+    ClusterSettings,
+    Duration,
+    Memory,
+    PositiveInt,
+    StudyError,
+    folder_path,
+    seconds,
+)
 
 SETUP_HINT = "scripts/slurm_setup.sh sets up a single-node Slurm on this machine"
 
 
-def check(cluster: Any) -> None:
-    """Refuse a slurm cluster config that cannot work, before any work (names the key)."""
-    if importlib.util.find_spec("dask_jobqueue") is None:
-        raise StudyError(
-            "cluster.kind='slurm' needs dask-jobqueue: pip install 'guesslab[slurm]' "
-            "(or pip install dask-jobqueue)"
-        )
-    if shutil.which("sbatch") is None:
-        raise StudyError(
-            "cluster.kind='slurm': Slurm is not available here (no sbatch on PATH); "
-            f"run on a Slurm login node, start Slurm ({SETUP_HINT}) or use cluster=local"
-        )
-    if cluster.minimum_jobs > cluster.maximum_jobs:
-        raise StudyError(
-            f"cluster.minimum_jobs={cluster.minimum_jobs!r}: more than "
-            f"cluster.maximum_jobs={cluster.maximum_jobs!r}"
-        )
-    if seconds(cluster.lifetime) + seconds(cluster.lifetime_stagger) >= walltime_seconds(
-        cluster.walltime
-    ):
-        raise StudyError(
-            f"cluster.lifetime={cluster.lifetime!r}: lifetime + lifetime_stagger "
-            f"must stay under cluster.walltime={cluster.walltime!r}, or the walltime kills "
-            "workers in the middle of a batch"
-        )
-    tls_files(cluster.tls)
+def _at_least(value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"must be an integer of at least {low}")
+    return value
 
 
-def workers(cluster: Any) -> Workers:
-    """Up to cluster.maximum_jobs workers, one a job, each with the job's cluster.memory."""
-    from dask.utils import parse_bytes
+def walltime_seconds(walltime: Any) -> float:
+    """Seconds in a Slurm walltime "[D-]HH:MM:SS" (or "MM:SS"); raises ValueError."""
+    text = str(walltime)
+    days, _, clock = text.rpartition("-")
+    parts = [int(p) for p in clock.split(":")]
+    if not 1 <= len(parts) <= 3 or any(p < 0 for p in parts):
+        raise ValueError(text)
+    while len(parts) < 3:
+        parts.insert(0, 0)
+    hours, minutes, secs = parts
+    return ((int(days or 0) * 24 + hours) * 60 + minutes) * 60 + secs
 
-    budget = worker_budget(parse_bytes(cluster.memory), f"cluster.memory={cluster.memory}")
-    return Workers(cluster.maximum_jobs, budget)
+
+def _walltime(value: Any) -> str:
+    try:
+        walltime_seconds(value)
+    except ValueError:
+        raise ValueError("give it as HH:MM:SS") from None
+    return str(value)
+
+
+class SlurmSettings(ClusterSettings):
+    """``cluster=slurm``: conf/cluster/slurm.yaml says what each key does."""
+
+    kind: Literal["slurm"]
+    queue: str | None
+    account: str | None
+    cores: PositiveInt
+    memory: Memory
+    walltime: Annotated[Any, AfterValidator(_walltime)]
+    lifetime: Duration
+    lifetime_stagger: Duration
+    minimum_jobs: Annotated[int, BeforeValidator(lambda v: _at_least(v, 0))]
+    maximum_jobs: Annotated[int, BeforeValidator(lambda v: _at_least(v, 1))]
+    scheduler_host: str | None
+    log_directory: Annotated[
+        str | None, AfterValidator(lambda v: v if v is None else folder_path(v))
+    ]
+    job_extra_directives: list[str]
+    worker_timeout: Duration
+    tls: TLSFiles
+
+
+class SlurmBackend(Backend):
+    """Dask workers as Slurm jobs (dask-jobqueue's SLURMCluster), scaled between
+    cluster.minimum_jobs and cluster.maximum_jobs."""
+
+    settings_model = SlurmSettings
+    order = 3
+    cluster: SlurmSettings
+
+    def check(self) -> None:
+        """Refuse a slurm cluster config that cannot work, before any work (names the
+        key)."""
+        cluster = self.cluster
+        if importlib.util.find_spec("dask_jobqueue") is None:
+            raise StudyError(
+                "cluster.kind='slurm' needs dask-jobqueue: pip install 'guesslab[slurm]' "
+                "(or pip install dask-jobqueue)"
+            )
+        if shutil.which("sbatch") is None:
+            raise StudyError(
+                "cluster.kind='slurm': Slurm is not available here (no sbatch on PATH); "
+                f"run on a Slurm login node, start Slurm ({SETUP_HINT}) or use cluster=local"
+            )
+        if cluster.minimum_jobs > cluster.maximum_jobs:
+            raise StudyError(
+                f"cluster.minimum_jobs={cluster.minimum_jobs!r}: more than "
+                f"cluster.maximum_jobs={cluster.maximum_jobs!r}"
+            )
+        if seconds(cluster.lifetime) + seconds(cluster.lifetime_stagger) >= walltime_seconds(
+            cluster.walltime
+        ):
+            raise StudyError(
+                f"cluster.lifetime={cluster.lifetime!r}: lifetime + lifetime_stagger "
+                f"must stay under cluster.walltime={cluster.walltime!r}, or the walltime kills "
+                "workers in the middle of a batch"
+            )
+        tls_files(cluster.tls)
+
+    def find_workers(self) -> Workers:
+        """Up to cluster.maximum_jobs workers, one a job, each with the job's
+        cluster.memory."""
+        from dask.utils import parse_bytes
+
+        memory = self.cluster.memory
+        budget = worker_budget(parse_bytes(memory), f"cluster.memory={memory}")
+        return Workers(self.cluster.maximum_jobs, budget)
+
+    def executor(self, workers: Workers) -> contextlib.AbstractContextManager[DaskExecutor]:
+        """An executor on an adaptive SLURMCluster (:func:`opened`)."""
+        return opened(self.cluster, workers)
 
 
 def worker_args(cluster: Any) -> list[str]:
@@ -122,7 +198,7 @@ def slurm_cluster_class() -> type:
 
 
 @contextlib.contextmanager
-def open(cluster: Any, workers: Workers) -> Iterator[DaskExecutor]:  # noqa: A001 - the backend interface's name
+def opened(cluster: Any, workers: Workers) -> Iterator[DaskExecutor]:
     """An executor on an adaptive SLURMCluster; its jobs are cancelled on exit."""
     from distributed import Client
 

@@ -10,29 +10,47 @@ import contextlib
 import itertools
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Literal
 
+from pipeline.backends.backend import Backend
 from pipeline.backends.base import Workers
 from pipeline.backends.executor import Completed, Executor
+from pipeline.config import ClusterSettings
 from pipeline.long_task_setup import events_in_this_process
 from solvers.kit.budget import Budget, available_memory
 from solvers.kit.task_progress import Progress
 from solvers.kit.words import format_bytes
 
 
-def check(cluster: Any) -> None:
-    """Nothing can be wrong with running in this process."""
+class SyncSettings(ClusterSettings):
+    """``cluster=sync``: no setting but the kind."""
+
+    kind: Literal["sync"]
 
 
-def workers(cluster: Any) -> Workers:
-    """One process, this one, with this machine's available memory (psutil), of its memory."""
-    import psutil
+class SyncBackend(Backend):
+    """Every task in this process, one after another."""
 
-    free = available_memory()
-    budget = Budget(free, f"available memory under cluster=sync ({format_bytes(free)})")
-    memory = int(psutil.virtual_memory().total)
-    total = Budget(memory, f"this machine's memory ({format_bytes(memory)})")
-    return Workers(1, budget, serial=True, memory=total)
+    settings_model = SyncSettings
+    order = 0
+
+    def check(self) -> None:
+        """Nothing can be wrong with running in this process."""
+
+    def find_workers(self) -> Workers:
+        """One process, this one, with this machine's available memory (psutil), of its
+        memory."""
+        import psutil
+
+        free = available_memory()
+        budget = Budget(free, f"available memory under cluster=sync ({format_bytes(free)})")
+        memory = int(psutil.virtual_memory().total)
+        total = Budget(memory, f"this machine's memory ({format_bytes(memory)})")
+        return Workers(1, budget, serial=True, memory=total)
+
+    def executor(self, workers: Workers) -> AbstractContextManager[SyncExecutor]:
+        """An executor running the calls in this process."""
+        return contextlib.nullcontext(SyncExecutor())
 
 
 class SyncExecutor(Executor):
@@ -66,9 +84,3 @@ class SyncExecutor(Executor):
 
     def in_flight(self, wanted: int) -> int:
         return 1
-
-
-@contextlib.contextmanager
-def open(cluster: Any, workers: Workers) -> Iterator[SyncExecutor]:  # noqa: A001 - the backend interface's name
-    """An executor running the calls in this process."""
-    yield SyncExecutor()

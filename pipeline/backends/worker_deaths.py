@@ -23,6 +23,7 @@ and the executors' module.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime as dt
 import logging
@@ -67,8 +68,19 @@ WORKER_MEMORY_LINES = (
     re.compile(r"Worker is at \d+% memory usage\. (Pausing|Resuming) worker"),
 )
 LOGGERS = (*DEATH_LINES, "distributed.worker.memory")
-SAYS_WITHIN_S = 2.0  # how long a nanny may take to say how its worker process ended
+RESTART_CUT_SHORT = "a worker process being started again was cancelled (the cluster closed)"
+SAYS_WITHIN_S = 5.0  # how long a nanny may take to say how its worker process ended (a loaded
+# machine: at a load average of 10 on 2 cores, 2 s was seen not to be enough)
 KEEP_LINES = 1000  # lines kept for the run's log (a flood is counted, kept in part)
+
+
+def restart_cut_short(record: logging.LogRecord) -> bool:
+    """Whether ``record`` is a nanny's CancelledError, logged with its traceback and no
+    message by Dask's ``log_errors`` when the cluster closes while the nanny starts a worker
+    process again after a death: nothing is lost, the cluster was closing anyway."""
+    if record.name != "distributed.nanny" or not record.exc_info:
+        return False
+    return isinstance(record.exc_info[1], asyncio.CancelledError)
 
 
 class WorkerDied(CallLost):
@@ -94,6 +106,9 @@ class WorkerDeaths(logging.Filter):
         self.times: list[float] = []  # when each worker process was seen to end
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if restart_cut_short(record):
+            self._keep(record, RESTART_CUT_SHORT)
+            return False
         found = self._death_line(record)
         if found is None:  # not ours: as the nanny's level would have had it
             return record.name != "distributed.nanny" or record.levelno >= self.nanny_level
@@ -123,11 +138,11 @@ class WorkerDeaths(logging.Filter):
             patterns = WORKER_MEMORY_LINES
         return next((m for p in patterns if (m := p.search(text)) is not None), None)
 
-    def _keep(self, record: logging.LogRecord) -> None:
+    def _keep(self, record: logging.LogRecord, text: str | None = None) -> None:
         when = dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(timespec="milliseconds")
         with self.lock:
             if len(self.lines) < KEEP_LINES:
-                self.lines.append(f"{when} {record.name}: {record.getMessage()}")
+                self.lines.append(f"{when} {record.name}: {text or record.getMessage()}")
             else:
                 self.dropped += 1
 

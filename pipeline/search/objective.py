@@ -88,7 +88,7 @@ def checked_objective(study: StudyConfig) -> Objective:
                 f"{study.name!r} (its strategies: {', '.join(strategies) or 'none'})"
             )
     column = given.column or DEFAULTS["column"]
-    columns = dict(get_family(study.family).columns)
+    columns = dict(get_family(study.family).solver.columns)
     dtype = columns.get(column)
     if dtype is None or dtype not in NUMERIC:
         numeric = [c for c, t in columns.items() if t in NUMERIC]

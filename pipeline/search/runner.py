@@ -1,12 +1,14 @@
 """A search over a strategy's parameters: Optuna asks, the study's pipeline solves, Optuna is
 told.
 
-Each batch of ``n_jobs`` trials asked at once is one run of the study's tasks (one grid part
-a trial: the trial's parameter values on every deck of the study's grid) on the study's
-cluster, opened once for the whole search; the rows are stored as any run's, so a trial
-whose tasks are stored costs nothing.  The search's state is Optuna's journal in the study
-folder (``search/<name>.journal``): Ctrl-C leaves the trials told so far (and the tasks of
-the batch stored so far), and the same command again goes on with the trials left,
+Each batch of ``n_jobs`` trials asked at once is one run of the study's tasks (a trial: its
+parameter values on every deck of the study's grid) on the study's cluster, opened once for
+the whole search, its tasks cut into batches of tasks from the time a task took in the
+batch before (:class:`pipeline.driver.BatchCutter`); the rows are stored as any run's, so a
+trial whose tasks are stored costs nothing.  The search's state is Optuna's journal in the
+study folder (``search/<name>.journal``, written once a batch is asked and once it is told:
+:mod:`pipeline.search.batched_journal`): Ctrl-C leaves the trials told so far (and the tasks
+of the batch stored so far), and the same command again goes on with the trials left,
 re-running a trial left asked but untold (its stored tasks are not solved again).
 """
 
@@ -23,7 +25,7 @@ from typing import Any
 from pipeline.config import StudyError, checked_config, short_repr
 from pipeline.ctrl_c import SearchStopped, is_stop
 from pipeline.run import StudyReport, StudyRun, prepared, run_tasks
-from pipeline.safe_paths import ensure_dir
+from pipeline.search.journal import SearchJournal
 from pipeline.search.objective import Objective, checked_objective, strategy_axes
 from pipeline.search.result import SearchResult, TrialResult, best_text, params_text
 from pipeline.search.space import search_space, trial_axes
@@ -90,6 +92,7 @@ class Search:
             self.reference = None
         self.result = SearchResult(self.name, objective, space, folder=base.folder)
         self._tasks: dict[str, list] = {}
+        self.per_task: float | None = None  # solver seconds a task, as the batches measured
         self.result.reference_name = self.reference
 
     # ------------------------------------------------------------------ checks before any work
@@ -137,10 +140,11 @@ class Search:
     def batch_study(self, trials: list[Mapping[str, Any]], reference: bool = False) -> dict:
         """The study of one batch: the study's grid, the searched strategy at the trials'
         values, and the reference strategy's part when asked.  With one searched parameter
-        the batch's trials are one part, the parameter's axis holding their values (the
-        same tasks as a part a trial: a batch of the run never spans two parts, so a part a
-        trial would make each trial a batch and a results file of its own); with several,
-        one part a trial (their product would hold tasks no trial asked for)."""
+        the batch's trials are one part, the parameter's axis holding their values; with
+        several, one part a trial (their product would hold tasks no trial asked for), and
+        the run's batches of tasks span those parts (they are of one kind:
+        :class:`pipeline.driver.BatchCutter`), so the trials are still one batch of tasks
+        and one results file a worker."""
         study = self.base.conf.study.plain()
         parts = []
         if reference:
@@ -159,31 +163,51 @@ class Search:
         out["grids"] = parts
         return out
 
-    def solve(self, trials: list[Mapping[str, Any]], reference: bool) -> StudyReport:
-        """One batch's tasks solved and stored (those stored already are skipped)."""
+    def solve(
+        self, trials: list[Mapping[str, Any]], reference: bool, asked: dict | None = None
+    ) -> StudyReport:
+        """One batch's tasks solved and stored (those stored already are skipped); their
+        files' metadata names the search and ``asked``, the trial of each task."""
         given = {**self.base.given, "study": self.batch_study(trials, reference)}
         conf = checked_config(given)
         plan = planned(conf.study)
         report = StudyReport(study=conf.study.name, study_dir=self.base.folder)
         report.planned = plan.n_tasks
-        run = StudyRun(given, conf, plan, self.held, report, lambda _line: None)
+        search = {"name": self.name, "trials": asked or {}}  # in its files' metadata
+        run = StudyRun(
+            given,
+            conf,
+            plan,
+            self.held,
+            report,
+            _warnings_of(self.log),
+            search=search,
+            per_task=self.per_task,
+        )
         run_tasks(run)
+        self.per_task = run.per_task  # the next batch's tasks are cut from the start by it
         self.result.computed += report.computed
         return report
 
     # ------------------------------------------------------------------------- the loop
 
     def run(self) -> SearchResult:
-        study = self.optuna_study()
-        self.values = TaskValues(self.base.results, self.base.plan.family, self.objective.column)
-        with self.base.backend.open() as executor:
-            self.held = HeldBackend(self.base.backend, executor)
-            try:
-                self.loop(study)
-            except BaseException as exc:
-                if is_stop(exc):
-                    raise SearchStopped(self.stopped_line(study)) from exc
-                raise
+        with contextlib.ExitStack() as held:
+            study = self.optuna_study(held)
+            self.values = TaskValues(
+                self.base.results, self.base.plan.family, self.objective.column, self.log
+            )
+            with self.base.backend.open() as executor:
+                self.held = HeldBackend(self.base.backend, executor)
+                try:
+                    self.restore(study)
+                    self.loop(study)
+                except BaseException as exc:
+                    if is_stop(exc):
+                        raise SearchStopped(self.stopped_line(study)) from exc
+                    raise
+                finally:
+                    self.writer.flush()  # what was told before a stop or a failure
         self.result.trials = self.told(study)
         for trial in self.result.trials:  # every trial's exact value, for the search's page
             if trial.value is not None:
@@ -197,6 +221,23 @@ class Search:
             self.base.log = self.log
             summarise(self.base)
         return self.result
+
+    def restore(self, study: Any) -> None:
+        """Solve again the tasks of the trials told whose rows the store does not hold (a
+        results file found damaged and set aside, or deleted), so that every trial told has
+        its rows and exact value; nothing when all are stored."""
+        import optuna
+
+        complete = optuna.trial.TrialState.COMPLETE
+        lost = [
+            t
+            for t in study.get_trials(deepcopy=False, states=(complete,))
+            if any(self.values.get(tid) is None for tid, _ in self.trial_tasks(dict(t.params)))
+        ]
+        if lost:
+            self.log(f"  {len(lost)} trial(s) told whose rows are not stored: solved again")
+            params = [dict(t.params) for t in lost]
+            self.values.read(self.solve(params, False, self.asked_by(lost, params)).files)
 
     def told(self, study: Any) -> list[TrialResult]:
         """Every trial told, the best's exact value from its tasks' stored rows."""
@@ -227,6 +268,7 @@ class Search:
             batch = waiting[: self.settings.n_jobs]
             while len(batch) < min(self.settings.n_jobs, left):
                 batch.append(study.ask(self.space))
+            self.writer.flush()  # the trials asked, in the journal before their tasks run
             self.tell(study, batch, first)
             first = False
             self.log(self.progress_line(study))
@@ -236,7 +278,7 @@ class Search:
         import optuna
 
         params = [dict(t.params) for t in batch]
-        report = self.solve(params, reference)
+        report = self.solve(params, reference, self.asked_by(batch, params))
         self.values.read(report.files)
         if reference:
             self.reference_value()
@@ -247,6 +289,17 @@ class Search:
                 self.log(f"  trial {trial.number} ({params_text(p)}) failed: {error}")
             else:
                 study.tell(trial.number, value)
+        self.writer.flush()  # the batch told: one write to the journal
+        self.journal.seal()  # the trials told, vouched for when the journal is read back
+
+    def asked_by(self, batch: list[Any], params: list[Mapping[str, Any]]) -> dict[str, int]:
+        """Task id -> the number of the trial of ``batch`` that asked for it (the first, for
+        a task two trials of the batch share)."""
+        asked: dict[str, int] = {}
+        for trial, p in sorted(zip(batch, params, strict=True), key=lambda tp: tp[0].number):
+            for tid, _key in self.trial_tasks(p):
+                asked.setdefault(tid, trial.number)
+        return asked
 
     # ------------------------------------------------------------------------- the values
 
@@ -295,9 +348,11 @@ class Search:
 
     # ------------------------------------------------------------------------- Optuna
 
-    def optuna_study(self) -> Any:
+    def optuna_study(self, held: contextlib.ExitStack) -> Any:
         """The search's Optuna study, in the study folder's journal (made, or loaded to go
-        on); StudyError when the journal holds a search of another space or objective."""
+        on), written a batch at a time (:mod:`pipeline.search.batched_journal`) under the
+        search's lock, which ``held`` keeps; StudyError when the journal holds a search of
+        another space or objective, or another search of this name runs."""
         try:
             import optuna
         except ImportError:
@@ -305,21 +360,30 @@ class Search:
                 "hydra/sweeper=guesslab: the search needs Optuna: pip install 'guesslab[search]'"
             ) from None
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        from optuna.storages.journal import JournalFileBackend, JournalStorage
+        from optuna.storages.journal import JournalStorage
 
-        folder = ensure_dir(self.base.folder / "search", below=self.base.folder)
-        storage = JournalStorage(JournalFileBackend(str(folder / f"{self.name}.journal")))
-        study = optuna.create_study(
-            study_name=self.name,
-            storage=storage,
-            sampler=sampler_of(self.settings.sampler, self.settings.seed),
-            direction=self.objective.direction,
-            load_if_exists=True,
-        )
+        from pipeline.search.batched_journal import BatchedJournal, held_journal
+
+        self.journal = SearchJournal(self.base.folder, self.name, self.log)
+        folder = self.journal.path.parent
+        held.enter_context(held_journal(folder, self.name, self.journal.path))
+
+        def make() -> Any:
+            self.writer = BatchedJournal(self.journal.path)  # a new one over a new journal
+            return optuna.create_study(
+                study_name=self.name,
+                storage=JournalStorage(self.writer),
+                sampler=sampler_of(self.settings.sampler, self.settings.seed),
+                direction=self.objective.direction,
+                load_if_exists=True,
+            )
+
+        study = self.journal.open(make)  # checked before trusted: pipeline/search/journal.py
         what = {"objective": self.objective.describe(), "space": _space_key(self.space)}
         found = study.user_attrs.get("search")
         if found is None:
             study.set_user_attr("search", what)
+            self.writer.flush()
         elif found != what:
             raise StudyError(
                 f"hydra.sweeper.name={self.name!r}: {folder / self.name}.journal holds a search "
@@ -345,6 +409,12 @@ class Search:
             f" (journal {self.base.folder / 'search' / self.name}.journal, the tasks solved "
             f"so far stored in {self.base.results}); run the same command again to go on"
         )
+
+
+def _warnings_of(log: Callable[[str], None]) -> Callable[[str], None]:
+    """A batch run's log: its warnings (a results file moved to quarantine, a lost batch)
+    said, its other lines (the batch's progress) left to the search's own line."""
+    return lambda line: log(line) if line.startswith("warning") else None
 
 
 def told_trials(study: Any) -> list[TrialResult]:

@@ -1,16 +1,24 @@
 """What the store holds of a search's tasks: each task's status and objective column, read
 from the results files once and then from each batch's new files (a later file's rows of a
-task supersede an earlier one's, as in the store)."""
+task supersede an earlier one's, as in the store).
+
+A file is read only once the store's check passes (:func:`pipeline.store_upkeep.
+bad_file_reason`: a Parquet file of the family's schema with guesslab's metadata); a file
+that fails it, or whose rows cannot be read, is named and its rows are not used: its tasks
+count as not stored, and the next batch's run moves it to ``quarantine/`` and solves them
+again when a trial asks for them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.store_layout import family_dir, part_files
+from pipeline.store_upkeep import bad_file_reason
 
 
 @dataclass(frozen=True)
@@ -26,8 +34,8 @@ class TaskValue:
 class TaskValues:
     """Task id -> :class:`TaskValue` for one family's rows in a store."""
 
-    def __init__(self, results: Path, family: str, column: str):
-        self.family, self.column = family, column
+    def __init__(self, results: Path, family: str, column: str, log: Callable[[str], None] = print):
+        self.family, self.column, self.log = family, column, log
         self.found: dict[str, TaskValue] = {}
         folder = family_dir(results, family)
         self.read(sorted(part_files(folder), key=lambda p: p.name) if folder.is_dir() else [])
@@ -40,11 +48,22 @@ class TaskValues:
         for path in files:
             if f"family={self.family}" not in str(path):
                 continue
+            reason = bad_file_reason(path)
+            if reason is not None:
+                self.log(
+                    f"warning: {path} is not a guesslab results file ({reason}); its rows "
+                    "are not used"
+                )
+                continue
             names = pq.read_schema(path).names
             wanted = [c for c in ("task_id", "status", "error", self.column) if c in names]
             exact = f"{self.column}_exact"
             wanted += [exact] if exact in names else []
-            table = pq.read_table(path, columns=wanted).to_pydict()
+            try:
+                table = pq.read_table(path, columns=wanted).to_pydict()
+            except (OSError, pa.ArrowException) as exc:  # a footer whole, its pages damaged
+                self.log(f"warning: {path}: its rows cannot be read ({exc}); not used")
+                continue
             per_task: dict[str, list[int]] = {}
             for i, tid in enumerate(table["task_id"]):
                 per_task.setdefault(tid, []).append(i)

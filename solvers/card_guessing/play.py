@@ -458,7 +458,7 @@ OWN_NAME = "module.Class"  # how --help shows a strategy of one's own
 
 def parser() -> argparse.ArgumentParser:
     """The command-line options."""
-    defaults = {p.name: p.default for p in get_family("card_guessing").params}
+    defaults = {p.name: p.default for p in get_family("card_guessing").rules.params}
     p = _Parser(
         prog=program_name(sys.argv[0]),
         description=(
@@ -541,7 +541,7 @@ def option_message(exc: TaskError, args: argparse.Namespace, origin: Mapping[str
 
 def setup_from_args(args: argparse.Namespace, p: argparse.ArgumentParser) -> Setup:
     """The Setup for parsed options; bad values end in a usage error naming the option."""
-    from solvers.card_guessing import check_deck
+    from solvers.card_guessing.rules import check_deck
 
     try:
         deck = check_deck(args.deck)

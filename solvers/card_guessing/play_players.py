@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from solvers.card_guessing import check_exact_size
 from solvers.card_guessing.exact import belief_players, yes_no
 from solvers.card_guessing.exact.yes_no import Deck, Guess, State
+from solvers.card_guessing.rules import check_exact_size
 from solvers.card_guessing.tasks import own_tasks, ranked_tasks, yes_no_tasks
 from solvers.own_strategy import is_own
 from solvers.registry import TaskError, checked_params, get_family
@@ -81,7 +81,7 @@ class Computer:
 
 def strategy_names() -> list[str]:
     """Strategies offered: those the card_guessing family registers that the yes/no game plays."""
-    return [s for s in get_family(FAMILY).strategies if s in STRATEGIES]
+    return [s for s in get_family(FAMILY).rules.strategies if s in STRATEGIES]
 
 
 def is_dotted(strategy: str) -> bool:

@@ -15,11 +15,12 @@ from fractions import Fraction
 import pandas as pd
 import plotly.graph_objects as go
 
+from solvers.card_guessing.summary import SCORE, info, score_table
 from solvers.card_guessing.summary import feedback as feedback_models
-from solvers.card_guessing.summary import info, score_table
 from solvers.card_guessing.summary import suits52 as suits
 from solvers.card_guessing.summary.rows import summary_rows
 from solvers.entropy import preset_name
+from solvers.kit.axis_plots import axis_report_sections
 from solvers.kit.report_sections import Figure, Section, Table, heatmap, hover_fields, scatter
 from solvers.kit.stored_rows import StoredRows, takes_stored_rows
 
@@ -47,7 +48,7 @@ def report(rows: pd.DataFrame | StoredRows) -> list[Section]:
             out.append(gamma_section(rows, exact_info))
         if len(points) >= 4:
             out += entropy_grid_sections(rows, exact_info)
-    return out
+    return out + axis_report_sections(rows, SCORE)
 
 
 BARS_MAX = 6  # more (deck, feedback) groups than this: the dot plot is left out (unreadable)

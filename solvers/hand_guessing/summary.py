@@ -10,9 +10,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from solvers.kit.axis_plots import Score, axis_sections
 from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows
 from solvers.kit.summary_parts import WIDTH, save_figure, styled, subplots, wrapped
 
+# The score the summary and the report draw against a strategy's numeric parameter (r or t
+# of Sharma-Mittal, an argument of one's own: solvers.kit.axis_plots); the game has no optimum
+SCORE = Score(
+    "hand_guessing",
+    "average_guesses",
+    "average number of guesses",
+    decks=("ranks", "suits", "cards"),
+    higher_is_better=False,
+    keys=("method",),
+)
 # strategy_params: a strategy of one's own's arguments (JSON), one line per value
 GAME = ["ranks", "suits", "cards", "strategy", "entropy_r", "entropy_t", "first_guess"]
 GAME += ["strategy_params"]
@@ -61,6 +72,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
             f"![guesses per hand size](summary/{name})",
             "",
         ]
+    parts += axis_sections(table, out_dir, SCORE)
     return "\n".join(parts)
 
 

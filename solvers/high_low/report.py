@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from solvers.high_low.summary import deck_table, distinct_table, summary_rows
+from solvers.high_low.summary import SCORE, deck_table, distinct_table, summary_rows
+from solvers.kit.axis_plots import axis_report_sections
 from solvers.kit.report_sections import Figure, Section, Table, scatter
 from solvers.kit.stored_rows import StoredRows, takes_stored_rows
 from solvers.kit.words import counted
@@ -29,7 +30,7 @@ def report(rows: pd.DataFrame | StoredRows) -> list[Section]:
         out.append(distinct_section(distinct_table(distinct)))
     if not decks.empty:
         out.append(deck_section(deck_table(decks)))
-    return out
+    return out + axis_report_sections(rows, SCORE)
 
 
 def distinct_section(table: pd.DataFrame) -> Section:

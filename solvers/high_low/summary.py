@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from solvers.kit.axis_plots import Score, axis_sections
 from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows
 from solvers.kit.summary_parts import (
     MARKERS,
@@ -28,6 +29,17 @@ TIE_PLOT = "high_low_tie_rules.png"
 # the first and last, and says where every one is (summary/high_low_distinct.parquet)
 SHOWN_ROWS = 40
 SHOWN_N = (2, 3, 4, 5, 6, 7, 8, 9, 10, 19, 20, 50, 99, 100, 150, 200)
+
+# The score the summary and the report draw against a strategy's numeric parameter (the
+# arguments of a strategy of one's own: solvers.kit.axis_plots)
+SCORE = Score(
+    "high_low",
+    "p_perfect",
+    "P(every call right)",
+    decks=("n", "ranks", "suits", "ties"),
+    optimum="optimal",
+    keys=("method",),
+)
 
 # What the summary and the report read of a large store: every table keeps the first row
 # (store order) of a game and strategy (KEYS), or reads the departure columns of a row.
@@ -228,6 +240,8 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
             f"![P(perfect game) for real decks]({link}/{DECK_PLOT})",
         ]
         parts += departure_parts(deck_rows, out_dir)
+    parts += ["\n".join(axis_sections(rows, out_dir, SCORE)).strip()]
+    parts = [p for p in parts if p]
     return "\n\n".join(parts) + "\n"
 
 

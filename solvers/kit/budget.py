@@ -1,6 +1,6 @@
 """The memory budget of a task and what a task needs: the figures the run is sized by.
 
-A family states what one task needs at its peak (:class:`Need`, through ``Family.needs``);
+A family states what one task needs at its peak (:class:`Need`, through ``Scheduling.needs``);
 the pipeline's backends say how much memory one process may hold where the run executes
 (:class:`Budget`), the plan (``pipeline/needs.py``) refuses a task whose need exceeds it
 before any work starts, and a solver reads the budget of the task it solves from its

@@ -42,7 +42,7 @@ def param_words(fam: Family) -> list[ParamWords]:
             p.strategies,
             p.dtype,
         )
-        for p in fam.params
+        for p in fam.rules.params
     ]
 
 

@@ -1,6 +1,6 @@
 """What a game's HTML report is made of: sections holding tables, figures and text.
 
-A family's report function (:attr:`solvers.registry.Family.report`, ``(ok_rows) ->
+A family's report function (:attr:`solvers.family.Presentation.report`, ``(ok_rows) ->
 list[Section]``) returns these; the pipeline renders them, without knowing the game, into
 one self-contained HTML file (tables sortable and filterable, figures interactive).  Figures
 are Plotly figures: build them with :func:`scatter` / :func:`heatmap` below so that hovering

@@ -7,7 +7,7 @@ splitting task may use, where the task keeps its checkpoints
 (:class:`~solvers.kit.checkpoints.Checkpoints`, a folder per task id under the study folder,
 kept until the task's row is stored), and takes progress reports that the driver's terminal
 shows while the task runs.  A family states what a task needs
-(:class:`~solvers.kit.budget.Need`) through ``Family.needs``, and the pipeline refuses a
+(:class:`~solvers.kit.budget.Need`) through ``Scheduling.needs``, and the pipeline refuses a
 task whose need exceeds the budget before any work starts.
 
 Outside the pipeline (a notebook, a plain ``solvers.solve`` call) :func:`current` gives a

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from solvers.mastermind.rules import code_label, code_weights, feedback_table, feedbacks
+from solvers.mastermind.codes import code_label, code_weights, feedback_table, feedbacks
 from solvers.params import described
 from solvers.registry import TaskError, exact_columns
 

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from solvers.mastermind.rules import feedback_table, feedbacks
+from solvers.mastermind.codes import feedback_table, feedbacks
 from solvers.own_strategy import Protocol, QueryMoves, StrategyError, same_belief, shown
 from solvers.registry import Task
 

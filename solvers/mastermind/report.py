@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from solvers.kit.axis_plots import axis_report_sections
 from solvers.kit.report_sections import Figure, Section, Table, heatmap
 from solvers.kit.stored_rows import StoredRows, takes_stored_rows
 from solvers.mastermind.summary import (
     RESULTS,
+    SCORE,
     game_title,
     named_members,
     references,
@@ -43,7 +45,8 @@ def report(rows: pd.DataFrame | StoredRows) -> list[Section]:
             [Table("All strategies of all games", everything.reset_index(drop=True), note=note)],
         )
     )
-    return out
+    whole = table[[not isinstance(s, str) for s in table["subtree"]]]  # as the summary draws
+    return out + axis_report_sections(whole, SCORE)
 
 
 # Why a game of a non-uniform jar has no total_guesses (the solvers store None there).

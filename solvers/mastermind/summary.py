@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from solvers.entropy import PRESETS, preset_name
+from solvers.kit.axis_plots import Score, axis_sections
 from solvers.kit.stored_rows import StoredRows, quoted, takes_stored_rows
 from solvers.kit.summary_parts import WIDTH, file_name, save_figure, styled, subplots
 
@@ -27,6 +28,16 @@ ANNOTATED = GRID_SHOWN * GRID_SHOWN
 # in a cell at least this many wide: up to 9 degrees across; a wider grid marks its best.
 ANNOTATED_COLUMNS = 9
 TICKS = 15
+# The score the summary and the report draw against a strategy's numeric parameter (r or t
+# of Sharma-Mittal, the optimum's guess limit, an argument of one's own: kit.axis_plots)
+SCORE = Score(
+    "mastermind",
+    "expected_guesses",
+    "expected number of guesses",
+    decks=("pegs", "colours", "jar"),
+    higher_is_better=False,
+    optimum="optimal",
+)
 RESULTS = ["expected_guesses", "expected_guesses_exact", "total_guesses", "max_guesses"]
 # What the summary and the report read of a large store (StoredRows): no ids, no messages,
 # no guess_pmf (a list per row), no execution knobs; every row (each is a point of a grid).
@@ -89,6 +100,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
             parts += ["", f"![{title}](summary/{name})", ""]
     from solvers.mastermind.optimal_summary import gap_section, subtree_section
 
+    parts += axis_sections(whole, out_dir, SCORE)
     parts += [gap_section(whole, out_dir), subtree_section(table, out_dir)]
     return "\n".join(parts)
 

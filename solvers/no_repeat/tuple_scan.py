@@ -1,7 +1,7 @@
-"""The compiled scan of :func:`solvers.no_repeat.scan`: every valid (n, k, m) of one deck size,
-the two entropies of each from the closed forms (the scalar twins of
-:func:`solvers.no_repeat.entropies`), counted and the extremes kept.  A module of its own so
-that importing the family (to read its parameters) imports no compiler."""
+"""The compiled scan of :func:`solvers.no_repeat.tasks.scan`: every valid (n, k, m) of one
+deck size, the two entropies of each from the closed forms (the scalar twins of
+:func:`solvers.no_repeat.closed_forms.entropies`), counted and the extremes kept.  A module
+of its own so that importing the family (to read its parameters) imports no compiler."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ def _term(p: float, log_size: float) -> float:
 
 @njit(cache=True)
 def _pair(lf: np.ndarray, N: int, n: int, k: int, m: int) -> tuple[float, float]:
-    """(H_a, H_b) for one tuple: the scalar twin of :func:`entropies` (compiled)."""
+    """(H_a, H_b) for one tuple: the scalar twin of :func:`.closed_forms.entropies`
+    (compiled)."""
     u, rest, free = N - k, N - n - 1, n - k - m
     p_yes = 1.0 / (u - m)
     q = rest / (u - m - 1)

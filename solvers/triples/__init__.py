@@ -23,191 +23,23 @@ Analyses (what one task returns):
 
 from __future__ import annotations
 
-from fractions import Fraction
-
-from solvers.params import IntCheck, OrAbsent, Param, max_states_param, one_of
-from solvers.registry import Family, Row, Task, TaskError, exact_columns, register
-from solvers.task_ids import task_rng
-from solvers.triples import chain, simulate, win
+from solvers.family import Presentation
+from solvers.registry import Family, register
+from solvers.triples.rules import RULES
+from solvers.triples.scheduling import SCHEDULING
+from solvers.triples.tasks import SOLVER
 
 VERSION = "1"  # of its rows: what each version changed is in CHANGELOG.md
-ANALYSES = ("win_probability", "monte_carlo", "hitting_times", "distribution", "equilibrium")
-USES: dict[str, tuple[str, ...]] = {  # analysis -> the optional parameters it requires
-    "win_probability": ("n",),
-    "monte_carlo": ("n", "games"),
-    "hitting_times": ("start",),
-    "distribution": ("start", "rounds"),
-    "equilibrium": (),
-}
-OPTIONAL = ("n", "start", "rounds", "games")
-MAX_ROUNDS = 200
-MAX_GAMES = 10_000_000
-DEFAULT_MAX_STATES = 1_000_000
-
-
-_positive = IntCheck(low=1)
-
-
-def _optional(low: int, high: int | None = None) -> OrAbsent:
-    return OrAbsent(IntCheck(low, high))
-
-
-def check_task(task: Task) -> None:
-    """Refuse impossible decks, levels out of range and parameters the analysis does not use."""
-    ranks, suits, k = task["ranks"], task["suits"], task["k"]
-    if k + 1 > suits:
-        raise TaskError(
-            "k",
-            k,
-            f"k + 1 = {k + 1} > suits = {suits}: no rank can reach k + 1 of a kind (no quartet "
-            "is possible), so B could never win; use k <= suits - 1",
-        )
-    states = win.tally_state_count(ranks, k)
-    if states > task["max_states"]:
-        raise TaskError(
-            "ranks",
-            ranks,
-            f"too large for the exact solver: {states:,} tally states for k={k}, limit "
-            f"max_states={task['max_states']:,} (raise max_states to try anyway)",
-        )
-    used = USES[task["analysis"]]
-    for name in OPTIONAL:
-        if name in used and task[name] is None:
-            raise TaskError(name, None, f"required by analysis {task['analysis']!r}")
-        if name not in used and task[name] is not None:
-            users = [a for a, names in USES.items() if name in names]
-            raise TaskError(
-                name,
-                task[name],
-                f"does not apply to analysis {task['analysis']!r} (only to {', '.join(users)})",
-            )
-    top = ranks + 1
-    for name in ("n", "start"):
-        if task[name] is not None and not 1 <= task[name] <= top:
-            raise TaskError(name, task[name], f"levels run from 1 to ranks + 1 = {top}")
-
-
-def _deck(task: Task) -> tuple[int, int, int]:
-    return task["ranks"], task["suits"], task["k"]
-
-
-def _win_probability(task: Task) -> list[Row]:
-    p = win.win_probabilities(*_deck(task))
-    _, visited = win.quartet_moment_law(*_deck(task))
-    return [{**exact_columns("p_win", p[task["n"]]), "n_states": visited}]
-
-
-def _monte_carlo(task: Task) -> list[Row]:
-    ranks, suits, k = _deck(task)
-    wins = simulate.count_wins(task_rng(task), ranks, suits, k, task["n"], task["games"])
-    estimate, se = simulate.estimate_win(wins, task["games"])
-    exact = win.win_probability(ranks, suits, k, task["n"])
-    return [
-        {
-            **exact_columns("p_win", exact),
-            "wins": wins,
-            "p_win_mc": estimate,
-            "p_win_se": se,
-            "z_score": simulate.z_score(estimate, float(exact), task["games"]),
-        }
-    ]
-
-
-def _chain_probs(task: Task) -> list[Fraction]:
-    """p[0..ranks+1] for the task's deck (index = level)."""
-    return win.win_probabilities(*_deck(task))
-
-
-def _hitting_times(task: Task) -> list[Row]:
-    times = chain.hitting_times_from(_chain_probs(task), task["start"])
-    return [
-        {"target": level, **exact_columns("expected_rounds", t)}
-        for level, t in enumerate(times, start=1)
-    ]
-
-
-def _distribution(task: Task) -> list[Row]:
-    dists = chain.distributions(_chain_probs(task), task["start"], task["rounds"])
-    return [
-        {"after_rounds": j, "level": level, **exact_columns("prob", q)}
-        for j, dist in enumerate(dists)
-        for level, q in enumerate(dist, start=1)
-    ]
-
-
-def _equilibrium(task: Task) -> list[Row]:
-    p = _chain_probs(task)
-    pi = chain.stationary(p)
-    cross = chain.crossing_level(p)
-    return [
-        {
-            "crossing_level": cross,
-            "mode_level": chain.mode_level(pi),
-            **exact_columns("mean_level", chain.mean_level(pi)),
-            **exact_columns("region_mass", sum(pi[cross - 1 : cross + 1], Fraction(0))),
-            "stationary": [float(q) for q in pi],
-            "p_win_levels": [float(q) for q in p[1:]],
-        }
-    ]
-
-
-RUNNERS = {
-    "win_probability": _win_probability,
-    "monte_carlo": _monte_carlo,
-    "hitting_times": _hitting_times,
-    "distribution": _distribution,
-    "equilibrium": _equilibrium,
-}
-
-
-def run(task: Task) -> list[Row]:
-    """The rows of one task, by analysis (see the module docstring)."""
-    return RUNNERS[task["analysis"]](task)
-
 
 FAMILY = register(
     Family(
         name="triples",
         version=VERSION,
-        summary="solvers.triples.summary:summarize",
-        examples=({"ranks": 4, "suits": 4, "k": 2, "n": 2},),
         doc=__doc__,
-        params=(
-            Param("ranks", _positive, 13, "number of ranks (face values)", dtype="int64"),
-            Param("suits", _positive, 4, "cards per rank", dtype="int64"),
-            Param("k", _positive, 3, "size of a kind (3: triples; B wins on k+1)", dtype="int64"),
-            Param("analysis", one_of(ANALYSES), "win_probability", "what the task computes"),
-            Param("n", _optional(0), None, "level: kinds A needs", dtype="int64"),
-            Param("start", _optional(0), None, "starting level of the chain", dtype="int64"),
-            Param("rounds", _optional(0, MAX_ROUNDS), None, "rounds of the chain", dtype="int64"),
-            Param("games", _optional(1, MAX_GAMES), None, "Monte Carlo games", dtype="int64"),
-            max_states_param(DEFAULT_MAX_STATES, "refuse decks with more tally states than this"),
-        ),
-        run=run,
-        check_task=check_task,
-        columns={
-            "p_win": "float64",
-            "p_win_exact": "string",
-            "n_states": "int64",
-            "wins": "int64",
-            "p_win_mc": "float64",
-            "p_win_se": "float64",
-            "z_score": "float64",
-            "target": "int64",
-            "expected_rounds": "float64",
-            "expected_rounds_exact": "string",
-            "after_rounds": "int64",
-            "level": "int64",
-            "prob": "float64",
-            "prob_exact": "string",
-            "crossing_level": "int64",
-            "mode_level": "int64",
-            "mean_level": "float64",
-            "mean_level_exact": "string",
-            "region_mass": "float64",
-            "region_mass_exact": "string",
-            "stationary": "list<float64>",
-            "p_win_levels": "list<float64>",
-        },
+        rules=RULES,
+        solver=SOLVER,
+        scheduling=SCHEDULING,
+        presentation=Presentation(summary="solvers.triples.summary:summarize"),
+        examples=({"ranks": 4, "suits": 4, "k": 2, "n": 2},),
     )
 )

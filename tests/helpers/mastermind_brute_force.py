@@ -8,8 +8,8 @@ import math
 from collections.abc import Sequence
 from functools import cache
 
+from solvers.mastermind.codes import code_weights, feedback_table, feedbacks
 from solvers.mastermind.optimal.bounds import INF, NO_LIMIT
-from solvers.mastermind.rules import code_weights, feedback_table, feedbacks
 
 
 def brute_force_cost(

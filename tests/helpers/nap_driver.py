@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from solvers import Family, Param, register  # noqa: E402
+from solvers import Family, Param, Rules, Scheduling, Solver, register  # noqa: E402
 from solvers.params import as_float, as_int  # noqa: E402
 from solvers.registry import families  # noqa: E402
 
@@ -32,13 +32,14 @@ def register_nap(name: str = "test_nap", run=_nap, estimate=None) -> None:
         Family(
             name=name,
             version="1",
-            params=(
-                Param("i", lambda v: as_int(v, low=0), dtype="int64"),
-                Param("nap", lambda v: as_float(v, low=0), dtype="float64"),
+            rules=Rules(
+                params=(
+                    Param("i", lambda v: as_int(v, low=0), dtype="int64"),
+                    Param("nap", lambda v: as_float(v, low=0), dtype="float64"),
+                )
             ),
-            run=run,
-            columns={"woke": "int64"},
-            estimate=estimate,
+            solver=Solver(run=run, columns={"woke": "int64"}),
+            scheduling=Scheduling(estimate=estimate),
         )
     )
 

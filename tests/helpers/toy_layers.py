@@ -23,7 +23,7 @@ from pathlib import Path
 
 from solvers.kit import budget, task_context
 from solvers.params import Param, as_float, as_int
-from solvers.registry import Family, register
+from solvers.registry import Family, Rules, Scheduling, Solver, register
 
 
 def needs(task, workers):
@@ -71,17 +71,23 @@ def split(task):
 
 
 register(Family(
-    name="toy_layers", version="1", run=run, needs=needs,
-    spreads_over_cluster=lambda task: task["split"], run_over_cluster="toylong:split",
-    columns={"total": "int64", "budget": "int64", "workers": "int64", "kept": "bool"},
-    params=(
+    name="toy_layers", version="1",
+    solver=Solver(
+        run=run, columns={"total": "int64", "budget": "int64", "workers": "int64", "kept": "bool"}
+    ),
+    scheduling=Scheduling(
+        needs=needs,
+        spreads_over_cluster=lambda task: task["split"],
+        run_over_cluster="toylong:split",
+    ),
+    rules=Rules(params=(
         Param("layers", lambda v: as_int(v, low=1), 4, "layers", dtype="int64"),
         Param("mem_mb", lambda v: as_int(v, low=0), 1, "memory need (MB)", dtype="int64"),
         Param("disk_mb", lambda v: as_int(v, low=0), 0, "disk need (MB)", dtype="int64"),
         Param("split", lambda v: bool(v), False, "run as a split task", dtype="bool"),
         Param("sleep", lambda v: as_float(v, low=0), 0.0, "seconds a layer",
               identity=False, dtype="float64"),
-    ),
+    )),
 ))
 '''
 

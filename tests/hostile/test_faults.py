@@ -16,7 +16,7 @@ from pipeline.backends.last_worker import LastWorkerWatch, NoWorkerLeft
 from pipeline.backends.worker_deaths import WorkerDeaths
 from pipeline.config import StudyError
 from pipeline.run import run_study
-from solvers import Family, Param, register
+from solvers import Family, Param, Rules, Solver, register
 from solvers.params import as_float
 from solvers.registry import families
 from tests.helpers.repository import ROOT
@@ -33,9 +33,8 @@ if "test_sleepy" not in families():
         Family(
             name="test_sleepy",
             version="1",
-            params=(Param("sleep", lambda v: as_float(v, low=0), dtype="float64"),),
-            run=_sleepy,
-            columns={"slept": "float64"},
+            rules=Rules(params=(Param("sleep", lambda v: as_float(v, low=0), dtype="float64"),)),
+            solver=Solver(run=_sleepy, columns={"slept": "float64"}),
         )
     )
 
@@ -336,6 +335,29 @@ def test_a_local_cluster_left_without_workers_stops_the_run_with_one_line(tmp_pa
     error = rows.loc["dying", "error"]
     assert error.startswith("batch lost: strategy 'dying' (dying.Dying, how='exit'): ")
     assert "the LocalCluster has no worker left" in error
+
+
+def test_a_nanny_s_restart_cancelled_as_the_cluster_closes_is_kept_off_the_output():
+    """A nanny starting a worker again when the cluster closes logs the CancelledError with
+    its traceback and no message (Dask's ``log_errors``): it goes to the run's log as one
+    line, not to the terminal; any other error the nanny logs still shows."""
+    import asyncio
+    import sys
+
+    deaths = WorkerDeaths()
+
+    def logged(error: BaseException) -> logging.LogRecord:
+        try:
+            raise error
+        except BaseException:
+            info = sys.exc_info()
+        return logging.LogRecord(
+            "distributed.nanny", logging.ERROR, "nanny.py", 1, error, None, info
+        )
+
+    assert not deaths.filter(logged(asyncio.CancelledError()))
+    assert deaths.lines[-1].endswith("(the cluster closed)")
+    assert deaths.filter(logged(RuntimeError("Nanny failed to start")))
 
 
 def nanny_line(name: str, text: str, level: int = logging.WARNING) -> logging.LogRecord:

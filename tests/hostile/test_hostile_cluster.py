@@ -464,11 +464,11 @@ def test_the_local_cluster_refuses_a_process_without_its_credentials():
 
 
 def test_tls_can_be_turned_off_and_that_warns():
-    from pipeline.backends import Backend
+    from pipeline.backends import backend_of
     from pipeline.config import cluster_config
 
-    assert Backend(cluster_config({"kind": "local"})).exposure_warning() is None
-    warning = Backend(cluster_config({"kind": "local", "tls": False})).exposure_warning()
+    assert backend_of(cluster_config({"kind": "local"})).exposure_warning() is None
+    warning = backend_of(cluster_config({"kind": "local", "tls": False})).exposure_warning()
     assert warning and "cluster.tls=false" in warning and "run code as you" in warning
 
 

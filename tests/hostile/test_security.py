@@ -14,7 +14,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from pipeline import store
-from pipeline.backends import Backend, open_executor
+from pipeline.backends import backend_of, open_executor
 from pipeline.certs import write_cluster_certs
 from pipeline.config import StudyError, cluster_config
 from pipeline.run import run_study
@@ -27,7 +27,7 @@ DASK = str(Path(sys.executable).parent / "dask")
 
 def warning_of(cluster: dict) -> str | None:
     """The backend's warning for a cluster section about who else can reach the cluster."""
-    return Backend(cluster_config(cluster)).exposure_warning()
+    return backend_of(cluster_config(cluster)).exposure_warning()
 
 
 def _listening(pids: set[int]) -> list[tuple[str, int]]:

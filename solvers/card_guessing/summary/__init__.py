@@ -12,9 +12,22 @@ from solvers.card_guessing.summary import info as info_sections
 from solvers.card_guessing.summary import ranks52 as ranks_sections
 from solvers.card_guessing.summary import suits52 as suits_sections
 from solvers.card_guessing.summary.rows import summary_rows
+from solvers.kit.axis_plots import Score, axis_sections
 from solvers.kit.stored_rows import StoredRows, takes_stored_rows
 from solvers.kit.summary_parts import bar_chart, file_name
 
+# The score the summary and the report draw against a strategy's numeric parameter
+# (solvers.kit.axis_plots); the info strategy's gamma and (r, t) are drawn by the info
+# sections (summary/info.py), which read the rows a large store's summary keeps of it.
+SCORE = Score(
+    "card_guessing",
+    "expected_score",
+    "expected number of correct guesses",
+    decks=("deck", "feedback"),
+    optimum="optimal",
+    keys=("method",),
+    leave_out=("info",),
+)
 KEY_COLUMNS = [
     *("strategy", "tie_break", "gamma", "entropy_r", "entropy_t", "decrement"),
     *("strategy_params", "method"),
@@ -54,6 +67,7 @@ def summarize(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
             f"![deck {deck}](summary/{name})",
             "",
         ]
+    parts += axis_sections(rows, out_dir, SCORE)
     parts += info_sections.sections(rows, out_dir)
     parts += feedback_sections.sections(rows, out_dir)
     parts += suits_sections.sections(rows, out_dir)

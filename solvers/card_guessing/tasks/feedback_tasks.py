@@ -31,6 +31,12 @@ COLUMNS = {
     "bound_lower_chords": "float64",
     "bound_upper": "float64",
 }
+COLUMN_DOCS = {  # the same columns in words
+    "bound_lower": "complete feedback: Feder and Merhav's lower curve on the expected score, "
+    "as Gural, Simper & So (2019) publish it (not a bound at every step)",
+    "bound_lower_chords": "complete feedback: the chords of that curve, a rigorous lower bound",
+    "bound_upper": "complete feedback: Fano's upper bound on the expected score",
+}
 
 
 TYPE_INDICES = IntListCheck(low=0)  # type indices count from 0

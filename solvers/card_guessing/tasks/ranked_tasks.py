@@ -199,6 +199,11 @@ def rows(task: Task) -> list[Row]:
 POLICY_SECONDS = 0.42127e-7
 LAST_LAYER_SECONDS = 0.61030e-7
 SECONDS_PER_SOLVE = 1.0
+# a deck whose arrays take under SMALL_BYTES, solved in memory in a worker that has loaded
+# the kernels: a fixed cost of 0.05-0.4 s (ranks52_quick: 1 to 6 types of 4, the three
+# policies, 5.4 s of CPU for 18 solves; benchmarks/bench_plan_estimate.py)
+SECONDS_PER_SMALL_SOLVE = 0.15
+SMALL_BYTES = 2**26  # 6 types of 4: 16 MiB; the out-of-core fits start at 8 types (525 MiB)
 
 
 def estimated_seconds(task: Task) -> float | None:
@@ -206,8 +211,11 @@ def estimated_seconds(task: Task) -> float | None:
     cost model above."""
     if task["method"] != "ranked":
         return None
+    from solvers.card_guessing.uniform_deck import in_memory
+
+    small = in_memory.estimated_bytes(task["deck"]) < SMALL_BYTES
     return (
-        SECONDS_PER_SOLVE
+        (SECONDS_PER_SMALL_SOLVE if small else SECONDS_PER_SOLVE)
         + POLICY_SECONDS * policy_rank_types(task["deck"])
         + (last_layer_seconds(task["deck"]))
     )

@@ -12,16 +12,16 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
-from solvers.mastermind.optimal.bounds import INF, NO_LIMIT, part_bound
-from solvers.mastermind.optimal.branch_and_bound import _search
-from solvers.mastermind.optimal.memo import KEY, _chosen
-from solvers.mastermind.optimal.symmetries import Symmetries, identity_perms
-from solvers.mastermind.rules import (
+from solvers.mastermind.codes import (
     code_weights,
     feedback_table,
     feedbacks,
     jar_weights,
 )
+from solvers.mastermind.optimal.bounds import INF, NO_LIMIT, part_bound
+from solvers.mastermind.optimal.branch_and_bound import _search
+from solvers.mastermind.optimal.memo import KEY, _chosen
+from solvers.mastermind.optimal.symmetries import Symmetries, identity_perms
 
 
 @dataclass(frozen=True)
