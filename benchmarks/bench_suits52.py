@@ -79,14 +79,28 @@ def timed_distributed(deck: list[int], workers: int, threads: bool) -> dict:
     CPU and peak memory are per process: the driver (which also runs the LocalCluster's
     scheduler) and each worker process.
     """
-    from solvers.card_guessing.any_deck import over_dask
+    from distributed import Client, LocalCluster
 
-    with over_dask.local_client(workers, threads=threads) as client:
-        over_dask.optimal(client, [2, 2, 2], parts=workers)  # warm-up (Numba on the workers)
+    from pipeline.backends.spreading import OnDask
+    from solvers.card_guessing.any_deck import split_layers
+
+    n_workers, per_worker = (1, workers) if threads else (workers, 1)
+    with (
+        LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=per_worker,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",  # a free port: None still asks for 8787
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        spread = OnDask(client)
+        split_layers.optimal(spread, [2, 2, 2], parts=workers)  # warm-up (Numba on the workers)
         before = client.run(process_usage)
         driver = process_usage()[0]
         start = time.perf_counter()
-        out = over_dask.optimal(client, deck, parts=workers)
+        out = split_layers.optimal(spread, deck, parts=workers)
         seconds = time.perf_counter() - start
         after = client.run(process_usage)
         driver_cpu, driver_rss = process_usage()

@@ -7,10 +7,11 @@ task at a time: :meth:`~solvers.kit.checkpoints.Checkpoints.hold`) and where its
 and warnings go: to the handlers of :func:`events_in_this_process` when the task runs in the
 driver's process, else, on a Dask worker, out as worker events on :data:`TOPIC` and
 :data:`WARNINGS` (the executor subscribes the driver's handlers to them:
-:mod:`pipeline.backends.dask_executor`).  The driver clears a task's folder once its ok row is
-stored (:meth:`~pipeline.storage.checkpoints.StudyCheckpoints.clear`); what was set aside in
-it (its ``damaged/`` folder) is kept, in ``<study folder>/quarantine/checkpoints/<task
-id>/``.
+:mod:`pipeline.backends.dask_executor`), and the way a task that spreads its work is
+handed to spread it (the executor's ``spreading``, :mod:`pipeline.backends.spreading`).
+The driver clears a task's folder once its ok row is stored
+(:meth:`~pipeline.storage.checkpoints.StudyCheckpoints.clear`); what was set aside in it
+(its ``damaged/`` folder) is kept, in ``<study folder>/quarantine/checkpoints/<task id>/``.
 
 Nothing here imports Dask's ``distributed`` at module level (``cluster=sync`` must not).
 """
@@ -28,6 +29,7 @@ from typing import Any
 
 from pipeline.storage.checkpoints import StudyCheckpoints
 from solvers.kit.budget import Budget, available_memory
+from solvers.kit.spread import Spreading
 from solvers.kit.task_context import TaskContext
 from solvers.kit.task_progress import Progress
 from solvers.kit.words import format_bytes
@@ -84,8 +86,14 @@ class LongTaskSetup:
             worker = self.__dict__["_worker"] = _this_worker()
         return worker
 
-    def context(self, tid: str) -> TaskContext:
-        """The context of task ``tid`` in this process (see :func:`finish`)."""
+    def context(
+        self,
+        tid: str,
+        spreading: Spreading | None = None,
+    ) -> TaskContext:
+        """The context of task ``tid`` in this process (see :func:`finish`); a task that
+        spreads its work gets ``spreading`` (the executor's, where the task runs; None:
+        threads of this process)."""
         budget = self.budget or _own_budget()
         checkpoints = (
             None if self.study_dir is None else StudyCheckpoints(self.study_dir).of_task(tid)
@@ -98,14 +106,13 @@ class LongTaskSetup:
             sink, warnings = _event_sink(worker), _warning_sink(worker, tid)
         else:
             sink = warnings = None
-        client = _WorkerClient() if worker is not None else None
         ctx = TaskContext(
             budget,
             workers=self.workers,
             checkpoints=checkpoints,
             task_id=tid,
             sink=sink if self.progress else None,
-            client_factory=client,
+            spreading=spreading,
             warnings=warnings,
         )
         if checkpoints is not None:  # one computation of the task at a time writes its folder
@@ -114,13 +121,10 @@ class LongTaskSetup:
 
 
 def finish(ctx: TaskContext | None) -> bool:
-    """After a task: its thread rejoins the worker's pool if it seceded to use the client,
-    and its checkpoint folder is no longer held; whether it left a checkpoint folder (lstat:
-    a link counts, to be removed)."""
+    """After a task: its checkpoint folder is no longer held; whether it left a checkpoint
+    folder (lstat: a link counts, to be removed)."""
     if ctx is None:
         return False
-    if isinstance(ctx.client_factory, _WorkerClient):
-        ctx.client_factory.rejoin()
     if ctx.checkpoints is not None:
         ctx.checkpoints.release()
     return ctx.checkpoints is not None and os.path.lexists(ctx.checkpoints.folder)
@@ -162,24 +166,3 @@ def _warning_sink(worker: Any, tid: str) -> Callable[[str], None]:
     return send
 
 
-class _WorkerClient:
-    """``TaskContext.client`` on a Dask worker: the worker's client, the task seceded from
-    the worker's thread pool (it may wait on tasks it submits) until it ends."""
-
-    def __init__(self) -> None:
-        self.seceded = False
-
-    def __call__(self) -> Any:
-        from distributed import get_client, secede
-
-        client = get_client()
-        secede()
-        self.seceded = True
-        return client
-
-    def rejoin(self) -> None:
-        if self.seceded:
-            from distributed import rejoin
-
-            rejoin()
-            self.seceded = False

@@ -77,8 +77,8 @@ class Rules:
 class Solver:
     """How a checked task becomes rows: the function that solves it and the columns it fills.
 
-    ``run`` is pure: no files, no Hydra, no cluster (a task that spreads its work over a
-    cluster is the scheduling part's, :attr:`Scheduling.run_over_cluster`).  Every row it
+    ``run`` is pure: no files, no Hydra, no cluster (a task that spreads its work is the
+    scheduling part's, :attr:`Scheduling.run_over_cluster`).  Every row it
     returns may fill only the declared ``columns``; :func:`~solvers.registry.solve` adds the
     parameters and the common columns, leaves the rest empty, and fills the standard deviation
     beside a float variance.
@@ -123,15 +123,14 @@ class Scheduling:
     # refuses the study before any work.
     needs: Callable[[Task, int], Any] | None = None
 
-    # ``spreads_over_cluster(task)``: whether a checked task spreads its work over a Dask cluster;
-    # then ``run_over_cluster`` runs it in place of :attr:`Solver.run`.
+    # ``spreads_over_cluster(task)``: whether a checked task spreads its work; then
+    # ``run_over_cluster`` runs it in place of :attr:`Solver.run`.
     spreads_over_cluster: Callable[[Task], bool] | None = None
 
-    # ``"module:function"`` of ``(task, cluster) -> rows`` for a task that spreads, where
-    # ``cluster`` is what the caller hands in (the pipeline: a zero-argument callable giving a
-    # context manager that yields a client of the cluster the task runs on), or None (the family
-    # brings up a cluster of its own).  Named, not imported: a worker imports it only for such a
-    # task.
+    # ``"module:function"`` of ``(task) -> rows`` for a task that spreads: it spreads its
+    # pieces through its context (``solvers.kit.task_context.current().spread(n)``), which
+    # says where they run (the cluster the task runs on, or this process); a family never
+    # starts a cluster.  Named, not imported: a worker imports it only for such a task.
     run_over_cluster: str | None = None
 
 

@@ -266,19 +266,19 @@ def _column_value(value: Any) -> Any:
     return value
 
 
-def solve(task: Mapping[str, Any], *, canonical: bool = False, cluster: Any = None) -> list[Row]:
+def solve(task: Mapping[str, Any], *, canonical: bool = False) -> list[Row]:
     """Rows of results for one task: every parameter as a column plus the measured values.
 
     ``canonical=True`` skips validation for a task that :func:`validate` already returned
-    (the pipeline validates the whole grid before it submits anything).  ``cluster`` goes
-    to a task that splits its work over a Dask cluster (:attr:`Scheduling.run_over_cluster`).
+    (the pipeline validates the whole grid before it submits anything).  A task that
+    spreads its work runs through :attr:`Scheduling.run_over_cluster`.
     """
     checked = dict(task) if canonical else validate(task)
     fam = get_family(checked["family"])
     start = time.perf_counter()
     spreads = fam.scheduling.spreads_over_cluster
     if spreads is not None and spreads(checked):
-        rows = named_function(fam.scheduling.run_over_cluster)(checked, cluster)
+        rows = named_function(fam.scheduling.run_over_cluster)(checked)
     else:
         rows = fam.solver.run(checked)
     seconds = time.perf_counter() - start

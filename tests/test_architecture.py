@@ -455,8 +455,9 @@ def cluster_questions(source: str, kinds: tuple[str, ...]) -> list[str]:
     executor's Dask client), or a comparison with a ``.kind`` or a cluster kind's name."""
 
     def names_a_kind(node: ast.expr) -> bool:
-        if isinstance(node, ast.Attribute):
-            return node.attr == "kind"
+        if isinstance(node, ast.Attribute):  # a NumPy dtype's kind names no cluster
+            numpy = isinstance(node.value, ast.Attribute) and node.value.attr == "dtype"
+            return node.attr == "kind" and not numpy
         return isinstance(node, ast.Constant) and node.value in kinds
 
     found = []
@@ -479,6 +480,7 @@ def test_cluster_questions_are_found():
         "y = 'local' in (a, b)\n"
         "z = executor.description\n"
         "match conf.kind:\n    case _:\n        pass\n"
+        "w = column.dtype.kind == 'f'\n"
     )
     assert cluster_questions(source, kinds) == [
         "1: .client",
@@ -489,18 +491,88 @@ def test_cluster_questions_are_found():
 
 
 def test_only_the_backends_ask_which_cluster_runs():
-    """Outside pipeline/backends/, no module of the pipeline or the dask launcher reads an
-    executor's ``.client`` or compares a cluster kind: each asks its executor
-    (submit, completed, worker_events) and the executor's backend answers."""
+    """Outside pipeline/backends/, no module of the pipeline, the dask launcher or the
+    solvers reads a ``.client`` or compares a cluster kind: the pipeline asks its executor
+    (submit, completed, worker_events), a task its context (``TaskContext.spread``), and the
+    executor's backend answers."""
     from pipeline.config import cluster_models
 
-    paths = [*(ROOT / "pipeline").rglob("*.py"), *(ROOT / "hydra_plugins").rglob("*.py")]
+    paths = [
+        *(ROOT / "pipeline").rglob("*.py"),
+        *(ROOT / "hydra_plugins").rglob("*.py"),
+        *(ROOT / "solvers").rglob("*.py"),
+    ]
     backends = ROOT / "pipeline" / "backends"
     found = [
         f"{path.relative_to(ROOT)}:{where}"
         for path in paths
         if not path.is_relative_to(backends)
         for where in cluster_questions(path.read_text(), tuple(cluster_models()))
+    ]
+    assert found == []
+
+
+# what starts a Dask cluster or reaches one: a task that spreads asks its context instead
+CLUSTER_NAMES = {
+    "Client", "LocalCluster", "SpecCluster", "SSHCluster", "Nanny", "Scheduler", "Worker",
+    "get_client", "worker_client", "get_worker", "secede", "rejoin",
+}  # fmt: skip
+DASK_CLUSTER_MODULES = ("distributed", "dask.distributed", "dask_jobqueue")
+
+
+def cluster_reaches(source: str) -> list[str]:
+    """Where ``source`` imports Dask's ``distributed`` (or ``dask.distributed``,
+    ``dask_jobqueue``) or names what starts or reaches a cluster (:data:`CLUSTER_NAMES`), by
+    line."""
+
+    def dask_module(name: str) -> bool:
+        return any(name == m or name.startswith(f"{m}.") for m in DASK_CLUSTER_MODULES)
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, f"import {a.name}") for a in node.names if dask_module(a.name)]
+        elif isinstance(node, ast.ImportFrom):
+            names = [a.name for a in node.names]
+            module = node.module or ""
+            if dask_module(module) or (module == "dask" and "distributed" in names):
+                found.append((node.lineno, f"from {module} import {', '.join(names)}"))
+        elif isinstance(node, ast.Name) and node.id in CLUSTER_NAMES:
+            found.append((node.lineno, node.id))
+        elif isinstance(node, ast.Attribute) and node.attr in CLUSTER_NAMES:
+            found.append((node.lineno, f".{node.attr}"))
+    return [f"{line}: {what}" for line, what in sorted(found)]
+
+
+def test_cluster_reaches_are_found():
+    source = (
+        "import distributed\n"
+        "from dask.distributed import Client\n"
+        "from dask import distributed, delayed\n"
+        "with LocalCluster() as lc:\n    pass\n"
+        "c = distributed.get_client()\n"
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "import dask.array\n"
+    )
+    assert cluster_reaches(source) == [
+        "1: import distributed",
+        "2: from dask.distributed import Client",
+        "3: from dask import distributed, delayed",
+        "4: LocalCluster",
+        "6: .get_client",
+    ]
+
+
+def test_solvers_never_start_or_reach_a_cluster():
+    """No module of the solvers imports Dask's distributed (nor dask.distributed,
+    dask_jobqueue) or names what starts a cluster or reaches one (LocalCluster, Client,
+    get_client, worker_client, secede...): a task that spreads its work asks its context
+    for a way to spread (``TaskContext.spread``) and the pipeline decides where the pieces
+    run, with the run's own security."""
+    found = [
+        f"{path.relative_to(ROOT)}:{where}"
+        for path in (ROOT / "solvers").rglob("*.py")
+        for where in cluster_reaches(path.read_text())
     ]
     assert found == []
 

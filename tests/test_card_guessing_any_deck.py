@@ -2,7 +2,7 @@
 
 Checked against the exact rational solver (exact/yes_no.py, itself checked by brute force
 in test_card_guessing_exact_yes_no.py) to 1e-12 relative, on many decks including unequal
-counts; the distributed mode (any_deck/over_dask.py) against the single-process result.
+counts; the distributed mode (any_deck/split_layers.py) against the single-process result.
 """
 
 from __future__ import annotations
@@ -296,6 +296,28 @@ def test_a_workers_task_validates_whatever_was_imported():
     assert commands.python_output(VALIDATE_WORKERS) == "2 False"
 
 
+SPREAD_UNDER_SYNC = """
+import sys
+from pipeline.backends.sync import SyncExecutor
+from pipeline.long_task_setup import LongTaskSetup
+from pipeline.worker import batch_rows
+from solvers import validate
+task = validate({"family": "card_guessing", "deck": [3, 3], "method": "float", "workers": 2})
+setup = LongTaskSetup(None, 1, None, progress=False)
+(row,) = batch_rows([("t", task)], "s", None, SyncExecutor.spreading, setup)
+print(row["status"], repr(row["expected_score"]), "distributed" in sys.modules)
+"""
+
+
+def test_a_workers_task_under_sync_spreads_in_this_process_and_starts_no_cluster():
+    """Under cluster=sync a workers=2 task spreads its parts in the driver's process, as
+    the sync executor hands it (threads, no port for another account to reach): Dask's
+    distributed is never loaded, and the value is the single-process one."""
+    status, value, loaded = commands.python_output(SPREAD_UNDER_SYNC).split()
+    assert (status, loaded) == ("ok", "False")
+    assert close(float(value), yes_no.optimal_value((3, 3))[0])
+
+
 # -------------------------------------------------------------------- distributed mode
 
 
@@ -322,48 +344,52 @@ def two_worker_processes():
 
 
 def test_placement_with_no_worker_known_submits_anywhere():
-    """A placement made while the cluster has no worker (starting, or its workers
+    """A Dask spreader made while the cluster has no worker (starting, or its workers
     restarting) gives no hint: its parts run on whichever worker comes, instead of Dask
     refusing a submit that allows other workers but names none."""
     from distributed import Client, LocalCluster
 
-    from solvers.card_guessing.any_deck.over_dask import Placement
+    from pipeline.backends.spreading import OnDask
 
     with (
         LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as cluster,
         Client(cluster) as client,
     ):
-        run = Placement(client, 2)
-        assert run.hints == [None, None]
-        futures = [run.submit(h, abs, -h) for h in range(2)]
+        run = OnDask(client)
+        assert [run.where(h) for h in range(2)] == [None, None]
+        futures = [run.submit(abs, -h, place=h) for h in range(2)]
         cluster.scale(1)
-        assert client.gather(futures) == [0, 1]
+        assert run.gather(futures) == [0, 1]
 
 
 @pytest.mark.slow
 def test_local_cluster_matches_single_process(two_worker_processes):
-    from solvers.card_guessing.any_deck import over_dask
+    from pipeline.backends.spreading import OnDask
+    from solvers.card_guessing.any_deck import split_layers
 
     for deck, parts in [((5, 3, 2, 1), 2), ((3, 3, 3), 3), ((4, 2), 1), ((1,), 2)]:
         one = optimal(deck)
-        many = over_dask.optimal(two_worker_processes, deck, parts)
+        many = split_layers.optimal(OnDask(two_worker_processes), deck, parts)
         same_solution(many, one)
         assert decision_tree(many, deck) == decision_tree(one, deck)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("threads", [True, False])
-def test_local_client_shapes_match_single_process(threads):
-    """over_dask.local_client: one worker process with N threads (the default), or N worker
-    processes; both split the layers the same way and give the single-process solution."""
-    from solvers.card_guessing.any_deck import over_dask
+def test_thread_and_process_spreaders_match_single_process(threads, two_worker_processes):
+    """N threads of this process (cluster=sync's spreader) or N worker processes of a
+    cluster: both split the layers the same way and give the single-process solution."""
+    from contextlib import nullcontext
 
-    with over_dask.local_client(2, threads=threads) as client:
-        workers = client.scheduler_info()["workers"].values()
-        shape = sorted(w["nthreads"] for w in workers)
-        assert shape == ([2] if threads else [1, 1])
+    from pipeline.backends.spreading import OnDask
+    from solvers.card_guessing.any_deck import split_layers
+    from solvers.kit.spread import in_process
+
+    opened = in_process(2) if threads else nullcontext(OnDask(two_worker_processes))
+    with opened as spread:
+        assert (spread.places, spread.threads) == ((1, 2) if threads else (2, 1))
         deck = (4, 3, 2, 1)
-        same_solution(over_dask.optimal(client, deck, 2), optimal(deck))
+        same_solution(split_layers.optimal(spread, deck, 2), optimal(deck))
 
 
 @pytest.mark.slow
@@ -371,16 +397,18 @@ def test_address_cluster_matches_single_process(dask_address):
     """A scheduler and two workers started as processes, reached by address."""
     from distributed import Client
 
-    from solvers.card_guessing.any_deck import over_dask
+    from pipeline.backends.spreading import OnDask
+    from solvers.card_guessing.any_deck import split_layers
 
     with Client(dask_address, timeout=60) as client:
         deck = (5, 3, 2, 1)
-        same_solution(over_dask.optimal(client, deck, 2), optimal(deck))
+        same_solution(split_layers.optimal(OnDask(client), deck, 2), optimal(deck))
 
 
 @pytest.mark.slow
-def test_workers_task_runs_on_a_local_cluster():
-    """A task with workers=2 given no cluster brings up its own LocalCluster."""
+def test_workers_task_outside_the_pipeline_runs_in_this_process():
+    """A task with workers=2 outside the pipeline spreads its parts over 2 threads of this
+    process (it starts no cluster: tests/test_architecture.py) and gives the exact values."""
 
     row = float_row([3, 3, 3], workers=2)
     assert close(row["expected_score"], yes_no.optimal_value((3, 3, 3))[0])
@@ -424,10 +452,14 @@ def test_workers_task_inside_a_dask_worker(two_worker_processes):
     """As in a study run: the task runs on a worker and borrows the cluster it runs on."""
 
     def run(task):  # nested: sent to the worker by value
-        from pipeline.backends.base import borrowed_client
+        from pipeline.backends.executor import Executor
+        from pipeline.long_task_setup import LongTaskSetup
         from solvers import solve as solve_on_worker
+        from solvers.kit.current_task import using
 
-        return solve_on_worker(task, cluster=borrowed_client)  # what the pipeline hands in
+        setup = LongTaskSetup(None, 2, None, progress=False)
+        with using(setup.context("t", Executor.spreading)):  # what the pipeline hands in
+            return solve_on_worker(task)
 
     task = {"family": "card_guessing", "deck": [4, 3, 2], "method": "float", "workers": 2}
     (row,) = two_worker_processes.submit(run, task).result()

@@ -10,6 +10,7 @@ layers without recomputing them.
 from __future__ import annotations
 
 import json
+import os
 import resource
 import signal
 import subprocess
@@ -20,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pipeline.backends.spreading import OnDask
 from solvers import TaskError, solve
 from solvers.card_guessing.tasks import ranked_tasks
 from solvers.card_guessing.uniform_deck import chunks, in_memory, last_layer, out_of_core, values
@@ -158,7 +160,7 @@ def test_two_capped_workers_match_one_process(policy, window, tmp_path, two_work
     deck = (4,) * 5
     store = Checkpoints(tmp_path / "ck", root=tmp_path)
     sol = out_of_core.solve(
-        deck, policy, window, client=two_workers, checkpoints=store, chunk=out_of_core.ALIGN
+        deck, policy, window, spread=OnDask(two_workers), checkpoints=store, chunk=out_of_core.ALIGN
     )
     same(sol, in_memory.solve(deck, policy, window=window))
     peaks = two_workers.run(peak_rss)
@@ -192,7 +194,7 @@ def test_eight_types_on_three_capped_workers(tmp_path, monkeypatch):
     try:
         for policy, window in POLICIES:
             said: list[str] = []
-            sol = out_of_core.solve(deck, policy, window, client=client, budget_bytes=cap,
+            sol = out_of_core.solve(deck, policy, window, spread=OnDask(client), budget_bytes=cap,
                                     shared=shared, log=said.append)  # fmt: skip
             alone = in_memory.solve(deck, policy, window=window)
             same(sol, alone)
@@ -292,6 +294,47 @@ def test_ranked_task_goes_out_of_core_when_the_budget_is_short(tmp_path):
     assert row["expected_score"] == in_memory.solve([4] * 5).expected_score
     assert (tmp_path / "ck" / "layer-000").is_file()  # layers were files: checkpoints
     assert reports and reports[-1].done == reports[-1].total and reports[-1].unit == "ranks"
+
+
+def test_a_workers_ranked_task_outside_a_cluster_runs_its_chunks_one_at_a_time(monkeypatch):
+    """A ranked task with workers=2 and no cluster (outside the pipeline, as under
+    cluster=sync) goes out of core with its chunks one after another in this process (each
+    chunk's kernels use every core; two threads launching parallel kernels at once end the
+    process under Numba's workqueue layer), and gives in_memory.py's values."""
+    spreaders = []
+    real = out_of_core.solve
+
+    def spy(*args, **kwargs):
+        spreaders.append((kwargs["spread"].places, kwargs["spread"].threads))
+        return real(*args, **{**kwargs, "chunk": out_of_core.ALIGN})
+
+    monkeypatch.setattr(out_of_core, "solve", spy)
+    (row,) = solve({"family": "card_guessing", "deck": [4] * 5, "method": "ranked", "workers": 2})
+    assert spreaders == [(1, 1)]
+    sol = in_memory.solve([4] * 5)
+    assert row["expected_score"] == sol.expected_score and row["n_states"] == sol.n_states
+
+
+WORKQUEUE_RUN = """
+from solvers import solve
+from solvers.card_guessing.uniform_deck import in_memory, out_of_core
+out_of_core.chunk_states = lambda *_: out_of_core.ALIGN  # many chunks a layer
+(row,) = solve({"family": "card_guessing", "deck": [4] * 5, "method": "ranked", "workers": 2})
+print(row["status"], row["expected_score"] == in_memory.solve([4] * 5).expected_score)
+"""
+
+
+def test_a_workers_ranked_task_runs_under_numba_s_workqueue_threading_layer():
+    """Under Numba's workqueue threading layer (not thread-safe: the one left where neither
+    TBB nor OpenMP is found) a ranked task with workers=2 in one process completes with
+    in_memory.py's value: no two threads launch its parallel kernels at once."""
+    env = {**os.environ, "NUMBA_THREADING_LAYER": "workqueue"}
+    done = subprocess.run(
+        [sys.executable, "-c", WORKQUEUE_RUN], env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["ok", "True"], done.stdout
 
 
 def test_ids_and_refusals_of_ranked_tasks_hold():

@@ -9,6 +9,7 @@ import pickle
 import subprocess
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from solvers.kit.budget import Budget, Need, available_memory
 from solvers.kit.checkpoints import Checkpoints
 from solvers.kit.current_task import using
 from solvers.kit.hold import HELD
+from solvers.kit.spread import InProcess, in_process
 from solvers.kit.task_context import TaskContext, current
 from solvers.kit.task_progress import Progress
 from solvers.kit.words import format_bytes
@@ -51,7 +53,9 @@ def test_need_and_budget_are_frozen_values():
 
 def test_current_outside_the_pipeline_is_the_machine_default():
     ctx = current()
-    assert ctx.workers == 1 and ctx.checkpoints is None and ctx.client() is None
+    assert ctx.workers == 1 and ctx.checkpoints is None
+    with ctx.spread() as spread:  # pieces one after another in this process
+        assert isinstance(spread, InProcess) and (spread.places, spread.threads) == (1, 1)
     assert 0 < ctx.budget.bytes <= available_memory() * 2
     assert ctx.budget.source.startswith("available memory of this machine (")
     ctx.progress(1, 2, "states", "nothing listens")  # a no-op
@@ -213,12 +217,60 @@ def test_no_rate_or_time_left_before_a_thousandth_of_the_work():
     assert got[-1].rate > 0 and got[-1].seconds_left > 0
 
 
-def test_client_is_made_once_on_first_use():
+def test_spread_asks_the_pipeline_s_spreading_with_the_task_s_pieces_at_once():
+    """The context asks what the pipeline handed it (``spreading``) only when the task
+    spreads, with how many pieces the task asks to run at once; without one, the pieces run
+    in that many threads of this process, the threads stopped when the block ends."""
     calls = []
-    ctx = TaskContext(Budget(1, "b"), client_factory=lambda: calls.append(1) or "client")
+    ctx = TaskContext(Budget(1, "b"), spreading=lambda n: calls.append(n) or nullcontext("here"))
     assert calls == []
-    assert ctx.client() == "client" and ctx.client() == "client"
-    assert calls == [1]
+    with ctx.spread(3) as spread:
+        assert spread == "here"
+    assert calls == [3]
+    with TaskContext(Budget(1, "b")).spread(2) as spread:
+        assert (spread.places, spread.threads) == (1, 2)
+        assert spread.map(pow, [(2, 3), (3, 2)]) == [8, 9]
+    with pytest.raises(RuntimeError, match="shutdown"):
+        spread.submit(abs, -1)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_in_process_spreader_hands_results_on_and_maps_in_call_order(threads):
+    """A piece handed to another piece arrives as its result (nested gathers keep their
+    shape); ``map`` returns the results in the order of the calls and tells ``done`` of each
+    as it finishes, in the caller's thread."""
+    import threading
+
+    with in_process(threads) as spread:
+        squares = [spread.submit(pow, i, 2, place=i) for i in range(5)]
+        total = spread.submit(lambda *xs: sum(xs), *squares)
+        assert spread.gather([squares[:2], [total]]) == [[0, 1], [30]]
+        seen: list[tuple[int, str]] = []
+        done = lambda r: seen.append((r, threading.current_thread().name))  # noqa: E731
+        assert spread.map(pow, [(i, 2) for i in range(6)], done) == [0, 1, 4, 9, 16, 25]
+        assert sorted(r for r, _ in seen) == [0, 1, 4, 9, 16, 25]
+        assert {name for _, name in seen} == {threading.current_thread().name}
+
+
+def test_a_failing_piece_stops_the_map_and_the_pieces_not_begun():
+    """A piece that raises ends ``map`` with its error; the pieces not yet begun never run."""
+    import threading
+
+    gate, ran = threading.Event(), []
+
+    def piece(i: int) -> int:
+        if i == 0:
+            raise ValueError("piece 0 fails")
+        gate.wait(5)
+        ran.append(i)
+        return i
+
+    with in_process(2) as spread, pytest.raises(ValueError, match="piece 0 fails"):
+        try:
+            spread.map(piece, [(i,) for i in range(50)])
+        finally:
+            gate.set()
+    assert len(ran) < 50
 
 
 def test_the_long_task_modules_import_neither_the_pipeline_nor_dask():

@@ -77,10 +77,9 @@ def test_a_registered_family_is_solved_and_scheduled_through_its_parts(registere
     )
     register(family("test_spread", scheduling=spread))
     assert registry.solve({"family": "test_spread", "n": 1})[0]["twice"] == 2
-    assert registry.solve({"family": "test_spread", "n": 3}, cluster="c")[0]["twice"] == -3
+    assert registry.solve({"family": "test_spread", "n": 3})[0]["twice"] == -3
 
 
-def spread_rows(task, cluster) -> list[dict]:
+def spread_rows(task) -> list[dict]:
     """The rows of a spread task of test_spread: told apart from run's by their sign."""
-    assert cluster == "c"
     return [{"twice": -task["n"]}]

@@ -143,9 +143,9 @@ def test_the_cluster_starts_first_for_long_tasks_and_when_a_task_asks_for_it():
     with open_executor(cluster) as executor:
         executor.expect(0.01, 10)
         assert not executor.started and executor.description.startswith("this process, then")
-        with executor.task_cluster() as client:
-            assert executor.started and client is executor.client
-            assert client.submit(sum, [1, 2]).result() == 3
+        with executor.spreading(2) as spread:  # what a spreading task run here is handed
+            assert executor.started and spread.places == 1  # the cluster's one worker
+            assert spread.gather(spread.submit(sum, [1, 2])) == 3
         assert executor.description.split(",")[:2] == ["LocalCluster", " 1 worker process"]
     with open_executor(cluster) as executor:
         executor.expect(2.0, 1)

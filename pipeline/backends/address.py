@@ -14,7 +14,6 @@ from pipeline.backends.base import (
     CERTS_HINT,
     TLSFiles,
     Workers,
-    borrowed_client,
     is_loopback,
     quiet_dask_logs,
     tls_files,
@@ -196,7 +195,7 @@ def opened(cluster: Any, workers: Workers) -> Iterator[DaskExecutor]:
             )
         description = f"scheduler {cluster.address}, {counted(n_workers, 'worker')}"
         watch = NoWorkersWatch(client, cluster)
-        yield DaskExecutor(client, n_workers, description, borrowed_client, watch=watch)
+        yield DaskExecutor(client, n_workers, description, watch=watch)
 
 
 def version_differences(client: Any) -> list[str]:

@@ -53,15 +53,6 @@ def worker_budget(limit: int | None, setting: str) -> Budget | None:
     return Budget(limit, f"the Dask workers' memory_limit ({format_bytes(limit)} each, {setting})")
 
 
-@contextlib.contextmanager
-def borrowed_client() -> Iterator[Any]:
-    """Inside a Dask worker: a client of the cluster this task runs on (worker_client)."""
-    from distributed import worker_client
-
-    with worker_client() as client:
-        yield client
-
-
 def quiet_dask_logs() -> None:
     """Keep Dask's routine INFO messages (workers starting, closing) off the terminal.
 

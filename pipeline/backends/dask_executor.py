@@ -44,11 +44,10 @@ class DaskExecutor(Executor):
         client: Any,
         n_workers: int,
         description: str,
-        task_cluster: Any = None,
         watch: Callable[[], None] | None = None,
         explain: Callable[[BaseException], BaseException] | None = None,
     ):
-        super().__init__(n_workers, description, task_cluster)
+        super().__init__(n_workers, description)
         self.client = client
         self.watch = watch
         self.explain = explain

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.backends.spreading import spread_here
+from solvers.kit.spread import Spreading
 from solvers.kit.task_progress import Progress
 
 
@@ -48,18 +50,20 @@ class Executor(abc.ABC):
     """Where a run's calls execute, as a backend's ``open`` made it (and closes it on exit).
 
     ``n_workers``: the worker processes the calls spread over; ``description``: the words
-    for them in the run's line ("running N tasks on ..."); ``task_cluster``: what a task that
-    spreads its work over the cluster it runs on is handed (see ``Scheduling.run_over_cluster``): a
-    zero-argument callable giving a context manager that yields a Dask client, or None where
-    calls do not run on Dask workers; ``log_file``: the run's log (``runs/<time>.log``), set
-    by the run once its record is written, where a backend keeps detail it spares the
-    terminal.
+    for them in the run's line ("running N tasks on ..."); ``log_file``: the run's log
+    (``runs/<time>.log``), set by the run once its record is written, where a backend keeps
+    detail it spares the terminal.  :attr:`spreading` is what a task that spreads its work
+    is handed where a call runs (``TaskContext.spread``): a module-level function (it goes
+    with the calls) ``(at_once) -> context manager yielding a Spreader``; by default the
+    cluster of the Dask worker running the call, else threads of this process
+    (:func:`pipeline.backends.spreading.spread_here`).
     """
 
-    def __init__(self, n_workers: int, description: str, task_cluster: Any = None):
+    spreading: Spreading = staticmethod(spread_here)
+
+    def __init__(self, n_workers: int, description: str):
         self.n_workers = n_workers
         self.description = description
-        self.task_cluster = task_cluster
         self.log_file: Path | None = None
 
     @abc.abstractmethod

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from pipeline.backends.backend import Backend
-from pipeline.backends.base import Workers, borrowed_client, worker_budget
+from pipeline.backends.base import Workers, worker_budget
 from pipeline.backends.dask_executor import DaskExecutor
 from pipeline.errors import StudyError, short_repr
 from solvers.kit.words import counted
@@ -124,7 +124,7 @@ def open_executor_on(client: Any) -> Iterator[DaskExecutor]:
     n_workers = checked_workers(client)
     address = client.scheduler.address
     description = f"the given Dask client (scheduler {address}, {counted(n_workers, 'worker')})"
-    executor = DaskExecutor(client, n_workers, description, borrowed_client)
+    executor = DaskExecutor(client, n_workers, description)
     try:
         yield executor
     finally:

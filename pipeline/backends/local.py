@@ -21,7 +21,7 @@ from pipeline.backends.backend import Backend
 from pipeline.backends.base import Workers, quiet_dask_logs, worker_budget
 from pipeline.backends.dask_executor import DaskExecutor
 from pipeline.backends.last_worker import LastWorkerWatch
-from pipeline.backends.starting import StartingExecutor, cluster_here, starting
+from pipeline.backends.starting import StartingExecutor, starting
 from pipeline.config import Bool, ClusterSettings, Memory, PositiveInt, choice
 from pipeline.errors import StudyError
 from pipeline.heap import no_cyclic_gc
@@ -495,9 +495,7 @@ def _open(
     ):
         link = f", dashboard {client.dashboard_link}" if cluster.dashboard else ""
         description = f"LocalCluster, {counted(n_workers, 'worker process')}{link}"
-        executor = DaskExecutor(
-            client, n_workers, description, cluster_here, explain=deaths.explained
-        )
+        executor = DaskExecutor(client, n_workers, description, explain=deaths.explained)
         executor.watch = LastWorkerWatch(lc, deaths, executor.pending)
         try:
             yield executor

@@ -21,7 +21,6 @@ from pipeline.backends.backend import Backend
 from pipeline.backends.base import (
     TLSFiles,
     Workers,
-    borrowed_client,
     quiet_dask_logs,
     tls_files,
     tls_security,
@@ -208,4 +207,4 @@ def opened(cluster: Any, workers: Workers) -> Iterator[DaskExecutor]:
                 f"(cluster.log_directory={cluster.log_directory!r})"
             ) from None
         description = f"Slurm (dask-jobqueue), {cluster.minimum_jobs}-{workers.count} jobs"
-        yield DaskExecutor(client, workers.count, description, borrowed_client)
+        yield DaskExecutor(client, workers.count, description)

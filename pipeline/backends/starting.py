@@ -27,25 +27,40 @@ from __future__ import annotations
 import collections
 import contextlib
 import itertools
-import sys
 import time
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager, ExitStack
 from typing import Any
 
 from pipeline.backends.executor import Completed, Executor
+from pipeline.backends.spreading import OnDask, in_dask_worker, on_this_worker
 from pipeline.long_task_setup import events_in_this_process
+from solvers.kit.spread import Spreader
 from solvers.kit.task_progress import Progress
 from solvers.kit.words import counted
 
 _running: list[StartingExecutor] = []  # the executor of the run this driver process runs
 
 
+def spread_from_the_driver(at_once: int) -> AbstractContextManager[Spreader]:
+    """What a task that spreads its work is handed: on a Dask worker, that worker's cluster;
+    in the driver, the cluster this run opens (started now if it was not: such a task is
+    worth a cluster), reached through the run's own client and its TLS."""
+    if in_dask_worker():
+        return on_this_worker()
+    if not _running:
+        raise RuntimeError("spread_from_the_driver: no LocalCluster run in this process")  # a bug
+    return contextlib.nullcontext(OnDask(_running[-1].client))
+
+
 class StartingExecutor(Executor):
     """Calls run in this process until they took ``start_after_s`` seconds and the work left
     (as :meth:`expect` was last told; not told: unknown, so worth it) is longer still, then on
     the executor ``start()`` opens (a context manager yielding a DaskExecutor, closed with
-    this executor); ``start_after_s=0`` starts it at the first call."""
+    this executor); ``start_after_s=0`` starts it at the first call.  A task run here that
+    spreads its work gets the cluster, started for it (:func:`spread_from_the_driver`)."""
+
+    spreading = staticmethod(spread_from_the_driver)
 
     def __init__(
         self,
@@ -54,7 +69,7 @@ class StartingExecutor(Executor):
         start: Callable[[], AbstractContextManager[Executor]],
         start_after_s: float,
     ):
-        super().__init__(n_workers, description, cluster_here)
+        super().__init__(n_workers, description)
         if start_after_s > 0:
             workers = counted(n_workers, "worker process")
             self.description = (
@@ -182,28 +197,3 @@ def starting(
             yield executor
     finally:
         _running.remove(executor)
-
-
-def cluster_here() -> AbstractContextManager[Any]:
-    """What a task that spreads over the cluster it runs on is handed: on a Dask worker, a
-    client of that cluster (``worker_client``); in the driver, the client of the cluster this
-    run opens (started now if it was not: such a task is worth a cluster)."""
-    from pipeline.backends.base import borrowed_client
-
-    if _in_dask_worker():
-        return borrowed_client()
-    if not _running:
-        raise RuntimeError("cluster_here: no LocalCluster run in this process")  # a bug
-    return contextlib.nullcontext(_running[-1].client)
-
-
-def _in_dask_worker() -> bool:
-    if "distributed" not in sys.modules:
-        return False
-    from distributed import get_worker
-
-    try:
-        get_worker()
-    except ValueError:
-        return False
-    return True

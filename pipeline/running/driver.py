@@ -236,7 +236,7 @@ def finished_batches(
             work.study,
             work.timeout,
             work.metadata,
-            executor.task_cluster,
+            executor.spreading,
             work.setup,
         )
         batch_of[handle] = batch

@@ -28,7 +28,7 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -47,6 +47,7 @@ from pipeline.storage.store_layout import METADATA_KEY, family_schema
 from solvers.grid import Grid, runs
 from solvers.kit.current_task import Deferred, reset_current, set_current, using
 from solvers.kit.interrupts import raised_by_code
+from solvers.kit.spread import Spreading
 from solvers.kit.task_context import current
 from solvers.own_strategy import StrategyError, is_own, strategy_words
 from solvers.registry import Row, get_family, param_columns, solve
@@ -208,16 +209,17 @@ def run_batch(
     study: str,
     timeout,
     metadata: bytes,
-    cluster: Any,
+    spreading: Spreading | None = None,
     setup: LongTaskSetup | None = None,
 ) -> DoneBatch:
     """What the executor runs: the batch's rows, encoded where it runs, so the driver only
     writes them.
     Tasks are built, solved and encoded one after another, never held all at once; each in
-    its long-task context when ``setup`` is given."""
+    its long-task context when ``setup`` is given, where a task that spreads its work is
+    handed ``spreading`` (the executor's: :attr:`Executor.spreading`)."""
     kept: list[str] = []
     no_room: list[tuple[str, int]] = []
-    rows = batch_rows(batch.iter_pairs(), study, timeout, cluster, setup, kept, no_room)
+    rows = batch_rows(batch.iter_pairs(), study, timeout, spreading, setup, kept, no_room)
     return done_batch(rows, len(batch), metadata, kept, no_room)
 
 
@@ -225,7 +227,7 @@ def batch_rows(
     batch: Iterable[tuple[str, dict]],
     study: str,
     timeout: float | None = None,
-    cluster: Callable[[], Any] | None = None,
+    spreading: Spreading | None = None,
     setup: LongTaskSetup | None = None,
     checkpointed: list[str] | None = None,
     no_room: list[tuple[str, int]] | None = None,
@@ -235,10 +237,10 @@ def batch_rows(
     worker holds one task and the rows not yet encoded).
 
     With ``timeout`` (seconds), each task runs in a forked child that is killed when the
-    time is up; the task then gets an error row saying so.  ``cluster`` is handed to tasks
-    that split their work over the cluster they run on (``Scheduling.run_over_cluster``).  With
-    ``setup``, each task runs inside its :class:`~solvers.kit.task_context.TaskContext` (budget,
-    checkpoints, progress), and the ids of ok tasks that left a checkpoint folder are
+    time is up; the task then gets an error row saying so.  With ``setup``, each task runs
+    inside its :class:`~solvers.kit.task_context.TaskContext` (budget, checkpoints, progress,
+    and ``spreading``: what a task that spreads its work gets from ``TaskContext.spread``;
+    None: threads of this process), and the ids of ok tasks that left a checkpoint folder are
     appended to ``checkpointed`` (the driver clears those folders once the rows are stored);
     a task that kept checkpoints and failed for a write the disk refused for room appends
     where and why to ``no_room`` (:func:`refused_for_room`: the driver stops the run,
@@ -246,17 +248,17 @@ def batch_rows(
     """
     if setup is None:
         for tid, task in batch:
-            yield from _task_rows(tid, task, study, timeout, cluster)
+            yield from _task_rows(tid, task, study, timeout)
         return
     # one holder for the batch: a task's context is made only if it asks (current())
-    held = Deferred(setup.context)
+    held = Deferred(lambda tid: setup.context(tid, spreading))
     token = set_current(held)
     try:
         for tid, task in batch:
             held.key, held.ctx = tid, None
             failed: list[BaseException] = []
             try:
-                out = _task_rows(tid, task, study, timeout, cluster, failed)
+                out = _task_rows(tid, task, study, timeout, failed)
             finally:
                 kept = held.ctx is not None and finish(held.ctx)
             keeps = held.ctx.checkpoints if held.ctx is not None else None
@@ -271,15 +273,13 @@ def batch_rows(
             reset_current(token)
 
 
-def _task_rows(
-    tid: str, task: dict, study: str, timeout, cluster, failed: list | None = None
-) -> list[Row]:
+def _task_rows(tid: str, task: dict, study: str, timeout, failed: list | None = None) -> list[Row]:
     """The task's rows, or its one error row (its exception appended to ``failed``):
     whatever the task's code raises, SystemExit (a ``sys.exit()`` in a strategy of one's
     own) and a KeyboardInterrupt it raised itself included; only a stop (Ctrl-C, SIGTERM)
     goes through, to stop the run."""
     try:
-        out = _solved(task, timeout, cluster)
+        out = _solved(task, timeout)
     except BaseException as exc:  # a failing task becomes a row; the study goes on
         stop = ctrl_c_inside(exc)
         if stop is not None:  # Ctrl-C, not a failure of the task: the run stops
@@ -317,17 +317,17 @@ def ctrl_c_inside(exc: BaseException) -> KeyboardInterrupt | None:
     return None if found is None or raised_by_code(found) else found
 
 
-def _solved(task: dict, timeout: float | None, cluster: Any) -> list[Row]:
+def _solved(task: dict, timeout: float | None) -> list[Row]:
     if timeout is None:
-        return solve(task, canonical=True, cluster=cluster)
-    return solve_with_timeout(task, timeout, cluster)
+        return solve(task, canonical=True)
+    return solve_with_timeout(task, timeout)
 
 
 class TaskTimeout(Exception):
     """A task ran past its time limit."""
 
 
-def solve_with_timeout(task: dict, seconds: float, cluster: Any = None) -> list[Row]:
+def solve_with_timeout(task: dict, seconds: float) -> list[Row]:
     """solve(task) in a forked child process, killed after ``seconds``.
 
     The child's progress reports come back through the same pipe as its result, each a
@@ -351,7 +351,7 @@ def solve_with_timeout(task: dict, seconds: float, cluster: Any = None) -> list[
                 relay = lambda report: send(b"p", pickle.dumps(report))  # noqa: E731
             try:
                 with using(dataclasses.replace(parent, sink=relay)):
-                    payload = pickle.dumps(("ok", solve(task, canonical=True, cluster=cluster)))
+                    payload = pickle.dumps(("ok", solve(task, canonical=True)))
             except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
                 payload = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
             send(b"r", payload)

@@ -197,8 +197,9 @@ RULES = Rules(
             "workers",
             IntCheck(low=1),
             1,
-            "method=float, optimal, or method=ranked: Dask workers sharing each layer (1: in "
-            "this process; ranked goes out of core on its own when memory is short)",
+            "method=float, optimal, or method=ranked: Dask workers sharing each layer (under "
+            "cluster=sync, float's parts run in threads, ranked's chunks one after another; "
+            "1: in this process; ranked goes out of core on its own when memory is short)",
             identity=False,
             dtype="int64",
         ),

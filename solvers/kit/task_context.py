@@ -12,7 +12,11 @@ task whose need exceeds the budget before any work starts.
 
 Outside the pipeline (a notebook, a plain ``solvers.solve`` call) :func:`current` gives a
 default context: the budget is this machine's available memory, one worker, no checkpoints,
-progress reports go nowhere and there is no Dask client.
+progress reports go nowhere and a task's pieces run in this process
+(:func:`~solvers.kit.spread.in_process`).
+
+A task that spreads its work asks its context for a way to spread (:meth:`TaskContext.spread`),
+never for a cluster: where its pieces run is the pipeline's choice.
 
 This module imports neither the pipeline nor Dask: solvers stay pure.
 """
@@ -21,12 +25,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
 
 from solvers.kit.budget import Budget, available_memory
 from solvers.kit.checkpoints import Checkpoints
 from solvers.kit.current_task import CURRENT, Deferred
+from solvers.kit.spread import Spreader, Spreading, in_process
 from solvers.kit.task_progress import ProgressReporter, Sink
 from solvers.kit.words import format_bytes
 
@@ -49,13 +54,14 @@ class TaskContext:
     sink: Sink | None = None
     # seconds between two reports that are passed on (the last one, done == total, always is)
     interval: float = 0.5
-    # the Dask client of the cluster the task runs on (called once, on first use); None: none
-    client_factory: Callable[[], Any] | None = None
+    # a way to spread the task's pieces: ``spreading(n)`` gives a context manager yielding a
+    # Spreader for a task that asks to run ``n`` pieces at once (the pipeline's: where the
+    # task runs); None: in this process (:func:`~solvers.kit.spread.in_process`)
+    spreading: Spreading | None = None
     # where the task's warnings go (the pipeline: a line on the driver's terminal); None:
     # the ``guesslab`` logger (Python's logging prints warnings to stderr unless configured)
     warnings: Callable[[str], None] | None = None
     _reporter: ProgressReporter = field(init=False, repr=False)
-    _client: Any = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
         self._reporter = ProgressReporter(self.task_id, self.sink, self.interval)
@@ -81,20 +87,20 @@ class TaskContext:
         :meth:`Checkpoints.lock` to compute or adopt its pieces."""
         return None if self.checkpoints is None else self.checkpoints.shared(key)
 
-    def client(self) -> Any:
-        """The Dask client of the cluster this task runs on, or None (under
-        ``cluster=sync`` or outside the pipeline).  Inside a Dask worker the task leaves
-        the worker's thread pool on the first call (``distributed.secede``), so it may wait
-        on the tasks it submits; the pipeline rejoins it when the task ends."""
-        if self._client is None and self.client_factory is not None:
-            self._client = self.client_factory()
-        return self._client
+    def spread(self, at_once: int = 1) -> AbstractContextManager[Spreader]:
+        """A way to spread this task's pieces, for a ``with`` block: ``at_once`` is how many
+        the task asks to run at the same time (its ``workers`` knob).  On a Dask worker, the
+        cluster the task runs on, through the worker's own client and its TLS (the task
+        leaves the worker's thread pool for the block, so it may wait on its pieces); under
+        ``cluster=sync`` and outside the pipeline, ``at_once`` threads of this process (one:
+        one piece after another).  No task ever starts a cluster of its own."""
+        return (self.spreading or in_process)(max(1, int(at_once or 1)))
 
 
 def current() -> TaskContext:
     """The context of the task running in this process: the one the pipeline set around
     it, or outside the pipeline a default (available memory, one worker, no checkpoints,
-    progress a no-op, no client)."""
+    progress a no-op, pieces spread in this process)."""
     ctx = CURRENT.get()
     if type(ctx) is Deferred:
         return ctx.get()

@@ -33,7 +33,7 @@ def needs(task, workers):
     )
 
 
-def run(task, client=None):
+def run(task, spread=None):
     ctx = task_context.current()
     cp = ctx.checkpoints
     fail_at = int(os.environ.get("TOY_FAIL_AT", "-1"))
@@ -49,7 +49,7 @@ def run(task, client=None):
             while i == gate_at and os.path.exists(gate):  # held here until the test opens it
                 time.sleep(0.05)
             time.sleep(task["sleep"])
-            value = i * i if client is None else client.submit(pow, i, 2, pure=False).result()
+            value = i * i if spread is None else spread.gather(spread.submit(pow, i, 2))
             markers = os.environ.get("TOY_MARKERS")
             if markers:
                 Path(markers, f"layer-{i:03d}.{os.getpid()}.{uuid.uuid4().hex}").touch()
@@ -64,9 +64,10 @@ def run(task, client=None):
     }]
 
 
-def split(task, cluster):
-    """The same sum, each layer's square computed on the cluster (ctx.client())."""
-    return run(task, task_context.current().client())
+def split(task):
+    """The same sum, each layer's square computed where the context spreads (ctx.spread())."""
+    with task_context.current().spread(2) as spread:
+        return run(task, spread)
 
 
 register(Family(

@@ -53,6 +53,32 @@ def test_the_embedded_local_cluster_listens_on_loopback_only():
     assert {ip for ip, _ in sockets} == {"127.0.0.1"}, sockets
 
 
+def _spread_from_a_task(spreading) -> tuple[int, str, int]:
+    """Where a task that spreads its work, run as the pipeline runs it, runs (its process),
+    where it spreads its pieces (in words), and a piece's result."""
+    from pipeline.long_task_setup import LongTaskSetup
+
+    setup = LongTaskSetup(None, 2, None, progress=False)
+    with setup.context("t", spreading).spread(2) as spread:
+        return os.getpid(), spread.description, spread.gather(spread.submit(pow, 3, 2))
+
+
+def test_a_task_spreads_over_its_run_s_cluster_with_the_run_s_tls():
+    """A task that spreads its work on a worker of the embedded LocalCluster reaches that
+    cluster through the worker's own client: over TLS on loopback, as the run's own client
+    does, and never through a cluster of its own."""
+    cluster = {"kind": "local", "n_workers": 2, "threads_per_worker": 1, "start_after_s": 0}
+    with open_executor(cluster) as executor:
+        executor.submit(_spread_from_a_task, executor.spreading)
+        (call,) = list(executor.completed())
+        assert call.lost is None
+        pid, where, value = call.result
+        scheduler = executor.client.scheduler.address
+    assert pid != os.getpid()  # on a worker
+    assert value == 9 and scheduler.startswith("tls://127.0.0.1:")
+    assert where == f"the 2 workers of the Dask scheduler at {scheduler}"
+
+
 def _answer(port: int) -> bytes:
     """The first bytes a loopback port answers to a plain HTTP request (b"" if none)."""
     with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:

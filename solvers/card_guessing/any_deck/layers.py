@@ -5,7 +5,7 @@ layer's, so a key holds only the codes); greedy also walks *labelled* keys, slot
 type k (its choices with lowest-index ties see labels).  A layer is enumerated from the one
 before it (every guess, every answer) as sorted distinct keys; a state of a layer is found
 through an open-addressing hash table of the layer's keys.  The kernels work on any part of
-a layer, so a caller may split a layer over processes (over_dask.py, with Dask).
+a layer, so a caller may split a layer over processes (split_layers.py).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Backward over the layers (layers.py): a state's log A is the log-sum of its yes 
 (counts.py for the last layer), and its value the best over the types it may name of
 P(yes) (1 + E[yes child]) + P(no) E[no child], ties within :data:`TIE_TOLERANCE` going to the
 smallest (c, p) pair, as exact/yes_no.py breaks them.  :func:`layer_values` solves a layer or
-any part of one from the whole next layer, so over_dask.py can split it.
+any part of one from the whole next layer, so split_layers.py can split it.
 """
 
 from __future__ import annotations

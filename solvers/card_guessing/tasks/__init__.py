@@ -30,13 +30,13 @@ def run(task: Task) -> list[Row]:
     return yes_no_tasks.rows(task)
 
 
-def split_rows(task: Task, cluster) -> list[Row]:
-    """The rows of a task that spreads over a cluster (the family's scheduling,
+def split_rows(task: Task) -> list[Row]:
+    """The rows of a task that spreads its work (the family's scheduling,
     :func:`~solvers.card_guessing.scheduling.splits_over_cluster`), from its distributed
-    mode."""
+    mode (its pieces spread where the task's context says: solvers/kit/spread.py)."""
     if task["method"] == "ranked":
-        return ranked_tasks.split_rows(task, cluster)
-    return float_tasks.split_rows(task, cluster)
+        return ranked_tasks.split_rows(task)
+    return float_tasks.split_rows(task)
 
 
 SOLVER = Solver(

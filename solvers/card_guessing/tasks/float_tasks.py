@@ -6,17 +6,15 @@
   (uniform_deck/in_memory.py, first moves from uniform_deck/decision_tree.py): the same
   values as the hashed layers to 1e-12, in about a third of the time and memory.
 - any other ``optimal``, and ``greedy`` (lowest or highest ties): the hashed layers
-  (any_deck/); with ``workers`` > 1 (optimal only) every layer is split over Dask workers
-  (any_deck/over_dask.py), on the cluster the task runs on or a LocalCluster of its own.
+  (any_deck/); with ``workers`` > 1 (optimal only) every layer is split into ``workers``
+  parts (any_deck/split_layers.py), spread where the task's context says: the cluster the task
+  runs on, or threads of this process (solvers/kit/spread.py).
 
 Every engine's row has the same columns: the float mean, variance and score distribution (no
 exact columns), the states solved and, for optimal play, the first moves as a decision tree.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from typing import Any
 
 from solvers.card_guessing.first_moves import TREE_DEPTH
 from solvers.registry import Row, Task, TaskError
@@ -90,14 +88,14 @@ def rows(task: Task) -> list[Row]:
     return [tree_row(greedy.greedy(deck, task["tie_break"]), None)]
 
 
-def split_rows(task: Task, cluster: Callable[[], Any] | None) -> list[Row]:
-    """The row of a ``workers > 1`` task, its layers split over the cluster handed in (a
-    callable giving a context manager that yields a client), or over a local one."""
-    from solvers.card_guessing.any_deck import optimal, over_dask
+def split_rows(task: Task) -> list[Row]:
+    """The row of a ``workers > 1`` task, its layers split into ``workers`` parts spread
+    where its context says (``TaskContext.spread``)."""
+    from solvers.card_guessing.any_deck import optimal, split_layers
+    from solvers.kit.task_context import current
 
-    opened = cluster() if cluster is not None else over_dask.local_client(task["workers"])
-    with opened as client:
-        sol = over_dask.optimal(client, task["deck"], task["workers"])
+    with current().spread(task["workers"]) as spread:
+        sol = split_layers.optimal(spread, task["deck"], task["workers"])
     return [tree_row(sol, optimal.decision_tree(sol, task["deck"]))]
 
 

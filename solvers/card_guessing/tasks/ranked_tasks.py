@@ -8,9 +8,10 @@ greedy with pair ties on shuffled decks (simulation/persistent.py), seeded from 
 Where a ranked solve runs is sized by where it runs (solvers/kit/task_context.py): in this process's
 memory when its arrays (in_memory.estimated_bytes) fit the task's memory budget and the
 knob ``workers`` is 1; otherwise out of core (uniform_deck/out_of_core.py): layers on disk in the
-task's checkpoint folder, each split into chunks run on the Dask workers of the cluster the task
-runs on (none: in this process).  :func:`needs` tells the pipeline the least memory per process
-and the disk that takes, before any work.
+task's checkpoint folder, each split into chunks spread where the task's context says (the Dask
+workers of the cluster the task runs on, or one after another in this process).
+:func:`needs` tells the pipeline the least memory per process and the disk that takes, before
+any work.
 """
 
 from __future__ import annotations
@@ -127,56 +128,33 @@ def splits(task: Task) -> bool:
     return in_memory_bytes(task["deck"]) > current().budget.bytes
 
 
-def split_rows(task: Task, cluster) -> list[Row]:
-    """The row of a ranked task solved out of core (uniform_deck/out_of_core.py) on the
-    cluster the task runs on (its context's client, else ``cluster``: a callable giving a
-    context manager that yields a client), or, given none, on a LocalCluster of ``workers``
-    processes sharing the budget (``workers`` > 1), or in this process."""
-    from contextlib import nullcontext
-
+def split_rows(task: Task) -> list[Row]:
+    """The row of a ranked task solved out of core (uniform_deck/out_of_core.py), its chunks
+    spread where its context says (``TaskContext.spread``: the cluster the task runs on, or
+    this process).  A chunk's kernels run on every core of their process already (Numba's
+    ``prange``), so the task asks for one chunk at a time in a process: two threads
+    launching parallel kernels at once would gain little, and Numba's ``workqueue``
+    threading layer (where neither TBB nor OpenMP is found) ends the process when they do."""
+    from solvers.card_guessing.tasks.float_tasks import solution_row
+    from solvers.card_guessing.uniform_deck import out_of_core
     from solvers.kit.task_context import current
 
     ctx = current()
-    client = ctx.client()
-    if client is not None:
-        opened = nullcontext(client)
-    elif cluster is not None:
-        opened = cluster()
-    elif (task["workers"] or 1) > 1:
-        opened = local_client(task["workers"], ctx.budget.bytes // task["workers"])
-    else:
-        opened = nullcontext(None)
-    with opened as client:
-        return [_layered_row(task, client, ctx)]
-
-
-def _layered_row(task: Task, client, ctx) -> Row:
-    from solvers.card_guessing.tasks.float_tasks import solution_row
-    from solvers.card_guessing.uniform_deck import out_of_core
-
-    budget = ctx.budget.bytes  # where the task runs (run.memory_budget, the workers' limit)
-    if client is not None:  # and never past a worker's own limit (Dask would end it there)
-        limits = [w.get("memory_limit") or 0 for w in client.scheduler_info()["workers"].values()]
-        budget = min([budget, *[b for b in limits if b > 0]])
-    sol = out_of_core.solve(
-        task["deck"],
-        task["strategy"],
-        window(task),
-        client=client,
-        checkpoints=ctx.checkpoints,
-        budget_bytes=budget,
-        progress=lambda done, total, note: ctx.progress(done, total, "ranks", note),
-        shared=ctx.shared(shared_key(task["deck"])),
-    )
-    return solution_row(sol)
-
-
-def local_client(workers: int, memory_limit: int):
-    """A client of a new LocalCluster on 127.0.0.1: ``workers`` processes of one thread,
-    each limited to ``memory_limit`` bytes."""
-    from solvers.card_guessing.any_deck.over_dask import local_client as local
-
-    return local(workers, threads=False, memory_limit=memory_limit)
+    with ctx.spread(1) as spread:
+        # the budget where the task runs (run.memory_budget, the workers' limit), and never
+        # past a place's own limit (Dask would end a worker there)
+        limits = [ctx.budget.bytes, spread.memory_limit or ctx.budget.bytes]
+        sol = out_of_core.solve(
+            task["deck"],
+            task["strategy"],
+            window(task),
+            spread=spread,
+            checkpoints=ctx.checkpoints,
+            budget_bytes=min(limits),
+            progress=lambda done, total, note: ctx.progress(done, total, "ranks", note),
+            shared=ctx.shared(shared_key(task["deck"])),
+        )
+    return [solution_row(sol)]
 
 
 def window(task: Task) -> float:

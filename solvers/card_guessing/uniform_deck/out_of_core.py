@@ -16,7 +16,8 @@ final sum runs in another order: ~1e-16).  What changes is where a layer lives:
   when all its chunks are written, so a committed layer is whole.
 - **Chunks.** A layer's rank range is cut into contiguous chunks of at most ``chunk`` ranks
   (a multiple of ALIGN, sized from the memory budget: :func:`chunk_states`); each chunk is one
-  Dask task (chunks.py), run by whichever worker is free, writing its rows at its offset.
+  piece of the task's :class:`~solvers.kit.spread.Spreader` (chunks.py), run by whichever
+  worker (or thread) is free, writing its rows at its offset.
 - **Successors.** Ranks order states by their largest codes first, so a chunk's successors
   lie in a few windows of the next layer's file: a chunk reads 2-8 times its own bytes of it
   (measured on 8 types of 4, chunks of 2^16 to 2^20 states; 2.6-5.0 on 11 types, chunks of
@@ -48,7 +49,8 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,6 +70,7 @@ from solvers.card_guessing.uniform_deck.chunks import (
 )
 from solvers.card_guessing.uniform_deck.in_memory import Solution
 from solvers.card_guessing.uniform_deck.ranks import POLICIES
+from solvers.kit.spread import Spreader
 
 FORMAT = 1  # the checkpoint files' layout; a folder of another format is not reused
 ALIGN = 4096  # chunk boundaries are multiples of this many ranks: page-aligned in every file
@@ -149,36 +152,6 @@ def plan(deck: Sequence[int], budget_bytes: int | None = None, threads: int = 1)
 # ------------------------------------------------------------------------------ running
 
 
-class _Local:
-    """Runs chunk tasks in this process, one after another (no cluster: out of core here)."""
-
-    def run(self, func: Callable, calls: Iterable[tuple], done: Callable[[Any], None]) -> list:
-        out = []
-        for args in calls:
-            out.append(func(*args))
-            done(out[-1])
-        return out
-
-
-class _Dask:
-    """Runs chunk tasks on a Dask client's workers, as they free up."""
-
-    def __init__(self, client):
-        self.client = client
-
-    def run(self, func: Callable, calls: Iterable[tuple], done: Callable[[Any], None]) -> list:
-        from distributed import as_completed
-
-        futures = [self.client.submit(func, *args, pure=False) for args in calls]
-        index = {f.key: i for i, f in enumerate(futures)}
-        out: list = [None] * len(futures)
-        for fut in as_completed(futures):
-            out[index[fut.key]] = fut.result()
-            done(out[index[fut.key]])
-            fut.release()
-        return out
-
-
 class _Scratch:
     """Checkpoints of a solve that keeps none: pieces in a temporary folder, removed after."""
 
@@ -206,7 +179,7 @@ def solve(
     policy: str = "optimal",
     window: float = 0.0,
     *,
-    client: Any = None,
+    spread: Spreader | None = None,
     checkpoints: Any = None,
     chunk: int | None = None,
     budget_bytes: int | None = None,
@@ -218,7 +191,8 @@ def solve(
 ) -> Solution:
     """in_memory.solve(deck, policy, window=window) with every layer on disk, split into
     chunks of ``chunk`` ranks (default: from ``budget_bytes`` per worker, see
-    :func:`chunk_states`) run on ``client``'s workers (None: in this process).
+    :func:`chunk_states`) run by ``spread`` (a solvers.kit.spread.Spreader; None: the current
+    task's, ``TaskContext.spread``: one after another in this process outside the pipeline).
 
     ``checkpoints``: a solvers.kit.checkpoints.Checkpoints (on a cluster: on a shared file system);
     committed layers found there are reused.  None: a temporary folder, removed after.
@@ -234,33 +208,23 @@ def solve(
         raise ValueError(f"policy {policy!r}: one of {', '.join(POLICIES)}")
     cd = _codes(deck)
     sizes = [int(s) for s in cd.sizes]
-    if chunk is None:
-        threads = 1
-        if client is not None:
-            info = client.scheduler_info()["workers"].values()
-            threads = max([w.get("nthreads", 1) for w in info] or [1])
-        chunk = chunk_states(budget_bytes or _default_budget(), threads)
-    chunk = max(ALIGN, int(chunk) // ALIGN * ALIGN)
-    scratch = _Scratch() if checkpoints is None else None
-    store = scratch.store if scratch else checkpoints
-    runner = _Dask(client) if client is not None else _Local()
-    say = log or (lambda text: None)
-    if warn is None:
-        from solvers.kit.task_context import current
-
-        warn = current().warn
-    try:
-        return _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf,
-                      progress, say, warn, shared)  # fmt: skip
-    finally:
-        if scratch:
-            scratch.close()
-
-
-def _default_budget() -> int:
     from solvers.kit.task_context import current
 
-    return current().budget.bytes
+    with ExitStack() as stack:
+        store = checkpoints
+        if checkpoints is None:
+            scratch = _Scratch()
+            stack.callback(scratch.close)  # after the spreader closed: no piece writes there
+            store = scratch.store
+        if spread is None:
+            spread = stack.enter_context(current().spread())
+        if chunk is None:  # the places' threads share a place's budget
+            chunk = chunk_states(budget_bytes or current().budget.bytes, spread.threads)
+        chunk = max(ALIGN, int(chunk) // ALIGN * ALIGN)
+        say = log or (lambda text: None)
+        warn = warn or current().warn
+        return _solve(deck, cd, sizes, policy, window, store, spread, chunk, with_pmf,
+                      progress, say, warn, shared)  # fmt: skip
 
 
 def _meta(store, deck, policy, window, warn) -> None:
@@ -311,7 +275,7 @@ def resume_point(store, n: int, warn: Callable[[str], None]) -> int:
     return n + 1
 
 
-def _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf, progress, say,
+def _solve(deck, cd, sizes, policy, window, store, spread, chunk, with_pmf, progress, say,
            warn, shared):  # fmt: skip
     n = cd.n_cards
     _meta(store, deck, policy, window, warn)
@@ -338,24 +302,24 @@ def _solve(deck, cd, sizes, policy, window, store, runner, chunk, with_pmf, prog
             f"their seals in {time.perf_counter() - wall:.1f} s"
         )
     else:
-        counts[n] = _shared_last_layer(deck, cd, sizes, store, shared, runner, chunk, report,
+        counts[n] = _shared_last_layer(deck, cd, sizes, store, shared, spread, chunk, report,
                                        say, warn)  # fmt: skip
         start = n
     for layer in range(start - 1, -1, -1):
-        counts[layer] = _value_layer(deck, layer, sizes, policy, window, store, runner, chunk,
+        counts[layer] = _value_layer(deck, layer, sizes, policy, window, store, spread, chunk,
                                      report, say)  # fmt: skip
     top = _pread(str(store.load_path(_layer_name(0))), np.float64, 0, 1, ROW)[0]
     mean = float(top[1])
-    pmf = _score_pmf(deck, cd, sizes, store, runner, chunk, report, say, warn) if with_pmf else None
+    pmf = _score_pmf(deck, cd, sizes, store, spread, chunk, report, say, warn) if with_pmf else None
     feasible = [counts[layer] for layer in range(n + 1)]
     return Solution(
         mean, float(top[2]) - mean * mean, sum(feasible), int(sum(sizes)), feasible, pmf
     )
 
 
-def _value_layer(deck, layer, sizes, policy, window, store, runner, chunk, report, say) -> int:
-    """Rows and choices of ``layer`` from the committed next layer, in chunks over the
-    runner, committed with its count; the next layer dropped (unless it is the last, which
+def _value_layer(deck, layer, sizes, policy, window, store, spread, chunk, report, say) -> int:
+    """Rows and choices of ``layer`` from the committed next layer, in chunks spread over the
+    places, committed with its count; the next layer dropped (unless it is the last, which
     the score pass reads).  Returns its feasible states."""
     n = len(sizes) - 1
     wall = time.perf_counter()
@@ -370,7 +334,7 @@ def _value_layer(deck, layer, sizes, policy, window, store, runner, chunk, repor
         for a, b in spans(sizes[layer], chunk)
     ]
     note = f"layer {layer} of {n}"
-    results = runner.run(layer_chunk, calls, lambda res: report(res[2], note))
+    results = spread.map(layer_chunk, calls, lambda res: report(res[2], note))
     feasible = sum(r[0] for r in results)
     cpu = sum(r[1] for r in results)
     sealing_at = time.perf_counter()
@@ -401,7 +365,7 @@ def _last_pieces(n: int) -> tuple[str, str, str]:
     return "last-t", _layer_name(n), _count(n)
 
 
-def _shared_last_layer(deck, cd, sizes, store, shared, runner, chunk, report, say, warn) -> int:
+def _shared_last_layer(deck, cd, sizes, store, shared, spread, chunk, report, say, warn) -> int:
     """The last layer's pieces in ``store``: adopted from the deck's ``shared`` folder when
     another policy's task put them there (and they match their seals), else computed and put
     there for the next (under the folder's lock, so two tasks of one deck never compute them
@@ -409,7 +373,7 @@ def _shared_last_layer(deck, cd, sizes, store, shared, runner, chunk, report, sa
     n = cd.n_cards
     names = _last_pieces(n)
     if shared is None:
-        return _last_layer(deck, cd, sizes, store, runner, chunk, report, say)
+        return _last_layer(deck, cd, sizes, store, spread, chunk, report, say)
     with shared.lock():
         if all(shared.trusted(name, warn) for name in names):
             for name in names:
@@ -417,13 +381,13 @@ def _shared_last_layer(deck, cd, sizes, store, shared, runner, chunk, report, sa
             report(float(sizes[n]), f"layer {n} (last), shared by the deck's tasks")
             say(f"layer {n} (last): adopted from {shared.folder}")
             return json.loads(store.load_path(_count(n)).read_text())["feasible"]
-        feasible = _last_layer(deck, cd, sizes, store, runner, chunk, report, say)
+        feasible = _last_layer(deck, cd, sizes, store, spread, chunk, report, say)
         for name in names:
             shared.adopt(name, store.load_path(name))
         return feasible
 
 
-def _last_layer(deck, cd, sizes, store, runner, chunk, report, say) -> int:
+def _last_layer(deck, cd, sizes, store, spread, chunk, report, say) -> int:
     """log A and T of the last layer, in passes of T (committed as ``layer-N``, ``last-t``)."""
     n = cd.n_cards
     size = sizes[n]
@@ -432,7 +396,7 @@ def _last_layer(deck, cd, sizes, store, runner, chunk, report, say) -> int:
     _allocate(t_path, size)
     _allocate(log_path, size * 8)
     chunks = spans(size, chunk)
-    found = runner.run(
+    found = spread.map(
         last_t_chunk,
         [(deck, a, b, str(t_path), str(log_path)) for a, b in chunks],
         lambda res: None,
@@ -447,7 +411,7 @@ def _last_layer(deck, cd, sizes, store, runner, chunk, report, say) -> int:
             for (a, b), hist in zip(chunks, hists, strict=True)
             if hist[t + 1]
         ]
-        results = runner.run(last_log_chunk, calls, lambda res: None)
+        results = spread.map(last_log_chunk, calls, lambda res: None)
         feasible += sum(r[0] for r in results)
         cpu += sum(r[1] for r in results)
         share = size * (t + 1) // passes - size * t // passes
@@ -483,7 +447,7 @@ def _score_start(store, n: int, warn) -> tuple[int, list | None]:
     return 0, [None]
 
 
-def _score_pmf(deck, cd, sizes, store, runner, chunk, report, say, warn) -> list[float]:
+def _score_pmf(deck, cd, sizes, store, spread, chunk, report, say, warn) -> list[float]:
     """P(final score = k) of the policy whose choices are committed, forward over chunks:
     each layer's edges (sorted by child rank, a file per chunk) committed as a piece with the
     windows of them that fall in each chunk of the next layer; a resumed pass starts after the
@@ -503,7 +467,7 @@ def _score_pmf(deck, cd, sizes, store, runner, chunk, report, say, warn) -> list
                 continue  # nothing reaches this chunk
             names.append(f"{h:06d}.npy")
             calls.append((deck, layer, a, b, slices[h], best, str(piece / names[-1]), nxt))
-        windows = runner.run(reach_chunk, calls, lambda res: None)
+        windows = spread.map(reach_chunk, calls, lambda res: None)
         into = [[] for _ in range(nxt.size - 1)]  # the next layer's chunks: the edges into it
         for name, win in zip(names, windows, strict=True):
             for h, (a, b) in win.items():
@@ -523,6 +487,6 @@ def _score_pmf(deck, cd, sizes, store, runner, chunk, report, say, warn) -> list
         for h, (a, b) in enumerate(spans(sizes[n], chunk))
         if slices[h]
     ]
-    hists = runner.run(score_chunk, calls, lambda res: None)
+    hists = spread.map(score_chunk, calls, lambda res: None)
     report(float(sizes[n]), "score distribution, last layer")
     return np.sum(hists, axis=0).tolist()

@@ -1,10 +1,12 @@
-"""The optimal policy on any deck with every layer split over Dask workers.
+"""The optimal policy on any deck with every layer split into parts, spread over workers.
 
 layers.py, counts.py and optimal.py hold the kernels (pure NumPy/Numba on arrays of layer
-keys); this module only moves arrays.  Every layer (states after L cards) is split into
-``parts`` partitions by a hash of the state key (partition_of), each held on a worker
-as a future; part h of every layer is submitted to worker h (modulo the workers; a hint, not
-a rule); the driver never gathers a layer:
+keys); this module only moves arrays, through a :class:`~solvers.kit.spread.Spreader` (the
+task's context gives it: the Dask cluster the task runs on, or threads of this process).
+Every layer (states after L cards) is split into ``parts`` partitions by a hash of the state
+key (partition_of), each held where it was computed (a worker, as a piece of the spreader);
+part h of every layer is submitted to place h (modulo the places; a hint, not a rule); the
+driver never gathers a layer:
 
 - forward: part g of layer L computes its children (sorted) and splits them by owner h (the
   *piece* (g, h)); part h of layer L+1 is the sorted distinct union of the pieces (g, h) over g
@@ -16,23 +18,22 @@ a rule); the driver never gathers a layer:
 - score distribution: forward again, part g sends each policy edge (child key, path count)
   to the child's owner, which adds them up; the last layer's parts return score histograms.
 
-Futures of a layer are dropped as soon as no later step needs them (the policy's int8 best
-slots and the states' keys stay until the score pass).
+The pieces of a layer are dropped as soon as no later step needs them (the policy's int8
+best slots and the states' keys stay until the score pass).
 
 A ``method: float`` task with ``workers > 1`` (an execution knob, not part of the task id)
-runs here: tasks/float_tasks.py hands :func:`optimal` the cluster the task runs on, or, given
-none, a LocalCluster on 127.0.0.1 of one worker process with ``workers`` threads
-(:func:`local_client`).  The kernels themselves never import Dask.
+runs here: tasks/float_tasks.py hands :func:`optimal` the spreader of its context.  In
+threads of one process (``cluster=sync``) the kernels release the GIL, so the parts run in
+parallel and hand each other the next layer in memory (bench_suits52.py on (9,9,9,9): 2
+threads 1.34x faster than 1, 2 worker processes 1.20x).  Nothing here imports Dask.
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 import numpy as np
-from distributed import Client, LocalCluster
 
 from solvers.card_guessing.any_deck.counts import start_log_count
 from solvers.card_guessing.any_deck.layers import children, distinct, hash_table, partition_of
@@ -45,8 +46,9 @@ from solvers.card_guessing.any_deck.optimal import (
 )
 from solvers.card_guessing.first_moves import TREE_DEPTH
 from solvers.card_guessing.state_codes import Encoding, layer_encoding, start_key
+from solvers.kit.spread import Spreader
 
-Parts = list  # one future per partition of a layer
+Parts = list  # one piece of the spreader per partition of a layer
 
 
 def _start_part(enc: Encoding, h: int, parts: int) -> np.ndarray:
@@ -129,80 +131,64 @@ def _score_mass(keys: np.ndarray, logs: np.ndarray, h: int, enc, *edges: list) -
     return score_mass(keys, _paths(keys, h, *edges), logs, start_log_count(enc), enc)
 
 
-class Placement:
-    """Submits the tasks of part h to worker h (modulo the workers): a hint, not a rule."""
-
-    def __init__(self, client: Client, parts: int):
-        self.client = client
-        workers = sorted(client.scheduler_info()["workers"])
-        self.hints = [[workers[h % len(workers)]] if workers else None for h in range(parts)]
-
-    def submit(self, h: int, func, *args):
-        """A future of ``func(*args)``, run where part h lives if that worker is free (on any
-        worker when none was known as the placement was made: a cluster still starting, or
-        its workers restarting)."""
-        if self.hints[h] is None:
-            return self.client.submit(func, *args)
-        return self.client.submit(func, *args, workers=self.hints[h], allow_other_workers=True)
-
-
-def forward(run: Placement, enc: Encoding, parts: int) -> list[Parts]:
+def forward(run: Spreader, enc: Encoding, parts: int) -> list[Parts]:
     """The keys of every layer, as parts (each sorted)."""
-    layers = [[run.submit(h, _start_part, enc, h, parts) for h in range(parts)]]
+    layers = [[run.submit(_start_part, enc, h, parts, place=h) for h in range(parts)]]
     for _ in range(enc.n_cards):
-        split = [run.submit(g, _pieces, part, enc, parts) for g, part in enumerate(layers[-1])]
-        layers.append([run.submit(h, _union, h, *split) for h in range(parts)])
+        split = [
+            run.submit(_pieces, part, enc, parts, place=g) for g, part in enumerate(layers[-1])
+        ]
+        layers.append([run.submit(_union, h, *split, place=h) for h in range(parts)])
     return layers
 
 
-def backward(run: Placement, enc: Encoding, layers: list, tree_depth: int):
+def backward(run: Spreader, enc: Encoding, layers: list, tree_depth: int):
     """(values of layer 0 as parts, best slots of every layer, last layer's log A, first moves)."""
     first: dict[int, dict[int, tuple[int, float, float]]] = {}
     bests: list = [None] * len(layers)
-    values = [run.submit(g, _last_values, part, enc) for g, part in enumerate(layers[-1])]
-    last_logs = [run.submit(g, operator.getitem, v, 0) for g, v in enumerate(values)]
+    values = [run.submit(_last_values, part, enc, place=g) for g, part in enumerate(layers[-1])]
+    last_logs = [run.submit(operator.getitem, v, 0, place=g) for g, v in enumerate(values)]
     for depth in range(enc.n_cards, -1, -1):
         if depth < enc.n_cards:
             n_left = enc.n_cards - depth
             nxt = [*layers[depth + 1], *values]
             values = [
-                run.submit(g, _part_values, part, enc, n_left, *nxt)
+                run.submit(_part_values, part, enc, n_left, *nxt, place=g)
                 for g, part in enumerate(layers[depth])
             ]
-        bests[depth] = [run.submit(g, operator.getitem, v, 3) for g, v in enumerate(values)]
+        bests[depth] = [run.submit(operator.getitem, v, 3, place=g) for g, v in enumerate(values)]
         if depth < tree_depth:
-            first[depth] = _moves(run.client.gather(layers[depth]), run.client.gather(values))
+            first[depth] = _moves(run.gather(layers[depth]), run.gather(values))
     return values, bests, last_logs, first
 
 
-def score_pmf(run: Placement, enc: Encoding, layers: list, bests: list, last_logs) -> list:
+def score_pmf(run: Spreader, enc: Encoding, layers: list, bests: list, last_logs) -> list:
     """P(final score = k) under the policy ``bests``; consumes ``layers`` and ``bests``."""
     parts = len(layers[0])
     edges: list = []
     for depth in range(enc.n_cards):
         edges = [
-            run.submit(h, _reach, keys, best, h, enc, parts, *edges)
+            run.submit(_reach, keys, best, h, enc, parts, *edges, place=h)
             for h, (keys, best) in enumerate(zip(layers[depth], bests[depth], strict=True))
         ]
         layers[depth] = bests[depth] = None
     masses = [
-        run.submit(h, _score_mass, keys, logs, h, enc, *edges)
+        run.submit(_score_mass, keys, logs, h, enc, *edges, place=h)
         for h, (keys, logs) in enumerate(zip(layers[-1], last_logs, strict=True))
     ]
-    return np.sum(run.client.gather(masses), axis=0).tolist()
+    return np.sum(run.gather(masses), axis=0).tolist()
 
 
 def optimal(
-    client: Client, deck: Sequence[int], parts: int, tree_depth: int = TREE_DEPTH
+    run: Spreader, deck: Sequence[int], parts: int, tree_depth: int = TREE_DEPTH
 ) -> Solution:
-    """optimal.py's ``optimal(deck)`` with every layer in ``parts`` partitions over ``client``."""
+    """optimal.py's ``optimal(deck)`` with every layer in ``parts`` partitions spread by ``run``."""
     enc = layer_encoding(deck)
-    run = Placement(client, parts)
     layers = forward(run, enc, parts)
-    lengths = client.gather([[run.submit(h, len, p) for h, p in enumerate(ly)] for ly in layers])
+    lengths = run.gather([[run.submit(len, p, place=h) for h, p in enumerate(ly)] for ly in layers])
     sizes = [sum(row) for row in lengths]
     values, bests, last_logs, first = backward(run, enc, layers, tree_depth)
-    (result,) = [v for v in client.gather(values) if v[0].size]
+    (result,) = [v for v in run.gather(values) if v[0].size]
     del values
     pmf = score_pmf(run, enc, layers, bests, last_logs)
     mean = float(result[1][0])
@@ -215,30 +201,3 @@ def _moves(keys: list[np.ndarray], values: list[tuple]) -> dict[int, tuple[int, 
         for row in zip(part.tolist(), best.tolist(), logs.tolist(), vals.tolist(), strict=True):
             out[row[0]] = row[1:]
     return out
-
-
-@contextmanager
-def local_client(
-    workers: int, threads: bool = True, memory_limit: int | str = "auto"
-) -> Iterator[Client]:
-    """A client of a new LocalCluster on 127.0.0.1 that runs ``workers`` parts at once.
-
-    ``threads`` (the default): one worker process running ``workers`` threads; the kernels
-    release the GIL, so the parts run in parallel and hand each other the next layer in
-    memory, not serialised and sent (bench_suits52.py on (9,9,9,9) here: 2 threads 1.34x
-    faster than 1, 2 worker processes 1.20x).  ``threads=False``: ``workers`` processes, as
-    on a cluster.  ``memory_limit``: each worker process's (Dask's default: "auto").
-    """
-    n_workers, per_worker = (1, workers) if threads else (workers, 1)
-    with (
-        LocalCluster(
-            n_workers=n_workers,
-            threads_per_worker=per_worker,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",  # a free port: None still asks for 8787
-            memory_limit=memory_limit,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        yield client
