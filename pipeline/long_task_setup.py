@@ -164,5 +164,3 @@ def _warning_sink(worker: Any, tid: str) -> Callable[[str], None]:
         worker.log_event(WARNINGS, {"task_id": tid, "text": str(text)})
 
     return send
-
-

@@ -300,7 +300,7 @@ SPREAD_UNDER_SYNC = """
 import sys
 from pipeline.backends.sync import SyncExecutor
 from pipeline.long_task_setup import LongTaskSetup
-from pipeline.worker import batch_rows
+from pipeline.running.worker import batch_rows
 from solvers import validate
 task = validate({"family": "card_guessing", "deck": [3, 3], "method": "float", "workers": 2})
 setup = LongTaskSetup(None, 1, None, progress=False)

@@ -1,6 +1,6 @@
 """Where a task's pieces run: the :class:`~solvers.kit.spread.Spreader` a task that spreads
 its work gets from its context (``TaskContext.spread``), as the executor running the task
-hands it (``Executor.spreading``, through :func:`pipeline.worker.run_batch`).
+hands it (``Executor.spreading``, through :func:`pipeline.running.worker.run_batch`).
 
 - On a Dask worker (``local``, ``address``, ``slurm``, a caller's own client): the cluster
   the task runs on, through the worker's own client (``distributed.worker_client``: the
