@@ -15,7 +15,11 @@ and imports counted for each alike), wall and CPU time (children included):
   page, plots and summary written;
 - ``local``: the same on a LocalCluster of 2 workers.
 
-``--jobs N``: trials asked at a time (default 8).  ``--write`` stores the table in
+``--jobs N``: trials asked at a time (default 8).  ``--marginal K``: each contender also runs
+``K`` trials, and the table gives the cost of a trial at the margin, (time at ``--trials`` -
+time at ``K``) / (``--trials`` - ``K``), over the loop's: what a trial adds, without the costs
+a search pays once (Python's start, Hydra, the cluster, the summary, the report and the
+search's page at the end).  ``--write`` stores the table in
 ``docs/data/search_bench.yaml`` under ``jobs_N`` (the benchmarks page quotes it), with the
 machine's load before and after and each contender's wall and CPU time over the loop's (on
 a machine other work loads, the CPU ratio is the one that compares).
@@ -77,27 +81,54 @@ def timed(command: list[str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def measured(trials: int, jobs: int, rounds: int) -> dict[str, tuple[float, float]]:
+    """Each contender's best (wall, CPU) seconds over ``rounds`` runs of ``trials`` trials."""
+    best: dict[str, tuple[float, float]] = {}
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory() as tmp:
+            runs = {
+                "loop": [sys.executable, "-c", LOOP, str(trials)],
+                "sync": search_command(trials, "sync", Path(tmp) / "sync", jobs),
+                "local": search_command(trials, "local", Path(tmp) / "local", jobs),
+            }
+            for name, command in runs.items():
+                wall, cpu = timed(command)
+                print(f"{trials} trials, {name}: {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
+                if name not in best or wall < best[name][0]:
+                    best[name] = (wall, cpu)
+    return best
+
+
+def marginal(best: dict, fewer: int, trials: int, jobs: int, rounds: int) -> dict:
+    """The cost of a trial at the margin: each contender's time over the trials between
+    ``fewer`` and ``trials``, a trial, in ms, and its ratio to the loop's."""
+    few = measured(fewer, jobs, rounds)
+    per = {
+        name: tuple((best[name][i] - few[name][i]) / (trials - fewer) for i in (0, 1))
+        for name in best
+    }
+    out: dict = {"fewer_trials": fewer}
+    for name, (wall, cpu) in per.items():
+        out[name] = {
+            "wall_ms_a_trial": round(1000 * wall, 2),
+            "cpu_ms_a_trial": round(1000 * cpu, 2),
+            "ratio": round(wall / per["loop"][0], 2),
+            "cpu_ratio": round(cpu / per["loop"][1], 2),
+        }
+        print(f"at the margin, {name}: {out[name]}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=8, help="trials asked at a time")
+    parser.add_argument("--marginal", type=int, default=0, help="trials of a second run")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()[0]
-    best: dict[str, tuple[float, float]] = {}
-    for _ in range(args.rounds):
-        with tempfile.TemporaryDirectory() as tmp:
-            runs = {
-                "loop": [sys.executable, "-c", LOOP, str(args.trials)],
-                "sync": search_command(args.trials, "sync", Path(tmp) / "sync", args.jobs),
-                "local": search_command(args.trials, "local", Path(tmp) / "local", args.jobs),
-            }
-            for name, command in runs.items():
-                wall, cpu = timed(command)
-                print(f"{name}: {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
-                if name not in best or wall < best[name][0]:
-                    best[name] = (wall, cpu)
+    best = measured(args.trials, args.jobs, args.rounds)
     loop, loop_cpu = best["loop"]
     for name, (wall, cpu) in best.items():
         print(f"{name}: {wall / loop:.2f}x the loop's wall time, {cpu / loop_cpu:.2f}x its CPU")
@@ -120,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
                 for name, (w, c) in best.items()
             },
         }
+        if args.marginal:
+            data["marginal"] = marginal(best, args.marginal, args.trials, args.jobs, args.rounds)
         path = ROOT / "docs" / "data" / "search_bench.yaml"
         found = yaml.safe_load(path.read_text()) if path.is_file() else {}
         found[f"jobs_{args.jobs}"] = data  # one entry per batch size measured
