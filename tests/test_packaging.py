@@ -26,7 +26,13 @@ def built(tmp_path_factory) -> tuple[Path, str]:
     """A freshly built wheel, and what the build printed."""
     tmp = tmp_path_factory.mktemp("wheel")
     source = tmp / "source"  # a clean copy: setuptools' build/ folder may hold stale files
-    ignore = shutil.ignore_patterns(".*", "build", "dist", "outputs", "*.egg-info", "__pycache__")
+    anywhere = shutil.ignore_patterns(".*", "*.egg-info", "__pycache__")
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        # the checkout's build/, dist/ and outputs/ (not pipeline/outputs/)
+        top = {"build", "dist", "outputs"} if Path(folder) == ROOT else set()
+        return set(anywhere(folder, names)) | (top & set(names))
+
     shutil.copytree(ROOT, source, ignore=ignore)
     built = run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp), str(source)], tmp)
     assert built.returncode == 0, built.stderr[-3000:]
