@@ -26,7 +26,7 @@ def nothing_at_all(root: Path) -> bool:
 CHILD_MUST_NOT_RETURN = """
 import os, select, sys, time
 sys.path.insert(0, {root!r})
-from pipeline import worker
+from pipeline.running import worker
 from solvers import solve
 
 def broken_select(*args, **kwargs):
