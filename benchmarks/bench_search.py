@@ -132,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     loop, loop_cpu = best["loop"]
     for name, (wall, cpu) in best.items():
         print(f"{name}: {wall / loop:.2f}x the loop's wall time, {cpu / loop_cpu:.2f}x its CPU")
+    margin = (
+        marginal(best, args.marginal, args.trials, args.jobs, args.rounds) if args.marginal else {}
+    )
     if args.write:
         import yaml
 
@@ -151,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
                 for name, (w, c) in best.items()
             },
         }
-        if args.marginal:
-            data["marginal"] = marginal(best, args.marginal, args.trials, args.jobs, args.rounds)
+        if margin:
+            data["marginal"] = margin
         path = ROOT / "docs" / "data" / "search_bench.yaml"
         found = yaml.safe_load(path.read_text()) if path.is_file() else {}
         found[f"jobs_{args.jobs}"] = data  # one entry per batch size measured
