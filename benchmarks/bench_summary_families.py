@@ -48,7 +48,8 @@ import json, sys, time
 from pathlib import Path
 start = time.perf_counter(), time.process_time()
 from pipeline.outputs.summary import write_summary
-write_summary(Path(sys.argv[1]), {"name": sys.argv[2]})
+from pipeline.storage.study_folder import StudyFolder
+write_summary(StudyFolder(Path(sys.argv[1])), {"name": sys.argv[2]})
 print(json.dumps({"wall": time.perf_counter() - start[0], "cpu": time.process_time() - start[1]}))
 """
 

@@ -245,9 +245,12 @@ def test_every_count_of_a_run_s_lines_marks_its_thousands(monkeypatch):
     from pipeline.cli import exit_lines
     from pipeline.run import StudyReport
     from pipeline.storage.store_overview import StoreCounts, status_line
+    from pipeline.storage.study_folder import StudyFolder
 
-    report = StudyReport("grid", Path("/studies/grid"), 3606, 1200, 2406, 1001, stage="run")
-    monkeypatch.setattr(exit_lines, "_stored_counts", lambda results: (3606, 2605))
+    report = StudyReport(
+        "grid", StudyFolder(Path("/studies/grid")), 3606, 1200, 2406, 1001, stage="run"
+    )
+    monkeypatch.setattr(exit_lines, "_stored_counts", lambda folder: (3606, 2605))
     by_status = pd.DataFrame(
         {"family": ["f", "f"], "status": ["ok", "error"], "rows": [2605, 1001],
          "tasks": [2605, 1001], "seconds": [1.0, 2.0]}

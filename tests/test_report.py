@@ -28,8 +28,8 @@ def external_references(text: str) -> list[str]:
 
 def test_the_summary_stage_writes_a_self_contained_report(outputs):
     report = run(outputs, "cluster=sync", "study=paper")
-    path = report.study_dir / "report.html"
-    assert path.exists() and (report.study_dir / "summary.md").exists()
+    path = report.folder.report
+    assert path.exists() and report.folder.summary.exists()
     text = path.read_text()
     assert external_references(text) == []
     assert "id='plotly-gz'" in text  # the family's figures bring Plotly, inlined

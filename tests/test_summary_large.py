@@ -17,6 +17,7 @@ import pytest
 from pipeline.outputs.report import write_report
 from pipeline.outputs.summary import generic_summary, write_summary
 from pipeline.storage import store, store_layout, store_overview
+from pipeline.storage.study_folder import StudyFolder
 from solvers import solve
 from solvers.card_guessing.summary.rows import summary_rows
 from solvers.kit.stored_rows import StoredRows
@@ -104,8 +105,8 @@ def test_the_large_store_path_writes_the_same_summary_as_pandas(study_dir, tmp_p
     monkeypatch.setattr(card_summary, "summarize", spy)
     plain = copy_study(study_dir, tmp_path / "plain")
     large = copy_study(study_dir, tmp_path / "large")
-    write_summary(plain, STUDY)
-    write_summary(large, STUDY, large_rows=0)
+    write_summary(StudyFolder(plain), STUDY)
+    write_summary(StudyFolder(large), STUDY, large_rows=0)
     assert seen == ["DataFrame", "StoredRows"]
     lazy = store.family_rows(large / "results", "card_guessing", "ok")
     assert len(summary_rows(lazy)) < lazy.count() == 70  # the exact info rows were reduced

@@ -21,9 +21,9 @@ from pipeline.outputs.searches import searches_section
 from pipeline.storage import store, store_layout
 from pipeline.storage.own_files import SUMMARY_MARK
 from pipeline.storage.safe_paths import ensure_dir, write_replacing
-from pipeline.storage.staging import remove_stale, staged
 from pipeline.storage.store import family_rows
 from pipeline.storage.store_overview import StoreCounts, status_line, store_counts
+from pipeline.storage.study_folder import StudyFolder
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows, takes_stored_rows
 from solvers.kit.summary_parts import left_out, markdown_code, markdown_table, markdown_text
 from solvers.kit.words import counted
@@ -33,14 +33,14 @@ GENERIC_ROWS = 200
 
 
 def write_summary(
-    study_dir: Path,
+    folder: StudyFolder,
     study: Mapping[str, Any],
     *,
     large_rows: int = store.LARGE_ROWS,
     report_rows: int = REPORT_ROWS,
     counts: StoreCounts | None = None,
 ) -> Path:
-    """Write <study_dir>/summary.md (and summary/ files) from the store; return its path.
+    """Write the study ``folder``'s summary.md (and summary/ files) from its store; its path.
 
     The store is never read into pandas whole: counts come from DuckDB (store_counts, or
     ``counts`` when the caller has them), a family's ok rows reach its functions as a
@@ -48,9 +48,9 @@ def write_summary(
     the report embeds at most ``report_rows`` rows of a family's rows.  Staging folders of
     summaries killed mid-write are removed first.
     """
-    results = study_dir / "results"
-    remove_stale(study_dir)
-    out_dir = ensure_dir(study_dir / "summary", below=study_dir)  # a real folder, not a link
+    study_dir, results = folder.path, folder.results
+    folder.remove_stale_staging()
+    ensure_dir(study_dir / "summary", below=study_dir)  # a real folder, not a link
     counts = counts if counts is not None else store_counts(results)
     # the study's name and description are shown as typed (no Markdown or HTML of theirs)
     parts = [
@@ -78,7 +78,7 @@ def write_summary(
         oks[family] = ok = store.ok_rows(
             results, family, lazy_ok=lazy_ok, large_rows=large_rows, where=where
         )
-        with staged(out_dir) as staging:  # summary/ gets complete files only (a full disk)
+        with folder.staged("summary") as staging:  # summary/ gets complete files only (a full disk)
             text = fn(ok, staging)
         parts += [f"## Family `{family}`", "", text.rstrip(), ""]
         facts = other_code_facts(results, family, codes)
@@ -90,7 +90,7 @@ def write_summary(
             every = f"report.html (up to {report_rows:,}) and the store (status = 'error')"
             if note := left_out(len(errors), n_errors, "failed rows", every):
                 parts += [note, ""]
-    path = write_replacing(study_dir / "summary.md", "\n".join(parts).encode())
+    path = write_replacing(folder.summary, "\n".join(parts).encode())
     # report.html beside it (pipeline/outputs/report.py), and <outputs>/index.html
     # (pipeline/outputs/index.py)
     write_report(
@@ -103,7 +103,7 @@ def write_summary(
         notes=notes,
         left_out=counts.rows - shown.rows,
     )
-    write_index(study_dir.parent, known={study_dir.name: counts})
+    write_index(study_dir.parent, known={folder.name: counts})
     return path
 
 

@@ -33,7 +33,7 @@ from pipeline.errors import StoreError, UnsafePath
 from pipeline.long_task_setup import LongTaskSetup
 from pipeline.running.failed_tasks import SHOWN
 from pipeline.running.progress import ProgressBars, tasks_bar
-from pipeline.running.provenance import run_metadata, save_run_config
+from pipeline.running.provenance import run_metadata
 from pipeline.running.worker import (
     DISK_FULL,
     DoneBatch,
@@ -282,7 +282,7 @@ def compute(run, left: StudyPlan, setup: LongTaskSetup) -> None:
     settings = run.conf.run
     with run.backend.open() as executor:
         executor.expect(seconds_per_task(left), len(left))  # it may start its workers now
-        run.report.run_record = save_run_config(run.given, run.folder.path)  # the cluster answered
+        run.report.run_record = run.folder.save_run_config(run.given)  # the cluster answered
         executor.log_file = run.report.run_record.with_suffix(".log")  # detail spared the terminal
         work = BatchWork(  # every file names the run record (its rows' run)
             run.report.study,

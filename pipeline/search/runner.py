@@ -172,7 +172,7 @@ class Search:
         given = {**self.base.given, "study": self.batch_study(trials, reference)}
         conf = checked_config(given)
         plan = planned(conf.study)
-        report = StudyReport(study=conf.study.name, study_dir=self.base.folder.path)
+        report = StudyReport(study=conf.study.name, folder=self.base.folder)
         report.planned = plan.n_tasks
         search = {"name": self.name, "trials": asked or {}}  # in its files' metadata
         run = StudyRun(
