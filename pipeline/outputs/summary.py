@@ -69,7 +69,7 @@ def write_summary(
         else counts
     )
     parts += [status_line(shown, left_out=counts.rows - shown.rows), ""]
-    parts += searches_section(study_dir)  # a search's best heads the summary
+    parts += searches_section(folder)  # a search's best heads the summary
     oks, notes = {}, {}
     for family in counts.families:
         fn = family_summary(family) or generic_summary
@@ -94,7 +94,7 @@ def write_summary(
     # report.html beside it (pipeline/outputs/report.py), and <outputs>/index.html
     # (pipeline/outputs/index.py)
     write_report(
-        study_dir,
+        folder,
         study,
         oks=oks,
         counts=shown,

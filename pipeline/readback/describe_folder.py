@@ -333,7 +333,7 @@ def searches_part(folder: Path, found: Folder) -> list[str]:
     from pipeline.outputs.searches import search_headlines
 
     lines = []
-    for path, headline in search_headlines(folder):
+    for path, headline in search_headlines(StudyFolder(folder)):
         if isinstance(headline, str):
             found.skipped.append((path, headline))
             continue
