@@ -65,7 +65,7 @@ def write_summary(
     # apart (the families' notes say whose)
     shown = (
         store_counts(results, shown_rows(codes))
-        if may_leave_out(codes, counts.families, results)
+        if may_leave_out(codes, counts.families, folder)
         else counts
     )
     parts += [status_line(shown, left_out=counts.rows - shown.rows), ""]
@@ -81,7 +81,7 @@ def write_summary(
         with folder.staged("summary") as staging:  # summary/ gets complete files only (a full disk)
             text = fn(ok, staging)
         parts += [f"## Family `{family}`", "", text.rstrip(), ""]
-        facts = other_code_facts(results, family, codes)
+        facts = other_code_facts(folder, family, codes)
         parts += [*(note(markdown_code) for note in facts), *([""] if facts else [])]
         notes[family] = [note(html_code) for note in facts]
         if n_errors := shown.rows_with("error", family):
@@ -138,27 +138,18 @@ def current_code_rows(codes: Mapping[str, tuple[str, str | None]], family: str) 
     return " AND ".join(kept)
 
 
-def other_code_notes(
-    results: Path,
-    family: str,
-    codes: Mapping[str, tuple[str, str | None]],
-    code: Callable[[Any], str] = markdown_code,
-) -> list[str]:
-    """Sentences saying how many results files of other versions of the family the store
-    keeps and the summary leaves out, and per strategy of one's own how many ok rows of other
-    versions of its code, or that its code cannot be checked; ``code`` shows a name or a
-    version (a Markdown code span; the report's is HTML)."""
-    return [note(code) for note in other_code_facts(results, family, codes)]
-
-
 Note = Callable[[Callable[[Any], str]], str]  # a sentence, given how names are shown
 
 
 def other_code_facts(
-    results: Path, family: str, codes: Mapping[str, tuple[str, str | None]]
+    folder: StudyFolder, family: str, codes: Mapping[str, tuple[str, str | None]]
 ) -> list[Note]:
-    """:func:`other_code_notes`' sentences, counted once, each to be said in Markdown (the
-    summary) and in HTML (the report)."""
+    """Sentences saying how many results files of other versions of the family the store of
+    ``folder`` keeps and the summary leaves out, and per strategy of one's own how many ok
+    rows of other versions of its code, or that its code cannot be checked; counted once,
+    each to be said in Markdown (the summary) and in HTML (the report), given how a name or a
+    version is shown."""
+    results = folder.results
     notes: list[Note] = []
     _, others = store.current_version_files(store_layout.family_files(results, family), family)
     if others:
@@ -205,12 +196,13 @@ def shown_rows(codes: Mapping[str, tuple[str, str | None]]) -> Any:
     return shown
 
 
-def may_leave_out(codes: Mapping[str, Any], families: list[str], results: Path) -> bool:
+def may_leave_out(codes: Mapping[str, Any], families: list[str], folder: StudyFolder) -> bool:
     """Whether a summary may leave rows out: the study has strategies of its own, or the
     store keeps files of another version of a family (an older version of a package family,
     or other code of a family from elsewhere, whose version carries its fingerprint)."""
     return bool(codes) or any(
-        store.current_version_files(store_layout.family_files(results, f), f)[1] for f in families
+        store.current_version_files(store_layout.family_files(folder.results, f), f)[1]
+        for f in families
     )
 
 
