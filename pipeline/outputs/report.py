@@ -37,7 +37,7 @@ from pipeline.storage.own_files import html_head
 from pipeline.storage.safe_paths import write_replacing
 from pipeline.storage.store import LARGE_ROWS, family_rows, files_metadata, ok_rows
 from pipeline.storage.store_layout import family_dir
-from pipeline.storage.store_overview import StoreCounts, frame_counts, status_line
+from pipeline.storage.store_overview import StoreCounts, frame_counts, status_line, store_counts
 from pipeline.storage.study_folder import StudyFolder
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows
 from solvers.kit.words import counted
@@ -80,7 +80,7 @@ def write_report(
     results = folder.results
     if rows is not None:
         counts = frame_counts(rows)
-    counts = counts if counts is not None else folder.counts()
+    counts = counts if counts is not None else store_counts(results)
     page = Page(title=f"Study {study['name']}")
     page.add_html(f"<h1>Study <code>{esc(study['name'])}</code></h1>")
     if study.get("description"):

@@ -22,7 +22,7 @@ from pipeline.storage import store, store_layout
 from pipeline.storage.own_files import SUMMARY_MARK
 from pipeline.storage.safe_paths import ensure_dir, write_replacing
 from pipeline.storage.store import family_rows
-from pipeline.storage.store_overview import StoreCounts, status_line
+from pipeline.storage.store_overview import StoreCounts, status_line, store_counts
 from pipeline.storage.study_folder import StudyFolder
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows, takes_stored_rows
 from solvers.kit.summary_parts import left_out, markdown_code, markdown_table, markdown_text
@@ -42,7 +42,7 @@ def write_summary(
 ) -> Path:
     """Write the study ``folder``'s summary.md (and summary/ files) from its store; its path.
 
-    The store is never read into pandas whole: counts come from DuckDB (``folder.counts()``, or
+    The store is never read into pandas whole: counts come from DuckDB (store_counts, or
     ``counts`` when the caller has them), a family's ok rows reach its functions as a
     DataFrame up to ``large_rows`` rows and as a StoredRows beyond (if they take one), and
     the report embeds at most ``report_rows`` rows of a family's rows.  Staging folders of
@@ -51,7 +51,7 @@ def write_summary(
     study_dir, results = folder.path, folder.results
     folder.remove_stale_staging()
     ensure_dir(study_dir / "summary", below=study_dir)  # a real folder, not a link
-    counts = counts if counts is not None else folder.counts()
+    counts = counts if counts is not None else store_counts(results)
     # the study's name and description are shown as typed (no Markdown or HTML of theirs)
     parts = [
         SUMMARY_MARK,
@@ -64,7 +64,7 @@ def write_summary(
     # the header counts what the tables show; the rows of other versions of code are counted
     # apart (the families' notes say whose)
     shown = (
-        folder.counts(shown_rows(codes))
+        store_counts(results, shown_rows(codes))
         if may_leave_out(codes, counts.families, folder)
         else counts
     )
@@ -184,7 +184,7 @@ def other_code_facts(
 
 
 def shown_rows(codes: Mapping[str, tuple[str, str | None]]) -> Any:
-    """The rows a summary shows of a family's files (for :meth:`StudyFolder.counts`): those of the
+    """The rows a summary shows of a family's files (for :func:`store_counts`): those of the
     files this version of its code wrote, and of its ok rows those of the current code of
     each strategy of one's own (failed rows all shown, as the failed tasks' table shows)."""
 

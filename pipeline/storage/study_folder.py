@@ -46,7 +46,7 @@ from pipeline.storage.safe_paths import (
 
 if TYPE_CHECKING:
     from pipeline.storage.store_newest import StoredIds
-    from pipeline.storage.store_overview import Shown, StoreCounts
+    from pipeline.storage.store_overview import StoreCounts
 
 # Folders below the study folder that the pipeline reads or writes; below SCANNED every
 # entry must be a real folder or a regular file (plots and run configs are written there).
@@ -427,12 +427,11 @@ class StudyFolder:
 
         return stored_ids(self.results)
 
-    def counts(self, shown: Shown | None = None) -> StoreCounts:
-        """What the store holds, counted (``shown``: of each family's files and rows, those
-        to count; see :func:`pipeline.storage.store_overview.store_counts`)."""
+    def counts(self) -> StoreCounts:
+        """What the store holds, counted."""
         from pipeline.storage.store_overview import store_counts
 
-        return store_counts(self.results, shown)
+        return store_counts(self.results)
 
     def compact(self) -> StoredIds:
         """Drop the rows a newer file supersedes; the ids that remain (under :meth:`locked`)."""
