@@ -366,7 +366,7 @@ class Search:
 
         from pipeline.search.batched_journal import BatchedJournal, held_journal
 
-        self.journal = SearchJournal(self.base.folder.path, self.name, self.log)
+        self.journal = SearchJournal(self.base.folder, self.name, self.log)
         folder = self.journal.path.parent
         held.enter_context(held_journal(folder, self.name, self.journal.path))
 
