@@ -109,6 +109,7 @@ def build_store(study_dir: Path, family: str, n_rows: int) -> int:
     how many rows."""
     from pipeline.running.driver import write_encoded
     from pipeline.running.worker import encode_rows, metadata_bytes
+    from pipeline.storage.study_folder import StudyFolder
 
     if study_dir.exists():
         shutil.rmtree(study_dir)
@@ -119,7 +120,7 @@ def build_store(study_dir: Path, family: str, n_rows: int) -> int:
         for row in batch:
             row.update(task_id=f"{written:020d}", study=study_dir.name)
             written += 1
-        write_encoded(study_dir / "results", encode_rows(batch, metadata_bytes(meta)))
+        write_encoded(StudyFolder(study_dir), encode_rows(batch, metadata_bytes(meta)))
     return written
 
 

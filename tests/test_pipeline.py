@@ -121,12 +121,12 @@ def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs
     task = plan(_plain(config().study))[0]
     real_write = driver.write_encoded
 
-    def write_beside_another_job(results, files):
+    def write_beside_another_job(folder, files):
         # the other job's row of the same task lands first
-        if not store_layout.result_files(results):
+        if not folder.result_files():
             other = another_job_s_rows(task)
-            real_write(results, worker.encode_rows(other, b'{"written_by": "another job"}'))
-        return real_write(results, files)
+            real_write(folder, worker.encode_rows(other, b'{"written_by": "another job"}'))
+        return real_write(folder, files)
 
     monkeypatch.setattr(driver, "write_encoded", write_beside_another_job)
     compactions.clear()
