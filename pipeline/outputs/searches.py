@@ -42,9 +42,9 @@ def search_headlines(study: StudyFolder) -> list[tuple[Path, dict[str, Any] | st
 
 
 def searches_section(study: StudyFolder) -> list[str]:
-    """The Markdown lines that head a study's summary with each search stored in its folder (``study``):
-    its best beside the reference and the gap, its page and plots.  A headline file that is
-    not what a search writes is named and left out."""
+    """The Markdown lines that head a study's summary with each search stored in its folder
+    (``study``): its best beside the reference and the gap, its page and plots.  A headline
+    file that is not what a search writes is named and left out."""
     lines = ["## Searches", ""]
     for path, headline in search_headlines(study):
         if isinstance(headline, str):
