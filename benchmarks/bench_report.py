@@ -40,17 +40,18 @@ import yaml
 from pipeline.outputs.report import write_report
 from pipeline.outputs.index import write_index
 from pipeline.storage.store import load_results
+from pipeline.storage.study_folder import StudyFolder
 out["import"] = since(start)
 study = yaml.safe_load(open(sys.argv[2]))
 step = clock()
 rows = load_results(study_dir / "results")
 out["load"] = since(step)
 step = clock()
-path = write_report(study_dir, study, rows)
+path = write_report(StudyFolder(study_dir), study, rows)
 out["write_cold"] = since(step)
 out["cold_total"] = since(start)
 step = clock()
-write_report(study_dir, study, rows)
+write_report(StudyFolder(study_dir), study, rows)
 out["write_warm"] = since(step)
 step = clock()
 index = write_index(study_dir.parent)

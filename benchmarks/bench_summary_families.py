@@ -48,7 +48,8 @@ import json, sys, time
 from pathlib import Path
 start = time.perf_counter(), time.process_time()
 from pipeline.outputs.summary import write_summary
-write_summary(Path(sys.argv[1]), {"name": sys.argv[2]})
+from pipeline.storage.study_folder import StudyFolder
+write_summary(StudyFolder(Path(sys.argv[1])), {"name": sys.argv[2]})
 print(json.dumps({"wall": time.perf_counter() - start[0], "cpu": time.process_time() - start[1]}))
 """
 
@@ -108,6 +109,7 @@ def build_store(study_dir: Path, family: str, n_rows: int) -> int:
     how many rows."""
     from pipeline.running.driver import write_encoded
     from pipeline.running.worker import encode_rows, metadata_bytes
+    from pipeline.storage.study_folder import StudyFolder
 
     if study_dir.exists():
         shutil.rmtree(study_dir)
@@ -118,7 +120,7 @@ def build_store(study_dir: Path, family: str, n_rows: int) -> int:
         for row in batch:
             row.update(task_id=f"{written:020d}", study=study_dir.name)
             written += 1
-        write_encoded(study_dir / "results", encode_rows(batch, metadata_bytes(meta)))
+        write_encoded(StudyFolder(study_dir), encode_rows(batch, metadata_bytes(meta)))
     return written
 
 

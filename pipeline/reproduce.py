@@ -57,9 +57,9 @@ from pipeline.readback.stored_study import (
 )
 from pipeline.running.needs import free_disk
 from pipeline.running.plan import TARGET
-from pipeline.storage import store_layout
 from pipeline.storage.ids import IdSet, id_array
 from pipeline.storage.locking import visible
+from pipeline.storage.study_folder import StudyFolder
 from solvers.kit.words import counted, format_bytes
 from solvers.registry import TaskError, get_family
 
@@ -126,9 +126,9 @@ def recompute(
     into: Path,
     cluster: dict[str, Any],
     log: Callable[[str], None],
-) -> tuple[list[Path], dict[str, str], str]:
-    """Recompute the ``wanted`` tasks from the study's configs into ``into``: (the folders
-    of the new stores, the tasks not recomputed with why, the backend's description).  A
+) -> tuple[list[StudyFolder], dict[str, str], str]:
+    """Recompute the ``wanted`` tasks from the study's configs into ``into``: (the study
+    folders of the new stores, the tasks not recomputed with why, the backend's description).  A
     run record whose config cannot be planned here is added to the study's entries not
     used."""
     from pipeline.run import prepared, run_tasks
@@ -168,7 +168,7 @@ def recompute(
             f"into {run.folder}"
         )
         run_tasks(run)
-        stores.append(run.folder.results)
+        stores.append(run.folder)
     why = "no stored config plans this task"
     if problems:
         why += f" here ({'; '.join(dict.fromkeys(problems))})"
@@ -271,11 +271,11 @@ def needs_beyond(run: Any, tasks: dict[str, dict[str, Any]]) -> dict[str, str]:
     return out
 
 
-def new_rows(stores: list[Path]) -> dict[str, pa.Table]:
+def new_rows(stores: list[StudyFolder]) -> dict[str, pa.Table]:
     """The recomputed rows of every new store (runs of one study share one), per family."""
     out: dict[str, list[pa.Table]] = {}
-    for results in dict.fromkeys(stores):
-        for path in store_layout.result_files(results):
+    for folder in {folder.path: folder for folder in stores}.values():
+        for path in folder.result_files():
             family = path.parent.name.partition("=")[2]
             with pq.ParquetFile(path) as pf:
                 out.setdefault(family, []).append(pf.read())

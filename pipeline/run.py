@@ -86,10 +86,10 @@ def _run_stages(run: StudyRun) -> None:
 
 @dataclass
 class StudyReport:
-    """What a run did: counts of tasks and rows, where the study lives."""
+    """What a run did: counts of tasks and rows, the study's folder."""
 
     study: str
-    study_dir: Path
+    folder: StudyFolder
     planned: int = 0
     skipped: int = 0
     computed: int = 0
@@ -106,7 +106,7 @@ class StudyReport:
         return (
             f"study {self.study}: {counted(self.planned, 'task')}, {self.skipped:,} already "
             f"stored, {self.computed:,} computed, {self.errors:,} failed; store "
-            f"{self.study_dir / 'results'}"
+            f"{self.folder.results}"
         )
 
 
@@ -147,7 +147,7 @@ def prepared(
     plan = planned(conf.study)
     backend = backend_of(conf.cluster, client)
     backend.check()
-    report = StudyReport(study=conf.study.name, study_dir=folder.path, planned=plan.n_tasks)
+    report = StudyReport(study=conf.study.name, folder=folder, planned=plan.n_tasks)
     return StudyRun(given, conf, plan, backend, folder, report, log)
 
 
@@ -284,7 +284,7 @@ def summarize(run: StudyRun) -> None:
                 "again later)"
             )
             counts = run.folder.counts()
-        run.report.summary = write_summary(run.folder.path, run.conf.study.plain(), counts=counts)
+        run.report.summary = write_summary(run.folder, run.conf.study.plain(), counts=counts)
     run.log(f"summary: {run.report.summary}")
     if not run.conf.run.quiet:  # the answer: the summary's first table, as it wrote it
         from pipeline.outputs.headline import headline_lines

@@ -72,7 +72,7 @@ def test_a_study_runs_on_a_client_the_caller_keeps(client, tmp_path):
     report = run_study(cfg, log=lines.append, client=client)
     assert report.computed == report.planned == 2 and report.errors == 0
     assert any("tasks on the given Dask client (scheduler " in line for line in lines), lines
-    assert len(store.load_results(report.study_dir)) == 2
+    assert len(store.load_results(report.folder.path)) == 2
     assert client.submit(sum, [1, 2], pure=False).result() == 3  # still the caller's, open
     assert len(client.scheduler_info()["workers"]) == 1
 

@@ -121,12 +121,12 @@ def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs
     task = plan(_plain(config().study))[0]
     real_write = driver.write_encoded
 
-    def write_beside_another_job(results, files):
+    def write_beside_another_job(folder, files):
         # the other job's row of the same task lands first
-        if not store_layout.result_files(results):
+        if not folder.result_files():
             other = another_job_s_rows(task)
-            real_write(results, worker.encode_rows(other, b'{"written_by": "another job"}'))
-        return real_write(results, files)
+            real_write(folder, worker.encode_rows(other, b'{"written_by": "another job"}'))
+        return real_write(folder, files)
 
     monkeypatch.setattr(driver, "write_encoded", write_beside_another_job)
     compactions.clear()
@@ -245,9 +245,12 @@ def test_every_count_of_a_run_s_lines_marks_its_thousands(monkeypatch):
     from pipeline.cli import exit_lines
     from pipeline.run import StudyReport
     from pipeline.storage.store_overview import StoreCounts, status_line
+    from pipeline.storage.study_folder import StudyFolder
 
-    report = StudyReport("grid", Path("/studies/grid"), 3606, 1200, 2406, 1001, stage="run")
-    monkeypatch.setattr(exit_lines, "_stored_counts", lambda results: (3606, 2605))
+    report = StudyReport(
+        "grid", StudyFolder(Path("/studies/grid")), 3606, 1200, 2406, 1001, stage="run"
+    )
+    monkeypatch.setattr(exit_lines, "_stored_counts", lambda folder: (3606, 2605))
     by_status = pd.DataFrame(
         {"family": ["f", "f"], "status": ["ok", "error"], "rows": [2605, 1001],
          "tasks": [2605, 1001], "seconds": [1.0, 2.0]}

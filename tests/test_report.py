@@ -14,6 +14,7 @@ import pytest
 
 from pipeline.outputs.report import json_value, table_spec, write_report
 from pipeline.storage import store, store_layout
+from pipeline.storage.study_folder import StudyFolder
 from solvers.registry import solve
 from tests.helpers.pages import page_data
 from tests.helpers.runs import run
@@ -28,8 +29,8 @@ def external_references(text: str) -> list[str]:
 
 def test_the_summary_stage_writes_a_self_contained_report(outputs):
     report = run(outputs, "cluster=sync", "study=paper")
-    path = report.study_dir / "report.html"
-    assert path.exists() and (report.study_dir / "summary.md").exists()
+    path = report.folder.report
+    assert path.exists() and report.folder.summary.exists()
     text = path.read_text()
     assert external_references(text) == []
     assert "id='plotly-gz'" in text  # the family's figures bring Plotly, inlined
@@ -57,7 +58,9 @@ def test_failures_are_listed_with_their_messages(tmp_path):
     bad = {**ok, "task_id": "b" * 20, "status": "error", "error": "MemoryError: big\nline 2"}
     bad.update(expected_score=None, expected_score_exact=None)
     write_rows(study_dir / "results", [ok, bad], {"written_at": "2026-01-01T00:00:00"})
-    path = write_report(study_dir, {"name": "broken", "description": "two rows, one failed"})
+    path = write_report(
+        StudyFolder(study_dir), {"name": "broken", "description": "two rows, one failed"}
+    )
     data = page_data(path)
     failed = [t for t in data["tables"] if t["title"].startswith("Failed tasks")]
     assert len(failed) == 1 and len(failed[0]["rows"]) == 1
@@ -122,7 +125,6 @@ def test_each_family_report_has_tables_and_figures_whose_hover_is_exact(family):
 
 def test_the_index_lists_every_study_and_the_rows_two_studies_share(outputs):
     from pipeline.outputs.index import comparison_data
-    from pipeline.storage.study_folder import StudyFolder
 
     run(outputs, "cluster=sync", "study=paper")
     run(
@@ -193,7 +195,7 @@ def test_a_family_without_a_report_function_gets_the_generic_part(tmp_path):
         for row in solve({"family": family, **example})
     ]
     write_rows(tmp_path / "plain" / "results", rows, {"written_at": "2026-01-01"})
-    path = write_report(tmp_path / "plain", {"name": "plain"})
+    path = write_report(StudyFolder(tmp_path / "plain"), {"name": "plain"})
     titles = [t["title"] for t in page_data(path)["tables"]]
     assert f"All results ({family})" in titles
     assert "id='plotly-gz'" not in path.read_text()  # no figures: no Plotly either
@@ -217,7 +219,7 @@ def test_provenance_reads_each_file_once_and_keeps_every_run_apart(tmp_path):
     metas = store.files_metadata(files)
     assert metas == [store.file_metadata(f) for f in files]
     assert metas[0] is metas[2] and metas[3] is metas[5] and metas[0] != metas[3]
-    batches, newest, packages = provenance(tmp_path)
+    batches, newest, packages = provenance(StudyFolder(tmp_path))
     assert batches["run_started"].tolist() == ["run-1"] * 3 + ["run-2"] * 4
     assert batches["code_version"].tolist() == ["a"] * 3 + ["b"] * 4
     assert newest["config"] == {"study": {"name": "s"}}

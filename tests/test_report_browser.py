@@ -29,6 +29,7 @@ from pipeline.outputs.index import write_index
 from pipeline.outputs.summary import write_summary
 from pipeline.run import run_study
 from pipeline.storage import store, store_layout
+from pipeline.storage.study_folder import StudyFolder
 from solvers.registry import solve
 from tests.helpers.runs import compose_config
 from tests.helpers.store_rows import write_rows
@@ -73,7 +74,7 @@ def edited_copy(source: Path, target: Path) -> None:
         frame.loc[optimal, "expected_score"] = 2384 / 560
         edited = pa.Table.from_pandas(frame, schema=table.schema, preserve_index=False)
         pq.write_table(edited.replace_schema_metadata(table.schema.metadata), path)
-    write_summary(target, {"name": target.name, "description": "an edited copy"})
+    write_summary(StudyFolder(target), {"name": target.name, "description": "an edited copy"})
 
 
 def add_failure(study_dir: Path) -> None:
@@ -85,7 +86,7 @@ def add_failure(study_dir: Path) -> None:
     bad.update(expected_score=None, expected_score_exact=None, score_pmf=None)
     meta = store.file_metadata(store_layout.result_files(study_dir / "results")[0])
     write_rows(study_dir / "results", [bad], meta)
-    write_summary(study_dir, {"name": study_dir.name, "description": "with a failure"})
+    write_summary(StudyFolder(study_dir), {"name": study_dir.name, "description": "with a failure"})
 
 
 # One small study of every shipped family (a family with a report function shows figures),

@@ -156,13 +156,14 @@ def test_a_search_headline_that_is_no_search_s_is_left_out_and_named(tmp_path):
     not JSON, JSON of another shape) is named and left out of the summary, never read
     through or trusted."""
     from pipeline.outputs.searches import searches_section
+    from pipeline.storage.study_folder import StudyFolder
 
     folder = tmp_path / "search"
     folder.mkdir()
     (folder / "zero.json").symlink_to("/dev/zero")
     (folder / "text.json").write_text("not json")
     (folder / "shape.json").write_text('{"name": 5}')
-    lines = "\n".join(searches_section(tmp_path))
+    lines = "\n".join(searches_section(StudyFolder(tmp_path)))
     assert "`search/zero.json`: left out (not a search's headline file)" in lines
     assert "`search/text.json`: left out" in lines
     assert "`search/shape.json`: left out (no name, n_trials, page, plots, params" in lines

@@ -311,7 +311,8 @@ from pipeline import Study
 study = Study("paper", ["study.grid.deck=[[3,3,3]]", "cluster=sync"], outputs=sys.argv[1])
 study.run(progress=False)
 from pipeline.outputs.summary import write_summary
-write_summary(study.folder, study.config.study)  # the summary and the report once more
+from pipeline.storage.study_folder import StudyFolder
+write_summary(StudyFolder(study.folder), study.config.study)  # the summary and the report once more
 after = dict(matplotlib.rcParams)
 changed = sorted(k for k in before if before[k] != after[k])
 print(json.dumps({"changed": changed, "backend": [backend, matplotlib.get_backend()],

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from pipeline.outputs.summary import write_summary
+from pipeline.storage.study_folder import StudyFolder
 from solvers import solve
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows
 from solvers.registry import families, family_report, family_summary, get_family
@@ -122,8 +123,8 @@ def test_the_large_store_path_writes_what_the_pandas_path_writes(family, tmp_pat
     module = __import__(summary.__module__, fromlist=["_"])
     monkeypatch.setattr(module, summary.__name__, spy)
     study = {"name": "fam"}
-    write_summary(plain, study)
-    write_summary(large, study, large_rows=0)
+    write_summary(StudyFolder(plain), study)
+    write_summary(StudyFolder(large), study, large_rows=0)
     assert seen == [pd.DataFrame, StoredRows]
     text = (plain / "summary.md").read_text()
     assert text == (large / "summary.md").read_text()

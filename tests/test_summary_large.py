@@ -17,6 +17,7 @@ import pytest
 from pipeline.outputs.report import write_report
 from pipeline.outputs.summary import generic_summary, write_summary
 from pipeline.storage import store, store_layout, store_overview
+from pipeline.storage.study_folder import StudyFolder
 from solvers import solve
 from solvers.card_guessing.summary.rows import summary_rows
 from solvers.kit.stored_rows import StoredRows
@@ -104,8 +105,8 @@ def test_the_large_store_path_writes_the_same_summary_as_pandas(study_dir, tmp_p
     monkeypatch.setattr(card_summary, "summarize", spy)
     plain = copy_study(study_dir, tmp_path / "plain")
     large = copy_study(study_dir, tmp_path / "large")
-    write_summary(plain, STUDY)
-    write_summary(large, STUDY, large_rows=0)
+    write_summary(StudyFolder(plain), STUDY)
+    write_summary(StudyFolder(large), STUDY, large_rows=0)
     assert seen == ["DataFrame", "StoredRows"]
     lazy = store.family_rows(large / "results", "card_guessing", "ok")
     assert len(summary_rows(lazy)) < lazy.count() == 70  # the exact info rows were reduced
@@ -123,7 +124,7 @@ def test_the_large_store_path_writes_the_same_summary_as_pandas(study_dir, tmp_p
 
 
 def test_the_report_caps_its_rows_and_says_how_to_read_them_all(study_dir):
-    path = write_report(study_dir, STUDY, report_rows=5)
+    path = write_report(StudyFolder(study_dir), STUDY, report_rows=5)
     tables = {t["title"]: t for t in page_data(path)["tables"]}
     assert len(tables["All results (card_guessing)"]["rows"]) == 5
     assert len(tables["Failed tasks (card_guessing)"]["rows"]) == 2  # fewer than the cap
@@ -132,7 +133,7 @@ def test_the_report_caps_its_rows_and_says_how_to_read_them_all(study_dir):
     folder = store_layout.family_dir(study_dir.resolve() / "results", "card_guessing")
     assert f"read_parquet('{folder}/*.parquet') WHERE status = 'ok'" in text
     assert "72 tasks, 72 result rows: 70 ok, 2 failed" in text
-    whole = page_data(write_report(study_dir, STUDY))["tables"]
+    whole = page_data(write_report(StudyFolder(study_dir), STUDY))["tables"]
     assert len(next(t for t in whole if t["title"].startswith("All results"))["rows"]) == 70
 
 
@@ -164,9 +165,9 @@ def test_the_generic_summary_reads_only_its_first_rows_of_stored_rows(study_dir,
 
 def test_a_report_of_rows_already_loaded_matches_the_report_from_the_store(study_dir):
     loaded = store.load_results(study_dir / "results")
-    from_store = page_data(write_report(study_dir, STUDY))
+    from_store = page_data(write_report(StudyFolder(study_dir), STUDY))
     text_store = (study_dir / "report.html").read_text()
-    from_rows = page_data(write_report(study_dir, STUDY, loaded))
+    from_rows = page_data(write_report(StudyFolder(study_dir), STUDY, loaded))
     assert from_rows["tables"][2:] == from_store["tables"][2:]  # after the provenance tables
     status = re.compile(r"<p class='status'>(.*?)</p>")
     assert status.search(text_store).group(1) == status.search(

@@ -14,6 +14,7 @@ import textwrap
 import pandas as pd
 
 from pipeline.outputs.summary import write_summary
+from pipeline.storage.study_folder import StudyFolder
 from solvers import solve
 from solvers.registry import family_summary
 from tests.helpers.commands import cli_run_in_process
@@ -138,7 +139,7 @@ def test_the_failed_tasks_table_says_how_many_it_leaves_out(tmp_path, monkeypatc
     study_dir = tmp_path / "s"
     study_dir.mkdir()
     write_rows(study_dir / "results", [ok, *bad], {"study": "s"})
-    text = write_summary(study_dir, {"name": "s"}).read_text()
+    text = write_summary(StudyFolder(study_dir), {"name": "s"}).read_text()
     failed = text.partition("### Failed tasks")[2]
     assert len(table_column(failed, "error")) == 2
     assert "The table shows 2 of the 3 failed rows; every one is in report.html" in failed

@@ -24,8 +24,6 @@ from pipeline.config_files import job_files
 from pipeline.ctrl_c import RunStopped, SearchStopped, nothing_written, stop_name
 from pipeline.errors import StoreError
 from pipeline.running.failed_tasks import failed_lines
-from pipeline.storage.checkpoints import StudyCheckpoints
-from pipeline.storage.store_newest import stored_ids
 from solvers.kit.words import counted
 
 LONG_RUN = 400  # characters without a space an error line shows whole (a long path too)
@@ -65,7 +63,7 @@ def failed_tasks_lines(report: Any) -> list[str]:
     more, then where every failed row is; each line :func:`abbreviated`."""
     if not report.errors:
         return []
-    results = report.study_dir / "results"
+    results = report.folder.results
     lines = failed_lines(report.errors, report.failures, results, report.summary)
     return [abbreviated(line) for line in lines]
 
@@ -186,7 +184,7 @@ def stopped_message(report: Any, signum: int | None, rerun: str = "") -> str:
         return summary_stopped_message(report, signum, rerun)
     if report is None or report.stage is None:
         return nothing_written(signum or signal.SIGINT)
-    kept = kept_checkpoints(report.study_dir)
+    kept = report.folder.checkpoints.kept_line()
     if report.computed + report.skipped == 0:
         if not kept:
             return f"stopped ({how}) before any task finished; nothing was stored"
@@ -194,22 +192,9 @@ def stopped_message(report: Any, signum: int | None, rerun: str = "") -> str:
     kept = f"; {kept}" if kept else ""
     return (
         f"stopped ({how}): {report.computed:,} of {counted(report.planned, 'task')} computed in "
-        f"this run and stored in {report.study_dir / 'results'} with the {report.skipped:,} "
+        f"this run and stored in {report.folder.results} with the {report.skipped:,} "
         "stored before"
         f"{kept}; run the same command again to compute the rest (stored tasks are skipped)"
-    )
-
-
-def kept_checkpoints(study_dir: Path) -> str:
-    """What the unfinished tasks' checkpoints keep, for the one line on a stop ("" if none):
-    the next run of the same command resumes each task from its own."""
-    checkpoints = StudyCheckpoints(study_dir)
-    folder, tasks = checkpoints.root, checkpoints.task_folders()
-    if not tasks:
-        return ""
-    return (
-        f"the checkpoints of {counted(len(tasks), 'unfinished task')} are kept in {folder} "
-        "(the same command resumes them)"
     )
 
 
@@ -217,10 +202,10 @@ def summary_stopped_message(report: Any, signum: int | None, rerun: str) -> str:
     """A stop while the summary was written: the store is whole (the summary reads it, and
     its compaction replaces files whole), what it holds, and the command that writes the
     summary alone."""
-    results = report.study_dir / "results"
+    results = report.folder.results
     computed = report.computed
     this_run = f"{counted(computed, 'task')} computed and stored in this run; " if computed else ""
-    stored = _stored_counts(results)
+    stored = _stored_counts(report.folder)
     held = (
         f"the store holds {counted(stored[0], 'task')} ({stored[1]:,} ok) in {results}, intact"
         if stored is not None
@@ -233,10 +218,11 @@ def summary_stopped_message(report: Any, signum: int | None, rerun: str) -> str:
     )
 
 
-def _stored_counts(results: Path) -> tuple[int, int] | None:
-    """(tasks, ok tasks) the store holds, or None when it cannot be read."""
+def _stored_counts(folder: Any) -> tuple[int, int] | None:
+    """(tasks, ok tasks) the store of ``folder`` (a StudyFolder) holds, or None when it cannot
+    be read."""
     try:
-        stored = stored_ids(results)
+        stored = folder.stored_ids()
     except Exception:  # noqa: BLE001 - a count for a message, never a new error
         return None
     return len(stored.every), len(stored.ok)

@@ -166,15 +166,14 @@ def sweep_stopped_message(how: str = "Ctrl-C") -> str | None:
     started, config, loader = _sweep.started, _sweep.config, _sweep.loader
     try:
         jobs = job_overrides(config, loader)
-        folders = list(
-            dict.fromkeys(StudyFolder.of(job_config(config, o, loader)).path for o in jobs)
-        )
+        studies = (StudyFolder.of(job_config(config, o, loader)) for o in jobs)
+        folders = list({study.path: study for study in studies}.values())  # each folder once
     except Exception:  # noqa: BLE001 - the message falls back to the job's own line
         return None
     said = []
     for folder in folders:
-        results = folder / "results"
-        files = store_layout.result_files(results)
+        results = folder.results
+        files = folder.result_files()
         new = [f for f in files if store_layout.written_ns(f) >= started]
         this_sweep, every = (
             len(store_newest.ids_in(new).every),

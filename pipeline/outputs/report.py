@@ -33,11 +33,12 @@ import yaml
 
 from pipeline.outputs.column_words import column_words
 from pipeline.outputs.report_about import about_html
-from pipeline.storage.own_files import REPORT_NAME, html_head
+from pipeline.storage.own_files import html_head
 from pipeline.storage.safe_paths import write_replacing
 from pipeline.storage.store import LARGE_ROWS, family_rows, files_metadata, ok_rows
-from pipeline.storage.store_layout import family_dir, result_files
+from pipeline.storage.store_layout import family_dir
 from pipeline.storage.store_overview import StoreCounts, frame_counts, status_line, store_counts
+from pipeline.storage.study_folder import StudyFolder
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows
 from solvers.kit.words import counted
 from solvers.registry import family_report, get_family
@@ -57,7 +58,7 @@ Rows = pd.DataFrame | StoredRows
 
 
 def write_report(
-    study_dir: Path,
+    folder: StudyFolder,
     study: Mapping[str, Any],
     rows: pd.DataFrame | None = None,
     *,
@@ -68,7 +69,7 @@ def write_report(
     notes: Mapping[str, list[str]] | None = None,
     left_out: int = 0,
 ) -> Path:
-    """Write <study_dir>/report.html (self-contained) from the store; return its path.
+    """Write the study ``folder``'s report.html (self-contained) from its store; its path.
 
     ``rows``: the store already loaded (``load_results``), else it is read family by family
     (DuckDB counts, ``oks``: the ok rows the summary stage read, reused); each family's
@@ -76,7 +77,7 @@ def write_report(
     rows the tables show, ``left_out`` the store's other rows (of other versions of code),
     and ``notes`` (family -> HTML sentences) say whose they are, under each family.
     """
-    results = study_dir / "results"
+    results = folder.results
     if rows is not None:
         counts = frame_counts(rows)
     counts = counts if counts is not None else store_counts(results)
@@ -87,10 +88,10 @@ def write_report(
             f"<p class='description'>{esc(' '.join(str(study['description']).split()))}</p>"
         )
     page.add_html(f"<p class='status'>{esc(status_line(counts, left_out))}</p>")
-    add_searches(page, study_dir)  # a search's best heads the report, as it heads the summary
+    add_searches(page, folder)  # a search's best heads the report, as it heads the summary
     notes = notes or {}
-    batches = add_provenance(page, study_dir)
-    page.add_html(about_html(study_dir, sorted({*counts.families, *notes}), batches))
+    batches = add_provenance(page, folder)
+    page.add_html(about_html(folder, sorted({*counts.families, *notes}), batches))
     for family in sorted({*counts.families, *notes}):
         if rows is not None:
             fam_rows = rows[rows["family"] == family]
@@ -104,15 +105,15 @@ def write_report(
                 ok = ok_rows(results, family, lazy_ok=lazy_ok, large_rows=large_rows)
             errors = family_rows(results, family, "error")
         add_family(page, family, ok, errors, results, report_rows, notes.get(family, []))
-    return write_atomic(study_dir / REPORT_NAME, page.html())
+    return write_atomic(folder.report, page.html())
 
 
-def add_searches(page: Page, study_dir: Path) -> None:
+def add_searches(page: Page, folder: StudyFolder) -> None:
     """Each search stored in the study folder: its best beside the reference and the gap,
     and the objective against each searched parameter (pipeline.search.outputs)."""
     from pipeline.outputs.searches import search_figures, search_headlines
 
-    found = search_headlines(study_dir)
+    found = search_headlines(folder)
     if not found:
         return
     page.add_html("<h2>Searches</h2>")
@@ -140,11 +141,11 @@ def first_rows(rows: Rows, n: int) -> pd.DataFrame:
 # ------------------------------------------------------------------------------ provenance
 
 
-def provenance(study_dir: Path) -> tuple[pd.DataFrame, dict[str, Any], pd.DataFrame]:
+def provenance(folder: StudyFolder) -> tuple[pd.DataFrame, dict[str, Any], pd.DataFrame]:
     """(the batch table, the newest file's metadata, every package version recorded), from
     one read of each file's footer (two passes took 6.3 s at 5,790 files)."""
     lines, seen = [], {}
-    files = result_files(study_dir / "results")
+    files = folder.result_files()
     metas = files_metadata(files)
     for path, meta in zip(files, metas, strict=True):
         lines.append(
@@ -192,10 +193,10 @@ def stored_at(path: Path) -> str:
     return when.isoformat(timespec="milliseconds")
 
 
-def add_provenance(page: Page, study_dir: Path) -> pd.DataFrame:
+def add_provenance(page: Page, folder: StudyFolder) -> pd.DataFrame:
     """The resolved config, package versions, code versions and the batches' times; return
     the batch table."""
-    batches, newest, packages = provenance(study_dir)
+    batches, newest, packages = provenance(folder)
     page.add_html("<h2 id='provenance'>Config and provenance</h2>")
     if not len(batches):
         page.add_html("<p>No results stored yet.</p>")

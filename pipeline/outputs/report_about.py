@@ -17,9 +17,13 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import yaml
+
+if TYPE_CHECKING:
+    from pipeline.storage.study_folder import StudyFolder
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository, for an install from it
 DOCS = ROOT / "docs"
@@ -54,8 +58,8 @@ def citation() -> str:
         return f"guesslab, version {version}."
 
 
-def about_html(study_dir: Path, families: Iterable[str], batches: pd.DataFrame) -> str:
-    """The paragraph: per family, its manual page (linked relative to ``study_dir`` where
+def about_html(folder: StudyFolder, families: Iterable[str], batches: pd.DataFrame) -> str:
+    """The paragraph: per family, its manual page (linked relative to the study ``folder`` where
     the repository's docs/ is here) and the solver versions of its rows; how to cite."""
     pages = manual_pages()
     games = []
@@ -67,7 +71,7 @@ def about_html(study_dir: Path, families: Iterable[str], batches: pd.DataFrame) 
         where = page.relative_to(ROOT).as_posix()
         built = page.relative_to(DOCS).with_suffix(".html").as_posix()
         try:
-            link = Path(os.path.relpath(page, study_dir.resolve())).as_posix()
+            link = Path(os.path.relpath(page, folder.path.resolve())).as_posix()
         except ValueError:  # another drive (Windows): no relative path leads there
             link = page.as_uri()
         games.append(

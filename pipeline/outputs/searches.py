@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pipeline.storage.study_folder import StudyFolder
 
 MAX_HEADLINE = 16 * 1024 * 1024  # bytes of a search's headline file read back (~100 a trial)
 HEADLINE_KEYS = {"name": str, "n_trials": int, "page": str, "plots": list, "params": list}
 
 
-def search_headlines(study_dir: Path) -> list[tuple[Path, dict[str, Any] | str]]:
-    """Each search stored in the study folder (``search/<name>.json``), read back checked:
+def search_headlines(study: StudyFolder) -> list[tuple[Path, dict[str, Any] | str]]:
+    """Each search stored in the ``study`` folder (``search/<name>.json``), read back checked:
     (its file, its headline), or (its file, why it is left out) for a file that is not what
     a search writes (a link, a FIFO, too large, not JSON, keys missing or of another kind)."""
-    folder = study_dir / "search"
+    folder = study.path / "search"
     if not folder.is_dir() or folder.is_symlink():
         return []
     found: list[tuple[Path, dict[str, Any] | str]] = []
@@ -38,12 +41,12 @@ def search_headlines(study_dir: Path) -> list[tuple[Path, dict[str, Any] | str]]
     return found
 
 
-def searches_section(study_dir: Path) -> list[str]:
-    """The Markdown lines that head a study's summary with each search stored in its folder:
-    its best beside the reference and the gap, its page and plots.  A headline file that is
-    not what a search writes is named and left out."""
+def searches_section(study: StudyFolder) -> list[str]:
+    """The Markdown lines that head a study's summary with each search stored in its folder
+    (``study``): its best beside the reference and the gap, its page and plots.  A headline
+    file that is not what a search writes is named and left out."""
     lines = ["## Searches", ""]
-    for path, headline in search_headlines(study_dir):
+    for path, headline in search_headlines(study):
         if isinstance(headline, str):
             lines += [f"- `search/{path.name}`: left out ({headline})", ""]
             continue

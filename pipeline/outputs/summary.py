@@ -21,9 +21,9 @@ from pipeline.outputs.searches import searches_section
 from pipeline.storage import store, store_layout
 from pipeline.storage.own_files import SUMMARY_MARK
 from pipeline.storage.safe_paths import ensure_dir, write_replacing
-from pipeline.storage.staging import remove_stale, staged
 from pipeline.storage.store import family_rows
 from pipeline.storage.store_overview import StoreCounts, status_line, store_counts
+from pipeline.storage.study_folder import StudyFolder
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows, takes_stored_rows
 from solvers.kit.summary_parts import left_out, markdown_code, markdown_table, markdown_text
 from solvers.kit.words import counted
@@ -33,14 +33,14 @@ GENERIC_ROWS = 200
 
 
 def write_summary(
-    study_dir: Path,
+    folder: StudyFolder,
     study: Mapping[str, Any],
     *,
     large_rows: int = store.LARGE_ROWS,
     report_rows: int = REPORT_ROWS,
     counts: StoreCounts | None = None,
 ) -> Path:
-    """Write <study_dir>/summary.md (and summary/ files) from the store; return its path.
+    """Write the study ``folder``'s summary.md (and summary/ files) from its store; its path.
 
     The store is never read into pandas whole: counts come from DuckDB (store_counts, or
     ``counts`` when the caller has them), a family's ok rows reach its functions as a
@@ -48,9 +48,9 @@ def write_summary(
     the report embeds at most ``report_rows`` rows of a family's rows.  Staging folders of
     summaries killed mid-write are removed first.
     """
-    results = study_dir / "results"
-    remove_stale(study_dir)
-    out_dir = ensure_dir(study_dir / "summary", below=study_dir)  # a real folder, not a link
+    study_dir, results = folder.path, folder.results
+    folder.remove_stale_staging()
+    ensure_dir(study_dir / "summary", below=study_dir)  # a real folder, not a link
     counts = counts if counts is not None else store_counts(results)
     # the study's name and description are shown as typed (no Markdown or HTML of theirs)
     parts = [
@@ -65,11 +65,11 @@ def write_summary(
     # apart (the families' notes say whose)
     shown = (
         store_counts(results, shown_rows(codes))
-        if may_leave_out(codes, counts.families, results)
+        if may_leave_out(codes, counts.families, folder)
         else counts
     )
     parts += [status_line(shown, left_out=counts.rows - shown.rows), ""]
-    parts += searches_section(study_dir)  # a search's best heads the summary
+    parts += searches_section(folder)  # a search's best heads the summary
     oks, notes = {}, {}
     for family in counts.families:
         fn = family_summary(family) or generic_summary
@@ -78,10 +78,10 @@ def write_summary(
         oks[family] = ok = store.ok_rows(
             results, family, lazy_ok=lazy_ok, large_rows=large_rows, where=where
         )
-        with staged(out_dir) as staging:  # summary/ gets complete files only (a full disk)
+        with folder.staged("summary") as staging:  # summary/ gets complete files only (a full disk)
             text = fn(ok, staging)
         parts += [f"## Family `{family}`", "", text.rstrip(), ""]
-        facts = other_code_facts(results, family, codes)
+        facts = other_code_facts(folder, family, codes)
         parts += [*(note(markdown_code) for note in facts), *([""] if facts else [])]
         notes[family] = [note(html_code) for note in facts]
         if n_errors := shown.rows_with("error", family):
@@ -90,11 +90,11 @@ def write_summary(
             every = f"report.html (up to {report_rows:,}) and the store (status = 'error')"
             if note := left_out(len(errors), n_errors, "failed rows", every):
                 parts += [note, ""]
-    path = write_replacing(study_dir / "summary.md", "\n".join(parts).encode())
+    path = write_replacing(folder.summary, "\n".join(parts).encode())
     # report.html beside it (pipeline/outputs/report.py), and <outputs>/index.html
     # (pipeline/outputs/index.py)
     write_report(
-        study_dir,
+        folder,
         study,
         oks=oks,
         counts=shown,
@@ -103,7 +103,7 @@ def write_summary(
         notes=notes,
         left_out=counts.rows - shown.rows,
     )
-    write_index(study_dir.parent, known={study_dir.name: counts})
+    write_index(study_dir.parent, known={folder.name: counts})
     return path
 
 
@@ -138,27 +138,18 @@ def current_code_rows(codes: Mapping[str, tuple[str, str | None]], family: str) 
     return " AND ".join(kept)
 
 
-def other_code_notes(
-    results: Path,
-    family: str,
-    codes: Mapping[str, tuple[str, str | None]],
-    code: Callable[[Any], str] = markdown_code,
-) -> list[str]:
-    """Sentences saying how many results files of other versions of the family the store
-    keeps and the summary leaves out, and per strategy of one's own how many ok rows of other
-    versions of its code, or that its code cannot be checked; ``code`` shows a name or a
-    version (a Markdown code span; the report's is HTML)."""
-    return [note(code) for note in other_code_facts(results, family, codes)]
-
-
 Note = Callable[[Callable[[Any], str]], str]  # a sentence, given how names are shown
 
 
 def other_code_facts(
-    results: Path, family: str, codes: Mapping[str, tuple[str, str | None]]
+    folder: StudyFolder, family: str, codes: Mapping[str, tuple[str, str | None]]
 ) -> list[Note]:
-    """:func:`other_code_notes`' sentences, counted once, each to be said in Markdown (the
-    summary) and in HTML (the report)."""
+    """Sentences saying how many results files of other versions of the family the store of
+    ``folder`` keeps and the summary leaves out, and per strategy of one's own how many ok
+    rows of other versions of its code, or that its code cannot be checked; counted once,
+    each to be said in Markdown (the summary) and in HTML (the report), given how a name or a
+    version is shown."""
+    results = folder.results
     notes: list[Note] = []
     _, others = store.current_version_files(store_layout.family_files(results, family), family)
     if others:
@@ -205,12 +196,13 @@ def shown_rows(codes: Mapping[str, tuple[str, str | None]]) -> Any:
     return shown
 
 
-def may_leave_out(codes: Mapping[str, Any], families: list[str], results: Path) -> bool:
+def may_leave_out(codes: Mapping[str, Any], families: list[str], folder: StudyFolder) -> bool:
     """Whether a summary may leave rows out: the study has strategies of its own, or the
     store keeps files of another version of a family (an older version of a package family,
     or other code of a family from elsewhere, whose version carries its fingerprint)."""
     return bool(codes) or any(
-        store.current_version_files(store_layout.family_files(results, f), f)[1] for f in families
+        store.current_version_files(store_layout.family_files(folder.results, f), f)[1]
+        for f in families
     )
 
 

@@ -87,7 +87,7 @@ def describe_folder(arg: str) -> str:
         found.folder.checkpoints.root, "checkpoints (one folder per long task)", found
     )
     lines += kept_part(found.folder.quarantine, "quarantine (entries moved out of results/)", found)
-    lines += searches_part(folder, found)
+    lines += searches_part(found)
     used, n = disk_used(folder)
     lines += ["", f"disk used: {format_bytes(used)} in {counted(n, 'file')} (links not followed)"]
     if found.skipped:
@@ -326,14 +326,14 @@ def kept_part(where: Path, title: str, found: Folder) -> list[str]:
     ]
 
 
-def searches_part(folder: Path, found: Folder) -> list[str]:
+def searches_part(found: Folder) -> list[str]:
     """The searches stored in ``search/``: each one's name, trials and best."""
-    if kind(folder / "search") != "folder":
+    if kind(found.folder.path / "search") != "folder":
         return []
     from pipeline.outputs.searches import search_headlines
 
     lines = []
-    for path, headline in search_headlines(folder):
+    for path, headline in search_headlines(found.folder):
         if isinstance(headline, str):
             found.skipped.append((path, headline))
             continue

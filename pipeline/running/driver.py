@@ -33,7 +33,7 @@ from pipeline.errors import StoreError, UnsafePath
 from pipeline.long_task_setup import LongTaskSetup
 from pipeline.running.failed_tasks import SHOWN
 from pipeline.running.progress import ProgressBars, tasks_bar
-from pipeline.running.provenance import run_metadata, save_run_config
+from pipeline.running.provenance import run_metadata
 from pipeline.running.worker import (
     DISK_FULL,
     DoneBatch,
@@ -44,7 +44,6 @@ from pipeline.running.worker import (
     task_words,
 )
 from pipeline.storage.safe_paths import ensure_dir
-from pipeline.storage.store_layout import family_dir
 from solvers.kit.atomic_files import replace_file
 from solvers.kit.words import counted
 
@@ -52,6 +51,7 @@ if TYPE_CHECKING:
     from pipeline.backends.executor import Executor
     from pipeline.config import RunConfig
     from pipeline.running.plan import StudyPlan
+    from pipeline.storage.study_folder import StudyFolder
     from solvers.grid import Grid
 # ``run`` is always the run's pipeline.run.StudyRun, not imported here, not even for a type
 # checker: pipeline.run imports this module, and imports point one way (no cycle)
@@ -282,7 +282,7 @@ def compute(run, left: StudyPlan, setup: LongTaskSetup) -> None:
     settings = run.conf.run
     with run.backend.open() as executor:
         executor.expect(seconds_per_task(left), len(left))  # it may start its workers now
-        run.report.run_record = save_run_config(run.given, run.folder.path)  # the cluster answered
+        run.report.run_record = run.folder.save_run_config(run.given)  # the cluster answered
         executor.log_file = run.report.run_record.with_suffix(".log")  # detail spared the terminal
         work = BatchWork(  # every file names the run record (its rows' run)
             run.report.study,
@@ -317,7 +317,7 @@ def stored(run, done: DoneBatch, say: Callable[[str], None]) -> None:
     was set aside in them kept, a line to ``say`` each)."""
     report = run.report
     try:
-        report.files += write_encoded(run.folder.results, done.files)
+        report.files += write_encoded(run.folder, done.files)
     except StoreError as exc:
         if done.no_room is None:
             raise StoreError(write_failed(run, exc)) from exc
@@ -361,10 +361,10 @@ def write_failed(run, exc: StoreError) -> str:
     )
 
 
-def write_encoded(results: Path, files: Iterable[EncodedFile]) -> list[Path]:
-    """Store encoded files (see :func:`pipeline.running.worker.encode_rows`) atomically; return
-    their paths."""
-    return [_atomic_write(data, family_dir(results, family)) for family, data in files]
+def write_encoded(folder: StudyFolder, files: Iterable[EncodedFile]) -> list[Path]:
+    """Store encoded files (see :func:`pipeline.running.worker.encode_rows`) atomically in the
+    store of the study ``folder``; return their paths."""
+    return [_atomic_write(data, folder.family_dir(family)) for family, data in files]
 
 
 def _atomic_write(data: bytes, folder: Path) -> Path:

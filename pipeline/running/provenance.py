@@ -1,8 +1,10 @@
-"""What a run records of itself: its config under ``<study>/runs/<time>.yaml``, and in every
-results file's metadata the config, the versions of the packages that decide the results,
-the code's commit, the family's solver version, the user's own code (its fingerprint), the
-config folders Hydra searched (``--config-dir``), the time, the run record's name and the
-Hydra job of a multirun (which :func:`pipeline.storage.store.load_results` gives each row).
+"""What a run records of itself in every results file's metadata: the config, the versions of
+the packages that decide the results, the code's commit, the family's solver version, the
+user's own code (its fingerprint), the config folders Hydra searched (``--config-dir``), the
+time, the run record's name and the Hydra job of a multirun (which
+:func:`pipeline.storage.store.load_results` gives each row).  The run's config itself goes
+under ``<study>/runs/<time>.yaml``
+(:meth:`pipeline.storage.study_folder.StudyFolder.save_run_config`).
 
 :mod:`pipeline.reproduce` reads it back to recompute a stored study and says what changed.
 """
@@ -19,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.running.plan import own_strategies
-from pipeline.storage.safe_paths import ensure_dir, open_regular
 from solvers.own_strategy import files_fingerprint, source_files
 from solvers.registry import get_family
 
@@ -36,23 +37,6 @@ PACKAGES = (
     "pandas",
     "hydra-core",
 )
-
-
-def save_run_config(given: dict[str, Any], where: Path) -> Path:
-    """Keep the run's config (plain, resolved) under ``<study>/runs/``; its path."""
-    import yaml
-
-    runs = ensure_dir(where / "runs", below=where)
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H-%M-%S-%fZ")
-    path = runs / f"{stamp}.yaml"
-    fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-    try:
-        with open(fd, "w") as fh:
-            fh.write(yaml.safe_dump(given, sort_keys=False))
-    except BaseException:  # a full disk: no empty or partial record of the run is left
-        path.unlink(missing_ok=True)
-        raise
-    return path
 
 
 def run_metadata(

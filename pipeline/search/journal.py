@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.storage.safe_paths import ensure_dir, open_regular
+from pipeline.storage.study_folder import StudyFolder
 from solvers.kit.safe_folders import article, kind
 
 ALGORITHM = "xxh3_128"
@@ -30,11 +31,11 @@ _BLOCK = 1 << 20  # bytes read at a time
 
 
 class SearchJournal:
-    """The journal of the search ``name`` in the study folder ``study_dir``, and its seal."""
+    """The journal of the search ``name`` in the study ``folder``, and its seal."""
 
-    def __init__(self, study_dir: Path, name: str, log: Callable[[str], None]):
-        self.study_dir, self.log = study_dir, log
-        folder = ensure_dir(study_dir / "search", below=study_dir)
+    def __init__(self, folder: StudyFolder, name: str, log: Callable[[str], None]):
+        self.folder, self.log = folder, log
+        folder = ensure_dir(self.folder.path / "search", below=self.folder.path)
         self.path = folder / f"{name}.journal"
         self.seal_path = folder / f"{name}.journal.seal"
 
@@ -117,13 +118,25 @@ class SearchJournal:
 
     def set_aside(self, reason: str) -> None:
         """Move the journal and its seal to ``quarantine/search/``; say so in one line."""
-        moved = [_quarantine(p, self.study_dir) for p in (self.path, self.seal_path) if kind(p)]
+        moved = [self.quarantined(p) for p in (self.path, self.seal_path) if kind(p)]
         where = f"moved to {moved[0].parent}" if moved else "not found"
         self.log(
             f"warning: {self.path} is not a journal this search can go on from ({reason}); "
             f"{where}: the search starts a new journal, its trials' tasks stored are not "
             "solved again"
         )
+
+    def quarantined(self, path: Path) -> Path:
+        """Move the entry ``path`` itself (a link is not followed) to
+        ``<study>/quarantine/search/``, under a name no entry there has; where it went.  (The
+        store's own quarantine, :mod:`pipeline.storage.store_upkeep`, files entries by
+        family.)"""
+        folder = ensure_dir(self.folder.quarantine / "search", below=self.folder.path)
+        target, n = folder / path.name, 1
+        while kind(target) is not None:
+            target, n = folder / f"{path.name}.{n}", n + 1
+        os.rename(path, target)
+        return target
 
 
 def _content_problem(path: Path, sealed: tuple[int, str] | None) -> str | None:
@@ -164,15 +177,3 @@ def _digest(path: Path, size: int | None) -> tuple[int, str]:
             hasher.update(block)
             done += len(block)
     return done, hasher.hexdigest()
-
-
-def _quarantine(path: Path, study_dir: Path) -> Path:
-    """Move the entry ``path`` itself (a link is not followed) to
-    ``<study>/quarantine/search/``, under a name no entry there has; where it went.  (The
-    store's own quarantine, :mod:`pipeline.storage.store_upkeep`, files entries by family.)"""
-    folder = ensure_dir(study_dir / "quarantine" / "search", below=study_dir)
-    target, n = folder / path.name, 1
-    while kind(target) is not None:
-        target, n = folder / f"{path.name}.{n}", n + 1
-    os.rename(path, target)
-    return target

@@ -172,7 +172,7 @@ class Search:
         given = {**self.base.given, "study": self.batch_study(trials, reference)}
         conf = checked_config(given)
         plan = planned(conf.study)
-        report = StudyReport(study=conf.study.name, study_dir=self.base.folder.path)
+        report = StudyReport(study=conf.study.name, folder=self.base.folder)
         report.planned = plan.n_tasks
         search = {"name": self.name, "trials": asked or {}}  # in its files' metadata
         run = StudyRun(
@@ -366,7 +366,7 @@ class Search:
 
         from pipeline.search.batched_journal import BatchedJournal, held_journal
 
-        self.journal = SearchJournal(self.base.folder.path, self.name, self.log)
+        self.journal = SearchJournal(self.base.folder, self.name, self.log)
         folder = self.journal.path.parent
         held.enter_context(held_journal(folder, self.name, self.journal.path))
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from pipeline.storage.safe_paths import ensure_dir
 from solvers.kit.checkpoints import DAMAGED, SHARED, Checkpoints, committed_files
 from solvers.kit.safe_folders import kind
-from solvers.kit.words import format_bytes
+from solvers.kit.words import counted, format_bytes
 
 CHECKPOINTS = "checkpoints"  # <study>/checkpoints/<task id>/
 QUARANTINE = "quarantine"  # <study>/quarantine/checkpoints/<task id>/: a cleared damaged/
@@ -70,6 +70,17 @@ class StudyCheckpoints:
     def task_folders(self) -> list[Path]:
         """The tasks' checkpoint folders there are (real folders; empty when none)."""
         return [Path(e.path) for e in _real_dirs(self.root) if e.name != SHARED]
+
+    def kept_line(self) -> str:
+        """What the unfinished tasks' checkpoints keep, for the one line on a stop ("" if
+        none): the next run of the same command resumes each task from its own."""
+        tasks = self.task_folders()
+        if not tasks:
+            return ""
+        return (
+            f"the checkpoints of {counted(len(tasks), 'unfinished task')} are kept in "
+            f"{self.root} (the same command resumes them)"
+        )
 
     def clear(self, task_ids: list[str], log: Callable[[str], None]) -> None:
         """Remove the checkpoint folders of tasks whose ok rows are stored (links not

@@ -2,7 +2,8 @@
 
 It owns the folder's layout (``results/``, ``runs/``, ``checkpoints/``, ``quarantine/``,
 ``summary/``, the lock files and ``.claims/``), the checks a run makes before it writes there,
-the study's locks, and the store's upkeep under them.  The run, the driver, reproduce and
+the study's locks, its records of runs, the folders it writes whole (:meth:`StudyFolder.staged`)
+and the store's upkeep under them.  The run, the driver, reproduce and
 the index hold one of these rather than paths.
 
 Each check raises StudyError naming ``paths.outputs`` (as the user wrote it) or
@@ -18,8 +19,11 @@ offers only exclusive locks (see :mod:`pipeline.storage.locking`).
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import fcntl
 import os
+import re
+import shutil
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -32,8 +36,10 @@ from pipeline.storage.checkpoints import StudyCheckpoints
 from pipeline.storage.own_files import INDEX_TITLE, REPORT_NAME, SUMMARY_NAME, not_ours
 from pipeline.storage.safe_paths import (
     INDEX_NAME,
+    ensure_dir,
     is_real_dir,
     kind,
+    open_regular,
     path_length_problem,
     real_subdirs,
 )
@@ -48,6 +54,7 @@ CLAIMS = ".claims"  # <study>/.claims/: the claims of the runs computing in the 
 STUDY_FOLDERS = ("results", "quarantine", "summary", "runs", "checkpoints", CLAIMS)
 SCANNED = ("summary", "runs")
 STUDY_FILES = (".lock", ".running")  # opened by name: the study's locks
+STALE = re.compile(r"\..+\.staging-(\d+)")  # a staging folder (staged), its process's id
 
 
 @dataclass(frozen=True)
@@ -336,6 +343,78 @@ class StudyFolder:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
+    # ------------------------------------------------------------------- files written whole
+
+    @contextlib.contextmanager
+    def staged(self, name: str) -> Iterator[Path]:
+        """A new, empty folder named ``name`` (links written into it keep working) in a hidden
+        folder ``.<name>.staging-<pid>`` of the study folder; on success its entries replace
+        those of ``<study>/<name>`` (made if missing), and the staging folder is removed
+        whatever happens.
+
+        A family's summary writes its tables and figures into ``summary/`` with its own calls
+        (``DataFrame.to_parquet``, ``Figure.savefig``): a full disk in the middle of one would
+        leave a truncated file there.  Here its files are renamed in only once every one is
+        written (a rename needs no space and is atomic), so ``summary/`` keeps complete files
+        only."""
+        folder = self.path / name
+        parent = self.path / f".{name}.staging-{os.getpid()}"
+        if parent.is_symlink() or parent.is_file():
+            parent.unlink()
+        shutil.rmtree(parent, ignore_errors=True)  # a leftover of a process killed mid-write
+        stage = parent / name
+        stage.mkdir(parents=True)
+        try:
+            yield stage
+            folder.mkdir(exist_ok=True)
+            for entry in sorted(stage.iterdir()):
+                target = folder / entry.name
+                if entry.is_dir() and target.is_dir() and not target.is_symlink():
+                    shutil.rmtree(target)  # os.replace cannot put a folder over a full one
+                os.replace(entry, target)
+        finally:
+            shutil.rmtree(parent, ignore_errors=True)
+
+    def remove_stale_staging(self) -> list[Path]:
+        """Remove the staging folders (:meth:`staged`) of processes that are gone (a summary
+        killed mid-write leaves its ``.summary.staging-PID`` for ever otherwise); those of live
+        processes stay.  The entries themselves go: a link is unlinked, never followed.
+        Returns what was removed."""
+        removed = []
+        try:
+            entries = list(os.scandir(self.path))
+        except OSError:
+            return removed
+        for entry in entries:
+            found = STALE.fullmatch(entry.name)
+            if found is None or _alive(int(found.group(1))):
+                continue
+            path = Path(entry.path)
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            removed.append(path)
+        return removed
+
+    # ---------------------------------------------------------------------- the run records
+
+    def save_run_config(self, given: dict[str, Any]) -> Path:
+        """Keep the run's config (plain, resolved) under ``runs/``; its path."""
+        import yaml
+
+        runs = ensure_dir(self.runs, below=self.path)
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H-%M-%S-%fZ")
+        path = runs / f"{stamp}.yaml"
+        fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        try:
+            with open(fd, "w") as fh:
+                fh.write(yaml.safe_dump(given, sort_keys=False))
+        except BaseException:  # a full disk: no empty or partial record of the run is left
+            path.unlink(missing_ok=True)
+            raise
+        return path
+
     # ------------------------------------------------------------------------- the store
 
     def result_files(self) -> list[Path]:
@@ -370,10 +449,20 @@ class StudyFolder:
         """Under :meth:`locked`: stale staging folders removed, the entries of the store that
         are not results files moved to ``quarantine/`` (one line each), the store compacted;
         the ids stored."""
-        from pipeline.storage.staging import remove_stale
         from pipeline.storage.store_upkeep import quarantine_bad_files
 
-        remove_stale(self.path)
+        self.remove_stale_staging()
         for path, reason in quarantine_bad_files(self.results, self.quarantine):
             log(f"warning: {path} is not a guesslab results file ({reason}); moved to quarantine/")
         return self.compact()
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (one of another user's counts too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -9,6 +9,7 @@ from typing import Any
 
 from pipeline.running.driver import write_encoded
 from pipeline.running.worker import encode_rows, metadata_bytes
+from pipeline.storage.study_folder import StudyFolder
 from solvers.registry import Row, families, get_family
 
 
@@ -23,4 +24,6 @@ def write_rows(results: Path, rows: Iterable[Row], metadata: Mapping[str, Any]) 
     for family, own in by_family.items():
         version = {"solver_version": get_family(family).version} if family in families() else {}
         encoded += encode_rows(own, metadata_bytes({**version, **metadata}))
-    return write_encoded(results, encoded)
+    folder = StudyFolder(Path(results).parent)
+    assert folder.results == Path(results), f"{results} is no study folder's results/"
+    return write_encoded(folder, encoded)

@@ -165,7 +165,7 @@ def test_every_reader_keeps_the_newest_rows_of_a_task_stored_twice(outputs):
     assert ok.count() == 5
     assert sorted(ok.frame()["woke"]) == [3, 4, 5, 100, 101]
     assert sorted(ok.query("SELECT woke FROM rows")["woke"]) == [3, 4, 5, 100, 101]
-    write_summary(study, {"name": "naps"})
+    write_summary(StudyFolder(study), {"name": "naps"})
     assert "6 tasks, 6 result rows: 5 ok, 1 failed" in (study / "summary.md").read_text()
     assert "6 tasks, 6 result rows: 5 ok, 1 failed" in (study / "report.html").read_text()
     status = read_study(StudyFolder(study))[1]  # the index's line of the study

@@ -20,6 +20,7 @@ import pytest
 from pipeline.outputs.index import write_index
 from pipeline.outputs.summary import write_summary
 from pipeline.storage import store, store_layout
+from pipeline.storage.study_folder import StudyFolder
 from solvers.kit.summary_parts import markdown_code, markdown_table, markdown_text
 from solvers.registry import solve
 from tests.helpers.folders import copy_outputs
@@ -113,7 +114,7 @@ def test_summary_md_carries_no_html_from_a_description_a_parameter_or_an_error(h
         "description": "<script>alert('description')</script> [click](javascript:alert(3)) "
         "<img src=x onerror=alert(4)>",
     }
-    text = write_summary(hostile_study, study).read_text()
+    text = write_summary(StudyFolder(hostile_study), study).read_text()
     page = rendered(text)
     assert_inert(page, SUMMARY_TAGS)
     shown = " ".join(page.text)
