@@ -29,7 +29,7 @@ def built(tmp_path_factory) -> tuple[Path, str]:
     anywhere = shutil.ignore_patterns(".*", "*.egg-info", "__pycache__")
 
     def ignore(folder: str, names: list[str]) -> set[str]:
-        # the checkout's build/, dist/ and outputs/ (not pipeline/outputs/)
+        # the checkout's build and dist folders and outputs/ (not pipeline/outputs/)
         top = {"build", "dist", "outputs"} if Path(folder) == ROOT else set()
         return set(anywhere(folder, names)) | (top & set(names))
 
