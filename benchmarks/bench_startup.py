@@ -101,7 +101,7 @@ PIECES = {
         "t, c = time.perf_counter(), time.process_time()\n"
         "conf = SimpleNamespace(tls=True, dashboard=False, start_method='auto',\n"
         "                       threads_per_worker=1, memory_limit='2GiB')\n"
-        "with local._open(conf, 2):\n"
+        "with local._open(conf, 2, local.worker_deaths.WorkerDeaths()):\n"
         "    pass\n"
     ),
 }
