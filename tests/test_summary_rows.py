@@ -196,3 +196,25 @@ def test_the_headline_table_shows_each_cell_as_the_text_it_holds():
     results = markdown_table(pd.DataFrame({"n": [7]}))
     then = headline_lines(f"{only_failed}\n## Family `b`\n\n{results}\n", 80)
     assert then == ["Family `b`", "  n", "---", "  7"]
+
+
+def test_equal_scores_are_shown_in_one_order_whatever_order_the_rows_were_stored_in():
+    """The score table (and so the summary's first table and the run's headline) puts equal
+    scores on a deck in one order, the optimum first, then by label, however the rows came
+    back from the workers; unequal scores stay in ascending order."""
+    from solvers.card_guessing.summary import score_table
+
+    rows = pd.DataFrame(
+        {
+            "deck": ["2,2,2", "2,2,2", "3,3,3", "3,3,3"],
+            "feedback": ["partial"] * 4,
+            "strategy": ["greedy", "optimal", "optimal", "greedy"],
+            "tie_break": ["lowest", None, None, "lowest"],
+            "method": ["exact"] * 4,
+            "expected_score": [271 / 90, 271 / 90, 2383 / 560, 475 / 112],
+            "expected_score_exact": ["271/90", "271/90", "2383/560", "475/112"],
+        }
+    )
+    greedy, optimal = "greedy (tie_break=lowest)", "optimal"
+    for stored in (rows, rows.iloc[::-1], rows.iloc[[1, 0, 3, 2]]):
+        assert list(score_table(stored)["label"]) == [optimal, greedy, greedy, optimal]

@@ -110,7 +110,11 @@ def score_table(rows: pd.DataFrame) -> pd.DataFrame:
         "above_greedy",
     ]
     rest = [c for c in table.columns if c not in order and c not in keys]
-    return table[order + rest].sort_values(["deck", "feedback", "expected_score"], kind="stable")
+    # equal scores in one order whatever order the rows were stored in: the optimum first
+    # (the reference), then by label
+    tie = (table["strategy"] != "optimal").rename("tie")
+    by = ["deck", "feedback", "expected_score", "tie", "label"]
+    return table[order + rest].join(tie).sort_values(by, kind="stable").drop(columns="tie")
 
 
 def strategy_label(row: dict, keys: list[str]) -> str:
