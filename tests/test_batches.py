@@ -172,6 +172,29 @@ def test_small_grid_parts_of_one_kind_share_batches_split_evenly_among_the_worke
     assert [tid for b in batches for tid, _ in b] == [t.task_id for t in plan(study)]
 
 
+def test_a_run_within_a_batch_s_target_a_worker_is_one_batch_a_worker():
+    """150 tasks of 10 ms on 2 workers (a target of 100 tasks a batch: a search's batch of
+    trials) go out as one batch a worker, 75 and 75, not in batches of a tenth of the target
+    (each its own file and round trip); 250 such tasks still shrink towards the end."""
+    from pipeline.running.driver import BatchCutter
+
+    def sizes(n: int) -> list[int]:
+        study = {
+            "name": "even",
+            "family": "card_guessing",
+            "grid": {"deck": [[2, 1]], "feedback": ["partial"]},
+            "strategies": {"info": {"gamma": [i / 1000 for i in range(1, n + 1)]}},
+        }
+        cutter = BatchCutter(planned(study), 2, auto_batching(), per_task=0.01)
+        out = []
+        while (batch := cutter.next_batch()) is not None:
+            out.append(len(batch))
+        return out
+
+    assert sizes(150) == [75, 75]
+    assert sizes(250)[0] == 62 and len(sizes(250)) > 2
+
+
 def test_one_worker_s_batches_keep_their_target_size_to_the_end():
     """With one worker no other is left idle by a long last batch: 250 tasks of 10 ms (a
     target of 100 a batch) go out as 100, 100 and 50, not in a tail of shrinking batches."""

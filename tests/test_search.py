@@ -104,6 +104,14 @@ def test_a_stopped_search_goes_on_and_solves_no_task_twice(gamma_search):
     assert len(rows) == distinct and rows["task_id"].is_unique
 
 
+def test_a_search_gone_on_asks_new_values_not_its_first_trials_again(gamma_search):
+    """The search stopped after 8 trials and went on: its sampler, seeded from the search's
+    seed and the trials asked, draws values of its own, so the 40 trials ask 40 gammas (a
+    sampler seeded afresh would ask the first trials' values again)."""
+    gammas = [t.params["gamma"] for t in gamma_search.first.trials]
+    assert len(gammas) == 40 and len(set(gammas)) == 40
+
+
 def test_each_trial_is_stored_as_rows_of_the_study_naming_its_search_and_trial(gamma_search):
     """Each trial's task is one row of the study's store; load_results gives each row the
     search's name and the number of the first trial that asked for its task (a later trial
@@ -202,14 +210,24 @@ def test_a_search_over_two_parameters_solves_each_batch_as_one_results_file(tmp_
 
 @pytest.mark.slow
 def test_parallel_trials_on_a_local_cluster_store_each_trial_once(tmp_path):
+    """On a LocalCluster of 2 workers (started at once), each trial's task is stored once;
+    the trials asked (each batch asked while the one before solves) are those of the same
+    seed on 2 workers whose cluster never starts (every call run in the driver): where the
+    calls run and how long they take do not change what the sampler asks."""
     result = run_search(
-        config(tmp_path, "cluster.n_workers=2", cluster="local"),
-        settings(n_trials=8, n_jobs=4),
+        config(tmp_path / "a", "cluster.n_workers=2", "cluster.start_after_s=0", cluster="local"),
+        settings(n_trials=12, n_jobs=4),
         log=lambda _: None,
     )
-    rows = load_results(tmp_path / "gamma_sweep")
-    assert len(result.trials) == 8 and rows["task_id"].is_unique
+    rows = load_results(tmp_path / "a" / "gamma_sweep")
+    assert len(result.trials) == 12 and rows["task_id"].is_unique
     assert len(rows) == len({t.params["gamma"] for t in result.trials}) + 1
+    here = run_search(
+        config(tmp_path / "b", "cluster.n_workers=2", "cluster.start_after_s=1e6", cluster="local"),
+        settings(n_trials=12, n_jobs=4),
+        log=lambda _: None,
+    )
+    assert [t.params for t in here.trials] == [t.params for t in result.trials]
 
 
 def test_an_own_strategy_s_constructor_argument_is_searched(tmp_path, monkeypatch):

@@ -157,11 +157,17 @@ def _pause(i: int) -> int:
     return i
 
 
-@pytest.mark.parametrize(("told", "starts"), [(None, True), ((0.02, 9), True), ((1e-4, 9), False)])
-def test_calls_run_here_until_they_took_start_after_s_and_the_work_left_is_longer(told, starts):
+@pytest.mark.parametrize(
+    ("told", "after", "starts"),
+    [(None, 0, True), ((0.02, 9), 0, True), ((1e-4, 9), 0, False), ((1e-4, 9), 5.0, True)],
+)
+def test_calls_run_here_until_they_took_start_after_s_and_the_work_left_is_longer(
+    told, after, starts
+):
     """Not told what is left (a caller of open_executor), the calls run here until they took
     ``start_after_s``, then the rest go to the started cluster; told that little is left,
-    none starts. Either way every call completes once, with its own result."""
+    none starts, unless the runs after this one (a search's batches to come) are told to
+    take longer. Either way every call completes once, with its own result."""
     import contextlib
 
     from pipeline.backends.starting import StartingExecutor
@@ -174,6 +180,7 @@ def test_calls_run_here_until_they_took_start_after_s_and_the_work_left_is_longe
         return contextlib.nullcontext(opened[-1])
 
     executor = StartingExecutor(2, "test", start, start_after_s=0.05)
+    executor.expect_after(after)
     if told is not None:
         executor.expect(*told)
     handles = {executor.submit(_pause, i): i for i in range(12)}

@@ -93,6 +93,17 @@ class Executor(abc.ABC):
         run is worth it decides with this (:mod:`pipeline.backends.starting`); the others
         ignore it."""
 
+    def expect_after(self, seconds: float) -> None:  # noqa: B027 - a no-op by default
+        """Told by a run of runs (a search's batches): the solver seconds of the work that
+        follows the run now going (the trials not yet solved), counted with the tasks left
+        when an executor decides whether its workers are worth starting."""
+
+    @property
+    def runs_here(self) -> bool:
+        """Whether the calls run in this process (the driver waits for none: while they run
+        it can do nothing else); False: they run in worker processes."""
+        return False
+
     def in_flight(self, wanted: int) -> int:
         """How many calls to keep submitted at once, of the ``wanted``: all of them, unless
         the executor runs fewer at a time."""

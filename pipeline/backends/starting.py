@@ -13,7 +13,10 @@ every call not yet begun.  A study done sooner never starts one.  It starts the 
 before running anything here when the study's tasks are expected to be long (the family's
 estimate per task over ``start_after_s``) or cannot be estimated, so a long task runs under
 its worker's memory limit as before.  The driver tells it what it expects
-(:meth:`StartingExecutor.expect`) before the first call and after each.
+(:meth:`StartingExecutor.expect`) before the first call and after each; a search, whose
+batches are runs of their own on the executor it holds open, tells it the work of the
+trials after the batch now running too (:meth:`StartingExecutor.expect_after`), so a search
+of many small batches starts the cluster once its calls here took ``start_after_s``.
 
 The cluster is started from the driver's main thread while no call runs (never from a
 thread beside a running call): forked workers then inherit no lock a running call holds.
@@ -87,6 +90,7 @@ class StartingExecutor(Executor):
         self._events_stack: ExitStack | None = None
         self.seconds_here = 0.0  # the calls' time in this process
         self._left_s: float | None = None  # the work left, as last told (None: not told)
+        self._after_s = 0.0  # the work of the runs that follow this one (a search's)
 
     # ---------------------------------------------------------------- the Executor interface
 
@@ -146,9 +150,16 @@ class StartingExecutor(Executor):
         if seconds_per_task is None or seconds_per_task > self.start_after_s:
             self._start_cluster()
             return
-        self._left_s = seconds_per_task * tasks_left
+        self._left_s = seconds_per_task * tasks_left + self._after_s
         if self._worth_starting():
             self._start_cluster()
+
+    def expect_after(self, seconds: float) -> None:
+        self._after_s = max(0.0, seconds)
+
+    @property
+    def runs_here(self) -> bool:
+        return self._cluster is None
 
     def _worth_starting(self) -> bool:
         """Whether the calls run here took ``start_after_s`` and the work left is longer."""

@@ -131,10 +131,10 @@ class BatchCutter:
         floor = target // 10
         if self.n_workers == 1:  # no worker to leave idle: batches of the target to the end
             fair = self.left
-        elif self.total <= floor * self.n_workers:
-            # a run of fewer tasks than a tenth of the target a worker (a search's batch):
-            # shared evenly among the workers, where the floor below would leave all but one
-            # idle
+        elif self.total <= target * self.n_workers:
+            # a run of at most one batch's target a worker (a search's batch): shared evenly
+            # among the workers, a batch each, where the floor below would cut it into
+            # batches of a tenth of the target (a file and a scheduler's round trip each)
             fair = -(-self.total // self.n_workers)
         else:
             # the last batches shrink so that no worker is left idle long, but not below a

@@ -14,8 +14,10 @@ re-running a trial left asked but untold (its stored tasks are not solved again)
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -101,7 +103,7 @@ class Search:
     def check_bounds(self) -> None:
         """Plan a trial at each end of the space (every value the sampler may ask is checked
         as the family checks it): StudyError naming the override, before any work."""
-        ends = [{k: _end(d, i) for k, d in self.space.items()} for i in (0, -1)]
+        ends = [_ends(self.space, i) for i in (0, -1)]
         for params in ends:
             try:
                 planned(self.batch_study([params]))
@@ -116,7 +118,7 @@ class Search:
         each end of the space, the dearer end taken), the reference's, what is stored."""
         from solvers.kit.words import format_duration
 
-        ends = [{k: _end(d, i) for k, d in self.space.items()} for i in (0, -1)]
+        ends = [_ends(self.space, i) for i in (0, -1)]
         costs = [planned(self.batch_study([p])).estimated_seconds() for p in ends]
         lines = [f"search {self.name}: {self.objective.describe()}"]
         if any(c is None for c in costs):
@@ -250,8 +252,12 @@ class Search:
         return self.result.trials
 
     def loop(self, study: Any) -> None:
-        import optuna
-
+        """Ask, solve and tell a batch at a time until ``n_trials`` are told.  With more than
+        one worker, the next batch is asked (in a thread of this process) while the workers
+        solve this one, as an asynchronous parallel search does: Optuna then asks it knowing
+        this batch's trials as running (TPE's constant liar), not their values.  Whether it
+        asks ahead follows the config alone (the workers it names), so a seed gives the same
+        trials however long the solves take."""
         self.log(
             f"search {self.name}: {self.objective.describe()} over "
             f"{', '.join(f'{k} {_space_text(d)}' for k, d in self.space.items())}; "
@@ -259,28 +265,78 @@ class Search:
             f"({self.settings.sampler}, seed {self.settings.seed}) "
             f"on {self.held.executor.description}"
         )
-        first = self.reference is not None
-        while True:
-            trials = study.get_trials(deepcopy=False)
-            told = [t for t in trials if t.state.is_finished()]
-            left = self.settings.n_trials - len(told)
-            if left <= 0 and not first:
-                break
-            waiting = [t for t in trials if t.state == optuna.trial.TrialState.RUNNING]
-            batch = waiting[: self.settings.n_jobs]
-            while len(batch) < min(self.settings.n_jobs, left):
-                batch.append(study.ask(self.space))
-            self.writer.flush()  # the trials asked, in the journal before their tasks run
-            self.tell(study, batch, first)
-            first = False
-            self.log(self.progress_line(study))
+        reference = self.reference is not None
+        ahead_of_solves = self.held.executor.n_workers > 1
+        batch = self.next_batch(study, [])
+        with concurrent.futures.ThreadPoolExecutor(1, "guesslab-search-ask") as asking:
+            while batch or reference:
+                self.writer.flush()  # the trials asked, in the journal before their tasks run
+                self.expect_after(study, batch)
+                ahead = asking.submit(self.next_batch, study, batch) if ahead_of_solves else None
+                params = [dict(t.params) for t in batch]
+                try:
+                    report = self.solve(params, reference, self.asked_by(batch, params))
+                except BaseException:
+                    if ahead is not None:  # its trials asked, before the journal is written
+                        concurrent.futures.wait([ahead])
+                    raise
+                upcoming = ahead.result() if ahead is not None else None
+                self.tell(study, batch, params, report, reference)
+                reference = False
+                self.log(self.progress_line(study))
+                batch = upcoming if upcoming is not None else self.next_batch(study, [])
 
-    def tell(self, study: Any, batch: list[Any], reference: bool) -> None:
-        """Solve ``batch`` (Optuna trials, frozen or asked) and tell Optuna each value."""
+    def next_batch(self, study: Any, running: list[Any]) -> list[Any]:
+        """The next batch of trials, beside the batch ``running``: trials asked and not told
+        (a stopped search's) first, then new ones asked, up to ``n_jobs`` and ``n_trials``."""
         import optuna
 
-        params = [dict(t.params) for t in batch]
-        report = self.solve(params, reference, self.asked_by(batch, params))
+        trials = study.get_trials(deepcopy=False)
+        told = sum(t.state.is_finished() for t in trials)
+        out = {t.number for t in running}
+        waiting = [
+            t for t in trials if t.state == optuna.trial.TrialState.RUNNING and t.number not in out
+        ]
+        batch = waiting[: self.settings.n_jobs]
+        wanted = min(self.settings.n_jobs, self.settings.n_trials - told - len(running))
+        while len(batch) < wanted:
+            batch.append(study.ask(self.space))
+        return batch
+
+    def expect_after(self, study: Any, batch: list[Any]) -> None:
+        """Tell the executor the solver time of the trials after ``batch`` (an executor that
+        starts its workers when the work is worth it counts the whole search's)."""
+        if not batch:
+            return
+        trials = len(study.get_trials(deepcopy=False))
+        after = max(0, self.settings.n_trials - trials)
+        per_task = self.per_task if self.per_task is not None else self.estimated_per_task
+        if per_task is not None:
+            tasks = len(self.trial_tasks(dict(batch[0].params)))
+            self.held.executor.expect_after(per_task * tasks * after)
+
+    @functools.cached_property
+    def estimated_per_task(self) -> float | None:
+        """The family's estimate of a trial's task's solver seconds (the dearer end of the
+        space), before any batch measured one; None: the family gives none."""
+        plans = [planned(self.batch_study([_ends(self.space, i)])) for i in (0, -1)]
+        costs = [p.estimated_seconds() for p in plans]
+        if any(c is None for c in costs):
+            return None
+        return max(c[0] / max(1, p.n_tasks) for c, p in zip(costs, plans, strict=True))
+
+    def tell(
+        self,
+        study: Any,
+        batch: list[Any],
+        params: list[dict[str, Any]],
+        report: StudyReport,
+        reference: bool,
+    ) -> None:
+        """Tell Optuna the value of each trial of ``batch`` (of ``params``, its tasks solved
+        and stored by ``report``'s run)."""
+        import optuna
+
         self.values.read(report.files)
         if reference:
             self.reference_value()
@@ -381,6 +437,10 @@ class Search:
             )
 
         study = self.journal.open(make)  # checked before trusted: pipeline/search/journal.py
+        done = len(study.get_trials(deepcopy=False))
+        if done and self.settings.seed is not None:  # a search gone on: a seed of its own
+            seed = resumed_seed(self.settings.seed, done)
+            study.sampler = sampler_of(self.settings.sampler, seed)
         what = {"objective": self.objective.describe(), "space": _space_key(self.space)}
         found = study.user_attrs.get("search")
         if found is None:
@@ -431,6 +491,16 @@ def told_trials(study: Any) -> list[TrialResult]:
     return out
 
 
+def resumed_seed(seed: int, trials: int) -> int:
+    """The sampler's seed for a search going on after ``trials`` trials asked: drawn from the
+    search's seed and that count, so the sampler does not replay the random draws it made
+    from the start (its first trials asked again), and a search stopped at the same point
+    goes on the same way."""
+    import numpy as np
+
+    return int(np.random.SeedSequence([seed, trials]).generate_state(1)[0])
+
+
 def sampler_of(name: str, seed: int | None) -> Any:
     """Optuna's sampler named ``name`` (tpe, random, cmaes, qmc, gp), seeded."""
     import optuna
@@ -459,6 +529,11 @@ class HeldBackend:
 
     def open(self) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext(self.executor)
+
+
+def _ends(space: Mapping[str, Any], index: int) -> dict[str, Any]:
+    """The parameters at one end of ``space`` (index 0: every low end; -1: every high)."""
+    return {k: _end(d, index) for k, d in space.items()}
 
 
 def _end(distribution: Any, index: int) -> Any:
