@@ -17,7 +17,10 @@ elsewhere register the same way from their own module, found through the entry p
 import importlib
 import os
 import pkgutil
+import sys
+import sysconfig
 from importlib.metadata import entry_points
+from pathlib import Path
 
 from solvers.params import Param
 from solvers.registry import (
@@ -66,19 +69,37 @@ def family_import_errors() -> dict[str, str]:
 
 
 def _import_family(where: str, load) -> None:
-    before = set(families())
+    before, modules = set(families()), set(sys.modules)
     try:
         load()
-        _version_with_code(set(families()) - before)
+        brought = sorted(m for m in set(sys.modules) - modules if _own_module(m))
+        _version_with_code(set(families()) - before, brought)
     except Exception as exc:  # any error of a user's module, said in one line
         _IMPORT_ERRORS[where] = f"cannot be imported ({type(exc).__name__}: {exc})"
 
 
-def _version_with_code(names: set[str]) -> None:
+def _own_module(name: str) -> bool:
+    """Whether the module ``name`` is the user's own code: a source file outside Python's
+    library, the installed packages and guesslab's own folders."""
+    file = getattr(sys.modules.get(name), "__file__", None)
+    if not file:
+        return False
+    path = Path(file).resolve()
+    paths = sysconfig.get_paths()
+    shipped = [Path(paths[k]).resolve() for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+    ours = Path(__file__).resolve().parent  # guesslab's own packages, wherever installed
+    shipped += [ours, ours.parent / "pipeline", ours.parent / "hydra_plugins"]
+    return not any(path.is_relative_to(folder) for folder in shipped)
+
+
+def _version_with_code(names: set[str], brought: list[str]) -> None:
     """Give each family registered from elsewhere the version ``VERSION+code.FINGERPRINT``:
-    the fingerprint of its module's code (solvers.own_strategy.code_fingerprint: the file, or
-    the package's files) becomes part of every task id, so an edited family is computed
-    again, never served the rows of the code before."""
+    the fingerprint (solvers.own_strategy.files_fingerprint) of the code its import brought
+    in (``brought``: the user's own modules imported with it, each its file or its package's
+    files, solvers.own_strategy.source_files) and of its solver's module becomes part of
+    every task id, so a family edited anywhere in its own modules (its rules, its solver,
+    its scheduling, a helper they import) is computed again, never served the rows of the
+    code before.  A module the family imports only later, inside a call, is not counted."""
     import dataclasses
 
     from solvers import registry
@@ -86,7 +107,9 @@ def _version_with_code(names: set[str]) -> None:
 
     for name in names:
         fam = registry._FAMILIES[name]
-        code = files_fingerprint(source_files(fam.solver.run.__module__))
+        modules = {fam.solver.run.__module__, *brought}
+        files = sorted({f for m in modules for f in source_files(m)})
+        code = files_fingerprint(files)
         registry._FAMILIES[name] = dataclasses.replace(fam, version=f"{fam.version}+code.{code}")
 
 

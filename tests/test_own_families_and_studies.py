@@ -4,6 +4,7 @@ registered through GUESSLAB_FAMILIES, its study found through Hydra's --config-d
 from __future__ import annotations
 
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -113,3 +114,65 @@ def test_an_edited_family_is_computed_again_and_summarised_alone(tmp_path):
     assert "The store keeps 4 more rows, computed by other versions of the code" in summary
     again = guesslab(folder, "toy", "cluster=sync", "paths.outputs=out", "stage=plan")
     assert "4 already stored, 0 to run" in again.stdout, again.stdout
+
+
+RULES_APART = '''
+"""The toy game's rules, in a module of their own."""
+
+
+def total(n):
+    return n * (n + 1) // 2
+'''
+
+GAME_OVER_RULES = """
+from solvers.registry import Family, Rules, Solver, register
+from toyrules_apart import total
+from solvers.params import Param, as_int
+
+
+def run(task):
+    return [{"total": total(task["n"])}]
+
+
+register(Family(
+    name="toy_apart", version="1", solver=Solver(run=run, columns={"total": "int64"}),
+    rules=Rules(params=(Param("n", lambda v: as_int(v, low=1), 3, "how many numbers",
+                              dtype="int64"),)),
+    examples=({"n": 3},),
+))
+"""
+
+
+def test_a_family_s_version_follows_every_module_of_its_own_that_its_import_brings(
+    tmp_path, monkeypatch
+):
+    """A family from elsewhere whose solver imports its rules from another module of the
+    user's: an edit to the rules' module alone gives the family another version (its task
+    ids change, so its rows are computed again), and the same code the same version."""
+    import importlib
+
+    import solvers
+    from solvers import registry
+
+    (tmp_path / "toyrules_apart.py").write_text(RULES_APART)
+    (tmp_path / "toygame_apart.py").write_text(GAME_OVER_RULES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def version() -> str:
+        for name in ("toygame_apart", "toyrules_apart"):
+            sys.modules.pop(name, None)
+        registry._FAMILIES.pop("toy_apart", None)
+        importlib.invalidate_caches()
+        solvers._import_family("test", lambda: importlib.import_module("toygame_apart"))
+        return registry._FAMILIES.pop("toy_apart").version
+
+    try:
+        first, same = version(), version()
+        rules = tmp_path / "toyrules_apart.py"
+        rules.write_text(rules.read_text().replace("n * (n + 1) // 2", "n * n"))
+        edited = version()
+    finally:
+        for name in ("toygame_apart", "toyrules_apart"):
+            sys.modules.pop(name, None)
+    assert first.startswith("1+code.") and first == same
+    assert edited.startswith("1+code.") and edited != first
