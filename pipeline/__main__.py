@@ -35,6 +35,7 @@ from pipeline.cli import exit_lines
 from pipeline.cli.preflight import check_command_line
 from pipeline.cli.run_dir import RunDirRefused, make_wanted
 from pipeline.cli.sweep_check import SweepRefused
+from pipeline.config import store_cluster_kinds
 from pipeline.ctrl_c import exit_status, stop_on_first_ctrl_c, stopped_by
 from pipeline.errors import StoreError, StudyError
 from pipeline.heap import frozen_for_exit
@@ -72,6 +73,7 @@ def main() -> None:
     """The command: its command line checked, then Hydra's run or multirun."""
     argv = sys.argv[1:]
     try:
+        store_cluster_kinds()  # one's own backends' kinds, chosen as cluster=KIND
         check_command_line(argv)
         run_hydra(argv)
     except StudyError as exc:  # the command line refused: nothing read or written

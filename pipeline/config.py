@@ -252,9 +252,17 @@ def unregister_backend(kind: str) -> None:
     _BACKENDS.pop(kind, None)
 
 
+OWN_BACKENDS = "GUESSLAB_BACKENDS"  # module names of one's own backends, comma-separated
+BACKENDS_GROUP = "guesslab.backends"  # the entry point group of installed ones
+_OWN_ERRORS: dict[str, str] = {}  # where a backend module was named -> why it failed
+
+
 def cluster_backends() -> dict[str, Any]:
     """Every registered backend class by kind, in the order they are listed (their
-    ``order``, then as registered); the built-in ones imported the first time."""
+    ``order``, then as registered); the first time, the built-in ones imported, and one's
+    own: the modules named in ``GUESSLAB_BACKENDS`` and the entry points of
+    ``guesslab.backends``, each defining its backend as the built-in modules do.  StudyError
+    naming the setting while one of those could not be imported."""
     if not _FOUND[0]:
         import importlib
         import pkgutil
@@ -263,8 +271,63 @@ def cluster_backends() -> dict[str, Any]:
         for module in pkgutil.iter_modules(package.__path__, f"{BACKENDS_PACKAGE}."):
             importlib.import_module(module.name)
         _FOUND[0] = True
+        _import_own_backends()
+    if _OWN_ERRORS:
+        where, why = next(iter(_OWN_ERRORS.items()))
+        raise StudyError(f"{where} {why}")
     ranked = sorted(enumerate(_BACKENDS.items()), key=lambda item: (item[1][1].order, item[0]))
     return dict(pair for _, pair in ranked)
+
+
+def _import_own_backends() -> None:
+    """Import the backend modules of ``GUESSLAB_BACKENDS`` and of the entry point group
+    ``guesslab.backends``; each failure held, in one line, for :func:`cluster_backends`."""
+    import importlib
+    import os
+    from importlib.metadata import entry_points
+
+    named = os.environ.get(OWN_BACKENDS, "")
+    loads = [
+        (f"{OWN_BACKENDS}={named!r}: module {name!r}", lambda n=name: importlib.import_module(n))
+        for name in filter(None, (n.strip() for n in named.split(",")))
+    ]
+    loads += [
+        (f"entry point {BACKENDS_GROUP} {entry.name!r}", entry.load)
+        for entry in entry_points(group=BACKENDS_GROUP)
+    ]
+    for where, load in loads:
+        try:
+            load()
+        except Exception as exc:  # any error of a user's module, said in one line
+            _OWN_ERRORS[where] = f"cannot be imported ({type(exc).__name__}: {exc})"
+
+
+def store_cluster_kinds() -> None:
+    """Give Hydra a config ``cluster/<kind>`` for each registered kind that has no file in
+    ``conf/cluster/`` (one's own backend), so that ``cluster=<kind>`` chooses it on the
+    command line as a shipped kind: its settings' defaults, and ``???`` (Hydra's mark of a
+    value to give) for each setting without one."""
+    from hydra.core.config_store import ConfigStore
+
+    store = ConfigStore.instance()
+    for kind, backend in cluster_backends().items():
+        if not (conf_dir() / "cluster" / f"{kind}.yaml").is_file():
+            store.store(group="cluster", name=kind, node=settings_node(backend.settings_model))
+
+
+def settings_node(model: type[ClusterSettings]) -> dict[str, Any]:
+    """A cluster kind's settings as a config: each one's default, ``???`` where it has none."""
+    from pydantic_core import to_jsonable_python
+
+    node: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        if name == "kind":
+            node[name] = get_args(field.annotation)[0]
+        elif field.is_required():
+            node[name] = REQUIRED
+        else:
+            node[name] = to_jsonable_python(field.get_default(call_default_factory=True))
+    return node
 
 
 def cluster_models() -> dict[str, type[ClusterSettings]]:
@@ -287,7 +350,18 @@ def _cluster_adapter() -> TypeAdapter[Any]:
 def _of_its_kind(value: Any, handler: Any) -> ClusterSettings:
     """The cluster section checked by the model of its kind (the registry's, not the base's:
     ``handler`` is not called)."""
-    return _cluster_adapter().validate_python(value)
+    return _cluster_adapter().validate_python(_given(value))
+
+
+def _given(section: Any) -> Any:
+    """A cluster section without the ``???`` of a kind of one's own (its config made by
+    :func:`store_cluster_kinds`, no file): a setting not given, said as required.  A shipped
+    kind's ``???`` stays for its own check to explain (``cluster.address``)."""
+    if not isinstance(section, Mapping) or not isinstance(section.get("kind"), str):
+        return section
+    if (conf_dir() / "cluster" / f"{section['kind']}.yaml").is_file():
+        return section
+    return {k: v for k, v in section.items() if not (isinstance(v, str) and v == REQUIRED)}
 
 
 Cluster = Annotated[SerializeAsAny[ClusterSettings], WrapValidator(_of_its_kind)]
@@ -412,7 +486,7 @@ def cluster_config(cluster: Mapping[str, Any]) -> Any:
     if isinstance(cluster.get("tls"), Mapping):
         merged["tls"] = {**(defaults.get("tls") or {}), **cluster["tls"]}
     try:
-        return _cluster_adapter().validate_python(merged)
+        return _cluster_adapter().validate_python(_given(merged))
     except ValidationError as exc:
         raise StudyError(_message(exc, {"cluster": merged}, prefix="cluster")) from None
 

@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
@@ -16,6 +18,7 @@ from pipeline.run import run_study
 from pipeline.storage import store
 from tests.helpers.commands import cli, cli_run_in_process, python_output
 from tests.helpers.dask_cluster import free_port
+from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config, run
 
 
@@ -446,3 +449,61 @@ def test_a_kind_is_registered_by_one_backend_only():
 
         class Again(Backend):
             settings_model = Local
+
+
+OWN_BACKEND = '''
+"""A backend of one's own, in one module: the calls run in this process, ``slots`` said."""
+import contextlib
+from typing import Literal
+
+from pipeline.backends import Backend
+from pipeline.backends.base import Workers
+from pipeline.backends.sync import SyncExecutor
+from pipeline.config import ClusterSettings, PositiveInt
+
+
+class InlineSettings(ClusterSettings):
+    kind: Literal["inline"]
+    slots: PositiveInt
+    label: str = "inline slots"
+
+
+class InlineBackend(Backend):
+    settings_model = InlineSettings
+
+    def check(self):
+        pass
+
+    def find_workers(self):
+        return Workers(self.cluster.slots, None)
+
+    def executor(self, workers):
+        executor = SyncExecutor()
+        executor.description = f"{self.cluster.slots} {self.cluster.label}"
+        return contextlib.nullcontext(executor)
+'''
+
+
+def test_a_backend_module_of_one_s_own_is_chosen_on_the_command_line_by_its_kind(tmp_path):
+    """A module named in GUESSLAB_BACKENDS that defines a backend gives the command line
+    ``cluster=<kind>`` with no config file: its settings' defaults, a required one given as
+    ``cluster.KEY=VALUE`` (left out: named, exit 2); a module that cannot be imported is
+    one line naming the setting, exit 2, before any work."""
+    (tmp_path / "inline_backend.py").write_text(OWN_BACKEND)
+    env = {"GUESSLAB_BACKENDS": "inline_backend", "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    out = tmp_path / "out"
+    ran = cli("cluster=inline", "cluster.slots=3", f"paths.outputs={out}", env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert "on 3 inline slots" in ran.stdout
+    assert len(pd.read_parquet(out / "paper" / "results")) > 0
+    missing = cli("cluster=inline", f"paths.outputs={tmp_path / 'no'}", env=env)
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == "error: cluster.slots: required, and not given"
+    env["GUESSLAB_BACKENDS"] = "no_such_backend_module"
+    broken = cli("cluster=sync", f"paths.outputs={tmp_path / 'no'}", env=env)
+    assert broken.returncode == 2 and len(broken.stderr.strip().splitlines()) == 1
+    assert broken.stderr.startswith(
+        "error: GUESSLAB_BACKENDS='no_such_backend_module': module 'no_such_backend_module' "
+        "cannot be imported (ModuleNotFoundError"
+    )
+    assert not (tmp_path / "no").exists()
