@@ -230,6 +230,32 @@ def test_parallel_trials_on_a_local_cluster_store_each_trial_once(tmp_path):
     assert [t.params for t in here.trials] == [t.params for t in result.trials]
 
 
+def test_a_search_asking_ahead_stopped_and_gone_on_solves_each_task_once(tmp_path):
+    """With 2 workers the next batch is asked while one solves: Ctrl-C after the second
+    batch leaves 8 trials told and the next batch asked, not told; the same search again
+    tells those and the rest, and the two runs solve each task once (every call here in the
+    driver: the LocalCluster is never worth starting)."""
+    cfg = config(tmp_path, "cluster.n_workers=2", "cluster.start_after_s=1e6", cluster="local")
+    said: list[str] = []
+
+    def stop_after_two(line: str) -> None:
+        said.append(line)
+        if sum(s.startswith("  trials") for s in said) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(SearchStopped) as stop:
+        run_search(cfg, settings(n_trials=16), log=stop_after_two)
+    assert "after 8 trial(s) told of 16" in stop.value.line
+    journal = (tmp_path / "gamma_sweep" / "search" / "info-gamma.journal").read_text()
+    assert journal.count('"op_code":4,') == 12  # 12 trials asked: 8 told, 4 asked ahead
+    stored = len(load_results(tmp_path / "gamma_sweep"))
+    result = run_search(cfg, settings(n_trials=16), log=lambda _: None)
+    rows = load_results(tmp_path / "gamma_sweep")
+    assert len(result.trials) == 16 and rows["task_id"].is_unique
+    assert len(rows) == len({t.params["gamma"] for t in result.trials}) + 1  # and the optimum
+    assert stored + result.computed == len(rows)
+
+
 def test_an_own_strategy_s_constructor_argument_is_searched(tmp_path, monkeypatch):
     """A ``_target_`` strategy's constructor argument is searched as a built-in's
     parameter is, and its rows name the search and the first trial that asked for each."""
