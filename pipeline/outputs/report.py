@@ -12,9 +12,8 @@ them all).
 Tables become JSON that the inlined script renders: sortable by any column (exact ``p/q``
 columns sort exactly, with big integers), filterable per column (text, or ``>x``, ``<=x``,
 ``a..b`` on numbers) and paged.  The pipeline knows no game here: game-specific content comes
-from :func:`solvers.registry.family_report`, each family looked up once.  Every column of
-every table is said in words (:class:`ColumnWords`): its header's tooltip and the table's list
-of columns.
+from :func:`solvers.registry.family_report`.  Every column of every table is said in words
+(:class:`ColumnWords`): its header's tooltip and the table's list of columns.
 """
 
 from __future__ import annotations

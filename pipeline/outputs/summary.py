@@ -89,7 +89,7 @@ def write_summary(
         notes[name] = [note(html_code) for note in facts]
         if n_errors := shown.rows_with("error", name):
             errors = family_rows(results, name, "error").frame(limit=GENERIC_ROWS)
-            parts += [f"### {FAILED_TASKS}", "", markdown_table(_error_table(errors)), ""]
+            parts += [f"### {FAILED_TASKS}", "", markdown_table(_error_table(family, errors)), ""]
             every = f"report.html (up to {report_rows:,}) and the store (status = 'error')"
             if note := left_out(len(errors), n_errors, "failed rows", every):
                 parts += [note, ""]
@@ -224,8 +224,7 @@ def other_version_note(family: Family, others: list[Path]) -> Note:
     )
 
 
-def _error_table(errors: pd.DataFrame) -> pd.DataFrame:
-    family = get_family(errors["family"].iloc[0])
+def _error_table(family: Family, errors: pd.DataFrame) -> pd.DataFrame:
     cols = ["task_id", "strategy", *parameter_columns(family), "error"]
     return errors[[c for c in dict.fromkeys(cols) if c in errors]].head(GENERIC_ROWS)
 
