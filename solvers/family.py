@@ -92,8 +92,8 @@ class Solver:
     columns: Mapping[str, str] = field(default_factory=dict)  # result column -> dtype
 
     # result column -> what it holds, in one line (the report's tooltips and column lists,
-    # the manual's column tables: pipeline.outputs.column_words); every column of ``columns`` has
-    # one
+    # the manual's column tables: pipeline.outputs.report.ColumnWords); every column of
+    # ``columns`` has one
     column_docs: Mapping[str, str] = field(default_factory=dict)
 
     # Float column -> the largest absolute difference ``guesslab-reproduce`` accepts between a

@@ -12,7 +12,8 @@ import re
 import pandas as pd
 import pytest
 
-from pipeline.outputs.report import json_value, table_spec, write_report
+from pipeline.outputs.page_text import json_value
+from pipeline.outputs.report import table_spec, write_report
 from pipeline.storage import store, store_layout
 from pipeline.storage.study_folder import StudyFolder
 from solvers.registry import solve
@@ -81,7 +82,7 @@ def test_table_cells_keep_exact_values_and_mark_infinities():
 
 @pytest.mark.parametrize("name", ["table.js", "report.js", "report.css"])
 def test_the_assets_ship_with_the_package(name):
-    from pipeline.outputs.report import ASSETS
+    from pipeline.outputs.page_text import ASSETS
 
     assert (ASSETS / name).read_text().strip()
 
@@ -202,7 +203,7 @@ def test_a_family_without_a_report_function_gets_the_generic_part(tmp_path):
 
 
 def test_provenance_reads_each_file_once_and_keeps_every_run_apart(tmp_path):
-    from pipeline.outputs.report import provenance
+    from pipeline.outputs.provenance import provenance
 
     results = tmp_path / "results"
     row = {"family": "card_guessing", "study": "s", "status": "ok"}
@@ -219,7 +220,7 @@ def test_provenance_reads_each_file_once_and_keeps_every_run_apart(tmp_path):
     metas = store.files_metadata(files)
     assert metas == [store.file_metadata(f) for f in files]
     assert metas[0] is metas[2] and metas[3] is metas[5] and metas[0] != metas[3]
-    batches, newest, packages = provenance(StudyFolder(tmp_path))
+    batches, newest, packages = provenance(files, metas)
     assert batches["run_started"].tolist() == ["run-1"] * 3 + ["run-2"] * 4
     assert batches["code_version"].tolist() == ["a"] * 3 + ["b"] * 4
     assert newest["config"] == {"study": {"name": "s"}}
@@ -227,7 +228,7 @@ def test_provenance_reads_each_file_once_and_keeps_every_run_apart(tmp_path):
 
 
 def test_the_newest_metadata_is_read_from_the_newest_file_back():
-    from pipeline.outputs.report import newest_metadata
+    from pipeline.outputs.provenance import newest_metadata
 
     metas = [{"n": 0}, {"n": 1, "config": {"a": 1}}, {"n": 2}, {"n": 3}]
     read = []
@@ -326,11 +327,12 @@ def test_a_dot_s_label_gives_its_gap_to_the_exact_optimum():
 def test_every_column_gets_words_and_the_table_spec_carries_them():
     """Parameters take the registry's docs, common columns the common words, a table's own
     words win, and a column nobody defines is named by its form or its dtype."""
-    from pipeline.outputs.column_words import column_words
+    from pipeline.outputs.report import ColumnWords
+    from solvers.registry import get_family, row_columns
 
-    words = column_words(
+    fam = get_family("card_guessing")
+    words = ColumnWords(fam, row_columns(fam)).of(
         ["deck", "expected_score", "score_variance_exact", "label", "n_states", "zz"],
-        "card_guessing",
         {"label": "the strategy"},
     )
     assert words["label"] == "the strategy"
@@ -346,15 +348,15 @@ def test_every_column_of_every_familys_rows_is_defined(monkeypatch):
     """Every column a family's rows carry (common, parameters, their list columns, results)
     has words from a definition, none from its name's form or dtype alone; and every result
     column a family declares has its own one-line definition in ``Solver.column_docs``."""
-    import pipeline.outputs.column_words as cw
+    import pipeline.outputs.report as report
     from solvers.registry import families, get_family, row_columns
 
-    monkeypatch.setattr(cw, "by_form", lambda name, dtypes: "UNDEFINED")
+    monkeypatch.setattr(report, "by_form", lambda name, dtypes: "UNDEFINED")
     shipped = [f for f in map(get_family, families()) if f.solver.run.__module__[:8] == "solvers."]
     assert len(shipped) >= 6  # the package's families (not those other tests register)
     for fam in shipped:
-        undefined = [c for c, w in cw.column_words([*row_columns(fam)], fam.name).items()
-                     if w == "UNDEFINED"]  # fmt: skip
+        words = report.ColumnWords(fam, row_columns(fam)).of([*row_columns(fam)])
+        undefined = [c for c, w in words.items() if w == "UNDEFINED"]
         assert not undefined, f"{fam.name}: columns without words {undefined}"
         docs = fam.solver.column_docs
         missing = [c for c in fam.solver.columns if not docs.get(c, "").strip()]

@@ -22,20 +22,13 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from pipeline.outputs.report import (
-    asset,
-    esc,
-    json_script,
-    json_value,
-    newest_metadata,
-    parameter_columns,
-    stored_at,
-    write_atomic,
-)
+from pipeline.outputs.page_text import asset, esc, json_script, json_value, write_atomic
+from pipeline.outputs.provenance import newest_metadata, stored_at
+from pipeline.outputs.report import parameter_columns
 from pipeline.storage.own_files import INDEX_TITLE, html_head, not_ours
 from pipeline.storage.safe_paths import INDEX_NAME
 from pipeline.storage.store import family_rows, file_metadata
-from pipeline.storage.store_overview import StoreCounts, store_counts
+from pipeline.storage.store_overview import StoreCounts
 from pipeline.storage.study_folder import StudyFolder
 from solvers.registry import get_family
 
@@ -60,7 +53,8 @@ def write_index(
     statuses, counts_by_study = [], {}
     for folder in StudyFolder.all_in(outputs):
         counts, status = read_study(folder, given=(known or {}).get(folder.name))
-        counts_by_study[folder.name] = counts
+        if counts is not None:  # an unreadable store: listed, not compared
+            counts_by_study[folder.name] = counts
         statuses.append(status)
     rows_by_study, left_out = comparable_rows(outputs, counts_by_study, compare_rows)
     data = {"families": comparison_data(rows_by_study)}
@@ -88,11 +82,11 @@ def write_index(
 
 def read_study(
     folder: StudyFolder, tries: int = 3, given: StoreCounts | None = None
-) -> tuple[StoreCounts, dict[str, Any]]:
+) -> tuple[StoreCounts | None, dict[str, Any]]:
     """(a study's counts, its status line); another study's run may replace a file while it
     is read (compaction, atomically), so a vanished file is read again, and a store that
-    stays unreadable is listed as such instead of stopping this study's summary.
-    ``given``: the study's counts, already taken."""
+    stays unreadable is listed as such (no counts: nothing of it compared) instead of
+    stopping this study's summary.  ``given``: the study's counts, already taken."""
     import duckdb
 
     error: Exception | None = None
@@ -113,7 +107,7 @@ def read_study(
         "report": folder.report.exists(),
         "summary": folder.summary.exists(),
     }
-    return store_counts(folder.path / "no results"), status
+    return None, status
 
 
 def study_status(folder: StudyFolder, counts: StoreCounts) -> dict[str, Any]:
@@ -256,7 +250,7 @@ def comparison_data(rows_by_study: Mapping[str, pd.DataFrame]) -> list[dict[str,
 def family_comparison(family: str, parts: Mapping[str, pd.DataFrame]) -> dict[str, Any]:
     """The comparison data of one family (see :func:`comparison_data`)."""
     fam = get_family(family)
-    keys = ["strategy", *parameter_columns(family), "row"]
+    keys = ["strategy", *parameter_columns(fam), "row"]
     values = [c for c, t in fam.solver.columns.items() if not t.startswith("list")]
     keyed = {name: keyed_rows(rows, keys, values) for name, rows in parts.items()}
     counts: dict[str, int] = {}

@@ -12,15 +12,12 @@ them all).
 Tables become JSON that the inlined script renders: sortable by any column (exact ``p/q``
 columns sort exactly, with big integers), filterable per column (text, or ``>x``, ``<=x``,
 ``a..b`` on numbers) and paged.  The pipeline knows no game here: game-specific content comes
-from :func:`solvers.registry.family_report`.
+from :func:`solvers.registry.family_report`.  Every column of every table is said in words
+(:class:`ColumnWords`): its header's tooltip and the table's list of columns.
 """
 
 from __future__ import annotations
 
-import base64
-import functools
-import gzip
-import html
 import json
 import math
 import re
@@ -31,20 +28,27 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from pipeline.outputs.column_words import column_words
+from pipeline.outputs.page_text import (
+    asset,
+    esc,
+    json_script,
+    json_value,
+    plotly_gz_base64,
+    write_atomic,
+)
+from pipeline.outputs.provenance import provenance
 from pipeline.outputs.report_about import about_html
+from pipeline.outputs.searches import add_searches
 from pipeline.storage.own_files import html_head
-from pipeline.storage.safe_paths import write_replacing
 from pipeline.storage.store import LARGE_ROWS, family_rows, files_metadata, ok_rows
 from pipeline.storage.store_layout import family_dir
 from pipeline.storage.store_overview import StoreCounts, frame_counts, status_line, store_counts
 from pipeline.storage.study_folder import StudyFolder
+from solvers.family import Family
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows
 from solvers.kit.words import counted
-from solvers.registry import family_report, get_family
-
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
-
+from solvers.params import plain_words
+from solvers.registry import family_report, get_family, row_columns
 
 # The most rows of a family the page embeds (its "All results" and "Failed tasks" tables).
 # Every row of a 10^6-row store made a report.html of 189 MB (43 s, 2.7 GiB to write); the
@@ -92,43 +96,23 @@ def write_report(
     notes = notes or {}
     batches = add_provenance(page, folder)
     page.add_html(about_html(folder, sorted({*counts.families, *notes}), batches))
-    for family in sorted({*counts.families, *notes}):
+    for name in sorted({*counts.families, *notes}):
+        family = get_family(name)  # looked up once, handed on
+        show, dtypes = family_report(name), row_columns(family)
         if rows is not None:
-            fam_rows = rows[rows["family"] == family]
+            fam_rows = rows[rows["family"] == name]
             ok: Rows = fam_rows[fam_rows["status"] == "ok"].reset_index(drop=True)
             errors: Rows = fam_rows[fam_rows["status"] == "error"]
         else:
-            ok = (oks or {}).get(family)
-            if ok is None:
-                report_fn = family_report(family)  # none: the generic table reads 1 slice
-                lazy_ok = report_fn is None or accepts_stored_rows(report_fn)
-                ok = ok_rows(results, family, lazy_ok=lazy_ok, large_rows=large_rows)
-            errors = family_rows(results, family, "error")
-        add_family(page, family, ok, errors, results, report_rows, notes.get(family, []))
+            errors = family_rows(results, name, "error")
+            ok = (oks or {}).get(name)
+            if ok is None:  # no report function: the generic table reads 1 slice
+                lazy_ok = show is None or accepts_stored_rows(show)
+                ok = ok_rows(results, name, lazy_ok=lazy_ok, large_rows=large_rows)
+        words = ColumnWords(family, dtypes)
+        add_family(page, family, ok, errors, show=show, words=words, results=results,
+                   report_rows=report_rows, notes=notes.get(name, []))  # fmt: skip
     return write_atomic(folder.report, page.html())
-
-
-def add_searches(page: Page, folder: StudyFolder) -> None:
-    """Each search stored in the study folder: its best beside the reference and the gap,
-    and the objective against each searched parameter (pipeline.search.outputs)."""
-    from pipeline.outputs.searches import search_figures, search_headlines
-
-    found = search_headlines(folder)
-    if not found:
-        return
-    page.add_html("<h2>Searches</h2>")
-    for path, headline in found:
-        if isinstance(headline, str):
-            page.add_html(f"<p class='note'><code>search/{esc(path.name)}</code>: left out "
-                          f"({esc(headline)})</p>")  # fmt: skip
-            continue
-        best = headline.get("best") or "no trial succeeded"
-        page.add_html(
-            f"<p><strong>{esc(headline['name'])}</strong> ({headline['n_trials']} trials): "
-            f"best {esc(best)}</p>"
-        )
-        for title, figure in search_figures(headline):
-            page.add_figure(title, figure)
 
 
 def first_rows(rows: Rows, n: int) -> pd.DataFrame:
@@ -141,62 +125,12 @@ def first_rows(rows: Rows, n: int) -> pd.DataFrame:
 # ------------------------------------------------------------------------------ provenance
 
 
-def provenance(folder: StudyFolder) -> tuple[pd.DataFrame, dict[str, Any], pd.DataFrame]:
-    """(the batch table, the newest file's metadata, every package version recorded), from
-    one read of each file's footer (two passes took 6.3 s at 5,790 files)."""
-    lines, seen = [], {}
-    files = folder.result_files()
-    metas = files_metadata(files)
-    for path, meta in zip(files, metas, strict=True):
-        lines.append(
-            {
-                "stored_at": stored_at(path),
-                "run_started": meta.get("written_at"),
-                "family": path.parent.name.partition("=")[2],
-                "file": path.name,
-                "code_version": meta.get("code_version"),
-                "solver_version": meta.get("solver_version"),
-                "python": meta.get("python"),
-            }
-        )
-        for pkg, version in (meta.get("packages") or {}).items():
-            seen.setdefault(pkg, set()).add(str(version))
-    table = pd.DataFrame(lines)
-    if len(table):
-        table = table.sort_values("stored_at", kind="stable").reset_index(drop=True)
-    newest = newest_metadata(metas.__getitem__, len(metas))
-    packages = pd.DataFrame(
-        [{"package": p, "version": ", ".join(sorted(v))} for p, v in sorted(seen.items())]
-    )
-    return table, newest, packages
-
-
-def newest_metadata(metadata_at: Callable[[int], dict[str, Any]], n: int) -> dict[str, Any]:
-    """The metadata of the newest of ``n`` files (oldest first; ``metadata_at(i)`` the i-th
-    file's) that holds a run config, else the oldest file's ({} for none): read from the
-    newest back, so a store written by the pipeline costs one footer."""
-    for i in range(n - 1, -1, -1):
-        meta = metadata_at(i)
-        if meta.get("config"):
-            return meta
-    return metadata_at(0) if n else {}
-
-
-def stored_at(path: Path) -> str:
-    """When a results file was stored (UTC, from the nanoseconds in its name part-<ns>-...)."""
-    import datetime as dt
-
-    ns = path.name.split("-")[1]
-    if not ns.isdigit():
-        return ""
-    when = dt.datetime.fromtimestamp(int(ns) / 1e9, dt.UTC)
-    return when.isoformat(timespec="milliseconds")
-
-
 def add_provenance(page: Page, folder: StudyFolder) -> pd.DataFrame:
-    """The resolved config, package versions, code versions and the batches' times; return
-    the batch table."""
-    batches, newest, packages = provenance(folder)
+    """The resolved config, package versions, code versions and the batches' times, from one
+    read of each results file's footer (two passes took 6.3 s at 5,790 files); return the
+    batch table."""
+    files = folder.result_files()
+    batches, newest, packages = provenance(files, files_metadata(files))
     page.add_html("<h2 id='provenance'>Config and provenance</h2>")
     if not len(batches):
         page.add_html("<p>No results stored yet.</p>")
@@ -213,9 +147,10 @@ def add_provenance(page: Page, folder: StudyFolder) -> pd.DataFrame:
         "<details><summary>Resolved config of the newest batch</summary>"
         f"<pre class='config'>{esc(config)}</pre></details>"
     )
-    page.add_table("Package versions", packages, open_=False, words=column_words([*packages]))
+    words = ColumnWords()
+    page.add_table("Package versions", packages, open_=False, words=words.of([*packages]))
     page.add_table(
-        "Batches (one results file each)", batches, open_=False, words=column_words([*batches])
+        "Batches (one results file each)", batches, open_=False, words=words.of([*batches])
     )
     return batches
 
@@ -225,31 +160,34 @@ def add_provenance(page: Page, folder: StudyFolder) -> pd.DataFrame:
 
 def add_family(
     page: Page,
-    family: str,
+    family: Family,
     ok: Rows,
     errors: Rows,
+    *,
+    show: Callable[..., list[Any]] | None,
+    words: ColumnWords,
     results: Path,
     report_rows: int,
     notes: Sequence[str] = (),
 ) -> None:
-    """A family's sections (its report function, or a generic table), its first
-    ``report_rows`` rows and failures, and how to read every row when there are more;
-    ``notes`` (HTML) say which of its stored rows are left out."""
-    page.add_html(f"<h2 id='family-{esc(family)}'>Family <code>{esc(family)}</code></h2>")
-    report = family_report(family)
+    """A family's sections (``show``, its report function, or a generic table), its first
+    ``report_rows`` rows and failures, and how to read every row when there are more; every
+    column in ``words``; ``notes`` (HTML) say which of its stored rows are left out."""
+    name = family.name
+    page.add_html(f"<h2 id='family-{esc(name)}'>Family <code>{esc(name)}</code></h2>")
     n_ok = len(ok)
-    if report is not None and n_ok:
-        if isinstance(ok, StoredRows) and not accepts_stored_rows(report):
+    if show is not None and n_ok:
+        if isinstance(ok, StoredRows) and not accepts_stored_rows(show):
             ok = ok.frame()
-        for section in report(ok):
-            add_section(page, section, report_rows, family)
+        for section in show(ok):
+            add_section(page, section, report_rows, words)
     shown = result_columns(family, first_rows(ok, report_rows))
     page.add_table(
-        f"All results ({family})",
+        f"All results ({name})",
         shown,
-        note=capped_note(family, len(shown), n_ok, results, "ok"),
+        note=capped_note(name, len(shown), n_ok, results, "ok"),
         total=n_ok,
-        words=column_words([*shown], family),
+        words=words.of([*shown]),
     )
     for note in notes:
         page.add_html(f"<p class='note'>{note}</p>")
@@ -257,18 +195,13 @@ def add_family(
     if n_errors:
         shown = failure_table(family, first_rows(errors, report_rows))
         page.add_table(
-            f"Failed tasks ({family})",
+            f"Failed tasks ({name})",
             shown,
-            note=capped_note(family, len(shown), n_errors, results, "error"),
+            note=capped_note(name, len(shown), n_errors, results, "error"),
             css="failures",
             total=n_errors,
-            words=column_words([*shown], family),
+            words=words.of([*shown]),
         )
-
-
-def html_code(value: Any) -> str:
-    """``value`` as HTML code, shown as typed."""
-    return f"<code>{esc(str(value))}</code>"
 
 
 def capped_note(family: str, shown: int, total: int, results: Path, status: str) -> str:
@@ -285,11 +218,10 @@ def capped_note(family: str, shown: int, total: int, results: Path, status: str)
 
 
 def add_section(
-    page: Page, section: Any, report_rows: int = REPORT_ROWS, family: str | None = None
+    page: Page, section: Any, report_rows: int = REPORT_ROWS, words: ColumnWords | None = None
 ) -> None:
     """One family section: its title, then its tables (the first ``report_rows`` rows of
-    each; each column in words, :mod:`pipeline.outputs.column_words`), figures and paragraphs in
-    order."""
+    each; each column in ``words``, the family's), figures and paragraphs in order."""
     page.add_html(f"<h3>{esc(section.title)}</h3>")
     for item in section.items:
         if isinstance(item, str):
@@ -303,26 +235,25 @@ def add_section(
                 capped = f"The first {report_rows:,} of {total:,} rows; summary/*.parquet and "
                 note = " ".join([note, capped + "the store hold every one."]).strip()
             frame = item.frame.head(report_rows)
-            words = column_words([*map(str, frame)], family, getattr(item, "columns", None))
-            page.add_table(item.title, frame, item.formats, note, total=total, words=words)
+            about = (words or ColumnWords()).of([*map(str, frame)], getattr(item, "columns", None))
+            page.add_table(item.title, frame, item.formats, note, total=total, words=about)
 
 
-def parameter_columns(family: str) -> list[str]:
+def parameter_columns(family: Family) -> list[str]:
     """The family's parameters that identify a result (no execution knobs)."""
-    return [p.name for p in get_family(family).rules.params if p.identity]
+    return [p.name for p in family.rules.params if p.identity]
 
 
-def result_columns(family: str, rows: pd.DataFrame) -> pd.DataFrame:
+def result_columns(family: Family, rows: pd.DataFrame) -> pd.DataFrame:
     """Every row: strategy, identifying parameters, results (lists as short text), time, id."""
-    fam = get_family(family)
     params = [c for c in parameter_columns(family) if c in rows]
-    values = [c for c in fam.solver.columns if c in rows]
+    values = [c for c in family.solver.columns if c in rows]
     cols = [c for c in ["strategy", *params, *values, "seconds", "task_id"] if c in rows]
     table = rows[list(dict.fromkeys(cols))].copy()
     if "strategy" in table and not table["strategy"].notna().any():
         table = table.drop(columns=["strategy"])
     for col in table.columns:
-        if fam.solver.columns.get(col, "").startswith("list"):
+        if family.solver.columns.get(col, "").startswith("list"):
             table[col] = [list_text(v) for v in table[col]]
     return table.dropna(axis=1, how="all")
 
@@ -341,11 +272,95 @@ def list_text(value: Any) -> str | None:
     return ",".join(items)
 
 
-def failure_table(family: str, errors: pd.DataFrame) -> pd.DataFrame:
+def failure_table(family: Family, errors: pd.DataFrame) -> pd.DataFrame:
     """The failed tasks: id, strategy, identifying parameters and the full error message."""
     cols = ["task_id", "strategy", *parameter_columns(family), "error"]
     table = errors[[c for c in dict.fromkeys(cols) if c in errors]]
     return table.dropna(axis=1, how="all").reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------------ column words
+
+
+# Columns shared by the families' rows, the provenance tables and the common results.
+COMMON = {
+    "task_id": "the task's id: a hash of its family, strategy and identifying parameters",
+    "study": "the study that stored the row",
+    "family": "the game (its family in the registry)",
+    "strategy": "the strategy that played (the registry's name, or one's own)",
+    "status": "ok, or error when the task failed",
+    "error": "the failed task's error message",
+    "seconds": "wall-clock seconds the task took on its worker",
+    "expected_score": "expected number of correct guesses (float)",
+    "expected_score_exact": "expected_score as an exact fraction p/q (exact solvers only)",
+    "score_variance": "variance of the number of correct guesses",
+    "score_std": "standard deviation of the number of correct guesses",
+    "score_pmf": "probability of each number of correct guesses, from 0 up",
+    "std_error": "Monte Carlo standard error of expected_score (empty when exact)",
+    "n_states": "states the exact solver visited",
+    "method": "how the score was computed: exact, float or a simulation",
+    "package": "a Python package that computed the results",
+    "version": "its version(s), as recorded in the results files",
+    "stored_at": "when the results file was stored (UTC)",
+    "run_started": "when the run that wrote the file started (UTC)",
+    "file": "the results file (Parquet) in results/family=<name>/",
+    "code_version": "the guesslab commit (or version) that computed the rows",
+    "solver_version": "the family's solver version (CHANGELOG.md says what each changed)",
+    "python": "the Python version of the run",
+}
+
+
+class ColumnWords:
+    """What each column of the report's tables holds, in words: a header's tooltip and the
+    table's list of columns (pipeline/assets/table.js).
+
+    A column's words come from, in order: the table's own (:attr:`solvers.kit.report_sections.
+    Table.columns`), the ``family``'s result columns' (:attr:`solvers.family.Solver.
+    column_docs`), its parameter docs (the registry's, as the manual's parameter tables print
+    them; a parameter's list column says so), the common words above, and else its name's
+    form (``X_exact``, ``X_std``) and its dtype (``dtypes``: :func:`solvers.registry.
+    row_columns`).  Made once per family; no family: the common words only.
+    """
+
+    def __init__(self, family: Family | None = None, dtypes: Mapping[str, str] | None = None):
+        params: dict[str, str] = {}
+        if family is not None:
+            params = {p.name: plain_words(p.doc) for p in family.rules.params if p.doc}
+            params.update(
+                {
+                    p.list_column: f"{p.name} as a list of integers (sorts by value): "
+                    + params[p.name]
+                    for p in family.rules.params
+                    if p.list_column and p.name in params
+                }
+            )
+            params.update(family.solver.column_docs)
+        self.known = {**COMMON, **params}
+        self.dtypes = dict(dtypes or {})
+
+    def of(self, columns: Sequence[str], own: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Every one of ``columns`` in words, a table's ``own`` words first."""
+        known = {**self.known, **(own or {})}
+        return {name: known.get(name) or by_form(name, self.dtypes) for name in columns}
+
+
+# a column named X<suffix> where nothing defines it: what it holds of X
+FORMS = {
+    "_exact": "{} as an exact fraction p/q",
+    "_std": "standard deviation of {}",
+    "_se": "Monte Carlo standard error of {}",
+    "_std_error": "Monte Carlo standard error of {}",
+}
+
+
+def by_form(name: str, dtypes: Mapping[str, str]) -> str:
+    """A column's words from its name's form and its dtype, where nothing defines it."""
+    for suffix, words in FORMS.items():
+        base = name.removesuffix(suffix)
+        if base and base != name:
+            return words.format(base)
+    dtype = dtypes.get(name)
+    return f"a result column ({dtype})" if dtype else f"column {name}"
 
 
 # ------------------------------------------------------------------------------ the page
@@ -458,24 +473,6 @@ def column_kind(values: pd.Series, name: str, fmt: str | None) -> str:
     return "text"
 
 
-def json_value(value: Any) -> Any:
-    """A cell as JSON: NaN/None as null, infinities as "inf"/"-inf", numpy scalars as Python."""
-    if value is None or value is pd.NA:
-        return None
-    if hasattr(value, "item") and not isinstance(value, str | bytes):
-        value = value.item() if getattr(value, "ndim", 0) == 0 else list(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return None
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-    if isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, list | tuple):
-        return ",".join(map(str, value))
-    return str(value)
-
-
 def figure_spec(figure: Any) -> dict[str, Any]:
     """A Plotly figure as its JSON (data and layout)."""
     import plotly.io
@@ -491,34 +488,3 @@ def drawn_title(spec: dict[str, Any]) -> str:
     title = layout.pop("title", None)
     text = title.get("text", "") if isinstance(title, dict) else str(title or "")
     return " ".join(re.sub(r"<[^>]*>", " ", text).split())
-
-
-def json_script(data: Any) -> str:
-    """``data`` as JSON safe inside a <script> element."""
-    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
-    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
-
-
-@functools.cache
-def plotly_gz_base64() -> str:
-    """Plotly's JavaScript (from the installed plotly package), gzip-compressed, base64."""
-    from plotly.offline import get_plotlyjs
-
-    return base64.b64encode(gzip.compress(get_plotlyjs().encode(), 6, mtime=0)).decode()
-
-
-@functools.cache
-def asset(name: str) -> str:
-    """The text of one of the report's inlined assets (pipeline/assets/NAME)."""
-    return (ASSETS / name).read_text()
-
-
-def esc(value: Any) -> str:
-    """``value`` as escaped HTML text."""
-    return html.escape(str(value), quote=True)
-
-
-def write_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a new temporary file renamed into place (never
-    written through a link: pipeline.storage.safe_paths)."""
-    return write_replacing(path, text.encode("utf-8"))

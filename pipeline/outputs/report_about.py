@@ -11,7 +11,6 @@ name and version.
 from __future__ import annotations
 
 import functools
-import html
 import importlib.metadata
 import os
 import re
@@ -21,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 import yaml
+
+from pipeline.outputs.page_text import esc
 
 if TYPE_CHECKING:
     from pipeline.storage.study_folder import StudyFolder
@@ -103,8 +104,3 @@ def version_words(batches: pd.DataFrame) -> str:
         for family, part in batches.groupby("family", sort=True)
     ]
     return f" Computed by code version {', '.join(codes)}; solver version: {'; '.join(solvers)}."
-
-
-def esc(value: object) -> str:
-    """``value`` as escaped HTML text."""
-    return html.escape(str(value), quote=True)

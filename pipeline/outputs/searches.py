@@ -1,13 +1,15 @@
 """The searches stored in a study folder, as the summary, the report and ``describe``
 show them: each ``search/<name>.json`` headline a search wrote (:mod:`pipeline.search.outputs`)
-read back checked, the summary's section on them, and the report's figures.
+read back checked, the summary's section on them, and the report's (its figures).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pipeline.outputs.page_text import esc
 
 if TYPE_CHECKING:
     from pipeline.storage.study_folder import StudyFolder
@@ -56,6 +58,36 @@ def searches_section(study: StudyFolder) -> list[str]:
         lines += [f"- **{name}** ({n} trials): {said}; [the search](search/{headline['page']})"]
         lines += [""] + [f"  ![{p}](search/{p})" for p in headline["plots"]] + [""]
     return lines if len(lines) > 2 else []
+
+
+class Page(Protocol):
+    """What the report's section on searches writes to: the page being assembled
+    (:class:`pipeline.outputs.report.Page`, which imports this module)."""
+
+    def add_html(self, fragment: str) -> None: ...
+
+    def add_figure(self, title: str, figure: Any, note: str = "") -> None: ...
+
+
+def add_searches(page: Page, study: StudyFolder) -> None:
+    """The report's section on each search stored in the ``study`` folder: its best beside
+    the reference and the gap, and the objective against each searched parameter."""
+    found = search_headlines(study)
+    if not found:
+        return
+    page.add_html("<h2>Searches</h2>")
+    for path, headline in found:
+        if isinstance(headline, str):
+            page.add_html(f"<p class='note'><code>search/{esc(path.name)}</code>: left out "
+                          f"({esc(headline)})</p>")  # fmt: skip
+            continue
+        best = headline.get("best") or "no trial succeeded"
+        page.add_html(
+            f"<p><strong>{esc(headline['name'])}</strong> ({headline['n_trials']} trials): "
+            f"best {esc(best)}</p>"
+        )
+        for title, figure in search_figures(headline):
+            page.add_figure(title, figure)
 
 
 def search_figures(headline: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -16,7 +16,8 @@ import pandas as pd
 
 from pipeline.outputs.headline import FAILED_TASKS
 from pipeline.outputs.index import write_index
-from pipeline.outputs.report import REPORT_ROWS, html_code, write_report
+from pipeline.outputs.page_text import html_code
+from pipeline.outputs.report import REPORT_ROWS, parameter_columns, write_report
 from pipeline.outputs.searches import searches_section
 from pipeline.storage import store, store_layout
 from pipeline.storage.own_files import SUMMARY_MARK
@@ -24,6 +25,7 @@ from pipeline.storage.safe_paths import ensure_dir, write_replacing
 from pipeline.storage.store import family_rows
 from pipeline.storage.store_overview import StoreCounts, status_line, store_counts
 from pipeline.storage.study_folder import StudyFolder
+from solvers.family import Family
 from solvers.kit.stored_rows import StoredRows, accepts_stored_rows, takes_stored_rows
 from solvers.kit.summary_parts import left_out, markdown_code, markdown_table, markdown_text
 from solvers.kit.words import counted
@@ -61,32 +63,33 @@ def write_summary(
     if study.get("description"):
         parts += [markdown_text(" ".join(str(study["description"]).split())), ""]
     codes = current_codes(study)
+    # each family's results files of other versions of its code, found once
+    others = {
+        f: store.current_version_files(store_layout.family_files(results, f), f)[1]
+        for f in counts.families
+    }
     # the header counts what the tables show; the rows of other versions of code are counted
     # apart (the families' notes say whose)
-    shown = (
-        store_counts(results, shown_rows(codes))
-        if may_leave_out(codes, counts.families, folder)
-        else counts
-    )
+    shown = store_counts(results, shown_rows(codes)) if may_leave_out(codes, others) else counts
     parts += [status_line(shown, left_out=counts.rows - shown.rows), ""]
     parts += searches_section(folder)  # a search's best heads the summary
     oks, notes = {}, {}
-    for family in counts.families:
-        fn = family_summary(family) or generic_summary
-        lazy_ok = accepts_stored_rows(fn)
+    for name in counts.families:
+        family = get_family(name)  # looked up once, handed on
+        fn = family_summary(name) or generic_summary
         where = current_code_rows(codes, family)
-        oks[family] = ok = store.ok_rows(
-            results, family, lazy_ok=lazy_ok, large_rows=large_rows, where=where
+        facts = other_code_facts(folder, family, codes, others[name])
+        oks[name] = ok = store.ok_rows(
+            results, name, lazy_ok=accepts_stored_rows(fn), large_rows=large_rows, where=where
         )
         with folder.staged("summary") as staging:  # summary/ gets complete files only (a full disk)
             text = fn(ok, staging)
-        parts += [f"## Family `{family}`", "", text.rstrip(), ""]
-        facts = other_code_facts(folder, family, codes)
+        parts += [f"## Family `{name}`", "", text.rstrip(), ""]
         parts += [*(note(markdown_code) for note in facts), *([""] if facts else [])]
-        notes[family] = [note(html_code) for note in facts]
-        if n_errors := shown.rows_with("error", family):
-            errors = family_rows(results, family, "error").frame(limit=GENERIC_ROWS)
-            parts += [f"### {FAILED_TASKS}", "", markdown_table(_error_table(errors)), ""]
+        notes[name] = [note(html_code) for note in facts]
+        if n_errors := shown.rows_with("error", name):
+            errors = family_rows(results, name, "error").frame(limit=GENERIC_ROWS)
+            parts += [f"### {FAILED_TASKS}", "", markdown_table(_error_table(family, errors)), ""]
             every = f"report.html (up to {report_rows:,}) and the store (status = 'error')"
             if note := left_out(len(errors), n_errors, "failed rows", every):
                 parts += [note, ""]
@@ -122,11 +125,11 @@ def current_codes(study: Mapping[str, Any]) -> dict[str, tuple[str, str | None]]
     return out
 
 
-def current_code_rows(codes: Mapping[str, tuple[str, str | None]], family: str) -> str:
+def current_code_rows(codes: Mapping[str, tuple[str, str | None]], family: Family) -> str:
     """SQL: the rows of the study's own strategies computed by the code they name now (the
     rows of other versions of that code are kept in the store, not summarized), and every
     other row; empty where the family has no such strategies."""
-    if "strategy_code" not in get_family(family).rules.param_names:
+    if "strategy_code" not in family.rules.param_names:
         return ""
     from solvers.kit.stored_rows import sql_text
 
@@ -142,23 +145,24 @@ Note = Callable[[Callable[[Any], str]], str]  # a sentence, given how names are 
 
 
 def other_code_facts(
-    folder: StudyFolder, family: str, codes: Mapping[str, tuple[str, str | None]]
+    folder: StudyFolder,
+    family: Family,
+    codes: Mapping[str, tuple[str, str | None]],
+    others: list[Path],
 ) -> list[Note]:
     """Sentences saying how many results files of other versions of the family the store of
-    ``folder`` keeps and the summary leaves out, and per strategy of one's own how many ok
-    rows of other versions of its code, or that its code cannot be checked; counted once,
-    each to be said in Markdown (the summary) and in HTML (the report), given how a name or a
-    version is shown."""
-    results = folder.results
+    ``folder`` keeps (``others``) and the summary leaves out, and per strategy of one's own
+    how many ok rows of other versions of its code, or that its code cannot be checked;
+    counted once, each to be said in Markdown (the summary) and in HTML (the report), given
+    how a name or a version is shown."""
     notes: list[Note] = []
-    _, others = store.current_version_files(store_layout.family_files(results, family), family)
     if others:
         notes.append(other_version_note(family, others))
-    if not codes or "strategy_code" not in get_family(family).rules.param_names:
+    if not codes or "strategy_code" not in family.rules.param_names:
         return notes  # no strategy of one's own: no rows to count
     from solvers.kit.stored_rows import sql_text
 
-    stored = family_rows(results, family, "ok")
+    stored = family_rows(folder.results, family.name, "ok")
     for name, (target, fingerprint) in codes.items():
         if fingerprint is None:
             notes.append(
@@ -190,48 +194,39 @@ def shown_rows(codes: Mapping[str, tuple[str, str | None]]) -> Any:
 
     def shown(family: str, files: list[Path]) -> tuple[list[Path], str]:
         kept, _ = store.current_version_files(files, family)
-        where = current_code_rows(codes, family)
+        where = current_code_rows(codes, get_family(family))
         return kept, f"status <> 'ok' OR ({where})" if where else ""
 
     return shown
 
 
-def may_leave_out(codes: Mapping[str, Any], families: list[str], folder: StudyFolder) -> bool:
+def may_leave_out(codes: Mapping[str, Any], others: Mapping[str, list[Path]]) -> bool:
     """Whether a summary may leave rows out: the study has strategies of its own, or the
-    store keeps files of another version of a family (an older version of a package family,
-    or other code of a family from elsewhere, whose version carries its fingerprint)."""
-    return bool(codes) or any(
-        store.current_version_files(store_layout.family_files(folder.results, f), f)[1]
-        for f in families
-    )
+    store keeps files of another version of a family (``others``: family -> those files; an
+    older version of a package family, or other code of a family from elsewhere, whose
+    version carries its fingerprint)."""
+    return bool(codes) or any(others.values())
 
 
-def other_version_note(family: str, others: list[Path]) -> Note:
+def other_version_note(family: Family, others: list[Path]) -> Note:
     """The sentence saying that the store keeps ``others``, results files of ``family``
     written by other versions of it (of its code), and leaves them out of the summary."""
     import pyarrow.parquet as pq
 
     rows = sum(pq.read_metadata(f).num_rows for f in others)
     versions = sorted({store.file_solver_version(f) or "none recorded" for f in others})
-    version = get_family(family).version
+    name, version = family.name, family.version
     return lambda code: (
-        f"{code(family)}: the store keeps {counted(len(others), 'results file')} written by "
+        f"{code(name)}: the store keeps {counted(len(others), 'results file')} written by "
         f"other versions of its code, left out here ({', '.join(code(v) for v in versions)}; "
         f"{counted(rows, 'row')}; this version: {code(version)}, the files' solver_version); "
         "a study asking for their tasks computes them again at this version."
     )
 
 
-def _error_table(errors: pd.DataFrame) -> pd.DataFrame:
-    family = errors["family"].iloc[0]
+def _error_table(family: Family, errors: pd.DataFrame) -> pd.DataFrame:
     cols = ["task_id", "strategy", *parameter_columns(family), "error"]
     return errors[[c for c in dict.fromkeys(cols) if c in errors]].head(GENERIC_ROWS)
-
-
-def parameter_columns(family: str) -> list[str]:
-    """The parameter columns of a family that identify a result (no execution knobs)."""
-    fam = get_family(family)
-    return [p.name for p in fam.rules.params if p.identity]
 
 
 @takes_stored_rows
@@ -246,9 +241,8 @@ def generic_summary(rows: pd.DataFrame | StoredRows, out_dir: Path) -> str:
         if isinstance(rows, pd.DataFrame)
         else rows.frame(limit=GENERIC_ROWS)
     )
-    family = first["family"].iloc[0]
-    fam = get_family(family)
-    params = [c for c in parameter_columns(family) if c in first]
+    fam = get_family(first["family"].iloc[0])
+    params = [c for c in parameter_columns(fam) if c in first]
     values = [c for c, t in fam.solver.columns.items() if c in first and not t.startswith("list")]
     cols = [c for c in ["strategy", *params, *values] if c in first and c not in COMMON_COLUMNS]
     cols = ["strategy", *cols] if "strategy" in first and first["strategy"].notna().any() else cols

@@ -33,7 +33,7 @@ class Table:
     note: str = ""
     # column -> what it holds, in words (the report shows it as the header's tooltip and in
     # the table's list of columns); the family's parameters and the common result columns
-    # are defined already (pipeline.outputs.column_words)
+    # are defined already (pipeline.outputs.report.ColumnWords)
     columns: Mapping[str, str] = field(default_factory=dict)
 
 
