@@ -247,7 +247,7 @@ def own_code_changed(study: StoredStudy, ids: set[str]) -> dict[str, str]:
 def needs_beyond(run: Any, tasks: dict[str, dict[str, Any]]) -> dict[str, str]:
     """The tasks whose need (``Scheduling.needs``) is over what this run has: the memory budget
     of one process, or the free disk for their checkpoints; task id -> why."""
-    needs = get_family(run.plan.family).scheduling.needs
+    needs = run.plan.fam.scheduling.needs
     if needs is None:
         return {}
     workers = run.workers

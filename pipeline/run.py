@@ -45,7 +45,6 @@ from pipeline.storage import locking
 from pipeline.storage.store_layout import written_by_others
 from pipeline.storage.study_folder import StudyFolder
 from solvers.kit.words import counted
-from solvers.registry import get_family
 
 
 def run_study(cfg: Mapping[str, Any], *, log=print, client: Any = None) -> StudyReport:
@@ -190,7 +189,7 @@ def _tasks_left(run: StudyRun, recompute: bool = False, refuse: bool = True):
     against the budget and the free disk: StudyError for one over either, or (``refuse``
     False) kept in the needs' rows; a family without needs is asked nothing."""
     left = run.plan.left_to_run(run.folder.stored_ids(), recompute=recompute)
-    if get_family(run.plan.family).scheduling.needs is None:
+    if run.plan.fam.scheduling.needs is None:
         return left, Needed()
     return left, check_needs(left, run.workers, run.folder, refuse)
 
@@ -201,7 +200,7 @@ def long_task_setup(run: StudyRun) -> LongTaskSetup:
     of them at once, they run that many at a time (one line says so)."""
     workers = run.workers
     needed = Needed()
-    if get_family(run.plan.family).scheduling.needs is not None:  # the store is read for needs only
+    if run.plan.fam.scheduling.needs is not None:  # the store is read for needs only
         _, needed = _tasks_left(run, recompute=run.conf.store.recompute)
     size = run.conf.run.batch_size
     if needed.at_once is not None and size != "auto" and size > needed.at_once:

@@ -287,7 +287,9 @@ def compute(run, left: StudyPlan, setup: LongTaskSetup) -> None:
         work = BatchWork(  # every file names the run record (its rows' run)
             run.report.study,
             settings.task_timeout_s,
-            metadata_bytes(run_metadata(run.given, run.report.run_record.stem, run.search)),
+            metadata_bytes(
+                run_metadata(run.given, run.plan.fam, run.report.run_record.stem, run.search)
+            ),
             setup,
         )
         run.log(f"running {counted(len(left), 'task')} on {executor.description}")

@@ -38,7 +38,7 @@ from solvers.axes_read import call_per_class
 from solvers.grid import Grid
 from solvers.kit.budget import Budget, Need
 from solvers.kit.words import format_bytes, format_duration
-from solvers.registry import Task, get_family
+from solvers.registry import Task
 from solvers.task_ids import identity_params
 
 
@@ -208,7 +208,7 @@ def check_needs(plan: Any, where: Workers, folder: StudyFolder, refuse: bool = T
     line: the task, its need, the budget and where it came from); with ``refuse`` False it
     is kept in the result's rows and :attr:`Needed.shortage` instead (``stage=plan`` prints
     the whole table first)."""
-    fam = get_family(plan.family)
+    fam = plan.fam
     if fam.scheduling.needs is None:
         return Needed()
     study_dir = folder.path
@@ -321,7 +321,7 @@ def _checked(tid, task, need, n, budget, free, study_dir, kept: int = 0) -> Need
 
 def shared_keys(plan: Any) -> set[str]:
     """The keys of the checkpoint pieces the plan's tasks share (``Need.shared``)."""
-    fam = get_family(plan.family)
+    fam = plan.fam
     if fam.scheduling.needs is None:
         return set()
     return {

@@ -40,7 +40,7 @@ from pipeline.storage.ids import IdSet, id_array
 from solvers import family_import_errors
 from solvers.grid import Grid
 from solvers.kit.words import counted, format_duration
-from solvers.registry import Task, TaskError, get_family
+from solvers.registry import Family, Task, TaskError, get_family
 
 if TYPE_CHECKING:
     from pipeline.storage.store_newest import StoredIds
@@ -63,10 +63,12 @@ class StudyPlan:
     sharing tasks, or a whole-task check filling a parameter in) and, after
     :meth:`left_to_run`, when the store already holds its task.  ``keep[g]`` is None while
     every position of grid ``g`` runs, else a boolean array over the grid (1 byte a task).
+    The study's :class:`~solvers.family.Family` is :attr:`fam` (looked up once, by
+    :func:`planned`), its name :attr:`family`.
     """
 
-    def __init__(self, name: str, family: str, grids: list[Grid], parts: int = 1):
-        self.name, self.family, self.grids = name, family, grids
+    def __init__(self, name: str, fam: Family, grids: list[Grid], parts: int = 1):
+        self.name, self.fam, self.family, self.grids = name, fam, fam.name, grids
         self.parts = parts  # the study's grids (one, or the parts of study.grids)
         self.keep: list[np.ndarray | None] = _first_occurrences(grids)
         self.repeated = sum(
@@ -197,7 +199,7 @@ class StudyPlan:
                 lines.append(run_line)
         from solvers.kit.compile_once import compiled_line  # Numba: for stage=plan only
 
-        module = get_family(self.family).solver.run.__module__
+        module = self.fam.solver.run.__module__
         parts = module.split(".")  # a built-in family's kernels: all of solvers.<family>
         package = ".".join(parts[:2]) if parts[0] == "solvers" else module
         if len(self) and (kernels := compiled_line(package)):
@@ -212,7 +214,7 @@ class StudyPlan:
         Each grid's estimate is its mean over up to ``sample`` evenly spaced tasks times its
         task count: exact when the estimate depends on the sampled axes only through values
         the sample covers, an extrapolation otherwise."""
-        estimate = get_family(self.family).scheduling.estimate
+        estimate = self.fam.scheduling.estimate
         if estimate is None:
             return None
         total, sampled = 0.0, 0
@@ -297,7 +299,7 @@ def planned(study: Mapping[str, Any] | StudyConfig) -> StudyPlan:
         ]
     with no_cyclic_gc():  # no collector passes over the objects planning makes (pipeline.heap)
         grids = _grids(family.name, shared, parts_found)
-        return StudyPlan(name, family.name, grids, parts=len(parts_found))
+        return StudyPlan(name, family, grids, parts=len(parts_found))
 
 
 def named_tasks(study: StudyConfig) -> int:

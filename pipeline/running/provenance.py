@@ -22,7 +22,7 @@ from typing import Any
 
 from pipeline.running.plan import own_strategies
 from solvers.own_strategy import files_fingerprint, source_files
-from solvers.registry import get_family
+from solvers.registry import Family
 
 # every package a stored value passes through: numba and llvmlite compile the kernels that
 # compute the float and Monte Carlo values; Dask runs them (a family's distributed mode too)
@@ -40,21 +40,24 @@ PACKAGES = (
 
 
 def run_metadata(
-    given: dict[str, Any], run: str | None = None, search: dict[str, Any] | None = None
+    given: dict[str, Any],
+    fam: Family,
+    run: str | None = None,
+    search: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What goes into every results file's metadata: the run's config (plain), versions,
-    code, time; the run's record (``run``: the name of its ``runs/<time>.yaml``, without
-    the suffix) and the Hydra job of a multirun that ran it (:func:`hydra_job`); for a run
-    of a search's batch, ``search``: the search's name and the trial that asked for each
-    task (``{"name": ..., "trials": {task_id: number}}``, :mod:`pipeline.search.runner`)."""
-    fam = get_family(given["study"]["family"])
+    code, time (``fam``: the study's family, as its plan holds it); the run's record
+    (``run``: the name of its ``runs/<time>.yaml``, without the suffix) and the Hydra job of
+    a multirun that ran it (:func:`hydra_job`); for a run of a search's batch, ``search``:
+    the search's name and the trial that asked for each task (``{"name": ...,
+    "trials": {task_id: number}}``, :mod:`pipeline.search.runner`)."""
     search_part = {} if search is None else {"search": search}
     return {
         "config": given,
         "packages": dict(package_versions()),
         "code_version": code_version(),
         "solver_version": fam.version,
-        "own_code": own_code(given["study"]),
+        "own_code": own_code(given["study"], fam),
         "config_sources": config_sources(),
         "python": sys.version.split()[0],
         "written_at": dt.datetime.now(dt.UTC).isoformat(),
@@ -112,13 +115,12 @@ def code_version() -> str:
         return package_versions()["guesslab"]
 
 
-def own_code(study: dict[str, Any]) -> dict[str, Any]:
+def own_code(study: dict[str, Any], fam: Family) -> dict[str, Any]:
     """The user's own code a study's values depend on, each with the fingerprint of its files
-    (:func:`solvers.own_strategy.files_fingerprint`): the family's module when it comes from
-    elsewhere (``GUESSLAB_FAMILIES`` or an entry point: its version carries the same
-    fingerprint), and the module of each strategy of one's own the study names; with the
-    ``GUESSLAB_FAMILIES`` setting."""
-    fam = get_family(study["family"])
+    (:func:`solvers.own_strategy.files_fingerprint`): the module of its family ``fam`` when
+    it comes from elsewhere (``GUESSLAB_FAMILIES`` or an entry point: its version carries the
+    same fingerprint), and the module of each strategy of one's own the study names; with
+    the ``GUESSLAB_FAMILIES`` setting."""
     family = None
     if "+code." in fam.version:
         module = fam.solver.run.__module__

@@ -26,6 +26,7 @@ from pipeline.run import run_study
 from pipeline.running.provenance import run_metadata
 from pipeline.storage import store, store_layout, store_overview, store_upkeep
 from pipeline.storage.study_folder import StudyFolder
+from solvers.registry import get_family
 from tests.helpers.nap_driver import nap_overrides, register_nap
 from tests.helpers.repository import ROOT
 from tests.helpers.runs import compose_config, run
@@ -152,7 +153,8 @@ def test_every_reader_keeps_the_newest_rows_of_a_task_stored_twice(outputs):
     for row in rerun[:2]:
         row["woke"] += 100  # a recomputed value, to tell the newer row from the older
     rerun[2].update(status="error", error="RuntimeError: boom", woke=None)
-    write_rows(results, rerun, run_metadata(plain(cfg)))  # a newer file, as a rerun writes
+    # a newer file, as a rerun writes
+    write_rows(results, rerun, run_metadata(plain(cfg), get_family("test_nap")))
     assert raw_rows(results) == 9  # what a plain Parquet reader sees until compaction
 
     rows = store.load_results(study)
