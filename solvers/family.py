@@ -17,6 +17,7 @@ named ("module:function"), not imported, so that workers never load what only a 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,6 +72,16 @@ class Rules:
     def param_names(self) -> tuple[str, ...]:
         """The names of ``params``, in their order."""
         return tuple(p.name for p in self.params)
+
+    @functools.cached_property
+    def knob_names(self) -> frozenset[str]:
+        """The execution knobs: parameters left out of task ids (``identity=False``)."""
+        return frozenset(p.name for p in self.params if not p.identity)
+
+    @functools.cached_property
+    def omitted_if_none(self) -> frozenset[str]:
+        """The parameters left out of task ids while None (``omit_none_from_id``)."""
+        return frozenset(p.name for p in self.params if p.omit_none_from_id)
 
 
 @dataclass(frozen=True)

@@ -32,16 +32,8 @@ from typing import Any
 import numpy as np
 
 from solvers.axes_read import RecordingTask, call_per_class
-from solvers.registry import (
-    Family,
-    Task,
-    TaskError,
-    checked_params,
-    fresh_copy,
-    param_value,
-    strategy_kind,
-)
-from solvers.task_ids import id_json, id_piece, json_text, knob_names, omitted_if_none, task_id
+from solvers.registry import Family, Task, TaskError, checked_params, param_value, strategy_kind
+from solvers.task_ids import ID_LENGTH, id_json, id_piece, json_text, task_id
 
 Axes = Sequence[tuple[str, Sequence[Any]]]
 
@@ -65,15 +57,13 @@ class Grid:
         self.filled: dict[tuple[int, ...], dict[str, Any]] = {}  # class -> values filled in
         self._payload, self._pieces = _id_template(fam, base, names, canon)
         if self._pieces and self.shape:  # the last axis's encoded values, as bytes
-            knob = names[-1] in knob_names(fam.name)  # not in the id (one value: see below)
+            knob = names[-1] in fam.rules.knob_names  # not in the id (one value: see below)
             self._last_pieces = [b"" if knob else p.encode() for p in self._pieces[-1]]
 
     @classmethod
     def checked(cls, fixed: Mapping[str, Any], axes: Axes) -> Grid:
         """The grid of ``fixed`` x ``axes``, every task checked (TaskError otherwise)."""
-        names = [name for name, _ in axes]
-        fam, base = checked_params({**fixed, **{name: values[0] for name, values in axes}})
-        canon = _canonical_axes(fam, base, names, [list(values) for _, values in axes])
+        fam, base, names, canon = _canonical_axes(fixed, axes)
         grid = cls(fam, base, names, canon)
         if fam.rules.check_task is not None:
             grid.check_axes, grid.filled = _checked_classes(fam, base, names, canon)
@@ -138,6 +128,11 @@ class Grid:
             for tid in self._run_ids(head, lo, hi)
         ]
 
+    def id_array(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """:meth:`ids` as a NumPy byte-string array (``S20``, 20 bytes an id): the form bulk
+        lookups take (:mod:`pipeline.storage.ids`)."""
+        return np.array(self.ids(start, stop), dtype=f"S{ID_LENGTH}")
+
     def _last_axis_runs(self, start: int, stop: int | None) -> Iterator[tuple[tuple, int, int]]:
         """(indices of every axis but the last, lo, hi): the positions start..stop-1 as runs
         along the last axis (where consecutive tasks differ in one value)."""
@@ -165,7 +160,7 @@ class Grid:
             h = prefix.copy()
             h.update(piece)
             h.update(after)
-            yield h.hexdigest()[:20]
+            yield h.hexdigest()[:ID_LENGTH]
 
     def _combos(self, start: int, stop: int | None) -> Iterator[tuple[int, ...]]:
         """The axis-index tuples of positions start..stop-1 (product order)."""
@@ -188,6 +183,13 @@ def runs(positions: Sequence[int]) -> list[tuple[int, int]]:
     return list(zip(starts.tolist(), stops.tolist(), strict=True))
 
 
+def fresh_copy(value: Any) -> Any:
+    """A copy of the lists in ``value`` (each task gets its own, as validate gives)."""
+    if type(value) is list:
+        return [fresh_copy(v) if type(v) is list else v for v in value]
+    return value
+
+
 def _product_from(shape: tuple[int, ...], start: int) -> Iterator[tuple[int, ...]]:
     """Every index tuple of ``shape`` in product order, from flat position ``start`` on."""
     if not shape:  # a grid without axes: one task
@@ -205,14 +207,21 @@ def _product_from(shape: tuple[int, ...], start: int) -> Iterator[tuple[int, ...
 
 
 def _canonical_axes(
-    fam: Family, base: Task, names: list[str], raw: list[list[Any]]
-) -> list[list[Any]]:
-    """Each axis's distinct canonical values, in the order the product first meets them.
+    fixed: Mapping[str, Any], axes: Axes
+) -> tuple[Family, Task, list[str], list[list[Any]]]:
+    """(the family, the canonical first task: ``fixed`` with every axis at its first value,
+    the axes' names, each axis's distinct canonical values in the order the product first
+    meets them).
 
-    Axis i's later values appear once the later axes have shown all of theirs, so they are
-    checked from the last axis to the first (validate's order for the first task holding
-    each).  An execution knob (left out of task ids) takes one value: two would be one task.
+    The first task is checked whole but for the whole-task check
+    (:func:`~solvers.registry.checked_params`).  Axis i's later values appear once the later
+    axes have shown all of theirs, so they are checked from the last axis to the first
+    (validate's order for the first task holding each).  An execution knob (left out of task
+    ids) takes one value: two would be one task.
     """
+    names = [name for name, _ in axes]
+    raw = [list(values) for _, values in axes]
+    fam, base = checked_params({**fixed, **{name: values[0] for name, values in axes}})
     strategy = strategy_kind(base)
     canon: list[list[Any]] = [[base[name]] for name in names]
     for i in reversed(range(len(names))):
@@ -224,7 +233,7 @@ def _canonical_axes(
         for v in values:
             seen.setdefault(json_text(v), v)
         distinct = list(seen.values())
-        if len(distinct) > 1 and names[i] in knob_names(fam.name):
+        if len(distinct) > 1 and names[i] in fam.rules.knob_names:
             raise TaskError(
                 names[i],
                 raw[i],
@@ -232,15 +241,15 @@ def _canonical_axes(
                 "several would run the same task once per value)",
             )
         out.append(distinct)
-    return out
+    return fam, base, names, out
 
 
 def _id_template(fam: Family, base: Task, names: list[str], canon: list[list[Any]]):
     """(the id's JSON as a format string with one field per axis, each axis's encoded
     values), or (None, None) where the id's keys may differ between tasks."""
-    knobs = knob_names(fam.name)
+    knobs = fam.rules.knob_names
     axis_of = {name: i for i, name in enumerate(names)}
-    omitted = omitted_if_none(fam.name)
+    omitted = fam.rules.omitted_if_none
     if any(None in canon[axis_of[k]] for k in omitted if k in axis_of):
         return None, None  # an axis left out of some ids only: each id from its whole task
     # a parameter left out of ids while None and not an axis: in every id or in none

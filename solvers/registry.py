@@ -242,13 +242,6 @@ def param_value(fam: Family, p: Param, strategy: str | None, task: Mapping[str, 
         raise TaskError(p.name, value, str(exc)) from None
 
 
-def fresh_copy(value: Any) -> Any:
-    """A copy of the lists in ``value`` (each task gets its own, as validate gives)."""
-    if type(value) is list:
-        return [fresh_copy(v) if type(v) is list else v for v in value]
-    return value
-
-
 def param_columns(task: Task) -> Row:
     """Row columns for a canonical task's parameters (lists become "3,3,3" strings), and the
     list column of each parameter declaring one (:attr:`Param.list_column`)."""

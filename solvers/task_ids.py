@@ -15,26 +15,18 @@ import numpy as np
 
 from solvers.registry import Task, get_family
 
+ID_LENGTH = 20  # hex digits of a task id
+
 
 def identity_params(task: Task) -> Task:
-    """The canonical task without execution knobs: what a result depends on."""
-    knobs = knob_names(task["family"])
-    omitted = omitted_if_none(task["family"])
+    """The canonical task without execution knobs (:attr:`Rules.knob_names
+    <solvers.family.Rules.knob_names>`), nor the parameters left out while None: what a
+    result depends on."""
+    rules = get_family(task["family"]).rules
+    knobs, omitted = rules.knob_names, rules.omitted_if_none
     return {
         k: v for k, v in sorted(task.items()) if k not in knobs and not (v is None and k in omitted)
     }
-
-
-@functools.cache
-def knob_names(family: str) -> frozenset[str]:
-    """The family's execution knobs: parameters left out of task ids."""
-    return frozenset(p.name for p in get_family(family).rules.params if not p.identity)
-
-
-@functools.cache
-def omitted_if_none(family: str) -> frozenset[str]:
-    """The family's parameters left out of task ids while None (``omit_none_from_id``)."""
-    return frozenset(p.name for p in get_family(family).rules.params if p.omit_none_from_id)
 
 
 def task_id(task: Task) -> str:
@@ -64,8 +56,8 @@ def id_json(pieces: list[str], version: str) -> str:
 
 
 def _sha_id(payload: str) -> str:
-    """A task id: the first 20 hex digits of the SHA-256 of the id's JSON text."""
-    return hashlib.sha256(payload.encode()).hexdigest()[:20]
+    """A task id: the first ID_LENGTH (20) hex digits of the SHA-256 of the id's JSON text."""
+    return hashlib.sha256(payload.encode()).hexdigest()[:ID_LENGTH]
 
 
 _JSON_ARGS: dict[str, Any] = {"sort_keys": True, "separators": (",", ":"), "default": str}

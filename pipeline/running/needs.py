@@ -276,7 +276,7 @@ def _held_by_class(
     wanted = IdSet(id_array(sorted(own)))
     for lo in range(0, len(grid), CHUNK):
         hi = min(lo + CHUNK, len(grid))
-        ids = id_array(grid.ids(lo, hi))
+        ids = grid.id_array(lo, hi)
         hit = wanted.contains(ids)
         if keep is not None:
             hit &= keep[lo:hi]

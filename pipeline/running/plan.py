@@ -36,7 +36,7 @@ import numpy as np
 from pipeline.config import GridPart, StudyConfig, checked_study
 from pipeline.errors import StudyError
 from pipeline.heap import no_cyclic_gc
-from pipeline.storage.ids import IdSet, id_array
+from pipeline.storage.ids import IdSet
 from solvers import family_import_errors
 from solvers.grid import Grid
 from solvers.kit.words import counted, format_duration
@@ -238,7 +238,7 @@ def _id_chunks(grid: Grid) -> Iterator[tuple[int, int, np.ndarray]]:
     no Python string outlives its chunk."""
     for lo in range(0, len(grid), CHUNK):
         hi = min(lo + CHUNK, len(grid))
-        yield lo, hi, id_array(grid.ids(lo, hi))
+        yield lo, hi, grid.id_array(lo, hi)
 
 
 def _first_occurrences(grids: list[Grid]) -> list[np.ndarray | None]:

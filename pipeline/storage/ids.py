@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-ID_LENGTH = 20
+from solvers.task_ids import ID_LENGTH
 
 
 def id_array(ids: Sequence[str] | pa.Array | pa.ChunkedArray) -> np.ndarray:
