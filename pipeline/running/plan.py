@@ -38,7 +38,7 @@ from pipeline.errors import StudyError
 from pipeline.heap import no_cyclic_gc
 from pipeline.storage.ids import IdSet
 from solvers import family_import_errors
-from solvers.grid import Grid
+from solvers.grid import Axes, Grid
 from solvers.kit.words import counted, format_duration
 from solvers.registry import Family, Task, TaskError, get_family
 
@@ -354,32 +354,41 @@ def _part_grids(family: str, grid: dict[str, Any], strategies: Any, prefix: str)
     for strategy, own in per_strategy.items():
         where = f"{prefix}.strategies.{strategy}"
         if TARGET in own:  # a strategy of one's own (solvers/own_strategy.py)
-            grids.append(_own_strategy_grid(family, grid, strategy, own, where))
-            continue
-        all_axes = dict(grid)
-        for key, values in own.items():
-            if any(k.rsplit(".", 1)[1] == key for k in grid):
-                raise StudyError(f"{where}.{key}: also a grid axis")
-            all_axes[f"{where}.{key}"] = values
-        keys = list(all_axes)
-        names = [k.rsplit(".", 1)[1] for k in keys]
-        axes = [(name, _axis(all_axes[k], k)) for name, k in zip(names, keys, strict=True)]
-        fixed = {"family": family} if strategy is None else {"family": family, "strategy": strategy}
+            fixed, keys, axes = _own_strategy_axes(family, grid, strategy, own, where)
+        else:
+            fixed, keys, axes = _strategy_axes(family, grid, strategy, own, where)
         try:
             grids.append(Grid.checked(fixed, axes))
         except TaskError as exc:
-            raise StudyError(_config_message(exc, keys, where)) from None
+            raise StudyError(_config_message(exc, keys, where, own.get(TARGET))) from None
     return grids
 
 
 TARGET = "_target_"
 
 
-def _own_strategy_grid(
+def _strategy_axes(
+    family: str, grid: dict[str, Any], strategy: str | None, own: Mapping[str, Any], where: str
+) -> tuple[dict[str, Any], list[str], Axes]:
+    """(the task every position of a strategy's grid shares, the config keys of its axes,
+    its axes): the part's axes, then the strategy's own."""
+    all_axes = dict(grid)
+    for key, values in own.items():
+        if any(k.rsplit(".", 1)[1] == key for k in grid):
+            raise StudyError(f"{where}.{key}: also a grid axis")
+        all_axes[f"{where}.{key}"] = values
+    keys = list(all_axes)
+    names = [k.rsplit(".", 1)[1] for k in keys]
+    axes = [(name, _axis(all_axes[k], k)) for name, k in zip(names, keys, strict=True)]
+    fixed = {"family": family} if strategy is None else {"family": family, "strategy": strategy}
+    return fixed, keys, axes
+
+
+def _own_strategy_axes(
     family: str, grid: dict[str, Any], name: str, own: Mapping[str, Any], where: str
-) -> Grid:
-    """The checked grid of a strategy of one's own: the part's axes times one axis of its
-    constructor arguments (``strategy_params``: each combination of the lists given for
+) -> tuple[dict[str, Any], list[str], Axes]:
+    """:func:`_strategy_axes` of a strategy of one's own: the part's axes times one axis of
+    its constructor arguments (``strategy_params``: each combination of the lists given for
     them, in product order, as one mapping per task)."""
     target = own[TARGET]
     if not isinstance(target, str):
@@ -397,14 +406,7 @@ def _own_strategy_grid(
     axes = [(k.rsplit(".", 1)[1], _axis(grid[k], k)) for k in keys]
     axes.append(("strategy_params", combos))
     fixed = {"family": family, "strategy": name, "strategy_target": target}
-    try:
-        return Grid.checked(fixed, axes)
-    except TaskError as exc:
-        if exc.key == "strategy_target":
-            raise StudyError(f"{where}.{TARGET}={target!r}: {exc.reason}") from None
-        if exc.key in ("strategy", "strategy_params", "strategy_code"):
-            raise StudyError(f"{where}: {exc.reason}") from None
-        raise StudyError(_config_message(exc, keys, where)) from None
+    return fixed, keys, axes
 
 
 def _json_argument(value: Any, key: str) -> None:
@@ -419,13 +421,19 @@ def _json_argument(value: Any, key: str) -> None:
         ) from None
 
 
-def _config_message(exc: TaskError, keys: list[str], strategy: str) -> str:
-    """The error with the task key replaced by the config key it came from."""
+def _config_message(exc: TaskError, keys: list[str], where: str, target: Any = None) -> str:
+    """The error with the task key replaced by the config key it came from (``where``: the
+    strategy's key; ``target``: the ``_target_`` of a strategy of one's own, or None)."""
+    if target is not None:
+        if exc.key == "strategy_target":
+            return f"{where}.{TARGET}={target!r}: {exc.reason}"
+        if exc.key in ("strategy", "strategy_params", "strategy_code"):
+            return f"{where}: {exc.reason}"
     for k in keys:
         if k.rsplit(".", 1)[1] == exc.key:
             return f"{k}={exc.value!r}: {exc.reason}"
     if exc.key == "strategy":
-        return f"{strategy}: {exc.reason}"
+        return f"{where}: {exc.reason}"
     return f"study.grid.{exc.key}={exc.value!r}: {exc.reason}"
 
 
