@@ -51,13 +51,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from pipeline.config import checked_study
 from pipeline.errors import StudyError, short_repr
 from pipeline.multirun_jobs import user_command
 from pipeline.running.plan import StudyPlan, named_tasks, planned
-from pipeline.storage.ids import ID_LENGTH, IdSet
+from pipeline.storage.ids import IdSet
 from pipeline.storage.locking import (
     OWNER_ONLY,
     command_line,
@@ -113,18 +111,13 @@ def claim(run, left: StudyPlan, stored: StoredIds) -> Claim:
         return Claim()
     live = _live_claims(run.folder.claims, run.log)
     if live:
-        ours = IdSet(_ids(left))
+        ours = IdSet(left.ids())
         most = max(LISTED, run.plan.n_tasks)
         for who in live:
             shared, why = _shared(who, ours, stored, most)
             if shared:
                 raise StudyError(_refusal(run, who, shared, len(ours), why))
     return _written(run)
-
-
-def _ids(left: StudyPlan) -> np.ndarray:
-    chunks = list(left.id_chunks())
-    return np.concatenate(chunks) if chunks else np.zeros(0, f"S{ID_LENGTH}")
 
 
 def _shared(who: dict, ours: IdSet, stored: StoredIds, most: int) -> tuple[int, str]:
@@ -143,7 +136,7 @@ def _shared(who: dict, ours: IdSet, stored: StoredIds, most: int) -> tuple[int, 
                 "run's own)"
             )
         theirs = planned(study).left_to_run(stored, recompute=who["recompute"])
-        return sum(int(ours.contains(ids).sum()) for ids in theirs.id_chunks()), ""
+        return int(ours.contains(theirs.ids()).sum()), ""
     except Exception as exc:  # another version, a family unknown here: assume the worst
         why = visible(f"{type(exc).__name__}: {exc}")
         return len(ours), f"; its tasks cannot be listed here ({why})"

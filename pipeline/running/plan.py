@@ -41,6 +41,7 @@ from solvers import family_import_errors
 from solvers.grid import Axes, Grid
 from solvers.kit.words import counted, format_duration
 from solvers.registry import Family, Task, TaskError, get_family
+from solvers.task_ids import ID_LENGTH
 
 if TYPE_CHECKING:
     from pipeline.storage.store_newest import StoredIds
@@ -121,6 +122,12 @@ class StudyPlan:
             keep = self.keep[g]
             for lo, hi, ids in _id_chunks(grid):
                 yield ids if keep is None else ids[keep[lo:hi]]
+
+    def ids(self) -> np.ndarray:
+        """The ids of the tasks left to run, in study order, as one array (20 bytes a task:
+        :meth:`id_chunks` joined)."""
+        chunks = list(self.id_chunks())
+        return np.concatenate(chunks) if chunks else np.zeros(0, f"S{ID_LENGTH}")
 
     def left_to_run(self, stored: StoredIds, *, recompute: bool = False) -> StudyPlan:
         """This plan without the tasks the store holds ok (none with ``recompute``), as a new
