@@ -73,6 +73,28 @@ def test_any_slice_of_a_grid_is_the_same_slice_of_the_brute_force_tasks():
     assert grid.check_axes == (0, 1)
 
 
+def test_a_grid_s_id_array_and_a_plan_s_ids_are_the_ids_as_the_store_holds_them():
+    """Grid.id_array is the grid's ids as the S20 byte strings of pipeline.storage.ids, where
+    ids come from the axes' values and where they need the whole task (a parameter filled
+    in); StudyPlan.ids joins them over the tasks left to run, in study order."""
+    grid = Grid.checked({"family": "card_guessing", "strategy": "info"}, INFO_AXES)
+    for start, stop in [(0, 24), (5, 17), (7, 7)]:
+        ids = grid.id_array(start, stop)
+        assert ids.dtype == np.dtype("S20")
+        assert np.array_equal(ids, id_array(grid.ids(start, stop)))
+    study = {
+        "name": "fills",
+        "family": "mastermind",
+        "grid": {"pegs": [2, 3], "jar": [[1, 1, 1]], "colours": [None, 3]},
+        "strategies": {"expected_size": {}},
+    }
+    tasks = planned(study)
+    assert tasks.grids[0].fills and tasks.repeated == 2
+    assert np.array_equal(tasks.grids[0].id_array(), id_array(tasks.grids[0].ids()))
+    assert tasks.ids().tolist() == [t.task_id.encode() for t in tasks]
+    assert tasks.fam is registry.get_family("mastermind")
+
+
 @pytest.mark.parametrize(
     "axes",
     [
