@@ -219,7 +219,8 @@ def importable(config: dict[str, Any], missing: dict[str, str | None]) -> dict[s
 def own_code_changed(study: StoredStudy, ids: set[str]) -> dict[str, str]:
     """The tasks of ``ids`` whose strategy of one's own cannot be had here as it was stored
     (its code's fingerprint is part of the task id): task id -> why."""
-    from solvers.own_strategy import code_fingerprint, target_class
+    from solvers.own_code import code_fingerprint
+    from solvers.own_strategy import target_class
 
     out: dict[str, str] = {}
     for table in study.rows.values():

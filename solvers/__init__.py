@@ -94,16 +94,16 @@ def _own_module(name: str) -> bool:
 
 def _version_with_code(names: set[str], brought: list[str]) -> None:
     """Give each family registered from elsewhere the version ``VERSION+code.FINGERPRINT``:
-    the fingerprint (solvers.own_strategy.files_fingerprint) of the code its import brought
+    the fingerprint (solvers.own_code.files_fingerprint) of the code its import brought
     in (``brought``: the user's own modules imported with it, each its file or its package's
-    files, solvers.own_strategy.source_files) and of its solver's module becomes part of
+    files, solvers.own_code.source_files) and of its solver's module becomes part of
     every task id, so a family edited anywhere in its own modules (its rules, its solver,
     its scheduling, a helper they import) is computed again, never served the rows of the
     code before.  A module the family imports only later, inside a call, is not counted."""
     import dataclasses
 
     from solvers import registry
-    from solvers.own_strategy import files_fingerprint, source_files
+    from solvers.own_code import files_fingerprint, source_files
 
     for name in names:
         fam = registry._FAMILIES[name]

@@ -16,7 +16,8 @@ carries three parameters of its own, declared by a family that accepts them with
 - ``strategy_target``: the class's dotted path;
 - ``strategy_params``: the constructor's keyword arguments as JSON text with sorted keys (one
   value per task: a study's list of values per argument is a grid axis);
-- ``strategy_code``: a fingerprint of the code the class comes from (:func:`code_fingerprint`),
+- ``strategy_code``: a fingerprint of the code the class comes from
+  (:func:`solvers.own_code.code_fingerprint`),
   filled in when the task is checked, so that an edited module gives new task ids and is
   computed again, never served the rows of the code before.
 
@@ -38,18 +39,16 @@ or read from a state it keeps on ``self``) has no exact value to store.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import inspect
 import json
 import re
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from solvers.kit.interrupts import raised_by_code
+from solvers.own_code import code_fingerprint, files_fingerprint, source_files
 from solvers.params import Param, described
 from solvers.registry import Task, TaskError
 
@@ -235,50 +234,6 @@ def shown_text(exc: BaseException) -> str:
     """An exception's message on one line, cut like :func:`shown`."""
     text = " ".join(str(exc).split())
     return text if len(text) <= SHOWN else f"{text[: SHOWN - 20]}... ({len(text):,} characters)"
-
-
-def source_files(module_name: str) -> list[Path]:
-    """The files whose bytes make a module's code: its own file, or, for a module inside a
-    package, every ``.py`` file of the package's top folder (an edit to a helper module the
-    strategy imports from the same package counts too)."""
-    module = sys.modules[module_name]
-    top = sys.modules.get(module_name.partition(".")[0], module)
-    folder = getattr(top, "__path__", None)
-    if folder:
-        root = Path(list(folder)[0])
-        return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
-    file = getattr(module, "__file__", None)
-    if not file:
-        raise ValueError(f"module {module_name!r} has no source file to fingerprint")
-    return [Path(file)]
-
-
-def code_fingerprint(cls: type) -> str:
-    """16 hex digits of the SHA-256 over the files of :func:`source_files` (each file's name
-    relative to the first one's folder, then its bytes): the code a task's id depends on."""
-    return files_fingerprint(source_files(cls.__module__))
-
-
-def files_fingerprint(files: list[Path]) -> str:
-    """See :func:`code_fingerprint` (read again only when a file's size or time changed)."""
-    stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
-    if stamp not in _DIGESTS:
-        _DIGESTS[stamp] = _digest(files)
-    return _DIGESTS[stamp]
-
-
-_DIGESTS: dict[tuple, str] = {}
-
-
-def _digest(files: list[Path]) -> str:
-    base = files[0].parent
-    digest = hashlib.sha256()
-    for path in files:
-        name = path.relative_to(base) if path.is_relative_to(base) else path.name
-        digest.update(str(name).encode() + b"\0")
-        digest.update(path.read_bytes())
-        digest.update(b"\0")
-    return digest.hexdigest()[:16]
 
 
 _CHECKED: set[tuple[str, str]] = set()  # (target, code) this process checked (a run's driver)

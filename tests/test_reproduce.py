@@ -338,7 +338,7 @@ def test_every_file_names_the_packages_own_code_and_config_dir(tmp_path, monkeyp
     outputs = run_first_left_study(tmp_path, monkeypatch, capsys)
     meta = store.file_metadata(store_layout.result_files(outputs / "mine" / "results")[0])
     assert {"numba", "llvmlite", "numpy", "dask"} <= set(meta["packages"])
-    from solvers.own_strategy import files_fingerprint
+    from solvers.own_code import files_fingerprint
 
     own = meta["own_code"]["strategies"]["first"]
     assert own == {
@@ -436,7 +436,7 @@ def test_a_family_of_one_s_own_is_fingerprinted_and_reproduces_where_it_is_regis
     assert done.returncode == 0, done.stderr
     folder = tmp_path / "out" / "toy"
     meta = store.file_metadata(store_layout.result_files(folder / "results")[0])
-    from solvers.own_strategy import files_fingerprint
+    from solvers.own_code import files_fingerprint
 
     fingerprint = files_fingerprint([tmp_path / "toygame.py"])
     assert meta["own_code"]["family"] == {"module": "toygame", "fingerprint": fingerprint}

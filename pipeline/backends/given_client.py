@@ -31,7 +31,7 @@ def guesslab_identity() -> dict[str, Any]:
     version, each family's solver version, and 16 hex digits of the code of each package of
     :data:`CODE` (its ``.py`` files' names and bytes)."""
     import solvers
-    from solvers.own_strategy import files_fingerprint, source_files
+    from solvers.own_code import files_fingerprint, source_files
 
     try:
         version = importlib.metadata.version("guesslab")

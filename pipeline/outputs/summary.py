@@ -113,8 +113,8 @@ def write_summary(
 def current_codes(study: Mapping[str, Any]) -> dict[str, tuple[str, str | None]]:
     """The study's strategies of one's own: name -> (``_target_``, the fingerprint of the
     code it names now, or None where it cannot be imported here)."""
-    from pipeline.running.plan import own_strategies
-    from solvers.own_strategy import code_fingerprint, target_class
+    from solvers.own_code import code_fingerprint, own_strategies
+    from solvers.own_strategy import target_class
 
     out: dict[str, tuple[str, str | None]] = {}
     for name, target in own_strategies(study).items():

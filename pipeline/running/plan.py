@@ -40,6 +40,7 @@ from pipeline.storage.ids import IdSet
 from solvers import family_import_errors
 from solvers.grid import Axes, Grid
 from solvers.kit.words import counted, format_duration
+from solvers.own_code import TARGET
 from solvers.registry import Family, Task, TaskError, get_family
 from solvers.task_ids import ID_LENGTH
 
@@ -371,9 +372,6 @@ def _part_grids(family: str, grid: dict[str, Any], strategies: Any, prefix: str)
     return grids
 
 
-TARGET = "_target_"
-
-
 def _strategy_axes(
     family: str, grid: dict[str, Any], strategy: str | None, own: Mapping[str, Any], where: str
 ) -> tuple[dict[str, Any], list[str], Axes]:
@@ -456,15 +454,3 @@ def _axis(value: Any, key: str) -> list[Any]:
     if not value:
         raise StudyError(f"{key}=[]: an axis needs at least one value")
     return list(value)
-
-
-def own_strategies(study: Mapping[str, Any]) -> dict[str, str]:
-    """The study's strategies of one's own: name -> ``_target_``, over every grid part."""
-    parts = study.get("grids") or [study]
-    out = {}
-    for part in parts:
-        strategies = part.get("strategies") if isinstance(part, Mapping) else None
-        for name, axes in (strategies or {}).items():
-            if isinstance(axes, Mapping) and isinstance(axes.get(TARGET), str):
-                out[name] = axes[TARGET]
-    return out

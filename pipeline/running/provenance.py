@@ -20,8 +20,7 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
-from pipeline.running.plan import own_strategies
-from solvers.own_strategy import files_fingerprint, source_files
+from solvers.own_code import files_fingerprint, module_fingerprint, own_strategies, source_files
 from solvers.registry import Family
 
 # every package a stored value passes through: numba and llvmlite compile the kernels that
@@ -117,7 +116,7 @@ def code_version() -> str:
 
 def own_code(study: dict[str, Any], fam: Family) -> dict[str, Any]:
     """The user's own code a study's values depend on, each with the fingerprint of its files
-    (:func:`solvers.own_strategy.files_fingerprint`): the module of its family ``fam`` when
+    (:func:`solvers.own_code.files_fingerprint`): the module of its family ``fam`` when
     it comes from elsewhere (``GUESSLAB_FAMILIES`` or an entry point: its version carries the
     same fingerprint), and the module of each strategy of one's own the study names; with
     the ``GUESSLAB_FAMILIES`` setting."""
@@ -128,23 +127,12 @@ def own_code(study: dict[str, Any], fam: Family) -> dict[str, Any]:
     strategies = {}
     for name, target in own_strategies(study).items():
         module = target.rpartition(".")[0]
-        strategies[name] = {"target": target, "fingerprint": _fingerprint(module)}
+        strategies[name] = {"target": target, "fingerprint": module_fingerprint(module)}
     return {
         "family": family,
         "strategies": strategies,
         "GUESSLAB_FAMILIES": os.environ.get("GUESSLAB_FAMILIES"),
     }
-
-
-def _fingerprint(module: str) -> str | None:
-    """The fingerprint of an imported module's files (planning imported a strategy's), or
-    None where it is not imported or has no files."""
-    if module not in sys.modules:
-        return None
-    try:
-        return files_fingerprint(source_files(module))
-    except (ValueError, OSError):
-        return None
 
 
 def config_sources() -> list[dict[str, str]] | None:
