@@ -12,14 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.storage.safe_paths import (
-    ensure_dir,
-    is_real_dir,
-    kind,
-    odd_entries,
-    real_subdirs,
-    regular_files,
-)
+from pipeline.storage.safe_paths import ensure_dir, is_real_dir, kind, real_subdirs
 from pipeline.storage.store_layout import METADATA_KEY, fits_family_schema, result_files
 from pipeline.storage.store_newest import SEEN_MAX, StoredIds, file_identity, newest_rows
 from solvers.kit.atomic_files import replace_file
@@ -79,23 +72,44 @@ def quarantine_bad_files(results: Path, quarantine: Path) -> list[tuple[Path, st
     if not is_real_dir(results):
         return []
     moved = []
-    for folder in sorted(real_subdirs(results, "family=")):
-        for path in sorted(p for p in regular_files(folder) if not p.name.startswith(".")):
+    files, others = _entries(results)
+    for folder in (p for p, what in others if what == "folder" and p.name.startswith("family=")):
+        family_files, family_others = _entries(folder)
+        for path in family_files:
+            if path.name.startswith("."):
+                continue
             reason = bad_file_reason(path)
             if reason is not None:
                 moved.append((_quarantine(path, quarantine, folder.name), reason))
-        with os.scandir(folder) as entries:
-            subdirs = [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
-        odd = [*odd_entries(folder), *((p, "folder") for p in subdirs)]
-        for path, what in sorted(odd):
+        for path, what in family_others:
             if not path.name.startswith(".") or what == "folder":
                 moved.append((_quarantine(path, quarantine, folder.name), _not_a_file(what)))
-    for path in sorted(p for p in regular_files(results) if not p.name.startswith(".")):
-        moved.append((_quarantine(path, quarantine), "not inside a family=<name> folder"))
-    for path, what in odd_entries(results):
-        if not (path.name.startswith("family=") and what.startswith("a symbolic link")):
+    for path in files:
+        if not path.name.startswith("."):
+            moved.append((_quarantine(path, quarantine), "not inside a family=<name> folder"))
+    for path, what in others:
+        if what != "folder" and not (
+            path.name.startswith("family=") and what.startswith("a symbolic link")
+        ):
             moved.append((_quarantine(path, quarantine), _not_a_file(what)))
     return moved
+
+
+def _entries(folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """(the regular files, every other entry with what it is: "folder" for a real folder, else
+    a link, a FIFO...) directly in the real ``folder``, each sorted; one scan, ``lstat``
+    semantics: nothing is opened or followed."""
+    files, others = [], []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.is_file(follow_symlinks=False):
+                files.append(path)
+            elif entry.is_dir(follow_symlinks=False):
+                others.append((path, "folder"))
+            else:
+                others.append((path, kind(path) or "gone"))
+    return sorted(files), sorted(others)
 
 
 def _not_a_file(what: str) -> str:
