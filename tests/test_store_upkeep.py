@@ -88,3 +88,22 @@ def test_a_file_of_an_unknown_family_is_quarantined_as_such(tmp_path):
     path.rename(foreign)
     moved = store_upkeep.quarantine_bad_files(results, tmp_path / "quarantine")
     assert moved == [(foreign, "unknown family 'gone'")]
+
+
+def test_an_unexpected_error_in_the_check_moves_nothing(tmp_path, monkeypatch):
+    """Every entry is judged before any is moved: when the check fails unexpectedly on one
+    file, a foreign file judged before it stays in the store too, and no quarantine folder is
+    made."""
+    results = tmp_path / "results"
+    (path,) = write_rows(results, rows("a"), {})
+    foreign = path.parent / "part-0-foreign.parquet"  # sorts before the valid file
+    foreign.write_bytes(b"not parquet")
+
+    def broken(schema, family: str):
+        raise RuntimeError("a bug in the schema check")
+
+    monkeypatch.setattr(store_upkeep, "fits_family_schema", broken)
+    with pytest.raises(RuntimeError, match="a bug in the schema check"):
+        store_upkeep.quarantine_bad_files(results, tmp_path / "quarantine")
+    assert foreign.exists() and path.exists()
+    assert not (tmp_path / "quarantine").exists()

@@ -69,30 +69,40 @@ def quarantine_bad_files(results: Path, quarantine: Path) -> list[tuple[Path, st
     ``results`` and the family folders must be real folders (see
     :meth:`pipeline.storage.study_folder.StudyFolder.check_safe`); a link there is left alone.
     """
+    moved = []
+    folders: dict[str, Path] = {}  # quarantine/<family>/, made once each (real folders)
+    for path, family, reason in _bad_entries(results):
+        if family not in folders:
+            where = quarantine / family if family else quarantine
+            folders[family] = ensure_dir(where, below=quarantine.parent)
+        moved.append((_move_into(path, folders[family]), reason))
+    return moved
+
+
+def _bad_entries(results: Path) -> list[tuple[Path, str, str]]:
+    """What :func:`quarantine_bad_files` moves, found before anything is moved: (the entry,
+    the name of its family's folder or "" for one directly in ``results``, why) each."""
     if not is_real_dir(results):
         return []
-    moved = []
+    found = []
     files, others = _entries(results)
     for folder in (p for p, what in others if what == "folder" and p.name.startswith("family=")):
         family_files, family_others = _entries(folder)
         for path in family_files:
-            if path.name.startswith("."):
-                continue
-            reason = bad_file_reason(path)
-            if reason is not None:
-                moved.append((_quarantine(path, quarantine, folder.name), reason))
+            if not path.name.startswith(".") and (reason := bad_file_reason(path)) is not None:
+                found.append((path, folder.name, reason))
         for path, what in family_others:
             if not path.name.startswith(".") or what == "folder":
-                moved.append((_quarantine(path, quarantine, folder.name), _not_a_file(what)))
+                found.append((path, folder.name, _not_a_file(what)))
     for path in files:
         if not path.name.startswith("."):
-            moved.append((_quarantine(path, quarantine), "not inside a family=<name> folder"))
+            found.append((path, "", "not inside a family=<name> folder"))
     for path, what in others:
         if what != "folder" and not (
             path.name.startswith("family=") and what.startswith("a symbolic link")
         ):
-            moved.append((_quarantine(path, quarantine), _not_a_file(what)))
-    return moved
+            found.append((path, "", _not_a_file(what)))
+    return found
 
 
 def _entries(folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
@@ -119,11 +129,9 @@ def _not_a_file(what: str) -> str:
     return f"not a regular file but {what}, never opened or followed"
 
 
-def _quarantine(path: Path, quarantine: Path, family: str = "") -> Path:
-    """Move the entry ``path`` (itself: a link is not followed) into ``quarantine/family``
-    (each level made a real folder), under a name no earlier quarantined entry has; returns
-    ``path``."""
-    folder = ensure_dir(quarantine / family if family else quarantine, below=quarantine.parent)
+def _move_into(path: Path, folder: Path) -> Path:
+    """Move the entry ``path`` (itself: a link is not followed) into the real ``folder``, under
+    a name no earlier quarantined entry has; returns ``path``."""
     target = folder / path.name
     n = 1
     while kind(target) is not None:
