@@ -120,12 +120,6 @@ def stored_families(results: str | Path) -> list[str]:
     return sorted(found)
 
 
-def written_by_others(results: Path, listed: set[Path], ours: list[Path]) -> bool:
-    """Whether results files appeared since ``listed`` that are not ``ours`` (another job of a
-    parallel multirun sharing the store wrote them): they may hold tasks of ours too."""
-    return bool(set(result_files(results)) - listed - set(ours))
-
-
 def written_ns(path: Path) -> int:
     """When the results file ``path`` was written (ns since the epoch), from its name
     (``part-<ns>-<random>.parquet``; compaction keeps the name); 0 if not named so."""
