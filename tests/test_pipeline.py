@@ -113,7 +113,7 @@ def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs
     compactions = []
     real_compact = store_upkeep.compact
     monkeypatch.setattr(
-        store_upkeep, "compact", lambda results: compactions.append(1) or real_compact(results)
+        store_upkeep, "compact", lambda files: compactions.append(1) or real_compact(files)
     )
     run(outputs, "cluster=sync")
     assert len(compactions) == 1  # the tidy-up before the run; nothing to drop after it
@@ -143,9 +143,10 @@ def test_a_file_landing_just_after_the_opening_compaction_is_compacted_away(outp
     real_compact = store_upkeep.compact
     calls = []
 
-    def compact_then_another_job_writes(results):
-        status = real_compact(results)
+    def compact_then_another_job_writes(files):
+        status = real_compact(files)
         if not calls:
+            results = outputs / "paper" / "results"
             write_rows(results, another_job_s_rows(task), {"written_by": "another job"})
         calls.append(1)
         return status

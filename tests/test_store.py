@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from pipeline.errors import StoreError
 from pipeline.storage import store, store_layout, store_upkeep
+from pipeline.storage.study_folder import StudyFolder
 from solvers.registry import get_family
 from tests.helpers.folders import copy_outputs
 from tests.helpers.runs import run
@@ -30,7 +31,7 @@ def test_compaction_keeps_each_task_s_newest_rows_and_the_files_readable(tmp_pat
     (old,) = write_rows(results, [row("a", "ok"), row("b", "error")], {"run": 1})
     (gone,) = write_rows(results, [row("c", "error")], {"run": 2})
     (new,) = write_rows(results, [row("b", "ok"), row("c", "ok")], {"run": 3})
-    stored = store_upkeep.compact(results)
+    stored = StudyFolder(tmp_path).compact()
     assert sorted(stored.every.ids) == sorted(stored.ok.ids) == [b"a", b"b", b"c"]
     assert store_layout.result_files(results) == [old, new] and not gone.exists()
     assert pq.read_table(old)["task_id"].to_pylist() == ["a"]
@@ -61,7 +62,7 @@ def test_the_store_s_newest_rows_and_ids_match_a_plain_python_reading(tmp_path_f
     """store_upkeep.compact's arrays against dicts: each task keeps the rows of the newest file
     holding it; a task is ok when its newest file has an ok row (files of (task, ok) rows,
     20-digit hex ids, some sharing their first 16 digits)."""
-    from pipeline.storage import store, store_layout, store_upkeep
+    from pipeline.storage import store, store_layout
 
     results = tmp_path_factory.mktemp("store") / "results"
 
@@ -84,7 +85,7 @@ def test_the_store_s_newest_rows_and_ids_match_a_plain_python_reading(tmp_path_f
             newest[tid(n)] = number
         for n, _ in rows:
             ok[tid(n)] = any(good for m, good in rows if m == n)
-    stored = store_upkeep.compact(results)
+    stored = StudyFolder(results.parent).compact()
     assert sorted(stored.every.ids.tolist()) == sorted(t.encode() for t in newest)
     assert sorted(stored.ok.ids.tolist()) == sorted(t.encode() for t in newest if ok[t])
     rows = store.load_results(results)

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from pipeline.storage import store, store_layout, store_upkeep
+from pipeline.storage.study_folder import StudyFolder
 from solvers import Family, Rules, Solver, register
 from solvers.registry import families
 from tests.helpers.store_rows import write_rows
@@ -58,7 +59,7 @@ def test_compaction_syncs_the_replaced_file_and_its_folder(tmp_path, monkeypatch
     older = write_rows(results, rows("a", "b"), {})[0]
     write_rows(results, rows("a"), {})  # a newer row of task a
     seen = synced(monkeypatch)
-    store_upkeep.compact(results)
+    StudyFolder(tmp_path).compact()
     assert len(store.load_results(results)) == 2
     assert identity(older) in seen  # the file written over ``older``, task b's row alone
     assert identity(older.parent) in seen

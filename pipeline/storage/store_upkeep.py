@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.storage.safe_paths import ensure_dir, is_real_dir, kind, real_subdirs
-from pipeline.storage.store_layout import METADATA_KEY, fits_family_schema, result_files
+from pipeline.storage.store_layout import METADATA_KEY, fits_family_schema
 from pipeline.storage.store_newest import SEEN_MAX, StoredIds, file_identity, newest_rows
 from solvers.kit.atomic_files import replace_file
 from solvers.registry import families
@@ -141,15 +141,16 @@ def _move_into(path: Path, folder: Path) -> Path:
     return path
 
 
-def compact(results: Path) -> StoredIds:
-    """Drop rows superseded by a newer file holding the same task; the ids that remain.
+def compact(files: list[Path]) -> StoredIds:
+    """Drop rows of ``files`` (a store's results files, oldest first:
+    :meth:`~pipeline.storage.study_folder.StudyFolder.result_files`) superseded by a newer file
+    holding the same task; the ids that remain.
 
     A task may have several rows (one per target, say); they always come in one file, so
     the newest file that holds a task keeps all its rows and older files lose theirs.  The
     store is read once (two columns, as arrays: no Python object per row), and the ids of
     every task that remains come back, so a run knows what to skip without reading it again.
     """
-    files = result_files(results)
     stored, keep_per_file = newest_rows(files)
     for path, keep in zip(files, keep_per_file, strict=True):
         if keep.all():

@@ -479,7 +479,7 @@ class StudyFolder:
         """Drop the rows a newer file supersedes; the ids that remain (under :meth:`locked`)."""
         from pipeline.storage.store_upkeep import compact
 
-        return compact(self.results)
+        return compact(self.result_files())
 
     def remove_temporaries(self) -> int:
         """Delete the temporary files a killed run left in the store; how many."""
