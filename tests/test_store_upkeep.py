@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from pipeline.storage import store, store_layout, store_upkeep
+from pipeline.storage import store, store_upkeep
 from pipeline.storage.study_folder import StudyFolder
 from solvers import Family, Rules, Solver, register
 from solvers.registry import families
@@ -77,7 +77,7 @@ def test_a_valid_file_is_never_quarantined_when_its_check_fails_unexpectedly(tmp
     monkeypatch.setattr(store_upkeep, "fits_family_schema", broken)
     with pytest.raises(RuntimeError, match="a bug in the schema check"):
         store_upkeep.quarantine_bad_files(results, tmp_path / "quarantine")
-    assert store_layout.result_files(results) == [path]
+    assert store.result_files(results) == [path]
     assert not (tmp_path / "quarantine").exists()
 
 

@@ -18,7 +18,7 @@ from pipeline.outputs.headline import FAILED_TASKS
 from pipeline.outputs.index import write_index
 from pipeline.outputs.report import REPORT_ROWS, html_code, write_report
 from pipeline.outputs.searches import searches_section
-from pipeline.storage import store, store_layout
+from pipeline.storage import store
 from pipeline.storage.own_files import SUMMARY_MARK
 from pipeline.storage.safe_paths import ensure_dir, write_replacing
 from pipeline.storage.store import family_rows
@@ -151,7 +151,7 @@ def other_code_facts(
     version is shown."""
     results = folder.results
     notes: list[Note] = []
-    _, others = store.current_version_files(store_layout.family_files(results, family), family)
+    _, others = store.current_version_files(store.family_files(results, family), family)
     if others:
         notes.append(other_version_note(family, others))
     if not codes or "strategy_code" not in get_family(family).rules.param_names:
@@ -201,8 +201,7 @@ def may_leave_out(codes: Mapping[str, Any], families: list[str], folder: StudyFo
     store keeps files of another version of a family (an older version of a package family,
     or other code of a family from elsewhere, whose version carries its fingerprint)."""
     return bool(codes) or any(
-        store.current_version_files(store_layout.family_files(folder.results, f), f)[1]
-        for f in families
+        store.current_version_files(store.family_files(folder.results, f), f)[1] for f in families
     )
 
 

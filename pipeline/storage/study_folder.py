@@ -456,7 +456,9 @@ class StudyFolder:
 
     def result_files(self) -> list[Path]:
         """The results files of the store (regular files only)."""
-        return store_layout.result_files(self.results)
+        from pipeline.storage.store import result_files
+
+        return result_files(self.results)
 
     def written_by_others(self, listed: set[Path], ours: list[Path]) -> bool:
         """Whether results files appeared since ``listed`` that are not ``ours`` (another job of
@@ -465,9 +467,10 @@ class StudyFolder:
 
     def stored_ids(self) -> StoredIds:
         """The ids of the tasks stored (read only)."""
-        from pipeline.storage.store_newest import stored_ids
+        from pipeline.storage.store_newest import ids_in
 
-        return stored_ids(self.results)
+        files = self.result_files()
+        return ids_in(files)
 
     def counts(self) -> StoreCounts:
         """What the store holds, counted."""
