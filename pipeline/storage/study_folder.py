@@ -3,23 +3,20 @@
 It owns the folder's layout (``results/``, ``runs/``, ``checkpoints/``, ``quarantine/``,
 ``summary/``, the lock files and ``.claims/``), the checks a run makes before it writes there,
 the study's locks, its records of runs, the folders it writes whole (:meth:`StudyFolder.staged`)
-and the store's upkeep under them.  The run, the driver, reproduce and
-the index hold one of these rather than paths.
+and the store's upkeep under them.  The run, the driver, reproduce and the index hold one of
+these rather than paths.
 
 Each check raises StudyError naming ``paths.outputs`` (as the user wrote it) or
 ``study.name``, and the path; none makes or writes anything but a probe file it removes.
 The file-system rule inside the folder (no link followed, no special file opened) is
 :mod:`pipeline.storage.safe_paths`; :meth:`StudyFolder.unsafe_entries` holds the folder to it.
 
-The locks let several jobs (a parallel Hydra multirun) share the folder: :meth:`StudyFolder.locked`
-serialises the store's upkeep (compaction, quarantine) and the summary, so the last job to
-summarize sees every job's rows; :meth:`StudyFolder.running` is held (shared) by every job while
-it computes, so a job that gets it exclusively knows the temporary files it finds were left by a
-killed run.  Jobs compute at once only when their tasks differ (:mod:`pipeline.running.claims`).
-Why fcntl and not the filelock package: ``running`` needs a shared lock (every computing job
-holds it at once) that one job can try to take exclusively; filelock offers only exclusive
-locks.  flock is also released by the kernel when a killed job's process dies, which is what
-lets the next run tell stale temporaries from a live job's.  The lock files are their owner's
+The locks let the jobs of a parallel multirun share the folder (their tasks differ:
+:mod:`pipeline.running.claims`): :meth:`StudyFolder.locked` serialises the store's upkeep and
+the summary; :meth:`StudyFolder.running` is held, shared, by every computing job, so one that
+gets it alone knows the temporaries it finds are a killed run's.  fcntl, not the filelock
+package: ``running`` is a shared lock one job may try to take alone (filelock has exclusive
+locks only), and the kernel releases a killed job's flock.  The lock files are their owner's
 only (:mod:`pipeline.storage.locking`).
 """
 
@@ -152,11 +149,6 @@ class StudyFolder:
         """Where the store keeps ``family``'s files."""
         return store_layout.family_dir(self.results, family)
 
-    def checkpoint_folders(self) -> tuple[Path, Path]:
-        """The folders whose every entry is a checkpoint folder: of a task, or of pieces a
-        run's tasks share."""
-        return self.checkpoints.root, self.checkpoints.shared_root
-
     # ------------------------------------------------------------------ the file-system rule
 
     def unsafe_entries(self) -> list[tuple[Path, str]]:
@@ -185,12 +177,7 @@ class StudyFolder:
                 for entry in entries:
                     if entry.name.startswith("family=") and entry.is_symlink():
                         found.append((Path(entry.path), kind(Path(entry.path)) or "gone"))
-        for folder in self.checkpoint_folders():  # the first real: lstat follows a link above
-            if is_real_dir(self.checkpoints.root) and is_real_dir(folder):
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        if not entry.is_dir(follow_symlinks=False):
-                            found.append((Path(entry.path), kind(Path(entry.path)) or "gone"))
+        found += self.checkpoints.not_folders()
         for name in SCANNED:
             top = self.path / name
             if not is_real_dir(top):
@@ -216,7 +203,7 @@ class StudyFolder:
             wanted = "a real folder"
         if path.parent.name == "results" and path.name.startswith("family="):
             wanted = "a real folder"
-        if path.parent in self.checkpoint_folders():
+        if path.parent in self.checkpoints.folders():
             wanted = "a real folder (a checkpoint folder)"
         what = {"file": "a file", "folder": "a folder"}.get(what, what)
         problem = UnsafePath(
@@ -363,12 +350,10 @@ class StudyFolder:
         return missing
 
     def remove_if_untouched(self, root: Path) -> None:
-        """Remove ``root`` (this folder or one above it, as :meth:`first_missing` found it)
-        if it holds nothing but empty folders and lock files no job holds.
-
-        For a run that created ``root`` and failed before storing anything (e.g. the scheduler
-        did not answer): it leaves nothing behind.  Any other file, or a lock another job
-        holds, keeps it (and the folders above that file)."""
+        """Remove ``root`` (:meth:`first_missing`, before a run that failed before storing
+        anything made it) if it holds nothing but empty folders and lock files no job holds:
+        such a run leaves nothing behind.  Any other file, or a lock another job holds, keeps
+        it (and the folders above that file)."""
         if not root.is_dir():
             return
         for path in sorted(root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
