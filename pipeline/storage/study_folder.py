@@ -310,7 +310,7 @@ class StudyFolder:
         upkeep and the summary run under it, so the last job to summarize sees every row."""
         self.path.mkdir(parents=True, exist_ok=True)
         lock = self.path / ".lock"
-        with open_lock(lock) as fh:
+        with _open_lock(lock) as fh:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -327,7 +327,7 @@ class StudyFolder:
         call ``when_alone()`` first if no other job is: the temporaries it finds are then a
         killed run's."""
         self.path.mkdir(parents=True, exist_ok=True)
-        with open_lock(self.path / ".running") as fh:
+        with _open_lock(self.path / ".running") as fh:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 when_alone()
@@ -350,10 +350,10 @@ class StudyFolder:
         return missing
 
     def remove_if_untouched(self, root: Path) -> None:
-        """Remove ``root`` (:meth:`first_missing`, before a run that failed before storing
-        anything made it) if it holds nothing but empty folders and lock files no job holds:
-        such a run leaves nothing behind.  Any other file, or a lock another job holds, keeps
-        it (and the folders above that file)."""
+        """Remove ``root`` (what :meth:`first_missing` found before a run made it) if it holds
+        nothing but empty folders and lock files no job holds, so a run that failed before
+        storing anything leaves nothing behind.  Any other file, or a lock another job holds,
+        keeps it (and the folders above that file)."""
         if not root.is_dir():
             return
         for path in sorted(root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
@@ -454,8 +454,7 @@ class StudyFolder:
         """The ids of the tasks stored (read only)."""
         from pipeline.storage.store_newest import ids_in
 
-        files = self.result_files()
-        return ids_in(files)
+        return ids_in(self.result_files())
 
     def counts(self) -> StoreCounts:
         """What the store holds, counted."""
@@ -498,7 +497,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def open_lock(path: Path):
+def _open_lock(path: Path):
     """A lock file opened for appending, created if missing, readable and writable by its
     owner only (:func:`~pipeline.storage.locking.owner_only`); never through a link, never a
     FIFO or another special file (pipeline.errors.UnsafePath).  StudyError (one line) when
@@ -514,7 +513,7 @@ def open_lock(path: Path):
 def _unlink_if_free(path: Path) -> None:
     """Delete an empty lock file unless another job holds (or waits on) it."""
     try:
-        with open_lock(path) as fh:
+        with _open_lock(path) as fh:
             if path.stat().st_size:
                 return
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
