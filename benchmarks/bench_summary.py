@@ -85,7 +85,7 @@ def store_size(study_dir: Path) -> tuple[int, int]:
     """(rows, files) of the store, from the Parquet footers."""
     import pyarrow.parquet as pq
 
-    from pipeline.storage.store_layout import result_files
+    from pipeline.storage.store import result_files
 
     files = result_files(study_dir / "results")
     return sum(pq.ParquetFile(f).metadata.num_rows for f in files), len(files)

@@ -41,8 +41,6 @@ from pipeline.running.needs import Needed, budgeted, check_needs, shared_keys
 from pipeline.running.plan import StudyPlan, planned
 from pipeline.running.progress import shown
 from pipeline.running.run_estimate import RunTime, of_plan
-from pipeline.storage import locking
-from pipeline.storage.store_layout import written_by_others
 from pipeline.storage.study_folder import StudyFolder
 from solvers.kit.words import counted
 
@@ -223,7 +221,7 @@ def run_tasks(run: StudyRun) -> None:
     before it stored anything leaves nothing behind (no run record, no folder it made)."""
     run.report.stage = "run"
     setup = long_task_setup(run)  # refuses a need over the budget
-    new_root = locking.first_missing(run.folder.path)
+    new_root = run.folder.first_missing()
     try:
         _run_in_store(run, setup)
     except BaseException:
@@ -234,14 +232,14 @@ def run_tasks(run: StudyRun) -> None:
                 with contextlib.suppress(OSError):
                     record.parent.rmdir()  # runs/, if this run made it
             if new_root is not None:
-                locking.remove_if_untouched(new_root)
+                run.folder.remove_if_untouched(new_root)
         raise
 
 
 def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
     folder = run.folder
     folder.check_results_target()
-    # parallel multirun jobs may share the store: see pipeline.storage.locking and
+    # parallel multirun jobs may share the store: see pipeline.storage.study_folder and
     # pipeline.running.claims
     with folder.running(folder.remove_temporaries):
         with folder.locked():
@@ -264,7 +262,7 @@ def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
                 needed = shared_keys(run.plan.left_to_run(folder.stored_ids()))
             folder.checkpoints.tidy(setup.shared, needed, run.log)
         with folder.locked():  # a rerun task's rows supersede its stored ones
-            if left.supersedes or written_by_others(folder.results, before, run.report.files):
+            if left.supersedes or folder.written_by_others(before, run.report.files):
                 folder.compact()
         run.log(run.report.line())
 

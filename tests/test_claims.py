@@ -1,7 +1,7 @@
 """What a run believes of the claims in its study folder (pipeline/running/claims.py) and who may
-open the study's lock and claim files (pipeline/storage/locking.py): a held claim that is
-unreadable, or names a process of this host that is gone, is removed in one line and the
-run goes on; what a believed claim says reaches the refusal made visible; a claim naming
+open the study's lock and claim files (pipeline/storage/study_folder.py, locking.py): a held
+claim that is unreadable, or names a process of this host that is gone, is removed in one line
+and the run goes on; what a believed claim says reaches the refusal made visible; a claim naming
 more tasks than a run lists is not listed; claim and lock files are mode 0600."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pytest
 from pipeline.errors import StudyError
 from pipeline.run import prepared
 from pipeline.running import claims
-from pipeline.storage import locking
+from pipeline.storage import locking, study_folder
 from pipeline.storage.study_folder import CLAIMS, StudyFolder
 from tests.helpers.nap_driver import nap_overrides, register_nap
 from tests.helpers.runs import compose_config, run
@@ -252,7 +252,7 @@ def test_a_lock_file_this_account_may_not_open_is_one_line_naming_it(tmp_path, m
     def refused(path, flags, mode=0o666):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(locking, "open_regular", refused)
+    monkeypatch.setattr(study_folder, "open_regular", refused)
     with pytest.raises(StudyError) as stopped, StudyFolder(tmp_path).locked():
         pass
     (line,) = str(stopped.value).splitlines()
@@ -282,6 +282,6 @@ def test_a_lock_file_this_account_may_not_open_is_left_by_the_clean_up(tmp_path,
     def refused(path, flags, mode=0o666):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(locking, "open_regular", refused)
-    locking.remove_if_untouched(tmp_path / "study")
+    monkeypatch.setattr(study_folder, "open_regular", refused)
+    StudyFolder(tmp_path / "study").remove_if_untouched(tmp_path / "study")
     assert (tmp_path / "study" / ".lock").exists()

@@ -12,8 +12,7 @@ import sys
 import pytest
 
 from pipeline.describe import main
-from pipeline.storage.store import file_metadata, load_results
-from pipeline.storage.store_layout import result_files
+from pipeline.storage.store import file_metadata, load_results, result_files
 from pipeline.storage.store_overview import store_counts
 from solvers import families, get_family
 from solvers.kit.family_words import param_words

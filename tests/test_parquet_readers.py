@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.storage import store, store_layout
+from pipeline.storage import store
 from solvers import solve
 from tests.helpers.folders import copy_outputs
 from tests.helpers.repository import ROOT
@@ -38,7 +38,7 @@ def check_frame(frame) -> None:
 
 
 def test_files_hold_no_partition_column(results):
-    for path in store_layout.result_files(results):
+    for path in store.result_files(results):
         assert "family" not in pq.read_schema(path).names
 
 
@@ -103,7 +103,7 @@ def test_a_study_mixing_families_reads_every_row_and_column(tmp_path):
 def with_family_column(results) -> None:
     """Rewrite every file with a ``family`` column beside the folder's: a layout no guesslab
     writes (the partition column lives in the path only)."""
-    for path in store_layout.result_files(results):
+    for path in store.result_files(results):
         with pq.ParquetFile(path) as pf:
             table = pf.read()
         family = path.parent.name.split("=", 1)[1]
@@ -118,7 +118,7 @@ def test_a_file_holding_the_partition_column_is_quarantined_and_its_tasks_rerun(
     line saying why (it is never rewritten or deleted) and computes its tasks again."""
     out = copy_outputs(paper_outputs, tmp_path / "out")
     results = out / "paper" / "results"
-    odd = store_layout.result_files(results)
+    odd = store.result_files(results)
     with_family_column(results)
     said: list[str] = []
     again = run(out, "cluster=sync", logged=said)

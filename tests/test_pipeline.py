@@ -12,7 +12,7 @@ from pipeline.errors import StudyError
 from pipeline.run import run_study
 from pipeline.running import driver, worker
 from pipeline.running.plan import plan
-from pipeline.storage import store, store_layout, store_upkeep
+from pipeline.storage import store, store_upkeep
 from solvers import Family, Param, Rules, Solver, register, solve
 from solvers.kit.words import counted
 from solvers.params import as_int
@@ -46,7 +46,7 @@ def test_paper_study_on_a_local_cluster_with_two_workers(outputs):
     assert "2383/560" in summary and "475/112" in summary
     assert "ratio_to_optimal" in summary
     assert list((outputs / "paper" / "summary").glob("*.png"))
-    meta = store.file_metadata(store_layout.result_files(outputs / "paper" / "results")[0])
+    meta = store.file_metadata(store.result_files(outputs / "paper" / "results")[0])
     assert meta["config"]["study"]["name"] == "paper"
     assert {"dask", "pyarrow", "guesslab"} <= set(meta["packages"])
     assert meta["code_version"] and meta["solver_version"] == get_family("card_guessing").version
@@ -54,10 +54,10 @@ def test_paper_study_on_a_local_cluster_with_two_workers(outputs):
 
 def test_rerun_recomputes_nothing_and_recompute_replaces_rows(paper_outputs, outputs):
     copy_outputs(paper_outputs, outputs)
-    files = store_layout.result_files(outputs / "paper" / "results")
+    files = store.result_files(outputs / "paper" / "results")
     again = run(outputs, "cluster=sync")
     assert (again.skipped, again.computed) == (2, 0)
-    assert store_layout.result_files(outputs / "paper" / "results") == files
+    assert store.result_files(outputs / "paper" / "results") == files
     forced = run(outputs, "cluster=sync", "store.recompute=true")
     assert forced.computed == 2
     rows = store.load_results(outputs / "paper")
@@ -82,10 +82,10 @@ def test_rows_of_an_older_family_version_are_computed_again_and_summarised_apart
         old = run(outputs, "cluster=sync")
     assert old.computed == 2 and current.version != "1"
     results = outputs / "paper" / "results"
-    old_files = store_layout.result_files(results)
+    old_files = store.result_files(results)
     again = run(outputs, "cluster=sync")
     assert (again.skipped, again.computed) == (0, 2)
-    assert set(old_files) < set(store_layout.result_files(results))  # the old rows are kept
+    assert set(old_files) < set(store.result_files(results))  # the old rows are kept
     assert len(store.load_results(outputs / "paper")) == 4
     read = store.family_rows(results, "card_guessing", "ok").frame()
     assert len(read) == 2 and set(read["expected_score_exact"]) == {"2383/560", "475/112"}
@@ -113,7 +113,7 @@ def test_a_fresh_run_skips_the_final_compaction_unless_another_job_wrote(outputs
     compactions = []
     real_compact = store_upkeep.compact
     monkeypatch.setattr(
-        store_upkeep, "compact", lambda results: compactions.append(1) or real_compact(results)
+        store_upkeep, "compact", lambda files: compactions.append(1) or real_compact(files)
     )
     run(outputs, "cluster=sync")
     assert len(compactions) == 1  # the tidy-up before the run; nothing to drop after it
@@ -143,9 +143,10 @@ def test_a_file_landing_just_after_the_opening_compaction_is_compacted_away(outp
     real_compact = store_upkeep.compact
     calls = []
 
-    def compact_then_another_job_writes(results):
-        status = real_compact(results)
+    def compact_then_another_job_writes(files):
+        status = real_compact(files)
         if not calls:
+            results = outputs / "paper" / "results"
             write_rows(results, another_job_s_rows(task), {"written_by": "another job"})
         calls.append(1)
         return status
@@ -166,7 +167,7 @@ def test_resume_after_losing_result_files(outputs):
     )
     run(outputs, *overrides)
     results = outputs / "paper" / "results"
-    files = store_layout.result_files(results)
+    files = store.result_files(results)
     assert len(files) == 8
     before = store.load_results(results).sort_values("task_id")
     for path in files[::3]:
@@ -349,12 +350,10 @@ def test_bad_input_exits_2_naming_the_key_and_writes_nothing(
 
 def test_bad_values_never_touch_existing_results(paper_outputs, outputs):
     copy_outputs(paper_outputs, outputs)
-    files = {p: p.read_bytes() for p in store_layout.result_files(outputs / "paper" / "results")}
+    files = {p: p.read_bytes() for p in store.result_files(outputs / "paper" / "results")}
     with pytest.raises(StudyError, match="study.grid.deck"):
         run(outputs, "cluster=sync", "study.grid.deck=[[0,3]]")
-    assert {
-        p: p.read_bytes() for p in store_layout.result_files(outputs / "paper" / "results")
-    } == files
+    assert {p: p.read_bytes() for p in store.result_files(outputs / "paper" / "results")} == files
 
 
 def test_a_local_cluster_run_prints_no_dask_chatter(tmp_path):

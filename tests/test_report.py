@@ -14,7 +14,7 @@ import pytest
 
 from pipeline.outputs.page_text import json_value
 from pipeline.outputs.report import table_spec, write_report
-from pipeline.storage import store, store_layout
+from pipeline.storage import store
 from pipeline.storage.study_folder import StudyFolder
 from solvers.registry import solve
 from tests.helpers.pages import page_data
@@ -216,7 +216,7 @@ def test_provenance_reads_each_file_once_and_keeps_every_run_apart(tmp_path):
             write_rows(results, [{**row, "task_id": f"{i}{j}".ljust(20, "0")}], meta)
     runs[1]["config"] = {"study": {"name": "s"}}
     write_rows(results, [{**row, "task_id": "9".ljust(20, "0")}], runs[1])
-    files = store_layout.result_files(results)
+    files = store.result_files(results)
     metas = store.files_metadata(files)
     assert metas == [store.file_metadata(f) for f in files]
     assert metas[0] is metas[2] and metas[3] is metas[5] and metas[0] != metas[3]

@@ -28,7 +28,7 @@ import pytest
 from pipeline.outputs.index import write_index
 from pipeline.outputs.summary import write_summary
 from pipeline.run import run_study
-from pipeline.storage import store, store_layout
+from pipeline.storage import store
 from pipeline.storage.study_folder import StudyFolder
 from solvers.registry import solve
 from tests.helpers.runs import compose_config
@@ -66,7 +66,7 @@ def outputs(tmp_path_factory) -> Path:
 def edited_copy(source: Path, target: Path) -> None:
     """A copy of a study whose optimal row says 2384/560 instead of 2383/560."""
     shutil.copytree(source / "results", target / "results")
-    for path in store_layout.result_files(target / "results"):
+    for path in store.result_files(target / "results"):
         table = pq.read_table(path)
         frame = table.to_pandas()
         optimal = frame["strategy"] == "optimal"
@@ -84,7 +84,7 @@ def add_failure(study_dir: Path) -> None:
     bad["deck"] = "9,9,9,9,9,9"
     bad.update(error="TaskError: deck='9,9,9,9,9,9': 10^11 states, too many", seconds=0.0)
     bad.update(expected_score=None, expected_score_exact=None, score_pmf=None)
-    meta = store.file_metadata(store_layout.result_files(study_dir / "results")[0])
+    meta = store.file_metadata(store.result_files(study_dir / "results")[0])
     write_rows(study_dir / "results", [bad], meta)
     write_summary(StudyFolder(study_dir), {"name": study_dir.name, "description": "with a failure"})
 

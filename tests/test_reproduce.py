@@ -82,7 +82,7 @@ def reproduce_command(*args: str) -> subprocess.CompletedProcess:
 def changed_file(folder: Path, change) -> Path:
     """Rewrite the first results file of ``folder`` with ``change(table, metadata)`` applied
     (a pair back); its path."""
-    path = store_layout.result_files(folder / "results")[0]
+    path = store.result_files(folder / "results")[0]
     table = pq.read_table(path)
     meta = json.loads(table.schema.metadata[store_layout.METADATA_KEY])
     table, meta = change(table, meta)
@@ -336,7 +336,7 @@ def test_every_file_names_the_packages_own_code_and_config_dir(tmp_path, monkeyp
     study came from; the study then reproduces, its own strategy too; once the strategy's
     file is edited, its task is not reproducible here, the two fingerprints said (exit 4)."""
     outputs = run_first_left_study(tmp_path, monkeypatch, capsys)
-    meta = store.file_metadata(store_layout.result_files(outputs / "mine" / "results")[0])
+    meta = store.file_metadata(store.result_files(outputs / "mine" / "results")[0])
     assert {"numba", "llvmlite", "numpy", "dask"} <= set(meta["packages"])
     from solvers.own_code import files_fingerprint
 
@@ -435,7 +435,7 @@ def test_a_family_of_one_s_own_is_fingerprinted_and_reproduces_where_it_is_regis
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     folder = tmp_path / "out" / "toy"
-    meta = store.file_metadata(store_layout.result_files(folder / "results")[0])
+    meta = store.file_metadata(store.result_files(folder / "results")[0])
     from solvers.own_code import files_fingerprint
 
     fingerprint = files_fingerprint([tmp_path / "toygame.py"])

@@ -187,7 +187,8 @@ def test_a_search_over_two_parameters_solves_each_batch_as_one_results_file(tmp_
 
     import pyarrow.parquet as pq
 
-    from pipeline.storage.store_layout import METADATA_KEY, result_files
+    from pipeline.storage.store import result_files
+    from pipeline.storage.store_layout import METADATA_KEY
 
     result = run_search(
         config(tmp_path),

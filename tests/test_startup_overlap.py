@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.backends import open_executor
-from pipeline.storage import store_layout
+from pipeline.storage import store
 from pipeline.storage.store import load_results
 from tests.helpers.commands import cli_run_in_process
 from tests.helpers.nap_driver import nap_overrides, register_nap
@@ -59,7 +59,7 @@ def solves(log: Path) -> list[tuple[int, int]]:
 
 def stored_ids(results: Path) -> list[str]:
     """Every stored row's task id, over every results file (not only the newest rows)."""
-    files = store_layout.result_files(results)
+    files = store.result_files(results)
     return [
         tid for f in files for tid in pq.read_table(f, columns=["task_id"])["task_id"].to_pylist()
     ]

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.errors import StoreError
-from pipeline.storage import store, store_layout, store_upkeep
+from pipeline.storage import store, store_upkeep
+from pipeline.storage.study_folder import StudyFolder
 from solvers.registry import get_family
 from tests.helpers.folders import copy_outputs
 from tests.helpers.runs import run
@@ -30,9 +31,9 @@ def test_compaction_keeps_each_task_s_newest_rows_and_the_files_readable(tmp_pat
     (old,) = write_rows(results, [row("a", "ok"), row("b", "error")], {"run": 1})
     (gone,) = write_rows(results, [row("c", "error")], {"run": 2})
     (new,) = write_rows(results, [row("b", "ok"), row("c", "ok")], {"run": 3})
-    stored = store_upkeep.compact(results)
+    stored = StudyFolder(tmp_path).compact()
     assert sorted(stored.every.ids) == sorted(stored.ok.ids) == [b"a", b"b", b"c"]
-    assert store_layout.result_files(results) == [old, new] and not gone.exists()
+    assert store.result_files(results) == [old, new] and not gone.exists()
     assert pq.read_table(old)["task_id"].to_pylist() == ["a"]
     assert store_upkeep.bad_file_reason(old) is None
     version = get_family("card_guessing").version  # write_rows records it, as a run does
@@ -61,7 +62,7 @@ def test_the_store_s_newest_rows_and_ids_match_a_plain_python_reading(tmp_path_f
     """store_upkeep.compact's arrays against dicts: each task keeps the rows of the newest file
     holding it; a task is ok when its newest file has an ok row (files of (task, ok) rows,
     20-digit hex ids, some sharing their first 16 digits)."""
-    from pipeline.storage import store, store_layout, store_upkeep
+    from pipeline.storage import store
 
     results = tmp_path_factory.mktemp("store") / "results"
 
@@ -84,11 +85,11 @@ def test_the_store_s_newest_rows_and_ids_match_a_plain_python_reading(tmp_path_f
             newest[tid(n)] = number
         for n, _ in rows:
             ok[tid(n)] = any(good for m, good in rows if m == n)
-    stored = store_upkeep.compact(results)
+    stored = StudyFolder(results.parent).compact()
     assert sorted(stored.every.ids.tolist()) == sorted(t.encode() for t in newest)
     assert sorted(stored.ok.ids.tolist()) == sorted(t.encode() for t in newest if ok[t])
     rows = store.load_results(results)
-    for path in store_layout.result_files(results):
+    for path in store.result_files(results):
         number = store.file_metadata(path)["file"]
         assert all(newest[t] == number for t in pq_ids(path))
     assert set(rows["task_id"]) == set(newest)
@@ -114,7 +115,7 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
 def without_columns(results, *columns: str) -> list:
     """Rewrite every results file under ``results`` without ``columns``, its metadata kept:
     the files of a study stored before its family gained those columns."""
-    files = store_layout.result_files(results)
+    files = store.result_files(results)
     for path in files:
         with pq.ParquetFile(path) as pf:
             table = pf.read()
@@ -128,7 +129,7 @@ def test_files_stored_before_columns_were_added_are_kept_read_and_resumed(paper_
     every column (missing in the old rows)."""
     import duckdb
 
-    from pipeline.storage import store_overview
+    from pipeline.storage import store, store_overview
     from tests.helpers.folders import copy_outputs
 
     out = copy_outputs(paper_outputs, tmp_path / "out")

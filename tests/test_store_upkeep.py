@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from pipeline.storage import store, store_layout, store_upkeep
+from pipeline.storage import store, store_upkeep
+from pipeline.storage.study_folder import StudyFolder
 from solvers import Family, Rules, Solver, register
 from solvers.registry import families
 from tests.helpers.store_rows import write_rows
@@ -58,7 +59,7 @@ def test_compaction_syncs_the_replaced_file_and_its_folder(tmp_path, monkeypatch
     older = write_rows(results, rows("a", "b"), {})[0]
     write_rows(results, rows("a"), {})  # a newer row of task a
     seen = synced(monkeypatch)
-    store_upkeep.compact(results)
+    StudyFolder(tmp_path).compact()
     assert len(store.load_results(results)) == 2
     assert identity(older) in seen  # the file written over ``older``, task b's row alone
     assert identity(older.parent) in seen
@@ -76,7 +77,7 @@ def test_a_valid_file_is_never_quarantined_when_its_check_fails_unexpectedly(tmp
     monkeypatch.setattr(store_upkeep, "fits_family_schema", broken)
     with pytest.raises(RuntimeError, match="a bug in the schema check"):
         store_upkeep.quarantine_bad_files(results, tmp_path / "quarantine")
-    assert store_layout.result_files(results) == [path]
+    assert store.result_files(results) == [path]
     assert not (tmp_path / "quarantine").exists()
 
 
@@ -88,3 +89,22 @@ def test_a_file_of_an_unknown_family_is_quarantined_as_such(tmp_path):
     path.rename(foreign)
     moved = store_upkeep.quarantine_bad_files(results, tmp_path / "quarantine")
     assert moved == [(foreign, "unknown family 'gone'")]
+
+
+def test_an_unexpected_error_in_the_check_moves_nothing(tmp_path, monkeypatch):
+    """Every entry is judged before any is moved: when the check fails unexpectedly on one
+    file, a foreign file judged before it stays in the store too, and no quarantine folder is
+    made."""
+    results = tmp_path / "results"
+    (path,) = write_rows(results, rows("a"), {})
+    foreign = path.parent / "part-0-foreign.parquet"  # sorts before the valid file
+    foreign.write_bytes(b"not parquet")
+
+    def broken(schema, family: str):
+        raise RuntimeError("a bug in the schema check")
+
+    monkeypatch.setattr(store_upkeep, "fits_family_schema", broken)
+    with pytest.raises(RuntimeError, match="a bug in the schema check"):
+        store_upkeep.quarantine_bad_files(results, tmp_path / "quarantine")
+    assert foreign.exists() and path.exists()
+    assert not (tmp_path / "quarantine").exists()

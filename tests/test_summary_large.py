@@ -71,7 +71,7 @@ def test_stored_rows_read_as_load_results_does(study_dir):
     results = study_dir / "results"
     loaded = store.load_results(results)
     stored = store.family_rows(results, "card_guessing")
-    assert len(store_layout.family_files(results, "card_guessing")) == 3
+    assert len(store.family_files(results, "card_guessing")) == 3
     pd.testing.assert_frame_equal(stored.frame(), loaded.drop(columns=list(store.RUN_COLUMNS)))
     ok = store.family_rows(results, "card_guessing", "ok")
     assert ok.count() == len(loaded) - 2 == len(ok)

@@ -19,7 +19,7 @@ from pipeline.outputs.index import write_index
 from pipeline.outputs.page_text import html_code
 from pipeline.outputs.report import REPORT_ROWS, parameter_columns, write_report
 from pipeline.outputs.searches import searches_section
-from pipeline.storage import store, store_layout
+from pipeline.storage import store
 from pipeline.storage.own_files import SUMMARY_MARK
 from pipeline.storage.safe_paths import ensure_dir, write_replacing
 from pipeline.storage.store import family_rows
@@ -65,7 +65,7 @@ def write_summary(
     codes = current_codes(study)
     # each family's results files of other versions of its code, found once
     others = {
-        f: store.current_version_files(store_layout.family_files(results, f), f)[1]
+        f: store.current_version_files(store.family_files(results, f), f)[1]
         for f in counts.families
     }
     # the header counts what the tables show; the rows of other versions of code are counted

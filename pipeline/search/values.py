@@ -17,7 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.storage.store_layout import family_dir, part_files
+from pipeline.storage.store import part_files
+from pipeline.storage.store_layout import family_dir
 from pipeline.storage.store_upkeep import bad_file_reason
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.storage.safe_paths import ensure_dir
+from pipeline.storage.safe_paths import ensure_dir, is_real_dir
 from solvers.kit.checkpoints import DAMAGED, SHARED, Checkpoints, committed_files
 from solvers.kit.safe_folders import kind
 from solvers.kit.words import counted, format_bytes
@@ -62,6 +62,23 @@ class StudyCheckpoints:
     def kept_aside(self) -> Path:
         """Where what was set aside in a cleared folder is kept."""
         return self.study / QUARANTINE / CHECKPOINTS
+
+    def folders(self) -> tuple[Path, Path]:
+        """The folders whose every entry is a checkpoint folder: of a task, or of pieces a
+        run's tasks share."""
+        return self.root, self.shared_root
+
+    def not_folders(self) -> list[tuple[Path, str]]:
+        """Each entry of :meth:`folders` that is not a real folder, with what it is (``lstat``
+        only: nothing is followed or opened)."""
+        found = []
+        for folder in self.folders():  # the first real: lstat follows a link above
+            if is_real_dir(self.root) and is_real_dir(folder):
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        if not entry.is_dir(follow_symlinks=False):
+                            found.append((Path(entry.path), kind(Path(entry.path)) or "gone"))
+        return found
 
     def of_task(self, tid: str) -> Checkpoints:
         """The checkpoint folder of the task ``tid`` (made on first use)."""

@@ -18,9 +18,9 @@ ever followed:
 - The readers (:func:`regular_files`, :func:`real_subdirs`) list entries with ``lstat``
   semantics: a link, a FIFO, a socket, a device or a folder named like a results file is
   never listed, so it is never opened (a FIFO cannot hang a reader, a link cannot bring in
-  another folder's rows).  :func:`odd_entries` lists them for the store's upkeep, which
-  moves each (the entry itself, by ``rename``: a link's target is never touched) to
-  ``quarantine/``.
+  another folder's rows).  The store's upkeep
+  (:func:`~pipeline.storage.store_upkeep.quarantine_bad_files`) moves each (the entry itself,
+  by ``rename``: a link's target is never touched) to ``quarantine/``.
 - Folders are created one level at a time and checked (:func:`ensure_dir`), and files are
   created with ``O_NOFOLLOW`` (:func:`open_regular`, :func:`write_replacing`), so a link put
   in place of a folder or a file is refused rather than written through.
@@ -127,19 +127,6 @@ def regular_files(folder: Path, prefix: str = "", suffix: str = "") -> list[Path
             and e.name.endswith(suffix)
             and e.is_file(follow_symlinks=False)
         ]
-
-
-def odd_entries(folder: Path) -> list[tuple[Path, str]]:
-    """The entries of a real ``folder`` that are neither regular files nor real folders
-    (links, FIFOs, sockets, devices), with what each is; never opened or followed."""
-    if not is_real_dir(folder):
-        return []
-    out = []
-    with os.scandir(folder) as entries:
-        for e in entries:
-            if not e.is_file(follow_symlinks=False) and not e.is_dir(follow_symlinks=False):
-                out.append((Path(e.path), kind(Path(e.path)) or "gone"))
-    return sorted(out)
 
 
 def ensure_dir(path: Path, below: Path) -> Path:

@@ -1,11 +1,13 @@
-"""Reading a study's store: its rows (a DataFrame, or one family's rows read lazily through
-DuckDB) and each file's metadata.
+"""Reading a study's store: its results files (:func:`result_files`, :func:`family_files`:
+regular files in real folders only, see :mod:`pipeline.storage.safe_paths`), its rows (a
+DataFrame, or one family's rows read lazily through DuckDB) and each file's metadata.
 
 Only the rows of the newest file holding a task are read (:mod:`pipeline.storage.store_newest`).
-Where the files are and what they hold: :mod:`pipeline.storage.store_layout`; how they are written:
-encoded where a batch ran (:func:`pipeline.running.worker.encode_rows`), written by the driver
-(:func:`pipeline.running.driver.write_encoded`); their upkeep: :mod:`pipeline.storage.store_upkeep`;
-what the store holds, counted: :mod:`pipeline.storage.store_overview`.
+How the files are laid out and what they hold: :mod:`pipeline.storage.store_layout`; how
+they are written: encoded where a batch ran (:func:`pipeline.running.worker.encode_rows`),
+written by the driver (:func:`pipeline.running.driver.write_encoded`); their upkeep:
+:mod:`pipeline.storage.store_upkeep`; what the store holds, counted:
+:mod:`pipeline.storage.store_overview`.
 """
 
 from __future__ import annotations
@@ -20,13 +22,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.storage.safe_paths import is_real_dir, real_subdirs
+from pipeline.storage.safe_paths import is_real_dir, real_subdirs, regular_files
 from pipeline.storage.store_layout import (
     METADATA_KEY,
     PARTITION,
-    family_files,
+    family_dir,
     family_schema,
-    part_files,
     with_family_columns,
 )
 from pipeline.storage.store_newest import superseded_rows
@@ -36,6 +37,33 @@ if TYPE_CHECKING:  # pandas only where results are read: workers that write them
     import pandas as pd
 
     from solvers.kit.stored_rows import StoredRows
+
+
+def result_files(results: str | Path) -> list[Path]:
+    """Every finished results file under ``results``, oldest first: regular files only, in
+    real ``family=*`` folders (a link, a FIFO or a folder named like one is never listed)."""
+    files = [f for d in real_subdirs(Path(results), "family=") for f in part_files(d)]
+    return sorted(files, key=lambda p: p.name)
+
+
+def part_files(folder: Path) -> list[Path]:
+    """The results files in one family's ``folder`` (``part-*.parquet``, regular files)."""
+    return regular_files(folder, "part-", ".parquet")
+
+
+def family_files(results: str | Path, family: str) -> list[Path]:
+    """The finished results files of one family, oldest first."""
+    results = Path(results)
+    if not is_real_dir(results):
+        return []
+    return sorted(part_files(family_dir(results, family)), key=lambda p: p.name)
+
+
+def stored_families(results: str | Path) -> list[str]:
+    """The families with at least one results file in the store, by name."""
+    results = Path(results)
+    found = {p.parent.name.partition("=")[2] for p in result_files(results)}
+    return sorted(found)
 
 
 # What load_results adds at the end of each row from its file's metadata: the run that

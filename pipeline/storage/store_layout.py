@@ -25,12 +25,12 @@ Every read, move and delete goes through :mod:`pipeline.storage.safe_paths`: onl
 real folders are listed, no link is followed, and an entry that is not a regular file is
 moved to quarantine as the entry itself, never opened.
 
-This module says where the files are and what they hold (a write that failed raises
+This module says how the files are laid out and what they hold (a write that failed raises
 :class:`~pipeline.errors.StoreError`); beside it a batch's new files are encoded where it ran
 (:func:`pipeline.running.worker.encode_rows`) and written by the driver
-(:func:`pipeline.running.driver.write_encoded`); ``store_upkeep`` (quarantine, compaction,
-leftovers), ``store_newest`` (which rows count), ``store`` (reading rows and metadata) and
-``store_overview`` (counts).
+(:func:`pipeline.running.driver.write_encoded`); ``store`` (the files listed, their rows and
+metadata read), ``store_upkeep`` (quarantine, compaction, leftovers), ``store_newest`` (which
+rows count) and ``store_overview`` (counts).
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline.storage.safe_paths import is_real_dir, real_subdirs, regular_files
 from solvers.registry import COMMON_COLUMNS, get_family, row_columns
 
 ARROW_TYPES: dict[str, pa.DataType] = {
@@ -92,38 +91,6 @@ def with_family_columns(table: pa.Table, family: str) -> pa.Table:
 def family_dir(results: Path, family: str) -> Path:
     """The folder of one family's result files."""
     return results / f"family={family}"
-
-
-def result_files(results: str | Path) -> list[Path]:
-    """Every finished results file under ``results``, oldest first: regular files only, in
-    real ``family=*`` folders (a link, a FIFO or a folder named like one is never listed)."""
-    files = [f for d in real_subdirs(Path(results), "family=") for f in part_files(d)]
-    return sorted(files, key=lambda p: p.name)
-
-
-def part_files(folder: Path) -> list[Path]:
-    return regular_files(folder, "part-", ".parquet")
-
-
-def family_files(results: str | Path, family: str) -> list[Path]:
-    """The finished results files of one family, oldest first."""
-    results = Path(results)
-    if not is_real_dir(results):
-        return []
-    return sorted(part_files(family_dir(results, family)), key=lambda p: p.name)
-
-
-def stored_families(results: str | Path) -> list[str]:
-    """The families with at least one results file in the store, by name."""
-    results = Path(results)
-    found = {p.parent.name.partition("=")[2] for p in result_files(results)}
-    return sorted(found)
-
-
-def written_by_others(results: Path, listed: set[Path], ours: list[Path]) -> bool:
-    """Whether results files appeared since ``listed`` that are not ``ours`` (another job of a
-    parallel multirun sharing the store wrote them): they may hold tasks of ours too."""
-    return bool(set(result_files(results)) - listed - set(ours))
 
 
 def written_ns(path: Path) -> int:

@@ -21,7 +21,6 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.storage.ids import EMPTY, IdSet, first_of_each, id_array, id_order
-from pipeline.storage.store_layout import result_files
 
 
 @dataclass(frozen=True)
@@ -32,16 +31,11 @@ class StoredIds:
     ok: IdSet
 
 
-def stored_ids(results: Path) -> StoredIds:
-    """The ids the store holds (read-only: what ``stage=plan`` counts; rows of a task in
-    several files, before :func:`~pipeline.storage.store_upkeep.compact`, count by the newest file's
-    status).  A file that cannot be read as a results file (foreign or corrupt: a run's
-    upkeep quarantines it) holds no ids."""
-    return newest_rows(result_files(results), skip_unreadable=True)[0]
-
-
 def ids_in(files: list[Path]) -> StoredIds:
-    """The ids the results ``files`` (oldest first) hold, as :func:`stored_ids` counts them."""
+    """The ids the results ``files`` (oldest first) hold (read-only: what ``stage=plan``
+    counts; rows of a task in several files, before :func:`~pipeline.storage.store_upkeep.compact`,
+    count by the newest file's status).  A file that cannot be read as a results file (foreign
+    or corrupt: a run's upkeep quarantines it) holds no ids."""
     return newest_rows(files, skip_unreadable=True)[0]
 
 
@@ -97,7 +91,7 @@ def superseded_rows(files: list[Path]) -> pa.Table | None:
     The same verdict as :func:`~pipeline.storage.store_upkeep.compact` (the ids read as arrays, ~1 s
     at 10^6 rows), remembered per set of files: a file is never changed in place (compaction
     writes a new one over it), so its path, inode, size and time name its content.  A file
-    that cannot be read holds no rows here, as for :func:`stored_ids`.
+    that cannot be read holds no rows here, as for :func:`ids_in`.
     """
     key = files_key(files)
     if key in _superseded_cache:

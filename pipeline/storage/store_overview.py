@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.storage.store_layout import family_files, stored_families
+from pipeline.storage.store import family_files, stored_families
 from pipeline.storage.store_newest import (
     files_key,
     newest_source,

@@ -12,15 +12,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.storage.safe_paths import (
-    ensure_dir,
-    is_real_dir,
-    kind,
-    odd_entries,
-    real_subdirs,
-    regular_files,
-)
-from pipeline.storage.store_layout import METADATA_KEY, fits_family_schema, result_files
+from pipeline.storage.safe_paths import ensure_dir, is_real_dir, kind, real_subdirs
+from pipeline.storage.store_layout import METADATA_KEY, fits_family_schema
 from pipeline.storage.store_newest import SEEN_MAX, StoredIds, file_identity, newest_rows
 from solvers.kit.atomic_files import replace_file
 from solvers.registry import families
@@ -76,26 +69,57 @@ def quarantine_bad_files(results: Path, quarantine: Path) -> list[tuple[Path, st
     ``results`` and the family folders must be real folders (see
     :meth:`pipeline.storage.study_folder.StudyFolder.check_safe`); a link there is left alone.
     """
+    moved = []
+    folders: dict[str, Path] = {}  # quarantine/<family>/, made once each (real folders)
+    for path, family, reason in _bad_entries(results):
+        if family not in folders:
+            where = quarantine / family if family else quarantine
+            folders[family] = ensure_dir(where, below=quarantine.parent)
+        moved.append((_move_into(path, folders[family]), reason))
+    return moved
+
+
+def _bad_entries(results: Path) -> list[tuple[Path, str, str]]:
+    """What :func:`quarantine_bad_files` moves, found before anything is moved: (the entry,
+    the name of its family's folder or "" for one directly in ``results``, why) each."""
     if not is_real_dir(results):
         return []
-    moved = []
-    for folder in sorted(real_subdirs(results, "family=")):
-        for path in sorted(p for p in regular_files(folder) if not p.name.startswith(".")):
-            reason = bad_file_reason(path)
-            if reason is not None:
-                moved.append((_quarantine(path, quarantine, folder.name), reason))
-        with os.scandir(folder) as entries:
-            subdirs = [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
-        odd = [*odd_entries(folder), *((p, "folder") for p in subdirs)]
-        for path, what in sorted(odd):
+    found = []
+    files, others = _entries(results)
+    for folder in (p for p, what in others if what == "folder" and p.name.startswith("family=")):
+        family_files, family_others = _entries(folder)
+        for path in family_files:
+            if not path.name.startswith(".") and (reason := bad_file_reason(path)) is not None:
+                found.append((path, folder.name, reason))
+        for path, what in family_others:
             if not path.name.startswith(".") or what == "folder":
-                moved.append((_quarantine(path, quarantine, folder.name), _not_a_file(what)))
-    for path in sorted(p for p in regular_files(results) if not p.name.startswith(".")):
-        moved.append((_quarantine(path, quarantine), "not inside a family=<name> folder"))
-    for path, what in odd_entries(results):
-        if not (path.name.startswith("family=") and what.startswith("a symbolic link")):
-            moved.append((_quarantine(path, quarantine), _not_a_file(what)))
-    return moved
+                found.append((path, folder.name, _not_a_file(what)))
+    for path in files:
+        if not path.name.startswith("."):
+            found.append((path, "", "not inside a family=<name> folder"))
+    for path, what in others:
+        if what != "folder" and not (
+            path.name.startswith("family=") and what.startswith("a symbolic link")
+        ):
+            found.append((path, "", _not_a_file(what)))
+    return found
+
+
+def _entries(folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """(the regular files, every other entry with what it is: "folder" for a real folder, else
+    a link, a FIFO...) directly in the real ``folder``, each sorted; one scan, ``lstat``
+    semantics: nothing is opened or followed."""
+    files, others = [], []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.is_file(follow_symlinks=False):
+                files.append(path)
+            elif entry.is_dir(follow_symlinks=False):
+                others.append((path, "folder"))
+            else:
+                others.append((path, kind(path) or "gone"))
+    return sorted(files), sorted(others)
 
 
 def _not_a_file(what: str) -> str:
@@ -105,11 +129,9 @@ def _not_a_file(what: str) -> str:
     return f"not a regular file but {what}, never opened or followed"
 
 
-def _quarantine(path: Path, quarantine: Path, family: str = "") -> Path:
-    """Move the entry ``path`` (itself: a link is not followed) into ``quarantine/family``
-    (each level made a real folder), under a name no earlier quarantined entry has; returns
-    ``path``."""
-    folder = ensure_dir(quarantine / family if family else quarantine, below=quarantine.parent)
+def _move_into(path: Path, folder: Path) -> Path:
+    """Move the entry ``path`` (itself: a link is not followed) into the real ``folder``, under
+    a name no earlier quarantined entry has; returns ``path``."""
     target = folder / path.name
     n = 1
     while kind(target) is not None:
@@ -119,15 +141,16 @@ def _quarantine(path: Path, quarantine: Path, family: str = "") -> Path:
     return path
 
 
-def compact(results: Path) -> StoredIds:
-    """Drop rows superseded by a newer file holding the same task; the ids that remain.
+def compact(files: list[Path]) -> StoredIds:
+    """Drop rows of ``files`` (a store's results files, oldest first:
+    :meth:`~pipeline.storage.study_folder.StudyFolder.result_files`) superseded by a newer file
+    holding the same task; the ids that remain.
 
     A task may have several rows (one per target, say); they always come in one file, so
     the newest file that holds a task keeps all its rows and older files lose theirs.  The
     store is read once (two columns, as arrays: no Python object per row), and the ids of
     every task that remains come back, so a run knows what to skip without reading it again.
     """
-    files = result_files(results)
     stored, keep_per_file = newest_rows(files)
     for path, keep in zip(files, keep_per_file, strict=True):
         if keep.all():

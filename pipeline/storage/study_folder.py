@@ -3,17 +3,21 @@
 It owns the folder's layout (``results/``, ``runs/``, ``checkpoints/``, ``quarantine/``,
 ``summary/``, the lock files and ``.claims/``), the checks a run makes before it writes there,
 the study's locks, its records of runs, the folders it writes whole (:meth:`StudyFolder.staged`)
-and the store's upkeep under them.  The run, the driver, reproduce and
-the index hold one of these rather than paths.
+and the store's upkeep under them.  The run, the driver, reproduce and the index hold one of
+these rather than paths.
 
 Each check raises StudyError naming ``paths.outputs`` (as the user wrote it) or
 ``study.name``, and the path; none makes or writes anything but a probe file it removes.
 The file-system rule inside the folder (no link followed, no special file opened) is
 :mod:`pipeline.storage.safe_paths`; :meth:`StudyFolder.unsafe_entries` holds the folder to it.
 
-Why fcntl and not the filelock package for the locks: ``running`` needs a shared lock
-(every computing job holds it at once) that one job can try to take exclusively; filelock
-offers only exclusive locks (see :mod:`pipeline.storage.locking`).
+The locks let the jobs of a parallel multirun share the folder (their tasks differ:
+:mod:`pipeline.running.claims`): :meth:`StudyFolder.locked` serialises the store's upkeep and
+the summary; :meth:`StudyFolder.running` is held, shared, by every computing job, so one that
+gets it alone knows the temporaries it finds are a killed run's.  fcntl, not the filelock
+package: ``running`` is a shared lock one job may try to take alone (filelock has exclusive
+locks only), and the kernel releases a killed job's flock.  The lock files are their owner's
+only (:mod:`pipeline.storage.locking`).
 """
 
 from __future__ import annotations
@@ -31,9 +35,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import StudyError, UnsafePath, short_repr
-from pipeline.storage import locking, store_layout
+from pipeline.storage import own_files, store_layout
 from pipeline.storage.checkpoints import StudyCheckpoints
-from pipeline.storage.own_files import INDEX_TITLE, REPORT_NAME, SUMMARY_NAME, not_ours
+from pipeline.storage.locking import OWNER_ONLY, not_ours, owner_only
+from pipeline.storage.own_files import INDEX_TITLE, REPORT_NAME, SUMMARY_NAME
 from pipeline.storage.safe_paths import (
     INDEX_NAME,
     ensure_dir,
@@ -43,6 +48,7 @@ from pipeline.storage.safe_paths import (
     path_length_problem,
     real_subdirs,
 )
+from solvers.kit.lock_holders import holders_text
 
 if TYPE_CHECKING:
     from pipeline.storage.store_newest import StoredIds
@@ -143,11 +149,6 @@ class StudyFolder:
         """Where the store keeps ``family``'s files."""
         return store_layout.family_dir(self.results, family)
 
-    def checkpoint_folders(self) -> tuple[Path, Path]:
-        """The folders whose every entry is a checkpoint folder: of a task, or of pieces a
-        run's tasks share."""
-        return self.checkpoints.root, self.checkpoints.shared_root
-
     # ------------------------------------------------------------------ the file-system rule
 
     def unsafe_entries(self) -> list[tuple[Path, str]]:
@@ -176,12 +177,7 @@ class StudyFolder:
                 for entry in entries:
                     if entry.name.startswith("family=") and entry.is_symlink():
                         found.append((Path(entry.path), kind(Path(entry.path)) or "gone"))
-        for folder in self.checkpoint_folders():  # the first real: lstat follows a link above
-            if is_real_dir(self.checkpoints.root) and is_real_dir(folder):
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        if not entry.is_dir(follow_symlinks=False):
-                            found.append((Path(entry.path), kind(Path(entry.path)) or "gone"))
+        found += self.checkpoints.not_folders()
         for name in SCANNED:
             top = self.path / name
             if not is_real_dir(top):
@@ -207,7 +203,7 @@ class StudyFolder:
             wanted = "a real folder"
         if path.parent.name == "results" and path.name.startswith("family="):
             wanted = "a real folder"
-        if path.parent in self.checkpoint_folders():
+        if path.parent in self.checkpoints.folders():
             wanted = "a real folder (a checkpoint folder)"
         what = {"file": "a file", "folder": "a folder"}.get(what, what)
         problem = UnsafePath(
@@ -265,8 +261,8 @@ class StudyFolder:
             old_summary = f"# Study {markdown_code(name)}"
         summary, report = self.summary, self.report
         for path, problem in [
-            (summary, not_ours(summary, "", old_summary=old_summary)),
-            (report, not_ours(report, f"Study {name}")),
+            (summary, own_files.not_ours(summary, "", old_summary=old_summary)),
+            (report, own_files.not_ours(report, f"Study {name}")),
         ]:
             if problem is not None:
                 raise StudyError(
@@ -275,7 +271,7 @@ class StudyFolder:
                     "paths.outputs (nothing was run or written)"
                 )
         index = self.index
-        if (problem := not_ours(index, INDEX_TITLE)) is not None:
+        if (problem := own_files.not_ours(index, INDEX_TITLE)) is not None:
             raise StudyError(
                 f"{self.outputs_key}: {index} is {problem}, and every summary replaces it "
                 "with the index of the studies in paths.outputs; move it away, or choose another "
@@ -314,11 +310,11 @@ class StudyFolder:
         upkeep and the summary run under it, so the last job to summarize sees every row."""
         self.path.mkdir(parents=True, exist_ok=True)
         lock = self.path / ".lock"
-        with locking.open_lock(lock) as fh:
+        with _open_lock(lock) as fh:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                print(locking.waiting_message(lock), file=sys.stderr, flush=True)
+                print(_waiting_message(lock), file=sys.stderr, flush=True)
                 fcntl.flock(fh, fcntl.LOCK_EX)
             try:
                 yield
@@ -331,7 +327,7 @@ class StudyFolder:
         call ``when_alone()`` first if no other job is: the temporaries it finds are then a
         killed run's."""
         self.path.mkdir(parents=True, exist_ok=True)
-        with locking.open_lock(self.path / ".running") as fh:
+        with _open_lock(self.path / ".running") as fh:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 when_alone()
@@ -342,6 +338,32 @@ class StudyFolder:
                 yield
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def first_missing(self) -> Path | None:
+        """The outermost folder on the way to this one (itself included) that is not there
+        yet, or None: what a run that goes on to make the folder creates."""
+        missing = None
+        for folder in (self.path, *self.path.parents):
+            if folder.exists():
+                break
+            missing = folder
+        return missing
+
+    def remove_if_untouched(self, root: Path) -> None:
+        """Remove ``root`` (what :meth:`first_missing` found before a run made it) if it holds
+        nothing but empty folders and lock files no job holds, so a run that failed before
+        storing anything leaves nothing behind.  Any other file, or a lock another job holds,
+        keeps it (and the folders above that file)."""
+        if not root.is_dir():
+            return
+        for path in sorted(root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+            if path.is_dir() and not path.is_symlink():
+                with contextlib.suppress(OSError):
+                    path.rmdir()  # only if empty
+            elif path.name in STUDY_FILES:
+                _unlink_if_free(path)
+        with contextlib.suppress(OSError):
+            root.rmdir()
 
     # ------------------------------------------------------------------- files written whole
 
@@ -419,13 +441,20 @@ class StudyFolder:
 
     def result_files(self) -> list[Path]:
         """The results files of the store (regular files only)."""
-        return store_layout.result_files(self.results)
+        from pipeline.storage.store import result_files
+
+        return result_files(self.results)
+
+    def written_by_others(self, listed: set[Path], ours: list[Path]) -> bool:
+        """Whether results files appeared since ``listed`` that are not ``ours`` (another job of
+        a parallel multirun sharing the store wrote them): they may hold tasks of ours too."""
+        return bool(set(self.result_files()) - listed - set(ours))
 
     def stored_ids(self) -> StoredIds:
         """The ids of the tasks stored (read only)."""
-        from pipeline.storage.store_newest import stored_ids
+        from pipeline.storage.store_newest import ids_in
 
-        return stored_ids(self.results)
+        return ids_in(self.result_files())
 
     def counts(self) -> StoreCounts:
         """What the store holds, counted."""
@@ -437,7 +466,7 @@ class StudyFolder:
         """Drop the rows a newer file supersedes; the ids that remain (under :meth:`locked`)."""
         from pipeline.storage.store_upkeep import compact
 
-        return compact(self.results)
+        return compact(self.result_files())
 
     def remove_temporaries(self) -> int:
         """Delete the temporary files a killed run left in the store; how many."""
@@ -466,3 +495,34 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _open_lock(path: Path):
+    """A lock file opened for appending, created if missing, readable and writable by its
+    owner only (:func:`~pipeline.storage.locking.owner_only`); never through a link, never a
+    FIFO or another special file (pipeline.errors.UnsafePath).  StudyError (one line) when
+    this account may not open it (another account's)."""
+    try:
+        fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, OWNER_ONLY)
+    except PermissionError as exc:
+        raise StudyError(not_ours(path, exc)) from None
+    owner_only(fd)
+    return open(fd, "a")  # noqa: SIM115
+
+
+def _unlink_if_free(path: Path) -> None:
+    """Delete an empty lock file unless another job holds (or waits on) it."""
+    try:
+        with _open_lock(path) as fh:
+            if path.stat().st_size:
+                return
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            path.unlink()
+    except (OSError, StudyError):  # held by another job, already gone, or not ours
+        return
+
+
+def _waiting_message(lock: Path) -> str:
+    """What a job says while it waits for a lock: the lock file and who holds it."""
+    who = holders_text(lock)
+    return f"waiting: {who} holds the study lock {lock}; this run goes on when it is released"

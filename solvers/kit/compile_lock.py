@@ -21,7 +21,8 @@ ranked solver calls, so compiles, its kernels).
 Why a try every :data:`POLL` seconds and not a blocking ``flock``: a blocking ``flock``
 cannot be given up after a time, and inside ``ctrl_c_held`` a signal is only noted, so
 Python would go back to the ``flock`` until the lock is released.  The study's locks
-(:mod:`pipeline.storage.locking`) block, and say who holds them, the same way.
+(:meth:`pipeline.storage.study_folder.StudyFolder.locked`) block, and say who holds them, the
+same way.
 """
 
 from __future__ import annotations

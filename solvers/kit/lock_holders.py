@@ -2,9 +2,10 @@
 
 :func:`holders_text` names the processes holding an ``flock`` on a file (from
 ``/proc/locks``), each with its command line made visible and cut (:func:`visible`), and, for
-a process of another account, that account.  The study's locks (:mod:`pipeline.storage.locking`) and
-the kernels' compile locks (:mod:`solvers.kit.compile_lock`) say so while they wait.  Nothing
-of a game or a solver: the pipeline and the solvers' kit both import it.
+a process of another account, that account.  The study's locks
+(:mod:`pipeline.storage.study_folder`) and the kernels' compile locks
+(:mod:`solvers.kit.compile_lock`) say so while they wait.  Nothing of a game or a solver: the
+pipeline and the solvers' kit both import it.
 """
 
 from __future__ import annotations

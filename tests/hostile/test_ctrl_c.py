@@ -29,7 +29,7 @@ import pipeline.outputs.summary
 import pipeline.run
 import pipeline.running.worker
 from pipeline.ctrl_c import NOTHING_WRITTEN, nothing_written
-from pipeline.storage import store, store_layout
+from pipeline.storage import store
 from pipeline.storage.study_folder import StudyFolder
 from solvers.kit import compile_lock, compile_once
 from solvers.kit.compiled import ctrl_c_held
@@ -105,12 +105,10 @@ def assert_one_line(status: int, out: str, err: str, start: str) -> str:
 @pytest.mark.parametrize("times", [1, 2])
 def test_ctrl_c_while_workers_compute_is_one_line(tmp_path, times):
     results = tmp_path / "naps" / "results"
-    status, out, err = ctrl_c(
-        tmp_path, 0.3, lambda: len(store_layout.result_files(results)) >= 3, times
-    )
+    status, out, err = ctrl_c(tmp_path, 0.3, lambda: len(store.result_files(results)) >= 3, times)
     line = assert_one_line(status, out, err, "stopped (Ctrl-C): ")
     assert str(results) in line and "run the same command again" in line
-    assert store_layout.result_files(results)
+    assert store.result_files(results)
 
 
 @pytest.mark.slow
@@ -121,7 +119,7 @@ def test_sigterm_to_the_process_group_while_workers_compute_is_one_line(tmp_path
     workers)."""
     results = tmp_path / "naps" / "results"
     status, out, err = ctrl_c(
-        tmp_path, 0.3, lambda: len(store_layout.result_files(results)) >= 3, 1, signal.SIGTERM
+        tmp_path, 0.3, lambda: len(store.result_files(results)) >= 3, 1, signal.SIGTERM
     )
     assert status == 143, (out, err)
     assert [line for line in out.splitlines() if line.strip()] == [
@@ -625,9 +623,7 @@ def test_ctrl_c_in_a_joblib_multirun_says_what_each_job_stored(tmp_path):
     ]
 
     def both_stored(pid: int) -> bool:
-        return all(
-            len(store_layout.result_files(tmp_path / s / "results")) >= 2 for s in ("e1", "e2")
-        )
+        return all(len(store.result_files(tmp_path / s / "results")) >= 2 for s in ("e1", "e2"))
 
     status, out, err = interrupt(command_line, both_stored, 1)
     line = assert_one_line(status, out, err, "stopped (Ctrl-C) in a multirun of 2 jobs; ")

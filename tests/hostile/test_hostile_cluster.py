@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from pipeline.errors import StudyError
-from pipeline.storage import store, store_layout
+from pipeline.storage import store
 from tests.helpers.commands import cli
 from tests.helpers.dask_cluster import free_port
 from tests.helpers.nap_driver import nap_overrides, register_nap
@@ -271,7 +271,7 @@ def run_losing_workers(
     with scheduler_with_threads() as cluster:
 
         def lose_and_maybe_return() -> None:
-            wait_until(lambda: bool(store_layout.result_files(results)), 60)
+            wait_until(lambda: bool(store.result_files(results)), 60)
             cluster.scale(0)
             wait_until(lambda: n_workers(cluster) == 0, 30)
             if not wait_until(lambda: back(said) or finished.is_set(), 30):

@@ -79,7 +79,8 @@ def test_stored_names_with_control_characters_are_shown_escaped(paper_outputs, t
     import pyarrow.parquet as pq
 
     from pipeline.describe import main
-    from pipeline.storage.store_layout import METADATA_KEY, result_files
+    from pipeline.storage.store import result_files
+    from pipeline.storage.store_layout import METADATA_KEY
 
     study = copy_outputs(paper_outputs, tmp_path / "outputs") / "paper"
     first = result_files(study / "results")[0]

@@ -16,7 +16,7 @@ import pytest
 from pipeline.cli.exit_lines import abbreviated
 from pipeline.errors import StudyError
 from pipeline.running.plan import plan
-from pipeline.storage import store_layout
+from pipeline.storage import store
 from pipeline.storage.study_folder import StudyFolder
 from tests.helpers.commands import cli_in_process
 from tests.helpers.folders import copy_outputs
@@ -211,7 +211,7 @@ def test_ctrl_c_is_one_line_saying_what_is_stored_and_how_to_resume(outputs):
     )
     results = outputs / "naps" / "results"
     deadline = time.monotonic() + 120
-    while len(store_layout.result_files(results)) < 3 and time.monotonic() < deadline:
+    while len(store.result_files(results)) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
     driver.send_signal(signal.SIGINT)
     _, err = driver.communicate(timeout=60)

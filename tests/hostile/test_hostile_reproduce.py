@@ -15,7 +15,7 @@ import pytest
 
 from pipeline.readback.reproduce_outcome import EXIT_BAD, EXIT_PARTLY
 from pipeline.reproduce import main
-from pipeline.storage.store_layout import result_files
+from pipeline.storage.store import result_files
 from tests.helpers.commands import module_command
 from tests.helpers.folders import copy_outputs, snapshot
 

@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.search.runner import run_search
-from pipeline.storage.store import load_results
-from pipeline.storage.store_layout import METADATA_KEY, result_files
+from pipeline.storage.store import load_results, result_files
+from pipeline.storage.store_layout import METADATA_KEY
 from tests.test_search import config, settings
 
 N_TRIALS = 8

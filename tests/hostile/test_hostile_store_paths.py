@@ -15,7 +15,7 @@ import pytest
 
 from pipeline.errors import StudyError, UnsafePath
 from pipeline.run import run_study
-from pipeline.storage import store, store_layout, store_newest
+from pipeline.storage import store
 from pipeline.storage.safe_paths import ensure_dir, open_regular
 from pipeline.storage.study_folder import StudyFolder
 from tests.helpers.folders import copy_outputs, snapshot
@@ -78,11 +78,11 @@ def test_a_link_inside_summary_or_runs_is_refused(outputs, elsewhere):
 
 def test_a_linked_results_file_is_quarantined_never_read(outputs, elsewhere):
     family = outputs / "paper" / "results" / "family=card_guessing"
-    theirs = store_layout.result_files(elsewhere.parent)
+    theirs = store.result_files(elsewhere.parent)
     link = family / "part-00000000000000000000-linked00.parquet"
     link.symlink_to(theirs[0])
-    assert link not in store_layout.result_files(family.parent)  # the readers never list it
-    assert len(store_newest.stored_ids(family.parent).every) == 2  # the study's own two tasks
+    assert link not in store.result_files(family.parent)  # the readers never list it
+    assert len(StudyFolder(outputs / "paper").stored_ids().every) == 2  # the study's own two tasks
     n_ours = len(store.load_results(outputs / "paper"))
     before = snapshot(elsewhere.parent)
 
@@ -204,7 +204,7 @@ def test_a_corrupt_results_file_holds_no_ids_before_the_upkeep_moves_it(outputs)
     that is not Parquet counts for nothing there (no error), and the run quarantines it."""
     family = outputs / "paper" / "results" / "family=card_guessing"
     (family / "part-00000000000000000000-corrupt0.parquet").write_text("first")
-    assert len(store_newest.stored_ids(family.parent).every) == 2
+    assert len(StudyFolder(outputs / "paper").stored_ids().every) == 2
     logged: list[str] = []
     cfg = compose_config(f"paths.outputs={outputs}", "cluster=sync", "stage=plan")
     run_study(cfg, log=logged.append)

@@ -24,7 +24,7 @@ from pipeline.outputs.index import read_study
 from pipeline.outputs.summary import write_summary
 from pipeline.run import run_study
 from pipeline.running.provenance import run_metadata
-from pipeline.storage import store, store_layout, store_overview, store_upkeep
+from pipeline.storage import store, store_overview, store_upkeep
 from pipeline.storage.study_folder import StudyFolder
 from solvers.registry import get_family
 from tests.helpers.nap_driver import nap_overrides, register_nap
@@ -46,7 +46,7 @@ def wait_for_files(results: Path, n: int, timeout: float = 120) -> int:
     """How many results files exist once there are at least ``n`` (or the time is up)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        found = len(store_layout.result_files(results))
+        found = len(store.result_files(results))
         if found >= n:
             return found
         time.sleep(0.02)
@@ -54,7 +54,7 @@ def wait_for_files(results: Path, n: int, timeout: float = 120) -> int:
 
 
 def assert_every_file_complete(results: Path) -> None:
-    for path in store_layout.result_files(results):
+    for path in store.result_files(results):
         assert store_upkeep.bad_file_reason(path) is None, path
         pq.read_table(path)  # the whole file reads
 

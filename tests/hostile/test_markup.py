@@ -19,7 +19,7 @@ import pytest
 
 from pipeline.outputs.index import write_index
 from pipeline.outputs.summary import write_summary
-from pipeline.storage import store, store_layout
+from pipeline.storage import store
 from pipeline.storage.study_folder import StudyFolder
 from solvers.kit.summary_parts import markdown_code, markdown_table, markdown_text
 from solvers.registry import solve
@@ -103,7 +103,7 @@ def hostile_study(paper_outputs, tmp_path) -> Path:
     bad = {**ok, "task_id": "f" * 20, "study": "paper", "status": "error", "seconds": 0.0}
     bad.update(deck="<img src=x onerror=alert('deck')>", error="<script>alert('error')</script>")
     bad.update(expected_score=None, expected_score_exact=None, score_pmf=None)
-    meta = store.file_metadata(store_layout.result_files(study_dir / "results")[0])
+    meta = store.file_metadata(store.result_files(study_dir / "results")[0])
     write_rows(study_dir / "results", [bad], meta)
     return study_dir
 
