@@ -221,7 +221,7 @@ def run_tasks(run: StudyRun) -> None:
     before it stored anything leaves nothing behind (no run record, no folder it made)."""
     run.report.stage = "run"
     setup = long_task_setup(run)  # refuses a need over the budget
-    new_root = run.folder.first_missing()
+    new_root = run.folder.check_results_target()  # refused: nothing made is left
     try:
         _run_in_store(run, setup)
     except BaseException:
@@ -238,7 +238,6 @@ def run_tasks(run: StudyRun) -> None:
 
 def _run_in_store(run: StudyRun, setup: LongTaskSetup) -> None:
     folder = run.folder
-    folder.check_results_target()
     # parallel multirun jobs may share the store: see pipeline.storage.study_folder and
     # pipeline.running.claims
     with folder.running(folder.remove_temporaries):

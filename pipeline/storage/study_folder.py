@@ -278,16 +278,26 @@ class StudyFolder:
                 "paths.outputs (nothing was run or written)"
             )
 
-    def check_results_target(self) -> None:
+    def check_results_target(self) -> Path | None:
         """Refuse, before any work, a study folder where results cannot be stored: one that
-        cannot be written, or whose ``results`` is a file."""
-        self.check_writable(self.path)
-        results = self.results
-        if results.exists() and not results.is_dir():
-            raise StudyError(
-                f"{self.outputs_key}: {results} is a file, not the results "
-                "folder; move it away (or choose another paths.outputs)"
-            )
+        cannot be written, or whose ``results`` is a file.  The folder is made if missing;
+        returned: the outermost folder made (None: it was there), which
+        :meth:`remove_if_untouched` removes again if the run stores nothing (a refusal here
+        removes it at once)."""
+        made = self._first_missing()
+        try:
+            self.check_writable(self.path)
+            results = self.results
+            if results.exists() and not results.is_dir():
+                raise StudyError(
+                    f"{self.outputs_key}: {results} is a file, not the results "
+                    "folder; move it away (or choose another paths.outputs)"
+                )
+        except StudyError:
+            if made is not None:
+                self.remove_if_untouched(made)
+            raise
+        return made
 
     def check_writable(self, where: Path, what: str = "results") -> None:
         """Refuse, before any work, an output folder that cannot be written."""
@@ -339,7 +349,7 @@ class StudyFolder:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    def first_missing(self) -> Path | None:
+    def _first_missing(self) -> Path | None:
         """The outermost folder on the way to this one (itself included) that is not there
         yet, or None: what a run that goes on to make the folder creates."""
         missing = None
@@ -350,7 +360,7 @@ class StudyFolder:
         return missing
 
     def remove_if_untouched(self, root: Path) -> None:
-        """Remove ``root`` (what :meth:`first_missing` found before a run made it) if it holds
+        """Remove ``root`` (what :meth:`check_results_target` made) if it holds
         nothing but empty folders and lock files no job holds, so a run that failed before
         storing anything leaves nothing behind.  Any other file, or a lock another job holds,
         keeps it (and the folders above that file)."""
