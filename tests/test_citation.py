@@ -50,12 +50,15 @@ def test_the_citation_file_is_valid_cff_with_the_package_s_release():
 
 
 def test_the_changelog_gives_the_package_s_and_every_family_s_current_version():
-    """The changelog's releases are dated, newest first, and the newest lists every family of
-    the package with the version its task ids and results files carry; each version after
-    the first has a section saying what changed in its rows."""
+    """The changelog's releases are dated, newest first (two may share a day; their versions
+    still descend), and the newest lists every family of the package with the version its
+    task ids and results files carry; each version after the first has a section saying
+    what changed in its rows."""
     listed_releases = releases()
     dates = [d for _, d, _ in listed_releases]
-    assert dates == sorted(dates, reverse=True) and len(set(dates)) == len(dates)
+    versions = [tuple(int(p) for p in v.split(".")) for v, _, _ in listed_releases]
+    assert dates == sorted(dates, reverse=True)
+    assert versions == sorted(versions, reverse=True) and len(set(versions)) == len(versions)
     newest = listed_releases[0][2]
     listed = dict(re.findall(r"^\| `(\w+)` \| (\S+) \|$", newest, flags=re.M))
     builtin = [
