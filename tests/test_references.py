@@ -69,6 +69,7 @@ OUTSIDE_ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot", "p
 PLACEHOLDER = "NAME"  # conf/study/NAME.yaml: any file of conf/study/
 NOT_MODULES = {
     "guesslab.families": "the entry point group families register in",
+    "guesslab.backends": "the entry point group backends of one's own are found in",
     "mystrat.SwitchAfterNo": "a user's own strategy class, the manual's example",
     "client.map": "a Dask client's map, a contender of benchmarks/bench_startup.py",
     "module.Class": "how --strategy names a user's own class",
