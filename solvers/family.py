@@ -74,6 +74,11 @@ class Rules:
         return tuple(p.name for p in self.params)
 
     @functools.cached_property
+    def identity_names(self) -> tuple[str, ...]:
+        """The parameters that identify a result (all but the execution knobs), in order."""
+        return tuple(p.name for p in self.params if p.identity)
+
+    @functools.cached_property
     def knob_names(self) -> frozenset[str]:
         """The execution knobs: parameters left out of task ids (``identity=False``)."""
         return frozenset(p.name for p in self.params if not p.identity)

@@ -241,7 +241,7 @@ def add_section(
 
 def parameter_columns(family: Family) -> list[str]:
     """The family's parameters that identify a result (no execution knobs)."""
-    return [p.name for p in family.rules.params if p.identity]
+    return list(family.rules.identity_names)
 
 
 def result_columns(family: Family, rows: pd.DataFrame) -> pd.DataFrame:

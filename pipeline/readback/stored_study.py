@@ -358,7 +358,7 @@ def row_names(study: StoredStudy) -> dict[str, str]:
     out = {}
     for family, table in study.rows.items():
         try:
-            params = [p.name for p in get_family(family).rules.params if p.identity]
+            params = list(get_family(family).rules.identity_names)
         except TaskError:
             params = []
         params = [p for p in params if p in table.column_names and not p.startswith("strategy")]

@@ -2,12 +2,12 @@
 compute, and a run whose tasks overlap a live claim is refused before it computes any.
 
 Several runs may compute in one study folder at once when their tasks differ (the jobs of a
-parallel multirun, one deck each: :mod:`pipeline.storage.locking`).  Two runs computing the same
-task would share its checkpoint folder (``<study>/checkpoints/<task id>/``): one clears it once
-its row is stored while the other writes layers in it, and each replaces the pieces the
-other commits.  So the second run of the same tasks (the same command started twice, or
-two multirun jobs that share tasks) is refused with one line naming the other run (its
-host, process id, start and command line) and exit status 2, before any task runs; the
+parallel multirun, one deck each: :mod:`pipeline.storage.study_folder`). Two runs computing
+the same task would share its checkpoint folder (``<study>/checkpoints/<task id>/``): one
+clears it once its row is stored while the other writes layers in it, and each replaces the
+pieces the other commits. So the second run of the same tasks (the same command started
+twice, or two multirun jobs that share tasks) is refused with one line naming the other run
+(its host, process id, start and command line) and exit status 2, before any task runs; the
 first run goes on untouched.
 
 A claim is ``<study>/.claims/<host>-<pid>-<n>.json``: who (host, process id, start, command

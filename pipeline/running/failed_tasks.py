@@ -50,7 +50,7 @@ def described(row: Mapping[str, Any]) -> str:
     from solvers.registry import get_family
 
     try:
-        names = [p.name for p in get_family(str(row.get("family"))).rules.params if p.identity]
+        names = list(get_family(str(row.get("family"))).rules.identity_names)
     except (KeyError, ValueError):  # a family not registered here: its row's own columns
         names = [k for k in row if k not in ("task_id", "study", "family", "status")]
     params = []
