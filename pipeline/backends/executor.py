@@ -98,12 +98,6 @@ class Executor(abc.ABC):
         follows the run now going (the trials not yet solved), counted with the tasks left
         when an executor decides whether its workers are worth starting."""
 
-    @property
-    def runs_here(self) -> bool:
-        """Whether the calls run in this process (the driver waits for none: while they run
-        it can do nothing else); False: they run in worker processes."""
-        return False
-
     def in_flight(self, wanted: int) -> int:
         """How many calls to keep submitted at once, of the ``wanted``: all of them, unless
         the executor runs fewer at a time."""

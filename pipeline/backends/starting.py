@@ -157,10 +157,6 @@ class StartingExecutor(Executor):
     def expect_after(self, seconds: float) -> None:
         self._after_s = max(0.0, seconds)
 
-    @property
-    def runs_here(self) -> bool:
-        return self._cluster is None
-
     def _worth_starting(self) -> bool:
         """Whether the calls run here took ``start_after_s`` and the work left is longer."""
         left = self._left_s

@@ -63,10 +63,6 @@ class SyncExecutor(Executor):
         self._queue: collections.deque[tuple[int, Callable[..., Any], tuple]] = collections.deque()
         self._handles = itertools.count()
 
-    @property
-    def runs_here(self) -> bool:
-        return True
-
     def submit(self, fn: Callable[..., Any], /, *args: Any) -> Hashable:
         handle = next(self._handles)
         self._queue.append((handle, fn, args))
