@@ -311,7 +311,7 @@ def store_cluster_kinds() -> None:
 
     store = ConfigStore.instance()
     for kind, backend in cluster_backends().items():
-        if not (conf_dir() / "cluster" / f"{kind}.yaml").is_file():
+        if not cluster_file(kind).is_file():
             store.store(group="cluster", name=kind, node=settings_node(backend.settings_model))
 
 
@@ -359,7 +359,7 @@ def _given(section: Any) -> Any:
     kind's ``???`` stays for its own check to explain (``cluster.address``)."""
     if not isinstance(section, Mapping) or not isinstance(section.get("kind"), str):
         return section
-    if (conf_dir() / "cluster" / f"{section['kind']}.yaml").is_file():
+    if cluster_file(section["kind"]).is_file():
         return section
     return {k: v for k, v in section.items() if not (isinstance(v, str) and v == REQUIRED)}
 
@@ -494,12 +494,18 @@ def cluster_config(cluster: Mapping[str, Any]) -> Any:
 REQUIRED = "???"  # Hydra's mark of a value the user must give (cluster.address)
 
 
+def cluster_file(kind: str) -> Path:
+    """``conf/cluster/<kind>.yaml``: a shipped kind's settings with their comments (a kind of
+    one's own has none: :func:`store_cluster_kinds`)."""
+    return conf_dir() / "cluster" / f"{kind}.yaml"
+
+
 def cluster_defaults(kind: str) -> dict[str, Any]:
     """The defaults of a cluster kind: ``conf/cluster/<kind>.yaml`` (none for a kind
     registered without a file there, whose every key is then given)."""
     import yaml
 
-    path = conf_dir() / "cluster" / f"{kind}.yaml"
+    path = cluster_file(kind)
     return (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
 
 

@@ -44,7 +44,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
-from pipeline.config import cluster_config, conf_dir
+from pipeline.config import REQUIRED, cluster_config, cluster_defaults, conf_dir
 from pipeline.errors import BadInput, StudyError
 from pipeline.readback.compare_rows import differences, tolerances
 from pipeline.readback.reproduce_outcome import EXIT_BAD, EXIT_STOPPED, Outcome, table_text
@@ -355,8 +355,8 @@ def checked_cluster(cluster: dict[str, Any]) -> dict[str, Any]:
     """A cluster section over ``conf/cluster/<kind>.yaml``, checked; StudyError naming the
     value otherwise."""
     cluster_config(cluster)  # refuses an unknown kind or value (StudyError)
-    defaults = yaml.safe_load((conf_dir() / "cluster" / f"{cluster['kind']}.yaml").read_text())
-    return {**{k: v for k, v in defaults.items() if v != "???"}, **cluster}
+    defaults = cluster_defaults(cluster["kind"])
+    return {**{k: v for k, v in defaults.items() if v != REQUIRED}, **cluster}
 
 
 @contextlib.contextmanager
