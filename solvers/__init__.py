@@ -14,6 +14,7 @@ elsewhere register the same way from their own module, found through the entry p
 ``GUESSLAB_FAMILIES`` (module names, comma-separated, importable from ``sys.path``).
 """
 
+import functools
 import importlib
 import os
 import pkgutil
@@ -85,11 +86,17 @@ def _own_module(name: str) -> bool:
     if not file:
         return False
     path = Path(file).resolve()
+    return not any(path.is_relative_to(folder) for folder in _shipped_folders())
+
+
+@functools.cache
+def _shipped_folders() -> tuple[Path, ...]:
+    """Python's library, the installed packages' folders and guesslab's own packages (found
+    once: a family's import may bring in hundreds of modules)."""
     paths = sysconfig.get_paths()
     shipped = [Path(paths[k]).resolve() for k in ("stdlib", "platstdlib", "purelib", "platlib")]
     ours = Path(__file__).resolve().parent  # guesslab's own packages, wherever installed
-    shipped += [ours, ours.parent / "pipeline", ours.parent / "hydra_plugins"]
-    return not any(path.is_relative_to(folder) for folder in shipped)
+    return (*shipped, ours, ours.parent / "pipeline", ours.parent / "hydra_plugins")
 
 
 def _version_with_code(names: set[str], brought: list[str]) -> None:
