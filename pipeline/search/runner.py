@@ -28,7 +28,7 @@ from pipeline.config import checked_config
 from pipeline.ctrl_c import SearchStopped, is_stop
 from pipeline.errors import StudyError, short_repr
 from pipeline.run import StudyReport, StudyRun, prepared, run_tasks
-from pipeline.running.plan import planned
+from pipeline.running.plan import StudyPlan, planned
 from pipeline.search.journal import SearchJournal
 from pipeline.search.objective import Objective, checked_objective, strategy_axes
 from pipeline.search.result import SearchResult, TrialResult, best_text, params_text
@@ -103,23 +103,29 @@ class Search:
     def check_bounds(self) -> None:
         """Plan a trial at each end of the space (every value the sampler may ask is checked
         as the family checks it): StudyError naming the override, before any work."""
-        ends = [_ends(self.space, i) for i in (0, -1)]
-        for params in ends:
+        self.end_plans  # noqa: B018 - planned (and checked) here, kept for the estimates
+
+    @functools.cached_property
+    def end_plans(self) -> list[StudyPlan]:
+        """The plans of a trial at each end of the space (every low end, then every high
+        end); StudyError naming the override of an end the family refuses."""
+        plans = []
+        for params in (_ends(self.space, i) for i in (0, -1)):
             try:
-                planned(self.batch_study([params]))
+                plans.append(planned(self.batch_study([params])))
             except StudyError as exc:
                 raise StudyError(
                     f"{', '.join(f'{k}={short_repr(v)}' for k, v in params.items())} "
                     f"(an end of the search space): {exc}"
                 ) from None
+        return plans
 
     def plan_text(self) -> str:
         """What ``stage=plan`` says of the search: its trials times the estimate of one (at
         each end of the space, the dearer end taken), the reference's, what is stored."""
         from solvers.kit.words import format_duration
 
-        ends = [_ends(self.space, i) for i in (0, -1)]
-        costs = [planned(self.batch_study([p])).estimated_seconds() for p in ends]
+        costs = [plan.estimated_seconds() for plan in self.end_plans]
         lines = [f"search {self.name}: {self.objective.describe()}"]
         if any(c is None for c in costs):
             lines.append(f"  {self.settings.n_trials} trials; the family gives no estimate")
@@ -319,11 +325,10 @@ class Search:
     def estimated_per_task(self) -> float | None:
         """The family's estimate of a trial's task's solver seconds (the dearer end of the
         space), before any batch measured one; None: the family gives none."""
-        plans = [planned(self.batch_study([_ends(self.space, i)])) for i in (0, -1)]
-        costs = [p.estimated_seconds() for p in plans]
+        costs = [plan.estimated_seconds() for plan in self.end_plans]
         if any(c is None for c in costs):
             return None
-        return max(c[0] / max(1, p.n_tasks) for c, p in zip(costs, plans, strict=True))
+        return max(c[0] / max(1, p.n_tasks) for c, p in zip(costs, self.end_plans, strict=True))
 
     def tell(
         self,
