@@ -232,6 +232,29 @@ def test_the_start_up_table_s_ratios_are_its_own_times(quoted):
             assert row["vs_loop"] == pytest.approx(row["wall_s"] / loop, abs=1e-3), (size, name)
 
 
+def test_the_search_table_s_ratios_are_its_own_times(quoted):
+    """docs/data/search_bench.yaml (benchmarks/bench_search.py): each ratio the benchmarks
+    page quotes is the file's own times divided, to the file's rounding, whole runs and a
+    trial at the margin alike; the one run's timeline the page gives is in the order its
+    lines appeared, and its asks held the driver's lock longer than they take alone (what
+    the page says sets the pace)."""
+    table = quoted.data_file("search_bench")
+    sizes = [key for key in table if key.startswith("jobs_")]
+    assert sizes, table
+    for size in sizes:
+        runs, margin = table[size], table[size]["marginal"]
+        for name in ("loop", "sync", "local"):
+            ratio = runs[name]["wall_s"] / runs["loop"]["wall_s"]
+            # the times are kept to 0.1 s, the ratios to 0.01 of the unrounded times
+            assert runs[name]["ratio"] == pytest.approx(ratio, abs=0.02), (size, name)
+            per = margin[name]["wall_ms_a_trial"] / margin["loop"]["wall_ms_a_trial"]
+            assert margin[name]["ratio"] == pytest.approx(per, abs=0.01), (size, name)
+    run = table["profile_local_50"]
+    timeline = ["first_line_s", "first_batch_told_s", "last_trial_told_s", "outputs_written_s"]
+    assert [run[k] for k in timeline] == sorted(run[k] for k in timeline), run
+    assert run["asks_gil_s"] > run["asks_alone_s"] and run["how"], run
+
+
 def test_the_start_up_page_s_comparisons_are_the_file_s(quoted):
     """The faults-and-load page says that at 1,000 tasks Hydra and pandas cost more than a
     second core saves (the loop's solving in one process against split over two), and that
